@@ -1,0 +1,320 @@
+/*
+ * conf.h: the configuration of an Ankusa node, as parsed from YAML.
+ *
+ * Every key is declared once, in the table in conf.c (dotted name, type,
+ * default, bounds, reloadable); the parser, the validator, the reload check
+ * and the ankusa.yml(5) text all read that table.  conf_parse() builds a
+ * struct conf from YAML text; any error leaves no struct and fills errors
+ * reading "<dotted.key> must be <constraint>, got <value>" (with ", line N"
+ * where libyaml knows it).  A struct conf is immutable once built: a reload
+ * builds a new one and swaps.
+ */
+#ifndef ANKUSA_CONF_H
+#define ANKUSA_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONF_ID_MAX		64	/* tenant and source ids: [A-Za-z0-9_-]{1,64} */
+#define CONF_MAX_SECRETS	8
+
+enum sink_type {
+	SINK_HTTP = 1,
+	SINK_SQS,
+	SINK_PUBSUB,
+	SINK_LOG,
+};
+
+enum routing {
+	ROUTING_PATH = 0,
+	ROUTING_TENANT_PATH,
+};
+
+enum verify_type {
+	VERIFY_NONE = 0,
+	VERIFY_STRIPE,
+	VERIFY_GITHUB,
+	VERIFY_STANDARD_WEBHOOKS,
+	VERIFY_SHOPIFY,
+	VERIFY_SLACK,
+	VERIFY_HMAC,
+};
+
+enum verify_failure {
+	VFAIL_REJECT = 0,
+	VFAIL_QUARANTINE,
+	VFAIL_ACCEPT_FLAG,
+};
+
+/* Where a key (dedupe, order_key) comes from. */
+enum keyspec_kind {
+	KEY_NONE = 0,
+	KEY_HEADER,		/* name: a request header, matched without case */
+	KEY_JSON,		/* name: dot path through JSON objects */
+};
+
+struct keyspec {
+	enum keyspec_kind	 kind;
+	char			*name;
+};
+
+struct blob {
+	unsigned char	*data;
+	size_t		 len;
+};
+
+struct retry_policy {
+	uint64_t	base_ms;	/* 100 */
+	uint64_t	max_ms;		/* 300000 */
+	uint32_t	max_attempts;	/* 84 */
+	int		jitter;		/* 1 */
+	uint64_t	max_elapsed_ms;	/* 86400000 */
+};
+
+struct rate_limit {
+	int		set;		/* 0: unlimited */
+	double		rate;		/* hooks per second */
+	uint32_t	burst;
+};
+
+struct tenant_window {
+	char		*tenant;	/* NULL for dispatch.tenants.default */
+	uint32_t	 max_inflight;
+	uint64_t	 max_inflight_bytes;
+	uint32_t	 concurrency;
+};
+
+struct tenant_rate {
+	char			*tenant;
+	struct rate_limit	 limit;
+};
+
+struct header_kv {
+	char	*name;
+	char	*value;
+};
+
+struct verify_conf {
+	enum verify_type	 type;
+	struct blob		 secrets[CONF_MAX_SECRETS];	/* decoded keys */
+	int			 nsecrets;
+	uint32_t		 tolerance_seconds;		/* 300 */
+	/* custom hmac descriptor (type hmac) */
+	char			*signature_header;
+	char			*signed_template;		/* "signed" */
+	char			*hash;				/* sha256|sha512|sha1 */
+	char			*encoding;			/* hex|base64 */
+	char			*sig_prefix;
+	char			*timestamp_header;
+	char			*parse;		/* whole|csv_pairs|space_versions */
+	char			*sig_key;
+	char			*version;
+	char			*secret_decode;	/* raw|whsec_base64 */
+};
+
+struct dedupe_conf {
+	int		 enabled;
+	char		*preset;	/* github, standard_webhooks, svix, shopify, stripe, or NULL */
+	struct keyspec	 key;		/* resolved: the preset's key or the custom one */
+	uint64_t	 ttl_seconds;	/* 259200 */
+};
+
+struct sink_conf {
+	enum sink_type	 type;
+	int		 ordered;
+	struct keyspec	 order_key;	/* KEY_NONE: one lane per sink */
+	uint64_t	 timeout_ms;	/* http, sqs, pubsub: 5000 */
+	uint64_t	 inline_max_bytes;	/* sqs, pubsub: 65536 */
+	uint64_t	 max_message_bytes;	/* sqs 1048576, pubsub 10000000 */
+	union {
+		struct {
+			char		*url;
+			char		*method;	/* post|put|patch */
+			struct header_kv *headers;
+			int		 nheaders;
+			struct blob	 secrets[CONF_MAX_SECRETS];
+			int		 nsecrets;
+			uint64_t	 max_response_bytes;	/* 65536 */
+		} http;
+		struct {
+			char	*queue_url;
+			char	*region;
+			char	*endpoint;
+			char	*message_group_id;
+			char	*access_key_id;
+			char	*secret_access_key;
+			char	*session_token;
+		} sqs;
+		struct {
+			char	*project;
+			char	*topic;
+			char	*endpoint;
+			char	*ordering_key;
+			char	*auth;		/* metadata|token|none */
+			char	*token;
+		} pubsub;
+	} u;
+};
+
+struct source_conf {
+	char			*id;
+	char			*tenant;	/* NULL: not tenant-bound ("default") */
+	int			 trust_url_tenant;
+	struct verify_conf	 verify;
+	enum verify_failure	 on_verify_failure;
+	struct dedupe_conf	 dedupe;
+	char			**forward_headers;	/* NULL: the default exclusion list */
+	int			 nforward_headers;
+	int			 has_retry;
+	struct retry_policy	 retry;		/* effective: dispatch.retry overlaid */
+	struct sink_conf	*sinks;
+	int			 nsinks;
+};
+
+struct conf {
+	char		*data_dir;
+	char		*log_level;		/* error|warning|info|debug */
+
+	struct {
+		char		*ip;
+		uint16_t	 port;
+		uint64_t	 max_body_bytes;
+		enum routing	 routing;
+		char		*prefix;	/* "" for no prefix */
+		uint32_t	 workers;
+	} http;
+
+	struct {
+		int		 enabled;
+		char		*ip;
+		uint16_t	 port;
+	} admin;
+
+	struct {
+		char		*socket;
+		uint32_t	 mode;
+	} control;
+
+	struct rate_limit	 rate_default;
+	struct tenant_rate	*rate_tenants;
+	int			 nrate_tenants;
+
+	struct {
+		uint32_t	 max_batch;
+		uint64_t	 max_delay_ms;
+		uint32_t	 max_queue;
+		uint64_t	 max_queue_bytes;
+	} batcher;
+
+	struct {
+		uint32_t		 batch;
+		uint32_t		 concurrency;
+		uint32_t		 max_inflight;
+		uint64_t		 max_inflight_bytes;
+		uint64_t		 attempt_timeout_ms;
+		uint32_t		 sink_concurrency;	/* 0: only the global cap */
+		uint32_t		 breaker_failures;
+		uint64_t		 breaker_open_ms;
+		uint64_t		 breaker_max_open_ms;
+		struct tenant_window	 tenant_default;
+		struct tenant_window	*tenants;
+		int			 ntenants;
+		struct retry_policy	 retry;
+	} dispatch;
+
+	struct {
+		int		 enabled;	/* the section is present */
+		char		*ip;
+		uint16_t	 port;
+		uint64_t	 pack_max_bytes;
+		uint32_t	 retention_days;	/* 0: keep */
+		char		*store_type;	/* local|s3 */
+		char		*root;
+		char		*s3_bucket;
+		char		*s3_region;
+		char		*s3_endpoint;
+		char		*s3_access_key_id;
+		char		*s3_secret_access_key;
+		char		*s3_session_token;
+	} claim_check;
+
+	struct source_conf	*sources;
+	int			 nsources;
+	int			 nsinks;	/* over all sources */
+
+	/* The pen for hooks that fail verification under on_verify_failure:
+	 * quarantine; one token bucket per source. */
+	struct {
+		uint32_t	 burst;		/* 100 */
+		double		 rate;		/* 10 per second */
+		uint64_t	 max_bytes;	/* 268435456 */
+	} quarantine;
+};
+
+struct conf_errors {
+	char	**msgs;
+	int	  n;
+};
+
+/* Parse YAML text.  NULL on error, with errors filled. name is used in
+ * messages only. */
+struct conf	*conf_parse(const char *text, size_t len, const char *name,
+		    struct conf_errors *);
+/* Read a file; on success *textp (malloc'd) holds its bytes so the master
+ * can pass exactly what it parsed to its children. */
+struct conf	*conf_load(const char *path, char **textp, size_t *lenp,
+		    struct conf_errors *);
+const char	*conf_default_text(void);	/* the embedded default */
+void		 conf_free(struct conf *);
+void		 conf_errors_free(struct conf_errors *);
+
+const struct source_conf *conf_source(const struct conf *, const char *id);
+const struct tenant_window *conf_tenant_window(const struct conf *,
+		    const char *tenant);
+const struct rate_limit *conf_rate_limit(const struct conf *,
+		    const char *tenant);
+const char	*conf_sink_type_name(enum sink_type);
+
+/* Report every key that differs between old and new and cannot change
+ * without a restart; calls report(key, arg) for each, returns the count. */
+int		 conf_reload_check(const struct conf *old, const struct conf *nw,
+		    void (*report)(const char *key, void *), void *arg);
+
+/* Write the key reference (ankusa.yml(5) body, man format) from the table. */
+void		 conf_write_manual(FILE *);
+
+/* True if s is a valid tenant or source id. */
+int		 conf_valid_id(const char *s);
+
+/* The whole ankusa.yml(5) page: header, description, the key reference of
+ * conf_write_manual() and an example.  daemon/ankusa.yml.5 is its output. */
+void		 conf_write_manpage(FILE *);
+
+/* Read access to the key table, for tests and tools. */
+enum conf_key_kind {
+	CONF_KEY_OTHER = 0,	/* section, string, enum, list ... */
+	CONF_KEY_INT,		/* decimal integer within [min, max] */
+	CONF_KEY_FLOAT,		/* number within (0, fmax] */
+	CONF_KEY_MODE,		/* octal file mode within [min, max] */
+	CONF_KEY_BOOL,
+};
+
+struct conf_key_info {
+	const char		*name;	/* dotted pattern: sources.*.sinks[].url */
+	enum conf_key_kind	 kind;
+	const char		*def;	/* default as YAML text, NULL: none */
+	uint64_t		 min;
+	uint64_t		 max;
+	double			 fmax;
+	int			 nullable;	/* null is accepted */
+	int			 cross;		/* also bounded by another key */
+	int			 required;
+	int			 restart;	/* a change needs a restart */
+	int			 sinks;		/* (1 << enum sink_type) mask, 0: not a sink key */
+};
+
+size_t		 conf_nkeys(void);
+int		 conf_key_info(size_t, struct conf_key_info *);
+
+#endif

@@ -1,0 +1,212 @@
+/*
+ * ids.c: UUIDv7 hook ids, ULIDs, randomness and clocks; see ids.h.
+ */
+#include "config.h"
+
+#include <sys/random.h>
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "ids.h"
+#include "log.h"
+
+static uint64_t	ids_default_clock(void);
+static void	ids_default_random(void *, size_t);
+
+static uint64_t	(*ids_clock)(void) = ids_default_clock;
+static void	(*ids_rand)(void *, size_t) = ids_default_random;
+
+/* Last id's time and counter, so ids of one process sort in order. */
+static uint64_t	last_ms;
+static uint16_t	last_ctr;
+
+static uint64_t
+ids_default_clock(void)
+{
+	return time_wall_ms();
+}
+
+static void
+ids_default_random(void *p, size_t n)
+{
+	unsigned char *b = p;
+	ssize_t r;
+
+	while (n > 0) {
+		r = getrandom(b, n, 0);
+		if (r == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("getrandom");
+		}
+		b += r;
+		n -= r;
+	}
+}
+
+void
+ids_set_clock(uint64_t (*fn)(void))
+{
+	ids_clock = fn != NULL ? fn : ids_default_clock;
+	last_ms = 0;
+	last_ctr = 0;
+}
+
+void
+ids_set_random(void (*fn)(void *, size_t))
+{
+	ids_rand = fn != NULL ? fn : ids_default_random;
+}
+
+void
+ids_random(void *p, size_t n)
+{
+	ids_rand(p, n);
+}
+
+uint64_t
+time_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t
+time_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Layout (RFC 9562, method 1 of section 6.2): unix_ts_ms (48) | ver 7 (4) |
+ * rand_a used as a 12-bit counter | var 0b10 (2) | rand_b (62).  Within one
+ * millisecond, or when the clock steps back, the counter increments from
+ * the last id; when it would wrap, the time is advanced by one ms.
+ */
+void
+uuidv7_new(unsigned char out[UUID_LEN])
+{
+	uint64_t ms = ids_clock();
+	unsigned char rnd[10];
+	uint16_t ctr;
+
+	ids_rand(rnd, sizeof(rnd));
+	if (ms <= last_ms) {
+		ms = last_ms;
+		if (last_ctr >= 0x0fff) {
+			ms++;
+			ctr = rnd[0] & 0x03;	/* leave room to count */
+		} else
+			ctr = last_ctr + 1;
+	} else
+		ctr = ((rnd[0] << 8) | rnd[1]) & 0x01ff; /* low start */
+	last_ms = ms;
+	last_ctr = ctr;
+
+	out[0] = ms >> 40;
+	out[1] = ms >> 32;
+	out[2] = ms >> 24;
+	out[3] = ms >> 16;
+	out[4] = ms >> 8;
+	out[5] = ms;
+	out[6] = 0x70 | ((ctr >> 8) & 0x0f);
+	out[7] = ctr & 0xff;
+	out[8] = 0x80 | (rnd[2] & 0x3f);
+	memcpy(out + 9, rnd + 3, 7);
+}
+
+uint64_t
+uuidv7_time_ms(const unsigned char in[UUID_LEN])
+{
+	uint64_t ms = 0;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		ms = (ms << 8) | in[i];
+	return ms;
+}
+
+void
+uuid_format(const unsigned char in[UUID_LEN], char out[UUID_STRLEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	int i, o = 0;
+
+	for (i = 0; i < UUID_LEN; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[in[i] >> 4];
+		out[o++] = hex[in[i] & 0x0f];
+	}
+	out[o] = '\0';
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+uuid_parse(const char *s, unsigned char out[UUID_LEN])
+{
+	int i, hi, lo;
+
+	if (strlen(s) != UUID_STRLEN)
+		return -1;
+	for (i = 0; i < UUID_LEN; i++) {
+		if (*s == '-') {
+			if (i != 4 && i != 6 && i != 8 && i != 10)
+				return -1;
+			s++;
+		}
+		if ((hi = hexval(s[0])) == -1 || (lo = hexval(s[1])) == -1)
+			return -1;
+		out[i] = hi << 4 | lo;
+		s += 2;
+	}
+	return *s == '\0' ? 0 : -1;
+}
+
+/* Crockford base32: 48-bit time in 10 characters, 80 bits in 16. */
+void
+ulid_format(uint64_t ms, const unsigned char rnd[10], char out[ULID_STRLEN + 1])
+{
+	static const char b32[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+	unsigned char v[16];
+	int i, bit;
+
+	v[0] = ms >> 40;
+	v[1] = ms >> 32;
+	v[2] = ms >> 24;
+	v[3] = ms >> 16;
+	v[4] = ms >> 8;
+	v[5] = ms;
+	memcpy(v + 6, rnd, 10);
+	/* 128 bits as 26 five-bit groups, the first holding 3 bits. */
+	for (i = 0; i < ULID_STRLEN; i++) {
+		int val = 0, b;
+
+		for (b = 0; b < 5; b++) {
+			bit = i * 5 + b - 2;	/* two leading zero bits */
+			val <<= 1;
+			if (bit >= 0)
+				val |= (v[bit / 8] >> (7 - bit % 8)) & 1;
+		}
+		out[i] = b32[val];
+	}
+	out[ULID_STRLEN] = '\0';
+}

@@ -1,0 +1,36 @@
+/*
+ * ids.h: hook ids (UUIDv7, RFC 9562) and claim/pack ids (ULID).
+ *
+ * A UUIDv7 is 48 bits of Unix milliseconds, version 7, 12 bits of counter
+ * that orders ids made within one millisecond by one process, the variant,
+ * and 62 random bits; ids from one process sort in the order they were
+ * made, even across a backwards clock step of the same millisecond.
+ */
+#ifndef ANKUSA_IDS_H
+#define ANKUSA_IDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define UUID_LEN	16
+#define UUID_STRLEN	36	/* without NUL */
+#define ULID_STRLEN	26
+
+/* Seams for tests: the clock (Unix ms) and the random source. */
+void	ids_set_clock(uint64_t (*)(void));
+void	ids_set_random(void (*)(void *, size_t));
+
+void	uuidv7_new(unsigned char out[UUID_LEN]);
+void	uuid_format(const unsigned char in[UUID_LEN], char out[UUID_STRLEN + 1]);
+int	uuid_parse(const char *, unsigned char out[UUID_LEN]);
+uint64_t uuidv7_time_ms(const unsigned char in[UUID_LEN]);
+
+/* A ULID from a time and 80 bits given by the caller. */
+void	ulid_format(uint64_t ms, const unsigned char rnd[10],
+	    char out[ULID_STRLEN + 1]);
+
+void	ids_random(void *, size_t);	/* getrandom(2), or fatal */
+uint64_t time_wall_ms(void);		/* CLOCK_REALTIME in ms */
+uint64_t time_mono_ms(void);		/* CLOCK_MONOTONIC in ms */
+
+#endif

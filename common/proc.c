@@ -1,0 +1,123 @@
+/*
+ * proc.c: spawning children and passing bytes by descriptor; see proc.h.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proc.h"
+
+#define PROC_MAX_FDS	8
+
+pid_t
+proc_spawn(const char *path, char *const argv[], const int *fds, int nfds)
+{
+	int tmp[PROC_MAX_FDS], i, fd;
+	sigset_t all;
+	pid_t pid;
+
+	if (nfds > PROC_MAX_FDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	switch ((pid = fork())) {
+	case -1:
+		return -1;
+	case 0:
+		break;
+	default:
+		return pid;
+	}
+
+	/* Child: signals back to default, descriptors into place. */
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	for (i = 1; i < NSIG; i++)
+		signal(i, SIG_DFL);
+	/* First lift every descriptor above the target range, so a dup2 into
+	 * 3..3+nfds never clobbers one still to be moved. */
+	for (i = 0; i < nfds; i++) {
+		tmp[i] = -1;
+		if (fds[i] == -1)
+			continue;
+		if ((tmp[i] = fcntl(fds[i], F_DUPFD, 3 + PROC_MAX_FDS)) == -1)
+			_exit(127);
+	}
+	for (i = 0; i < nfds; i++) {
+		if (tmp[i] == -1)
+			continue;
+		if (dup2(tmp[i], 3 + i) == -1)	/* dup2 clears CLOEXEC */
+			_exit(127);
+	}
+	for (fd = 3 + nfds; fd < 1024; fd++)
+		close(fd);
+	execv(path, argv);
+	_exit(127);
+}
+
+int
+proc_memfd(const char *name, const void *data, size_t len)
+{
+	const char *p = data;
+	ssize_t n;
+	int fd;
+
+	if ((fd = memfd_create(name, MFD_CLOEXEC)) == -1)
+		return -1;
+	while (len > 0) {
+		if ((n = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return fd;
+}
+
+char *
+proc_read_fd(int fd, size_t len)
+{
+	char *buf;
+	size_t off = 0;
+	ssize_t n;
+
+	if ((buf = malloc(len + 1)) == NULL)
+		return NULL;
+	while (off < len) {
+		n = pread(fd, buf + off, len - off, off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(buf);
+			errno = n == 0 ? EPIPE : errno;
+			return NULL;
+		}
+		off += n;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+char *
+proc_read_all(int fd, size_t *lenp)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return NULL;
+	*lenp = st.st_size;
+	return proc_read_fd(fd, st.st_size);
+}

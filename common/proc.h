@@ -1,0 +1,30 @@
+/*
+ * proc.h: process helpers shared by the master and its children: spawning
+ * an exec'd child with descriptors at fixed numbers, memfds, and reading a
+ * descriptor whole.
+ */
+#ifndef ANKUSA_PROC_H
+#define ANKUSA_PROC_H
+
+#include <sys/types.h>
+#include <stddef.h>
+
+/* The descriptors every child finds: */
+#define PROC_FD_CHAN	3	/* socketpair to the master */
+#define PROC_FD_LISTEN	4	/* edge: the ingest listener */
+#define PROC_FD_CONF	5	/* memfd with the config text the master parsed */
+
+/* fork + exec path with argv; fds[i] becomes descriptor 3 + i in the child
+ * (-1: left closed), every other descriptor above 2 is closed.  Returns the
+ * pid, or -1 with errno. */
+pid_t	proc_spawn(const char *path, char *const argv[], const int *fds,
+	    int nfds);
+/* A memfd holding a copy of data; -1 with errno. */
+int	proc_memfd(const char *name, const void *data, size_t len);
+/* Read exactly len bytes from offset 0 of fd into a new buffer (with a NUL
+ * after them); NULL with errno on a short read. */
+char	*proc_read_fd(int fd, size_t len);
+/* Read all of fd (a memfd or file) from offset 0; *lenp gets the size. */
+char	*proc_read_all(int fd, size_t *lenp);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * ankusactl.c: the operator's command-line client of the control socket.
+ *
+ *   ankusactl [-s socket] [-j] command [arguments]
+ *
+ * Sends one JSON request line (see daemon/control.h), prints the answer:
+ * human-readable by default, the daemon's JSON objects with -j (one per
+ * line for listings).  Exit: 0 success, 1 the daemon refused the command,
+ * 2 usage, 3 the daemon cannot be reached.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#ifndef ANKUSA_RUNSTATEDIR
+#define ANKUSA_RUNSTATEDIR	"/var/run/ankusa"
+#endif
+
+#define EXIT_REFUSED	1
+#define EXIT_USAGE	2
+#define EXIT_UNREACH	3
+
+struct command {
+	const char	*name;
+	const char	*args;		/* for usage */
+	json_t		*(*build)(int, char **);	/* NULL: usage error */
+	void		(*print)(json_t *);		/* one answer object */
+};
+
+static int	 json_out;
+static int	 nprinted;
+
+static void	 usage(void) __attribute__((noreturn));
+static json_t	*build_plain(int, char **);
+static json_t	*build_queue(int, char **);
+static void	 print_status(json_t *);
+static void	 print_queue(json_t *);
+static void	 print_result(json_t *);
+
+static const struct command commands[] = {
+	{ "status", "", build_plain, print_status },
+	{ "queue", "[-S source] [-n limit]", build_queue, print_queue },
+	{ "reload", "", build_plain, print_result },
+	{ "drain", "", build_plain, print_result },
+};
+
+static void
+usage(void)
+{
+	size_t i;
+
+	fprintf(stderr, "usage: ankusactl [-j] [-s socket] command [args]\n"
+	    "commands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(stderr, "\t%s %s\n", commands[i].name,
+		    commands[i].args);
+	exit(EXIT_USAGE);
+}
+
+static json_t *
+build_plain(int argc, char **argv)
+{
+	if (argc != 1)
+		return NULL;
+	return json_pack("{s:s}", "cmd", argv[0]);
+}
+
+static json_t *
+build_queue(int argc, char **argv)
+{
+	json_t *req = json_pack("{s:s}", "cmd", "queue");
+	char *end;
+	long long n;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt(argc, argv, "S:n:")) != -1) {
+		switch (ch) {
+		case 'S':
+			json_object_set_new(req, "source", json_string(optarg));
+			break;
+		case 'n':
+			errno = 0;
+			n = strtoll(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg ||
+			    n < 0) {
+				fprintf(stderr, "ankusactl: -n must be a whole "
+				    "number >= 0, got %s\n", optarg);
+				exit(EXIT_USAGE);
+			}
+			json_object_set_new(req, "limit", json_integer(n));
+			break;
+		default:
+			json_decref(req);
+			return NULL;
+		}
+	}
+	if (optind != argc) {
+		json_decref(req);
+		return NULL;
+	}
+	return req;
+}
+
+static void
+print_status(json_t *o)
+{
+	const char *k;
+	json_t *v;
+
+	if (json_object_get(o, "end") != NULL && json_object_size(o) <= 2)
+		return;
+	json_object_foreach(o, k, v) {
+		if (strcmp(k, "end") == 0 || strcmp(k, "ok") == 0)
+			continue;
+		if (json_is_string(v))
+			printf("%-14s %s\n", k, json_string_value(v));
+		else {
+			char *s = json_dumps(v, JSON_ENCODE_ANY);
+
+			printf("%-14s %s\n", k, s != NULL ? s : "?");
+			free(s);
+		}
+	}
+}
+
+static void
+print_queue(json_t *o)
+{
+	char when[32];
+	time_t t;
+	struct tm tm;
+
+	if (json_object_get(o, "end") != NULL) {
+		printf("-- %lld hook%s\n",
+		    (long long)json_integer_value(json_object_get(o, "count")),
+		    json_integer_value(json_object_get(o, "count")) == 1 ?
+		    "" : "s");
+		return;
+	}
+	if (nprinted++ == 0)
+		printf("%-36s %-10s %-16s %-16s %-20s %9s %4s\n", "ID", "SEQ",
+		    "TENANT", "SOURCE", "RECEIVED (UTC)", "SIZE", "ROWS");
+	t = json_integer_value(json_object_get(o, "received_at")) / 1000;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	printf("%-36s %-10lld %-16s %-16s %-20s %9lld %4lld%s\n",
+	    json_string_value(json_object_get(o, "id")),
+	    (long long)json_integer_value(json_object_get(o, "seq")),
+	    json_string_value(json_object_get(o, "tenant")),
+	    json_string_value(json_object_get(o, "source")), when,
+	    (long long)json_integer_value(json_object_get(o, "size")),
+	    (long long)json_integer_value(json_object_get(o, "rows")),
+	    json_is_true(json_object_get(o, "flagged")) ? " flagged" : "");
+}
+
+static void
+print_result(json_t *o)
+{
+	const char *r = json_string_value(json_object_get(o, "result"));
+
+	if (r != NULL)
+		printf("%s\n", r);
+}
+
+static int
+ctl_connect(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "ankusactl: socket path too long: %s\n", path);
+		exit(EXIT_USAGE);
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		fprintf(stderr, "ankusactl: cannot reach ankusad at %s: %s\n",
+		    path, strerror(errno));
+		exit(EXIT_UNREACH);
+	}
+	return fd;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char *path = ANKUSA_RUNSTATEDIR "/control.sock";
+	const struct command *cmd = NULL;
+	json_t *req, *ans;
+	json_error_t jerr;
+	char *line = NULL, *s;
+	size_t cap = 0, i;
+	ssize_t n;
+	FILE *fp;
+	int ch, fd, rc = EXIT_UNREACH;
+
+	if ((s = getenv("ANKUSA_CONTROL_SOCKET")) != NULL && *s != '\0')
+		path = s;
+	while ((ch = getopt(argc, argv, "+js:")) != -1) {
+		switch (ch) {
+		case 'j':
+			json_out = 1;
+			break;
+		case 's':
+			path = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage();
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[0], commands[i].name) == 0)
+			cmd = &commands[i];
+	if (cmd == NULL) {
+		fprintf(stderr, "ankusactl: unknown command %s\n", argv[0]);
+		usage();
+	}
+	if ((req = cmd->build(argc, argv)) == NULL)
+		usage();
+
+	fd = ctl_connect(path);
+	if ((s = json_dumps(req, JSON_COMPACT)) == NULL ||
+	    (fp = fdopen(fd, "r+")) == NULL) {
+		fprintf(stderr, "ankusactl: out of memory\n");
+		return EXIT_UNREACH;
+	}
+	fprintf(fp, "%s\n", s);
+	fflush(fp);
+	free(s);
+	json_decref(req);
+
+	while ((n = getline(&line, &cap, fp)) > 0) {
+		int end;
+
+		if ((ans = json_loadb(line, n, 0, &jerr)) == NULL) {
+			fprintf(stderr, "ankusactl: bad answer from ankusad: "
+			    "%s\n", jerr.text);
+			return EXIT_UNREACH;
+		}
+		end = json_is_true(json_object_get(ans, "end"));
+		if (end && !json_is_true(json_object_get(ans, "ok"))) {
+			fprintf(stderr, "ankusactl: %s: %s\n", cmd->name,
+			    json_string_value(json_object_get(ans, "error")));
+			json_decref(ans);
+			rc = EXIT_REFUSED;
+			break;
+		}
+		if (json_out) {
+			/* Listings: one object per item, the end line
+			 * dropped; single answers: the object itself. */
+			if (!end || nprinted == 0) {
+				json_object_del(ans, "end");
+				if (end)
+					json_object_del(ans, "ok");
+				if (!(end && cmd->print == print_queue)) {
+					s = json_dumps(ans, JSON_COMPACT);
+					printf("%s\n", s);
+					free(s);
+				}
+				if (!end)
+					nprinted++;
+			}
+		} else
+			cmd->print(ans);
+		json_decref(ans);
+		if (end) {
+			rc = 0;
+			break;
+		}
+	}
+	if (rc == EXIT_UNREACH && n <= 0)
+		fprintf(stderr, "ankusactl: ankusad closed the connection\n");
+	free(line);
+	fclose(fp);
+	return rc;
+}

@@ -1,0 +1,380 @@
+/*
+ * ankusad.c: the master.
+ *
+ * Owns the config, the store, the ingest listener and the control socket,
+ * and supervises the children (edges now; deliver processes with
+ * dispatch).  One libevent loop; signals arrive as libevent events.
+ *
+ *   ankusad [-c FILE] [-d] [-n] [-v] [-V]
+ *
+ * Exit codes: 0 after an orderly stop, 1 on a fatal error, 78 (EX_CONFIG)
+ * on a bad configuration.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "ankusad.h"
+#include "conf.h"
+#include "control.h"
+#include "ids.h"
+#include "log.h"
+#include "store.h"
+#include "supervisor.h"
+#include "writer.h"
+
+#ifndef ANKUSA_LIBEXECDIR
+#define ANKUSA_LIBEXECDIR	"/usr/local/libexec/ankusa"
+#endif
+#ifndef ANKUSA_SYSCONFDIR
+#define ANKUSA_SYSCONFDIR	"/usr/local/etc/ankusa"
+#endif
+
+#define EX_CONFIG		78
+#define CHECKPOINT_SECONDS	60
+#define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
+
+struct ankusad	*env;
+
+static struct ankusad	 ankusad_env;
+static struct event	*ev_checkpoint;
+static struct event	*ev_shutdown;
+static uint64_t		 shutdown_started;
+static int		 lock_fd = -1;
+static char		 lock_path[PATH_MAX];
+
+static void	usage(void) __attribute__((noreturn));
+static struct conf *load_config(const char *, char **, size_t *,
+		    struct conf_errors *);
+static void	print_errors(FILE *, const struct conf_errors *);
+static int	open_listener(const char *, uint16_t);
+static void	lock_data_dir(const char *);
+static void	signal_cb(evutil_socket_t, short, void *);
+static void	checkpoint_cb(evutil_socket_t, short, void *);
+static void	shutdown_cb(evutil_socket_t, short, void *);
+static void	report_restart_key(const char *, void *);
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: ankusad [-dnvV] [-c file]\n");
+	exit(2);
+}
+
+static void
+print_errors(FILE *fp, const struct conf_errors *errs)
+{
+	int i;
+
+	for (i = 0; i < errs->n; i++)
+		fprintf(fp, "%s\n", errs->msgs[i]);
+}
+
+/*
+ * Load path, or (path NULL) the installed config if there is one, else the
+ * embedded default.  The text parsed is returned for the children.
+ */
+static struct conf *
+load_config(const char *path, char **textp, size_t *lenp,
+    struct conf_errors *errs)
+{
+	const char *installed = ANKUSA_SYSCONFDIR "/ankusa.yml";
+	const char *text;
+
+	if (path != NULL)
+		return conf_load(path, textp, lenp, errs);
+	if (access(installed, F_OK) == 0) {
+		env->conf_path = installed;
+		return conf_load(installed, textp, lenp, errs);
+	}
+	text = conf_default_text();
+	*lenp = strlen(text);
+	if ((*textp = strdup(text)) == NULL)
+		fatal("strdup");
+	return conf_parse(*textp, *lenp, "(embedded default)", errs);
+}
+
+static int
+open_listener(const char *ip, uint16_t port)
+{
+	struct addrinfo hints, *res;
+	char portstr[8];
+	int fd, on = 1, rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	if ((rc = getaddrinfo(ip, portstr, &hints, &res)) != 0)
+		fatalx("http.ip %s: %s", ip, gai_strerror(rc));
+	fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0);
+	if (fd == -1)
+		fatal("ingest listener: socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) == -1)
+		fatal("ingest listener: bind %s port %u", ip, port);
+	if (listen(fd, 1024) == -1)
+		fatal("ingest listener: listen");
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* One daemon per data directory: hold a lock on a file in it. */
+static void
+lock_data_dir(const char *dir)
+{
+	char buf[32];
+	ssize_t n;
+
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+		fatal("node.data_dir %s: mkdir", dir);
+	snprintf(lock_path, sizeof(lock_path), "%s/ankusad.lock", dir);
+	if ((lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) ==
+	    -1)
+		fatal("%s", lock_path);
+	if (flock(lock_fd, LOCK_EX | LOCK_NB) == -1) {
+		n = pread(lock_fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		fatalx("node.data_dir %s is in use by ankusad pid %s", dir,
+		    buf[0] ? buf : "(unknown)");
+	}
+	if (ftruncate(lock_fd, 0) == -1)
+		fatal("%s", lock_path);
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (pwrite(lock_fd, buf, n, 0) != n)
+		fatal("%s", lock_path);
+}
+
+static void
+report_restart_key(const char *key, void *arg)
+{
+	log_warnx("reload: %s changed; it needs a restart and keeps its old "
+	    "value until then", key);
+}
+
+int
+ankusad_reload(char *err, size_t errlen)
+{
+	struct conf_errors errs = { NULL, 0 };
+	struct conf *nc;
+	enum log_level lvl;
+	char *text = NULL;
+	size_t len = 0;
+	int i;
+
+	if (env->draining) {
+		snprintf(err, errlen, "the daemon is stopping");
+		return -1;
+	}
+	if (env->conf_path != NULL)
+		nc = conf_load(env->conf_path, &text, &len, &errs);
+	else {
+		text = strdup(conf_default_text());
+		len = strlen(text);
+		nc = conf_parse(text, len, "(embedded default)", &errs);
+	}
+	if (nc == NULL) {
+		snprintf(err, errlen, "%s: %d error%s, old config kept%s%s",
+		    env->conf_path != NULL ? env->conf_path : "config",
+		    errs.n, errs.n == 1 ? "" : "s", errs.n > 0 ? ": " : "",
+		    errs.n > 0 ? errs.msgs[0] : "");
+		for (i = 0; i < errs.n; i++)
+			log_warnx("reload: %s", errs.msgs[i]);
+		log_warnx("reload: old config kept");
+		conf_errors_free(&errs);
+		free(text);
+		return -1;
+	}
+	(void)conf_reload_check(env->conf, nc, report_restart_key, NULL);
+	conf_free(env->conf);
+	free(env->conf_text);
+	env->conf = nc;
+	env->conf_text = text;
+	env->conf_len = len;
+	if (!env->verbose && log_level_parse(nc->log_level, &lvl) == 0)
+		log_setlevel(lvl);
+	supervisor_new_generation();
+	log_info("reload: config %s in force: %d sources, %d sinks",
+	    env->conf_path != NULL ? env->conf_path : "(embedded default)",
+	    nc->nsources, nc->nsinks);
+	return 0;
+}
+
+void
+ankusad_shutdown(const char *why)
+{
+	struct timeval tv = { 0, 50000 };
+
+	if (env->draining)
+		return;
+	log_info("stopping: %s", why);
+	env->draining = 1;
+	/* Hooks already queued were promised a commit: keep it. */
+	writer_flush_all();
+	supervisor_retire_all();
+	shutdown_started = time_mono_ms();
+	ev_shutdown = event_new(env->base, -1, EV_PERSIST, shutdown_cb, NULL);
+	event_add(ev_shutdown, &tv);
+}
+
+static void
+shutdown_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	if (supervisor_children() > 0 &&
+	    time_mono_ms() - shutdown_started < SHUTDOWN_GRACE_MS)
+		return;
+	if (supervisor_children() > 0) {
+		log_warnx("stopping: %d children did not exit; killing them",
+		    supervisor_children());
+		supervisor_kill_all();
+	}
+	event_base_loopexit(env->base, NULL);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short ev, void *arg)
+{
+	char err[1024];
+
+	switch (sig) {
+	case SIGHUP:
+		log_info("SIGHUP: reloading the config");
+		(void)ankusad_reload(err, sizeof(err));
+		break;
+	case SIGTERM:
+	case SIGINT:
+		ankusad_shutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		break;
+	}
+}
+
+static void
+checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	if (store_checkpoint(env->store) == -1)
+		log_warnx("checkpoint: %s", store_strerror(env->store));
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct conf_errors errs = { NULL, 0 };
+	struct event *ev_sig[4];
+	struct timeval tv = { CHECKPOINT_SECONDS, 0 };
+	const char *path = NULL, *lx;
+	enum log_level lvl;
+	char err[4096];
+	int ch, checkonly = 0, i;
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
+
+	env = &ankusad_env;
+	env->listen_fd = -1;
+	env->store_ok = 1;
+	while ((ch = getopt(argc, argv, "c:dnvV")) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			env->conf_path = optarg;
+			break;
+		case 'd':
+			env->foreground = 1;
+			break;
+		case 'n':
+			checkonly = 1;
+			break;
+		case 'v':
+			env->verbose = 1;
+			break;
+		case 'V':
+			printf("ankusad %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+
+	log_init("ankusad", env->foreground || checkonly);
+	env->conf = load_config(path, &env->conf_text, &env->conf_len, &errs);
+	if (env->conf == NULL) {
+		print_errors(stderr, &errs);
+		if (!env->foreground && !checkonly)
+			for (i = 0; i < errs.n; i++)
+				log_warnx("%s", errs.msgs[i]);
+		return EX_CONFIG;
+	}
+	if (checkonly) {
+		printf("config OK: sources=%d sinks=%d\n", env->conf->nsources,
+		    env->conf->nsinks);
+		return 0;
+	}
+	if (env->verbose)
+		log_setlevel(LOG_LEVEL_DEBUG);
+	else if (log_level_parse(env->conf->log_level, &lvl) == 0)
+		log_setlevel(lvl);
+
+	if ((lx = getenv("ANKUSA_LIBEXECDIR")) == NULL || *lx == '\0')
+		lx = ANKUSA_LIBEXECDIR;
+	snprintf(env->libexecdir, sizeof(env->libexecdir), "%s", lx);
+
+	if (!env->foreground && daemon(1, 0) == -1)
+		fatal("daemon");
+	signal(SIGPIPE, SIG_IGN);
+	env->started_ms = time_wall_ms();
+
+	lock_data_dir(env->conf->data_dir);
+	if ((env->store = store_open(env->conf->data_dir, err, sizeof(err))) ==
+	    NULL)
+		fatalx("store: %s", err);
+	env->listen_fd = open_listener(env->conf->http.ip,
+	    env->conf->http.port);
+
+	if ((env->base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	if (control_init(env->conf->control.socket, env->conf->control.mode,
+	    err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++) {
+		ev_sig[i] = evsignal_new(env->base, sigs[i], signal_cb, NULL);
+		evsignal_add(ev_sig[i], NULL);
+	}
+	ev_checkpoint = event_new(env->base, -1, EV_PERSIST, checkpoint_cb,
+	    NULL);
+	event_add(ev_checkpoint, &tv);
+
+	supervisor_init();
+	writer_init();
+	supervisor_new_generation();
+	log_info("ankusad %s started: ingest on %s:%u, data in %s, config %s",
+	    PACKAGE_VERSION, env->conf->http.ip, env->conf->http.port,
+	    env->conf->data_dir, env->conf_path != NULL ? env->conf_path :
+	    "(embedded default)");
+
+	event_base_dispatch(env->base);
+
+	control_close();
+	store_close(env->store);
+	log_info("stopped");
+	return 0;
+}

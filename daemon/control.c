@@ -1,0 +1,373 @@
+/*
+ * control.c: the control socket; see control.h for the protocol.
+ *
+ * Commands: status, queue (source, limit), reload, drain.  Later
+ * subsystems add theirs to control_cmds[].  Requests come from local
+ * operators only (the socket's mode guards it), but are still read with
+ * bounds: a line over CONTROL_MAX_LINE closes the connection.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <jansson.h>
+
+#include "ankusad.h"
+#include "conf.h"
+#include "control.h"
+#include "ids.h"
+#include "log.h"
+#include "store.h"
+#include "supervisor.h"
+#include "writer.h"
+
+#define CONTROL_MAX_LINE	65536
+#define CONTROL_LIST_CHUNK	512	/* hooks listed per write */
+#define CONTROL_LOW_WATER	16384
+
+struct ctl_conn {
+	struct bufferevent	*bev;
+	/* a queue listing in progress */
+	int			 listing;
+	uint64_t		 after_seq;
+	uint64_t		 left;		/* 0: no limit */
+	uint64_t		 count;
+	char			 source[CONF_ID_MAX + 1];
+	int			 closing;	/* free once the output drains */
+};
+
+struct ctl_cmd {
+	const char	*name;
+	void		(*fn)(struct ctl_conn *, json_t *);
+};
+
+static struct evconnlistener	*listener;
+static char			 sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+static void	ctl_accept(struct evconnlistener *, evutil_socket_t,
+		    struct sockaddr *, int, void *);
+static void	ctl_read(struct bufferevent *, void *);
+static void	ctl_write(struct bufferevent *, void *);
+static void	ctl_event(struct bufferevent *, short, void *);
+static void	ctl_free(struct ctl_conn *);
+static void	ctl_send(struct ctl_conn *, json_t *);
+static void	ctl_end(struct ctl_conn *, json_t *);
+static void	ctl_error(struct ctl_conn *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static void	ctl_list_more(struct ctl_conn *);
+
+static void	cmd_status(struct ctl_conn *, json_t *);
+static void	cmd_queue(struct ctl_conn *, json_t *);
+static void	cmd_reload(struct ctl_conn *, json_t *);
+static void	cmd_drain(struct ctl_conn *, json_t *);
+
+static const struct ctl_cmd control_cmds[] = {
+	{ "status", cmd_status },
+	{ "queue", cmd_queue },
+	{ "reload", cmd_reload },
+	{ "drain", cmd_drain },
+};
+
+int
+control_init(const char *path, mode_t mode, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	char dir[sizeof(sun.sun_path)], *slash;
+	int fd, probe;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "control.socket %s: path too long", path);
+		return -1;
+	}
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	/* Make the directory (one level) if missing. */
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "control.socket %s: mkdir %s: %s",
+			    path, dir, strerror(errno));
+			return -1;
+		}
+	}
+	/* A live socket means another daemon: refuse.  A dead one is stale. */
+	if ((probe = socket(AF_UNIX, SOCK_STREAM, 0)) != -1) {
+		if (connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+			close(probe);
+			snprintf(err, errlen, "control.socket %s is in use by "
+			    "another ankusad", path);
+			return -1;
+		}
+		close(probe);
+	}
+	unlink(path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    chmod(path, mode) == -1 || listen(fd, 16) == -1) {
+		snprintf(err, errlen, "control.socket %s: %s", path,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	listener = evconnlistener_new(env->base, ctl_accept, NULL,
+	    LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	if (listener == NULL) {
+		snprintf(err, errlen, "control.socket %s: cannot listen", path);
+		close(fd);
+		return -1;
+	}
+	snprintf(sock_path, sizeof(sock_path), "%s", path);
+	return 0;
+}
+
+void
+control_close(void)
+{
+	if (listener == NULL)
+		return;
+	evconnlistener_free(listener);
+	listener = NULL;
+	unlink(sock_path);
+}
+
+static void
+ctl_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct ctl_conn *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		fatal("control");
+	c->bev = bufferevent_socket_new(env->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		close(fd);
+		free(c);
+		return;
+	}
+	bufferevent_setcb(c->bev, ctl_read, ctl_write, ctl_event, c);
+	bufferevent_setwatermark(c->bev, EV_WRITE, CONTROL_LOW_WATER, 0);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+static void
+ctl_free(struct ctl_conn *c)
+{
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+static void
+ctl_event(struct bufferevent *bev, short what, void *arg)
+{
+	ctl_free(arg);
+}
+
+static void
+ctl_send(struct ctl_conn *c, json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	if (s == NULL)
+		fatalx("control: json_dumps");
+	evbuffer_add_printf(bufferevent_get_output(c->bev), "%s\n", s);
+	free(s);
+	json_decref(o);
+}
+
+/* The last object of an answer; the connection closes once it is sent. */
+static void
+ctl_end(struct ctl_conn *c, json_t *o)
+{
+	json_object_set_new(o, "end", json_true());
+	if (json_object_get(o, "ok") == NULL)
+		json_object_set_new(o, "ok", json_true());
+	ctl_send(c, o);
+	c->closing = 1;
+}
+
+static void
+ctl_error(struct ctl_conn *c, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ctl_end(c, json_pack("{s:b, s:s}", "ok", 0, "error", buf));
+}
+
+static void
+ctl_write(struct bufferevent *bev, void *arg)
+{
+	struct ctl_conn *c = arg;
+
+	if (c->listing) {
+		ctl_list_more(c);
+		return;
+	}
+	if (c->closing &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		ctl_free(c);
+}
+
+static void
+ctl_read(struct bufferevent *bev, void *arg)
+{
+	struct ctl_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	json_error_t jerr;
+	json_t *req;
+	const char *name;
+	char *line;
+	size_t len, i;
+
+	if (c->closing || c->listing)
+		return;		/* one request per connection */
+	if ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) == NULL) {
+		if (evbuffer_get_length(in) > CONTROL_MAX_LINE)
+			ctl_free(c);
+		return;
+	}
+	req = json_loadb(line, len, 0, &jerr);
+	free(line);
+	if (req == NULL || !json_is_object(req)) {
+		ctl_error(c, "request is not a JSON object");
+		json_decref(req);
+		return;
+	}
+	name = json_string_value(json_object_get(req, "cmd"));
+	for (i = 0; name != NULL &&
+	    i < sizeof(control_cmds) / sizeof(control_cmds[0]); i++)
+		if (strcmp(name, control_cmds[i].name) == 0) {
+			control_cmds[i].fn(c, req);
+			json_decref(req);
+			return;
+		}
+	ctl_error(c, "unknown command %s", name != NULL ? name : "(none)");
+	json_decref(req);
+}
+
+static void
+cmd_status(struct ctl_conn *c, json_t *req)
+{
+	struct store_counts sc;
+	json_t *o;
+
+	if (store_counts(env->store, &sc) == -1) {
+		ctl_error(c, "store: %s", store_strerror(env->store));
+		return;
+	}
+	o = json_object();
+	json_object_set_new(o, "version", json_string(PACKAGE_VERSION));
+	json_object_set_new(o, "pid", json_integer(getpid()));
+	json_object_set_new(o, "uptime_s", json_integer(
+	    (json_int_t)((time_wall_ms() - env->started_ms) / 1000)));
+	json_object_set_new(o, "hooks", json_integer(sc.hooks));
+	json_object_set_new(o, "pending", json_integer(sc.rows - sc.dead));
+	json_object_set_new(o, "inflight", json_integer(0));
+	json_object_set_new(o, "dead", json_integer(sc.dead));
+	json_object_set_new(o, "commit_queue", json_integer(writer_queued()));
+	json_object_set_new(o, "edges", json_integer(supervisor_edges_ready()));
+	json_object_set_new(o, "delivers", json_integer(0));
+	json_object_set_new(o, "draining", json_boolean(env->draining));
+	json_object_set_new(o, "store_ok", json_boolean(env->store_ok));
+	json_object_set_new(o, "config", json_string(env->conf_path != NULL ?
+	    env->conf_path : "(embedded default)"));
+	ctl_end(c, o);
+}
+
+static int
+ctl_list_one(const struct store_hook_info *h, void *arg)
+{
+	struct ctl_conn *c = arg;
+
+	ctl_send(c, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:i, s:b}",
+	    "id", h->id, "seq", (json_int_t)h->seq, "tenant", h->tenant,
+	    "source", h->source, "received_at", (json_int_t)h->received_at,
+	    "size", (json_int_t)h->size, "rows", (int)h->rows,
+	    "flagged", h->flagged));
+	c->after_seq = h->seq;
+	c->count++;
+	return 0;
+}
+
+/* List the next chunk; end the answer when the store has no more. */
+static void
+ctl_list_more(struct ctl_conn *c)
+{
+	uint64_t before = c->count, n = CONTROL_LIST_CHUNK;
+
+	if (c->left != 0 && c->left - c->count < n)
+		n = c->left - c->count;
+	if (store_hooks_list(env->store, c->source[0] ? c->source : NULL,
+	    c->after_seq, n, ctl_list_one, c) == -1) {
+		c->listing = 0;
+		ctl_error(c, "store: %s", store_strerror(env->store));
+		return;
+	}
+	if (c->count - before < n || (c->left != 0 && c->count >= c->left)) {
+		c->listing = 0;
+		ctl_end(c, json_pack("{s:I}", "count", (json_int_t)c->count));
+	}
+}
+
+static void
+cmd_queue(struct ctl_conn *c, json_t *req)
+{
+	const char *src = json_string_value(json_object_get(req, "source"));
+	json_t *lim = json_object_get(req, "limit");
+
+	if (src != NULL) {
+		if (!conf_valid_id(src)) {
+			ctl_error(c, "source %s is not a valid source id", src);
+			return;
+		}
+		snprintf(c->source, sizeof(c->source), "%s", src);
+	}
+	if (lim != NULL && (!json_is_integer(lim) ||
+	    json_integer_value(lim) < 0)) {
+		ctl_error(c, "limit must be a whole number >= 0");
+		return;
+	}
+	c->left = lim != NULL ? json_integer_value(lim) : 0;
+	c->listing = 1;
+	ctl_list_more(c);
+}
+
+static void
+cmd_reload(struct ctl_conn *c, json_t *req)
+{
+	char err[4096];
+
+	if (ankusad_reload(err, sizeof(err)) == -1) {
+		ctl_error(c, "%s", err);
+		return;
+	}
+	ctl_end(c, json_pack("{s:s}", "result", "reloaded"));
+}
+
+static void
+cmd_drain(struct ctl_conn *c, json_t *req)
+{
+	ctl_end(c, json_pack("{s:s}", "result", "draining"));
+	ankusad_shutdown("drain requested");
+}

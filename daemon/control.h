@@ -1,0 +1,19 @@
+/*
+ * control.h: the control socket that ankusactl talks to.
+ *
+ * A unix stream socket (control.socket, mode control.mode).  A client sends
+ * one JSON object per line, {"cmd": NAME, ...arguments}; the master answers
+ * with JSON objects, one per line, the last of which has "end": true and
+ * either "ok": true or "ok": false with "error".  Listings stream: they are
+ * written as the socket drains, so a million hooks never sit in memory.
+ */
+#ifndef ANKUSA_CONTROL_H
+#define ANKUSA_CONTROL_H
+
+#include <sys/types.h>
+
+/* 0, or -1 with err filled (path in use, cannot bind). */
+int	control_init(const char *path, mode_t mode, char *err, size_t errlen);
+void	control_close(void);
+
+#endif

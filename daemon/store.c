@@ -1,0 +1,1940 @@
+/*
+ * store.c: the Berkeley DB store; see store.h.
+ *
+ * Owns the node's only durable state: one transactional environment in
+ * node.data_dir, opened with DB_RECOVER at every start, and one B-tree file
+ * per table in it ("<table>.db"), so that damage is reported with the file
+ * that holds it and a hot table (rows, due) never shares pages with hook
+ * bodies.  Pages carry checksums (DB_CHKSUM): a damaged page is an error on
+ * read, never garbage.  Nothing here is fatal: every failure is a -1 with
+ * store_strerror() saying what and where; the caller decides (a failed
+ * commit is a 503, a failed open refuses to start).  After BDB panics
+ * (DB_RUNRECOVERY) every call fails until the daemon restarts and recovers.
+ *
+ * Only the master calls this, from one thread, one transaction at a time.
+ *
+ * Layout.  All integers big-endian, so keys sort by number; "str" in a key
+ * is the bytes and a NUL; "str" in a value is a u32 length, the bytes and a
+ * NUL (so a decoded string points into the record).  Every value starts
+ * with a format version byte, today 1.
+ *
+ *   meta        name (no NUL) -> v1:
+ *                 "schema"    u32 STORE_SCHEMA_VERSION of the layout
+ *                 "next_seq"  u64 the next hook seq (written each batch)
+ *                 "store_id"  16 random bytes, made at creation
+ *                 "hooks", "rows", "dead"  u64 counters, kept in the same
+ *                             transactions that change them
+ *   hooks       seq u64 -> v1, u32 head length, head, body:
+ *                 head: u8 flags (1 flagged, 2 body checked in), id[16],
+ *                 u64 received_at, u32 live rows, sha256[32], u64 body
+ *                 size, str tenant, source, method, path, content type,
+ *                 dedupe key ("" none), claim ref ("" none), u32 nheaders,
+ *                 nheaders x (str name, str value);
+ *                 body: body size raw bytes, absent when checked in.
+ *                 The head length lets a listing read the head alone
+ *                 (DB_DBT_PARTIAL) without the body.
+ *   quarantine  seq u64 -> as hooks
+ *   rows        seq u64, sink index u32 -> v1, u8 state, u8 module,
+ *                 u32 sink index, u32 attempts, u64 first attempt, u64 due,
+ *                 u64 lane hash, u64 body size, replay id[16],
+ *                 str tenant, str source, str last error
+ *   due         str tenant, u64 due, row key -> v1
+ *   lanes       str tenant, str source, u32 sink, u64 key hash (the lane
+ *                 key) -> v1, head row key[12]
+ *   members     lane key, u64 seq -> v1, row key[12]
+ *   marks       lane key -> v1
+ *   dead        u64 dead time, row key -> v1, u32 attempts, str reason,
+ *                 str last error
+ *   dedupe      str tenant, str source, key bytes (no NUL) -> v1, hook
+ *                 id[16], u64 expiry
+ *   dedupe_exp  u64 expiry, dedupe key -> v1
+ *   replays     job id[16] -> v1, u8 state, u8 kind, u32 rate, u32
+ *                 max lag ms, u64 since, until, created at, moved,
+ *                 cursor[20] (a dead key), str source
+ *
+ * Upgrading a record: add the new layout as version 2 beside version 1 in
+ * its decoder (a decoder reads every version it knows into the same
+ * struct), make the encoder write 2, and bump STORE_REC_VERSION for that
+ * table.  Old records are then rewritten lazily when next written; a
+ * downgrade refuses them by name.  A change that cannot be read lazily
+ * (a key layout) bumps STORE_SCHEMA_VERSION and migrates in store_open,
+ * inside one transaction, before anything else reads the store; a build
+ * refuses a store whose schema is newer than its own.
+ *
+ * Group commit: store_batch_commit commits with DB_TXN_WRITE_NOSYNC (the
+ * commit record reaches the OS, not the disk) and then flushes the log once
+ * (env->log_flush): the whole batch becomes durable with one fsync.  If the
+ * commit succeeds but the flush fails we still return -1: the batch's hooks
+ * may or may not survive a crash, so the caller answers 503 and the sender's
+ * retry may store a duplicate, which at-least-once allows.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <db.h>
+
+#include "ids.h"
+#include "log.h"
+#include "store.h"
+
+enum store_table {
+	T_META = 0,
+	T_HOOKS,
+	T_ROWS,
+	T_DUE,
+	T_LANES,
+	T_MEMBERS,
+	T_MARKS,
+	T_DEAD,
+	T_DEDUPE,
+	T_DEDUPE_EXP,
+	T_REPLAYS,
+	T_QUARANTINE,
+	T_COUNT
+};
+
+static const char *const store_tables[T_COUNT] = {
+	"meta", "hooks", "rows", "due", "lanes", "members", "marks", "dead",
+	"dedupe", "dedupe_exp", "replays", "quarantine",
+};
+
+#define STORE_CACHE_BYTES	(32u * 1024 * 1024)
+#define STORE_LOG_BUFFER	(4u * 1024 * 1024)
+#define STORE_LOG_FILE		(32u * 1024 * 1024)
+#define STORE_LOCKS		100000	/* page locks of one large batch */
+#define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
+#define HOOK_FLAG_FLAGGED	0x01
+#define HOOK_FLAG_CLAIMED	0x02
+
+struct store_batch {
+	struct store		*st;
+	DB_TXN			*txn;
+	struct store_counts	 counts;	/* committed plus this batch */
+	int			 failed;	/* a put failed: abort only */
+};
+
+struct store {
+	DB_ENV			*env;
+	DB			*db[T_COUNT];
+	char			*dir;
+	uint64_t		 next_seq;	/* ahead of meta after aborts */
+	struct store_counts	 counts;	/* as committed */
+	unsigned char		 id[16];	/* meta store_id */
+	struct store_batch	 batch;
+	int			 batch_open;
+	char			 err[1536];
+	char			 dberr[512];	/* BDB's last own message */
+};
+
+/* Encoder: a fixed buffer, or a growing one (hooks). */
+struct enc {
+	unsigned char	*buf;
+	size_t		 len;
+	size_t		 cap;
+	int		 grow;
+	int		 bad;		/* no room or no memory */
+};
+
+/* Decoder over one record. */
+struct dec {
+	const unsigned char	*p;
+	size_t			 len;
+	size_t			 off;
+	int			 bad;	/* truncated or malformed */
+};
+
+static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
+static void	 store_seterr(struct store *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+static int	 store_table_index(const char *);
+static int	 store_open_tables(struct store *, char *, size_t);
+static int	 store_load_meta(struct store *, char *, size_t);
+static int	 store_init_meta(struct store *, char *, size_t);
+static int	 store_probe(struct store *, int, char *, size_t);
+static int	 store_last_seq(struct store *, int, uint64_t *);
+static int	 store_meta_get(struct store *, DB_TXN *, const char *,
+		    unsigned char *, size_t, size_t *);
+static int	 store_meta_put(struct store *, DB_TXN *, const char *,
+		    const void *, size_t);
+static int	 store_meta_put_u64(struct store *, DB_TXN *, const char *,
+		    uint64_t);
+static int	 store_meta_u64(struct store *, const char *, uint64_t *,
+		    char *, size_t);
+static int	 store_put(struct store *, DB_TXN *, int, const void *,
+		    size_t, const void *, size_t, uint32_t);
+static void	 store_close_handles(struct store *);
+
+static void	 put_u32(unsigned char *, uint32_t);
+static void	 put_u64(unsigned char *, uint64_t);
+static uint32_t	 get_u32(const unsigned char *);
+static uint64_t	 get_u64(const unsigned char *);
+
+static void	 enc_init(struct enc *, unsigned char *, size_t, int);
+static void	 enc_room(struct enc *, size_t);
+static void	 enc_u8(struct enc *, uint8_t);
+static void	 enc_u32(struct enc *, uint32_t);
+static void	 enc_u64(struct enc *, uint64_t);
+static void	 enc_bytes(struct enc *, const void *, size_t);
+static void	 enc_str(struct enc *, const char *, size_t);
+static void	 dec_init(struct dec *, const void *, size_t);
+static uint8_t	 dec_u8(struct dec *);
+static uint32_t	 dec_u32(struct dec *);
+static uint64_t	 dec_u64(struct dec *);
+static const unsigned char *dec_bytes(struct dec *, size_t);
+static const char *dec_str(struct dec *);
+static void	 dec_strcpy(struct dec *, char *, size_t);
+
+static size_t	 key_str(unsigned char *, size_t, size_t, const char *);
+static size_t	 key_part(const unsigned char *, size_t, char *, size_t);
+static void	 key_describe(int, const void *, size_t, char *, size_t);
+static size_t	 key_describe_lane(const unsigned char *, size_t, char *,
+		    size_t);
+static int	 rec_version(int, const void *, size_t, const void *, size_t,
+		    char *, size_t);
+static int	 rec_malformed(int, const void *, size_t, const char *,
+		    char *, size_t);
+static int	 hook_decode(int, const void *, size_t, const void *, size_t,
+		    int, struct store_hook_rec *, char *, size_t);
+
+/*
+ * Errors.
+ */
+
+static void
+store_dbmsg(const DB_ENV *env, const char *pfx, const char *msg)
+{
+	struct store *st = env->app_private;
+
+	log_warnx("store: %s", msg);
+	if (st != NULL)
+		snprintf(st->dberr, sizeof(st->dberr), "%s", msg);
+}
+
+/* err = "context: db_strerror(ret) (BDB's own message)"; ret 0: context. */
+static void
+store_seterr(struct store *st, int ret, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(st->err, sizeof(st->err), fmt, ap);
+	va_end(ap);
+	n = strlen(st->err);
+	if (ret != 0 && n < sizeof(st->err))
+		snprintf(st->err + n, sizeof(st->err) - n, ": %s",
+		    db_strerror(ret));
+	n = strlen(st->err);
+	if (st->dberr[0] != '\0' && n < sizeof(st->err))
+		snprintf(st->err + n, sizeof(st->err) - n, " (%s)", st->dberr);
+	if (ret == DB_RUNRECOVERY) {
+		n = strlen(st->err);
+		if (n < sizeof(st->err))
+			snprintf(st->err + n, sizeof(st->err) - n,
+			    "; restart to run recovery");
+	}
+	st->dberr[0] = '\0';
+}
+
+const char *
+store_strerror(struct store *st)
+{
+	return st->err[0] != '\0' ? st->err : "no error";
+}
+
+/*
+ * Open and close.
+ */
+
+struct store *
+store_open(const char *dir, char *err, size_t errlen)
+{
+	struct store *st;
+	struct stat sb;
+	int ret;
+
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "store %s: mkdir: %s", dir,
+		    strerror(errno));
+		return NULL;
+	}
+	if (stat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "store %s: not a directory", dir);
+		return NULL;
+	}
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->dir = strdup(dir)) == NULL) {
+		free(st);
+		snprintf(err, errlen, "store %s: out of memory", dir);
+		return NULL;
+	}
+	if ((ret = db_env_create(&st->env, 0)) != 0) {
+		snprintf(err, errlen, "store %s: db_env_create: %s", dir,
+		    db_strerror(ret));
+		free(st->dir);
+		free(st);
+		return NULL;
+	}
+	st->env->app_private = st;
+	st->env->set_errcall(st->env, store_dbmsg);
+	if ((ret = st->env->set_cachesize(st->env, 0, STORE_CACHE_BYTES,
+	    1)) != 0 ||
+	    (ret = st->env->set_lg_bsize(st->env, STORE_LOG_BUFFER)) != 0 ||
+	    (ret = st->env->set_lg_max(st->env, STORE_LOG_FILE)) != 0 ||
+	    (ret = st->env->set_lk_max_locks(st->env, STORE_LOCKS)) != 0 ||
+	    (ret = st->env->set_lk_max_objects(st->env, STORE_LOCKS)) != 0 ||
+	    (ret = st->env->log_set_config(st->env, DB_LOG_AUTO_REMOVE,
+	    1)) != 0) {
+		store_seterr(st, ret, "store %s: configure environment", dir);
+		goto fail;
+	}
+	/* DB_RECOVER at every start: after a crash it replays the log; after
+	 * a clean stop it only rebuilds the regions. */
+	if ((ret = st->env->open(st->env, dir, DB_CREATE | DB_INIT_TXN |
+	    DB_INIT_LOCK | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER,
+	    0600)) != 0) {
+		store_seterr(st, ret, "store %s: cannot open or recover the "
+		    "environment", dir);
+		goto fail;
+	}
+	if (store_open_tables(st, err, errlen) == -1 ||
+	    store_load_meta(st, err, errlen) == -1)
+		goto failed;
+	return st;
+
+ fail:
+	snprintf(err, errlen, "%s", st->err);
+ failed:
+	store_close_handles(st);
+	free(st->dir);
+	free(st);
+	return NULL;
+}
+
+static int
+store_open_tables(struct store *st, char *err, size_t errlen)
+{
+	char file[64];
+	int i, ret;
+
+	for (i = 0; i < T_COUNT; i++) {
+		snprintf(file, sizeof(file), "%s.db", store_tables[i]);
+		if ((ret = db_create(&st->db[i], st->env, 0)) != 0) {
+			store_seterr(st, ret, "store %s/%s: db_create",
+			    st->dir, file);
+			goto fail;
+		}
+		if ((ret = st->db[i]->set_flags(st->db[i], DB_CHKSUM)) != 0) {
+			store_seterr(st, ret, "store %s/%s: set_flags",
+			    st->dir, file);
+			goto fail;
+		}
+		if ((ret = st->db[i]->open(st->db[i], NULL, file, NULL,
+		    DB_BTREE, DB_CREATE | DB_AUTO_COMMIT, 0600)) != 0) {
+			store_seterr(st, ret, "store %s/%s: damaged or "
+			    "unreadable database file", st->dir, file);
+			st->db[i]->close(st->db[i], 0);
+			st->db[i] = NULL;
+			goto fail;
+		}
+		if (store_probe(st, i, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+
+ fail:
+	snprintf(err, errlen, "%s", st->err);
+	return -1;
+}
+
+/* Read the first and last record of a table: walks the root-to-leaf paths
+ * at both ends, so a damaged root or edge page refuses the start instead of
+ * showing an empty table.  Not a full verify: a damaged page in the middle
+ * is found by the read that meets it. */
+static int
+store_probe(struct store *st, int t, char *err, size_t errlen)
+{
+	static const uint32_t how[2] = { DB_FIRST, DB_LAST };
+	DBC *c;
+	DBT k, v;
+	int i, ret;
+
+	if ((ret = st->db[t]->cursor(st->db[t], NULL, &c, 0)) != 0)
+		goto fail;
+	for (i = 0; i < 2; i++) {
+		memset(&k, 0, sizeof(k));
+		memset(&v, 0, sizeof(v));
+		v.flags = DB_DBT_PARTIAL;
+		v.dlen = 0;
+		ret = c->get(c, &k, &v, how[i]);
+		if (ret == DB_NOTFOUND)
+			break;
+		if (ret != 0) {
+			c->close(c);
+			goto fail;
+		}
+	}
+	if ((ret = c->close(c)) != 0)
+		goto fail;
+	return 0;
+
+ fail:
+	store_seterr(st, ret, "store %s/%s.db: damaged database file",
+	    st->dir, store_tables[t]);
+	snprintf(err, errlen, "%s", st->err);
+	return -1;
+}
+
+static int
+store_load_meta(struct store *st, char *err, size_t errlen)
+{
+	unsigned char buf[64];
+	uint64_t last;
+	uint32_t schema;
+	size_t len;
+	int ret;
+
+	ret = store_meta_get(st, NULL, "schema", buf, sizeof(buf), &len);
+	if (ret == DB_NOTFOUND) {
+		DBC *c;
+		DBT k, v;
+
+		/* No schema: a new store, but only if meta is empty. */
+		if ((ret = st->db[T_META]->cursor(st->db[T_META], NULL, &c,
+		    0)) != 0) {
+			store_seterr(st, ret, "store %s/meta.db: cursor",
+			    st->dir);
+			goto fail;
+		}
+		memset(&k, 0, sizeof(k));
+		memset(&v, 0, sizeof(v));
+		ret = c->get(c, &k, &v, DB_FIRST);
+		c->close(c);
+		if (ret == 0) {
+			store_seterr(st, 0, "store %s/meta.db: damaged: no "
+			    "schema record", st->dir);
+			goto fail;
+		}
+		if (ret != DB_NOTFOUND) {
+			store_seterr(st, ret, "store %s/meta.db: damaged "
+			    "database file", st->dir);
+			goto fail;
+		}
+		return store_init_meta(st, err, errlen);
+	}
+	if (ret != 0)
+		goto fail;
+	if (len != 5) {
+		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
+		    "\"schema\" has %zu bytes", st->dir, len);
+		goto fail;
+	}
+	schema = get_u32(buf + 1);
+	if (schema > STORE_SCHEMA_VERSION) {
+		store_seterr(st, 0, "store %s/meta.db: schema version %u is "
+		    "newer than this build (%u); run a newer ankusad", st->dir,
+		    schema, STORE_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (schema < 1) {
+		store_seterr(st, 0, "store %s/meta.db: damaged: schema "
+		    "version %u", st->dir, schema);
+		goto fail;
+	}
+	/* Schema migrations from older versions would run here. */
+
+	if (store_meta_u64(st, "next_seq", &st->next_seq, err, errlen) == -1 ||
+	    store_meta_u64(st, "hooks", &st->counts.hooks, err, errlen) == -1 ||
+	    store_meta_u64(st, "rows", &st->counts.rows, err, errlen) == -1 ||
+	    store_meta_u64(st, "dead", &st->counts.dead, err, errlen) == -1)
+		return -1;
+	ret = store_meta_get(st, NULL, "store_id", buf, sizeof(buf), &len);
+	if (ret == 0 && len != 17) {
+		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
+		    "\"store_id\" has %zu bytes", st->dir, len);
+		goto fail;
+	}
+	if (ret == DB_NOTFOUND)
+		store_seterr(st, 0, "store %s/meta.db: damaged: no store_id "
+		    "record", st->dir);
+	if (ret != 0)
+		goto fail;
+	memcpy(st->id, buf + 1, sizeof(st->id));
+
+	/* A seq in a table at or past next_seq would be reused: refuse. */
+	if (store_last_seq(st, T_HOOKS, &last) == -1)
+		goto fail;
+	if (last != 0 && last >= st->next_seq) {
+		store_seterr(st, 0, "store %s/meta.db: damaged: next_seq "
+		    "%" PRIu64 " but hooks.db holds seq %" PRIu64, st->dir,
+		    st->next_seq, last);
+		goto fail;
+	}
+	if (store_last_seq(st, T_QUARANTINE, &last) == -1)
+		goto fail;
+	if (last != 0 && last >= st->next_seq) {
+		store_seterr(st, 0, "store %s/meta.db: damaged: next_seq "
+		    "%" PRIu64 " but quarantine.db holds seq %" PRIu64,
+		    st->dir, st->next_seq, last);
+		goto fail;
+	}
+	return 0;
+
+ fail:
+	snprintf(err, errlen, "%s", st->err);
+	return -1;
+}
+
+static int
+store_init_meta(struct store *st, char *err, size_t errlen)
+{
+	unsigned char v[17];
+	uint64_t last;
+	DB_TXN *txn;
+	int ret;
+
+	if (store_last_seq(st, T_HOOKS, &last) == -1)
+		goto fail;
+	if (last != 0) {
+		store_seterr(st, 0, "store %s/meta.db: damaged: empty, but "
+		    "hooks.db holds hooks", st->dir);
+		goto fail;
+	}
+	ids_random(st->id, sizeof(st->id));
+	st->next_seq = 1;
+	memset(&st->counts, 0, sizeof(st->counts));
+	if ((ret = st->env->txn_begin(st->env, NULL, &txn, 0)) != 0) {
+		store_seterr(st, ret, "store %s: txn_begin", st->dir);
+		goto fail;
+	}
+	v[0] = STORE_REC_VERSION;
+	put_u32(v + 1, STORE_SCHEMA_VERSION);
+	if (store_meta_put(st, txn, "schema", v, 5) == -1)
+		goto abort;
+	v[0] = STORE_REC_VERSION;
+	memcpy(v + 1, st->id, sizeof(st->id));
+	if (store_meta_put(st, txn, "store_id", v, 17) == -1 ||
+	    store_meta_put_u64(st, txn, "next_seq", 1) == -1 ||
+	    store_meta_put_u64(st, txn, "hooks", 0) == -1 ||
+	    store_meta_put_u64(st, txn, "rows", 0) == -1 ||
+	    store_meta_put_u64(st, txn, "dead", 0) == -1)
+		goto abort;
+	if ((ret = txn->commit(txn, 0)) != 0) {
+		store_seterr(st, ret, "store %s/meta.db: create", st->dir);
+		goto fail;
+	}
+	log_info("store %s: created", st->dir);
+	return 0;
+
+ abort:
+	txn->abort(txn);
+ fail:
+	snprintf(err, errlen, "%s", st->err);
+	return -1;
+}
+
+/* The highest seq key of hooks or quarantine, 0 when empty. */
+static int
+store_last_seq(struct store *st, int t, uint64_t *seq)
+{
+	unsigned char kb[8];
+	DBC *c;
+	DBT k, v;
+	int ret;
+
+	*seq = 0;
+	if ((ret = st->db[t]->cursor(st->db[t], NULL, &c, 0)) != 0)
+		goto fail;
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = kb;
+	k.ulen = sizeof(kb);
+	k.flags = DB_DBT_USERMEM;
+	v.flags = DB_DBT_PARTIAL;
+	ret = c->get(c, &k, &v, DB_LAST);
+	c->close(c);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret != 0)
+		goto fail;
+	if (k.size != 8) {
+		store_seterr(st, 0, "store %s/%s.db: damaged: key of %u bytes",
+		    st->dir, store_tables[t], k.size);
+		return -1;
+	}
+	*seq = get_u64(kb);
+	return 0;
+
+ fail:
+	store_seterr(st, ret, "store %s/%s.db: damaged database file",
+	    st->dir, store_tables[t]);
+	return -1;
+}
+
+static int
+store_meta_get(struct store *st, DB_TXN *txn, const char *name,
+    unsigned char *buf, size_t bufsz, size_t *lenp)
+{
+	DBT k, v;
+	int ret;
+
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = (void *)name;
+	k.size = strlen(name);
+	v.data = buf;
+	v.ulen = bufsz;
+	v.flags = DB_DBT_USERMEM;
+	ret = st->db[T_META]->get(st->db[T_META], txn, &k, &v, 0);
+	if (ret == DB_NOTFOUND)
+		return ret;
+	if (ret == DB_BUFFER_SMALL) {
+		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
+		    "\"%s\" has %u bytes", st->dir, name, v.size);
+		return -1;
+	}
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s/meta.db: read \"%s\"",
+		    st->dir, name);
+		return -1;
+	}
+	if (v.size < 1 || buf[0] != STORE_REC_VERSION) {
+		store_seterr(st, 0, "store %s/meta.db: meta record \"%s\" has "
+		    "format version %u, this build reads %u", st->dir, name,
+		    v.size < 1 ? 0 : buf[0], STORE_REC_VERSION);
+		return -1;
+	}
+	*lenp = v.size;
+	return 0;
+}
+
+static int
+store_meta_u64(struct store *st, const char *name, uint64_t *val, char *err,
+    size_t errlen)
+{
+	unsigned char buf[16];
+	size_t len;
+	int ret;
+
+	ret = store_meta_get(st, NULL, name, buf, sizeof(buf), &len);
+	if (ret == DB_NOTFOUND)
+		store_seterr(st, 0, "store %s/meta.db: damaged: no \"%s\" "
+		    "record", st->dir, name);
+	else if (ret == 0 && len != 9)
+		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
+		    "\"%s\" has %zu bytes", st->dir, name, len);
+	else if (ret == 0) {
+		*val = get_u64(buf + 1);
+		return 0;
+	}
+	snprintf(err, errlen, "%s", st->err);
+	return -1;
+}
+
+static int
+store_meta_put(struct store *st, DB_TXN *txn, const char *name,
+    const void *val, size_t len)
+{
+	return store_put(st, txn, T_META, name, strlen(name), val, len, 0);
+}
+
+static int
+store_meta_put_u64(struct store *st, DB_TXN *txn, const char *name,
+    uint64_t n)
+{
+	unsigned char v[9];
+
+	v[0] = STORE_REC_VERSION;
+	put_u64(v + 1, n);
+	return store_meta_put(st, txn, name, v, sizeof(v));
+}
+
+static int
+store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
+    const void *val, size_t vlen, uint32_t flags)
+{
+	char desc[256];
+	DBT k, v;
+	int ret;
+
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = (void *)key;
+	k.size = klen;
+	v.data = (void *)val;
+	v.size = vlen;
+	if ((ret = st->db[t]->put(st->db[t], txn, &k, &v, flags)) != 0) {
+		key_describe(t, key, klen, desc, sizeof(desc));
+		store_seterr(st, ret, "store %s/%s.db: write %s", st->dir,
+		    store_tables[t], desc);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+store_close_handles(struct store *st)
+{
+	int i, ret;
+
+	for (i = T_COUNT - 1; i >= 0; i--) {
+		if (st->db[i] == NULL)
+			continue;
+		if ((ret = st->db[i]->close(st->db[i], 0)) != 0)
+			log_warnx("store %s/%s.db: close: %s", st->dir,
+			    store_tables[i], db_strerror(ret));
+		st->db[i] = NULL;
+	}
+	if (st->env != NULL) {
+		if ((ret = st->env->close(st->env, 0)) != 0)
+			log_warnx("store %s: close environment: %s", st->dir,
+			    db_strerror(ret));
+		st->env = NULL;
+	}
+}
+
+void
+store_close(struct store *st)
+{
+	if (st == NULL)
+		return;
+	if (st->batch_open)
+		store_batch_abort(&st->batch);
+	if (store_checkpoint(st) == -1)
+		log_warnx("%s", st->err);
+	store_close_handles(st);
+	free(st->dir);
+	free(st);
+}
+
+/* Log files no longer needed after this are removed by BDB itself
+ * (DB_LOG_AUTO_REMOVE). */
+int
+store_checkpoint(struct store *st)
+{
+	int ret;
+
+	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, 0)) != 0) {
+		store_seterr(st, ret, "store %s: checkpoint", st->dir);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Batches.
+ */
+
+struct store_batch *
+store_batch_begin(struct store *st)
+{
+	struct store_batch *b = &st->batch;
+	int ret;
+
+	if (st->batch_open) {
+		store_seterr(st, 0, "store %s: a batch is already open",
+		    st->dir);
+		return NULL;
+	}
+	memset(b, 0, sizeof(*b));
+	b->st = st;
+	b->counts = st->counts;
+	/* NOWAIT: a lock conflict (a bug: one transaction at a time) is an
+	 * error, not a hang of the master. */
+	if ((ret = st->env->txn_begin(st->env, NULL, &b->txn,
+	    DB_TXN_NOWAIT)) != 0) {
+		store_seterr(st, ret, "store %s: txn_begin", st->dir);
+		return NULL;
+	}
+	st->batch_open = 1;
+	return b;
+}
+
+int
+store_batch_put_hook(struct store_batch *b, struct store_hook *h,
+    const struct store_row_spec *rows, int nrows)
+{
+	struct store *st = b->st;
+	struct store_row r;
+	unsigned char hk[8], rk[STORE_ROWKEY_LEN], key[STORE_KEY_MAX];
+	unsigned char lane[STORE_KEY_MAX], val[STORE_REC_MAX];
+	unsigned char *rec;
+	size_t klen, lanelen, vlen, reclen;
+	int i;
+
+	if (b->failed) {
+		store_seterr(st, 0, "store %s: batch already failed", st->dir);
+		return -1;
+	}
+	if (h->tenant == NULL || h->source == NULL ||
+	    strlen(h->tenant) > STORE_NAME_MAX ||
+	    strlen(h->source) > STORE_NAME_MAX || nrows < 0) {
+		store_seterr(st, 0, "store %s: hook with a bad tenant, source "
+		    "or row count", st->dir);
+		goto fail;
+	}
+
+	/* Taken before any write: an aborted batch burns its seqs. */
+	h->seq = st->next_seq++;
+	store_key_hook(hk, h->seq);
+	if ((rec = store_rec_hook_encode(h, nrows, "", &reclen)) == NULL) {
+		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": cannot "
+		    "encode (out of memory or a field too long)", st->dir,
+		    h->seq);
+		goto fail;
+	}
+	if (store_put(st, b->txn, T_HOOKS, hk, sizeof(hk), rec, reclen,
+	    DB_NOOVERWRITE) == -1) {
+		free(rec);
+		goto fail;
+	}
+	free(rec);
+
+	for (i = 0; i < nrows; i++) {
+		memset(&r, 0, sizeof(r));
+		snprintf(r.tenant, sizeof(r.tenant), "%s", h->tenant);
+		snprintf(r.source, sizeof(r.source), "%s", h->source);
+		r.sink_index = rows[i].sink_index;
+		r.module = rows[i].module;
+		r.due = h->received_at;
+		r.lane_hash = rows[i].ordered ? rows[i].lane_hash : 0;
+		r.state = rows[i].ordered ? STORE_ROW_MEMBER : STORE_ROW_DUE;
+		r.body_size = h->body_len;
+		store_key_row(rk, h->seq, r.sink_index);
+		if ((vlen = store_rec_row_encode(&r, val, sizeof(val))) == 0) {
+			store_seterr(st, 0, "store %s: row seq %" PRIu64
+			    " sink %u: cannot encode", st->dir, h->seq,
+			    r.sink_index);
+			goto fail;
+		}
+		if (store_put(st, b->txn, T_ROWS, rk, sizeof(rk), val, vlen,
+		    DB_NOOVERWRITE) == -1)
+			goto fail;
+		if (!rows[i].ordered) {
+			klen = store_key_due(key, sizeof(key), h->tenant,
+			    h->received_at, rk);
+			if (klen == 0)
+				goto fail_key;
+			vlen = store_rec_empty_encode(val, sizeof(val));
+			if (store_put(st, b->txn, T_DUE, key, klen, val, vlen,
+			    0) == -1)
+				goto fail;
+			continue;
+		}
+		/* Ordered: blind puts of the member and the lane's mark;
+		 * only dispatch reads or moves lane state. */
+		lanelen = store_key_lane(lane, sizeof(lane), h->tenant,
+		    h->source, r.sink_index, r.lane_hash);
+		klen = store_key_member(key, sizeof(key), lane, lanelen,
+		    h->seq);
+		if (lanelen == 0 || klen == 0)
+			goto fail_key;
+		vlen = store_rec_rowkey_encode(rk, val, sizeof(val));
+		if (store_put(st, b->txn, T_MEMBERS, key, klen, val, vlen,
+		    0) == -1)
+			goto fail;
+		vlen = store_rec_empty_encode(val, sizeof(val));
+		if (store_put(st, b->txn, T_MARKS, lane, lanelen, val, vlen,
+		    0) == -1)
+			goto fail;
+	}
+	b->counts.hooks++;
+	b->counts.rows += nrows;
+	return 0;
+
+ fail_key:
+	store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": key too long",
+	    st->dir, h->seq);
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+int
+store_batch_commit(struct store_batch *b)
+{
+	struct store *st = b->st;
+	int ret;
+
+	if (b->failed) {
+		store_batch_abort(b);
+		return -1;
+	}
+	/* The next-seq marker and the counters, once per batch. */
+	if (store_meta_put_u64(st, b->txn, "next_seq", st->next_seq) == -1 ||
+	    store_meta_put_u64(st, b->txn, "hooks", b->counts.hooks) == -1 ||
+	    store_meta_put_u64(st, b->txn, "rows", b->counts.rows) == -1 ||
+	    store_meta_put_u64(st, b->txn, "dead", b->counts.dead) == -1) {
+		store_batch_abort(b);
+		return -1;
+	}
+	/* On error commit aborts the transaction itself. */
+	ret = b->txn->commit(b->txn, DB_TXN_WRITE_NOSYNC);
+	b->txn = NULL;
+	st->batch_open = 0;
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s: commit", st->dir);
+		return -1;
+	}
+	st->counts = b->counts;
+	if ((ret = st->env->log_flush(st->env, NULL)) != 0) {
+		store_seterr(st, ret, "store %s: log flush after commit (the "
+		    "batch may not survive a crash)", st->dir);
+		return -1;
+	}
+	return 0;
+}
+
+void
+store_batch_abort(struct store_batch *b)
+{
+	struct store *st = b->st;
+	int ret;
+
+	if (b->txn != NULL && (ret = b->txn->abort(b->txn)) != 0) {
+		log_warnx("store %s: abort: %s", st->dir, db_strerror(ret));
+		store_seterr(st, ret, "store %s: abort", st->dir);
+	}
+	b->txn = NULL;
+	st->batch_open = 0;
+}
+
+/*
+ * Reads.
+ */
+
+int
+store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
+    uint64_t limit, int (*cb)(const struct store_hook_info *, void *),
+    void *arg)
+{
+	struct store_hook_info info;
+	struct store_hook_rec rec;
+	unsigned char kb[8], peek[STORE_LIST_PEEK], *full = NULL;
+	const unsigned char *data;
+	uint64_t n = 0;
+	uint32_t want;
+	uint32_t flag = DB_SET_RANGE;
+	size_t dlen;
+	DBC *c;
+	DBT k, v;
+	int ret, rv = 0;
+
+	if (after_seq == UINT64_MAX)
+		return 0;
+	if ((ret = st->db[T_HOOKS]->cursor(st->db[T_HOOKS], NULL, &c,
+	    0)) != 0) {
+		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
+		return -1;
+	}
+	store_key_hook(kb, after_seq + 1);
+	for (;;) {
+		memset(&k, 0, sizeof(k));
+		memset(&v, 0, sizeof(v));
+		k.data = kb;
+		k.size = sizeof(kb);
+		k.ulen = sizeof(kb);
+		k.flags = DB_DBT_USERMEM;
+		v.data = peek;
+		v.ulen = sizeof(peek);
+		v.dlen = sizeof(peek);
+		v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
+		ret = c->get(c, &k, &v, flag);
+		flag = DB_NEXT;
+		if (ret == DB_NOTFOUND)
+			break;
+		if (ret != 0) {
+			store_seterr(st, ret, "store %s/hooks.db: read",
+			    st->dir);
+			rv = -1;
+			break;
+		}
+		data = peek;
+		dlen = v.size;
+		/* The head did not fit the peek: read exactly the head. */
+		if (dlen >= 5 && peek[0] == STORE_REC_VERSION &&
+		    (want = get_u32(peek + 1)) > dlen - 5 &&
+		    dlen == sizeof(peek)) {
+			free(full);
+			if ((full = malloc(want + 5)) == NULL) {
+				store_seterr(st, 0, "store %s: out of memory",
+				    st->dir);
+				rv = -1;
+				break;
+			}
+			memset(&v, 0, sizeof(v));
+			v.data = full;
+			v.ulen = want + 5;
+			v.dlen = want + 5;
+			v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
+			if ((ret = c->get(c, &k, &v, DB_CURRENT)) != 0) {
+				store_seterr(st, ret, "store %s/hooks.db: "
+				    "read", st->dir);
+				rv = -1;
+				break;
+			}
+			data = full;
+			dlen = v.size;
+		}
+		if (hook_decode(T_HOOKS, kb, k.size, data, dlen, 1, &rec,
+		    st->err, sizeof(st->err)) == -1) {
+			rv = -1;
+			break;
+		}
+		if (source != NULL && strcmp(source, rec.hook.source) != 0) {
+			store_hook_rec_free(&rec);
+			continue;
+		}
+		memset(&info, 0, sizeof(info));
+		info.seq = get_u64(kb);
+		uuid_format(rec.hook.id, info.id);
+		snprintf(info.tenant, sizeof(info.tenant), "%s",
+		    rec.hook.tenant);
+		snprintf(info.source, sizeof(info.source), "%s",
+		    rec.hook.source);
+		info.received_at = rec.hook.received_at;
+		info.size = rec.body_size;
+		info.rows = rec.rows;
+		info.flagged = rec.hook.flagged;
+		store_hook_rec_free(&rec);
+		n++;
+		if (cb(&info, arg) != 0 || (limit != 0 && n >= limit))
+			break;
+	}
+	free(full);
+	if ((ret = c->close(c)) != 0 && rv == 0) {
+		store_seterr(st, ret, "store %s/hooks.db: cursor close",
+		    st->dir);
+		rv = -1;
+	}
+	return rv;
+}
+
+int
+store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
+{
+	unsigned char kb[8];
+	DBT k, v;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	store_key_hook(kb, seq);
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = kb;
+	k.size = sizeof(kb);
+	v.flags = DB_DBT_MALLOC;
+	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], NULL, &k, &v, 0);
+	if (ret == DB_NOTFOUND)
+		return 1;
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
+		    st->dir, seq);
+		return -1;
+	}
+	if (hook_decode(T_HOOKS, kb, sizeof(kb), v.data, v.size, 0, out,
+	    st->err, sizeof(st->err)) == -1) {
+		free(v.data);
+		return -1;
+	}
+	out->mem = v.data;
+	return 0;
+}
+
+void
+store_hook_rec_free(struct store_hook_rec *rec)
+{
+	free(rec->hdrs);
+	free(rec->mem);
+	rec->hdrs = NULL;
+	rec->mem = NULL;
+}
+
+int
+store_counts(struct store *st, struct store_counts *c)
+{
+	*c = st->counts;
+	return 0;
+}
+
+int64_t
+store_debug_count(struct store *st, const char *table)
+{
+	DBC *c;
+	DBT k, v;
+	int64_t n = 0;
+	int t, ret;
+
+	if ((t = store_table_index(table)) == -1) {
+		store_seterr(st, 0, "store: no table \"%s\"", table);
+		return -1;
+	}
+	if ((ret = st->db[t]->cursor(st->db[t], NULL, &c, 0)) != 0) {
+		store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
+		    table);
+		return -1;
+	}
+	for (;;) {
+		memset(&k, 0, sizeof(k));
+		memset(&v, 0, sizeof(v));
+		v.flags = DB_DBT_PARTIAL;
+		if ((ret = c->get(c, &k, &v, DB_NEXT)) != 0)
+			break;
+		n++;
+	}
+	c->close(c);
+	if (ret != DB_NOTFOUND) {
+		store_seterr(st, ret, "store %s/%s.db: read", st->dir, table);
+		return -1;
+	}
+	return n;
+}
+
+static int
+store_table_index(const char *name)
+{
+	int i;
+
+	for (i = 0; i < T_COUNT; i++)
+		if (strcmp(name, store_tables[i]) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Keys.
+ */
+
+static void
+put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static void
+put_u64(unsigned char *p, uint64_t v)
+{
+	put_u32(p, v >> 32);
+	put_u32(p + 4, (uint32_t)v);
+}
+
+static uint32_t
+get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t
+get_u64(const unsigned char *p)
+{
+	return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
+}
+
+/* Append a string and its NUL at off; 0 if it does not fit. */
+static size_t
+key_str(unsigned char *out, size_t outsz, size_t off, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (off > outsz || n > outsz - off)
+		return 0;
+	memcpy(out + off, s, n);
+	return off + n;
+}
+
+void
+store_key_hook(unsigned char out[8], uint64_t seq)
+{
+	put_u64(out, seq);
+}
+
+void
+store_key_row(unsigned char out[STORE_ROWKEY_LEN], uint64_t seq,
+    uint32_t sink_index)
+{
+	put_u64(out, seq);
+	put_u32(out + 8, sink_index);
+}
+
+void
+store_key_dead(unsigned char out[STORE_DEADKEY_LEN], uint64_t dead_at,
+    const unsigned char rowkey[STORE_ROWKEY_LEN])
+{
+	put_u64(out, dead_at);
+	memcpy(out + 8, rowkey, STORE_ROWKEY_LEN);
+}
+
+size_t
+store_key_due(unsigned char *out, size_t outsz, const char *tenant,
+    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN])
+{
+	size_t off;
+
+	if ((off = key_str(out, outsz, 0, tenant)) == 0 ||
+	    outsz - off < 8 + STORE_ROWKEY_LEN)
+		return 0;
+	put_u64(out + off, due);
+	memcpy(out + off + 8, rowkey, STORE_ROWKEY_LEN);
+	return off + 8 + STORE_ROWKEY_LEN;
+}
+
+size_t
+store_key_lane(unsigned char *out, size_t outsz, const char *tenant,
+    const char *source, uint32_t sink_index, uint64_t lane_hash)
+{
+	size_t off;
+
+	if ((off = key_str(out, outsz, 0, tenant)) == 0 ||
+	    (off = key_str(out, outsz, off, source)) == 0 ||
+	    outsz - off < 12)
+		return 0;
+	put_u32(out + off, sink_index);
+	put_u64(out + off + 4, lane_hash);
+	return off + 12;
+}
+
+size_t
+store_key_member(unsigned char *out, size_t outsz, const unsigned char *lane,
+    size_t lanelen, uint64_t seq)
+{
+	if (lanelen == 0 || outsz < lanelen + 8)
+		return 0;
+	memmove(out, lane, lanelen);
+	put_u64(out + lanelen, seq);
+	return lanelen + 8;
+}
+
+size_t
+store_key_dedupe(unsigned char *out, size_t outsz, const char *tenant,
+    const char *source, const char *key)
+{
+	size_t off, n = strlen(key);
+
+	if ((off = key_str(out, outsz, 0, tenant)) == 0 ||
+	    (off = key_str(out, outsz, off, source)) == 0 ||
+	    outsz - off < n)
+		return 0;
+	memcpy(out + off, key, n);
+	return off + n;
+}
+
+size_t
+store_key_dedupe_exp(unsigned char *out, size_t outsz, uint64_t expires,
+    const unsigned char *dkey, size_t dkeylen)
+{
+	if (outsz < 8 + dkeylen)
+		return 0;
+	put_u64(out, expires);
+	memcpy(out + 8, dkey, dkeylen);
+	return 8 + dkeylen;
+}
+
+/* Printable bytes of a key part, others as '?'. */
+static size_t
+key_part(const unsigned char *p, size_t len, char *buf, size_t bufsz)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len && p[i] != '\0' && n + 1 < bufsz; i++)
+		buf[n++] = isprint(p[i]) ? p[i] : '?';
+	if (bufsz > 0)
+		buf[n] = '\0';
+	return i;
+}
+
+/* "acme/github#0 key 00ab...", returns the lane key's length or 0. */
+static size_t
+key_describe_lane(const unsigned char *k, size_t len, char *buf,
+    size_t bufsz)
+{
+	char t[STORE_NAME_MAX + 1], s[STORE_NAME_MAX + 1];
+	size_t a, b;
+
+	a = key_part(k, len, t, sizeof(t));
+	if (a >= len)
+		return 0;
+	b = key_part(k + a + 1, len - a - 1, s, sizeof(s));
+	if (a + 1 + b + 1 + 12 > len)
+		return 0;
+	snprintf(buf, bufsz, "lane %s/%s#%u key %016" PRIx64, t, s,
+	    get_u32(k + a + b + 2), get_u64(k + a + b + 6));
+	return a + b + 2 + 12;
+}
+
+/* A key in words, for error messages. */
+static void
+key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
+{
+	const unsigned char *k = key;
+	char a[STORE_NAME_MAX + 1], s[STORE_NAME_MAX + 1], d[128];
+	size_t n, m;
+
+	switch (t) {
+	case T_META:
+		key_part(k, len, d, sizeof(d));
+		snprintf(buf, bufsz, "\"%s\"", d);
+		return;
+	case T_HOOKS:
+	case T_QUARANTINE:
+		if (len != 8)
+			break;
+		snprintf(buf, bufsz, "seq %" PRIu64, get_u64(k));
+		return;
+	case T_ROWS:
+		if (len != STORE_ROWKEY_LEN)
+			break;
+		snprintf(buf, bufsz, "seq %" PRIu64 " sink %u", get_u64(k),
+		    get_u32(k + 8));
+		return;
+	case T_DUE:
+		n = key_part(k, len, a, sizeof(a));
+		if (n + 1 + 8 + STORE_ROWKEY_LEN != len)
+			break;
+		snprintf(buf, bufsz, "tenant %s due %" PRIu64 " seq %" PRIu64
+		    " sink %u", a, get_u64(k + n + 1), get_u64(k + n + 9),
+		    get_u32(k + n + 17));
+		return;
+	case T_LANES:
+	case T_MARKS:
+		if (key_describe_lane(k, len, buf, bufsz) != len)
+			break;
+		return;
+	case T_MEMBERS:
+		if (len < 8 || key_describe_lane(k, len - 8, d, sizeof(d)) !=
+		    len - 8)
+			break;
+		snprintf(buf, bufsz, "%s seq %" PRIu64, d, get_u64(k + len - 8));
+		return;
+	case T_DEAD:
+		if (len != STORE_DEADKEY_LEN)
+			break;
+		snprintf(buf, bufsz, "at %" PRIu64 " seq %" PRIu64 " sink %u",
+		    get_u64(k), get_u64(k + 8), get_u32(k + 16));
+		return;
+	case T_DEDUPE:
+	case T_DEDUPE_EXP:
+		if (t == T_DEDUPE_EXP) {
+			if (len < 8)
+				break;
+			snprintf(buf, bufsz, "expiry %" PRIu64, get_u64(k));
+			return;
+		}
+		n = key_part(k, len, a, sizeof(a));
+		if (n >= len)
+			break;
+		m = key_part(k + n + 1, len - n - 1, s, sizeof(s));
+		if (n + 1 + m >= len)
+			break;
+		key_part(k + n + m + 2, len - n - m - 2, d, sizeof(d));
+		snprintf(buf, bufsz, "%s/%s key \"%s\"", a, s, d);
+		return;
+	case T_REPLAYS:
+		if (len != UUID_LEN)
+			break;
+		uuid_format(k, d);
+		snprintf(buf, bufsz, "job %s", d);
+		return;
+	}
+	snprintf(buf, bufsz, "(key of %zu bytes)", len);
+}
+
+/*
+ * Record codecs.
+ */
+
+static void
+enc_init(struct enc *e, unsigned char *buf, size_t cap, int grow)
+{
+	e->buf = buf;
+	e->len = 0;
+	e->cap = cap;
+	e->grow = grow;
+	e->bad = 0;
+}
+
+static void
+enc_room(struct enc *e, size_t n)
+{
+	unsigned char *nb;
+	size_t ncap;
+
+	if (e->bad || n <= e->cap - e->len)
+		return;
+	if (!e->grow || n > SIZE_MAX / 2 - e->len) {
+		e->bad = 1;
+		return;
+	}
+	ncap = e->cap > 0 ? e->cap : 256;
+	while (ncap - e->len < n)
+		ncap *= 2;
+	if ((nb = realloc(e->buf, ncap)) == NULL) {
+		e->bad = 1;
+		return;
+	}
+	e->buf = nb;
+	e->cap = ncap;
+}
+
+static void
+enc_bytes(struct enc *e, const void *p, size_t n)
+{
+	enc_room(e, n);
+	if (e->bad)
+		return;
+	if (n > 0)
+		memcpy(e->buf + e->len, p, n);
+	e->len += n;
+}
+
+static void
+enc_u8(struct enc *e, uint8_t v)
+{
+	enc_bytes(e, &v, 1);
+}
+
+static void
+enc_u32(struct enc *e, uint32_t v)
+{
+	unsigned char b[4];
+
+	put_u32(b, v);
+	enc_bytes(e, b, 4);
+}
+
+static void
+enc_u64(struct enc *e, uint64_t v)
+{
+	unsigned char b[8];
+
+	put_u64(b, v);
+	enc_bytes(e, b, 8);
+}
+
+/* u32 length, bytes, NUL; NULL is "".  max 0: no limit. */
+static void
+enc_str(struct enc *e, const char *s, size_t max)
+{
+	size_t n;
+
+	if (s == NULL)
+		s = "";
+	n = strlen(s);
+	if ((max != 0 && n > max) || n > UINT32_MAX - 1) {
+		e->bad = 1;
+		return;
+	}
+	enc_u32(e, n);
+	enc_bytes(e, s, n + 1);
+}
+
+static void
+dec_init(struct dec *d, const void *p, size_t len)
+{
+	d->p = p;
+	d->len = len;
+	d->off = 0;
+	d->bad = 0;
+}
+
+static const unsigned char *
+dec_bytes(struct dec *d, size_t n)
+{
+	const unsigned char *p;
+
+	if (d->bad || n > d->len - d->off) {
+		d->bad = 1;
+		return NULL;
+	}
+	p = d->p + d->off;
+	d->off += n;
+	return p;
+}
+
+static uint8_t
+dec_u8(struct dec *d)
+{
+	const unsigned char *p = dec_bytes(d, 1);
+
+	return p != NULL ? p[0] : 0;
+}
+
+static uint32_t
+dec_u32(struct dec *d)
+{
+	const unsigned char *p = dec_bytes(d, 4);
+
+	return p != NULL ? get_u32(p) : 0;
+}
+
+static uint64_t
+dec_u64(struct dec *d)
+{
+	const unsigned char *p = dec_bytes(d, 8);
+
+	return p != NULL ? get_u64(p) : 0;
+}
+
+/* A string in place: its NUL must be there and be the only one. */
+static const char *
+dec_str(struct dec *d)
+{
+	const unsigned char *p;
+	uint32_t n;
+
+	n = dec_u32(d);
+	if (d->bad || n == UINT32_MAX || (p = dec_bytes(d, n + 1)) == NULL)
+		goto bad;
+	if (p[n] != '\0' || memchr(p, '\0', n) != NULL)
+		goto bad;
+	return (const char *)p;
+ bad:
+	d->bad = 1;
+	return "";
+}
+
+static void
+dec_strcpy(struct dec *d, char *dst, size_t dstsz)
+{
+	const char *s = dec_str(d);
+
+	if (strlen(s) >= dstsz)
+		d->bad = 1;
+	else
+		memcpy(dst, s, strlen(s) + 1);
+}
+
+/* The version byte: 0, or -1 naming the record. */
+static int
+rec_version(int t, const void *key, size_t klen, const void *val,
+    size_t vlen, char *err, size_t errlen)
+{
+	const unsigned char *v = val;
+	char desc[256];
+
+	if (vlen >= 1 && v[0] == STORE_REC_VERSION)
+		return 0;
+	key_describe(t, key, klen, desc, sizeof(desc));
+	if (vlen == 0)
+		snprintf(err, errlen, "%s record %s is empty (no format "
+		    "version)", store_tables[t], desc);
+	else
+		snprintf(err, errlen, "%s record %s has format version %u, "
+		    "this build reads %u", store_tables[t], desc, v[0],
+		    STORE_REC_VERSION);
+	return -1;
+}
+
+static int
+rec_malformed(int t, const void *key, size_t klen, const char *why,
+    char *err, size_t errlen)
+{
+	char desc[256];
+
+	key_describe(t, key, klen, desc, sizeof(desc));
+	snprintf(err, errlen, "%s record %s is damaged: %s", store_tables[t],
+	    desc, why);
+	return -1;
+}
+
+void *
+store_rec_hook_encode(const struct store_hook *h, uint32_t rows,
+    const char *claim_ref, size_t *lenp)
+{
+	struct enc e;
+	size_t headpos;
+	int i, claimed;
+
+	claimed = claim_ref != NULL && claim_ref[0] != '\0';
+	enc_init(&e, NULL, 0, 1);
+	enc_room(&e, 512 + (claimed ? 0 : h->body_len));
+	enc_u8(&e, STORE_REC_VERSION);
+	headpos = e.len;
+	enc_u32(&e, 0);		/* head length, below */
+	enc_u8(&e, (h->flagged ? HOOK_FLAG_FLAGGED : 0) |
+	    (claimed ? HOOK_FLAG_CLAIMED : 0));
+	enc_bytes(&e, h->id, UUID_LEN);
+	enc_u64(&e, h->received_at);
+	enc_u32(&e, rows);
+	enc_bytes(&e, h->sha256, sizeof(h->sha256));
+	enc_u64(&e, h->body_len);
+	enc_str(&e, h->tenant, STORE_NAME_MAX);
+	enc_str(&e, h->source, STORE_NAME_MAX);
+	enc_str(&e, h->method, 0);
+	enc_str(&e, h->path, 0);
+	enc_str(&e, h->content_type, 0);
+	enc_str(&e, h->dedupe_key, 0);
+	enc_str(&e, claim_ref, 0);
+	if (h->nheaders < 0)
+		e.bad = 1;
+	enc_u32(&e, h->nheaders);
+	for (i = 0; i < h->nheaders && !e.bad; i++) {
+		enc_str(&e, h->headers[i].name, 0);
+		enc_str(&e, h->headers[i].value, 0);
+	}
+	if (!e.bad) {
+		if (e.len - headpos - 4 > UINT32_MAX)
+			e.bad = 1;
+		else
+			put_u32(e.buf + headpos, e.len - headpos - 4);
+	}
+	if (!claimed)
+		enc_bytes(&e, h->body, h->body_len);
+	if (e.bad) {
+		free(e.buf);
+		return NULL;
+	}
+	*lenp = e.len;
+	return e.buf;
+}
+
+int
+store_rec_hook_decode(const char *table, const void *key, size_t klen,
+    const void *val, size_t vlen, struct store_hook_rec *out, char *err,
+    size_t errlen)
+{
+	int t = store_table_index(table);
+
+	if (t != T_HOOKS && t != T_QUARANTINE) {
+		snprintf(err, errlen, "store: %s holds no hooks", table);
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	return hook_decode(t, key, klen, val, vlen, 0, out, err, errlen);
+}
+
+/* head_only: val may end after the head (a listing's partial read). */
+static int
+hook_decode(int t, const void *key, size_t klen, const void *val,
+    size_t vlen, int head_only, struct store_hook_rec *out, char *err,
+    size_t errlen)
+{
+	struct store_hook *h = &out->hook;
+	struct dec d;
+	const unsigned char *p;
+	uint32_t headlen, nh, i;
+	uint8_t flags;
+	size_t headend;
+
+	memset(out, 0, sizeof(*out));
+	if (rec_version(t, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	headlen = dec_u32(&d);
+	if (d.bad || headlen > vlen - d.off)
+		return rec_malformed(t, key, klen, "truncated head", err,
+		    errlen);
+	headend = d.off + headlen;
+	d.len = headend;	/* the head may not run into the body */
+	flags = dec_u8(&d);
+	if ((p = dec_bytes(&d, UUID_LEN)) != NULL)
+		memcpy(h->id, p, UUID_LEN);
+	h->received_at = dec_u64(&d);
+	out->rows = dec_u32(&d);
+	if ((p = dec_bytes(&d, sizeof(h->sha256))) != NULL)
+		memcpy(h->sha256, p, sizeof(h->sha256));
+	out->body_size = dec_u64(&d);
+	h->tenant = dec_str(&d);
+	h->source = dec_str(&d);
+	h->method = dec_str(&d);
+	h->path = dec_str(&d);
+	h->content_type = dec_str(&d);
+	h->dedupe_key = dec_str(&d);
+	out->claim_ref = dec_str(&d);
+	nh = dec_u32(&d);
+	if (d.bad || (flags & ~(HOOK_FLAG_FLAGGED | HOOK_FLAG_CLAIMED)) != 0 ||
+	    nh > (headend - d.off) / 10 ||
+	    strlen(h->tenant) > STORE_NAME_MAX ||
+	    strlen(h->source) > STORE_NAME_MAX)
+		return rec_malformed(t, key, klen, "bad head", err, errlen);
+	if (h->dedupe_key[0] == '\0')
+		h->dedupe_key = NULL;
+	h->flagged = (flags & HOOK_FLAG_FLAGGED) != 0;
+	if (nh > 0 && (out->hdrs = calloc(nh, sizeof(*out->hdrs))) == NULL) {
+		snprintf(err, errlen, "store: out of memory");
+		return -1;
+	}
+	for (i = 0; i < nh; i++) {
+		out->hdrs[i].name = dec_str(&d);
+		out->hdrs[i].value = dec_str(&d);
+	}
+	h->headers = out->hdrs;
+	h->nheaders = nh;
+	if (d.bad || d.off != headend) {
+		store_hook_rec_free(out);
+		return rec_malformed(t, key, klen, "bad headers", err, errlen);
+	}
+	if (head_only)
+		return 0;
+
+	/* The body is the rest of the record: none when checked in. */
+	d.len = vlen;
+	if (flags & HOOK_FLAG_CLAIMED) {
+		h->body = NULL;
+		h->body_len = 0;
+		if (d.off != vlen) {
+			store_hook_rec_free(out);
+			return rec_malformed(t, key, klen, "trailing bytes",
+			    err, errlen);
+		}
+		return 0;
+	}
+	if (out->body_size != vlen - d.off) {
+		store_hook_rec_free(out);
+		return rec_malformed(t, key, klen, "body length", err, errlen);
+	}
+	h->body = (const unsigned char *)val + d.off;
+	h->body_len = out->body_size;
+	return 0;
+}
+
+size_t
+store_rec_row_encode(const struct store_row *r, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_u8(&e, r->state);
+	enc_u8(&e, r->module);
+	enc_u32(&e, r->sink_index);
+	enc_u32(&e, r->attempts);
+	enc_u64(&e, r->first_attempt);
+	enc_u64(&e, r->due);
+	enc_u64(&e, r->lane_hash);
+	enc_u64(&e, r->body_size);
+	enc_bytes(&e, r->replay_id, UUID_LEN);
+	enc_str(&e, r->tenant, STORE_NAME_MAX);
+	enc_str(&e, r->source, STORE_NAME_MAX);
+	enc_str(&e, r->last_error, STORE_ERROR_MAX);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_row_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_row *r, char *err, size_t errlen)
+{
+	struct dec d;
+	const unsigned char *p;
+
+	memset(r, 0, sizeof(*r));
+	if (rec_version(T_ROWS, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	r->state = dec_u8(&d);
+	r->module = dec_u8(&d);
+	r->sink_index = dec_u32(&d);
+	r->attempts = dec_u32(&d);
+	r->first_attempt = dec_u64(&d);
+	r->due = dec_u64(&d);
+	r->lane_hash = dec_u64(&d);
+	r->body_size = dec_u64(&d);
+	if ((p = dec_bytes(&d, UUID_LEN)) != NULL)
+		memcpy(r->replay_id, p, UUID_LEN);
+	dec_strcpy(&d, r->tenant, sizeof(r->tenant));
+	dec_strcpy(&d, r->source, sizeof(r->source));
+	dec_strcpy(&d, r->last_error, sizeof(r->last_error));
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_ROWS, key, klen, "bad length", err,
+		    errlen);
+	if (r->state < STORE_ROW_DUE || r->state > STORE_ROW_PARKED)
+		return rec_malformed(T_ROWS, key, klen, "unknown state", err,
+		    errlen);
+	return 0;
+}
+
+size_t
+store_rec_dead_encode(const struct store_dead *dl, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_u32(&e, dl->attempts);
+	enc_str(&e, dl->reason, STORE_ERROR_MAX);
+	enc_str(&e, dl->last_error, STORE_ERROR_MAX);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_dead_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_dead *dl, char *err, size_t errlen)
+{
+	struct dec d;
+
+	memset(dl, 0, sizeof(*dl));
+	if (rec_version(T_DEAD, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	dl->attempts = dec_u32(&d);
+	dec_strcpy(&d, dl->reason, sizeof(dl->reason));
+	dec_strcpy(&d, dl->last_error, sizeof(dl->last_error));
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_DEAD, key, klen, "bad length", err,
+		    errlen);
+	return 0;
+}
+
+size_t
+store_rec_dedupe_encode(const struct store_dedupe *dd, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_bytes(&e, dd->hook_id, UUID_LEN);
+	enc_u64(&e, dd->expires);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_dedupe_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_dedupe *dd, char *err, size_t errlen)
+{
+	struct dec d;
+	const unsigned char *p;
+
+	memset(dd, 0, sizeof(*dd));
+	if (rec_version(T_DEDUPE, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	if ((p = dec_bytes(&d, UUID_LEN)) != NULL)
+		memcpy(dd->hook_id, p, UUID_LEN);
+	dd->expires = dec_u64(&d);
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_DEDUPE, key, klen, "bad length", err,
+		    errlen);
+	return 0;
+}
+
+size_t
+store_rec_replay_encode(const struct store_replay *rp, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_u8(&e, rp->state);
+	enc_u8(&e, rp->kind);
+	enc_u32(&e, rp->rate);
+	enc_u32(&e, rp->max_lag_ms);
+	enc_u64(&e, rp->since);
+	enc_u64(&e, rp->until);
+	enc_u64(&e, rp->created_at);
+	enc_u64(&e, rp->moved);
+	enc_bytes(&e, rp->cursor, STORE_DEADKEY_LEN);
+	enc_str(&e, rp->source, STORE_NAME_MAX);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_replay_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_replay *rp, char *err, size_t errlen)
+{
+	struct dec d;
+	const unsigned char *p;
+
+	memset(rp, 0, sizeof(*rp));
+	if (rec_version(T_REPLAYS, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	rp->state = dec_u8(&d);
+	rp->kind = dec_u8(&d);
+	rp->rate = dec_u32(&d);
+	rp->max_lag_ms = dec_u32(&d);
+	rp->since = dec_u64(&d);
+	rp->until = dec_u64(&d);
+	rp->created_at = dec_u64(&d);
+	rp->moved = dec_u64(&d);
+	if ((p = dec_bytes(&d, STORE_DEADKEY_LEN)) != NULL)
+		memcpy(rp->cursor, p, STORE_DEADKEY_LEN);
+	dec_strcpy(&d, rp->source, sizeof(rp->source));
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_REPLAYS, key, klen, "bad length", err,
+		    errlen);
+	if (rp->state < STORE_REPLAY_RUNNING || rp->state > STORE_REPLAY_DONE ||
+	    rp->kind != STORE_REPLAY_DLQ)
+		return rec_malformed(T_REPLAYS, key, klen, "unknown state or "
+		    "kind", err, errlen);
+	return 0;
+}
+
+size_t
+store_rec_rowkey_encode(const unsigned char rowkey[STORE_ROWKEY_LEN],
+    unsigned char *buf, size_t bufsz)
+{
+	if (bufsz < 1 + STORE_ROWKEY_LEN)
+		return 0;
+	buf[0] = STORE_REC_VERSION;
+	memcpy(buf + 1, rowkey, STORE_ROWKEY_LEN);
+	return 1 + STORE_ROWKEY_LEN;
+}
+
+int
+store_rec_rowkey_decode(const char *table, const void *key, size_t klen,
+    const void *val, size_t vlen, unsigned char rowkey[STORE_ROWKEY_LEN],
+    char *err, size_t errlen)
+{
+	int t = store_table_index(table);
+
+	if (t != T_LANES && t != T_MEMBERS) {
+		snprintf(err, errlen, "store: %s holds no row keys", table);
+		return -1;
+	}
+	if (rec_version(t, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	if (vlen != 1 + STORE_ROWKEY_LEN)
+		return rec_malformed(t, key, klen, "bad length", err, errlen);
+	memcpy(rowkey, (const unsigned char *)val + 1, STORE_ROWKEY_LEN);
+	return 0;
+}
+
+size_t
+store_rec_empty_encode(unsigned char *buf, size_t bufsz)
+{
+	if (bufsz < 1)
+		return 0;
+	buf[0] = STORE_REC_VERSION;
+	return 1;
+}
+
+int
+store_rec_empty_decode(const char *table, const void *key, size_t klen,
+    const void *val, size_t vlen, char *err, size_t errlen)
+{
+	int t = store_table_index(table);
+
+	if (t != T_DUE && t != T_MARKS && t != T_DEDUPE_EXP) {
+		snprintf(err, errlen, "store: %s has non-empty values", table);
+		return -1;
+	}
+	if (rec_version(t, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	if (vlen != 1)
+		return rec_malformed(t, key, klen, "bad length", err, errlen);
+	return 0;
+}

@@ -1,0 +1,814 @@
+/*
+ * check_store.c: unit tests of the Berkeley DB store (daemon/store.c).
+ *
+ * Each case works in its own mkdtemp directory under TMPDIR and removes it.
+ * The recovery case forks a child that commits and then _exit()s without
+ * closing anything, as a SIGKILL would leave the environment.  Damage cases
+ * edit the files with BDB or plain writes behind the store's back.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <db.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ids.h"
+#include "log.h"
+#include "store.h"
+
+#define BIG_BODY	(1024 * 1024)
+
+struct listed {
+	struct store_hook_info	info[16];
+	int			n;
+	int			stop_after;	/* 0: never */
+};
+
+struct tables_case {
+	const char	*table;
+	const char	*want;		/* expected start of the error */
+};
+
+static char	 tmpdir[256];
+
+static void	 setup(void);
+static void	 teardown(void);
+static int	 rm_cb(const char *, const struct stat *, int, struct FTW *);
+static void	 hook_fill(struct store_hook *, const char *, const void *,
+		    size_t);
+static uint64_t	 put_one(struct store *, const char *, const void *, size_t,
+		    int);
+static int	 list_cb(const struct store_hook_info *, void *);
+static struct store *open_ok(void);
+static void	 meta_poke(const char *, const void *, size_t);
+static void	 file_scribble(const char *, off_t, size_t);
+static Suite	*store_suite(void);
+
+static const struct store_header test_headers[] = {
+	{ "x-github-event", "push" },
+	{ "x-empty", "" },
+	{ "user-agent", "GitHub-Hookshot/abc" },
+};
+
+static void
+setup(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/check_store.XXXXXX",
+	    t != NULL ? t : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static int
+rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void
+teardown(void)
+{
+	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static struct store *
+open_ok(void)
+{
+	struct store *st;
+	char err[1024];
+
+	st = store_open(tmpdir, err, sizeof(err));
+	ck_assert_msg(st != NULL, "store_open: %s", err);
+	return st;
+}
+
+static void
+hook_fill(struct store_hook *h, const char *source, const void *body,
+    size_t len)
+{
+	memset(h, 0, sizeof(*h));
+	uuidv7_new(h->id);
+	h->tenant = "acme";
+	h->source = source;
+	h->received_at = 1700000000000ULL;
+	h->method = "POST";
+	h->path = "/webhooks/github";
+	h->content_type = "application/json";
+	h->headers = test_headers;
+	h->nheaders = 3;
+	h->body = body;
+	h->body_len = len;
+	memset(h->sha256, 0xab, sizeof(h->sha256));
+	h->dedupe_key = "delivery-1";
+}
+
+/* One hook with one unordered row in its own batch; returns its seq. */
+static uint64_t
+put_one(struct store *st, const char *source, const void *body, size_t len,
+    int commit)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+
+	hook_fill(&h, source, body, len);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	if (commit)
+		ck_assert_msg(store_batch_commit(b) == 0, "commit: %s",
+		    store_strerror(st));
+	else
+		store_batch_abort(b);
+	return h.seq;
+}
+
+static int
+list_cb(const struct store_hook_info *info, void *arg)
+{
+	struct listed *l = arg;
+
+	ck_assert_int_lt(l->n, 16);
+	l->info[l->n++] = *info;
+	return l->stop_after != 0 && l->n >= l->stop_after;
+}
+
+/* Write a meta record behind the store's back (the store is closed). */
+static void
+meta_poke(const char *name, const void *val, size_t len)
+{
+	DB_ENV *env;
+	DB *db;
+	DBT k, v;
+
+	ck_assert_int_eq(db_env_create(&env, 0), 0);
+	ck_assert_int_eq(env->open(env, tmpdir, DB_CREATE | DB_INIT_TXN |
+	    DB_INIT_LOCK | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER, 0600), 0);
+	ck_assert_int_eq(db_create(&db, env, 0), 0);
+	ck_assert_int_eq(db->open(db, NULL, "meta.db", NULL, DB_BTREE,
+	    DB_AUTO_COMMIT, 0600), 0);
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = (void *)name;
+	k.size = strlen(name);
+	v.data = (void *)val;
+	v.size = len;
+	ck_assert_int_eq(db->put(db, NULL, &k, &v, DB_AUTO_COMMIT), 0);
+	ck_assert_int_eq(db->close(db, 0), 0);
+	ck_assert_int_eq(env->txn_checkpoint(env, 0, 0, DB_FORCE), 0);
+	ck_assert_int_eq(env->close(env, 0), 0);
+}
+
+/* Overwrite len bytes at off of a table file with a pattern. */
+static void
+file_scribble(const char *file, off_t off, size_t len)
+{
+	char path[512];
+	unsigned char junk[4096];
+	int fd;
+
+	ck_assert_uint_le(len, sizeof(junk));
+	memset(junk, 0x5a, sizeof(junk));
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, file);
+	ck_assert_int_ge(fd = open(path, O_WRONLY), 0);
+	ck_assert_int_eq(pwrite(fd, junk, len, off), (ssize_t)len);
+	close(fd);
+}
+
+START_TEST(test_round_trip)
+{
+	static const unsigned char bin[] = { 0, 1, 2, 0xff, 0, '\r', '\n' };
+	struct store_row_spec rows[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_SQS, 0, 0 },
+	};
+	struct store_hook h[3];
+	struct store_hook_rec rec;
+	struct store_counts c;
+	struct store_batch *b;
+	struct store *st;
+	struct listed l;
+	unsigned char *big;
+	char idbuf[UUID_STRLEN + 1];
+	int i, j;
+
+	ck_assert_ptr_nonnull(big = malloc(BIG_BODY));
+	for (i = 0; i < BIG_BODY; i++)
+		big[i] = (unsigned char)(i * 7 + (i >> 9));
+	st = open_ok();
+	hook_fill(&h[0], "github", bin, sizeof(bin));
+	hook_fill(&h[1], "stripe", big, BIG_BODY);
+	h[1].flagged = 1;
+	h[1].dedupe_key = NULL;
+	h[1].content_type = "";
+	hook_fill(&h[2], "github", "", 0);
+	h[2].nheaders = 0;
+	h[2].headers = NULL;
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_ptr_null(store_batch_begin(st));	/* one at a time */
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(store_batch_put_hook(b, &h[i], rows, 2), 0);
+	ck_assert_msg(store_batch_commit(b) == 0, "%s", store_strerror(st));
+	ck_assert_uint_eq(h[0].seq, 1);
+	ck_assert_uint_eq(h[1].seq, 2);
+	ck_assert_uint_eq(h[2].seq, 3);
+
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 3);
+	ck_assert_uint_eq(c.rows, 6);
+	ck_assert_uint_eq(c.dead, 0);
+	ck_assert_int_eq(store_debug_count(st, "rows"), 6);
+	ck_assert_int_eq(store_debug_count(st, "due"), 6);
+	ck_assert_int_eq(store_debug_count(st, "members"), 0);
+	ck_assert_int_eq(store_debug_count(st, "nonesuch"), -1);
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 3);
+	for (i = 0; i < 3; i++) {
+		uuid_format(h[i].id, idbuf);
+		ck_assert_uint_eq(l.info[i].seq, h[i].seq);
+		ck_assert_str_eq(l.info[i].id, idbuf);
+		ck_assert_str_eq(l.info[i].tenant, "acme");
+		ck_assert_str_eq(l.info[i].source, h[i].source);
+		ck_assert_uint_eq(l.info[i].received_at, h[i].received_at);
+		ck_assert_uint_eq(l.info[i].size, h[i].body_len);
+		ck_assert_uint_eq(l.info[i].rows, 2);
+		ck_assert_int_eq(l.info[i].flagged, h[i].flagged);
+	}
+
+	/* Filter, after_seq and limit. */
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, "github", 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 2);
+	ck_assert_uint_eq(l.info[1].seq, 3);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 1, 1, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 1);
+	ck_assert_uint_eq(l.info[0].seq, 2);
+	memset(&l, 0, sizeof(l));
+	l.stop_after = 2;
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 2);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 3, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 0);
+
+	/* Every field back, byte for byte. */
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(store_hook_get(st, h[i].seq, &rec), 0);
+		ck_assert_mem_eq(rec.hook.id, h[i].id, UUID_LEN);
+		ck_assert_str_eq(rec.hook.tenant, h[i].tenant);
+		ck_assert_str_eq(rec.hook.source, h[i].source);
+		ck_assert_str_eq(rec.hook.method, h[i].method);
+		ck_assert_str_eq(rec.hook.path, h[i].path);
+		ck_assert_str_eq(rec.hook.content_type, h[i].content_type);
+		ck_assert_uint_eq(rec.hook.received_at, h[i].received_at);
+		ck_assert_int_eq(rec.hook.flagged, h[i].flagged);
+		ck_assert_mem_eq(rec.hook.sha256, h[i].sha256, 32);
+		if (h[i].dedupe_key == NULL)
+			ck_assert_ptr_null(rec.hook.dedupe_key);
+		else
+			ck_assert_str_eq(rec.hook.dedupe_key, h[i].dedupe_key);
+		ck_assert_int_eq(rec.hook.nheaders, h[i].nheaders);
+		for (j = 0; j < h[i].nheaders; j++) {
+			ck_assert_str_eq(rec.hook.headers[j].name,
+			    h[i].headers[j].name);
+			ck_assert_str_eq(rec.hook.headers[j].value,
+			    h[i].headers[j].value);
+		}
+		ck_assert_uint_eq(rec.hook.body_len, h[i].body_len);
+		ck_assert_uint_eq(rec.body_size, h[i].body_len);
+		ck_assert_int_eq(memcmp(rec.hook.body, h[i].body,
+		    h[i].body_len), 0);
+		ck_assert_uint_eq(rec.rows, 2);
+		ck_assert_str_eq(rec.claim_ref, "");
+		store_hook_rec_free(&rec);
+	}
+	ck_assert_int_eq(store_hook_get(st, 99, &rec), 1);
+	store_close(st);
+	free(big);
+}
+END_TEST
+
+START_TEST(test_seq_never_reused)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_counts c;
+	struct store_hook h;
+	struct store_batch *b;
+	struct store *st;
+	struct listed l;
+	uint64_t s1, s2, s3;
+
+	st = open_ok();
+	s1 = put_one(st, "github", "a", 1, 1);
+	s2 = put_one(st, "github", "b", 1, 0);		/* aborted */
+	s3 = put_one(st, "github", "c", 1, 1);
+	ck_assert_uint_gt(s2, s1);
+	ck_assert_uint_gt(s3, s2);
+
+	/* A batch whose put fails is aborted by commit; seq still burnt. */
+	hook_fill(&h, "github", "d", 1);
+	h.tenant = "a-tenant-id-that-is-much-too-long-to-be-stored-as-one-"
+	    "because-it-is-over-64";
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), -1);
+	ck_assert_int_eq(store_batch_commit(b), -1);
+	ck_assert_ptr_nonnull(strstr(store_strerror(st), "tenant"));
+	ck_assert_uint_gt(put_one(st, "github", "e", 1, 1), s3);
+
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 3);
+	ck_assert_uint_eq(c.rows, 3);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 3);
+	ck_assert_uint_eq(l.info[0].seq, s1);
+	ck_assert_uint_eq(l.info[1].seq, s3);
+	ck_assert_int_eq(store_debug_count(st, "due"), 3);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_restart)
+{
+	struct store_counts c;
+	struct store *st;
+	struct listed l;
+	uint64_t s1, s2, s3;
+	char err[1024];
+
+	st = open_ok();
+	s1 = put_one(st, "github", "one", 3, 1);
+	s2 = put_one(st, "github", "two", 3, 1);
+	store_close(st);
+
+	st = open_ok();
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 2);
+	ck_assert_uint_eq(c.rows, 2);
+	s3 = put_one(st, "stripe", "three", 5, 1);
+	ck_assert_uint_eq(s3, s2 + 1);
+	store_close(st);
+
+	ck_assert_ptr_nonnull(st = store_open(tmpdir, err, sizeof(err)));
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 3);
+	ck_assert_uint_eq(l.info[0].seq, s1);
+	ck_assert_uint_eq(l.info[2].seq, s3);
+	ck_assert_uint_eq(l.info[2].size, 5);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_recovery)
+{
+	struct store_counts c;
+	struct store *st;
+	struct listed l;
+	pid_t pid;
+	int status, i;
+
+	if ((pid = fork()) == 0) {
+		struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+		struct store_batch *b;
+		struct store_hook h;
+		char err[1024];
+
+		if ((st = store_open(tmpdir, err, sizeof(err))) == NULL)
+			_exit(2);
+		for (i = 0; i < 5; i++) {
+			hook_fill(&h, "github", "committed", 9);
+			if ((b = store_batch_begin(st)) == NULL ||
+			    store_batch_put_hook(b, &h, &row, 1) != 0 ||
+			    store_batch_commit(b) != 0)
+				_exit(3);
+		}
+		/* Left open, never committed: must not survive. */
+		hook_fill(&h, "github", "lost", 4);
+		if ((b = store_batch_begin(st)) == NULL ||
+		    store_batch_put_hook(b, &h, &row, 1) != 0)
+			_exit(4);
+		_exit(0);	/* no close, no checkpoint: as SIGKILL */
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+
+	st = open_ok();
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 5);
+	for (i = 0; i < 5; i++) {
+		ck_assert_uint_eq(l.info[i].seq, i + 1);
+		ck_assert_uint_eq(l.info[i].size, 9);
+	}
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 5);
+	ck_assert_uint_eq(c.rows, 5);
+	ck_assert_int_eq(store_debug_count(st, "rows"), 5);
+	ck_assert_int_eq(store_debug_count(st, "due"), 5);
+	ck_assert_uint_eq(put_one(st, "github", "next", 4, 1), 6);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_ordered_rows)
+{
+	struct store_row_spec rows[3] = {
+		{ 0, MODULE_HTTP, 0, 0 },		/* unordered */
+		{ 1, MODULE_HTTP, 1, 0x1234 },		/* lane A */
+		{ 2, MODULE_SQS, 1, 0x1234 },		/* lane B: other sink */
+	};
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	int i;
+
+	st = open_ok();
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	for (i = 0; i < 2; i++) {
+		hook_fill(&h, "github", "x", 1);
+		ck_assert_int_eq(store_batch_put_hook(b, &h, rows, 3), 0);
+	}
+	hook_fill(&h, "github", "x", 1);
+	ck_assert_int_eq(store_batch_put_hook(b, &h, rows + 1, 1), 0);
+	ck_assert_int_eq(store_batch_commit(b), 0);
+
+	ck_assert_int_eq(store_debug_count(st, "rows"), 7);
+	ck_assert_int_eq(store_debug_count(st, "due"), 2);
+	ck_assert_int_eq(store_debug_count(st, "members"), 5);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 2);
+	ck_assert_int_eq(store_debug_count(st, "lanes"), 0);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_damaged_file)
+{
+	struct store *st;
+	struct stat sb;
+	char err[1024], path[512];
+	int i;
+
+	st = open_ok();
+	for (i = 0; i < 20; i++)
+		put_one(st, "github", "body", 4, 1);
+	store_close(st);
+
+	/* Page 1 of hooks.db is the root leaf: scribble in its middle. */
+	snprintf(path, sizeof(path), "%s/hooks.db", tmpdir);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_ge(sb.st_size, 8192);
+	file_scribble("hooks.db", sb.st_size / 2 + 100, 512);
+	st = store_open(tmpdir, err, sizeof(err));
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err, "hooks.db") != NULL, "error: %s", err);
+}
+END_TEST
+
+START_TEST(test_garbage_file)
+{
+	struct store *st;
+	struct stat sb;
+	char err[1024], path[512];
+
+	st = open_ok();
+	put_one(st, "github", "body", 4, 1);
+	store_close(st);
+
+	/* The whole of rows.db, its meta page too. */
+	snprintf(path, sizeof(path), "%s/rows.db", tmpdir);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	file_scribble("rows.db", 0, 4096);
+	st = store_open(tmpdir, err, sizeof(err));
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err, "rows.db") != NULL, "error: %s", err);
+}
+END_TEST
+
+START_TEST(test_newer_schema)
+{
+	static const unsigned char v[5] = { 1, 0, 0, 0, 2 };
+	struct store *st;
+	char err[1024];
+
+	st = open_ok();
+	store_close(st);
+	meta_poke("schema", v, sizeof(v));
+	st = store_open(tmpdir, err, sizeof(err));
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err, "meta.db") != NULL &&
+	    strstr(err, "schema version 2") != NULL, "error: %s", err);
+}
+END_TEST
+
+START_TEST(test_meta_unknown_version)
+{
+	static const unsigned char v[9] = { 7, 0, 0, 0, 0, 0, 0, 0, 9 };
+	struct store *st;
+	char err[1024];
+
+	st = open_ok();
+	store_close(st);
+	meta_poke("next_seq", v, sizeof(v));
+	st = store_open(tmpdir, err, sizeof(err));
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err, "meta record \"next_seq\" has format "
+	    "version 7, this build reads 1") != NULL, "error: %s", err);
+}
+END_TEST
+
+START_TEST(test_missing_meta)
+{
+	static const unsigned char v[5] = { 1, 0, 0, 0, 1 };
+	struct store *st;
+	char err[1024];
+
+	/* A meta with a schema but no next_seq is damage, not a new store. */
+	st = open_ok();
+	store_close(st);
+	teardown();
+	ck_assert_int_eq(mkdir(tmpdir, 0700), 0);
+	meta_poke("schema", v, sizeof(v));
+	st = store_open(tmpdir, err, sizeof(err));
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err, "no \"next_seq\"") != NULL, "error: %s",
+	    err);
+}
+END_TEST
+
+/* Every codec: a round trip, then the same record with version 7. */
+static const struct tables_case codec_cases[] = {
+	{ "hooks", "hooks record seq 42 has format version 7, this build "
+	    "reads 1" },
+	{ "quarantine", "quarantine record seq 42 has format version 7" },
+	{ "rows", "rows record seq 42 sink 3 has format version 7, this "
+	    "build reads 1" },
+	{ "dead", "dead record at 1000 seq 42 sink 3 has format version 7" },
+	{ "dedupe", "dedupe record acme/github key \"k-1\" has format "
+	    "version 7" },
+	{ "replays", "replays record job " },
+	{ "lanes", "lanes record lane acme/github#3 key 00000000000000ff "
+	    "has format version 7" },
+	{ "members", "members record lane acme/github#3 key "
+	    "00000000000000ff seq 42 has format version 7" },
+	{ "marks", "marks record lane acme/github#3 key 00000000000000ff "
+	    "has format version 7" },
+	{ "due", "due record tenant acme due 1000 seq 42 sink 3 has format "
+	    "version 7" },
+	{ "dedupe_exp", "dedupe_exp record expiry 5000 has format version 7" },
+};
+
+START_TEST(test_codec_versions)
+{
+	const struct tables_case *tc = &codec_cases[_i];
+	struct store_hook_rec hrec;
+	struct store_hook h;
+	struct store_row r, r2;
+	struct store_dead dl, dl2;
+	struct store_dedupe dd, dd2;
+	struct store_replay rp, rp2;
+	unsigned char key[STORE_KEY_MAX], lane[STORE_KEY_MAX];
+	unsigned char rk[STORE_ROWKEY_LEN], rk2[STORE_ROWKEY_LEN];
+	unsigned char buf[STORE_REC_MAX], *val = buf;
+	char err[512];
+	size_t klen = 0, vlen = 0, lanelen;
+	int ret = -1;
+
+	store_key_row(rk, 42, 3);
+	lanelen = store_key_lane(lane, sizeof(lane), "acme", "github", 3, 0xff);
+	ck_assert_uint_gt(lanelen, 0);
+	err[0] = '\0';
+
+	if (strcmp(tc->table, "hooks") == 0 ||
+	    strcmp(tc->table, "quarantine") == 0) {
+		hook_fill(&h, "github", "\0body\0", 6);
+		store_key_hook(key, 42);
+		klen = 8;
+		ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h, 2,
+		    "urn:ankusa:claim:v1:acme:01H", &vlen));
+		ck_assert_int_eq(store_rec_hook_decode(tc->table, key, klen,
+		    val, vlen, &hrec, err, sizeof(err)), 0);
+		ck_assert_str_eq(hrec.claim_ref, "urn:ankusa:claim:v1:acme:01H");
+		ck_assert_uint_eq(hrec.body_size, 6);
+		ck_assert_ptr_null(hrec.hook.body);
+		ck_assert_int_eq(hrec.hook.nheaders, 3);
+		store_hook_rec_free(&hrec);
+		/* A truncated one is damage, not a shorter hook. */
+		ck_assert_int_eq(store_rec_hook_decode(tc->table, key, klen,
+		    val, vlen - 1, &hrec, err, sizeof(err)), -1);
+		val[0] = 7;
+		ret = store_rec_hook_decode(tc->table, key, klen, val, vlen,
+		    &hrec, err, sizeof(err));
+		free(val);
+	} else if (strcmp(tc->table, "rows") == 0) {
+		memset(&r, 0, sizeof(r));
+		strcpy(r.tenant, "acme");
+		strcpy(r.source, "github");
+		r.sink_index = 3;
+		r.module = MODULE_PUBSUB;
+		r.attempts = 7;
+		r.first_attempt = 11;
+		r.due = 12;
+		strcpy(r.last_error, "http 503");
+		r.lane_hash = 0xdeadbeefcafeULL;
+		r.state = STORE_ROW_PARKED;
+		memset(r.replay_id, 0x42, UUID_LEN);
+		r.body_size = 1 << 20;
+		memcpy(key, rk, sizeof(rk));
+		klen = sizeof(rk);
+		ck_assert_uint_gt(vlen = store_rec_row_encode(&r, buf,
+		    sizeof(buf)), 0);
+		ck_assert_int_eq(store_rec_row_decode(key, klen, buf, vlen,
+		    &r2, err, sizeof(err)), 0);
+		ck_assert_mem_eq(&r, &r2, sizeof(r));
+		buf[0] = 7;
+		ret = store_rec_row_decode(key, klen, buf, vlen, &r2, err,
+		    sizeof(err));
+	} else if (strcmp(tc->table, "dead") == 0) {
+		memset(&dl, 0, sizeof(dl));
+		strcpy(dl.reason, "retries_exhausted");
+		strcpy(dl.last_error, "timeout");
+		dl.attempts = 84;
+		store_key_dead(key, 1000, rk);
+		klen = STORE_DEADKEY_LEN;
+		ck_assert_uint_gt(vlen = store_rec_dead_encode(&dl, buf,
+		    sizeof(buf)), 0);
+		ck_assert_int_eq(store_rec_dead_decode(key, klen, buf, vlen,
+		    &dl2, err, sizeof(err)), 0);
+		ck_assert_mem_eq(&dl, &dl2, sizeof(dl));
+		buf[0] = 7;
+		ret = store_rec_dead_decode(key, klen, buf, vlen, &dl2, err,
+		    sizeof(err));
+	} else if (strcmp(tc->table, "dedupe") == 0) {
+		memset(&dd, 0, sizeof(dd));
+		memset(dd.hook_id, 9, UUID_LEN);
+		dd.expires = 5000;
+		ck_assert_uint_gt(klen = store_key_dedupe(key, sizeof(key),
+		    "acme", "github", "k-1"), 0);
+		ck_assert_uint_gt(vlen = store_rec_dedupe_encode(&dd, buf,
+		    sizeof(buf)), 0);
+		ck_assert_int_eq(store_rec_dedupe_decode(key, klen, buf, vlen,
+		    &dd2, err, sizeof(err)), 0);
+		ck_assert_mem_eq(&dd, &dd2, sizeof(dd));
+		buf[0] = 7;
+		ret = store_rec_dedupe_decode(key, klen, buf, vlen, &dd2, err,
+		    sizeof(err));
+	} else if (strcmp(tc->table, "replays") == 0) {
+		memset(&rp, 0, sizeof(rp));
+		rp.state = STORE_REPLAY_PAUSED;
+		rp.kind = STORE_REPLAY_DLQ;
+		strcpy(rp.source, "github");
+		rp.since = 1;
+		rp.until = 2;
+		rp.rate = 1000;
+		rp.max_lag_ms = 2000;
+		rp.created_at = 3;
+		rp.moved = 4;
+		store_key_dead(rp.cursor, 1000, rk);
+		uuidv7_new(key);
+		klen = UUID_LEN;
+		ck_assert_uint_gt(vlen = store_rec_replay_encode(&rp, buf,
+		    sizeof(buf)), 0);
+		ck_assert_int_eq(store_rec_replay_decode(key, klen, buf, vlen,
+		    &rp2, err, sizeof(err)), 0);
+		ck_assert_mem_eq(&rp, &rp2, sizeof(rp));
+		buf[0] = 7;
+		ret = store_rec_replay_decode(key, klen, buf, vlen, &rp2, err,
+		    sizeof(err));
+	} else if (strcmp(tc->table, "lanes") == 0 ||
+	    strcmp(tc->table, "members") == 0) {
+		memcpy(key, lane, lanelen);
+		klen = lanelen;
+		if (strcmp(tc->table, "members") == 0)
+			ck_assert_uint_gt(klen = store_key_member(key,
+			    sizeof(key), lane, lanelen, 42), 0);
+		ck_assert_uint_gt(vlen = store_rec_rowkey_encode(rk, buf,
+		    sizeof(buf)), 0);
+		ck_assert_int_eq(store_rec_rowkey_decode(tc->table, key, klen,
+		    buf, vlen, rk2, err, sizeof(err)), 0);
+		ck_assert_mem_eq(rk, rk2, sizeof(rk));
+		buf[0] = 7;
+		ret = store_rec_rowkey_decode(tc->table, key, klen, buf, vlen,
+		    rk2, err, sizeof(err));
+	} else {
+		if (strcmp(tc->table, "marks") == 0) {
+			memcpy(key, lane, lanelen);
+			klen = lanelen;
+		} else if (strcmp(tc->table, "due") == 0)
+			klen = store_key_due(key, sizeof(key), "acme", 1000,
+			    rk);
+		else {
+			unsigned char dk[STORE_KEY_MAX];
+			size_t dklen;
+
+			dklen = store_key_dedupe(dk, sizeof(dk), "acme",
+			    "github", "k-1");
+			klen = store_key_dedupe_exp(key, sizeof(key), 5000,
+			    dk, dklen);
+		}
+		ck_assert_uint_gt(klen, 0);
+		ck_assert_uint_eq(vlen = store_rec_empty_encode(buf,
+		    sizeof(buf)), 1);
+		ck_assert_int_eq(store_rec_empty_decode(tc->table, key, klen,
+		    buf, vlen, err, sizeof(err)), 0);
+		buf[0] = 7;
+		ret = store_rec_empty_decode(tc->table, key, klen, buf, vlen,
+		    err, sizeof(err));
+	}
+	ck_assert_int_eq(ret, -1);
+	ck_assert_msg(strncmp(err, tc->want, strlen(tc->want)) == 0,
+	    "error: %s", err);
+	ck_assert_ptr_nonnull(strstr(err, "format version 7, this build "
+	    "reads 1"));
+}
+END_TEST
+
+START_TEST(test_key_order)
+{
+	unsigned char a[STORE_KEY_MAX], b[STORE_KEY_MAX];
+	unsigned char rk1[STORE_ROWKEY_LEN], rk2[STORE_ROWKEY_LEN];
+	size_t la, lb;
+
+	/* Big-endian: 255 sorts before 256, as numbers. */
+	store_key_row(rk1, 255, 9);
+	store_key_row(rk2, 256, 0);
+	ck_assert_int_lt(memcmp(rk1, rk2, sizeof(rk1)), 0);
+	la = store_key_due(a, sizeof(a), "acme", 0x00ff, rk2);
+	lb = store_key_due(b, sizeof(b), "acme", 0x0100, rk1);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_lt(memcmp(a, b, la), 0);
+	/* A key that does not fit is refused, not cut. */
+	ck_assert_uint_eq(store_key_due(a, 10, "acme", 1, rk1), 0);
+}
+END_TEST
+
+static Suite *
+store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc;
+
+	tc = tcase_create("batches");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_seq_never_reused);
+	tcase_add_test(tc, test_ordered_rows);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("durability");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_restart);
+	tcase_add_test(tc, test_recovery);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("refusals");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_damaged_file);
+	tcase_add_test(tc, test_garbage_file);
+	tcase_add_test(tc, test_newer_schema);
+	tcase_add_test(tc, test_meta_unknown_version);
+	tcase_add_test(tc, test_missing_meta);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("codecs");
+	tcase_set_timeout(tc, 10);
+	tcase_add_loop_test(tc, test_codec_versions, 0,
+	    sizeof(codec_cases) / sizeof(codec_cases[0]));
+	tcase_add_test(tc, test_key_order);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	log_init("check_store", 1);
+	log_setlevel(LOG_LEVEL_WARN);
+	sr = srunner_create(store_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
