@@ -75,13 +75,11 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <db.h>
 
@@ -134,6 +132,7 @@ struct store {
 	unsigned char		 id[16];	/* meta store_id */
 	struct store_batch	 batch;
 	int			 batch_open;
+	int			 opening;	/* in store_open */
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 };
@@ -175,6 +174,7 @@ static int	 store_meta_u64(struct store *, const char *, uint64_t *,
 static int	 store_put(struct store *, DB_TXN *, int, const void *,
 		    size_t, const void *, size_t, uint32_t);
 static void	 store_close_handles(struct store *);
+static DB_TXN	*store_readtxn(struct store *);
 
 static void	 put_u32(unsigned char *, uint32_t);
 static void	 put_u64(unsigned char *, uint64_t);
@@ -218,7 +218,8 @@ store_dbmsg(const DB_ENV *env, const char *pfx, const char *msg)
 	struct store *st = env->app_private;
 
 	log_warnx("store: %s", msg);
-	if (st != NULL)
+	/* The first message names the cause; the rest is its cascade. */
+	if (st != NULL && st->dberr[0] == '\0')
 		snprintf(st->dberr, sizeof(st->dberr), "%s", msg);
 }
 
@@ -239,7 +240,7 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 	n = strlen(st->err);
 	if (st->dberr[0] != '\0' && n < sizeof(st->err))
 		snprintf(st->err + n, sizeof(st->err) - n, " (%s)", st->dberr);
-	if (ret == DB_RUNRECOVERY) {
+	if (ret == DB_RUNRECOVERY && !st->opening) {
 		n = strlen(st->err);
 		if (n < sizeof(st->err))
 			snprintf(st->err + n, sizeof(st->err) - n,
@@ -287,6 +288,7 @@ store_open(const char *dir, char *err, size_t errlen)
 		free(st);
 		return NULL;
 	}
+	st->opening = 1;
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
 	if ((ret = st->env->set_cachesize(st->env, 0, STORE_CACHE_BYTES,
@@ -312,6 +314,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	if (store_open_tables(st, err, errlen) == -1 ||
 	    store_load_meta(st, err, errlen) == -1)
 		goto failed;
+	st->opening = 0;
 	return st;
 
  fail:
@@ -726,6 +729,7 @@ store_checkpoint(struct store *st)
 {
 	int ret;
 
+	st->dberr[0] = '\0';
 	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, 0)) != 0) {
 		store_seterr(st, ret, "store %s: checkpoint", st->dir);
 		return -1;
@@ -743,6 +747,7 @@ store_batch_begin(struct store *st)
 	struct store_batch *b = &st->batch;
 	int ret;
 
+	st->dberr[0] = '\0';
 	if (st->batch_open) {
 		store_seterr(st, 0, "store %s: a batch is already open",
 		    st->dir);
@@ -915,6 +920,15 @@ store_batch_abort(struct store_batch *b)
  * Reads.
  */
 
+/* A read while a batch is open runs inside the batch's transaction: a read
+ * of its own would wait for the batch's page locks, and with one thread
+ * that wait never ends.  Such a read sees the batch's uncommitted puts. */
+static DB_TXN *
+store_readtxn(struct store *st)
+{
+	return st->batch_open ? st->batch.txn : NULL;
+}
+
 int
 store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
     uint64_t limit, int (*cb)(const struct store_hook_info *, void *),
@@ -932,10 +946,11 @@ store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
 	DBT k, v;
 	int ret, rv = 0;
 
+	st->dberr[0] = '\0';
 	if (after_seq == UINT64_MAX)
 		return 0;
-	if ((ret = st->db[T_HOOKS]->cursor(st->db[T_HOOKS], NULL, &c,
-	    0)) != 0) {
+	if ((ret = st->db[T_HOOKS]->cursor(st->db[T_HOOKS], store_readtxn(st),
+	    &c, 0)) != 0) {
 		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
 		return -1;
 	}
@@ -1029,6 +1044,7 @@ store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	DBT k, v;
 	int ret;
 
+	st->dberr[0] = '\0';
 	memset(out, 0, sizeof(*out));
 	store_key_hook(kb, seq);
 	memset(&k, 0, sizeof(k));
@@ -1036,7 +1052,8 @@ store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	k.data = kb;
 	k.size = sizeof(kb);
 	v.flags = DB_DBT_MALLOC;
-	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], NULL, &k, &v, 0);
+	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], store_readtxn(st), &k,
+	    &v, 0);
 	if (ret == DB_NOTFOUND)
 		return 1;
 	if (ret != 0) {
@@ -1077,11 +1094,13 @@ store_debug_count(struct store *st, const char *table)
 	int64_t n = 0;
 	int t, ret;
 
+	st->dberr[0] = '\0';
 	if ((t = store_table_index(table)) == -1) {
 		store_seterr(st, 0, "store: no table \"%s\"", table);
 		return -1;
 	}
-	if ((ret = st->db[t]->cursor(st->db[t], NULL, &c, 0)) != 0) {
+	if ((ret = st->db[t]->cursor(st->db[t], store_readtxn(st), &c,
+	    0)) != 0) {
 		store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
 		    table);
 		return -1;
@@ -1319,7 +1338,8 @@ key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 		if (len < 8 || key_describe_lane(k, len - 8, d, sizeof(d)) !=
 		    len - 8)
 			break;
-		snprintf(buf, bufsz, "%s seq %" PRIu64, d, get_u64(k + len - 8));
+		snprintf(buf, bufsz, "%s seq %" PRIu64, d,
+		    get_u64(k + len - 8));
 		return;
 	case T_DEAD:
 		if (len != STORE_DEADKEY_LEN)

@@ -123,7 +123,7 @@ const char	*store_strerror(struct store *);
 
 #define STORE_NAME_MAX		64	/* tenant and source ids, bytes */
 #define STORE_ERROR_MAX		1024	/* last error, dead reason, bytes */
-#define STORE_REC_VERSION	1	/* the record format this build writes */
+#define STORE_REC_VERSION	1	/* record format this build writes */
 #define STORE_REC_MAX		4096	/* any record but a hook fits */
 #define STORE_KEY_MAX		1024	/* any key fits */
 #define STORE_ROWKEY_LEN	12	/* seq u64 + sink index u32 */
@@ -147,15 +147,15 @@ struct store_row {
 	uint64_t	first_attempt;	/* wall ms, 0 before the first */
 	uint64_t	due;		/* wall ms */
 	char		last_error[STORE_ERROR_MAX + 1];	/* "" if none */
-	uint64_t	lane_hash;	/* ordered sinks: hash of the order key */
+	uint64_t	lane_hash;	/* ordered: hash of the order key */
 	uint8_t		state;		/* enum store_row_state */
 	unsigned char	replay_id[UUID_LEN];	/* all zero: not a replay */
-	uint64_t	body_size;	/* its hook's body, for the byte window */
+	uint64_t	body_size;	/* its hook's body, for byte windows */
 };
 
 /* A dead letter (table dead); the row and its hook stay alive. */
 struct store_dead {
-	char		reason[STORE_ERROR_MAX + 1];	/* "retries_exhausted".. */
+	char		reason[STORE_ERROR_MAX + 1];	/* contracts' reasons */
 	uint32_t	attempts;
 	char		last_error[STORE_ERROR_MAX + 1];
 };
@@ -181,7 +181,7 @@ enum store_replay_kind {
 struct store_replay {
 	uint8_t		state;		/* enum store_replay_state */
 	uint8_t		kind;		/* enum store_replay_kind */
-	char		source[STORE_NAME_MAX + 1];	/* "" for every source */
+	char		source[STORE_NAME_MAX + 1];	/* "": every source */
 	uint64_t	since;		/* dead time window, wall ms; 0: open */
 	uint64_t	until;
 	uint32_t	rate;		/* rows per second */
@@ -198,7 +198,7 @@ struct store_hook_rec {
 	struct store_hook	 hook;
 	uint32_t		 rows;		/* live row count */
 	uint64_t		 body_size;	/* even when checked in */
-	const char		*claim_ref;	/* "" while the body is inline */
+	const char		*claim_ref;	/* "": the body is inline */
 	struct store_header	*hdrs;		/* hook.headers, owned */
 	void			*mem;		/* the record, owned, or NULL */
 };
@@ -217,11 +217,13 @@ void		 store_key_hook(unsigned char out[8], uint64_t seq);
 void		 store_key_row(unsigned char out[STORE_ROWKEY_LEN],
 		    uint64_t seq, uint32_t sink_index);
 void		 store_key_dead(unsigned char out[STORE_DEADKEY_LEN],
-		    uint64_t dead_at, const unsigned char rowkey[STORE_ROWKEY_LEN]);
+		    uint64_t dead_at,
+		    const unsigned char rowkey[STORE_ROWKEY_LEN]);
 size_t		 store_key_due(unsigned char *, size_t, const char *tenant,
 		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN]);
 size_t		 store_key_lane(unsigned char *, size_t, const char *tenant,
-		    const char *source, uint32_t sink_index, uint64_t lane_hash);
+		    const char *source, uint32_t sink_index,
+		    uint64_t lane_hash);
 size_t		 store_key_member(unsigned char *, size_t,
 		    const unsigned char *lane, size_t lanelen, uint64_t seq);
 size_t		 store_key_dedupe(unsigned char *, size_t, const char *tenant,

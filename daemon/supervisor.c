@@ -385,9 +385,10 @@ child_err(struct chan *ch, int err, void *arg)
 	if (err != 0 && c->state != CHILD_DEAD)
 		log_warnx("supervisor: edge %u.%u pid %d: channel: %s", c->gen,
 		    c->index, (int)c->pid, strerror(err));
-	/* The process is expected to exit; SIGCHLD reaps it.  Kill it in
-	 * case it only closed the channel. */
-	kill(c->pid, err != 0 ? SIGKILL : SIGTERM);
+	/* A clean EOF: the process is exiting and SIGCHLD reaps it.  A
+	 * broken channel: make sure it is gone. */
+	if (err != 0)
+		kill(c->pid, SIGKILL);
 	chan_free(c->chan);
 	c->chan = NULL;
 	c->state = CHILD_DEAD;

@@ -51,6 +51,8 @@ static uint64_t	 put_one(struct store *, const char *, const void *, size_t,
 static int	 list_cb(const struct store_hook_info *, void *);
 static struct store *open_ok(void);
 static void	 meta_poke(const char *, const void *, size_t);
+static void	 table_poke(const char *, const void *, size_t, const void *,
+		    size_t);
 static void	 file_scribble(const char *, off_t, size_t);
 static Suite	*store_suite(void);
 
@@ -143,9 +145,10 @@ list_cb(const struct store_hook_info *info, void *arg)
 	return l->stop_after != 0 && l->n >= l->stop_after;
 }
 
-/* Write a meta record behind the store's back (the store is closed). */
+/* Write a record behind the store's back (the store is closed). */
 static void
-meta_poke(const char *name, const void *val, size_t len)
+table_poke(const char *file, const void *key, size_t klen, const void *val,
+    size_t len)
 {
 	DB_ENV *env;
 	DB *db;
@@ -155,18 +158,24 @@ meta_poke(const char *name, const void *val, size_t len)
 	ck_assert_int_eq(env->open(env, tmpdir, DB_CREATE | DB_INIT_TXN |
 	    DB_INIT_LOCK | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER, 0600), 0);
 	ck_assert_int_eq(db_create(&db, env, 0), 0);
-	ck_assert_int_eq(db->open(db, NULL, "meta.db", NULL, DB_BTREE,
-	    DB_AUTO_COMMIT, 0600), 0);
+	ck_assert_int_eq(db->open(db, NULL, file, NULL, DB_BTREE,
+	    DB_CREATE | DB_AUTO_COMMIT, 0600), 0);
 	memset(&k, 0, sizeof(k));
 	memset(&v, 0, sizeof(v));
-	k.data = (void *)name;
-	k.size = strlen(name);
+	k.data = (void *)key;
+	k.size = klen;
 	v.data = (void *)val;
 	v.size = len;
 	ck_assert_int_eq(db->put(db, NULL, &k, &v, DB_AUTO_COMMIT), 0);
 	ck_assert_int_eq(db->close(db, 0), 0);
 	ck_assert_int_eq(env->txn_checkpoint(env, 0, 0, DB_FORCE), 0);
 	ck_assert_int_eq(env->close(env, 0), 0);
+}
+
+static void
+meta_poke(const char *name, const void *val, size_t len)
+{
+	table_poke("meta.db", name, strlen(name), val, len);
 }
 
 /* Overwrite len bytes at off of a table file with a pattern. */
@@ -197,8 +206,9 @@ START_TEST(test_round_trip)
 	struct store_batch *b;
 	struct store *st;
 	struct listed l;
+	struct store_header bighdr;
 	unsigned char *big;
-	char idbuf[UUID_STRLEN + 1];
+	char idbuf[UUID_STRLEN + 1], *longval;
 	int i, j;
 
 	ck_assert_ptr_nonnull(big = malloc(BIG_BODY));
@@ -211,8 +221,14 @@ START_TEST(test_round_trip)
 	h[1].dedupe_key = NULL;
 	h[1].content_type = "";
 	hook_fill(&h[2], "github", "", 0);
-	h[2].nheaders = 0;
-	h[2].headers = NULL;
+	/* A head larger than the listing's first read. */
+	ck_assert_ptr_nonnull(longval = malloc(6001));
+	memset(longval, 'v', 6000);
+	longval[6000] = '\0';
+	bighdr.name = "x-long";
+	bighdr.value = longval;
+	h[2].nheaders = 1;
+	h[2].headers = &bighdr;
 
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_ptr_null(store_batch_begin(st));	/* one at a time */
@@ -298,6 +314,7 @@ START_TEST(test_round_trip)
 	ck_assert_int_eq(store_hook_get(st, 99, &rec), 1);
 	store_close(st);
 	free(big);
+	free(longval);
 }
 END_TEST
 
@@ -337,6 +354,33 @@ START_TEST(test_seq_never_reused)
 	ck_assert_uint_eq(l.info[0].seq, s1);
 	ck_assert_uint_eq(l.info[1].seq, s3);
 	ck_assert_int_eq(store_debug_count(st, "due"), 3);
+	store_close(st);
+}
+END_TEST
+
+/* A read while a batch is open must not wait on the batch's locks. */
+START_TEST(test_read_during_batch)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_hook_rec rec;
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	struct listed l;
+
+	st = open_ok();
+	put_one(st, "github", "first", 5, 1);
+	hook_fill(&h, "github", "second", 6);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 2);
+	ck_assert_int_eq(store_hook_get(st, 1, &rec), 0);
+	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_debug_count(st, "due"), 2);
+	ck_assert_int_eq(store_batch_commit(b), 0);
+	ck_assert_int_eq(store_debug_count(st, "due"), 2);
 	store_close(st);
 }
 END_TEST
@@ -476,6 +520,8 @@ START_TEST(test_damaged_file)
 	ck_assert_int_ge(sb.st_size, 8192);
 	file_scribble("hooks.db", sb.st_size / 2 + 100, 512);
 	st = store_open(tmpdir, err, sizeof(err));
+	if (getenv("STORE_SHOW") != NULL)
+		fprintf(stderr, "REFUSED: %s\n", err);
 	ck_assert_ptr_null(st);
 	ck_assert_msg(strstr(err, "hooks.db") != NULL, "error: %s", err);
 }
@@ -496,6 +542,8 @@ START_TEST(test_garbage_file)
 	ck_assert_int_eq(stat(path, &sb), 0);
 	file_scribble("rows.db", 0, 4096);
 	st = store_open(tmpdir, err, sizeof(err));
+	if (getenv("STORE_SHOW") != NULL)
+		fprintf(stderr, "REFUSED: %s\n", err);
 	ck_assert_ptr_null(st);
 	ck_assert_msg(strstr(err, "rows.db") != NULL, "error: %s", err);
 }
@@ -511,6 +559,8 @@ START_TEST(test_newer_schema)
 	store_close(st);
 	meta_poke("schema", v, sizeof(v));
 	st = store_open(tmpdir, err, sizeof(err));
+	if (getenv("STORE_SHOW") != NULL)
+		fprintf(stderr, "REFUSED: %s\n", err);
 	ck_assert_ptr_null(st);
 	ck_assert_msg(strstr(err, "meta.db") != NULL &&
 	    strstr(err, "schema version 2") != NULL, "error: %s", err);
@@ -527,9 +577,42 @@ START_TEST(test_meta_unknown_version)
 	store_close(st);
 	meta_poke("next_seq", v, sizeof(v));
 	st = store_open(tmpdir, err, sizeof(err));
+	if (getenv("STORE_SHOW") != NULL)
+		fprintf(stderr, "REFUSED: %s\n", err);
 	ck_assert_ptr_null(st);
 	ck_assert_msg(strstr(err, "meta record \"next_seq\" has format "
 	    "version 7, this build reads 1") != NULL, "error: %s", err);
+}
+END_TEST
+
+/* A hook record of an unknown version fails the listing, naming it. */
+START_TEST(test_hook_unknown_version)
+{
+	struct store_hook_rec rec;
+	struct store_hook h;
+	struct store *st;
+	struct listed l;
+	unsigned char key[8], *val;
+	size_t vlen;
+
+	st = open_ok();
+	put_one(st, "github", "body", 4, 1);
+	store_close(st);
+	hook_fill(&h, "github", "body", 4);
+	ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h, 1, "", &vlen));
+	val[0] = 7;
+	store_key_hook(key, 1);
+	table_poke("hooks.db", key, sizeof(key), val, vlen);
+	free(val);
+
+	st = open_ok();
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), -1);
+	ck_assert_int_eq(l.n, 0);
+	ck_assert_str_eq(store_strerror(st), "hooks record seq 1 has format "
+	    "version 7, this build reads 1");
+	ck_assert_int_eq(store_hook_get(st, 1, &rec), -1);
+	store_close(st);
 }
 END_TEST
 
@@ -546,6 +629,8 @@ START_TEST(test_missing_meta)
 	ck_assert_int_eq(mkdir(tmpdir, 0700), 0);
 	meta_poke("schema", v, sizeof(v));
 	st = store_open(tmpdir, err, sizeof(err));
+	if (getenv("STORE_SHOW") != NULL)
+		fprintf(stderr, "REFUSED: %s\n", err);
 	ck_assert_ptr_null(st);
 	ck_assert_msg(strstr(err, "no \"next_seq\"") != NULL, "error: %s",
 	    err);
@@ -604,7 +689,8 @@ START_TEST(test_codec_versions)
 		    "urn:ankusa:claim:v1:acme:01H", &vlen));
 		ck_assert_int_eq(store_rec_hook_decode(tc->table, key, klen,
 		    val, vlen, &hrec, err, sizeof(err)), 0);
-		ck_assert_str_eq(hrec.claim_ref, "urn:ankusa:claim:v1:acme:01H");
+		ck_assert_str_eq(hrec.claim_ref,
+		    "urn:ankusa:claim:v1:acme:01H");
 		ck_assert_uint_eq(hrec.body_size, 6);
 		ck_assert_ptr_null(hrec.hook.body);
 		ck_assert_int_eq(hrec.hook.nheaders, 3);
@@ -770,6 +856,7 @@ store_suite(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_seq_never_reused);
 	tcase_add_test(tc, test_ordered_rows);
+	tcase_add_test(tc, test_read_during_batch);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("durability");
@@ -787,6 +874,7 @@ store_suite(void)
 	tcase_add_test(tc, test_newer_schema);
 	tcase_add_test(tc, test_meta_unknown_version);
 	tcase_add_test(tc, test_missing_meta);
+	tcase_add_test(tc, test_hook_unknown_version);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("codecs");
@@ -805,7 +893,8 @@ main(void)
 	int failed;
 
 	log_init("check_store", 1);
-	log_setlevel(LOG_LEVEL_WARN);
+	log_setlevel(getenv("STORE_SHOW") != NULL ?
+	    LOG_LEVEL_WARN : LOG_LEVEL_ERROR);
 	sr = srunner_create(store_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -351,7 +351,7 @@ header_semantics(struct httpreq *r)
 			r->chunked = 1;
 		} else if (name_is(h, "connection")) {
 			if (h->valuelen >= sizeof(buf))
-				continue;	/* no token we know is so long */
+				continue;	/* longer than any we know */
 			memcpy(buf, h->value, h->valuelen);
 			buf[h->valuelen] = '\0';
 			for (p = buf; (tok = strtok_r(p, ",", &save)) != NULL;
@@ -484,7 +484,7 @@ httpreq_chunked_feed(struct httpreq_chunked *c, const void *data, size_t n,
 			}
 			if (ch == '\n')
 				goto size_line_done;
-			/* size [BWS] [";" extensions]; control bytes refused. */
+			/* size [BWS] [";" ext]; control bytes refused. */
 			if (ch == ';' || c->state == CH_EXT) {
 				if (ch != '\t' && (ch < 0x20 || ch == 0x7f))
 					goto bad;

@@ -24,13 +24,13 @@
 
 #define HTTPREQ_HEAD_MAX	(64 * 1024)	/* request line + headers */
 #define HTTPREQ_HEADERS_MAX	100
-#define HTTPREQ_CHUNK_LINE_MAX	4096		/* chunk-size line, extensions */
+#define HTTPREQ_CHUNK_LINE_MAX	4096		/* chunk size + extensions */
 #define HTTPREQ_TRAILER_MAX	(64 * 1024)	/* trailers, read and ignored */
 
 enum httpreq_status {
 	HTTPREQ_MORE = 0,	/* every byte fed was used; feed more */
 	HTTPREQ_DONE,		/* complete; *used says where it ended */
-	HTTPREQ_ERROR,		/* refused; see the error member (HTTP status) */
+	HTTPREQ_ERROR,		/* refused: the error member has the status */
 };
 
 struct httpreq_header {
@@ -46,23 +46,23 @@ struct httpreq_header {
  * into it and live until httpreq_reset or httpreq_free.
  */
 struct httpreq {
-	char			*buf;		/* head bytes, without leading CRLFs */
+	char			*buf;		/* the head bytes */
 	size_t			 len;
 	size_t			 cap;
-	size_t			 total;		/* bytes taken, leading CRLFs too */
+	size_t			 total;		/* bytes taken, with CRLFs */
 	size_t			 linelen;	/* bytes since the last LF */
 	int			 nlines;	/* complete non-empty lines */
-	int			 error;		/* HTTP status after HTTPREQ_ERROR */
+	int			 error;		/* status for HTTPREQ_ERROR */
 
 	char			*method;
-	char			*target;	/* as received, query included */
+	char			*target;	/* as received, with query */
 	int			 minor;		/* HTTP/1.minor */
 	struct httpreq_header	 headers[HTTPREQ_HEADERS_MAX];
 	int			 nheaders;
 	int			 has_length;	/* a Content-Length was given */
 	uint64_t		 content_length;
 	int			 chunked;	/* Transfer-Encoding: chunked */
-	int			 keep_alive;	/* after version and Connection */
+	int			 keep_alive;	/* version + Connection */
 	int			 expect_continue;
 };
 
@@ -90,7 +90,7 @@ struct httpreq_chunked {
 	int		 digits;	/* hex digits in the size line */
 	uint64_t	 max;		/* body cap (http.max_body_bytes) */
 	int		 error;		/* 400, or 413 past max */
-	unsigned char	*out;		/* decoded body; the caller may take it */
+	unsigned char	*out;		/* decoded body (caller may own it) */
 	size_t		 outlen;
 	size_t		 outcap;
 };
@@ -106,13 +106,13 @@ enum httpreq_route_kind {
 	HTTPREQ_ROUTE_READY,		/* GET /ready */
 	HTTPREQ_ROUTE_HOOK,		/* POST to a well-formed source URL */
 	HTTPREQ_ROUTE_NOT_FOUND,	/* 404 not_found: outside the prefix */
-	HTTPREQ_ROUTE_UNKNOWN_SOURCE,	/* 404 unknown_source: bad shape or id */
+	HTTPREQ_ROUTE_UNKNOWN_SOURCE,	/* 404 unknown_source: bad shape, id */
 	HTTPREQ_ROUTE_METHOD,		/* 405: resolves, but not a POST */
 };
 
 struct httpreq_route {
 	enum httpreq_route_kind	 kind;
-	char			 tenant[CONF_ID_MAX + 1];	/* URL's, or "" */
+	char			 tenant[CONF_ID_MAX + 1];	/* or "" */
 	char			 source[CONF_ID_MAX + 1];
 };
 

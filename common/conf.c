@@ -1,0 +1,3091 @@
+/*
+ * conf.c: the configuration key table, the YAML loader and its checks.
+ *
+ * Every key is declared once, in conftab[] below: its dotted name pattern
+ * ("*" stands for an id, "[]" for a list element), its type, where it is
+ * stored, its default (as YAML text, run through the same setter as a value
+ * from the file), its bounds, whether a reload can change it, and a line of
+ * documentation.  The walker, the validator, conf_reload_check() and
+ * conf_write_manual() all read that table; nothing else knows key names,
+ * except the cross checks, which name the keys they relate.
+ *
+ * The file is loaded with libyaml's document API into a node tree, which is
+ * walked once.  Errors are collected, never fatal: conf_parse() reports all
+ * of them and returns NULL if there was any.  Nothing here logs or exits.
+ *
+ * Environment interpolation, in every scalar value (never in keys), before
+ * the value is typed:
+ *	${VAR}		the value of VAR; an unset VAR is an error naming
+ *			the key
+ *			(a VAR set to the empty string gives "")
+ *	${VAR:-text}	the value of VAR, or text when VAR is unset or empty;
+ *			text is taken literally and cannot contain "}"
+ *	$${		a literal "${"; any other "$" is literal too
+ * Whether a value is null is decided on the text in the file, before
+ * interpolation: a variable never makes a value null.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "conf.h"
+
+#ifndef ANKUSA_RUNSTATEDIR
+#define ANKUSA_RUNSTATEDIR	"/var/run/ankusa"
+#endif
+#ifndef ANKUSA_SYSCONFDIR
+#define ANKUSA_SYSCONFDIR	"/etc/ankusa"
+#endif
+/* node.data_dir when the file does not say: the Elixir Ankusa's default. */
+#ifndef ANKUSA_DATADIR
+#define ANKUSA_DATADIR		"/var/lib/ankusa"
+#endif
+
+#define CPATH_MAX	512	/* longest dotted key path in a message */
+#define CSHOW_MAX	64	/* longest value echoed in a message */
+#define CONF_MAX_ERRORS	100	/* stop collecting after so many */
+
+enum ckey_type {
+	T_SECTION,		/* a map of known keys */
+	T_MAPOF,		/* a map of id -> section */
+	T_LISTOF,		/* a list of sections (sinks) */
+	T_DEDUPE,		/* a preset name, or a section */
+	T_BOOL,			/* int */
+	T_U16,			/* uint16_t */
+	T_U32,			/* uint32_t */
+	T_U64,			/* uint64_t */
+	T_FLOAT,		/* double, > 0 */
+	T_MODE,			/* uint32_t, written in octal */
+	T_STR,			/* char *, non-empty */
+	T_IDENT,		/* char *, [A-Za-z0-9_-]{1,64} */
+	T_ADDR,			/* char *, numeric IPv4 or IPv6 address */
+	T_URL,			/* char *, http:// or https:// */
+	T_PREFIX,		/* char *, URL path prefix, "/" stored as "" */
+	T_SOCKPATH,		/* char *, fits in sun_path */
+	T_ENUM,			/* int, index into names */
+	T_ENUMSTR,		/* char *, the canonical name */
+	T_SINKTYPE,		/* enum sink_type of the sink */
+	T_SECRETS,		/* struct blob[] at off, int count at off2 */
+	T_STRLIST,		/* char ** at off, int count at off2 */
+	T_HEADERS,		/* struct header_kv * at off, count at off2 */
+	T_KEYHDR,		/* struct keyspec: a header name */
+	T_KEYJSON,		/* struct keyspec: a JSON dot path */
+};
+
+/* Which object a key's offset is relative to. */
+enum ckey_scope {
+	S_NONE = 0,
+	S_CONF,
+	S_SOURCE,
+	S_SINK,
+	S_TENANT,		/* struct tenant_window */
+	S_RATE,			/* struct rate_limit */
+};
+
+/* What a section creates or marks when it is present. */
+enum ckey_obj {
+	O_NONE = 0,
+	O_RATE_DEFAULT,
+	O_RATE_TENANT,
+	O_TENANT,
+	O_SOURCE,
+	O_SINK,
+	O_CLAIM,
+	O_RETRY,
+};
+
+#define F_REQUIRED	0x001	/* must be present in its section */
+#define F_RESTART	0x002	/* a reload cannot change it */
+#define F_NULLABLE	0x004	/* null is accepted: 0 or NULL */
+#define F_SECRET	0x008	/* never echoed in a message */
+#define F_FIRST		0x010	/* walked before its siblings */
+#define F_LAST		0x020	/* walked after its siblings */
+#define F_CROSS		0x040	/* also bounded by another key (cfinish) */
+#define F_DEFNULL	0x080	/* the id "default" means unset */
+
+#define M_HTTP		(1 << SINK_HTTP)
+#define M_SQS		(1 << SINK_SQS)
+#define M_PUBSUB	(1 << SINK_PUBSUB)
+#define M_LOG		(1 << SINK_LOG)
+#define M_NET		(M_HTTP | M_SQS | M_PUBSUB)
+#define M_QUEUE		(M_SQS | M_PUBSUB)
+#define M_ALL		(M_NET | M_LOG)
+
+struct cparse;
+struct cctx;
+
+typedef void	 ccheck_fn(struct cparse *, struct cctx *, yaml_node_t *,
+		    const char *);
+
+struct conf_key {
+	const char		*name;
+	enum ckey_type		 type;
+	enum ckey_scope		 scope;
+	size_t			 off;
+	size_t			 off2;
+	const char		*def;
+	uint64_t		 min;
+	uint64_t		 max;
+	double			 fmax;
+	const char *const	*names;		/* T_ENUM, T_ENUMSTR */
+	int			 flags;
+	int			 sinks;		/* sink types it applies to */
+	enum ckey_obj		 obj;
+	ccheck_fn		*check;		/* run after a section's walk */
+	const char		*doc;
+};
+
+/* One parse: the document, the result and the errors so far. */
+struct cparse {
+	yaml_document_t		*doc;
+	struct conf		*conf;
+	struct conf_errors	*errs;
+	int			 nerr;
+};
+
+/* The objects that keys of each scope are stored in, at this point of the
+ * walk. */
+struct cctx {
+	struct source_conf	*src;
+	struct sink_conf	*sink;
+	struct tenant_window	*tw;
+	struct rate_limit	*rl;
+	int			 mask;		/* 1 << sink type, 0: no sink */
+};
+
+/* A growing string. */
+struct cbuf {
+	char	*s;
+	size_t	 len;
+	size_t	 cap;
+};
+
+static void	 cerr(struct cparse *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+static void	 cerr_push(struct conf_errors *, char *);
+static int	 yline(const yaml_node_t *);
+static int	 yisnull(const yaml_node_t *);
+static const char *ykind(const yaml_node_t *);
+static yaml_node_t *ymap_get(yaml_document_t *, yaml_node_t *, const char *);
+static const struct conf_key *ckey_find(const char *, int, int *);
+static const struct conf_key *ckey_byname(const char *);
+static int	 ckey_parent_is(const struct conf_key *, const char *);
+static void	*ckey_base(struct cparse *, struct cctx *,
+		    const struct conf_key *);
+static void	 ckey_want(const struct conf_key *, char *, size_t);
+static void	 cshow(const struct conf_key *, const char *, char *, size_t);
+static void	 cjoin(char *, size_t, const char *, const char *);
+static void	 cfmt(char *, size_t, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+static void	 cbad(struct cparse *, const struct conf_key *, const char *,
+		    const char *, int);
+static void	 cbad_node(struct cparse *, const struct conf_key *,
+		    const char *, const yaml_node_t *);
+static void	 cbuf_add(struct cbuf *, const char *, size_t);
+static char	*cinterp(struct cparse *, const char *, const char *, int);
+static int	 cparse_u64(const char *, uint64_t *);
+static int	 cparse_bool(const char *, int *);
+static int	 cparse_mode(const char *, uint64_t *);
+static int	 cenum(const struct conf_key *, const char *);
+static int	 cvalid_url(const char *);
+static int	 cvalid_token(const char *);
+static int	 cvalid_jsonpath(const char *);
+static int	 cb64_decode(const char *, struct blob *);
+static int	 csecret_whsec(struct cparse *, struct cctx *);
+static void	 cset_str(char **, const char *);
+static int	 cset_text(struct cparse *, struct cctx *,
+		    const struct conf_key *, void *, const char *,
+		    const char *, int);
+static void	 cset_null(const struct conf_key *, void *);
+static char	*cscalar(struct cparse *, const yaml_node_t *, const char *);
+static void	 cset_node(struct cparse *, struct cctx *,
+		    const struct conf_key *, yaml_node_t *, const char *);
+static void	 cset_secrets(struct cparse *, struct cctx *,
+		    const struct conf_key *, void *, yaml_node_t *,
+		    const char *);
+static void	 cset_strlist(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+static void	 cset_headers(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+static void	 cdefaults(struct cparse *, struct cctx *, enum ckey_scope,
+		    int);
+static void	 cwalk_section(struct cparse *, struct cctx *, const char *,
+		    yaml_node_t *, const char *);
+static void	 cwalk_value(struct cparse *, struct cctx *,
+		    const struct conf_key *, yaml_node_t *, const char *);
+static void	 cwalk_mapof(struct cparse *, struct cctx *,
+		    const struct conf_key *, yaml_node_t *, const char *);
+static void	 cwalk_sinks(struct cparse *, struct cctx *,
+		    const struct conf_key *, yaml_node_t *, const char *);
+static ccheck_fn ccheck_source;
+static ccheck_fn ccheck_dedupe;
+static ccheck_fn ccheck_sink;
+static ccheck_fn ccheck_order_key;
+static ccheck_fn ccheck_claim;
+static void	 cfinish(struct cparse *, yaml_node_t *);
+static void	 cfree_blobs(struct blob *, int);
+static void	 cfree_sink(struct sink_conf *);
+static void	 cfree_source(struct source_conf *);
+static void	 cman_escape(FILE *, const char *);
+static void	 cman_name(FILE *, const char *);
+
+static const char *const log_levels[] = {
+	"error", "warning", "info", "debug", NULL
+};
+static const char *const routings[] = { "path", "tenant_path", NULL };
+static const char *const verify_types[] = {
+	"none", "stripe", "github", "standard_webhooks", "shopify", "slack",
+	"hmac", NULL
+};
+static const char *const vfails[] = {
+	"reject", "quarantine", "accept_flag", NULL
+};
+static const char *const presets[] = {
+	"github", "standard_webhooks", "svix", "shopify", "stripe", NULL
+};
+static const char *const hashes[] = { "sha256", "sha512", "sha1", NULL };
+static const char *const encodings[] = { "hex", "base64", NULL };
+static const char *const parses[] = {
+	"whole", "csv_pairs", "space_versions", NULL
+};
+static const char *const decodes[] = { "raw", "whsec_base64", NULL };
+static const char *const methods[] = { "post", "put", "patch", NULL };
+static const char *const auths[] = { "metadata", "token", "none", NULL };
+static const char *const store_types[] = { "local", "s3", NULL };
+/* Indexed by enum sink_type - 1. */
+static const char *const sink_types[] = {
+	"http", "sqs", "google_pubsub", "log", NULL
+};
+/* Sink types of the Elixir Ankusa that this build does not have. */
+static const char *const sink_refused[] = {
+	"rabbitmq", "kafka", "nats", "redis", NULL
+};
+
+/* The key each dedupe preset reads; indexed like presets[]. */
+static const struct {
+	enum keyspec_kind	 kind;
+	const char		*name;
+} preset_keys[] = {
+	{ KEY_HEADER, "x-github-delivery" },
+	{ KEY_HEADER, "webhook-id" },
+	{ KEY_HEADER, "svix-id" },
+	{ KEY_HEADER, "x-shopify-webhook-id" },
+	{ KEY_JSON, "id" },
+};
+
+/* The hmac descriptor keys, only valid with verify.type hmac. */
+static const char *const hmac_keys[] = {
+	"signature_header", "signed", "hash", "encoding", "sig_prefix",
+	"timestamp_header", "parse", "sig_key", "version", "secret_decode",
+	NULL
+};
+
+#define CO(f)	offsetof(struct conf, f)
+#define SO(f)	offsetof(struct source_conf, f)
+#define KO(f)	offsetof(struct sink_conf, f)
+#define TO(f)	offsetof(struct tenant_window, f)
+#define RO(f)	offsetof(struct rate_limit, f)
+
+#define MS_DAY		86400000ULL
+#define GIB		1073741824ULL
+#define TIB		1099511627776ULL
+
+static const struct conf_key conftab[] = {
+	/* node */
+	{ .name = "node", .type = T_SECTION,
+	  .doc = "This node." },
+	{ .name = "node.data_dir", .type = T_STR, .scope = S_CONF,
+	  .off = CO(data_dir), .def = ANKUSA_DATADIR, .flags = F_RESTART,
+	  .doc = "The directory of the store (a Berkeley DB environment), "
+	    "its lock file and, by default, local claims." },
+
+	/* log */
+	{ .name = "log", .type = T_SECTION, .doc = "Logging." },
+	{ .name = "log.level", .type = T_ENUMSTR, .scope = S_CONF,
+	  .off = CO(log_level), .def = "info", .names = log_levels,
+	  .doc = "The least severe level logged." },
+
+	/* http */
+	{ .name = "http", .type = T_SECTION,
+	  .doc = "The ingest listener (see ankusad(8))." },
+	{ .name = "http.ip", .type = T_ADDR, .scope = S_CONF,
+	  .off = CO(http.ip), .def = "0.0.0.0", .flags = F_RESTART,
+	  .doc = "The address the ingest listener binds." },
+	{ .name = "http.port", .type = T_U16, .scope = S_CONF,
+	  .off = CO(http.port), .def = "4000", .max = 65535,
+	  .flags = F_RESTART,
+	  .doc = "The ingest listener's TCP port." },
+	{ .name = "http.max_body_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(http.max_body_bytes), .def = "8000000", .min = 1,
+	  .max = GIB,
+	  .doc = "The largest request body accepted; a larger one is "
+	    "answered 413." },
+	{ .name = "http.routing", .type = T_ENUM, .scope = S_CONF,
+	  .off = CO(http.routing), .def = "path", .names = routings,
+	  .doc = "path: POST {prefix}/{source_id}; tenant_path: POST "
+	    "{prefix}/{tenant_id}/{source_id}, the tenant taken from the "
+	    "URL." },
+	{ .name = "http.prefix", .type = T_PREFIX, .scope = S_CONF,
+	  .off = CO(http.prefix), .def = "/webhooks",
+	  .doc = "The path segments before the ids; \"/\" means none.  It "
+	    "starts with a slash and, unless it is \"/\", does not end with "
+	    "one." },
+	{ .name = "http.workers", .type = T_U32, .scope = S_CONF,
+	  .off = CO(http.workers), .def = "2", .min = 1, .max = 64,
+	  .doc = "The number of ankusa-edge processes." },
+
+	/* admin */
+	{ .name = "admin", .type = T_SECTION,
+	  .doc = "The admin API: health, metrics, configuration, dead "
+	    "letters, replays.  It is unauthenticated: keep it on loopback "
+	    "or behind a proxy." },
+	{ .name = "admin.enabled", .type = T_BOOL, .scope = S_CONF,
+	  .off = CO(admin.enabled), .def = "true", .flags = F_RESTART,
+	  .doc = "Whether the admin listener is opened." },
+	{ .name = "admin.ip", .type = T_ADDR, .scope = S_CONF,
+	  .off = CO(admin.ip), .def = "127.0.0.1", .flags = F_RESTART,
+	  .doc = "The address the admin listener binds." },
+	{ .name = "admin.port", .type = T_U16, .scope = S_CONF,
+	  .off = CO(admin.port), .def = "4002", .max = 65535,
+	  .flags = F_RESTART,
+	  .doc = "The admin listener's TCP port." },
+
+	/* control */
+	{ .name = "control", .type = T_SECTION,
+	  .doc = "The control socket of ankusactl(8)." },
+	{ .name = "control.socket", .type = T_SOCKPATH, .scope = S_CONF,
+	  .off = CO(control.socket), .def = ANKUSA_RUNSTATEDIR "/control.sock",
+	  .flags = F_RESTART,
+	  .doc = "The path of the UNIX socket; at most 103 bytes." },
+	{ .name = "control.mode", .type = T_MODE, .scope = S_CONF,
+	  .off = CO(control.mode), .def = "0660", .max = 0777,
+	  .doc = "The socket's permissions, in octal (0660 or \"0660\"; "
+	    "every digit is read as octal)." },
+
+	/* rate_limits */
+	{ .name = "rate_limits", .type = T_SECTION,
+	  .doc = "Per-tenant ingest limits, charged after verification: a "
+	    "token bucket of burst hooks refilled at rate per second.  A "
+	    "tenant with no entry takes the default; no default means "
+	    "unlimited.  A hook over its limit is answered 429." },
+	{ .name = "rate_limits.default", .type = T_SECTION,
+	  .obj = O_RATE_DEFAULT, .flags = F_NULLABLE,
+	  .doc = "The limit of a tenant with no entry of its own; null "
+	    "(the default) means unlimited." },
+	{ .name = "rate_limits.default.rate", .type = T_FLOAT,
+	  .scope = S_RATE, .off = RO(rate), .fmax = 1e9, .flags = F_REQUIRED,
+	  .doc = "Hooks per second; fractions are allowed." },
+	{ .name = "rate_limits.default.burst", .type = T_U32,
+	  .scope = S_RATE, .off = RO(burst), .min = 1, .max = 1000000000,
+	  .flags = F_REQUIRED,
+	  .doc = "The most hooks admitted back to back." },
+	{ .name = "rate_limits.tenants", .type = T_MAPOF,
+	  .obj = O_RATE_TENANT,
+	  .doc = "One limit per tenant id." },
+	{ .name = "rate_limits.tenants.*", .type = T_SECTION,
+	  .doc = "The limit of one tenant." },
+	{ .name = "rate_limits.tenants.*.rate", .type = T_FLOAT,
+	  .scope = S_RATE, .off = RO(rate), .fmax = 1e9, .flags = F_REQUIRED,
+	  .doc = "Hooks per second; fractions are allowed." },
+	{ .name = "rate_limits.tenants.*.burst", .type = T_U32,
+	  .scope = S_RATE, .off = RO(burst), .min = 1, .max = 1000000000,
+	  .flags = F_REQUIRED,
+	  .doc = "The most hooks admitted back to back." },
+
+	/* quarantine */
+	{ .name = "quarantine", .type = T_SECTION,
+	  .doc = "The pen for hooks that fail verification on a source with "
+	    "on_verify_failure: quarantine." },
+	{ .name = "quarantine.burst", .type = T_U32, .scope = S_CONF,
+	  .off = CO(quarantine.burst), .def = "100", .min = 1,
+	  .max = 1000000000,
+	  .doc = "Per source: the most hooks quarantined back to back." },
+	{ .name = "quarantine.rate", .type = T_FLOAT, .scope = S_CONF,
+	  .off = CO(quarantine.rate), .def = "10", .fmax = 1e9,
+	  .doc = "Per source: hooks quarantined per second beyond the burst; "
+	    "over it the answer is 429." },
+	{ .name = "quarantine.max_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(quarantine.max_bytes), .def = "268435456", .min = 1,
+	  .max = TIB,
+	  .doc = "The bytes the whole pen may hold; a full pen answers 503." },
+
+	/* batcher */
+	{ .name = "batcher", .type = T_SECTION,
+	  .doc = "The commit queue (group commit) in front of the store." },
+	{ .name = "batcher.max_batch", .type = T_U32, .scope = S_CONF,
+	  .off = CO(batcher.max_batch), .def = "256", .min = 1, .max = 65536,
+	  .doc = "The most hooks committed in one transaction." },
+	{ .name = "batcher.max_delay_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(batcher.max_delay_ms), .def = "0", .max = 60000,
+	  .doc = "How long a batch may wait to grow; 0 commits as soon as "
+	    "the previous commit is done." },
+	{ .name = "batcher.max_queue", .type = T_U32, .scope = S_CONF,
+	  .off = CO(batcher.max_queue), .def = "10000", .min = 1,
+	  .max = 10000000,
+	  .doc = "Hooks buffered or committing; over it ingest answers 503." },
+	{ .name = "batcher.max_queue_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(batcher.max_queue_bytes), .def = "268435456", .min = 1,
+	  .max = 64 * GIB,
+	  .doc = "The same bound in body bytes." },
+
+	/* dispatch */
+	{ .name = "dispatch", .type = T_SECTION,
+	  .doc = "Delivery: windows, per-sink isolation, breakers, retries." },
+	{ .name = "dispatch.batch", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.batch), .def = "128", .min = 1, .max = 65536,
+	  .doc = "The most due rows claimed per scan." },
+	{ .name = "dispatch.concurrency", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.concurrency), .def = "32", .min = 1, .max = 1024,
+	  .doc = "The most delivery attempts running at once." },
+	{ .name = "dispatch.max_inflight", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.max_inflight), .def = "4096", .min = 1,
+	  .max = 10000000,
+	  .doc = "The most rows claimed and not yet settled." },
+	{ .name = "dispatch.max_inflight_bytes", .type = T_U64,
+	  .scope = S_CONF, .off = CO(dispatch.max_inflight_bytes),
+	  .def = "134217728", .min = 1, .max = TIB,
+	  .doc = "The most body bytes of claimed rows." },
+	{ .name = "dispatch.attempt_timeout_ms", .type = T_U64,
+	  .scope = S_CONF, .off = CO(dispatch.attempt_timeout_ms),
+	  .def = "30000", .min = 1, .max = MS_DAY,
+	  .doc = "An attempt still running after this is killed and counts "
+	    "as failed.  Keep it above every sink's timeout_ms." },
+	{ .name = "dispatch.sink_concurrency", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.sink_concurrency), .def = "8", .min = 1,
+	  .max = 1024, .flags = F_NULLABLE | F_CROSS,
+	  .doc = "The most attempts of one sink running at once, at most "
+	    "dispatch.concurrency; null means only the global cap.  When "
+	    "not set it is 8, or dispatch.concurrency if that is lower." },
+	{ .name = "dispatch.breaker_failures", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.breaker_failures), .def = "5", .max = 1000000,
+	  .doc = "Consecutive failures that open a sink's breaker; 0 turns "
+	    "breakers off." },
+	{ .name = "dispatch.breaker_open_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(dispatch.breaker_open_ms), .def = "30000", .min = 1,
+	  .max = MS_DAY,
+	  .doc = "How long an open breaker first stays open; it doubles on "
+	    "each consecutive open." },
+	{ .name = "dispatch.breaker_max_open_ms", .type = T_U64,
+	  .scope = S_CONF, .off = CO(dispatch.breaker_max_open_ms),
+	  .def = "300000", .min = 1, .max = MS_DAY, .flags = F_CROSS,
+	  .doc = "The longest a breaker stays open; at least "
+	    "dispatch.breaker_open_ms (when not set, raised to it)." },
+	{ .name = "dispatch.tenants", .type = T_MAPOF, .obj = O_TENANT,
+	  .doc = "Per-tenant windows, so that one tenant's backlog cannot "
+	    "take every slot.  The entry named default applies to every "
+	    "tenant without one; its unset fields are the global values, "
+	    "and a tenant's unset fields are the default entry's." },
+	{ .name = "dispatch.tenants.*", .type = T_SECTION,
+	  .doc = "The window of one tenant, or of every other tenant "
+	    "(default)." },
+	{ .name = "dispatch.tenants.*.max_inflight", .type = T_U32,
+	  .scope = S_TENANT, .off = TO(max_inflight), .min = 1,
+	  .max = 10000000,
+	  .doc = "The most claimed rows of the tenant." },
+	{ .name = "dispatch.tenants.*.max_inflight_bytes", .type = T_U64,
+	  .scope = S_TENANT, .off = TO(max_inflight_bytes), .min = 1,
+	  .max = TIB,
+	  .doc = "The most body bytes of the tenant's claimed rows." },
+	{ .name = "dispatch.tenants.*.concurrency", .type = T_U32,
+	  .scope = S_TENANT, .off = TO(concurrency), .min = 1, .max = 1024,
+	  .doc = "The most attempts of the tenant running at once." },
+	{ .name = "dispatch.retry", .type = T_SECTION,
+	  .doc = "The retry policy of every source without its own: delay = "
+	    "min(max_ms, base_ms * 2^(attempt-1)), times a factor in "
+	    "[0.5, 1] with jitter." },
+	{ .name = "dispatch.retry.base_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(dispatch.retry.base_ms), .def = "100", .min = 1,
+	  .max = MS_DAY,
+	  .doc = "The first delay." },
+	{ .name = "dispatch.retry.max_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(dispatch.retry.max_ms), .def = "300000", .min = 1,
+	  .max = MS_DAY,
+	  .doc = "The longest delay." },
+	{ .name = "dispatch.retry.max_attempts", .type = T_U32,
+	  .scope = S_CONF, .off = CO(dispatch.retry.max_attempts),
+	  .def = "84", .min = 1, .max = 1000000,
+	  .doc = "Attempts before the row is dead-lettered." },
+	{ .name = "dispatch.retry.jitter", .type = T_BOOL, .scope = S_CONF,
+	  .off = CO(dispatch.retry.jitter), .def = "true",
+	  .doc = "Multiply each delay by a random factor in [0.5, 1]." },
+	{ .name = "dispatch.retry.max_elapsed_ms", .type = T_U64,
+	  .scope = S_CONF, .off = CO(dispatch.retry.max_elapsed_ms),
+	  .def = "86400000", .min = 1, .max = 365 * MS_DAY,
+	  .doc = "The retry horizon from the first attempt; past it the row "
+	    "is dead-lettered." },
+
+	/* claim_check */
+	{ .name = "claim_check", .type = T_SECTION, .scope = S_CONF,
+	  .off = CO(claim_check.enabled), .obj = O_CLAIM,
+	  .flags = F_RESTART, .check = ccheck_claim,
+	  .doc = "Large bodies go to a blob store by reference; the "
+	    "read-only gateway listens only when this section is present." },
+	{ .name = "claim_check.ip", .type = T_ADDR, .scope = S_CONF,
+	  .off = CO(claim_check.ip), .def = "127.0.0.1", .flags = F_RESTART,
+	  .doc = "The address the claim gateway binds." },
+	{ .name = "claim_check.port", .type = T_U16, .scope = S_CONF,
+	  .off = CO(claim_check.port), .def = "4001", .max = 65535,
+	  .flags = F_RESTART,
+	  .doc = "The claim gateway's TCP port." },
+	{ .name = "claim_check.pack_max_bytes", .type = T_U64,
+	  .scope = S_CONF, .off = CO(claim_check.pack_max_bytes),
+	  .def = "16777216", .min = 1, .max = 4294967295ULL,
+	  .doc = "The target size of one pack." },
+	{ .name = "claim_check.retention_days", .type = T_U32,
+	  .scope = S_CONF, .off = CO(claim_check.retention_days),
+	  .def = "null", .min = 1, .max = 36500, .flags = F_NULLABLE,
+	  .doc = "Days a local pack is kept; null keeps them.  Local store "
+	    "only: use a bucket lifecycle rule for S3." },
+	{ .name = "claim_check.store", .type = T_SECTION,
+	  .doc = "Where claims live." },
+	{ .name = "claim_check.store.type", .type = T_ENUMSTR,
+	  .scope = S_CONF, .off = CO(claim_check.store_type), .def = "local",
+	  .names = store_types, .flags = F_FIRST,
+	  .doc = "local: files under root; s3: an S3-compatible bucket." },
+	{ .name = "claim_check.store.root", .type = T_STR, .scope = S_CONF,
+	  .off = CO(claim_check.root),
+	  .doc = "The directory of a local store; default "
+	    "node.data_dir/claims." },
+	{ .name = "claim_check.store.s3", .type = T_SECTION,
+	  .doc = "The bucket of an s3 store.  Credentials not given here "
+	    "come from the AWS_* environment." },
+	{ .name = "claim_check.store.s3.bucket", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_bucket),
+	  .doc = "The bucket; required with type s3." },
+	{ .name = "claim_check.store.s3.region", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_region),
+	  .doc = "The bucket's region." },
+	{ .name = "claim_check.store.s3.endpoint", .type = T_URL,
+	  .scope = S_CONF, .off = CO(claim_check.s3_endpoint),
+	  .doc = "An S3-compatible endpoint (MinIO ...)." },
+	{ .name = "claim_check.store.s3.access_key_id", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_access_key_id),
+	  .doc = "The access key id." },
+	{ .name = "claim_check.store.s3.secret_access_key", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_secret_access_key),
+	  .flags = F_SECRET,
+	  .doc = "The secret access key." },
+	{ .name = "claim_check.store.s3.session_token", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_session_token),
+	  .flags = F_SECRET,
+	  .doc = "A session token for temporary credentials." },
+
+	/* sources */
+	{ .name = "sources", .type = T_MAPOF, .obj = O_SOURCE,
+	  .flags = F_REQUIRED | F_LAST,
+	  .doc = "The sources, by id: POST {prefix}/{id} under routing path.  "
+	    "At least one." },
+	{ .name = "sources.*", .type = T_SECTION, .check = ccheck_source,
+	  .doc = "One source: a provider endpoint." },
+	{ .name = "sources.*.tenant", .type = T_IDENT, .scope = S_SOURCE,
+	  .off = SO(tenant), .flags = F_NULLABLE | F_DEFNULL,
+	  .doc = "The tenant the source belongs to; absent or default: a "
+	    "shared source (under tenant_path the URL names the tenant)." },
+	{ .name = "sources.*.trust_url_tenant", .type = T_BOOL,
+	  .scope = S_SOURCE, .off = SO(trust_url_tenant), .def = "false",
+	  .doc = "Under routing tenant_path, a shared source with verify "
+	    "none must set this to true: anyone can then post under any "
+	    "tenant." },
+	{ .name = "sources.*.verify", .type = T_SECTION,
+	  .doc = "How requests are authenticated.  Absent: type none." },
+	{ .name = "sources.*.verify.type", .type = T_ENUM, .scope = S_SOURCE,
+	  .off = SO(verify.type), .def = "none", .names = verify_types,
+	  .flags = F_FIRST,
+	  .doc = "The signature scheme; every type but none requires "
+	    "secret." },
+	{ .name = "sources.*.verify.secret", .type = T_SECRETS,
+	  .scope = S_SOURCE, .off = SO(verify.secrets),
+	  .off2 = SO(verify.nsecrets), .flags = F_SECRET,
+	  .doc = "A secret, or a list of up to 8 (newest first, every one is "
+	    "tried).  standard_webhooks secrets (and hmac ones with "
+	    "secret_decode whsec_base64) are whsec_ followed by base64; the "
+	    "others are used as written.  None may be empty." },
+	{ .name = "sources.*.verify.tolerance_seconds", .type = T_U32,
+	  .scope = S_SOURCE, .off = SO(verify.tolerance_seconds),
+	  .def = "300", .min = 1, .max = 31536000,
+	  .doc = "The largest accepted distance between a signed timestamp "
+	    "and now." },
+	{ .name = "sources.*.verify.signature_header", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.signature_header),
+	  .doc = "hmac: the header carrying the signature (required)." },
+	{ .name = "sources.*.verify.signed", .type = T_STR, .scope = S_SOURCE,
+	  .off = SO(verify.signed_template),
+	  .doc = "hmac: the signed bytes, a template of {body}, {ts} and "
+	    "{header:NAME} (required; quote it)." },
+	{ .name = "sources.*.verify.hash", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(verify.hash), .def = "sha256",
+	  .names = hashes,
+	  .doc = "hmac: the hash function." },
+	{ .name = "sources.*.verify.encoding", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(verify.encoding), .def = "hex",
+	  .names = encodings,
+	  .doc = "hmac: how the signature is encoded." },
+	{ .name = "sources.*.verify.sig_prefix", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.sig_prefix),
+	  .doc = "hmac: a prefix before the signature (sha256=)." },
+	{ .name = "sources.*.verify.timestamp_header", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.timestamp_header),
+	  .doc = "hmac: the header carrying the signed timestamp." },
+	{ .name = "sources.*.verify.parse", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(verify.parse), .def = "whole",
+	  .names = parses,
+	  .doc = "hmac: whole (the header is one signature), csv_pairs "
+	    "(k=v pairs, the signatures under sig_key) or space_versions "
+	    "(space-separated tokens starting with version)." },
+	{ .name = "sources.*.verify.sig_key", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.sig_key),
+	  .doc = "hmac: the pair key of a signature under parse csv_pairs "
+	    "(required there)." },
+	{ .name = "sources.*.verify.version", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.version),
+	  .doc = "hmac: the token prefix under parse space_versions, e.g. "
+	    "\"v1,\" (required there)." },
+	{ .name = "sources.*.verify.secret_decode", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(verify.secret_decode), .def = "raw",
+	  .names = decodes, .flags = F_FIRST,
+	  .doc = "hmac: raw, or whsec_base64 for whsec_ secrets." },
+	{ .name = "sources.*.on_verify_failure", .type = T_ENUM,
+	  .scope = S_SOURCE, .off = SO(on_verify_failure), .def = "reject",
+	  .names = vfails,
+	  .doc = "reject (401), quarantine (202, held in the pen) or "
+	    "accept_flag (stored, flagged, without dedupe)." },
+	{ .name = "sources.*.dedupe", .type = T_DEDUPE,
+	  .check = ccheck_dedupe,
+	  .doc = "Drop a hook whose key was seen within ttl_seconds: a "
+	    "preset name, or a map of preset, header or json, and "
+	    "ttl_seconds.  Absent: no dedupe." },
+	{ .name = "sources.*.dedupe.preset", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(dedupe.preset), .names = presets,
+	  .doc = "github (x-github-delivery), standard_webhooks "
+	    "(webhook-id), svix (svix-id), shopify (x-shopify-webhook-id), "
+	    "stripe (JSON id)." },
+	{ .name = "sources.*.dedupe.header", .type = T_KEYHDR,
+	  .scope = S_SOURCE, .off = SO(dedupe.key),
+	  .doc = "The key is this request header." },
+	{ .name = "sources.*.dedupe.json", .type = T_KEYJSON,
+	  .scope = S_SOURCE, .off = SO(dedupe.key),
+	  .doc = "The key is this dot path through the JSON body." },
+	{ .name = "sources.*.dedupe.ttl_seconds", .type = T_U64,
+	  .scope = S_SOURCE, .off = SO(dedupe.ttl_seconds), .def = "259200",
+	  .min = 1, .max = 31536000,
+	  .doc = "How long a key is remembered." },
+	{ .name = "sources.*.forward_headers", .type = T_STRLIST,
+	  .scope = S_SOURCE, .off = SO(forward_headers),
+	  .off2 = SO(nforward_headers), .flags = F_NULLABLE,
+	  .doc = "The request headers passed to sinks (names, any case).  "
+	    "Absent: every header but credentials, framing, hop-by-hop and "
+	    "x-ankusa-*." },
+	{ .name = "sources.*.retry", .type = T_SECTION, .obj = O_RETRY,
+	  .doc = "This source's retry policy; each key absent here is "
+	    "dispatch.retry's." },
+	{ .name = "sources.*.retry.base_ms", .type = T_U64, .scope = S_SOURCE,
+	  .off = SO(retry.base_ms), .min = 1, .max = MS_DAY,
+	  .doc = "The first delay." },
+	{ .name = "sources.*.retry.max_ms", .type = T_U64, .scope = S_SOURCE,
+	  .off = SO(retry.max_ms), .min = 1, .max = MS_DAY,
+	  .doc = "The longest delay." },
+	{ .name = "sources.*.retry.max_attempts", .type = T_U32,
+	  .scope = S_SOURCE, .off = SO(retry.max_attempts), .min = 1,
+	  .max = 1000000,
+	  .doc = "Attempts before the row is dead-lettered." },
+	{ .name = "sources.*.retry.jitter", .type = T_BOOL, .scope = S_SOURCE,
+	  .off = SO(retry.jitter),
+	  .doc = "Multiply each delay by a random factor in [0.5, 1]." },
+	{ .name = "sources.*.retry.max_elapsed_ms", .type = T_U64,
+	  .scope = S_SOURCE, .off = SO(retry.max_elapsed_ms), .min = 1,
+	  .max = 365 * MS_DAY,
+	  .doc = "The retry horizon from the first attempt." },
+	{ .name = "sources.*.sinks", .type = T_LISTOF, .obj = O_SINK,
+	  .flags = F_REQUIRED,
+	  .doc = "Where the source's hooks are delivered: a list of at least "
+	    "one sink, each delivered at least once." },
+	{ .name = "sources.*.sinks[]", .type = T_SECTION, .sinks = M_ALL,
+	  .check = ccheck_sink,
+	  .doc = "One sink: a type and its options." },
+	{ .name = "sources.*.sinks[].type", .type = T_SINKTYPE,
+	  .scope = S_SINK, .off = KO(type), .names = sink_types,
+	  .flags = F_REQUIRED | F_FIRST, .sinks = M_ALL,
+	  .doc = "http, sqs, google_pubsub or log." },
+	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,
+	  .scope = S_SINK, .off = KO(ordered), .def = "false", .sinks = M_ALL,
+	  .doc = "Deliver in order, one at a time, per lane: per order_key, "
+	    "or one lane for the sink." },
+	{ .name = "sources.*.sinks[].order_key", .type = T_SECTION,
+	  .sinks = M_ALL, .check = ccheck_order_key,
+	  .doc = "The lane key of an ordered sink: a map of header or "
+	    "json.  Absent: one lane per sink." },
+	{ .name = "sources.*.sinks[].order_key.header", .type = T_KEYHDR,
+	  .scope = S_SINK, .off = KO(order_key), .sinks = M_ALL,
+	  .doc = "The lane key is this request header." },
+	{ .name = "sources.*.sinks[].order_key.json", .type = T_KEYJSON,
+	  .scope = S_SINK, .off = KO(order_key), .sinks = M_ALL,
+	  .doc = "The lane key is this dot path through the JSON body." },
+	{ .name = "sources.*.sinks[].url", .type = T_URL, .scope = S_SINK,
+	  .off = KO(u.http.url), .flags = F_REQUIRED, .sinks = M_HTTP,
+	  .doc = "The endpoint, http:// or https://." },
+	{ .name = "sources.*.sinks[].method", .type = T_ENUMSTR,
+	  .scope = S_SINK, .off = KO(u.http.method), .def = "post",
+	  .names = methods, .sinks = M_HTTP,
+	  .doc = "The request method." },
+	{ .name = "sources.*.sinks[].headers", .type = T_HEADERS,
+	  .scope = S_SINK, .off = KO(u.http.headers),
+	  .off2 = KO(u.http.nheaders), .sinks = M_HTTP,
+	  .doc = "Headers added to every delivery: a map of name to value." },
+	{ .name = "sources.*.sinks[].secret", .type = T_SECRETS,
+	  .scope = S_SINK, .off = KO(u.http.secrets),
+	  .off2 = KO(u.http.nsecrets), .flags = F_SECRET, .sinks = M_HTTP,
+	  .doc = "Sign deliveries the Standard Webhooks way: a whsec_ "
+	    "secret, or a list of up to 8 while rotating." },
+	{ .name = "sources.*.sinks[].max_response_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(u.http.max_response_bytes),
+	  .def = "65536", .min = 1, .max = GIB, .sinks = M_HTTP,
+	  .doc = "At most this much of an answer is read." },
+	{ .name = "sources.*.sinks[].timeout_ms", .type = T_U64,
+	  .scope = S_SINK, .off = KO(timeout_ms), .def = "5000", .min = 1,
+	  .max = 3600000, .sinks = M_NET,
+	  .doc = "The time one request may take." },
+	{ .name = "sources.*.sinks[].inline_max_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(inline_max_bytes), .def = "65536",
+	  .min = 1, .max = GIB, .sinks = M_QUEUE,
+	  .doc = "A larger body is sent by claim reference." },
+	{ .name = "sources.*.sinks[].max_message_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(max_message_bytes), .def = "1048576",
+	  .min = 1, .max = 1048576, .sinks = M_SQS,
+	  .doc = "sqs: the largest message sent; a larger one is "
+	    "dead-lettered." },
+	{ .name = "sources.*.sinks[].max_message_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(max_message_bytes), .def = "10000000",
+	  .min = 1, .max = 10000000, .sinks = M_PUBSUB,
+	  .doc = "google_pubsub: the largest message sent; a larger one is "
+	    "dead-lettered." },
+	{ .name = "sources.*.sinks[].queue_url", .type = T_URL,
+	  .scope = S_SINK, .off = KO(u.sqs.queue_url), .flags = F_REQUIRED,
+	  .sinks = M_SQS,
+	  .doc = "The queue (never created); a name ending .fifo is a FIFO "
+	    "queue." },
+	{ .name = "sources.*.sinks[].region", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.sqs.region), .sinks = M_SQS,
+	  .doc = "The AWS region." },
+	{ .name = "sources.*.sinks[].endpoint", .type = T_URL,
+	  .scope = S_SINK, .off = KO(u.sqs.endpoint), .sinks = M_SQS,
+	  .doc = "sqs: the endpoint; default the queue URL's origin." },
+	{ .name = "sources.*.sinks[].message_group_id", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.sqs.message_group_id), .sinks = M_SQS,
+	  .doc = "The MessageGroupId; on a FIFO queue default "
+	    "tenant/source." },
+	{ .name = "sources.*.sinks[].access_key_id", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.sqs.access_key_id), .sinks = M_SQS,
+	  .doc = "The access key id; absent: the AWS_* environment." },
+	{ .name = "sources.*.sinks[].secret_access_key", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.sqs.secret_access_key),
+	  .flags = F_SECRET, .sinks = M_SQS,
+	  .doc = "The secret access key." },
+	{ .name = "sources.*.sinks[].session_token", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.sqs.session_token), .flags = F_SECRET,
+	  .sinks = M_SQS,
+	  .doc = "A session token for temporary credentials." },
+	{ .name = "sources.*.sinks[].project", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.pubsub.project), .flags = F_REQUIRED,
+	  .sinks = M_PUBSUB,
+	  .doc = "The Google Cloud project." },
+	{ .name = "sources.*.sinks[].topic", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.pubsub.topic), .flags = F_REQUIRED, .sinks = M_PUBSUB,
+	  .doc = "The topic (never created)." },
+	{ .name = "sources.*.sinks[].endpoint", .type = T_URL,
+	  .scope = S_SINK, .off = KO(u.pubsub.endpoint),
+	  .def = "https://pubsub.googleapis.com", .sinks = M_PUBSUB,
+	  .doc = "google_pubsub: the API endpoint (or an emulator)." },
+	{ .name = "sources.*.sinks[].ordering_key", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.pubsub.ordering_key),
+	  .sinks = M_PUBSUB,
+	  .doc = "A static ordering key." },
+	{ .name = "sources.*.sinks[].auth", .type = T_ENUMSTR,
+	  .scope = S_SINK, .off = KO(u.pubsub.auth), .def = "metadata",
+	  .names = auths, .sinks = M_PUBSUB,
+	  .doc = "metadata (the GCE/GKE metadata server), token (the token "
+	    "below) or none (an emulator)." },
+	{ .name = "sources.*.sinks[].token", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.pubsub.token), .flags = F_SECRET, .sinks = M_PUBSUB,
+	  .doc = "The bearer token; required with auth token, refused "
+	    "otherwise." },
+};
+
+#define CONFTAB_N	(sizeof(conftab) / sizeof(conftab[0]))
+
+static const char conf_default_yaml[] =
+    "# The embedded default configuration of ankusad, used when no\n"
+    "# configuration file exists: one open source, logged.\n"
+    "#   curl -d '{\"hello\":1}' http://127.0.0.1:4000/webhooks/demo\n"
+    "node:\n"
+    "  data_dir: ./ankusa-data\n"
+    "http:\n"
+    "  ip: 127.0.0.1\n"
+    "  port: 4000\n"
+    "sources:\n"
+    "  demo:\n"
+    "    verify:\n"
+    "      type: none\n"
+    "    sinks:\n"
+    "      - type: log\n";
+
+/*
+ * Errors.
+ */
+
+static void
+cerr_push(struct conf_errors *errs, char *msg)
+{
+	char **n;
+
+	if (errs == NULL || msg == NULL) {
+		free(msg);
+		return;
+	}
+	n = reallocarray(errs->msgs, errs->n + 1, sizeof(*n));
+	if (n == NULL) {
+		free(msg);
+		return;
+	}
+	errs->msgs = n;
+	errs->msgs[errs->n++] = msg;
+}
+
+/* Record an error; ", line N" is appended when line > 0. */
+static void
+cerr(struct cparse *p, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char *m, *ml;
+
+	p->nerr++;
+	if (p->nerr > CONF_MAX_ERRORS)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) == -1)
+		m = NULL;
+	va_end(ap);
+	if (m == NULL)
+		return;
+	if (p->nerr == CONF_MAX_ERRORS)
+		line = 0;
+	if (line > 0) {
+		if (asprintf(&ml, "%s, line %d", m, line) == -1)
+			ml = NULL;
+		free(m);
+		m = ml;
+	}
+	cerr_push(p->errs, m);
+	if (p->nerr == CONF_MAX_ERRORS)
+		cerr_push(p->errs, strdup("too many errors, giving up"));
+}
+
+void
+conf_errors_free(struct conf_errors *errs)
+{
+	int i;
+
+	if (errs == NULL)
+		return;
+	for (i = 0; i < errs->n; i++)
+		free(errs->msgs[i]);
+	free(errs->msgs);
+	errs->msgs = NULL;
+	errs->n = 0;
+}
+
+/*
+ * YAML nodes.
+ */
+
+static int
+yline(const yaml_node_t *n)
+{
+	return n == NULL ? 0 : (int)n->start_mark.line + 1;
+}
+
+/* Null is decided on the text in the file: a plain ~, null or nothing, or
+ * an explicit !!null. */
+static int
+yisnull(const yaml_node_t *n)
+{
+	const char *v;
+
+	if (n == NULL)
+		return 1;
+	if (n->type != YAML_SCALAR_NODE)
+		return 0;
+	if (n->tag != NULL && strcmp((const char *)n->tag, YAML_NULL_TAG) == 0)
+		return 1;
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	v = (const char *)n->data.scalar.value;
+	return v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
+	    strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
+}
+
+static const char *
+ykind(const yaml_node_t *n)
+{
+	if (yisnull(n))
+		return "null";
+	switch (n->type) {
+	case YAML_MAPPING_NODE:
+		return "a map";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	default:
+		return "a string";
+	}
+}
+
+static yaml_node_t *
+ymap_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *pr;
+	yaml_node_t *k;
+
+	if (map == NULL || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (pr = map->data.mapping.pairs.start;
+	    pr < map->data.mapping.pairs.top; pr++) {
+		k = yaml_document_get_node(doc, pr->key);
+		if (k != NULL && k->type == YAML_SCALAR_NODE &&
+		    strcmp((const char *)k->data.scalar.value, key) == 0)
+			return yaml_document_get_node(doc, pr->value);
+	}
+	return NULL;
+}
+
+/*
+ * The table.
+ */
+
+/* The entry named pat that applies to sink type mask (mask 0: outside any
+ * sink).  *other is set to 1 if pat names a key of another sink type. */
+static const struct conf_key *
+ckey_find(const char *pat, int mask, int *other)
+{
+	size_t i;
+
+	if (other != NULL)
+		*other = 0;
+	for (i = 0; i < CONFTAB_N; i++) {
+		if (strcmp(conftab[i].name, pat) != 0)
+			continue;
+		if (mask == 0 || (conftab[i].sinks & mask))
+			return &conftab[i];
+		if (other != NULL)
+			*other = 1;
+	}
+	return NULL;
+}
+
+static const struct conf_key *
+ckey_byname(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CONFTAB_N; i++)
+		if (strcmp(conftab[i].name, name) == 0)
+			return &conftab[i];
+	return NULL;
+}
+
+/* True if the key sits directly in the section named pat ("" for the top). */
+static int
+ckey_parent_is(const struct conf_key *k, const char *pat)
+{
+	size_t pl = strlen(pat);
+	const char *rest;
+
+	if (pl == 0)
+		rest = k->name;
+	else if (strncmp(k->name, pat, pl) == 0 && k->name[pl] == '.')
+		rest = k->name + pl + 1;
+	else
+		return 0;
+	return strchr(rest, '.') == NULL && strchr(rest, '[') == NULL &&
+	    strcmp(rest, "*") != 0;
+}
+
+static void *
+ckey_base(struct cparse *p, struct cctx *c, const struct conf_key *k)
+{
+	switch (k->scope) {
+	case S_CONF:
+		return p->conf;
+	case S_SOURCE:
+		return c->src;
+	case S_SINK:
+		return c->sink;
+	case S_TENANT:
+		return c->tw;
+	case S_RATE:
+		return c->rl;
+	case S_NONE:
+		break;
+	}
+	return NULL;
+}
+
+/* What a key must be: the words after "must be". */
+static void
+ckey_want(const struct conf_key *k, char *buf, size_t sz)
+{
+	const char *const *e;
+	size_t n;
+
+	switch (k->type) {
+	case T_SECTION:
+		snprintf(buf, sz, "a map");
+		break;
+	case T_MAPOF:
+		snprintf(buf, sz, "a map of ids");
+		break;
+	case T_LISTOF:
+		snprintf(buf, sz, "a list of at least one sink");
+		break;
+	case T_DEDUPE:
+		snprintf(buf, sz, "a preset name or a map");
+		break;
+	case T_BOOL:
+		snprintf(buf, sz, "true or false");
+		break;
+	case T_U16:
+	case T_U32:
+	case T_U64:
+		snprintf(buf, sz, "%san integer in %llu..%llu",
+		    (k->flags & F_NULLABLE) ? "null or " : "",
+		    (unsigned long long)k->min, (unsigned long long)k->max);
+		break;
+	case T_FLOAT:
+		snprintf(buf, sz, "a number greater than 0 and at most %.15g",
+		    k->fmax);
+		break;
+	case T_MODE:
+		snprintf(buf, sz, "an octal mode in %04llo..%04llo",
+		    (unsigned long long)k->min, (unsigned long long)k->max);
+		break;
+	case T_STR:
+		snprintf(buf, sz, "a non-empty string");
+		break;
+	case T_IDENT:
+		snprintf(buf, sz, "an id matching [A-Za-z0-9_-]{1,%d}",
+		    CONF_ID_MAX);
+		break;
+	case T_ADDR:
+		snprintf(buf, sz, "an IPv4 or IPv6 address");
+		break;
+	case T_URL:
+		snprintf(buf, sz, "an http:// or https:// URL");
+		break;
+	case T_PREFIX:
+		snprintf(buf, sz, "a path starting with / and not ending with "
+		    "/ (or just /)");
+		break;
+	case T_SOCKPATH:
+		snprintf(buf, sz, "a path of 1..%zu bytes",
+		    sizeof(((struct sockaddr_un *)NULL)->sun_path) - 5);
+		break;
+	case T_ENUM:
+	case T_ENUMSTR:
+	case T_SINKTYPE:
+		n = snprintf(buf, sz, "one of ");
+		for (e = k->names; *e != NULL && n < sz; e++)
+			n += snprintf(buf + n, sz - n, "%s%s", *e,
+			    e[1] != NULL ? ", " : "");
+		break;
+	case T_SECRETS:
+		snprintf(buf, sz, "a secret or a list of 1..%d secrets",
+		    CONF_MAX_SECRETS);
+		break;
+	case T_STRLIST:
+		snprintf(buf, sz, "a list of header names");
+		break;
+	case T_HEADERS:
+		snprintf(buf, sz, "a map of header names to strings");
+		break;
+	case T_KEYHDR:
+		snprintf(buf, sz, "a header name");
+		break;
+	case T_KEYJSON:
+		snprintf(buf, sz, "a dot path like a.b");
+		break;
+	}
+}
+
+/* A value as echoed in a message: secrets hidden, long ones cut. */
+static void
+cshow(const struct conf_key *k, const char *v, char *buf, size_t sz)
+{
+	size_t len = strlen(v);
+
+	if (k != NULL && (k->flags & F_SECRET))
+		snprintf(buf, sz, "a %zu-byte value (not shown)", len);
+	else if (len == 0)
+		snprintf(buf, sz, "\"\"");
+	else if (len > CSHOW_MAX)
+		snprintf(buf, sz, "%.*s...", CSHOW_MAX, v);
+	else
+		snprintf(buf, sz, "%s", v);
+}
+
+/* snprintf for key paths: a path too long for the buffer is cut, which
+ * only shortens a message. */
+static void
+cfmt(char *buf, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sz, fmt, ap);
+	va_end(ap);
+}
+
+static void
+cjoin(char *buf, size_t sz, const char *a, const char *b)
+{
+	if (a[0] == '\0')
+		cfmt(buf, sz, "%s", b);
+	else
+		cfmt(buf, sz, "%s.%s", a, b);
+}
+
+/* "<path> must be <constraint>, got <value>, line N" */
+static void
+cbad(struct cparse *p, const struct conf_key *k, const char *path,
+    const char *v, int line)
+{
+	char want[256], got[CSHOW_MAX + 32];
+
+	ckey_want(k, want, sizeof(want));
+	cshow(k, v, got, sizeof(got));
+	cerr(p, line, "%s must be %s, got %s", path, want, got);
+}
+
+/* The same for a node that has the wrong shape. */
+static void
+cbad_node(struct cparse *p, const struct conf_key *k, const char *path,
+    const yaml_node_t *n)
+{
+	char want[256];
+
+	ckey_want(k, want, sizeof(want));
+	if (n != NULL && n->type == YAML_SCALAR_NODE && !yisnull(n))
+		cbad(p, k, path, (const char *)n->data.scalar.value, yline(n));
+	else
+		cerr(p, yline(n), "%s must be %s, got %s", path, want,
+		    ykind(n));
+}
+
+/*
+ * Scalars: interpolation and typing.
+ */
+
+static void
+cbuf_add(struct cbuf *b, const char *s, size_t len)
+{
+	char *n;
+	size_t cap;
+
+	if (b->len + len + 1 > b->cap) {
+		cap = b->cap ? b->cap : 64;
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		if ((n = realloc(b->s, cap)) == NULL)
+			abort();
+		b->s = n;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, len);
+	b->len += len;
+	b->s[b->len] = '\0';
+}
+
+/* See the file header for the syntax.  NULL (and an error) on a bad or
+ * unset reference. */
+static char *
+cinterp(struct cparse *p, const char *in, const char *path, int line)
+{
+	struct cbuf b = { NULL, 0, 0 };
+	const char *s = in, *end, *name, *def, *v;
+	char var[256];
+	size_t nl;
+
+	cbuf_add(&b, "", 0);
+	while (*s != '\0') {
+		if (s[0] == '$' && s[1] == '$' && s[2] == '{') {
+			cbuf_add(&b, "${", 2);
+			s += 3;
+			continue;
+		}
+		if (s[0] != '$' || s[1] != '{') {
+			cbuf_add(&b, s, 1);
+			s++;
+			continue;
+		}
+		name = s + 2;
+		if ((end = strchr(name, '}')) == NULL) {
+			cerr(p, line, "%s: unterminated ${ in value", path);
+			goto fail;
+		}
+		nl = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789_");
+		def = NULL;
+		if (name + nl != end) {
+			if (name[nl] == ':' && name[nl + 1] == '-')
+				def = name + nl + 2;
+			else
+				nl = 0;
+		}
+		if (nl == 0 || nl >= sizeof(var) ||
+		    (name[0] >= '0' && name[0] <= '9')) {
+			cerr(p, line, "%s: bad variable reference %.*s", path,
+			    (int)(end - s + 1), s);
+			goto fail;
+		}
+		memcpy(var, name, nl);
+		var[nl] = '\0';
+		v = getenv(var);
+		if (def != NULL && (v == NULL || v[0] == '\0'))
+			cbuf_add(&b, def, end - def);
+		else if (v != NULL)
+			cbuf_add(&b, v, strlen(v));
+		else {
+			cerr(p, line, "%s: environment variable %s is not set",
+			    path, var);
+			goto fail;
+		}
+		s = end + 1;
+	}
+	return b.s;
+ fail:
+	free(b.s);
+	return NULL;
+}
+
+/* A decimal integer, digits only. */
+static int
+cparse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s == '+')
+		s++;
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+cparse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", NULL };
+	static const char *const no[] = { "false", "no", "off", NULL };
+	int i;
+
+	for (i = 0; yes[i] != NULL; i++)
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+	for (i = 0; no[i] != NULL; i++)
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	return -1;
+}
+
+/* Octal digits, optionally 0o-prefixed: 660, 0660 and 0o660 are 0660. */
+static int
+cparse_mode(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O'))
+		s += 2;
+	if (*s == '\0' || strlen(s) > 8)
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '7')
+			return -1;
+		v = v * 8 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+cenum(const struct conf_key *k, const char *s)
+{
+	int i;
+
+	for (i = 0; k->names[i] != NULL; i++)
+		if (strcasecmp(k->names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* http:// or https://, a host, no spaces or control characters. */
+static int
+cvalid_url(const char *s)
+{
+	const char *h, *c;
+
+	if (strncasecmp(s, "http://", 7) == 0)
+		h = s + 7;
+	else if (strncasecmp(s, "https://", 8) == 0)
+		h = s + 8;
+	else
+		return 0;
+	if (*h == '\0' || *h == '/' || *h == ':' || *h == '?' || *h == '#')
+		return 0;
+	for (c = s; *c != '\0'; c++)
+		if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+			return 0;
+	return 1;
+}
+
+/* An HTTP header name (RFC 9110 token). */
+static int
+cvalid_token(const char *s)
+{
+	static const char tchar[] = "!#$%&'*+-.^_`|~"
+	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+	return s[0] != '\0' && strspn(s, tchar) == strlen(s);
+}
+
+/* Non-empty segments separated by dots. */
+static int
+cvalid_jsonpath(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len > 0 && s[0] != '.' && s[len - 1] != '.' &&
+	    strstr(s, "..") == NULL;
+}
+
+/* Strict base64 (RFC 4648, standard alphabet); padding optional but only at
+ * the end.  The result is non-empty. */
+static int
+cb64_decode(const char *s, struct blob *out)
+{
+	static const char alpha[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t len = strlen(s), pad = 0, i, n = 0;
+	unsigned char *d;
+	uint32_t acc = 0;
+	int bits = 0;
+	const char *c;
+
+	while (len > 0 && s[len - 1] == '=') {
+		len--;
+		pad++;
+	}
+	if (len == 0 || pad > 2 || (pad > 0 && (len + pad) % 4 != 0) ||
+	    len % 4 == 1)
+		return -1;
+	if ((d = malloc(len * 3 / 4 + 1)) == NULL)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\0' || (c = strchr(alpha, s[i])) == NULL) {
+			free(d);
+			return -1;
+		}
+		acc = (acc << 6) | (uint32_t)(c - alpha);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			d[n++] = (unsigned char)(acc >> bits);
+			acc &= (1U << bits) - 1;
+		}
+	}
+	out->data = d;
+	out->len = n;
+	return 0;
+}
+
+/* Whether the secrets of the key being set are whsec_ + base64. */
+static int
+csecret_whsec(struct cparse *p, struct cctx *c)
+{
+	struct verify_conf *v;
+
+	if (c->sink != NULL)
+		return 1;
+	v = &c->src->verify;
+	return v->type == VERIFY_STANDARD_WEBHOOKS ||
+	    (v->type == VERIFY_HMAC && v->secret_decode != NULL &&
+	    strcmp(v->secret_decode, "whsec_base64") == 0);
+}
+
+static void
+cset_str(char **dst, const char *v)
+{
+	char *n;
+
+	if ((n = strdup(v)) == NULL)
+		abort();
+	free(*dst);
+	*dst = n;
+}
+
+/* Type one scalar (after interpolation) into base + k->off. */
+static int
+cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    void *base, const char *v, const char *path, int line)
+{
+	char *dst = (char *)base + k->off;
+	struct keyspec *ks;
+	unsigned char a6[16];
+	uint64_t u;
+	double d;
+	char *end;
+	int i;
+
+	switch (k->type) {
+	case T_BOOL:
+		if (cparse_bool(v, &i) == -1)
+			goto bad;
+		*(int *)(void *)dst = i;
+		break;
+	case T_U16:
+	case T_U32:
+	case T_U64:
+		if (cparse_u64(v, &u) == -1 || u < k->min || u > k->max)
+			goto bad;
+		if (k->type == T_U16)
+			*(uint16_t *)(void *)dst = (uint16_t)u;
+		else if (k->type == T_U32)
+			*(uint32_t *)(void *)dst = (uint32_t)u;
+		else
+			*(uint64_t *)(void *)dst = u;
+		break;
+	case T_FLOAT:
+		errno = 0;
+		d = strtod(v, &end);
+		if (v[0] == '\0' || *end != '\0' || errno != 0 ||
+		    !isfinite(d) || d <= 0 || d > k->fmax)
+			goto bad;
+		*(double *)(void *)dst = d;
+		break;
+	case T_MODE:
+		if (cparse_mode(v, &u) == -1 || u < k->min || u > k->max)
+			goto bad;
+		*(uint32_t *)(void *)dst = (uint32_t)u;
+		break;
+	case T_STR:
+		if (v[0] == '\0')
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_IDENT:
+		if (!conf_valid_id(v))
+			goto bad;
+		if ((k->flags & F_DEFNULL) && strcmp(v, "default") == 0) {
+			free(*(char **)(void *)dst);
+			*(char **)(void *)dst = NULL;
+		} else
+			cset_str((char **)(void *)dst, v);
+		break;
+	case T_ADDR:
+		if (inet_pton(AF_INET, v, a6) != 1 &&
+		    inet_pton(AF_INET6, v, a6) != 1)
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_URL:
+		if (!cvalid_url(v))
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_PREFIX:
+		if (strcmp(v, "/") == 0) {
+			cset_str((char **)(void *)dst, "");
+			break;
+		}
+		if (v[0] != '/' || v[strlen(v) - 1] == '/' ||
+		    strcspn(v, " \t?#%") != strlen(v) ||
+		    strstr(v, "//") != NULL)
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_SOCKPATH:
+		/* 5 bytes short of sun_path: the portable bound (BSD's 104). */
+		if (v[0] == '\0' || strlen(v) >
+		    sizeof(((struct sockaddr_un *)NULL)->sun_path) - 5)
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_ENUM:
+		if ((i = cenum(k, v)) == -1)
+			goto bad;
+		*(int *)(void *)dst = i;
+		break;
+	case T_ENUMSTR:
+		if ((i = cenum(k, v)) == -1)
+			goto bad;
+		cset_str((char **)(void *)dst, k->names[i]);
+		break;
+	case T_SINKTYPE:
+		if ((i = cenum(k, v)) == -1) {
+			for (i = 0; sink_refused[i] != NULL; i++)
+				if (strcmp(v, sink_refused[i]) == 0) {
+					cerr(p, line, "%s: %s is not supported "
+					    "by this build", path, v);
+					return -1;
+				}
+			cerr(p, line, "%s must be one of http, sqs, "
+			    "google_pubsub, log, got %s", path,
+			    v[0] != '\0' ? v : "\"\"");
+			return -1;
+		}
+		*(enum sink_type *)(void *)dst = (enum sink_type)(i + 1);
+		break;
+	case T_KEYHDR:
+	case T_KEYJSON:
+		ks = (struct keyspec *)(void *)dst;
+		if (k->type == T_KEYHDR ? !cvalid_token(v) :
+		    !cvalid_jsonpath(v))
+			goto bad;
+		if (ks->kind != KEY_NONE) {
+			cerr(p, line, "%s must not be set together with %s",
+			    path, k->type == T_KEYHDR ? "json" : "header");
+			return -1;
+		}
+		ks->kind = k->type == T_KEYHDR ? KEY_HEADER : KEY_JSON;
+		cset_str(&ks->name, v);
+		break;
+	default:
+		/* Sections, lists and secrets are not scalars. */
+		goto bad;
+	}
+	return 0;
+ bad:
+	cbad(p, k, path, v, line);
+	return -1;
+}
+
+static void
+cset_null(const struct conf_key *k, void *base)
+{
+	char *dst = (char *)base + k->off;
+
+	switch (k->type) {
+	case T_U16:
+		*(uint16_t *)(void *)dst = 0;
+		break;
+	case T_U32:
+	case T_MODE:
+		*(uint32_t *)(void *)dst = 0;
+		break;
+	case T_U64:
+		*(uint64_t *)(void *)dst = 0;
+		break;
+	case T_STR:
+	case T_IDENT:
+	case T_ADDR:
+	case T_URL:
+	case T_PREFIX:
+	case T_SOCKPATH:
+	case T_ENUMSTR:
+		free(*(char **)(void *)dst);
+		*(char **)(void *)dst = NULL;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The interpolated text of a scalar node; NULL (and an error) otherwise. */
+static char *
+cscalar(struct cparse *p, const yaml_node_t *n, const char *path)
+{
+	return cinterp(p, (const char *)n->data.scalar.value, path, yline(n));
+}
+
+/* Set a leaf from a node. */
+static void
+cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    yaml_node_t *n, const char *path)
+{
+	void *base;
+	char *v;
+
+	if ((base = ckey_base(p, c, k)) == NULL)
+		return;
+	switch (k->type) {
+	case T_SECRETS:
+		cset_secrets(p, c, k, base, n, path);
+		return;
+	case T_STRLIST:
+		cset_strlist(p, k, base, n, path);
+		return;
+	case T_HEADERS:
+		cset_headers(p, k, base, n, path);
+		return;
+	default:
+		break;
+	}
+	if (yisnull(n)) {
+		if (k->flags & F_NULLABLE)
+			cset_null(k, base);
+		else
+			cbad_node(p, k, path, n);
+		return;
+	}
+	if (n->type != YAML_SCALAR_NODE) {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	if ((v = cscalar(p, n, path)) == NULL)
+		return;
+	cset_text(p, c, k, base, v, path, yline(n));
+	free(v);
+}
+
+/* One secret or a list of up to CONF_MAX_SECRETS, decoded as the context
+ * says: whsec_ + base64, or raw bytes.  None may be empty. */
+static void
+cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    void *base, yaml_node_t *n, const char *path)
+{
+	struct blob *bl = (struct blob *)(void *)((char *)base + k->off);
+	int *np = (int *)(void *)((char *)base + k->off2);
+	yaml_node_item_t *it;
+	yaml_node_t *e, *items[CONF_MAX_SECRETS];
+	char ipath[CPATH_MAX], *v;
+	int i, ni = 0, whsec = csecret_whsec(p, c), line;
+
+	if (n->type == YAML_SCALAR_NODE && !yisnull(n))
+		items[ni++] = n;
+	else if (n->type == YAML_SEQUENCE_NODE) {
+		for (it = n->data.sequence.items.start;
+		    it < n->data.sequence.items.top; it++) {
+			if (ni == CONF_MAX_SECRETS) {
+				cerr(p, yline(n), "%s must be a list of at "
+				    "most %d secrets, got a list of %d", path,
+				    CONF_MAX_SECRETS,
+				    (int)(n->data.sequence.items.top -
+				    n->data.sequence.items.start));
+				return;
+			}
+			items[ni++] = yaml_document_get_node(p->doc, *it);
+		}
+		if (ni == 0) {
+			cbad_node(p, k, path, n);
+			return;
+		}
+	} else {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	cfree_blobs(bl, *np);
+	*np = 0;
+	for (i = 0; i < ni; i++) {
+		e = items[i];
+		if (n->type == YAML_SEQUENCE_NODE)
+			cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
+		else
+			cfmt(ipath, sizeof(ipath), "%s", path);
+		line = yline(e);
+		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
+			cerr(p, line, "%s must be a non-empty string, got %s",
+			    ipath, ykind(e));
+			continue;
+		}
+		if ((v = cscalar(p, e, ipath)) == NULL)
+			continue;
+		if (v[0] == '\0')
+			cerr(p, line, "%s must be a non-empty secret, got \"\"",
+			    ipath);
+		else if (whsec) {
+			if (strncmp(v, "whsec_", 6) != 0 ||
+			    cb64_decode(v + 6, &bl[*np]) == -1)
+				cerr(p, line, "%s must be whsec_ followed by "
+				    "non-empty base64, got a %zu-byte value "
+				    "that is not", ipath, strlen(v));
+			else
+				(*np)++;
+		} else {
+			bl[*np].len = strlen(v);
+			if ((bl[*np].data = malloc(bl[*np].len)) == NULL)
+				abort();
+			memcpy(bl[*np].data, v, bl[*np].len);
+			(*np)++;
+		}
+		explicit_bzero(v, strlen(v));
+		free(v);
+	}
+}
+
+/* A list of header names, stored lowercase; [] is an empty, non-NULL list. */
+static void
+cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
+    yaml_node_t *n, const char *path)
+{
+	char ***lp = (char ***)(void *)((char *)base + k->off);
+	int *np = (int *)(void *)((char *)base + k->off2);
+	yaml_node_item_t *it;
+	yaml_node_t *e;
+	char ipath[CPATH_MAX], *v, *s;
+	size_t cnt;
+	int i;
+
+	if (yisnull(n))
+		return;
+	if (n->type != YAML_SEQUENCE_NODE) {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
+	if ((*lp = calloc(cnt + 1, sizeof(**lp))) == NULL)
+		abort();
+	for (i = 0, it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++, i++) {
+		e = yaml_document_get_node(p->doc, *it);
+		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
+		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
+			cerr(p, yline(e), "%s must be a header name, got %s",
+			    ipath, ykind(e));
+			continue;
+		}
+		if ((v = cscalar(p, e, ipath)) == NULL)
+			continue;
+		if (!cvalid_token(v)) {
+			cerr(p, yline(e), "%s must be a header name, got %s",
+			    ipath, v[0] != '\0' ? v : "\"\"");
+			free(v);
+			continue;
+		}
+		for (s = v; *s != '\0'; s++)
+			if (*s >= 'A' && *s <= 'Z')
+				*s += 'a' - 'A';
+		(*lp)[(*np)++] = v;
+	}
+}
+
+/* A map of header name to value (values may be empty). */
+static void
+cset_headers(struct cparse *p, const struct conf_key *k, void *base,
+    yaml_node_t *n, const char *path)
+{
+	struct header_kv **hp =
+	    (struct header_kv **)(void *)((char *)base + k->off);
+	int *np = (int *)(void *)((char *)base + k->off2);
+	yaml_node_pair_t *pr;
+	yaml_node_t *kn, *vn;
+	char ipath[CPATH_MAX], *v, *c;
+	size_t cnt;
+
+	if (yisnull(n))
+		return;
+	if (n->type != YAML_MAPPING_NODE) {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	cnt = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
+	if ((*hp = calloc(cnt + 1, sizeof(**hp))) == NULL)
+		abort();
+	for (pr = n->data.mapping.pairs.start;
+	    pr < n->data.mapping.pairs.top; pr++) {
+		kn = yaml_document_get_node(p->doc, pr->key);
+		vn = yaml_document_get_node(p->doc, pr->value);
+		if (kn == NULL || kn->type != YAML_SCALAR_NODE ||
+		    !cvalid_token((const char *)kn->data.scalar.value)) {
+			cerr(p, yline(kn), "%s must be %s, got a key that is "
+			    "not a header name", path,
+			    "a map of header names to strings");
+			continue;
+		}
+		cjoin(ipath, sizeof(ipath), path,
+		    (const char *)kn->data.scalar.value);
+		if (vn == NULL || vn->type != YAML_SCALAR_NODE) {
+			cerr(p, yline(vn), "%s must be a string, got %s",
+			    ipath, ykind(vn));
+			continue;
+		}
+		if ((v = cscalar(p, vn, ipath)) == NULL)
+			continue;
+		for (c = v; *c != '\0'; c++)
+			if (((unsigned char)*c < 0x20 && *c != '\t') ||
+			    (unsigned char)*c == 0x7f)
+				break;
+		if (*c != '\0') {
+			cerr(p, yline(vn), "%s must be a header value without "
+			    "control characters, got %s", ipath, "one with");
+			free(v);
+			continue;
+		}
+		(*hp)[*np].value = v;
+		cset_str(&(*hp)[*np].name,
+		    (const char *)kn->data.scalar.value);
+		(*np)++;
+	}
+}
+
+/* Apply the defaults of every key of one scope (and sink type). */
+static void
+cdefaults(struct cparse *p, struct cctx *c, enum ckey_scope scope, int mask)
+{
+	size_t i;
+	const struct conf_key *k;
+	void *base;
+
+	for (i = 0; i < CONFTAB_N; i++) {
+		k = &conftab[i];
+		if (k->scope != scope || k->def == NULL ||
+		    k->type == T_SINKTYPE)
+			continue;
+		if (scope == S_SINK && !(k->sinks & mask))
+			continue;
+		if ((base = ckey_base(p, c, k)) == NULL)
+			continue;
+		if (strcmp(k->def, "null") == 0)
+			cset_null(k, base);
+		else
+			cset_text(p, c, k, base, k->def, k->name, 0);
+	}
+}
+
+/*
+ * The walk.
+ */
+
+/* Walk the keys of one map, in three passes: F_FIRST keys (which others
+ * depend on), the rest, F_LAST keys.  Then check required keys. */
+static void
+cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
+    yaml_node_t *map, const char *path)
+{
+	const struct conf_key *k;
+	yaml_node_pair_t *pr, *q;
+	yaml_node_t *kn, *vn, *qn;
+	char cpat[CPATH_MAX], cpath[CPATH_MAX];
+	const char *key, *leaf;
+	int pass, want, other, dup;
+	size_t i;
+
+	for (pass = 0; pass < 3; pass++) {
+		for (pr = map->data.mapping.pairs.start;
+		    pr < map->data.mapping.pairs.top; pr++) {
+			kn = yaml_document_get_node(p->doc, pr->key);
+			vn = yaml_document_get_node(p->doc, pr->value);
+			if (kn == NULL || kn->type != YAML_SCALAR_NODE) {
+				if (pass == 1)
+					cerr(p, yline(kn), "%s has a key that "
+					    "is not a string", path[0] != '\0' ?
+					    path : "the top level");
+				continue;
+			}
+			key = (const char *)kn->data.scalar.value;
+			cjoin(cpat, sizeof(cpat), pat, key);
+			cjoin(cpath, sizeof(cpath), path, key);
+			k = ckey_find(cpat, c->mask, &other);
+			want = 1;
+			if (k != NULL && (k->flags & F_FIRST))
+				want = 0;
+			else if (k != NULL && (k->flags & F_LAST))
+				want = 2;
+			if (want != pass)
+				continue;
+			for (dup = 0, q = map->data.mapping.pairs.start;
+			    q < pr; q++) {
+				qn = yaml_document_get_node(p->doc, q->key);
+				if (qn != NULL &&
+				    qn->type == YAML_SCALAR_NODE &&
+				    strcmp((const char *)qn->data.scalar.value,
+				    key) == 0)
+					dup = 1;
+			}
+			if (dup) {
+				cerr(p, yline(kn), "%s is set twice", cpath);
+				continue;
+			}
+			if (k == NULL && other)
+				cerr(p, yline(kn), "%s is not a known key for "
+				    "sink type %s", cpath,
+				    conf_sink_type_name(c->sink->type));
+			else if (k == NULL)
+				cerr(p, yline(kn), "%s is not a known key",
+				    cpath);
+			else
+				cwalk_value(p, c, k, vn, cpath);
+		}
+	}
+
+	for (i = 0; i < CONFTAB_N; i++) {
+		k = &conftab[i];
+		if (!(k->flags & F_REQUIRED) || !ckey_parent_is(k, pat))
+			continue;
+		if (c->mask != 0 && !(k->sinks & c->mask))
+			continue;
+		leaf = pat[0] == '\0' ? k->name : k->name + strlen(pat) + 1;
+		if (ymap_get(p->doc, map, leaf) != NULL)
+			continue;
+		cjoin(cpath, sizeof(cpath), path, leaf);
+		if (c->mask != 0)
+			cerr(p, yline(map), "%s is required for sink type %s",
+			    cpath, conf_sink_type_name(c->sink->type));
+		else
+			cerr(p, yline(map), "%s is required", cpath);
+	}
+}
+
+static void
+cwalk_value(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    yaml_node_t *n, const char *path)
+{
+	struct cctx c2;
+	const struct conf_key *pk;
+	char *v;
+
+	switch (k->type) {
+	case T_SECTION:
+		/* A null section is an absent one: its defaults stand. */
+		if (yisnull(n))
+			return;
+		if (n->type != YAML_MAPPING_NODE) {
+			cbad_node(p, k, path, n);
+			return;
+		}
+		c2 = *c;
+		switch (k->obj) {
+		case O_RATE_DEFAULT:
+			c2.rl = &p->conf->rate_default;
+			c2.rl->set = 1;
+			break;
+		case O_CLAIM:
+			p->conf->claim_check.enabled = 1;
+			break;
+		case O_RETRY:
+			c->src->has_retry = 1;
+			break;
+		default:
+			break;
+		}
+		cwalk_section(p, &c2, k->name, n, path);
+		if (k->check != NULL)
+			k->check(p, &c2, n, path);
+		break;
+	case T_DEDUPE:
+		if (yisnull(n))
+			return;
+		c->src->dedupe.enabled = 1;
+		if (n->type == YAML_SCALAR_NODE) {
+			pk = ckey_byname("sources.*.dedupe.preset");
+			if ((v = cscalar(p, n, path)) == NULL)
+				return;
+			cset_text(p, c, pk, c->src, v, path, yline(n));
+			free(v);
+		} else if (n->type == YAML_MAPPING_NODE)
+			cwalk_section(p, c, k->name, n, path);
+		else {
+			cbad_node(p, k, path, n);
+			return;
+		}
+		if (k->check != NULL)
+			k->check(p, c, n, path);
+		break;
+	case T_MAPOF:
+		cwalk_mapof(p, c, k, n, path);
+		break;
+	case T_LISTOF:
+		cwalk_sinks(p, c, k, n, path);
+		break;
+	case T_SINKTYPE:
+		/* Set by cwalk_sinks before the walk. */
+		break;
+	default:
+		cset_node(p, c, k, n, path);
+		break;
+	}
+}
+
+/* A map of id -> section: sources, dispatch.tenants, rate_limits.tenants. */
+static void
+cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    yaml_node_t *n, const char *path)
+{
+	struct conf *cf = p->conf;
+	const struct conf_key *ek;
+	yaml_node_pair_t *pr, *q;
+	yaml_node_t *kn, *vn, *qn;
+	struct cctx c2;
+	struct source_conf *src;
+	struct tenant_window *tw;
+	struct tenant_rate *tr;
+	char epat[CPATH_MAX], epath[CPATH_MAX];
+	const char *id;
+	size_t cnt;
+	int pass, dup, isdef;
+
+	if (yisnull(n) && k->obj != O_SOURCE)
+		return;
+	if (yisnull(n) || n->type != YAML_MAPPING_NODE ||
+	    (k->obj == O_SOURCE && n->data.mapping.pairs.top ==
+	    n->data.mapping.pairs.start)) {
+		if (k->obj == O_SOURCE && n->type == YAML_MAPPING_NODE)
+			cerr(p, yline(n), "%s must be a map of at least one "
+			    "source, got an empty map", path);
+		else
+			cbad_node(p, k, path, n);
+		return;
+	}
+	cfmt(epat, sizeof(epat), "%s.*", k->name);
+	ek = ckey_byname(epat);
+	cnt = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
+	switch (k->obj) {
+	case O_SOURCE:
+		if ((cf->sources = calloc(cnt, sizeof(*cf->sources))) == NULL)
+			abort();
+		break;
+	case O_TENANT:
+		if ((cf->dispatch.tenants = calloc(cnt,
+		    sizeof(*cf->dispatch.tenants))) == NULL)
+			abort();
+		break;
+	case O_RATE_TENANT:
+		if ((cf->rate_tenants = calloc(cnt,
+		    sizeof(*cf->rate_tenants))) == NULL)
+			abort();
+		break;
+	default:
+		return;
+	}
+
+	/* dispatch.tenants.default first: the others inherit from it. */
+	for (pass = 0; pass < 2; pass++) {
+		for (pr = n->data.mapping.pairs.start;
+		    pr < n->data.mapping.pairs.top; pr++) {
+			kn = yaml_document_get_node(p->doc, pr->key);
+			vn = yaml_document_get_node(p->doc, pr->value);
+			if (kn == NULL || kn->type != YAML_SCALAR_NODE) {
+				if (pass == 1)
+					cerr(p, yline(kn), "%s has a key that "
+					    "is not a string", path);
+				continue;
+			}
+			id = (const char *)kn->data.scalar.value;
+			isdef = k->obj == O_TENANT &&
+			    strcmp(id, "default") == 0;
+			if ((pass == 0) != isdef)
+				continue;
+			cjoin(epath, sizeof(epath), path, id);
+			for (dup = 0, q = n->data.mapping.pairs.start; q < pr;
+			    q++) {
+				qn = yaml_document_get_node(p->doc, q->key);
+				if (qn != NULL &&
+				    qn->type == YAML_SCALAR_NODE &&
+				    strcmp((const char *)qn->data.scalar.value,
+				    id) == 0)
+					dup = 1;
+			}
+			if (dup) {
+				cerr(p, yline(kn), "%s is set twice", epath);
+				continue;
+			}
+			if (!conf_valid_id(id)) {
+				cerr(p, yline(kn), "%s keys must be ids "
+				    "matching [A-Za-z0-9_-]{1,%d}, got %s",
+				    path, CONF_ID_MAX,
+				    id[0] != '\0' ? id : "\"\"");
+				continue;
+			}
+			if (vn == NULL || vn->type != YAML_MAPPING_NODE) {
+				cbad_node(p, ek, epath, vn);
+				continue;
+			}
+			c2 = *c;
+			switch (k->obj) {
+			case O_SOURCE:
+				src = &cf->sources[cf->nsources++];
+				cset_str(&src->id, id);
+				src->retry = cf->dispatch.retry;
+				c2.src = src;
+				cdefaults(p, &c2, S_SOURCE, 0);
+				break;
+			case O_TENANT:
+				if (isdef)
+					tw = &cf->dispatch.tenant_default;
+				else {
+					tw = &cf->dispatch.tenants[
+					    cf->dispatch.ntenants++];
+					cset_str(&tw->tenant, id);
+				}
+				c2.tw = tw;
+				break;
+			case O_RATE_TENANT:
+				tr = &cf->rate_tenants[cf->nrate_tenants++];
+				cset_str(&tr->tenant, id);
+				tr->limit.set = 1;
+				c2.rl = &tr->limit;
+				break;
+			default:
+				break;
+			}
+			cwalk_section(p, &c2, epat, vn, epath);
+			if (ek != NULL && ek->check != NULL)
+				ek->check(p, &c2, vn, epath);
+		}
+	}
+}
+
+/* sources.<id>.sinks: the type of each sink first, then its options. */
+static void
+cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    yaml_node_t *n, const char *path)
+{
+	struct source_conf *src = c->src;
+	const struct conf_key *tk, *ek;
+	yaml_node_item_t *it;
+	yaml_node_t *e, *tn;
+	struct cctx c2;
+	struct sink_conf *sk, tmp;
+	char epat[CPATH_MAX], epath[CPATH_MAX], tpath[CPATH_MAX + 16], *v;
+	size_t cnt;
+	int i;
+
+	if (yisnull(n) || n->type != YAML_SEQUENCE_NODE ||
+	    n->data.sequence.items.top == n->data.sequence.items.start) {
+		if (n != NULL && n->type == YAML_SEQUENCE_NODE)
+			cerr(p, yline(n), "%s must be %s, got an empty list",
+			    path, "a list of at least one sink");
+		else
+			cbad_node(p, k, path, n);
+		return;
+	}
+	cfmt(epat, sizeof(epat), "%s[]", k->name);
+	ek = ckey_byname(epat);
+	cfmt(tpath, sizeof(tpath), "%s.type", epat);
+	tk = ckey_byname(tpath);
+	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
+	if ((src->sinks = calloc(cnt, sizeof(*src->sinks))) == NULL)
+		abort();
+	for (i = 0, it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++, i++) {
+		e = yaml_document_get_node(p->doc, *it);
+		cfmt(epath, sizeof(epath), "%s[%d]", path, i);
+		if (e == NULL || e->type != YAML_MAPPING_NODE) {
+			cbad_node(p, ek, epath, e);
+			continue;
+		}
+		cfmt(tpath, sizeof(tpath), "%s.type", epath);
+		if ((tn = ymap_get(p->doc, e, "type")) == NULL) {
+			cerr(p, yline(e), "%s is required", tpath);
+			continue;
+		}
+		if (tn->type != YAML_SCALAR_NODE || yisnull(tn)) {
+			cbad_node(p, tk, tpath, tn);
+			continue;
+		}
+		if ((v = cscalar(p, tn, tpath)) == NULL)
+			continue;
+		memset(&tmp, 0, sizeof(tmp));
+		if (cset_text(p, c, tk, &tmp, v, tpath, yline(tn)) == -1) {
+			free(v);
+			continue;
+		}
+		free(v);
+		sk = &src->sinks[src->nsinks++];
+		sk->type = tmp.type;
+		c2 = *c;
+		c2.sink = sk;
+		c2.mask = 1 << sk->type;
+		cdefaults(p, &c2, S_SINK, c2.mask);
+		cwalk_section(p, &c2, epat, e, epath);
+		if (ek != NULL && ek->check != NULL)
+			ek->check(p, &c2, e, epath);
+	}
+}
+
+/*
+ * Checks that relate keys.
+ */
+
+static void
+ccheck_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
+    const char *path)
+{
+	struct source_conf *s = c->src;
+	struct verify_conf *v = &s->verify;
+	yaml_node_t *vm, *n;
+	const char *vt = verify_types[v->type];
+	int i, line;
+
+	vm = ymap_get(p->doc, map, "verify");
+	line = vm != NULL ? yline(vm) : yline(map);
+
+	if (v->type == VERIFY_NONE) {
+		if ((n = ymap_get(p->doc, vm, "secret")) != NULL)
+			cerr(p, yline(n), "%s.verify.secret must not be set "
+			    "with verify type none", path);
+	} else if (v->nsecrets == 0 &&
+	    ymap_get(p->doc, vm, "secret") == NULL)
+		cerr(p, line, "%s.verify.secret is required for verify type %s",
+		    path, vt);
+
+	if (v->type == VERIFY_HMAC) {
+		if (v->signature_header == NULL)
+			cerr(p, line, "%s.verify.signature_header is required "
+			    "for verify type hmac", path);
+		if (v->signed_template == NULL)
+			cerr(p, line, "%s.verify.signed is required for verify "
+			    "type hmac", path);
+		if (v->parse != NULL && strcmp(v->parse, "csv_pairs") == 0 &&
+		    v->sig_key == NULL)
+			cerr(p, line, "%s.verify.sig_key is required with "
+			    "parse csv_pairs", path);
+		if (v->parse != NULL &&
+		    strcmp(v->parse, "space_versions") == 0 &&
+		    v->version == NULL)
+			cerr(p, line, "%s.verify.version is required with "
+			    "parse space_versions", path);
+	} else {
+		for (i = 0; hmac_keys[i] != NULL; i++)
+			if ((n = ymap_get(p->doc, vm, hmac_keys[i])) != NULL)
+				cerr(p, yline(n), "%s.verify.%s is only valid "
+				    "with verify type hmac, not %s", path,
+				    hmac_keys[i], vt);
+	}
+
+	/* A shared source that checks nothing would let anyone post under
+	 * any tenant's URL. */
+	if (p->conf->http.routing == ROUTING_TENANT_PATH &&
+	    s->tenant == NULL && v->type == VERIFY_NONE &&
+	    !s->trust_url_tenant) {
+		n = ymap_get(p->doc, map, "trust_url_tenant");
+		cerr(p, n != NULL ? yline(n) : yline(map),
+		    "%s.trust_url_tenant must be true for a shared source "
+		    "with verify none under tenant_path routing, got false",
+		    path);
+	}
+}
+
+static void
+ccheck_dedupe(struct cparse *p, struct cctx *c, yaml_node_t *n,
+    const char *path)
+{
+	struct dedupe_conf *d = &c->src->dedupe;
+	int i;
+
+	if (d->preset != NULL && d->key.kind != KEY_NONE) {
+		cerr(p, yline(n), "%s must have one of preset, header, json, "
+		    "got more", path);
+		return;
+	}
+	if (d->preset == NULL && d->key.kind == KEY_NONE) {
+		/* An error was reported for a bad value already. */
+		if (n->type == YAML_MAPPING_NODE &&
+		    ymap_get(p->doc, n, "preset") == NULL &&
+		    ymap_get(p->doc, n, "header") == NULL &&
+		    ymap_get(p->doc, n, "json") == NULL)
+			cerr(p, yline(n), "%s must have one of preset, header, "
+			    "json, got none", path);
+		return;
+	}
+	if (d->preset == NULL)
+		return;
+	for (i = 0; presets[i] != NULL; i++)
+		if (strcmp(presets[i], d->preset) == 0) {
+			d->key.kind = preset_keys[i].kind;
+			cset_str(&d->key.name, preset_keys[i].name);
+		}
+}
+
+static void
+ccheck_order_key(struct cparse *p, struct cctx *c, yaml_node_t *n,
+    const char *path)
+{
+	if (c->sink->order_key.kind == KEY_NONE &&
+	    ymap_get(p->doc, n, "header") == NULL &&
+	    ymap_get(p->doc, n, "json") == NULL)
+		cerr(p, yline(n), "%s must have one of header, json, got none",
+		    path);
+}
+
+static void
+ccheck_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
+    const char *path)
+{
+	struct sink_conf *sk = c->sink;
+	yaml_node_t *n;
+
+	if ((n = ymap_get(p->doc, map, "order_key")) != NULL && !yisnull(n) &&
+	    !sk->ordered)
+		cerr(p, yline(n), "%s.ordered must be true when order_key is "
+		    "set, got false", path);
+	if (sk->type == SINK_PUBSUB && sk->u.pubsub.auth != NULL) {
+		if (strcmp(sk->u.pubsub.auth, "token") == 0 &&
+		    sk->u.pubsub.token == NULL &&
+		    ymap_get(p->doc, map, "token") == NULL)
+			cerr(p, yline(map), "%s.token is required with auth "
+			    "token", path);
+		if (strcmp(sk->u.pubsub.auth, "token") != 0 &&
+		    (n = ymap_get(p->doc, map, "token")) != NULL)
+			cerr(p, yline(n), "%s.token must not be set with auth "
+			    "%s", path, sk->u.pubsub.auth);
+	}
+}
+
+static void
+ccheck_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
+    const char *path)
+{
+	struct conf *cf = p->conf;
+	yaml_node_t *st, *n;
+	int s3 = cf->claim_check.store_type != NULL &&
+	    strcmp(cf->claim_check.store_type, "s3") == 0;
+
+	st = ymap_get(p->doc, map, "store");
+	if (s3) {
+		if (cf->claim_check.s3_bucket == NULL)
+			cerr(p, yline(st), "%s.store.s3.bucket is required "
+			    "with store type s3", path);
+		if ((n = ymap_get(p->doc, st, "root")) != NULL)
+			cerr(p, yline(n), "%s.store.root must not be set with "
+			    "store type s3", path);
+		if ((n = ymap_get(p->doc, map, "retention_days")) != NULL &&
+		    !yisnull(n))
+			cerr(p, yline(n), "%s.retention_days must be null with "
+			    "store type s3, got %s", path,
+			    (const char *)n->data.scalar.value);
+	} else if ((n = ymap_get(p->doc, st, "s3")) != NULL)
+		cerr(p, yline(n), "%s.store.s3 must not be set with store "
+		    "type local", path);
+}
+
+/* The checks that need the whole file, and values derived from others. */
+static void
+cfinish(struct cparse *p, yaml_node_t *root)
+{
+	struct conf *cf = p->conf;
+	struct tenant_window *td = &cf->dispatch.tenant_default, *tw;
+	yaml_node_t *dm, *n, *mo;
+	int i;
+
+	dm = ymap_get(p->doc, root, "dispatch");
+
+	/* sink_concurrency: explicit values are bounded by concurrency; the
+	 * default (8) shrinks to it. */
+	n = ymap_get(p->doc, dm, "sink_concurrency");
+	if (n == NULL) {
+		if (cf->dispatch.sink_concurrency > cf->dispatch.concurrency)
+			cf->dispatch.sink_concurrency =
+			    cf->dispatch.concurrency;
+	} else if (cf->dispatch.sink_concurrency > cf->dispatch.concurrency)
+		cerr(p, yline(n), "dispatch.sink_concurrency must be null or "
+		    "an integer in 1..%u (dispatch.concurrency), got %u",
+		    cf->dispatch.concurrency, cf->dispatch.sink_concurrency);
+
+	/* breaker_max_open_ms: an explicit one must be at least open_ms; the
+	 * default grows to it. */
+	mo = ymap_get(p->doc, dm, "breaker_max_open_ms");
+	if (cf->dispatch.breaker_max_open_ms < cf->dispatch.breaker_open_ms) {
+		if (mo == NULL)
+			cf->dispatch.breaker_max_open_ms =
+			    cf->dispatch.breaker_open_ms;
+		else
+			cerr(p, yline(mo), "dispatch.breaker_max_open_ms must "
+			    "be at least dispatch.breaker_open_ms (%llu), got "
+			    "%llu", (unsigned long long)
+			    cf->dispatch.breaker_open_ms, (unsigned long long)
+			    cf->dispatch.breaker_max_open_ms);
+	}
+
+	/* Tenant windows: unset fields inherit. */
+	if (td->max_inflight == 0)
+		td->max_inflight = cf->dispatch.max_inflight;
+	if (td->max_inflight_bytes == 0)
+		td->max_inflight_bytes = cf->dispatch.max_inflight_bytes;
+	if (td->concurrency == 0)
+		td->concurrency = cf->dispatch.concurrency;
+	for (i = 0; i < cf->dispatch.ntenants; i++) {
+		tw = &cf->dispatch.tenants[i];
+		if (tw->max_inflight == 0)
+			tw->max_inflight = td->max_inflight;
+		if (tw->max_inflight_bytes == 0)
+			tw->max_inflight_bytes = td->max_inflight_bytes;
+		if (tw->concurrency == 0)
+			tw->concurrency = td->concurrency;
+	}
+
+	/* Listeners on one address cannot share a port. */
+	if (cf->admin.enabled && cf->admin.port != 0 &&
+	    cf->admin.port == cf->http.port)
+		cerr(p, yline(ymap_get(p->doc, ymap_get(p->doc, root, "admin"),
+		    "port")), "admin.port must differ from http.port, got %u",
+		    cf->admin.port);
+	if (cf->claim_check.enabled && cf->claim_check.port != 0 &&
+	    (cf->claim_check.port == cf->http.port ||
+	    (cf->admin.enabled && cf->claim_check.port == cf->admin.port)))
+		cerr(p, yline(ymap_get(p->doc, ymap_get(p->doc, root,
+		    "claim_check"), "port")), "claim_check.port must differ "
+		    "from http.port and admin.port, got %u",
+		    cf->claim_check.port);
+
+	if (cf->claim_check.enabled && cf->claim_check.root == NULL &&
+	    strcmp(cf->claim_check.store_type, "local") == 0) {
+		if (asprintf(&cf->claim_check.root, "%s/claims",
+		    cf->data_dir) == -1)
+			abort();
+	}
+
+	for (cf->nsinks = 0, i = 0; i < cf->nsources; i++)
+		cf->nsinks += cf->sources[i].nsinks;
+}
+
+/*
+ * Public functions.
+ */
+
+struct conf *
+conf_parse(const char *text, size_t len, const char *name,
+    struct conf_errors *errs)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc, more;
+	yaml_node_t *root;
+	struct cparse p;
+	struct cctx c;
+	struct conf *cf = NULL;
+
+	memset(&p, 0, sizeof(p));
+	memset(&c, 0, sizeof(c));
+	p.errs = errs;
+	if (name == NULL)
+		name = "configuration";
+	if (!yaml_parser_initialize(&parser)) {
+		cerr(&p, 0, "%s: cannot start the YAML parser", name);
+		return NULL;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
+	    len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		cerr(&p, (int)parser.problem_mark.line + 1,
+		    "%s is not valid YAML: %s%s%s%s", name,
+		    parser.problem != NULL ? parser.problem : "error",
+		    parser.context != NULL ? " (" : "",
+		    parser.context != NULL ? parser.context : "",
+		    parser.context != NULL ? ")" : "");
+		yaml_parser_delete(&parser);
+		return NULL;
+	}
+	p.doc = &doc;
+	root = yaml_document_get_root_node(&doc);
+	if (root == NULL)
+		cerr(&p, 0, "%s must be a map with at least a sources key, got "
+		    "an empty document", name);
+	else if (root->type != YAML_MAPPING_NODE)
+		cerr(&p, yline(root), "%s must be a map at the top level, got "
+		    "%s", name, ykind(root));
+	else {
+		if ((cf = calloc(1, sizeof(*cf))) == NULL)
+			abort();
+		p.conf = cf;
+		cdefaults(&p, &c, S_CONF, 0);
+		cwalk_section(&p, &c, "", root, "");
+		cfinish(&p, root);
+	}
+
+	/* One document per file. */
+	if (!yaml_parser_load(&parser, &more))
+		cerr(&p, (int)parser.problem_mark.line + 1,
+		    "%s is not valid YAML: %s%s%s%s", name,
+		    parser.problem != NULL ? parser.problem : "error",
+		    parser.context != NULL ? " (" : "",
+		    parser.context != NULL ? parser.context : "",
+		    parser.context != NULL ? ")" : "");
+	else {
+		if (yaml_document_get_root_node(&more) != NULL)
+			cerr(&p, (int)more.start_mark.line + 1, "%s must hold "
+			    "one YAML document, got more", name);
+		yaml_document_delete(&more);
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+
+	if (p.nerr > 0) {
+		conf_free(cf);
+		return NULL;
+	}
+	return cf;
+}
+
+struct conf *
+conf_load(const char *path, char **textp, size_t *lenp,
+    struct conf_errors *errs)
+{
+	struct cparse p;
+	struct conf *cf;
+	char *buf = NULL, *n;
+	size_t len = 0, cap = 0;
+	ssize_t r;
+	int fd;
+
+	memset(&p, 0, sizeof(p));
+	p.errs = errs;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		cerr(&p, 0, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (len + 1 >= cap) {
+			cap = cap ? cap * 2 : 8192;
+			if ((n = realloc(buf, cap)) == NULL)
+				abort();
+			buf = n;
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			cerr(&p, 0, "cannot read %s: %s", path,
+			    strerror(errno));
+			close(fd);
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		len += r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if ((cf = conf_parse(buf, len, path, errs)) == NULL) {
+		free(buf);
+		return NULL;
+	}
+	if (textp != NULL)
+		*textp = buf;
+	else
+		free(buf);
+	if (lenp != NULL)
+		*lenp = len;
+	return cf;
+}
+
+const char *
+conf_default_text(void)
+{
+	return conf_default_yaml;
+}
+
+static void
+cfree_blobs(struct blob *b, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (b[i].data != NULL)
+			explicit_bzero(b[i].data, b[i].len);
+		free(b[i].data);
+		b[i].data = NULL;
+		b[i].len = 0;
+	}
+}
+
+static void
+cfree_sink(struct sink_conf *sk)
+{
+	int i;
+
+	free(sk->order_key.name);
+	switch (sk->type) {
+	case SINK_HTTP:
+		free(sk->u.http.url);
+		free(sk->u.http.method);
+		for (i = 0; i < sk->u.http.nheaders; i++) {
+			free(sk->u.http.headers[i].name);
+			free(sk->u.http.headers[i].value);
+		}
+		free(sk->u.http.headers);
+		cfree_blobs(sk->u.http.secrets, sk->u.http.nsecrets);
+		break;
+	case SINK_SQS:
+		free(sk->u.sqs.queue_url);
+		free(sk->u.sqs.region);
+		free(sk->u.sqs.endpoint);
+		free(sk->u.sqs.message_group_id);
+		free(sk->u.sqs.access_key_id);
+		free(sk->u.sqs.secret_access_key);
+		free(sk->u.sqs.session_token);
+		break;
+	case SINK_PUBSUB:
+		free(sk->u.pubsub.project);
+		free(sk->u.pubsub.topic);
+		free(sk->u.pubsub.endpoint);
+		free(sk->u.pubsub.ordering_key);
+		free(sk->u.pubsub.auth);
+		free(sk->u.pubsub.token);
+		break;
+	case SINK_LOG:
+		break;
+	}
+}
+
+static void
+cfree_source(struct source_conf *s)
+{
+	struct verify_conf *v = &s->verify;
+	int i;
+
+	free(s->id);
+	free(s->tenant);
+	cfree_blobs(v->secrets, v->nsecrets);
+	free(v->signature_header);
+	free(v->signed_template);
+	free(v->hash);
+	free(v->encoding);
+	free(v->sig_prefix);
+	free(v->timestamp_header);
+	free(v->parse);
+	free(v->sig_key);
+	free(v->version);
+	free(v->secret_decode);
+	free(s->dedupe.preset);
+	free(s->dedupe.key.name);
+	for (i = 0; i < s->nforward_headers; i++)
+		free(s->forward_headers[i]);
+	free(s->forward_headers);
+	for (i = 0; i < s->nsinks; i++)
+		cfree_sink(&s->sinks[i]);
+	free(s->sinks);
+}
+
+void
+conf_free(struct conf *cf)
+{
+	int i;
+
+	if (cf == NULL)
+		return;
+	free(cf->data_dir);
+	free(cf->log_level);
+	free(cf->http.ip);
+	free(cf->http.prefix);
+	free(cf->admin.ip);
+	free(cf->control.socket);
+	for (i = 0; i < cf->nrate_tenants; i++)
+		free(cf->rate_tenants[i].tenant);
+	free(cf->rate_tenants);
+	for (i = 0; i < cf->dispatch.ntenants; i++)
+		free(cf->dispatch.tenants[i].tenant);
+	free(cf->dispatch.tenants);
+	free(cf->claim_check.ip);
+	free(cf->claim_check.store_type);
+	free(cf->claim_check.root);
+	free(cf->claim_check.s3_bucket);
+	free(cf->claim_check.s3_region);
+	free(cf->claim_check.s3_endpoint);
+	free(cf->claim_check.s3_access_key_id);
+	if (cf->claim_check.s3_secret_access_key != NULL)
+		explicit_bzero(cf->claim_check.s3_secret_access_key,
+		    strlen(cf->claim_check.s3_secret_access_key));
+	free(cf->claim_check.s3_secret_access_key);
+	free(cf->claim_check.s3_session_token);
+	for (i = 0; i < cf->nsources; i++)
+		cfree_source(&cf->sources[i]);
+	free(cf->sources);
+	free(cf);
+}
+
+const struct source_conf *
+conf_source(const struct conf *cf, const char *id)
+{
+	int i;
+
+	for (i = 0; i < cf->nsources; i++)
+		if (strcmp(cf->sources[i].id, id) == 0)
+			return &cf->sources[i];
+	return NULL;
+}
+
+const struct tenant_window *
+conf_tenant_window(const struct conf *cf, const char *tenant)
+{
+	int i;
+
+	if (tenant != NULL)
+		for (i = 0; i < cf->dispatch.ntenants; i++)
+			if (strcmp(cf->dispatch.tenants[i].tenant, tenant) == 0)
+				return &cf->dispatch.tenants[i];
+	return &cf->dispatch.tenant_default;
+}
+
+const struct rate_limit *
+conf_rate_limit(const struct conf *cf, const char *tenant)
+{
+	int i;
+
+	if (tenant != NULL)
+		for (i = 0; i < cf->nrate_tenants; i++)
+			if (strcmp(cf->rate_tenants[i].tenant, tenant) == 0)
+				return &cf->rate_tenants[i].limit;
+	return &cf->rate_default;
+}
+
+const char *
+conf_sink_type_name(enum sink_type t)
+{
+	if (t >= SINK_HTTP && t <= SINK_LOG)
+		return sink_types[t - 1];
+	return "unknown";
+}
+
+int
+conf_reload_check(const struct conf *old, const struct conf *nw,
+    void (*report)(const char *, void *), void *arg)
+{
+	const struct conf_key *k;
+	const char *a, *b, *o = (const char *)old, *w = (const char *)nw;
+	size_t i;
+	int n = 0, diff;
+
+	for (i = 0; i < CONFTAB_N; i++) {
+		k = &conftab[i];
+		if (!(k->flags & F_RESTART) || k->scope != S_CONF)
+			continue;
+		switch (k->type) {
+		case T_U16:
+			diff = *(const uint16_t *)(const void *)(o + k->off) !=
+			    *(const uint16_t *)(const void *)(w + k->off);
+			break;
+		case T_BOOL:
+		case T_SECTION:		/* the section's presence */
+			diff = *(const int *)(const void *)(o + k->off) !=
+			    *(const int *)(const void *)(w + k->off);
+			break;
+		default:
+			a = *(char *const *)(const void *)(o + k->off);
+			b = *(char *const *)(const void *)(w + k->off);
+			diff = (a == NULL) != (b == NULL) ||
+			    (a != NULL && strcmp(a, b) != 0);
+			break;
+		}
+		if (diff) {
+			n++;
+			if (report != NULL)
+				report(k->name, arg);
+		}
+	}
+	return n;
+}
+
+int
+conf_valid_id(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len >= 1 && len <= CONF_ID_MAX &&
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_-") == len;
+}
+
+size_t
+conf_nkeys(void)
+{
+	return CONFTAB_N;
+}
+
+int
+conf_key_info(size_t i, struct conf_key_info *ki)
+{
+	const struct conf_key *k;
+
+	if (i >= CONFTAB_N)
+		return -1;
+	k = &conftab[i];
+	memset(ki, 0, sizeof(*ki));
+	ki->name = k->name;
+	switch (k->type) {
+	case T_U16:
+	case T_U32:
+	case T_U64:
+		ki->kind = CONF_KEY_INT;
+		break;
+	case T_FLOAT:
+		ki->kind = CONF_KEY_FLOAT;
+		break;
+	case T_MODE:
+		ki->kind = CONF_KEY_MODE;
+		break;
+	case T_BOOL:
+		ki->kind = CONF_KEY_BOOL;
+		break;
+	default:
+		ki->kind = CONF_KEY_OTHER;
+		break;
+	}
+	ki->def = k->def;
+	ki->min = k->min;
+	ki->max = k->max;
+	ki->fmax = k->fmax;
+	ki->nullable = (k->flags & F_NULLABLE) != 0;
+	ki->cross = (k->flags & F_CROSS) != 0;
+	ki->required = (k->flags & F_REQUIRED) != 0;
+	ki->restart = (k->flags & F_RESTART) != 0;
+	ki->sinks = k->sinks;
+	return 0;
+}
+
+/*
+ * The manual.
+ */
+
+/* Text for man(7): backslashes and dashes escaped, no leading control
+ * character. */
+static void
+cman_escape(FILE *fp, const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", fp);
+	for (; *s != '\0'; s++) {
+		if (*s == '\\')
+			fputs("\\e", fp);
+		else if (*s == '-')
+			fputs("\\-", fp);
+		else
+			fputc(*s, fp);
+		if (*s == '\n' && (s[1] == '.' || s[1] == '\''))
+			fputs("\\&", fp);
+	}
+}
+
+/* A key name in bold, "*" shown as an italic id or tenant. */
+static void
+cman_name(FILE *fp, const char *name)
+{
+	const char *s;
+
+	fputs("\\fB", fp);
+	for (s = name; *s != '\0'; s++) {
+		if (*s == '*') {
+			if (s - name >= 8 && strncmp(s - 8, "tenants.", 8) == 0)
+				fputs("\\fItenant\\fB", fp);
+			else
+				fputs("\\fIid\\fB", fp);
+		} else if (*s == '-')
+			fputs("\\-", fp);
+		else
+			fputc(*s, fp);
+	}
+	fputs("\\fR", fp);
+}
+
+void
+conf_write_manual(FILE *fp)
+{
+	const struct conf_key *k;
+	const char *const *e;
+	char want[256];
+	size_t i;
+	int j;
+
+	for (i = 0; i < CONFTAB_N; i++) {
+		k = &conftab[i];
+		if (strchr(k->name, '.') == NULL) {
+			fprintf(fp, ".SS %s\n", k->name);
+			cman_escape(fp, k->doc);
+			fputs("\n", fp);
+			continue;
+		}
+		fputs(".TP\n", fp);
+		cman_name(fp, k->name);
+		fputs("\n", fp);
+		if (k->sinks != 0 && k->sinks != M_ALL) {
+			fputs("(", fp);
+			for (j = SINK_HTTP; j <= SINK_LOG; j++)
+				if (k->sinks & (1 << j))
+					fprintf(fp, "%s%s", conf_sink_type_name(
+					    (enum sink_type)j),
+					    (k->sinks >> (j + 1)) ? ", " : "");
+			fputs(" sinks) ", fp);
+		}
+		switch (k->type) {
+		case T_SECTION:
+		case T_MAPOF:
+		case T_LISTOF:
+		case T_DEDUPE:
+			ckey_want(k, want, sizeof(want));
+			fputs("A", fp);
+			cman_escape(fp, want + 1);
+			break;
+		case T_ENUM:
+		case T_ENUMSTR:
+		case T_SINKTYPE:
+			fputs("One of ", fp);
+			for (e = k->names; *e != NULL; e++) {
+				fprintf(fp, "\\fB");
+				cman_escape(fp, *e);
+				fprintf(fp, "\\fR%s", e[1] != NULL ? ", " : "");
+			}
+			break;
+		default:
+			ckey_want(k, want, sizeof(want));
+			if (want[0] >= 'a' && want[0] <= 'z')
+				fputc(want[0] - 'a' + 'A', fp);
+			cman_escape(fp, want + 1);
+			break;
+		}
+		if (k->def != NULL) {
+			fputs("; default \\fB", fp);
+			cman_escape(fp, k->def);
+			fputs("\\fR", fp);
+		}
+		if (k->flags & F_REQUIRED)
+			fputs("; required", fp);
+		if (k->flags & F_RESTART)
+			fputs("; a change needs a restart", fp);
+		fputs(".\n", fp);
+		cman_escape(fp, k->doc);
+		fputs("\n", fp);
+	}
+}
+
+void
+conf_write_manpage(FILE *fp)
+{
+	fputs(".\\\" Generated by conf_write_manpage() from the key table in "
+	    "common/conf.c.\n"
+	    ".\\\" Edit the table, not this file.\n", fp);
+	fprintf(fp, ".TH ANKUSA.YML 5 2026-11-30 \"%s\" \"File Formats\"\n",
+	    PACKAGE_STRING);
+	fputs(".SH NAME\n"
+	    "ankusa.yml \\- configuration file of the ankusad webhook relay\n"
+	    ".SH SYNOPSIS\n"
+	    ".B " ANKUSA_SYSCONFDIR "/ankusa.yml\n"
+	    ".SH DESCRIPTION\n"
+	    ".BR ankusad (8)\n"
+	    "reads one YAML document: a map of the sections below.  Keys are "
+	    "written here as dotted paths:\n"
+	    ".B http.port\n"
+	    "is the key\n"
+	    ".B port\n"
+	    "of the map\n"
+	    ".BR http ;\n"
+	    ".I id\n"
+	    "stands for a source id,\n"
+	    ".I tenant\n"
+	    "for a tenant id (both match\n"
+	    ".BR [A\\-Za\\-z0\\-9_\\-]{1,64} ),\n"
+	    "and\n"
+	    ".B []\n"
+	    "for an element of a list.  Only\n"
+	    ".B sources\n"
+	    "is required; every other key has the default shown.  A null "
+	    "value (\\fB~\\fR, \\fBnull\\fR or nothing) leaves a section "
+	    "at its defaults.\n"
+	    ".PP\n"
+	    "Unknown keys are errors.  Every error is reported, in the form\n"
+	    ".IP\n"
+	    "\\fIdotted.key\\fR must be \\fIconstraint\\fR, got \\fIvalue\\fR, "
+	    "line \\fIN\\fR\n"
+	    ".PP\n"
+	    "and the daemon exits 78 (\\fBEX_CONFIG\\fR); secrets are never "
+	    "echoed.\n"
+	    ".PP\n"
+	    "In every value (not in keys),\n"
+	    ".B ${VAR}\n"
+	    "is replaced by the environment variable\n"
+	    ".IR VAR ,\n"
+	    "which must be set, and\n"
+	    ".B ${VAR:\\-text}\n"
+	    "by\n"
+	    ".I VAR\n"
+	    "or, when it is unset or empty, by\n"
+	    ".I text\n"
+	    "(taken literally; it cannot contain a closing brace).\n"
+	    ".B $${\n"
+	    "is a literal\n"
+	    ".BR ${ ;\n"
+	    "any other dollar sign is literal.  Replacement happens after the "
+	    "YAML is parsed, so a variable cannot add structure, and never "
+	    "makes a value null.\n"
+	    ".PP\n"
+	    "On\n"
+	    ".B SIGHUP\n"
+	    "or\n"
+	    ".B ankusactl reload\n"
+	    "the file is read again; if it has any error the running "
+	    "configuration is kept.  Keys marked \"a change needs a restart\" "
+	    "keep their old value until the next start, and the daemon says "
+	    "which.\n"
+	    ".SH KEYS\n", fp);
+	conf_write_manual(fp);
+	fputs(".SH EXAMPLES\n"
+	    "The embedded default, used by\n"
+	    ".B ankusad\n"
+	    "when there is no configuration file:\n"
+	    ".PP\n.RS\n.nf\n", fp);
+	cman_escape(fp, conf_default_yaml);
+	fputs(".fi\n.RE\n.PP\n"
+	    "Two tenants' sources, verified, with a signed HTTP sink and an "
+	    "ordered SQS sink:\n"
+	    ".PP\n.RS\n.nf\n", fp);
+	cman_escape(fp,
+	    "node:\n"
+	    "  data_dir: /var/lib/ankusa\n"
+	    "http:\n"
+	    "  port: 4000\n"
+	    "rate_limits:\n"
+	    "  default: {rate: 50, burst: 100}\n"
+	    "dispatch:\n"
+	    "  concurrency: 64\n"
+	    "  tenants:\n"
+	    "    default: {concurrency: 8}\n"
+	    "sources:\n"
+	    "  stripe:\n"
+	    "    tenant: acme\n"
+	    "    verify:\n"
+	    "      type: stripe\n"
+	    "      secret: \"${STRIPE_WHSEC}\"\n"
+	    "    dedupe: stripe\n"
+	    "    sinks:\n"
+	    "      - type: http\n"
+	    "        url: https://billing.internal/hooks\n"
+	    "        secret: \"${SINK_WHSEC}\"\n"
+	    "  github:\n"
+	    "    tenant: initech\n"
+	    "    verify: {type: github, secret: \"${GITHUB_SECRET}\"}\n"
+	    "    dedupe: {header: X-GitHub-Delivery, ttl_seconds: 86400}\n"
+	    "    retry: {max_attempts: 20}\n"
+	    "    sinks:\n"
+	    "      - type: sqs\n"
+	    "        queue_url: "
+	    "https://sqs.eu-west-1.amazonaws.com/1234/gh.fifo\n"
+	    "        region: eu-west-1\n"
+	    "        ordered: true\n"
+	    "        order_key: {json: repository.full_name}\n");
+	fputs(".fi\n.RE\n"
+	    ".SH SEE ALSO\n"
+	    ".BR ankusactl (8),\n"
+	    ".BR ankusad (8)\n", fp);
+}

@@ -1,0 +1,1199 @@
+/*
+ * check_conf.c: unit tests of the configuration loader (common/conf.c).
+ *
+ * Table-driven where it can be: the bounds test walks the key table through
+ * conf_key_info() and builds a file for every numeric key, so a key added
+ * to the table is tested without touching this file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "conf.h"
+
+#define TIMEOUT	10
+
+/* The smallest valid sources section, appended to most test files. */
+#define SRC	"sources:\n  demo:\n    sinks:\n      - type: log\n"
+
+static struct conf	*parse(const char *, struct conf_errors *);
+static struct conf	*parse_ok(const char *);
+static void		 expect_err(const char *, const char *);
+static int		 has_err(const struct conf_errors *, const char *);
+static void		 dump_errs(const struct conf_errors *);
+static void		 build(char *, size_t, const struct conf_key_info *,
+			    const char *);
+static int		 build_try(const struct conf_key_info *, const char *);
+static void		 report_key(const char *, void *);
+
+static struct conf *
+parse(const char *y, struct conf_errors *e)
+{
+	return conf_parse(y, strlen(y), "test.yml", e);
+}
+
+static void
+dump_errs(const struct conf_errors *e)
+{
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		fprintf(stderr, "  error: %s\n", e->msgs[i]);
+}
+
+/* Parse a file that must be valid; the caller frees the result. */
+static struct conf *
+parse_ok(const char *y)
+{
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+
+	cf = parse(y, &e);
+	if (cf == NULL) {
+		fprintf(stderr, "unexpected errors for:\n%s", y);
+		dump_errs(&e);
+	}
+	ck_assert_ptr_nonnull(cf);
+	ck_assert_int_eq(e.n, 0);
+	conf_errors_free(&e);
+	return cf;
+}
+
+static int
+has_err(const struct conf_errors *e, const char *msg)
+{
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		if (strcmp(e->msgs[i], msg) == 0)
+			return 1;
+	return 0;
+}
+
+/* The file must be refused, with msg among the errors. */
+static void
+expect_err(const char *y, const char *msg)
+{
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+
+	cf = parse(y, &e);
+	ck_assert_ptr_null(cf);
+	if (!has_err(&e, msg)) {
+		fprintf(stderr, "expected \"%s\" for:\n%s", msg, y);
+		dump_errs(&e);
+	}
+	ck_assert(has_err(&e, msg));
+	conf_errors_free(&e);
+}
+
+/*
+ * The embedded default and the defaults of every key.
+ */
+
+START_TEST(test_default_text)
+{
+	struct conf *cf;
+	const struct source_conf *s;
+
+	cf = parse_ok(conf_default_text());
+	ck_assert_str_eq(cf->data_dir, "./ankusa-data");
+	ck_assert_str_eq(cf->http.ip, "127.0.0.1");
+	ck_assert_uint_eq(cf->http.port, 4000);
+	ck_assert_int_eq(cf->nsources, 1);
+	ck_assert_int_eq(cf->nsinks, 1);
+	s = conf_source(cf, "demo");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(s->verify.type, VERIFY_NONE);
+	ck_assert_int_eq(s->sinks[0].type, SINK_LOG);
+	/* The socket stays the compiled default, not in the data dir. */
+	ck_assert(strcmp(cf->control.socket,
+	    "./ankusa-data/control.sock") != 0);
+	ck_assert_ptr_nonnull(strstr(cf->control.socket, "/control.sock"));
+	conf_free(cf);
+}
+END_TEST
+
+START_TEST(test_defaults)
+{
+	struct conf *cf;
+	const struct source_conf *s;
+
+	cf = parse_ok(SRC);
+	ck_assert_str_eq(cf->log_level, "info");
+	ck_assert_str_eq(cf->http.ip, "0.0.0.0");
+	ck_assert_uint_eq(cf->http.port, 4000);
+	ck_assert_uint_eq(cf->http.max_body_bytes, 8000000);
+	ck_assert_int_eq(cf->http.routing, ROUTING_PATH);
+	ck_assert_str_eq(cf->http.prefix, "/webhooks");
+	ck_assert_uint_eq(cf->http.workers, 2);
+	ck_assert_int_eq(cf->admin.enabled, 1);
+	ck_assert_str_eq(cf->admin.ip, "127.0.0.1");
+	ck_assert_uint_eq(cf->admin.port, 4002);
+	ck_assert_uint_eq(cf->control.mode, 0660);
+	ck_assert_int_eq(cf->rate_default.set, 0);
+	ck_assert_int_eq(cf->nrate_tenants, 0);
+	ck_assert_uint_eq(cf->quarantine.burst, 100);
+	ck_assert(cf->quarantine.rate == 10.0);
+	ck_assert_uint_eq(cf->quarantine.max_bytes, 268435456);
+	ck_assert_uint_eq(cf->batcher.max_batch, 256);
+	ck_assert_uint_eq(cf->batcher.max_delay_ms, 0);
+	ck_assert_uint_eq(cf->batcher.max_queue, 10000);
+	ck_assert_uint_eq(cf->batcher.max_queue_bytes, 268435456);
+	ck_assert_uint_eq(cf->dispatch.batch, 128);
+	ck_assert_uint_eq(cf->dispatch.concurrency, 32);
+	ck_assert_uint_eq(cf->dispatch.max_inflight, 4096);
+	ck_assert_uint_eq(cf->dispatch.max_inflight_bytes, 134217728);
+	ck_assert_uint_eq(cf->dispatch.attempt_timeout_ms, 30000);
+	ck_assert_uint_eq(cf->dispatch.sink_concurrency, 8);
+	ck_assert_uint_eq(cf->dispatch.breaker_failures, 5);
+	ck_assert_uint_eq(cf->dispatch.breaker_open_ms, 30000);
+	ck_assert_uint_eq(cf->dispatch.breaker_max_open_ms, 300000);
+	ck_assert_uint_eq(cf->dispatch.retry.base_ms, 100);
+	ck_assert_uint_eq(cf->dispatch.retry.max_ms, 300000);
+	ck_assert_uint_eq(cf->dispatch.retry.max_attempts, 84);
+	ck_assert_int_eq(cf->dispatch.retry.jitter, 1);
+	ck_assert_uint_eq(cf->dispatch.retry.max_elapsed_ms, 86400000);
+	ck_assert_uint_eq(cf->dispatch.tenant_default.max_inflight, 4096);
+	ck_assert_uint_eq(cf->dispatch.tenant_default.concurrency, 32);
+	ck_assert_int_eq(cf->claim_check.enabled, 0);
+	ck_assert_uint_eq(cf->claim_check.port, 4001);
+	ck_assert_str_eq(cf->claim_check.ip, "127.0.0.1");
+	ck_assert_uint_eq(cf->claim_check.pack_max_bytes, 16777216);
+	ck_assert_uint_eq(cf->claim_check.retention_days, 0);
+	ck_assert_ptr_nonnull(cf->data_dir);
+
+	s = conf_source(cf, "demo");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_null(s->tenant);
+	ck_assert_int_eq(s->trust_url_tenant, 0);
+	ck_assert_int_eq(s->verify.type, VERIFY_NONE);
+	ck_assert_uint_eq(s->verify.tolerance_seconds, 300);
+	ck_assert_int_eq(s->on_verify_failure, VFAIL_REJECT);
+	ck_assert_int_eq(s->dedupe.enabled, 0);
+	ck_assert_ptr_null(s->forward_headers);
+	ck_assert_int_eq(s->has_retry, 0);
+	ck_assert_uint_eq(s->retry.max_attempts, 84);
+	ck_assert_int_eq(s->sinks[0].ordered, 0);
+	ck_assert_int_eq(s->sinks[0].order_key.kind, KEY_NONE);
+	ck_assert_ptr_null(conf_source(cf, "nope"));
+	conf_free(cf);
+}
+END_TEST
+
+START_TEST(test_sink_defaults)
+{
+	struct conf *cf;
+	const struct sink_conf *k;
+
+	cf = parse_ok("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: http, url: \"https://example.com/h\"}\n"
+	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n"
+	    "      - {type: google_pubsub, project: p, topic: t}\n");
+	k = &cf->sources[0].sinks[0];
+	ck_assert_int_eq(k->type, SINK_HTTP);
+	ck_assert_str_eq(k->u.http.url, "https://example.com/h");
+	ck_assert_str_eq(k->u.http.method, "post");
+	ck_assert_uint_eq(k->timeout_ms, 5000);
+	ck_assert_uint_eq(k->u.http.max_response_bytes, 65536);
+	ck_assert_int_eq(k->u.http.nsecrets, 0);
+	k = &cf->sources[0].sinks[1];
+	ck_assert_int_eq(k->type, SINK_SQS);
+	ck_assert_uint_eq(k->inline_max_bytes, 65536);
+	ck_assert_uint_eq(k->max_message_bytes, 1048576);
+	ck_assert_uint_eq(k->timeout_ms, 5000);
+	ck_assert_ptr_null(k->u.sqs.region);
+	k = &cf->sources[0].sinks[2];
+	ck_assert_int_eq(k->type, SINK_PUBSUB);
+	ck_assert_str_eq(k->u.pubsub.endpoint, "https://pubsub.googleapis.com");
+	ck_assert_str_eq(k->u.pubsub.auth, "metadata");
+	ck_assert_uint_eq(k->max_message_bytes, 10000000);
+	ck_assert_int_eq(cf->nsinks, 3);
+	ck_assert_str_eq(conf_sink_type_name(SINK_PUBSUB), "google_pubsub");
+	conf_free(cf);
+}
+END_TEST
+
+/*
+ * Bounds, for every numeric key of the table.
+ */
+
+/* A file that sets the key named by ki to val, with whatever its section
+ * needs besides to be valid. */
+static void
+build(char *out, size_t sz, const struct conf_key_info *ki, const char *val)
+{
+	char name[256], *seg[16], *s, *last, parent[256];
+	const char *type = "log";
+	FILE *fp;
+	int n = 0, i, ind = 0, insrc, insink = 0;
+	size_t len;
+
+	snprintf(name, sizeof(name), "%s", ki->name);
+	for (s = strtok(name, "."); s != NULL && n < 16; s = strtok(NULL, "."))
+		seg[n++] = s;
+	insrc = strcmp(seg[0], "sources") == 0;
+	last = seg[n - 1];
+	snprintf(parent, sizeof(parent), "%s", ki->name);
+	parent[strlen(parent) - strlen(last) - 1] = '\0';
+
+	if (ki->sinks & (1 << SINK_HTTP))
+		type = "http";
+	else if (ki->sinks & (1 << SINK_SQS))
+		type = "sqs";
+	else if (ki->sinks & (1 << SINK_PUBSUB))
+		type = "google_pubsub";
+
+	fp = fmemopen(out, sz, "w");
+	ck_assert_ptr_nonnull(fp);
+	for (i = 0; i < n - 1; i++) {
+		s = seg[i];
+		if (strcmp(s, "*") == 0)
+			s = insrc ? "demo" : "acme";
+		len = strlen(s);
+		if (len > 2 && strcmp(s + len - 2, "[]") == 0) {
+			fprintf(fp, "%*s%.*s:\n", ind, "", (int)len - 2, s);
+			fprintf(fp, "%*s- type: %s\n", ind + 2, "", type);
+			ind += 4;
+			if (strcmp(type, "http") == 0)
+				fprintf(fp, "%*surl: http://127.0.0.1:9/\n",
+				    ind, "");
+			else if (strcmp(type, "sqs") == 0)
+				fprintf(fp, "%*squeue_url: "
+				    "http://127.0.0.1:9/1/q\n", ind, "");
+			else if (strcmp(type, "google_pubsub") == 0)
+				fprintf(fp, "%*sproject: p\n%*stopic: t\n",
+				    ind, "", ind, "");
+			insink = 1;
+		} else {
+			fprintf(fp, "%*s%s:\n", ind, "", s);
+			ind += 2;
+		}
+	}
+	fprintf(fp, "%*s%s: %s\n", ind, "", last, val);
+	if (strcmp(parent, "rate_limits.default") == 0 ||
+	    strcmp(parent, "rate_limits.tenants.*") == 0)
+		fprintf(fp, "%*s%s\n", ind, "", strcmp(last, "rate") == 0 ?
+		    "burst: 1" : "rate: 1");
+	if (strcmp(parent, "sources.*.dedupe") == 0)
+		fprintf(fp, "%*sheader: x-id\n", ind, "");
+	if (insrc && !insink)
+		fprintf(fp, "    sinks:\n      - type: log\n");
+	if (!insrc)
+		fputs(SRC, fp);
+	fclose(fp);
+}
+
+/* 1 if the file with key = val is accepted. */
+static int
+build_try(const struct conf_key_info *ki, const char *val)
+{
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	char y[4096];
+
+	build(y, sizeof(y), ki, val);
+	cf = parse(y, &e);
+	if (cf == NULL && getenv("CHECK_CONF_VERBOSE") != NULL) {
+		fprintf(stderr, "%s", y);
+		dump_errs(&e);
+	}
+	conf_free(cf);
+	conf_errors_free(&e);
+	return cf != NULL;
+}
+
+START_TEST(test_bounds)
+{
+	struct conf_key_info ki;
+	char v[64];
+
+	ck_assert_int_eq(conf_key_info((size_t)_i, &ki), 0);
+	/* Keys bounded by another key have tests of their own. */
+	if (ki.cross)
+		return;
+	switch (ki.kind) {
+	case CONF_KEY_INT:
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)ki.min);
+		ck_assert_msg(build_try(&ki, v), "%s: min %s refused", ki.name,
+		    v);
+		if (ki.min == 0)
+			snprintf(v, sizeof(v), "-1");
+		else
+			snprintf(v, sizeof(v), "%llu",
+			    (unsigned long long)ki.min - 1);
+		ck_assert_msg(!build_try(&ki, v), "%s: %s accepted",
+		    ki.name, v);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)ki.max);
+		ck_assert_msg(build_try(&ki, v), "%s: max %s refused", ki.name,
+		    v);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)ki.max + 1);
+		ck_assert_msg(!build_try(&ki, v), "%s: %s accepted",
+		    ki.name, v);
+		ck_assert_msg(!build_try(&ki, "12abc"), "%s: 12abc accepted",
+		    ki.name);
+		ck_assert_int_eq(build_try(&ki, "null"), ki.nullable);
+		break;
+	case CONF_KEY_FLOAT:
+		ck_assert_msg(!build_try(&ki, "0"), "%s: 0 accepted", ki.name);
+		ck_assert_msg(!build_try(&ki, "-1"), "%s: -1 accepted",
+		    ki.name);
+		ck_assert_msg(build_try(&ki, "0.5"), "%s: 0.5 refused",
+		    ki.name);
+		snprintf(v, sizeof(v), "%.17g", ki.fmax);
+		ck_assert_msg(build_try(&ki, v), "%s: max %s refused", ki.name,
+		    v);
+		snprintf(v, sizeof(v), "%.17g", ki.fmax * 2);
+		ck_assert_msg(!build_try(&ki, v), "%s: %s accepted",
+		    ki.name, v);
+		ck_assert_msg(!build_try(&ki, "nan"), "%s: nan accepted",
+		    ki.name);
+		break;
+	case CONF_KEY_MODE:
+		snprintf(v, sizeof(v), "\"0%llo\"", (unsigned long long)ki.min);
+		ck_assert_msg(build_try(&ki, v), "%s: %s refused", ki.name, v);
+		snprintf(v, sizeof(v), "0%llo", (unsigned long long)ki.max);
+		ck_assert_msg(build_try(&ki, v), "%s: %s refused", ki.name, v);
+		snprintf(v, sizeof(v), "0%llo", (unsigned long long)ki.max + 1);
+		ck_assert_msg(!build_try(&ki, v), "%s: %s accepted",
+		    ki.name, v);
+		ck_assert_msg(!build_try(&ki, "0698"), "%s: 0698 accepted",
+		    ki.name);
+		break;
+	case CONF_KEY_BOOL:
+		ck_assert_msg(build_try(&ki, "true"), "%s: true", ki.name);
+		ck_assert_msg(build_try(&ki, "false"), "%s: false", ki.name);
+		ck_assert_msg(!build_try(&ki, "maybe"), "%s: maybe", ki.name);
+		break;
+	default:
+		break;
+	}
+}
+END_TEST
+
+/* Every entry of the table is well formed. */
+START_TEST(test_table)
+{
+	struct conf_key_info ki;
+	size_t i, nint = 0;
+
+	ck_assert_int_eq(conf_key_info(conf_nkeys(), &ki), -1);
+	for (i = 0; i < conf_nkeys(); i++) {
+		ck_assert_int_eq(conf_key_info(i, &ki), 0);
+		ck_assert_ptr_nonnull(ki.name);
+		if (ki.kind == CONF_KEY_INT) {
+			nint++;
+			ck_assert_msg(ki.min <= ki.max, "%s", ki.name);
+		}
+	}
+	ck_assert_uint_gt(nint, 30);
+}
+END_TEST
+
+/*
+ * Messages.
+ */
+
+static const struct {
+	const char	*yaml;
+	const char	*msg;
+} errs_tab[] = {
+	/* unknown keys: top level, nested, in a source, in a sink */
+	{ "bogus: 1\n" SRC, "bogus is not a known key, line 1" },
+	{ "http:\n  bogus: 1\n" SRC, "http.bogus is not a known key, line 2" },
+	{ "dispatch:\n  retry:\n    nope: 1\n" SRC,
+	  "dispatch.retry.nope is not a known key, line 3" },
+	{ "sources:\n  demo:\n    bogus: 1\n    sinks:\n      - type: log\n",
+	  "sources.demo.bogus is not a known key, line 3" },
+	{ "sources:\n  demo:\n    verify:\n      kind: x\n"
+	  "    sinks:\n      - type: log\n",
+	  "sources.demo.verify.kind is not a known key, line 4" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n"
+	  "        url: http://x\n        nope: 1\n",
+	  "sources.demo.sinks[0].nope is not a known key, line 6" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        url: http://x\n",
+	  "sources.demo.sinks[0].url is not a known key for sink type log, "
+	  "line 5" },
+	/* values */
+	{ "http:\n  port: 70000\n" SRC,
+	  "http.port must be an integer in 0..65535, got 70000, line 2" },
+	{ "http:\n  port: -1\n" SRC,
+	  "http.port must be an integer in 0..65535, got -1, line 2" },
+	{ "log:\n  level: loud\n" SRC,
+	  "log.level must be one of error, warning, info, debug, got loud, "
+	  "line 2" },
+	{ "http:\n  routing: host\n" SRC,
+	  "http.routing must be one of path, tenant_path, got host, line 2" },
+	{ "http:\n  workers: 65\n" SRC,
+	  "http.workers must be an integer in 1..64, got 65, line 2" },
+	{ "http:\n  ip: localhost\n" SRC,
+	  "http.ip must be an IPv4 or IPv6 address, got localhost, line 2" },
+	{ "http:\n  prefix: hooks\n" SRC,
+	  "http.prefix must be a path starting with / and not ending with / "
+	  "(or just /), got hooks, line 2" },
+	{ "http:\n  prefix: /hooks/\n" SRC,
+	  "http.prefix must be a path starting with / and not ending with / "
+	  "(or just /), got /hooks/, line 2" },
+	{ "admin:\n  enabled: maybe\n" SRC,
+	  "admin.enabled must be true or false, got maybe, line 2" },
+	{ "control:\n  mode: \"0968\"\n" SRC,
+	  "control.mode must be an octal mode in 0000..0777, got 0968, "
+	  "line 2" },
+	{ "http:\n  port: 1\n  port: 2\n" SRC,
+	  "http.port is set twice, line 3" },
+	{ "http: [1, 2]\n" SRC, "http must be a map, got a list, line 1" },
+	{ "http:\n  port: {a: 1}\n" SRC,
+	  "http.port must be an integer in 0..65535, got a map, line 2" },
+	{ "node:\n  data_dir: \"\"\n" SRC,
+	  "node.data_dir must be a non-empty string, got \"\", line 2" },
+	{ "rate_limits:\n  default: {rate: 5}\n" SRC,
+	  "rate_limits.default.burst is required, line 2" },
+	{ "rate_limits:\n  default: {rate: 0, burst: 1}\n" SRC,
+	  "rate_limits.default.rate must be a number greater than 0 and at "
+	  "most 1000000000, got 0, line 2" },
+	{ "rate_limits:\n  tenants:\n    \"a b\": {rate: 1, burst: 1}\n" SRC,
+	  "rate_limits.tenants keys must be ids matching [A-Za-z0-9_-]{1,64}, "
+	  "got a b, line 3" },
+	{ "dispatch:\n  breaker_failures: -1\n" SRC,
+	  "dispatch.breaker_failures must be an integer in 0..1000000, got -1, "
+	  "line 2" },
+	/* sources and sinks */
+	{ "http:\n  port: 1\n", "sources is required, line 1" },
+	{ "sources: {}\n",
+	  "sources must be a map of at least one source, got an empty map, "
+	  "line 1" },
+	{ "sources:\n  \"bad.id\":\n    sinks: [{type: log}]\n",
+	  "sources keys must be ids matching [A-Za-z0-9_-]{1,64}, got bad.id, "
+	  "line 2" },
+	{ "sources:\n  demo:\n    tenant: \"a/b\"\n    sinks: [{type: log}]\n",
+	  "sources.demo.tenant must be an id matching [A-Za-z0-9_-]{1,64}, "
+	  "got a/b, line 3" },
+	{ "sources:\n  demo:\n    tenant: x\n",
+	  "sources.demo.sinks is required, line 3" },
+	{ "sources:\n  demo:\n    sinks: []\n",
+	  "sources.demo.sinks must be a list of at least one sink, got an "
+	  "empty list, line 3" },
+	{ "sources:\n  demo:\n    sinks:\n      - url: http://x\n",
+	  "sources.demo.sinks[0].type is required, line 4" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n",
+	  "sources.demo.sinks[0].url is required for sink type http, line 4" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n"
+	  "        url: ftp://x/\n",
+	  "sources.demo.sinks[0].url must be an http:// or https:// URL, "
+	  "got ftp://x/, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n"
+	  "        url: http://x/\n        method: get\n",
+	  "sources.demo.sinks[0].method must be one of post, put, patch, "
+	  "got get, line 6" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: sqs\n"
+	  "        queue_url: http://x/1/q\n"
+	  "        max_message_bytes: 1048577\n",
+	  "sources.demo.sinks[0].max_message_bytes must be an integer in "
+	  "1..1048576, got 1048577, line 6" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: google_pubsub\n"
+	  "        project: p\n",
+	  "sources.demo.sinks[0].topic is required for sink type "
+	  "google_pubsub, line 4" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: google_pubsub\n"
+	  "        project: p\n        topic: t\n        auth: token\n",
+	  "sources.demo.sinks[0].token is required with auth token, line 4" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        order_key: {header: x-k}\n",
+	  "sources.demo.sinks[0].ordered must be true when order_key is set, "
+	  "got false, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        ordered: true\n        order_key: {header: x-k, json: a}\n",
+	  "sources.demo.sinks[0].order_key.json must not be set together with "
+	  "header, line 6" },
+	{ "sources:\n  demo:\n    verify: {type: github}\n"
+	  "    sinks: [{type: log}]\n",
+	  "sources.demo.verify.secret is required for verify type github, "
+	  "line 3" },
+	{ "sources:\n  demo:\n    verify: {type: hmac, secret: k, signed: x}\n"
+	  "    sinks: [{type: log}]\n",
+	  "sources.demo.verify.signature_header is required for verify type "
+	  "hmac, line 3" },
+	{ "sources:\n  demo:\n    verify: {type: github, secret: k, "
+	  "hash: sha1}\n    sinks: [{type: log}]\n",
+	  "sources.demo.verify.hash is only valid with verify type hmac, not "
+	  "github, line 3" },
+	{ "sources:\n  demo:\n    verify: {secret: k}\n"
+	  "    sinks: [{type: log}]\n",
+	  "sources.demo.verify.secret must not be set with verify type none, "
+	  "line 3" },
+	{ "sources:\n  demo:\n    on_verify_failure: drop\n"
+	  "    sinks: [{type: log}]\n",
+	  "sources.demo.on_verify_failure must be one of reject, quarantine, "
+	  "accept_flag, got drop, line 3" },
+	{ "sources:\n  demo:\n    dedupe: acme\n    sinks: [{type: log}]\n",
+	  "sources.demo.dedupe must be one of github, standard_webhooks, svix, "
+	  "shopify, stripe, got acme, line 3" },
+	{ "sources:\n  demo:\n    dedupe: {ttl_seconds: 5}\n"
+	  "    sinks: [{type: log}]\n",
+	  "sources.demo.dedupe must have one of preset, header, json, got "
+	  "none, line 3" },
+	{ "sources:\n  demo:\n    forward_headers: [\"bad header\"]\n"
+	  "    sinks: [{type: log}]\n",
+	  "sources.demo.forward_headers[0] must be a header name, got "
+	  "bad header, line 3" },
+	{ "claim_check:\n  store: {type: s3}\n" SRC,
+	  "claim_check.store.s3.bucket is required with store type s3, "
+	  "line 2" },
+	{ "admin:\n  port: 4000\n" SRC,
+	  "admin.port must differ from http.port, got 4000, line 2" },
+};
+
+START_TEST(test_errors)
+{
+	expect_err(errs_tab[_i].yaml, errs_tab[_i].msg);
+}
+END_TEST
+
+/* Every error is collected, not just the first. */
+START_TEST(test_all_errors)
+{
+	struct conf_errors e = { NULL, 0 };
+
+	ck_assert_ptr_null(parse("http:\n  port: x\n  workers: 0\n"
+	    "log:\n  level: loud\nbogus: 1\n" SRC, &e));
+	ck_assert_int_eq(e.n, 4);
+	ck_assert_str_eq(e.msgs[0],
+	    "http.port must be an integer in 0..65535, got x, line 2");
+	ck_assert_str_eq(e.msgs[3], "bogus is not a known key, line 6");
+	conf_errors_free(&e);
+	ck_assert_int_eq(e.n, 0);
+}
+END_TEST
+
+START_TEST(test_not_yaml)
+{
+	struct conf_errors e = { NULL, 0 };
+	const char *m;
+
+	ck_assert_ptr_null(parse("http:\n  port: [1\n", &e));
+	ck_assert_int_eq(e.n, 1);
+	m = e.msgs[0];
+	ck_assert_msg(strncmp(m, "test.yml is not valid YAML: ", 28) == 0, "%s",
+	    m);
+	ck_assert_ptr_nonnull(strstr(m, ", line "));
+	conf_errors_free(&e);
+
+	ck_assert_ptr_null(parse("a: b: c\n", &e));
+	ck_assert_int_eq(e.n, 1);
+	ck_assert_str_eq(e.msgs[0], "test.yml is not valid YAML: mapping "
+	    "values are not allowed in this context, line 1");
+	conf_errors_free(&e);
+
+	expect_err("- a\n- b\n", "test.yml must be a map at the top level, got "
+	    "a list, line 1");
+	expect_err("just a string\n", "test.yml must be a map at the top "
+	    "level, got a string, line 1");
+	expect_err("", "test.yml must be a map with at least a sources key, "
+	    "got an empty document");
+	expect_err("# only a comment\n", "test.yml must be a map with at least "
+	    "a sources key, got an empty document");
+	expect_err(SRC "---\n" SRC, "test.yml must hold one YAML document, got "
+	    "more, line 5");
+}
+END_TEST
+
+static const char *const refused[] = { "rabbitmq", "kafka", "nats", "redis" };
+
+START_TEST(test_refused_sinks)
+{
+	char y[256], m[256];
+
+	snprintf(y, sizeof(y), "sources:\n  demo:\n    sinks:\n"
+	    "      - type: %s\n        url: amqp://x\n", refused[_i]);
+	snprintf(m, sizeof(m), "sources.demo.sinks[0].type: %s is not "
+	    "supported by this build, line 4", refused[_i]);
+	expect_err(y, m);
+}
+END_TEST
+
+START_TEST(test_unknown_sink_type)
+{
+	expect_err("sources:\n  demo:\n    sinks:\n      - type: log\n"
+	    "      - type: carrier_pigeon\n",
+	    "sources.demo.sinks[1].type must be one of http, sqs, "
+	    "google_pubsub, log, got carrier_pigeon, line 5");
+}
+END_TEST
+
+/*
+ * Interpolation.
+ */
+
+START_TEST(test_interp)
+{
+	struct conf *cf;
+
+	setenv("ANK_PORT", "4100", 1);
+	setenv("ANK_HOST", "relay.example", 1);
+	setenv("ANK_EMPTY", "", 1);
+	unsetenv("ANK_UNSET");
+
+	cf = parse_ok("http:\n  port: ${ANK_PORT}\n" SRC);
+	ck_assert_uint_eq(cf->http.port, 4100);
+	conf_free(cf);
+
+	cf = parse_ok("http:\n  port: \"${ANK_UNSET:-4200}\"\n" SRC);
+	ck_assert_uint_eq(cf->http.port, 4200);
+	conf_free(cf);
+
+	/* A set variable wins over the default; an empty one does not. */
+	cf = parse_ok("http:\n  port: ${ANK_PORT:-4200}\n"
+	    "admin:\n  port: ${ANK_EMPTY:-4300}\n" SRC);
+	ck_assert_uint_eq(cf->http.port, 4100);
+	ck_assert_uint_eq(cf->admin.port, 4300);
+	conf_free(cf);
+
+	/* Inside a longer string, twice, and escaped. */
+	cf = parse_ok("sources:\n  demo:\n    sinks:\n      - type: http\n"
+	    "        url: \"https://${ANK_HOST}:${ANK_PORT}/in\"\n"
+	    "        headers:\n          x-a: \"cost $5 $${ANK_HOST}\"\n");
+	ck_assert_str_eq(cf->sources[0].sinks[0].u.http.url,
+	    "https://relay.example:4100/in");
+	ck_assert_int_eq(cf->sources[0].sinks[0].u.http.nheaders, 1);
+	ck_assert_str_eq(cf->sources[0].sinks[0].u.http.headers[0].name, "x-a");
+	ck_assert_str_eq(cf->sources[0].sinks[0].u.http.headers[0].value,
+	    "cost $5 ${ANK_HOST}");
+	conf_free(cf);
+
+	expect_err("http:\n  port: ${ANK_UNSET}\n" SRC,
+	    "http.port: environment variable ANK_UNSET is not set, line 2");
+	expect_err("sources:\n  demo:\n    verify:\n      type: github\n"
+	    "      secret: [\"${ANK_UNSET}\"]\n    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret[0]: environment variable ANK_UNSET is "
+	    "not set, line 5");
+	expect_err("node:\n  data_dir: ${ANK_UNSET:-}\n" SRC,
+	    "node.data_dir must be a non-empty string, got \"\", line 2");
+	expect_err("node:\n  data_dir: /x/${ANK_HOST\n" SRC,
+	    "node.data_dir: unterminated ${ in value, line 2");
+	expect_err("node:\n  data_dir: /x/${1X}\n" SRC,
+	    "node.data_dir: bad variable reference ${1X}, line 2");
+}
+END_TEST
+
+/*
+ * Cross checks.
+ */
+
+START_TEST(test_trust_url_tenant)
+{
+	struct conf *cf;
+
+	expect_err("http:\n  routing: tenant_path\n"
+	    "sources:\n  open:\n    sinks: [{type: log}]\n",
+	    "sources.open.trust_url_tenant must be true for a shared source "
+	    "with verify none under tenant_path routing, got false, line 5");
+	expect_err("http:\n  routing: tenant_path\n"
+	    "sources:\n  open:\n    tenant: default\n"
+	    "    trust_url_tenant: false\n    sinks: [{type: log}]\n",
+	    "sources.open.trust_url_tenant must be true for a shared source "
+	    "with verify none under tenant_path routing, got false, line 6");
+
+	cf = parse_ok("http:\n  routing: tenant_path\n"
+	    "sources:\n  open:\n    trust_url_tenant: true\n"
+	    "    sinks: [{type: log}]\n"
+	    "  acme:\n    tenant: acme\n    sinks: [{type: log}]\n"
+	    "  gh:\n    verify: {type: github, secret: s}\n"
+	    "    sinks: [{type: log}]\n");
+	ck_assert_int_eq(cf->http.routing, ROUTING_TENANT_PATH);
+	ck_assert_int_eq(conf_source(cf, "open")->trust_url_tenant, 1);
+	ck_assert_str_eq(conf_source(cf, "acme")->tenant, "acme");
+	conf_free(cf);
+
+	/* Under path routing the same source is fine. */
+	cf = parse_ok(SRC);
+	conf_free(cf);
+}
+END_TEST
+
+START_TEST(test_sink_concurrency)
+{
+	struct conf *cf;
+
+	cf = parse_ok("dispatch:\n  sink_concurrency: null\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.sink_concurrency, 0);
+	conf_free(cf);
+	cf = parse_ok("dispatch:\n  sink_concurrency: ~\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.sink_concurrency, 0);
+	conf_free(cf);
+	cf = parse_ok("dispatch:\n  sink_concurrency: 32\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.sink_concurrency, 32);
+	conf_free(cf);
+	cf = parse_ok("dispatch:\n  sink_concurrency: 1\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.sink_concurrency, 1);
+	conf_free(cf);
+	/* The default follows a smaller global cap. */
+	cf = parse_ok("dispatch:\n  concurrency: 4\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.sink_concurrency, 4);
+	conf_free(cf);
+	cf = parse_ok("dispatch:\n  concurrency: 64\n  sink_concurrency: 64\n"
+	    SRC);
+	ck_assert_uint_eq(cf->dispatch.sink_concurrency, 64);
+	conf_free(cf);
+
+	expect_err("dispatch:\n  sink_concurrency: 33\n" SRC,
+	    "dispatch.sink_concurrency must be null or an integer in 1..32 "
+	    "(dispatch.concurrency), got 33, line 2");
+	expect_err("dispatch:\n  concurrency: 4\n  sink_concurrency: 5\n" SRC,
+	    "dispatch.sink_concurrency must be null or an integer in 1..4 "
+	    "(dispatch.concurrency), got 5, line 3");
+	expect_err("dispatch:\n  sink_concurrency: 0\n" SRC,
+	    "dispatch.sink_concurrency must be null or an integer in 1..1024, "
+	    "got 0, line 2");
+}
+END_TEST
+
+START_TEST(test_breaker)
+{
+	struct conf *cf;
+
+	expect_err("dispatch:\n  breaker_max_open_ms: 1000\n" SRC,
+	    "dispatch.breaker_max_open_ms must be at least "
+	    "dispatch.breaker_open_ms (30000), got 1000, line 2");
+	cf = parse_ok("dispatch:\n  breaker_open_ms: 5000\n"
+	    "  breaker_max_open_ms: 5000\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.breaker_max_open_ms, 5000);
+	conf_free(cf);
+	/* An unset maximum grows to the first open time. */
+	cf = parse_ok("dispatch:\n  breaker_open_ms: 600000\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.breaker_max_open_ms, 600000);
+	conf_free(cf);
+	cf = parse_ok("dispatch:\n  breaker_failures: 0\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.breaker_failures, 0);
+	conf_free(cf);
+}
+END_TEST
+
+/*
+ * Secrets.
+ */
+
+START_TEST(test_secrets)
+{
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	const struct verify_conf *v;
+	int i;
+
+	/* "hello world" and "hi" */
+	cf = parse_ok("sources:\n  demo:\n    verify:\n"
+	    "      secret: [whsec_aGVsbG8gd29ybGQ=, whsec_aGk]\n"
+	    "      type: standard_webhooks\n    sinks: [{type: log}]\n");
+	v = &cf->sources[0].verify;
+	ck_assert_int_eq(v->nsecrets, 2);
+	ck_assert_uint_eq(v->secrets[0].len, 11);
+	ck_assert(memcmp(v->secrets[0].data, "hello world", 11) == 0);
+	ck_assert_uint_eq(v->secrets[1].len, 2);
+	ck_assert(memcmp(v->secrets[1].data, "hi", 2) == 0);
+	conf_free(cf);
+
+	/* Raw secrets for the other presets. */
+	cf = parse_ok("sources:\n  demo:\n    verify: {type: github, "
+	    "secret: whsec_notdecoded}\n    sinks: [{type: log}]\n");
+	v = &cf->sources[0].verify;
+	ck_assert_int_eq(v->nsecrets, 1);
+	ck_assert_uint_eq(v->secrets[0].len, 16);
+	ck_assert(memcmp(v->secrets[0].data, "whsec_notdecoded", 16) == 0);
+	conf_free(cf);
+
+	/* hmac with whsec_base64. */
+	cf = parse_ok("sources:\n  demo:\n    verify:\n      type: hmac\n"
+	    "      secret: whsec_aGk=\n      secret_decode: whsec_base64\n"
+	    "      signature_header: X-Sig\n      signed: \"{ts}.{body}\"\n"
+	    "      parse: space_versions\n      version: \"v1,\"\n"
+	    "    sinks: [{type: log}]\n");
+	v = &cf->sources[0].verify;
+	ck_assert_int_eq(v->type, VERIFY_HMAC);
+	ck_assert_uint_eq(v->secrets[0].len, 2);
+	ck_assert(memcmp(v->secrets[0].data, "hi", 2) == 0);
+	ck_assert_str_eq(v->signed_template, "{ts}.{body}");
+	ck_assert_str_eq(v->hash, "sha256");
+	ck_assert_str_eq(v->encoding, "hex");
+	ck_assert_str_eq(v->parse, "space_versions");
+	conf_free(cf);
+
+	/* The http sink's signing secret. */
+	cf = parse_ok("sources:\n  demo:\n    sinks:\n      - type: http\n"
+	    "        url: http://127.0.0.1:9/\n        secret: whsec_aGk=\n");
+	ck_assert_int_eq(cf->sources[0].sinks[0].u.http.nsecrets, 1);
+	ck_assert(memcmp(cf->sources[0].sinks[0].u.http.secrets[0].data, "hi",
+	    2) == 0);
+	conf_free(cf);
+
+	expect_err("sources:\n  demo:\n"
+	    "    verify: {type: stripe, secret: \"\"}\n"
+	    "    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret must be a non-empty secret, got \"\", "
+	    "line 3");
+	expect_err("sources:\n  demo:\n    verify:\n"
+	    "      type: standard_webhooks\n"
+	    "      secret: whsec_\n    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret must be whsec_ followed by non-empty "
+	    "base64, got a 6-byte value that is not, line 5");
+	expect_err("sources:\n  demo:\n    verify:\n"
+	    "      type: standard_webhooks\n"
+	    "      secret: whsec_a$b=\n    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret must be whsec_ followed by non-empty "
+	    "base64, got a 10-byte value that is not, line 5");
+	expect_err("sources:\n  demo:\n    verify:\n"
+	    "      type: standard_webhooks\n"
+	    "      secret: aGVsbG8=\n    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret must be whsec_ followed by non-empty "
+	    "base64, got a 8-byte value that is not, line 5");
+	expect_err("sources:\n  demo:\n    verify:\n"
+	    "      type: standard_webhooks\n"
+	    "      secret: [whsec_aGk=, whsec_a]\n    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret[1] must be whsec_ followed by "
+	    "non-empty base64, got a 7-byte value that is not, line 5");
+	expect_err("sources:\n  demo:\n    sinks:\n      - type: http\n"
+	    "        url: http://127.0.0.1:9/\n        secret: plain\n",
+	    "sources.demo.sinks[0].secret must be whsec_ followed by non-empty "
+	    "base64, got a 5-byte value that is not, line 6");
+	expect_err("sources:\n  demo:\n    verify: {type: github, "
+	    "secret: [a, b, c, d, e, f, g, h, i]}\n    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret must be a list of at most 8 secrets, "
+	    "got a list of 9, line 3");
+
+	/* A refused secret is never echoed. */
+	ck_assert_ptr_null(parse("sources:\n  demo:\n    verify:\n"
+	    "      type: standard_webhooks\n      secret: whsec_TOPSECRET!\n"
+	    "    sinks: [{type: log}]\n", &e));
+	ck_assert_int_gt(e.n, 0);
+	for (i = 0; i < e.n; i++)
+		ck_assert_ptr_null(strstr(e.msgs[i], "TOPSECRET"));
+	conf_errors_free(&e);
+}
+END_TEST
+
+/*
+ * Sources: dedupe, retry, windows, rate limits.
+ */
+
+static const struct {
+	const char		*preset;
+	enum keyspec_kind	 kind;
+	const char		*name;
+} presets_tab[] = {
+	{ "github", KEY_HEADER, "x-github-delivery" },
+	{ "standard_webhooks", KEY_HEADER, "webhook-id" },
+	{ "svix", KEY_HEADER, "svix-id" },
+	{ "shopify", KEY_HEADER, "x-shopify-webhook-id" },
+	{ "stripe", KEY_JSON, "id" },
+};
+
+START_TEST(test_dedupe_presets)
+{
+	struct conf *cf;
+	const struct dedupe_conf *d;
+	char y[512];
+
+	snprintf(y, sizeof(y), "sources:\n  demo:\n    dedupe: %s\n"
+	    "    sinks: [{type: log}]\n  b:\n    dedupe: {preset: %s, "
+	    "ttl_seconds: 60}\n    sinks: [{type: log}]\n",
+	    presets_tab[_i].preset, presets_tab[_i].preset);
+	cf = parse_ok(y);
+	d = &conf_source(cf, "demo")->dedupe;
+	ck_assert_int_eq(d->enabled, 1);
+	ck_assert_str_eq(d->preset, presets_tab[_i].preset);
+	ck_assert_int_eq(d->key.kind, presets_tab[_i].kind);
+	ck_assert_str_eq(d->key.name, presets_tab[_i].name);
+	ck_assert_uint_eq(d->ttl_seconds, 259200);
+	d = &conf_source(cf, "b")->dedupe;
+	ck_assert_int_eq(d->key.kind, presets_tab[_i].kind);
+	ck_assert_uint_eq(d->ttl_seconds, 60);
+	conf_free(cf);
+}
+END_TEST
+
+START_TEST(test_sources_misc)
+{
+	struct conf *cf;
+	const struct source_conf *s;
+	const struct sink_conf *k;
+
+	cf = parse_ok("dispatch:\n  retry: {max_attempts: 10, jitter: false}\n"
+	    "sources:\n  a:\n    retry: {base_ms: 5}\n"
+	    "    dedupe: {json: data.object.id}\n"
+	    "    forward_headers: [X-Request-Id, stripe-signature]\n"
+	    "    on_verify_failure: quarantine\n"
+	    "    sinks:\n      - type: log\n        ordered: true\n"
+	    "        order_key: {json: customer}\n"
+	    "      - {type: log, ordered: true}\n"
+	    "  b:\n    forward_headers: []\n    sinks: [{type: log}]\n");
+	s = conf_source(cf, "a");
+	ck_assert_int_eq(s->has_retry, 1);
+	ck_assert_uint_eq(s->retry.base_ms, 5);
+	ck_assert_uint_eq(s->retry.max_ms, 300000);
+	ck_assert_uint_eq(s->retry.max_attempts, 10);
+	ck_assert_int_eq(s->retry.jitter, 0);
+	ck_assert_int_eq(s->dedupe.key.kind, KEY_JSON);
+	ck_assert_str_eq(s->dedupe.key.name, "data.object.id");
+	ck_assert_ptr_null(s->dedupe.preset);
+	ck_assert_int_eq(s->nforward_headers, 2);
+	ck_assert_str_eq(s->forward_headers[0], "x-request-id");
+	ck_assert_int_eq(s->on_verify_failure, VFAIL_QUARANTINE);
+	k = &s->sinks[0];
+	ck_assert_int_eq(k->ordered, 1);
+	ck_assert_int_eq(k->order_key.kind, KEY_JSON);
+	ck_assert_str_eq(k->order_key.name, "customer");
+	ck_assert_int_eq(s->sinks[1].order_key.kind, KEY_NONE);
+	s = conf_source(cf, "b");
+	ck_assert_int_eq(s->has_retry, 0);
+	ck_assert_uint_eq(s->retry.max_attempts, 10);
+	ck_assert_ptr_nonnull(s->forward_headers);
+	ck_assert_int_eq(s->nforward_headers, 0);
+	ck_assert_int_eq(cf->nsinks, 3);
+	conf_free(cf);
+}
+END_TEST
+
+START_TEST(test_tenants)
+{
+	struct conf *cf;
+	const struct tenant_window *tw;
+	const struct rate_limit *rl;
+
+	cf = parse_ok("dispatch:\n  concurrency: 16\n  tenants:\n"
+	    "    acme: {max_inflight: 10}\n    default: {concurrency: 4}\n"
+	    "rate_limits:\n  default: {rate: 0.5, burst: 2}\n"
+	    "  tenants:\n    acme: {rate: 500, burst: 1000}\n" SRC);
+	tw = conf_tenant_window(cf, "acme");
+	ck_assert_str_eq(tw->tenant, "acme");
+	ck_assert_uint_eq(tw->max_inflight, 10);
+	ck_assert_uint_eq(tw->concurrency, 4);
+	ck_assert_uint_eq(tw->max_inflight_bytes, 134217728);
+	tw = conf_tenant_window(cf, "other");
+	ck_assert_ptr_null(tw->tenant);
+	ck_assert_uint_eq(tw->concurrency, 4);
+	ck_assert_uint_eq(tw->max_inflight, 4096);
+	ck_assert_int_eq(cf->dispatch.ntenants, 1);
+	rl = conf_rate_limit(cf, "acme");
+	ck_assert_int_eq(rl->set, 1);
+	ck_assert(rl->rate == 500.0);
+	ck_assert_uint_eq(rl->burst, 1000);
+	rl = conf_rate_limit(cf, "other");
+	ck_assert_int_eq(rl->set, 1);
+	ck_assert(rl->rate == 0.5);
+	conf_free(cf);
+
+	cf = parse_ok("rate_limits:\n  default: null\n" SRC);
+	ck_assert_int_eq(conf_rate_limit(cf, "x")->set, 0);
+	conf_free(cf);
+}
+END_TEST
+
+START_TEST(test_misc_values)
+{
+	struct conf *cf;
+
+	cf = parse_ok("http:\n  prefix: /\n  ip: \"::1\"\n"
+	    "control:\n  mode: 0640\n  socket: /tmp/a.sock\n"
+	    "log:\n  level: debug\n"
+	    "claim_check:\n  retention_days: 7\n" SRC);
+	ck_assert_str_eq(cf->http.prefix, "");
+	ck_assert_str_eq(cf->http.ip, "::1");
+	ck_assert_uint_eq(cf->control.mode, 0640);
+	ck_assert_str_eq(cf->control.socket, "/tmp/a.sock");
+	ck_assert_str_eq(cf->log_level, "debug");
+	ck_assert_int_eq(cf->claim_check.enabled, 1);
+	ck_assert_uint_eq(cf->claim_check.retention_days, 7);
+	ck_assert_str_eq(cf->claim_check.store_type, "local");
+	ck_assert_ptr_nonnull(strstr(cf->claim_check.root, "/claims"));
+	conf_free(cf);
+
+	cf = parse_ok("http:\n  prefix: /in/hooks\ncontrol:\n  mode: \"660\"\n"
+	    "claim_check:\n  store:\n    type: s3\n"
+	    "    s3: {bucket: b, endpoint: \"http://127.0.0.1:9000\"}\n" SRC);
+	ck_assert_str_eq(cf->http.prefix, "/in/hooks");
+	ck_assert_uint_eq(cf->control.mode, 0660);
+	ck_assert_str_eq(cf->claim_check.s3_bucket, "b");
+	ck_assert_ptr_null(cf->claim_check.root);
+	conf_free(cf);
+
+	ck_assert(conf_valid_id("a-b_C9"));
+	ck_assert(!conf_valid_id(""));
+	ck_assert(!conf_valid_id("a.b"));
+	ck_assert(conf_valid_id("0123456789012345678901234567890123456789"
+	    "012345678901234567890123"));
+	ck_assert(!conf_valid_id("0123456789012345678901234567890123456789"
+	    "0123456789012345678901234"));
+}
+END_TEST
+
+/*
+ * Reload, load, manual.
+ */
+
+static void
+report_key(const char *key, void *arg)
+{
+	char *buf = arg;
+
+	strcat(buf, key);
+	strcat(buf, " ");
+}
+
+START_TEST(test_reload_check)
+{
+	struct conf *a, *b;
+	char keys[512] = "";
+
+	a = parse_ok(SRC);
+	b = parse_ok("http:\n  port: 4100\n  workers: 4\n"
+	    "dispatch:\n  concurrency: 8\n" SRC);
+	ck_assert_int_eq(conf_reload_check(a, b, report_key, keys), 1);
+	ck_assert_str_eq(keys, "http.port ");
+	ck_assert_int_eq(conf_reload_check(a, a, report_key, keys), 1 - 1);
+	conf_free(b);
+
+	keys[0] = '\0';
+	b = parse_ok("node:\n  data_dir: /elsewhere\nadmin:\n  ip: \"::1\"\n"
+	    "control:\n  socket: /tmp/x.sock\nclaim_check: {}\n" SRC);
+	ck_assert_int_eq(conf_reload_check(a, b, report_key, keys), 4);
+	ck_assert_str_eq(keys, "node.data_dir admin.ip control.socket "
+	    "claim_check ");
+	ck_assert_int_eq(conf_reload_check(a, b, NULL, NULL), 4);
+	conf_free(b);
+	conf_free(a);
+}
+END_TEST
+
+START_TEST(test_load)
+{
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	char path[] = "/tmp/check_conf.XXXXXX", m[256], *text = NULL;
+	size_t len = 0;
+	int fd;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, SRC, strlen(SRC)), (int)strlen(SRC));
+	close(fd);
+	cf = conf_load(path, &text, &len, &e);
+	ck_assert_ptr_nonnull(cf);
+	ck_assert_uint_eq(len, strlen(SRC));
+	ck_assert(memcmp(text, SRC, len) == 0);
+	conf_free(cf);
+	free(text);
+	unlink(path);
+
+	ck_assert_ptr_null(conf_load(path, &text, &len, &e));
+	ck_assert_int_eq(e.n, 1);
+	snprintf(m, sizeof(m), "cannot read %s: %s", path, strerror(ENOENT));
+	ck_assert_str_eq(e.msgs[0], m);
+	conf_errors_free(&e);
+}
+END_TEST
+
+START_TEST(test_manual)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	fp = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(fp);
+	conf_write_manual(fp);
+	fclose(fp);
+	ck_assert_ptr_nonnull(strstr(buf, ".SS http\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\\fBhttp.port\\fR\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\\fBsources.\\fIid\\fB.tenant\\fR"));
+	ck_assert_ptr_nonnull(strstr(buf,
+	    "\\fBdispatch.tenants.\\fItenant\\fB.concurrency\\fR"));
+	ck_assert_ptr_nonnull(strstr(buf, "; a change needs a restart"));
+	free(buf);
+
+	buf = NULL;
+	fp = open_memstream(&buf, &len);
+	conf_write_manpage(fp);
+	fclose(fp);
+	ck_assert(strncmp(buf, ".\\\"", 3) == 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\n.TH ANKUSA.YML 5 "));
+	ck_assert_ptr_nonnull(strstr(buf, "\n.SH EXAMPLES\n"));
+	free(buf);
+}
+END_TEST
+
+static Suite *
+conf_suite(void)
+{
+	Suite *s = suite_create("conf");
+	TCase *tc;
+
+	tc = tcase_create("defaults");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_test(tc, test_default_text);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_sink_defaults);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bounds");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_test(tc, test_table);
+	tcase_add_loop_test(tc, test_bounds, 0, (int)conf_nkeys());
+	tcase_add_test(tc, test_sink_concurrency);
+	tcase_add_test(tc, test_breaker);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_loop_test(tc, test_errors, 0,
+	    (int)(sizeof(errs_tab) / sizeof(errs_tab[0])));
+	tcase_add_test(tc, test_all_errors);
+	tcase_add_test(tc, test_not_yaml);
+	tcase_add_loop_test(tc, test_refused_sinks, 0,
+	    (int)(sizeof(refused) / sizeof(refused[0])));
+	tcase_add_test(tc, test_unknown_sink_type);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("interpolation");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_test(tc, test_interp);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sources");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_test(tc, test_trust_url_tenant);
+	tcase_add_test(tc, test_secrets);
+	tcase_add_loop_test(tc, test_dedupe_presets, 0,
+	    (int)(sizeof(presets_tab) / sizeof(presets_tab[0])));
+	tcase_add_test(tc, test_sources_misc);
+	tcase_add_test(tc, test_tenants);
+	tcase_add_test(tc, test_misc_values);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("reload");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_test(tc, test_reload_check);
+	tcase_add_test(tc, test_load);
+	tcase_add_test(tc, test_manual);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	sr = srunner_create(conf_suite());
+	srunner_set_fork_status(sr, CK_FORK_GETENV);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,709 @@
+"""Helpers for the end-to-end tests: a real ankusad in a temp dir.
+
+Standard library only.  The harness (run.py) calls configure() once and
+begin_test()/end_test() around each test; a test makes daemons with
+Daemon(...) and never has to stop them itself: end_test() kills whatever a
+test left running (the master and its edges), even when the test failed or
+timed out.
+
+    d = Daemon(sources={"github": log_source()})
+    d.start()
+    st, hdrs, body = post(d.port, "/webhooks/github", b"{}")
+"""
+
+import http.client
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+BUILD = None            # build dir holding ankusad, ankusactl, ankusa-edge
+SRCDIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+UUIDV7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}"
+                    r"-[0-9a-f]{12}$")
+
+
+class Skip(Exception):
+    """Raised by a test that cannot run here; counted as skipped."""
+
+
+def configure(build):
+    global BUILD
+    BUILD = os.path.abspath(build)
+
+
+def binary(name):
+    return os.path.join(BUILD, name)
+
+
+# ---------------------------------------------------------------- test scope
+
+class _Ctx:
+    def __init__(self, name):
+        self.name = name
+        self.tmp = tempfile.mkdtemp(prefix="ankusa-e2e-%s-" % name)
+        self.daemons = []
+        self.lock = threading.Lock()
+        self.notes = []
+
+
+_ctx = None
+
+
+def begin_test(name):
+    global _ctx
+    _ctx = _Ctx(name)
+    return _ctx
+
+
+def end_test(keep=False):
+    """Kill every daemon the test started; remove its temp dir unless keep."""
+    global _ctx
+    ctx, _ctx = _ctx, None
+    if ctx is None:
+        return
+    for d in list(ctx.daemons):
+        d.destroy()
+    if not keep:
+        shutil.rmtree(ctx.tmp, ignore_errors=True)
+    return ctx
+
+
+def kill_all():
+    """For the watchdog: kill every daemon of the running test now."""
+    ctx = _ctx
+    if ctx is None:
+        return
+    for d in list(ctx.daemons):
+        d.destroy()
+
+
+def tmpdir(sub=None):
+    base = _ctx.tmp if _ctx is not None else tempfile.mkdtemp(
+        prefix="ankusa-")
+    if sub is None:
+        return base
+    p = os.path.join(base, sub)
+    os.makedirs(p, exist_ok=True)
+    return p
+
+
+def note(msg):
+    """A line printed after the test's PASS/FAIL line."""
+    if _ctx is not None:
+        _ctx.notes.append(msg)
+
+
+def log_tails(lines=25):
+    """The tail of each daemon's stderr log of the running test."""
+    out = []
+    ctx = _ctx
+    if ctx is None:
+        return out
+    for d in ctx.daemons:
+        out.append((d.logpath, tail(d.logpath, lines)))
+    return out
+
+
+def tail(path, lines=25):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return ""
+    return "\n".join(data.decode("utf-8", "replace").splitlines()[-lines:])
+
+
+# ---------------------------------------------------------------- utilities
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_until(pred, timeout=5.0, interval=0.05, what="condition"):
+    """Poll pred() until it returns a true value; return it or raise."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            last = pred()
+        except Exception as e:          # noqa: BLE001 - polled predicates
+            last = None
+            err = e
+        else:
+            err = None
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s%s" % (
+                timeout, what, (" (last error: %r)" % err) if err else ""))
+        time.sleep(interval)
+
+
+def yaml_dump(obj, indent=0):
+    """A small YAML emitter for dicts, lists and scalars (block style)."""
+    pad = "  " * indent
+    out = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(v, (dict, list)) and v:
+                out.append("%s%s:" % (pad, k))
+                out.append(yaml_dump(v, indent + 1))
+            else:
+                out.append("%s%s: %s" % (pad, k, _scalar(v)))
+    elif isinstance(obj, list):
+        for v in obj:
+            if isinstance(v, dict) and v:
+                sub = yaml_dump(v, indent + 1).split("\n")
+                out.append("%s- %s" % (pad, sub[0].lstrip()))
+                out.extend(sub[1:])
+            elif isinstance(v, list) and v:
+                out.append("%s-" % pad)
+                out.append(yaml_dump(v, indent + 1))
+            else:
+                out.append("%s- %s" % (pad, _scalar(v)))
+    else:
+        out.append(pad + _scalar(obj))
+    return "\n".join(out)
+
+
+def _scalar(v):
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, dict):
+        return "{}"
+    if isinstance(v, list):
+        return "[]"
+    return json.dumps(str(v))          # a JSON string is a YAML string
+
+
+def log_source(tenant=None, **extra):
+    s = {}
+    if tenant is not None:
+        s["tenant"] = tenant
+    s["verify"] = {"type": "none"}
+    s.update(extra)
+    s.setdefault("sinks", [{"type": "log"}])
+    return s
+
+
+def default_sources():
+    """The two sources of the brief: sources=2 sinks=3."""
+    return {
+        "github": log_source(),
+        "acme-orders": log_source(tenant="acme", sinks=[
+            {"type": "http", "url": "http://127.0.0.1:9/hook"},
+            {"type": "log", "ordered": True,
+             "order_key": {"header": "x-order"}},
+        ]),
+    }
+
+
+# ---------------------------------------------------------------- the daemon
+
+def _proc_children(pid):
+    kids = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return kids
+    for t in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids.extend(int(x) for x in f.read().split())
+        except OSError:
+            pass
+    return kids
+
+
+def proc_comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def proc_alive(pid):
+    """True if pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+    except OSError:
+        return False
+    state = st[st.rfind(")") + 2:].split()[0]
+    return state not in ("Z", "X")
+
+
+def edge_alive(pid):
+    return proc_alive(pid) and proc_comm(pid) == "ankusa-edge"
+
+
+def _tcp_inode(server_port, client_port):
+    """The inode of the server side of a loopback TCP connection."""
+    for fn in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(fn) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for l in lines:
+            p = l.split()
+            local, remote, inode = p[1], p[2], p[9]
+            if int(local.rsplit(":", 1)[1], 16) == server_port and \
+                    int(remote.rsplit(":", 1)[1], 16) == client_port:
+                return inode
+    return None
+
+
+def socket_owner(server_port, client_port, pids):
+    """Which of pids holds the server side of the connection from
+    client_port, or None."""
+    inode = _tcp_inode(server_port, client_port)
+    if inode is None:
+        return None
+    want = "socket:[%s]" % inode
+    for pid in pids:
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == want:
+                    return pid
+            except OSError:
+                pass
+    return None
+
+
+class Daemon:
+    """One ankusad -d in its own dir under the test's temp dir.
+
+    The data dir, socket and ports stay the same across stop()/start(), so a
+    restart finds the same store.  cfg() builds the config dict; edit
+    self.http / self.batcher / self.sources and call write_config() to
+    change it (then SIGHUP or restart)."""
+
+    def __init__(self, sources=None, name="d", workers=2, routing="path",
+                 prefix="/webhooks", max_body=1000000, batcher=None,
+                 extra=None, data_dir=None):
+        self.dir = tmpdir(name)
+        self.data_dir = data_dir or os.path.join(self.dir, "data")
+        self.sock = os.path.join(self.dir, "control.sock")
+        self.conf = os.path.join(self.dir, "ankusa.yml")
+        self.port = free_port()
+        self.http = {"ip": "127.0.0.1", "port": self.port,
+                     "workers": workers, "max_body_bytes": max_body,
+                     "routing": routing, "prefix": prefix}
+        self.batcher = dict(batcher or {"max_queue": 10000})
+        self.sources = sources if sources is not None else default_sources()
+        self.extra = extra or {}
+        self.proc = None
+        self.pid = None
+        self.starts = 0
+        self.logpath = os.path.join(self.dir, "ankusad.log")
+        self.known_edges = set()
+        self.write_config()
+        if _ctx is not None:
+            with _ctx.lock:
+                _ctx.daemons.append(self)
+
+    # -- config
+
+    def cfg(self):
+        c = {"node": {"data_dir": self.data_dir},
+             "control": {"socket": self.sock},
+             "http": self.http,
+             "batcher": self.batcher}
+        c.update(self.extra)
+        c["sources"] = self.sources
+        return c
+
+    def write_config(self, text=None):
+        if text is None:
+            text = yaml_dump(self.cfg()) + "\n"
+        tmp = self.conf + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.rename(tmp, self.conf)
+        return text
+
+    # -- life
+
+    def env(self):
+        e = dict(os.environ)
+        e["ANKUSA_LIBEXECDIR"] = BUILD
+        e.pop("ANKUSA_CONTROL_SOCKET", None)
+        return e
+
+    def spawn(self, preexec_fn=None):
+        """Start ankusad -d without waiting; its stderr goes to the log."""
+        os.makedirs(self.dir, exist_ok=True)
+        self.starts += 1
+        log = open(self.logpath, "ab")
+        log.write(b"==== start %d (%s)\n" % (self.starts,
+                                            time.ctime().encode()))
+        log.flush()
+        self.proc = subprocess.Popen(
+            [binary("ankusad"), "-d", "-c", self.conf],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            env=self.env(), start_new_session=True, preexec_fn=preexec_fn)
+        log.close()
+        self.pid = self.proc.pid
+        self.logpos = os.path.getsize(self.logpath)
+        return self.proc
+
+    def start(self, timeout=15.0, preexec_fn=None):
+        self.spawn(preexec_fn=preexec_fn)
+        self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout=15.0):
+        deadline = time.monotonic() + timeout
+
+        def ready():
+            if self.proc.poll() is not None:
+                raise AssertionError(
+                    "ankusad exited %s during start-up; log:\n%s" % (
+                        self.proc.returncode, tail(self.logpath, 15)))
+            st, _, _ = get(self.port, "/health", timeout=1.0)
+            if st != 200:
+                return False
+            return self.ctl("status", check=False)[0] == 0
+
+        while True:
+            try:
+                if ready():
+                    break
+            except AssertionError:
+                raise
+            except Exception:           # noqa: BLE001 - not up yet
+                pass
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    "ankusad not ready after %.0fs (GET /health and "
+                    "ankusactl status); log:\n%s" % (
+                        timeout, tail(self.logpath, 15)))
+            time.sleep(0.05)
+        self.known_edges |= set(self.edges())
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def signal(self, sig):
+        os.kill(self.pid, sig)
+
+    def stop(self, timeout=20.0):
+        """SIGTERM, wait; return the exit status."""
+        if not self.running():
+            return self.proc.returncode if self.proc else None
+        self.known_edges |= set(self.edges())
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("ankusad did not exit %.0fs after SIGTERM"
+                                 % timeout)
+
+    def kill9(self):
+        """SIGKILL the master only (its edges must leave by themselves)."""
+        self.known_edges |= set(self.edges())
+        os.kill(self.pid, signal.SIGKILL)
+        self.proc.wait(10)
+        return self.proc.returncode
+
+    def destroy(self):
+        """Kill the master and every edge it ever had, whatever state."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.known_edges |= set(self.edges())
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                self.proc.kill()
+                self.proc.wait(5)
+            except Exception:           # noqa: BLE001
+                pass
+        for e in list(self.known_edges):
+            if edge_alive(e):
+                try:
+                    os.kill(e, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    def log_since_start(self):
+        with open(self.logpath, "rb") as f:
+            f.seek(getattr(self, "logpos", 0))
+            return f.read().decode("utf-8", "replace")
+
+    def log_text(self):
+        with open(self.logpath, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    # -- processes
+
+    def edges(self):
+        """Pids of the live ankusa-edge children of the master."""
+        if self.pid is None:
+            return []
+        return sorted(p for p in _proc_children(self.pid) if edge_alive(p))
+
+    # -- ankusactl
+
+    def ctl(self, *args, check=True, json_out=False, timeout=20):
+        argv = [binary("ankusactl"), "-s", self.sock]
+        if json_out:
+            argv.append("-j")
+        argv += list(args)
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=timeout)
+        out = r.stdout.decode("utf-8", "replace")
+        err = r.stderr.decode("utf-8", "replace")
+        if check and r.returncode != 0:
+            raise AssertionError("ankusactl %s: exit %d: %s" % (
+                " ".join(args), r.returncode, (err or out).strip()))
+        return r.returncode, out, err
+
+    def status(self):
+        _, out, _ = self.ctl("status", json_out=True)
+        lines = [l for l in out.splitlines() if l.strip()]
+        if len(lines) != 1:
+            raise AssertionError("ankusactl -j status: expected one JSON "
+                                 "line, got %r" % out)
+        return json.loads(lines[0])
+
+    def queue(self, source=None, limit=None):
+        args = ["queue"]
+        if source is not None:
+            args += ["-S", source]
+        if limit is not None:
+            args += ["-n", str(limit)]
+        _, out, _ = self.ctl(*args, json_out=True, timeout=120)
+        items = []
+        for l in out.splitlines():
+            if l.strip():
+                items.append(json.loads(l))
+        return items
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+
+def check_config(path):
+    """ankusad -n -c path: (exit status, stdout + stderr)."""
+    e = dict(os.environ)
+    e["ANKUSA_LIBEXECDIR"] = BUILD
+    r = subprocess.run([binary("ankusad"), "-n", "-c", path],
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       env=e, timeout=20)
+    return r.returncode, (r.stdout + r.stderr).decode("utf-8", "replace")
+
+
+def ankusactl(*args, timeout=20):
+    r = subprocess.run([binary("ankusactl")] + list(args),
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=timeout)
+    return (r.returncode, r.stdout.decode("utf-8", "replace"),
+            r.stderr.decode("utf-8", "replace"))
+
+
+# ---------------------------------------------------------------- HTTP
+
+def request(port, method, path, body=None, headers=None, timeout=10.0,
+            conn=None):
+    """One request; (status, headers dict lower-cased, body bytes).
+
+    With conn (an http.client.HTTPConnection) the connection is reused."""
+    own = conn is None
+    if own:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        h = {}
+        if body is not None and method in ("POST", "PUT", "PATCH"):
+            h["Content-Type"] = "application/json"
+        h.update(headers or {})
+        conn.request(method, path, body=body, headers=h)
+        r = conn.getresponse()
+        data = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+    finally:
+        if own:
+            conn.close()
+
+
+def post(port, path, body=b"{}", headers=None, timeout=10.0, conn=None):
+    return request(port, "POST", path, body, headers, timeout, conn)
+
+
+def get(port, path, timeout=10.0, conn=None):
+    return request(port, "GET", path, None, None, timeout, conn)
+
+
+def jbody(data):
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise AssertionError("answer body is not JSON: %r" % data[:200])
+
+
+def expect(status, hdrs, data, want_status, want_body=None, what=""):
+    """Assert an answer's status and (exact) JSON body."""
+    if status != want_status:
+        raise AssertionError("%sexpected %d, got %d %r" % (
+            what + ": " if what else "", want_status, status, data[:300]))
+    if want_body is not None:
+        got = jbody(data)
+        if got != want_body:
+            raise AssertionError("%sexpected body %r, got %r" % (
+                what + ": " if what else "", want_body, got))
+        ct = hdrs.get("content-type", "")
+        if not ct.startswith("application/json"):
+            raise AssertionError("%sexpected Content-Type application/json,"
+                                 " got %r" % (what + ": " if what else "",
+                                              ct))
+
+
+def expect_accepted(status, hdrs, data, what=""):
+    """Assert a 201 accepted answer; return the id."""
+    if status != 201:
+        raise AssertionError("%sexpected 201, got %d %r" % (
+            what + ": " if what else "", status, data[:300]))
+    j = jbody(data)
+    if set(j) != {"status", "id"} or j["status"] != "accepted":
+        raise AssertionError("%sexpected {status: accepted, id}, got %r" % (
+            what + ": " if what else "", j))
+    if not isinstance(j["id"], str) or not UUIDV7.match(j["id"]):
+        raise AssertionError("id %r is not a lower-case UUIDv7" % (j["id"],))
+    return j["id"]
+
+
+def uuid7_ms(u):
+    return int(u.replace("-", "")[:12], 16)
+
+
+class RawResponse:
+    def __init__(self, status, reason, headers, body, raw):
+        self.status = status
+        self.reason = reason
+        self.headers = headers          # lower-cased names
+        self.body = body
+        self.raw = raw
+
+    def json(self):
+        return jbody(self.body)
+
+    def __repr__(self):
+        return "<%d %s %r>" % (self.status, self.reason, self.body[:200])
+
+
+class Raw:
+    """A raw TCP connection for requests http.client will not send."""
+
+    def __init__(self, port, timeout=10.0):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout)
+        self.s.settimeout(timeout)
+        self.buf = b""
+
+    def send(self, data):
+        self.s.sendall(data)
+
+    def readable(self, timeout=0.0):
+        if self.buf:
+            return True
+        r, _, _ = select.select([self.s], [], [], timeout)
+        return bool(r)
+
+    def _fill(self):
+        d = self.s.recv(65536)
+        if not d:
+            raise EOFError("connection closed by the server")
+        self.buf += d
+
+    def read_response(self, timeout=None):
+        """One response (Content-Length framed, or up to close)."""
+        if timeout is not None:
+            self.s.settimeout(timeout)
+        while b"\r\n\r\n" not in self.buf:
+            self._fill()
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        status = int(parts[1])
+        reason = parts[2] if len(parts) > 2 else ""
+        hdrs = {}
+        for l in lines[1:]:
+            k, _, v = l.partition(":")
+            hdrs[k.strip().lower()] = v.strip()
+        if 100 <= status < 200:
+            return RawResponse(status, reason, hdrs, b"", head)
+        if "content-length" in hdrs:
+            n = int(hdrs["content-length"])
+            while len(self.buf) < n:
+                self._fill()
+            body, self.buf = self.buf[:n], self.buf[n:]
+        else:
+            while True:
+                try:
+                    self._fill()
+                except EOFError:
+                    break
+            body, self.buf = self.buf, b""
+        return RawResponse(status, reason, hdrs, body, head)
+
+    def closed_by_peer(self, timeout=3.0):
+        """True if the server closes the connection within timeout."""
+        self.s.settimeout(timeout)
+        try:
+            while True:
+                d = self.s.recv(65536)
+                if not d:
+                    return True
+                self.buf += d
+        except socket.timeout:
+            return False
+        except ConnectionError:
+            return True
+
+    def close(self):
+        try:
+            self.s.close()
+        except OSError:
+            pass
+
+
+def head_bytes(method, path, headers, body=None):
+    """A request head (and body) as bytes; headers a list of pairs, values
+    and names may be bytes to carry any byte."""
+    out = [("%s %s HTTP/1.1\r\n" % (method, path)).encode()]
+    have_host = any((k.lower() if isinstance(k, str) else k.lower().decode(
+        "latin-1")) == "host" for k, _ in headers)
+    if not have_host:
+        out.append(b"Host: 127.0.0.1\r\n")
+    for k, v in headers:
+        k = k if isinstance(k, bytes) else k.encode("latin-1")
+        v = v if isinstance(v, bytes) else str(v).encode("latin-1")
+        out.append(k + b": " + v + b"\r\n")
+    out.append(b"\r\n")
+    if body:
+        out.append(body)
+    return b"".join(out)

@@ -1,0 +1,129 @@
+"""The loss test: SIGKILL the master under load, restart, and find every
+hook that was answered 201.  Zero tolerance.
+
+Each round: start ankusad on the same data dir (the store accumulates), run
+CLIENTS threads posting 1 KiB bodies over keep-alive connections as fast as
+they can, recording every id answered 201; after a random 0.2-1.5 s SIGKILL
+the master; the clients stop on their first error; check the edges left by
+themselves; restart; `ankusactl -j queue` must list every recorded id.
+
+ANKUSA_LOSS_ROUNDS (default 5) and ANKUSA_LOSS_CLIENTS (default 32) tune it.
+"""
+
+import http.client
+import os
+import random
+import re
+import threading
+import time
+
+from ankusa import (Daemon, edge_alive, expect_accepted, jbody, note, post,
+                    wait_until)
+
+ROUNDS = int(os.environ.get("ANKUSA_LOSS_ROUNDS", "5"))
+CLIENTS = int(os.environ.get("ANKUSA_LOSS_CLIENTS", "32"))
+BODY = (b'{"pad":"' + b"p" * 1014 + b'"}')
+assert len(BODY) == 1024
+
+# Lines that must not appear in the log of a start after a crash.
+BAD_LOG = re.compile(r"panic|runrecovery|fatal|corrupt|damage|checksum|"
+                     r"refus|cannot|error", re.I)
+
+
+def _client(port, stop, acked, other, lock):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    mine, rest = [], []
+    try:
+        while not stop.is_set():
+            try:
+                st, h, data = post(port, "/webhooks/github", BODY, conn=c,
+                                   headers={"x-order": "k"})
+            except (OSError, http.client.HTTPException):
+                break               # the master is gone: stop on errors
+            if st == 201:
+                mine.append(expect_accepted(st, h, data))
+            elif st == 503:
+                rest.append((st, jbody(data).get("error")))
+                time.sleep(0.01)
+            else:
+                rest.append((st, data[:200]))
+                break
+    finally:
+        c.close()
+        with lock:
+            acked.extend(mine)
+            other.extend(rest)
+
+
+def test_loss_sigkill_master():
+    d = Daemon(workers=2)
+    rng = random.Random()
+    all_acked = []
+    summary = []
+    d.start()
+    for rnd in range(1, ROUNDS + 1):
+        edges = d.edges()
+        assert len(edges) == 2, "round %d: edges %r" % (rnd, edges)
+
+        stop, lock = threading.Event(), threading.Lock()
+        acked, other = [], []
+        ths = [threading.Thread(target=_client,
+                                args=(d.port, stop, acked, other, lock))
+               for _ in range(CLIENTS)]
+        for t in ths:
+            t.start()
+        delay = rng.uniform(0.2, 1.5)
+        time.sleep(delay)
+        d.kill9()
+        t_kill = time.monotonic()
+        for t in ths:
+            t.join(40)
+        stop.set()
+        assert not any(t.is_alive() for t in ths), \
+            "round %d: clients still running 40 s after the kill" % rnd
+
+        # The edges of the killed master exit by themselves.
+        wait_until(lambda: not any(edge_alive(e) for e in edges), 3, 0.05,
+                   "round %d: edges %r to exit after the master's SIGKILL"
+                   % (rnd, edges))
+        t_edges = time.monotonic() - t_kill
+
+        bad = [o for o in other if o != (503, "overload")]
+        assert not bad, "round %d: answers other than 201: %r" % (rnd,
+                                                                  bad[:5])
+        assert len(set(acked)) == len(acked), "round %d: an id was " \
+            "answered twice" % rnd
+        assert acked, "round %d: no hook acknowledged in %.2fs" % (rnd,
+                                                                   delay)
+
+        d.start()
+        text = d.log_since_start()
+        bad = [l for l in text.splitlines() if BAD_LOG.search(l)]
+        assert not bad, "round %d: recovery after SIGKILL logged:\n%s" % (
+            rnd, "\n".join(bad[:10]))
+        q = d.queue()
+        ids = {h["id"] for h in q}
+        seqs = [h["seq"] for h in q]
+        assert len(ids) == len(q), "round %d: duplicate ids in queue" % rnd
+        assert len(set(seqs)) == len(seqs), "round %d: a seq was reused" % (
+            rnd)
+        all_acked.extend(acked)
+        missing = [i for i in all_acked if i not in ids]
+        st = d.status()
+        line = ("round %d: killed after %.2fs, %d acked (%d 503), %d stored "
+                "in total, %d missing; edges gone in %.2fs" % (
+                    rnd, delay, len(acked), len(other), len(ids),
+                    len(missing), t_edges))
+        summary.append(line)
+        print("     " + line, flush=True)
+        assert st["hooks"] == len(q), "round %d: status hooks %d but queue " \
+            "lists %d" % (rnd, st["hooks"], len(q))
+        assert len(missing) == 0, "round %d: %d acknowledged ids missing " \
+            "after restart, e.g. %s" % (rnd, len(missing), missing[:3])
+    # The daemon started after the last kill also stops cleanly.
+    assert d.stop() == 0, "exit status after SIGTERM"
+    note("loss: %d rounds, %d acknowledged, 0 missing" % (ROUNDS,
+                                                         len(all_acked)))
+
+
+test_loss_sigkill_master.timeout = 600

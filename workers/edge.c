@@ -1,0 +1,985 @@
+/*
+ * edge.c: ankusa-edge, the process that speaks HTTP to webhook providers.
+ *
+ * The master forks and execs N of these.  Each finds its channel to the
+ * master on fd 3, the ingest listener (shared by every edge) on fd 4 and
+ * the config text the master parsed on fd 5.  It accepts connections,
+ * parses and checks each request with httpreq.c in the order of the ingest
+ * contract, sends the hook to the master (MSG_HOOK_SUBMIT) and writes the
+ * HTTP answer that the master's MSG_HOOK_RESULT calls for.  It never opens
+ * the store: untrusted bytes are parsed here and only here.
+ *
+ * This file is glue: connections, timers and frames.  Every decision about
+ * a request is made in httpreq.c.
+ *
+ * Lifecycle: exit at once when the master's channel closes (a child never
+ * outlives its parent); on MSG_CHILD_RETIRE stop accepting, close idle
+ * connections, finish the requests in hand and exit, at most
+ * EDGE_RETIRE_CAP seconds later.  A frame from the master that makes no
+ * sense is fatal: it is our own protocol.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <openssl/sha.h>
+
+#include "conf.h"
+#include "httpreq.h"
+#include "ids.h"
+#include "log.h"
+#include "msg.h"
+#include "proc.h"
+
+#define EDGE_MAX_CONNS		4096
+#define EDGE_HEAD_TIMEOUT	30	/* s for a whole request head */
+#define EDGE_IDLE_TIMEOUT	60	/* s between keep-alive requests */
+#define EDGE_BODY_TIMEOUT	60	/* s without a body byte */
+#define EDGE_WRITE_TIMEOUT	60	/* s without the client taking a byte */
+#define EDGE_LINGER_TIMEOUT	2	/* s to drain input before a close */
+#define EDGE_RETIRE_CAP		30	/* s from MSG_CHILD_RETIRE to exit */
+#define EDGE_ACCEPT_BACKOFF	1	/* s off the listener after EMFILE */
+/* Input buffered beyond what is being parsed (pipelined requests, body
+ * bytes not yet taken): past this the connection stops reading. */
+#define EDGE_READ_HIGH		(256 * 1024)
+
+enum conn_state {
+	CS_HEAD = 0,	/* reading a request head (or idle before one) */
+	CS_BODY,	/* reading the body */
+	CS_WAIT,	/* the master has the request; waiting for its answer */
+	CS_WRITE,	/* writing the answer */
+	CS_LINGER,	/* answer sent, write side shut, draining input */
+};
+
+enum conn_wait {
+	WAIT_HOOK = 0,	/* MSG_HOOK_SUBMIT sent */
+	WAIT_READY,	/* MSG_READY_QUERY sent */
+};
+
+struct conn {
+	TAILQ_ENTRY(conn)	 entry;		/* conns */
+	TAILQ_ENTRY(conn)	 wentry;	/* waiting, in CS_WAIT only */
+	struct bufferevent	*bev;
+	struct event		*timer;		/* head, body, idle, linger */
+	enum conn_state		 state;
+	enum conn_wait		 wait;
+	uint64_t		 reqid;		/* echoed by the master */
+	struct httpreq		 req;
+	struct httpreq_route	 route;
+	const struct source_conf *src;		/* set once check 3 passed */
+	struct httpreq_chunked	 chunked;
+	int			 in_chunked;	/* body is chunked */
+	uint64_t		 remaining;	/* body bytes still to read */
+	unsigned char		*body;
+	size_t			 bodylen;
+	size_t			 bodycap;
+	uint64_t		 received_at;	/* ms, request line complete */
+	int			 keep_alive;	/* after the answer in hand */
+	int			 head;		/* HEAD: answer without body */
+	int			 eof;		/* the client shut its side */
+};
+
+TAILQ_HEAD(connq, conn);
+
+static struct event_base	*base;
+static struct chan		*master;
+static struct conf		*conf;
+static struct event		*ev_listen;	/* NULL once retired */
+static struct event		*ev_accept_pause;
+static struct event		*ev_retire_cap;
+static struct connq		 conns = TAILQ_HEAD_INITIALIZER(conns);
+static struct connq		 waiting = TAILQ_HEAD_INITIALIZER(waiting);
+static int			 nconns;
+static int			 listen_paused;
+static int			 retiring;
+static uint64_t			 next_reqid = 1;
+static uint32_t			 gen;
+
+static void	usage(void) __attribute__((noreturn));
+static void	master_msg(struct chan *, struct msg *, void *);
+static void	master_err(struct chan *, int, void *);
+static struct conn *waiting_find(uint64_t, enum conn_wait);
+static void	hook_result(struct msg *);
+static void	ready_result(struct msg *);
+static void	edge_retire(void);
+static void	edge_maybe_exit(void);
+static void	retire_cap_cb(evutil_socket_t, short, void *);
+static void	listen_resume(void);
+static void	accept_cb(evutil_socket_t, short, void *);
+static void	accept_pause_cb(evutil_socket_t, short, void *);
+static void	conn_new(int);
+static void	conn_free(struct conn *);
+static void	conn_timer(struct conn *, int);
+static void	conn_timer_cb(evutil_socket_t, short, void *);
+static void	conn_read_cb(struct bufferevent *, void *);
+static void	conn_write_cb(struct bufferevent *, void *);
+static void	conn_event_cb(struct bufferevent *, short, void *);
+static void	conn_process(struct conn *);
+static int	conn_read_head(struct conn *);
+static void	conn_dispatch(struct conn *);
+static int	conn_read_body(struct conn *);
+static void	conn_body_append(struct conn *, const void *, size_t);
+static void	conn_submit(struct conn *);
+static void	conn_wait(struct conn *, enum conn_wait, uint64_t);
+static void	conn_answer(struct conn *, struct httpreq_answer *);
+static void	conn_refuse(struct conn *, int, const char *);
+static void	conn_next(struct conn *);
+static int	conn_has_body(const struct conn *);
+static int	conn_idle(struct conn *);
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: ankusa-edge -g gen -i index [-dv]\n");
+	exit(EX_USAGE);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct conf_errors errs = { NULL, 0 };
+	struct msg m;
+	enum log_level lvl;
+	char prefix[64], *text, *end;
+	unsigned long v;
+	uint32_t idx = 0;
+	size_t len;
+	int ch, dflag = 0, vflag = 0, gflag = 0, iflag = 0, i;
+
+	while ((ch = getopt(argc, argv, "dg:i:v")) != -1) {
+		switch (ch) {
+		case 'd':
+			dflag = 1;
+			break;
+		case 'g':
+		case 'i':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
+			    v > UINT32_MAX)
+				usage();
+			if (ch == 'g') {
+				gen = v;
+				gflag = 1;
+			} else {
+				idx = v;
+				iflag = 1;
+			}
+			break;
+		case 'v':
+			vflag = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || !gflag || !iflag)
+		usage();
+
+	log_init("ankusa-edge", dflag);
+	snprintf(prefix, sizeof(prefix), "edge %" PRIu32 ".%" PRIu32, gen, idx);
+	log_setprefix(prefix);
+	if (vflag)
+		log_setlevel(LOG_LEVEL_DEBUG);
+
+	/* The exact text the master parsed, so both see one config. */
+	if ((text = proc_read_all(PROC_FD_CONF, &len)) == NULL) {
+		log_warn("config: cannot read fd %d", PROC_FD_CONF);
+		exit(EX_CONFIG);
+	}
+	if ((conf = conf_parse(text, len, "config", &errs)) == NULL) {
+		for (i = 0; i < errs.n; i++)
+			log_warnx("%s", errs.msgs[i]);
+		if (errs.n == 0)
+			log_warnx("config: refused without a reason");
+		conf_errors_free(&errs);
+		exit(EX_CONFIG);
+	}
+	free(text);
+	close(PROC_FD_CONF);
+	if (!vflag && conf->log_level != NULL &&
+	    log_level_parse(conf->log_level, &lvl) == 0)
+		log_setlevel(lvl);
+
+	/* A client gone mid-write is an error value, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	if (fcntl(PROC_FD_LISTEN, F_SETFL,
+	    fcntl(PROC_FD_LISTEN, F_GETFL) | O_NONBLOCK) == -1)
+		fatal("listener fd %d", PROC_FD_LISTEN);
+	ev_listen = event_new(base, PROC_FD_LISTEN, EV_READ | EV_PERSIST,
+	    accept_cb, NULL);
+	ev_accept_pause = evtimer_new(base, accept_pause_cb, NULL);
+	ev_retire_cap = evtimer_new(base, retire_cap_cb, NULL);
+	if (ev_listen == NULL || ev_accept_pause == NULL ||
+	    ev_retire_cap == NULL)
+		fatalx("event_new");
+
+	master = chan_new(base, PROC_FD_CHAN, master_msg, master_err, NULL);
+	msg_init(&m, MSG_CHILD_HELLO, 0);
+	msg_add_u32(&m, MSG_PROTO_VERSION);
+	msg_add_str(&m, "edge");
+	msg_add_u32(&m, gen);
+	msg_add_u32(&m, (uint32_t)getpid());
+	if (chan_send(master, &m) == -1)
+		fatalx("cannot greet the master");
+	msg_free(&m);
+
+	event_add(ev_listen, NULL);
+	log_debug("started, max body %" PRIu64 " bytes",
+	    conf->http.max_body_bytes);
+	event_base_dispatch(base);
+
+	/* Only edge_maybe_exit ends the loop: retired and nothing in hand. */
+	chan_flush_blocking(master);
+	chan_free(master);
+	conf_free(conf);
+	log_info("retired");
+	return 0;
+}
+
+/* The master. */
+
+static void
+master_msg(struct chan *c, struct msg *m, void *arg)
+{
+	switch (m->type) {
+	case MSG_CHILD_RETIRE:
+		if (msg_end(m) == -1)
+			fatalx("bad %s from the master",
+			    msg_type_name(m->type));
+		edge_retire();
+		break;
+	case MSG_HOOK_RESULT:
+		hook_result(m);
+		break;
+	case MSG_READY_RESULT:
+		ready_result(m);
+		break;
+	default:
+		fatalx("unexpected %s from the master",
+		    msg_type_name(m->type));
+	}
+}
+
+/* The master is gone: nobody can commit what we would accept.  Exit at
+ * once; the clients in hand see their connection close, not a lie. */
+static void
+master_err(struct chan *c, int err, void *arg)
+{
+	if (err == 0 || err == ECONNRESET || err == EPIPE) {
+		log_info("master closed the channel, exiting");
+		exit(0);
+	}
+	errno = err;
+	log_warn("master channel");
+	exit(1);
+}
+
+static struct conn *
+waiting_find(uint64_t id, enum conn_wait w)
+{
+	struct conn *c;
+
+	TAILQ_FOREACH(c, &waiting, wentry)
+		if (c->reqid == id) {
+			if (c->wait != w)
+				fatalx("master answered request %" PRIu64
+				    " with the wrong message", id);
+			return c;
+		}
+	return NULL;
+}
+
+static void
+hook_result(struct msg *m)
+{
+	struct httpreq_answer a;
+	struct conn *c;
+	const char *id;
+	uint32_t retry;
+	uint8_t res;
+
+	if (msg_get_u8(m, &res) == -1 || msg_get_str(m, &id) == -1 ||
+	    msg_get_u32(m, &retry) == -1 || msg_end(m) == -1)
+		fatalx("bad %s from the master", msg_type_name(m->type));
+	if (m->id == 0 || m->id >= next_reqid)
+		fatalx("%s for request %" PRIu64 " never sent",
+		    msg_type_name(m->type), m->id);
+	if ((c = waiting_find(m->id, WAIT_HOOK)) == NULL) {
+		/* The client left meanwhile: its answer goes nowhere. */
+		log_debug("request %" PRIu64 ": client gone, result %u dropped",
+		    m->id, res);
+		return;
+	}
+	if (httpreq_answer_result(&a, res, id, retry) == -1)
+		fatalx("%s: unknown result %u", msg_type_name(m->type), res);
+	log_debug("request %" PRIu64 ": %s/%s -> %d %s", m->id,
+	    httpreq_tenant(&c->route, c->src), c->route.source, a.status,
+	    id);
+	conn_answer(c, &a);
+}
+
+static void
+ready_result(struct msg *m)
+{
+	struct httpreq_answer a;
+	struct conn *c;
+	const char *reason;
+	uint8_t ready;
+
+	if (msg_get_u8(m, &ready) == -1 || msg_get_str(m, &reason) == -1 ||
+	    msg_end(m) == -1)
+		fatalx("bad %s from the master", msg_type_name(m->type));
+	if (m->id == 0 || m->id >= next_reqid)
+		fatalx("%s for request %" PRIu64 " never sent",
+		    msg_type_name(m->type), m->id);
+	if ((c = waiting_find(m->id, WAIT_READY)) == NULL)
+		return;
+	httpreq_answer_ready(&a, ready, reason);
+	/* A body sent with GET /ready was never read. */
+	a.close = conn_has_body(c);
+	conn_answer(c, &a);
+}
+
+/* Stop taking work; finish what is in hand. */
+static void
+edge_retire(void)
+{
+	struct conn *c, *next;
+	struct timeval tv = { EDGE_RETIRE_CAP, 0 };
+
+	if (retiring)
+		return;
+	retiring = 1;
+	log_info("retiring: %d connections open", nconns);
+	event_free(ev_listen);
+	ev_listen = NULL;
+	close(PROC_FD_LISTEN);
+	event_del(ev_accept_pause);
+	evtimer_add(ev_retire_cap, &tv);
+	for (c = TAILQ_FIRST(&conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (conn_idle(c))
+			conn_free(c);
+	}
+	edge_maybe_exit();
+}
+
+static void
+edge_maybe_exit(void)
+{
+	if (retiring && nconns == 0)
+		event_base_loopbreak(base);
+}
+
+static void
+retire_cap_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	log_warnx("retiring: %d connections still open after %d s, leaving "
+	    "them", nconns, EDGE_RETIRE_CAP);
+	event_base_loopbreak(base);
+}
+
+/* Accepting. */
+
+static void
+listen_resume(void)
+{
+	if (listen_paused && !retiring && nconns < EDGE_MAX_CONNS &&
+	    !evtimer_pending(ev_accept_pause, NULL)) {
+		listen_paused = 0;
+		event_add(ev_listen, NULL);
+	}
+}
+
+static void
+accept_cb(evutil_socket_t lfd, short ev, void *arg)
+{
+	struct timeval tv = { EDGE_ACCEPT_BACKOFF, 0 };
+	int fd;
+
+	/* Every edge accepts on the one listener; losing a race is EAGAIN. */
+	while (nconns < EDGE_MAX_CONNS) {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			switch (errno) {
+			case EAGAIN:
+			case EINTR:
+			case ECONNABORTED:
+				return;
+			case EMFILE:
+			case ENFILE:
+			case ENOBUFS:
+			case ENOMEM:
+				/* Out of descriptors: stop for a while
+				 * rather than spin on a ready listener. */
+				log_warn("accept");
+				event_del(ev_listen);
+				listen_paused = 1;
+				evtimer_add(ev_accept_pause, &tv);
+				return;
+			default:
+				fatal("accept");
+			}
+		}
+		conn_new(fd);
+	}
+	/* At the cap: the kernel's backlog (and the other edges) hold the
+	 * next clients until a connection closes. */
+	event_del(ev_listen);
+	listen_paused = 1;
+}
+
+static void
+accept_pause_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	listen_resume();
+}
+
+/* Connections. */
+
+static void
+conn_new(int fd)
+{
+	struct timeval wt = { EDGE_WRITE_TIMEOUT, 0 };
+	struct conn *c;
+	int one = 1;
+
+	/* Fails harmlessly on a non-TCP listener. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		fatal("conn_new");
+	c->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(base, conn_timer_cb, c);
+	if (c->bev == NULL || c->timer == NULL)
+		fatalx("conn_new: libevent");
+	httpreq_init(&c->req);
+	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb,
+	    c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, EDGE_READ_HIGH);
+	bufferevent_set_timeouts(c->bev, NULL, &wt);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&conns, c, entry);
+	nconns++;
+	c->state = CS_HEAD;
+	conn_timer(c, EDGE_IDLE_TIMEOUT);
+}
+
+static void
+conn_free(struct conn *c)
+{
+	if (c->state == CS_WAIT)
+		TAILQ_REMOVE(&waiting, c, wentry);
+	TAILQ_REMOVE(&conns, c, entry);
+	nconns--;
+	event_free(c->timer);
+	bufferevent_free(c->bev);
+	httpreq_free(&c->req);
+	httpreq_chunked_free(&c->chunked);
+	free(c->body);
+	free(c);
+	listen_resume();
+	edge_maybe_exit();
+}
+
+/* Arm the connection's one timer; 0 disarms it. */
+static void
+conn_timer(struct conn *c, int seconds)
+{
+	struct timeval tv = { seconds, 0 };
+
+	if (seconds == 0)
+		evtimer_del(c->timer);
+	else
+		evtimer_add(c->timer, &tv);
+}
+
+/* A head not finished in time, a body stalled, an idle keep-alive
+ * connection, or the end of lingering: all just close. */
+static void
+conn_timer_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->state == CS_HEAD && httpreq_started(&c->req))
+		log_debug("closing a connection: request head timeout");
+	else if (c->state == CS_BODY)
+		log_debug("closing a connection: body timeout");
+	conn_free(c);
+}
+
+static int
+conn_idle(struct conn *c)
+{
+	return c->state == CS_HEAD && !httpreq_started(&c->req) &&
+	    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0;
+}
+
+static void
+conn_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	if (c->state == CS_LINGER) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
+	conn_process(c);
+}
+
+static void
+conn_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->state != CS_WRITE)
+		return;		/* a 100 Continue went out */
+	/* A client that shut its side after pipelining still gets the
+	 * answers to the requests it sent. */
+	if (c->keep_alive && !(c->eof &&
+	    evbuffer_get_length(bufferevent_get_input(bev)) == 0)) {
+		conn_next(c);
+		return;
+	}
+	if (c->eof) {
+		conn_free(c);
+		return;
+	}
+	/*
+	 * Close gracefully: a close with unread input makes the kernel send
+	 * a reset, which can destroy the answer (a 413 above all) before the
+	 * client reads it.  So shut our side and drain for a moment.
+	 */
+	c->state = CS_LINGER;
+	shutdown(bufferevent_getfd(bev), SHUT_WR);
+	evbuffer_drain(bufferevent_get_input(bev),
+	    evbuffer_get_length(bufferevent_get_input(bev)));
+	bufferevent_setwatermark(bev, EV_READ, 0, 0);
+	bufferevent_enable(bev, EV_READ);
+	conn_timer(c, EDGE_LINGER_TIMEOUT);
+}
+
+static void
+conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
+		/*
+		 * The client shut its side.  It may still read: a request
+		 * in hand is answered and the connection closed after.
+		 * Anything else is a client that left.
+		 */
+		c->eof = 1;
+		if (c->state == CS_WAIT || c->state == CS_WRITE)
+			return;
+	}
+	conn_free(c);
+}
+
+/* Run the request state machine over the buffered input. */
+static void
+conn_process(struct conn *c)
+{
+	for (;;) {
+		switch (c->state) {
+		case CS_HEAD:
+			if (conn_read_head(c) == 0)
+				return;
+			break;
+		case CS_BODY:
+			if (conn_read_body(c) == 0)
+				return;
+			break;
+		default:
+			/* Pipelined bytes wait for the answer in hand. */
+			return;
+		}
+	}
+}
+
+/* 1 if the state moved on, 0 if more input is needed. */
+static int
+conn_read_head(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct evbuffer_iovec v;
+	enum httpreq_status st = HTTPREQ_MORE;
+	size_t used;
+	int started = httpreq_started(&c->req);
+
+	while (evbuffer_get_length(in) > 0) {
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		st = httpreq_feed(&c->req, v.iov_base, v.iov_len, &used);
+		evbuffer_drain(in, used);
+		if (c->received_at == 0 &&
+		    (st == HTTPREQ_DONE || c->req.nlines > 0))
+			c->received_at = time_wall_ms();
+		if (st != HTTPREQ_MORE)
+			break;
+	}
+	if (!started && httpreq_started(&c->req))
+		conn_timer(c, EDGE_HEAD_TIMEOUT);
+	switch (st) {
+	case HTTPREQ_MORE:
+		if (c->eof)
+			conn_free(c);	/* no more is coming */
+		return 0;
+	case HTTPREQ_ERROR:
+		log_debug("refusing a request head: %d", c->req.error);
+		if (c->req.error == 431)
+			conn_refuse(c, 431, "headers_too_large");
+		else
+			conn_refuse(c, 400, "bad_request");
+		return 1;
+	case HTTPREQ_DONE:
+		conn_dispatch(c);
+		return 1;
+	}
+	return 0;
+}
+
+/* Refuse a request whose framing we cannot trust: answer and close. */
+static void
+conn_refuse(struct conn *c, int status, const char *error)
+{
+	struct httpreq_answer a;
+
+	httpreq_answer_error(&a, status, error);
+	a.close = 1;
+	conn_answer(c, &a);
+}
+
+static int
+conn_has_body(const struct conn *c)
+{
+	return c->req.chunked ||
+	    (c->req.has_length && c->req.content_length > 0);
+}
+
+/*
+ * The checks of the ingest contract that come before the body, in its
+ * order: route, Content-Length cap, source, header bytes.  An answer given
+ * here leaves the body unread, so the connection closes after it.
+ */
+static void
+conn_dispatch(struct conn *c)
+{
+	struct httpreq_answer a;
+	const struct httpreq_header *h;
+	struct msg m;
+	uint64_t max = conf->http.max_body_bytes;
+	int bad;
+
+	c->head = strcmp(c->req.method, "HEAD") == 0;
+	switch (httpreq_route(conf, c->req.method, c->req.target, &c->route)) {
+	case HTTPREQ_ROUTE_HEALTH:
+		httpreq_answer_health(&a);
+		goto early;
+	case HTTPREQ_ROUTE_READY:
+		conn_wait(c, WAIT_READY, next_reqid++);
+		msg_init(&m, MSG_READY_QUERY, c->reqid);
+		chan_send(master, &m);
+		msg_free(&m);
+		return;
+	case HTTPREQ_ROUTE_HOOK:
+		break;
+	default:
+		httpreq_answer_route(&a, c->route.kind);
+		goto early;
+	}
+
+	if (c->req.has_length && c->req.content_length > max) {
+		httpreq_answer_too_large(&a, max);
+		goto early;
+	}
+	if ((c->src = httpreq_source(conf, &c->route)) == NULL) {
+		httpreq_answer_route(&a, HTTPREQ_ROUTE_UNKNOWN_SOURCE);
+		goto early;
+	}
+	if ((bad = httpreq_check_headers(&c->req)) != -1) {
+		h = &c->req.headers[bad];
+		httpreq_answer_invalid_header(&a, h);
+		goto early;
+	}
+
+	/* Every check passed: now the client may send the body. */
+	if (c->req.expect_continue && c->req.minor >= 1 && conn_has_body(c))
+		bufferevent_write(c->bev, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	c->state = CS_BODY;
+	c->bodylen = 0;
+	if (c->req.chunked) {
+		c->in_chunked = 1;
+		httpreq_chunked_init(&c->chunked, max);
+	} else {
+		c->in_chunked = 0;
+		c->remaining = c->req.has_length ? c->req.content_length : 0;
+	}
+	conn_timer(c, EDGE_BODY_TIMEOUT);
+	return;
+ early:
+	if (conn_has_body(c))
+		a.close = 1;
+	conn_answer(c, &a);
+}
+
+static void
+conn_body_append(struct conn *c, const void *p, size_t n)
+{
+	size_t ncap;
+
+	if (c->bodylen + n > c->bodycap) {
+		ncap = c->bodycap ? c->bodycap : 4096;
+		while (ncap < c->bodylen + n)
+			ncap *= 2;
+		if ((c->body = realloc(c->body, ncap)) == NULL)
+			fatal("conn_body_append");
+		c->bodycap = ncap;
+	}
+	memcpy(c->body + c->bodylen, p, n);
+	c->bodylen += n;
+}
+
+/* 1 if the state moved on, 0 if more input is needed. */
+static int
+conn_read_body(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct evbuffer_iovec v;
+	enum httpreq_status st = HTTPREQ_MORE;
+	size_t used, n, before = evbuffer_get_length(in);
+
+	if (c->in_chunked) {
+		while (evbuffer_get_length(in) > 0) {
+			if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+				break;
+			st = httpreq_chunked_feed(&c->chunked, v.iov_base,
+			    v.iov_len, &used);
+			evbuffer_drain(in, used);
+			if (st != HTTPREQ_MORE)
+				break;
+		}
+		switch (st) {
+		case HTTPREQ_MORE:
+			break;
+		case HTTPREQ_ERROR:
+			if (c->chunked.error == 413) {
+				struct httpreq_answer a;
+
+				httpreq_answer_too_large(&a,
+				    conf->http.max_body_bytes);
+				conn_answer(c, &a);
+			} else
+				conn_refuse(c, 400, "bad_request");
+			return 1;
+		case HTTPREQ_DONE:
+			/* Take the decoded body over. */
+			free(c->body);
+			c->body = c->chunked.out;
+			c->bodylen = c->chunked.outlen;
+			c->bodycap = c->chunked.outcap;
+			c->chunked.out = NULL;
+			httpreq_chunked_free(&c->chunked);
+			conn_submit(c);
+			return 1;
+		}
+	} else {
+		while (c->remaining > 0 && evbuffer_get_length(in) > 0) {
+			if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+				break;
+			n = v.iov_len < c->remaining ? v.iov_len :
+			    (size_t)c->remaining;
+			conn_body_append(c, v.iov_base, n);
+			evbuffer_drain(in, n);
+			c->remaining -= n;
+		}
+		if (c->remaining == 0) {
+			conn_submit(c);
+			return 1;
+		}
+	}
+	if (c->eof)
+		conn_free(c);		/* the body will never be complete */
+	else if (evbuffer_get_length(in) != before)
+		conn_timer(c, EDGE_BODY_TIMEOUT);
+	return 0;
+}
+
+/*
+ * The body is in: send the hook to the master.  The payload order is the
+ * protocol (see msg.h, MSG_HOOK_SUBMIT).
+ */
+static void
+conn_submit(struct conn *c)
+{
+	const struct source_conf *src = c->src;
+	const struct httpreq_header *h;
+	const struct httpreq_header *ct;
+	struct httpreq_lane *lanes;
+	struct httpreq_answer a;
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	struct msg m;
+	char **lnames;
+	uint32_t nfwd = 0;
+	int i, nlanes, fd, flagged;
+	const char *dedupe_key;
+
+	/*
+	 * Verification, dedupe key extraction and rate limits go here (a
+	 * later issue): until then nothing is flagged and no hook has a
+	 * dedupe key.
+	 */
+	flagged = 0;
+	dedupe_key = "";
+
+	if ((lnames = calloc(c->req.nheaders + 1, sizeof(*lnames))) == NULL ||
+	    (lanes = calloc(src->nsinks + 1, sizeof(*lanes))) == NULL)
+		fatal("conn_submit");
+	for (i = 0; i < c->req.nheaders; i++) {
+		/* Names passed check 4: printable, no NUL. */
+		if ((lnames[i] = strdup(c->req.headers[i].name)) == NULL)
+			fatal("conn_submit");
+		httpreq_lower(lnames[i]);
+		if (httpreq_forwarded(src, lnames[i]))
+			nfwd++;
+	}
+	nlanes = httpreq_lanes(src, &c->req, c->body, c->bodylen, lanes);
+	SHA256(c->body != NULL ? c->body : (const unsigned char *)"",
+	    c->bodylen, md);
+	ct = httpreq_header(&c->req, "content-type");
+
+	conn_wait(c, WAIT_HOOK, next_reqid++);
+	msg_init(&m, MSG_HOOK_SUBMIT, c->reqid);
+	msg_add_str(&m, httpreq_tenant(&c->route, src));
+	msg_add_str(&m, src->id);
+	msg_add_str(&m, c->req.method);
+	msg_add_str(&m, c->req.target);
+	msg_add_str(&m, ct != NULL ? ct->value : "");
+	msg_add_u64(&m, c->received_at);
+	msg_add_u8(&m, flagged);
+	msg_add_str(&m, dedupe_key);
+	msg_add_u32(&m, nfwd);
+	for (i = 0; i < c->req.nheaders; i++) {
+		h = &c->req.headers[i];
+		if (!httpreq_forwarded(src, lnames[i]))
+			continue;
+		msg_add_str(&m, lnames[i]);
+		msg_add_str(&m, h->value);
+	}
+	msg_add_u32(&m, nlanes);
+	for (i = 0; i < nlanes; i++) {
+		msg_add_u32(&m, lanes[i].sink);
+		msg_add_u64(&m, lanes[i].hash);
+	}
+	msg_add_data(&m, md, sizeof(md));
+	msg_add_u64(&m, c->bodylen);
+	if (c->bodylen <= MSG_INLINE_MAX)
+		msg_add_data(&m, c->body, c->bodylen);
+	else if ((fd = proc_memfd("hook", c->body, c->bodylen)) != -1)
+		msg_set_fd(&m, fd);
+	else {
+		log_warn("request %" PRIu64 ": body memfd", c->reqid);
+		msg_free(&m);
+		goto unavailable;
+	}
+	log_debug("request %" PRIu64 ": %s %s, %zu bytes, %" PRIu32
+	    " headers, %d lanes", c->reqid, c->req.method, c->req.target,
+	    c->bodylen, nfwd, nlanes);
+	if (chan_send(master, &m) == -1) {
+		msg_free(&m);
+		goto unavailable;
+	}
+	msg_free(&m);
+	goto done;
+ unavailable:
+	/* Our own trouble is never a 4xx. */
+	httpreq_answer_result(&a, HOOK_STORE_UNAVAILABLE, "", 1);
+	conn_answer(c, &a);
+ done:
+	for (i = 0; i < c->req.nheaders; i++)
+		free(lnames[i]);
+	free(lnames);
+	free(lanes);
+	/* The master has the body now. */
+	free(c->body);
+	c->body = NULL;
+	c->bodylen = c->bodycap = 0;
+}
+
+/* Hand the request to the master; no timer runs while it has it. */
+static void
+conn_wait(struct conn *c, enum conn_wait w, uint64_t reqid)
+{
+	c->state = CS_WAIT;
+	c->wait = w;
+	c->reqid = reqid;
+	TAILQ_INSERT_TAIL(&waiting, c, wentry);
+	conn_timer(c, 0);
+}
+
+/* Write an answer; the write callback goes on from there. */
+static void
+conn_answer(struct conn *c, struct httpreq_answer *a)
+{
+	char *buf;
+	size_t len;
+
+	if (c->state == CS_WAIT)
+		TAILQ_REMOVE(&waiting, c, wentry);
+	/* After a client's EOF, only its requests already buffered go on. */
+	c->keep_alive = c->req.error == 0 && c->req.keep_alive && !a->close &&
+	    !retiring && !(c->eof &&
+	    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0);
+	buf = httpreq_answer_format(a, c->keep_alive, c->head, &len);
+	httpreq_answer_free(a);
+	c->state = CS_WRITE;
+	conn_timer(c, 0);
+	if (bufferevent_write(c->bev, buf, len) == -1)
+		fatalx("bufferevent_write");
+	free(buf);
+}
+
+/* The answer is out and the connection stays: on to the next request,
+ * which may already be buffered (pipelining). */
+static void
+conn_next(struct conn *c)
+{
+	httpreq_reset(&c->req);
+	httpreq_chunked_free(&c->chunked);
+	memset(&c->route, 0, sizeof(c->route));
+	c->src = NULL;
+	c->in_chunked = 0;
+	c->remaining = 0;
+	c->received_at = 0;
+	c->head = 0;
+	c->state = CS_HEAD;
+	if (retiring && conn_idle(c)) {
+		conn_free(c);
+		return;
+	}
+	conn_timer(c, EDGE_IDLE_TIMEOUT);
+	conn_process(c);
+}
