@@ -2187,6 +2187,11 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	cfmt(tpath, sizeof(tpath), "%s.type", epat);
 	tk = ckey_byname(tpath);
 	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
+	if (cnt > CONF_MAX_SINKS) {
+		cerr(p, yline(n), "%s must be a list of at most %d sinks, "
+		    "got %zu", path, CONF_MAX_SINKS, cnt);
+		return;
+	}
 	if ((src->sinks = calloc(cnt, sizeof(*src->sinks))) == NULL)
 		abort();
 	for (i = 0, it = n->data.sequence.items.start;

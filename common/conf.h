@@ -18,6 +18,7 @@
 
 #define CONF_ID_MAX		64	/* tenant and source ids: [A-Za-z0-9_-]{1,64} */
 #define CONF_MAX_SECRETS	8
+#define CONF_MAX_SINKS		64	/* per source */
 
 enum sink_type {
 	SINK_HTTP = 1,

@@ -35,7 +35,7 @@
 
 #define WRITER_START_DEADLINE_MS	15000	/* to start committing */
 #define WRITER_MAX_HEADERS		100
-#define WRITER_MAX_LANES		256
+#define WRITER_MAX_LANES		CONF_MAX_SINKS
 
 struct pending {
 	TAILQ_ENTRY(pending)	 entry;

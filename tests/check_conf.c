@@ -916,6 +916,37 @@ START_TEST(test_dedupe_presets)
 }
 END_TEST
 
+static void
+strlcat_compat(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(dst);
+
+	snprintf(dst + n, size - n, "%s", src);
+}
+/* A source has at most CONF_MAX_SINKS sinks (their lanes travel in one
+ * frame); the limit itself is accepted. */
+START_TEST(test_max_sinks)
+{
+	char y[8192];
+	struct conf *cf;
+	int n, i;
+
+	for (n = CONF_MAX_SINKS; n <= CONF_MAX_SINKS + 1; n++) {
+		snprintf(y, sizeof(y), "sources:\n  a:\n    sinks:\n");
+		for (i = 0; i < n; i++)
+			strlcat_compat(y, "      - {type: log, ordered: true}\n",
+			    sizeof(y));
+		if (n == CONF_MAX_SINKS) {
+			cf = parse_ok(y);
+			ck_assert_int_eq(cf->nsinks, CONF_MAX_SINKS);
+			conf_free(cf);
+		} else
+			expect_err(y, "sources.a.sinks must be a list of at "
+			    "most 64 sinks, got 65, line 4");
+	}
+}
+END_TEST
+
 START_TEST(test_sources_misc)
 {
 	struct conf *cf;
@@ -1170,6 +1201,7 @@ conf_suite(void)
 	tcase_add_loop_test(tc, test_dedupe_presets, 0,
 	    (int)(sizeof(presets_tab) / sizeof(presets_tab[0])));
 	tcase_add_test(tc, test_sources_misc);
+	tcase_add_test(tc, test_max_sinks);
 	tcase_add_test(tc, test_tenants);
 	tcase_add_test(tc, test_misc_values);
 	suite_add_tcase(s, tc);
