@@ -45,6 +45,7 @@
 
 #include <yaml.h>
 
+#include "b64.h"
 #include "conf.h"
 
 #ifndef ANKUSA_RUNSTATEDIR
@@ -1392,40 +1393,18 @@ cvalid_jsonpath(const char *s)
 	    strstr(s, "..") == NULL;
 }
 
-/* Strict base64 (RFC 4648, standard alphabet); padding optional but only at
- * the end.  The result is non-empty. */
+/* Strict base64, see b64.h; the result is non-empty and malloc'd. */
 static int
 cb64_decode(const char *s, struct blob *out)
 {
-	static const char alpha[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t len = strlen(s), pad = 0, i, n = 0;
+	size_t len = strlen(s), n;
 	unsigned char *d;
-	uint32_t acc = 0;
-	int bits = 0;
-	const char *c;
 
-	while (len > 0 && s[len - 1] == '=') {
-		len--;
-		pad++;
-	}
-	if (len == 0 || pad > 2 || (pad > 0 && (len + pad) % 4 != 0) ||
-	    len % 4 == 1)
+	if ((d = malloc(B64_DECODED_MAX(len))) == NULL)
 		return -1;
-	if ((d = malloc(len * 3 / 4 + 1)) == NULL)
+	if (b64_decode(s, len, d, &n) == -1) {
+		free(d);
 		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] == '\0' || (c = strchr(alpha, s[i])) == NULL) {
-			free(d);
-			return -1;
-		}
-		acc = (acc << 6) | (uint32_t)(c - alpha);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			d[n++] = (unsigned char)(acc >> bits);
-			acc &= (1U << bits) - 1;
-		}
 	}
 	out->data = d;
 	out->len = n;
@@ -2762,6 +2741,14 @@ conf_sink_type_name(enum sink_type t)
 {
 	if (t >= SINK_HTTP && t <= SINK_LOG)
 		return sink_types[t - 1];
+	return "unknown";
+}
+
+const char *
+conf_verify_type_name(enum verify_type t)
+{
+	if (t >= VERIFY_NONE && t <= VERIFY_HMAC)
+		return verify_types[t];
 	return "unknown";
 }
 

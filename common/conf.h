@@ -276,6 +276,7 @@ const struct tenant_window *conf_tenant_window(const struct conf *,
 const struct rate_limit *conf_rate_limit(const struct conf *,
 		    const char *tenant);
 const char	*conf_sink_type_name(enum sink_type);
+const char	*conf_verify_type_name(enum verify_type);
 
 /* Report every key that differs between old and new and cannot change
  * without a restart; calls report(key, arg) for each, returns the count. */

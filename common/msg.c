@@ -74,6 +74,9 @@ static const char *msg_names[MSG_TYPE_MAX] = {
 	[MSG_HOOK_RESULT] = "hook_result",
 	[MSG_READY_QUERY] = "ready_query",
 	[MSG_READY_RESULT] = "ready_result",
+	[MSG_INGEST_EVENT] = "ingest_event",
+	[MSG_QUARANTINE_CHECK] = "quarantine_check",
+	[MSG_QUARANTINE_VERDICT] = "quarantine_verdict",
 };
 
 const char *

@@ -21,7 +21,7 @@
 
 struct event_base;
 
-#define MSG_PROTO_VERSION	1
+#define MSG_PROTO_VERSION	2
 #define MSG_HDR_LEN		16
 #define MSG_MAX_PAYLOAD		(4U * 1024 * 1024)	/* bodies go by fd */
 #define MSG_INLINE_MAX		(4U * 1024)		/* larger bodies: memfd */
@@ -37,7 +37,21 @@ enum msg_type {
 	MSG_HOOK_RESULT,	/* master->edge: u8 hook_result, str id, u32 retry_after_s */
 	MSG_READY_QUERY,	/* edge->master: may /ready say yes? */
 	MSG_READY_RESULT,	/* master->edge: u8 ready, str reason */
+	MSG_INGEST_EVENT,	/* edge->master: a refused request, for metrics:
+				 * str reason, str source ("" if none),
+				 * str scheme ("" unless a verify failure) */
+	MSG_QUARANTINE_CHECK,	/* master->edge: re-verify a held hook */
+	MSG_QUARANTINE_VERDICT,	/* edge->master: its verdict */
 	MSG_TYPE_MAX
+};
+
+/* What verification made of a submitted hook (MSG_HOOK_SUBMIT). */
+enum hook_verdict {
+	VERDICT_OK = 0,		/* verified, or verify none */
+	VERDICT_FLAGGED,	/* failed, on_verify_failure accept_flag */
+	VERDICT_QUARANTINE,	/* failed, on_verify_failure quarantine: the
+				 * headers are all of them, for release */
+	VERDICT_MAX
 };
 
 /* What the master says of a submitted hook; the edge maps it to HTTP. */

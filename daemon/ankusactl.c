@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,9 @@ static int	 nprinted;
 static void	 usage(void) __attribute__((noreturn));
 static json_t	*build_plain(int, char **);
 static json_t	*build_queue(int, char **);
+static json_t	*build_quarantine(int, char **);
+static void	 print_pen(json_t *);
+static void	 print_stats(json_t *);
 static void	 print_status(json_t *);
 static void	 print_queue(json_t *);
 static void	 print_result(json_t *);
@@ -53,6 +57,9 @@ static const struct command commands[] = {
 	{ "queue", "[-S source] [-n limit]", build_queue, print_queue },
 	{ "reload", "", build_plain, print_result },
 	{ "drain", "", build_plain, print_result },
+	{ "stats", "", build_plain, print_stats },
+	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]",
+	    build_quarantine, print_pen },
 };
 
 static void
@@ -111,6 +118,108 @@ build_queue(int argc, char **argv)
 		return NULL;
 	}
 	return req;
+}
+
+/* quarantine OP [-S source] [--id id] [-n limit] */
+static json_t *
+build_quarantine(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *req;
+	char *end;
+	long long n;
+	int ch;
+
+	if (argc < 2 || (strcmp(argv[1], "list") != 0 &&
+	    strcmp(argv[1], "release") != 0 && strcmp(argv[1], "purge") != 0))
+		return NULL;
+	req = json_pack("{s:s, s:s}", "cmd", "quarantine", "op", argv[1]);
+	optind = 1;
+	while ((ch = getopt_long(argc - 1, argv + 1, "S:n:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'S':
+			json_object_set_new(req, "source", json_string(optarg));
+			break;
+		case 'i':
+			json_object_set_new(req, "id", json_string(optarg));
+			break;
+		case 'n':
+			errno = 0;
+			n = strtoll(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg ||
+			    n < 0 || strcmp(argv[1], "list") != 0) {
+				json_decref(req);
+				return NULL;
+			}
+			json_object_set_new(req, "limit", json_integer(n));
+			break;
+		default:
+			json_decref(req);
+			return NULL;
+		}
+	}
+	if (optind != argc - 1) {
+		json_decref(req);
+		return NULL;
+	}
+	return req;
+}
+
+static void
+print_pen(json_t *o)
+{
+	char when[32];
+	time_t t;
+	struct tm tm;
+
+	if (json_object_get(o, "end") != NULL) {
+		if (json_object_get(o, "released") != NULL)
+			printf("released %lld, kept %lld, failed %lld\n",
+			    (long long)json_integer_value(json_object_get(o,
+			    "released")),
+			    (long long)json_integer_value(json_object_get(o,
+			    "kept")),
+			    (long long)json_integer_value(json_object_get(o,
+			    "failed")));
+		else if (json_object_get(o, "purged") != NULL)
+			printf("purged %lld\n", (long long)json_integer_value(
+			    json_object_get(o, "purged")));
+		else
+			printf("-- %lld held\n", (long long)json_integer_value(
+			    json_object_get(o, "count")));
+		return;
+	}
+	if (nprinted++ == 0)
+		printf("%-36s %-16s %-16s %-20s %9s %s\n", "ID", "TENANT",
+		    "SOURCE", "RECEIVED (UTC)", "SIZE", "REASON");
+	t = json_integer_value(json_object_get(o, "received_at")) / 1000;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	printf("%-36s %-16s %-16s %-20s %9lld %s\n",
+	    json_string_value(json_object_get(o, "id")),
+	    json_string_value(json_object_get(o, "tenant")),
+	    json_string_value(json_object_get(o, "source")), when,
+	    (long long)json_integer_value(json_object_get(o, "size")),
+	    json_string_value(json_object_get(o, "reason")));
+}
+
+static void
+print_stats(json_t *o)
+{
+	json_t *counters = json_object_get(o, "counters"), *v;
+	const char *k;
+
+	json_object_foreach(counters, k, v)
+		printf("%s %lld\n", k, (long long)json_integer_value(v));
+	json_object_foreach(o, k, v) {
+		if (!json_is_integer(v))
+			continue;
+		printf("%s %lld\n", k, (long long)json_integer_value(v));
+	}
 }
 
 static void
@@ -271,7 +380,8 @@ main(int argc, char *argv[])
 				json_object_del(ans, "end");
 				if (end)
 					json_object_del(ans, "ok");
-				if (!(end && cmd->print == print_queue)) {
+				if (!(end && json_object_get(ans, "count") !=
+				    NULL)) {
 					s = json_dumps(ans, JSON_COMPACT);
 					printf("%s\n", s);
 					free(s);

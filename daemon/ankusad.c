@@ -273,6 +273,7 @@ checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	if (store_checkpoint(env->store) == -1)
 		log_warnx("checkpoint: %s", store_strerror(env->store));
+	writer_sweep();
 }
 
 int

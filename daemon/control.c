@@ -31,6 +31,8 @@
 #include "control.h"
 #include "ids.h"
 #include "log.h"
+#include "metrics.h"
+#include "quarantine.h"
 #include "store.h"
 #include "supervisor.h"
 #include "writer.h"
@@ -41,13 +43,16 @@
 
 struct ctl_conn {
 	struct bufferevent	*bev;
-	/* a queue listing in progress */
+	/* a listing in progress: 1 hooks, 2 the quarantine pen */
 	int			 listing;
+	char			 id[40];	/* listing filter by hook id */
 	uint64_t		 after_seq;
 	uint64_t		 left;		/* 0: no limit */
 	uint64_t		 count;
+	uint64_t		 skipped;	/* walked past, not listed */
 	char			 source[CONF_ID_MAX + 1];
 	int			 closing;	/* free once the output drains */
+	int			 busy;		/* a release answers later */
 };
 
 struct ctl_cmd {
@@ -74,12 +79,16 @@ static void	cmd_status(struct ctl_conn *, json_t *);
 static void	cmd_queue(struct ctl_conn *, json_t *);
 static void	cmd_reload(struct ctl_conn *, json_t *);
 static void	cmd_drain(struct ctl_conn *, json_t *);
+static void	cmd_stats(struct ctl_conn *, json_t *);
+static void	cmd_quarantine(struct ctl_conn *, json_t *);
 
 static const struct ctl_cmd control_cmds[] = {
 	{ "status", cmd_status },
 	{ "queue", cmd_queue },
 	{ "reload", cmd_reload },
 	{ "drain", cmd_drain },
+	{ "stats", cmd_stats },
+	{ "quarantine", cmd_quarantine },
 };
 
 int
@@ -177,7 +186,12 @@ ctl_free(struct ctl_conn *c)
 static void
 ctl_event(struct bufferevent *bev, short what, void *arg)
 {
-	ctl_free(arg);
+	struct ctl_conn *c = arg;
+
+	/* A release in progress finishes without telling anyone. */
+	if (c->busy)
+		quarantine_release_detach(c);
+	ctl_free(c);
 }
 
 static void
@@ -296,6 +310,25 @@ cmd_status(struct ctl_conn *c, json_t *req)
 }
 
 static int
+ctl_list_pen(const struct store_quarantine_info *q, void *arg)
+{
+	struct ctl_conn *c = arg;
+
+	c->after_seq = q->seq;
+	c->count++;
+	if (c->id[0] != '\0' && strcmp(c->id, q->id) != 0) {
+		c->count--;
+		c->skipped++;
+		return 0;
+	}
+	ctl_send(c, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:s}",
+	    "id", q->id, "seq", (json_int_t)q->seq, "tenant", q->tenant,
+	    "source", q->source, "received_at", (json_int_t)q->received_at,
+	    "size", (json_int_t)q->size, "reason", q->reason));
+	return 0;
+}
+
+static int
 ctl_list_one(const struct store_hook_info *h, void *arg)
 {
 	struct ctl_conn *c = arg;
@@ -314,41 +347,60 @@ ctl_list_one(const struct store_hook_info *h, void *arg)
 static void
 ctl_list_more(struct ctl_conn *c)
 {
-	uint64_t before = c->count, n = CONTROL_LIST_CHUNK;
+	uint64_t before = c->count + c->skipped, n = CONTROL_LIST_CHUNK;
+	int rc;
 
 	if (c->left != 0 && c->left - c->count < n)
 		n = c->left - c->count;
-	if (store_hooks_list(env->store, c->source[0] ? c->source : NULL,
-	    c->after_seq, n, ctl_list_one, c) == -1) {
+	if (c->listing == 1)
+		rc = store_hooks_list(env->store, c->source[0] ? c->source :
+		    NULL, c->after_seq, n, ctl_list_one, c);
+	else
+		rc = store_quarantine_list(env->store, c->source[0] ?
+		    c->source : NULL, c->after_seq, n, ctl_list_pen, c);
+	if (rc == -1) {
 		c->listing = 0;
 		ctl_error(c, "store: %s", store_strerror(env->store));
 		return;
 	}
-	if (c->count - before < n || (c->left != 0 && c->count >= c->left)) {
+	if (c->count + c->skipped - before < n ||
+	    (c->left != 0 && c->count >= c->left)) {
 		c->listing = 0;
 		ctl_end(c, json_pack("{s:I}", "count", (json_int_t)c->count));
 	}
 }
 
-static void
-cmd_queue(struct ctl_conn *c, json_t *req)
+/* source and limit arguments of a listing; -1 after answering an error */
+static int
+ctl_list_args(struct ctl_conn *c, json_t *req)
 {
 	const char *src = json_string_value(json_object_get(req, "source"));
+	const char *id = json_string_value(json_object_get(req, "id"));
 	json_t *lim = json_object_get(req, "limit");
 
 	if (src != NULL) {
 		if (!conf_valid_id(src)) {
 			ctl_error(c, "source %s is not a valid source id", src);
-			return;
+			return -1;
 		}
 		snprintf(c->source, sizeof(c->source), "%s", src);
 	}
+	if (id != NULL)
+		snprintf(c->id, sizeof(c->id), "%s", id);
 	if (lim != NULL && (!json_is_integer(lim) ||
 	    json_integer_value(lim) < 0)) {
 		ctl_error(c, "limit must be a whole number >= 0");
-		return;
+		return -1;
 	}
 	c->left = lim != NULL ? json_integer_value(lim) : 0;
+	return 0;
+}
+
+static void
+cmd_queue(struct ctl_conn *c, json_t *req)
+{
+	if (ctl_list_args(c, req) == -1)
+		return;
 	c->listing = 1;
 	ctl_list_more(c);
 }
@@ -370,4 +422,73 @@ cmd_drain(struct ctl_conn *c, json_t *req)
 {
 	ctl_end(c, json_pack("{s:s}", "result", "draining"));
 	ankusad_shutdown("drain requested");
+}
+
+static void
+cmd_stats(struct ctl_conn *c, json_t *req)
+{
+	struct store_counts sc;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "counters", metrics_json());
+	if (store_counts(env->store, &sc) == 0) {
+		json_object_set_new(o, "ankusa_store_hooks",
+		    json_integer(sc.hooks));
+		json_object_set_new(o, "ankusa_store_deliveries",
+		    json_integer(sc.rows));
+		json_object_set_new(o, "ankusa_queue_dead",
+		    json_integer(sc.dead));
+		json_object_set_new(o, "quarantine_hooks",
+		    json_integer(sc.qhooks));
+		json_object_set_new(o, "quarantine_bytes",
+		    json_integer(sc.qbytes));
+	}
+	json_object_set_new(o, "commit_queue", json_integer(writer_queued()));
+	ctl_end(c, o);
+}
+
+static void
+release_done(void *arg, json_t *result)
+{
+	struct ctl_conn *c = arg;
+
+	c->busy = 0;
+	ctl_end(c, result);
+}
+
+static void
+cmd_quarantine(struct ctl_conn *c, json_t *req)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+	const char *src, *id;
+	char err[256];
+	int64_t n;
+
+	if (op == NULL) {
+		ctl_error(c, "quarantine needs list, release or purge");
+		return;
+	}
+	if (ctl_list_args(c, req) == -1)
+		return;
+	src = c->source[0] ? c->source : NULL;
+	id = c->id[0] ? c->id : NULL;
+	if (strcmp(op, "list") == 0) {
+		c->listing = 2;
+		ctl_list_more(c);
+	} else if (strcmp(op, "release") == 0) {
+		c->busy = 1;
+		if (quarantine_release(src, id, release_done, c, err,
+		    sizeof(err)) == -1) {
+			c->busy = 0;
+			ctl_error(c, "%s", err);
+		}
+	} else if (strcmp(op, "purge") == 0) {
+		if ((n = quarantine_purge(src, id, err, sizeof(err))) == -1)
+			ctl_error(c, "%s", err);
+		else
+			ctl_end(c, json_pack("{s:I}", "purged",
+			    (json_int_t)n));
+	} else
+		ctl_error(c, "quarantine %s: unknown; list, release or purge",
+		    op);
 }

@@ -24,6 +24,11 @@
  *                 "store_id"  16 random bytes, made at creation
  *                 "hooks", "rows", "dead"  u64 counters, kept in the same
  *                             transactions that change them
+ *                 "qhooks", "qbytes"  u64 hooks and body bytes held in
+ *                             quarantine, likewise; added after schema 1
+ *                             shipped, so (these two only) a missing
+ *                             record reads as 0 and is written by the
+ *                             first batch that changes the pen
  *   hooks       seq u64 -> v1, u32 head length, head, body:
  *                 head: u8 flags (1 flagged, 2 body checked in), id[16],
  *                 u64 received_at, u32 live rows, sha256[32], u64 body
@@ -33,7 +38,10 @@
  *                 body: body size raw bytes, absent when checked in.
  *                 The head length lets a listing read the head alone
  *                 (DB_DBT_PARTIAL) without the body.
- *   quarantine  seq u64 -> as hooks
+ *   quarantine  seq u64 -> v1, the hooks layout with str reason (the
+ *                 verification failure) after the headers, inside the
+ *                 head; live rows 0, claim ref "" (the body is always
+ *                 inline), headers: all of the request's
  *   rows        seq u64, sink index u32 -> v1, u8 state, u8 module,
  *                 u32 sink index, u32 attempts, u64 first attempt, u64 due,
  *                 u64 lane hash, u64 body size, replay id[16],
@@ -47,7 +55,10 @@
  *                 str last error
  *   dedupe      str tenant, str source, key bytes (no NUL) -> v1, hook
  *                 id[16], u64 expiry
- *   dedupe_exp  u64 expiry, dedupe key -> v1
+ *   dedupe_exp  u64 expiry, dedupe key -> v1 (the expiry index: the
+ *                 sweep walks it from the start; a dedupe entry stored
+ *                 again leaves its old index entry behind, which the sweep
+ *                 removes without touching the newer entry)
  *   replays     job id[16] -> v1, u8 state, u8 kind, u32 rate, u32
  *                 max lag ms, u64 since, until, created at, moved,
  *                 cursor[20] (a dead key), str source
@@ -154,6 +165,13 @@ struct dec {
 	int			 bad;	/* truncated or malformed */
 };
 
+/* A listing's caller, behind store_list_heads. */
+struct list_ctx {
+	int	(*hook_cb)(const struct store_hook_info *, void *);
+	int	(*quarantine_cb)(const struct store_quarantine_info *, void *);
+	void	*arg;
+};
+
 static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
 static void	 store_seterr(struct store *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
@@ -171,10 +189,24 @@ static int	 store_meta_put_u64(struct store *, DB_TXN *, const char *,
 		    uint64_t);
 static int	 store_meta_u64(struct store *, const char *, uint64_t *,
 		    char *, size_t);
+static int	 store_meta_u64_new(struct store *, const char *, uint64_t *,
+		    char *, size_t);
 static int	 store_put(struct store *, DB_TXN *, int, const void *,
 		    size_t, const void *, size_t, uint32_t);
 static void	 store_close_handles(struct store *);
 static DB_TXN	*store_readtxn(struct store *);
+static int	 store_put_dedupe(struct store *, DB_TXN *,
+		    const struct store_hook *);
+static int	 store_list_heads(struct store *, int, const char *, uint64_t,
+		    uint64_t, int (*)(uint64_t, const struct store_hook_rec *,
+		    void *), void *);
+static int	 list_hook_fn(uint64_t, const struct store_hook_rec *, void *);
+static int	 list_quarantine_fn(uint64_t, const struct store_hook_rec *,
+		    void *);
+static int	 store_rec_get(struct store *, int, uint64_t,
+		    struct store_hook_rec *);
+static int	 store_head_get(struct store *, DB_TXN *, int, uint64_t,
+		    struct store_hook_rec *);
 
 static void	 put_u32(unsigned char *, uint32_t);
 static void	 put_u64(unsigned char *, uint64_t);
@@ -205,6 +237,8 @@ static int	 rec_version(int, const void *, size_t, const void *, size_t,
 		    char *, size_t);
 static int	 rec_malformed(int, const void *, size_t, const char *,
 		    char *, size_t);
+static void	*hook_encode(const struct store_hook *, uint32_t, const char *,
+		    const char *, size_t *);
 static int	 hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 
@@ -461,7 +495,11 @@ store_load_meta(struct store *st, char *err, size_t errlen)
 	if (store_meta_u64(st, "next_seq", &st->next_seq, err, errlen) == -1 ||
 	    store_meta_u64(st, "hooks", &st->counts.hooks, err, errlen) == -1 ||
 	    store_meta_u64(st, "rows", &st->counts.rows, err, errlen) == -1 ||
-	    store_meta_u64(st, "dead", &st->counts.dead, err, errlen) == -1)
+	    store_meta_u64(st, "dead", &st->counts.dead, err, errlen) == -1 ||
+	    store_meta_u64_new(st, "qhooks", &st->counts.qhooks, err,
+	    errlen) == -1 ||
+	    store_meta_u64_new(st, "qbytes", &st->counts.qbytes, err,
+	    errlen) == -1)
 		return -1;
 	ret = store_meta_get(st, NULL, "store_id", buf, sizeof(buf), &len);
 	if (ret == 0 && len != 17) {
@@ -532,7 +570,9 @@ store_init_meta(struct store *st, char *err, size_t errlen)
 	    store_meta_put_u64(st, txn, "next_seq", 1) == -1 ||
 	    store_meta_put_u64(st, txn, "hooks", 0) == -1 ||
 	    store_meta_put_u64(st, txn, "rows", 0) == -1 ||
-	    store_meta_put_u64(st, txn, "dead", 0) == -1)
+	    store_meta_put_u64(st, txn, "dead", 0) == -1 ||
+	    store_meta_put_u64(st, txn, "qhooks", 0) == -1 ||
+	    store_meta_put_u64(st, txn, "qbytes", 0) == -1)
 		goto abort;
 	if ((ret = txn->commit(txn, 0)) != 0) {
 		store_seterr(st, ret, "store %s/meta.db: create", st->dir);
@@ -642,6 +682,33 @@ store_meta_u64(struct store *st, const char *name, uint64_t *val, char *err,
 		*val = get_u64(buf + 1);
 		return 0;
 	}
+	snprintf(err, errlen, "%s", st->err);
+	return -1;
+}
+
+/* A counter added after schema 1 shipped: a store from before it has no
+ * record, which reads as 0 (only for such counters: a missing "hooks" is
+ * damage). */
+static int
+store_meta_u64_new(struct store *st, const char *name, uint64_t *val,
+    char *err, size_t errlen)
+{
+	unsigned char buf[16];
+	size_t len;
+	int ret;
+
+	ret = store_meta_get(st, NULL, name, buf, sizeof(buf), &len);
+	if (ret == DB_NOTFOUND) {
+		*val = 0;
+		return 0;
+	}
+	if (ret == 0 && len == 9) {
+		*val = get_u64(buf + 1);
+		return 0;
+	}
+	if (ret == 0)
+		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
+		    "\"%s\" has %zu bytes", st->dir, name, len);
 	snprintf(err, errlen, "%s", st->err);
 	return -1;
 }
@@ -806,6 +873,9 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		goto fail;
 	}
 	free(rec);
+	if (h->dedupe_key != NULL && h->dedupe_key[0] != '\0' &&
+	    !h->flagged && store_put_dedupe(st, b->txn, h) == -1)
+		goto fail;
 
 	for (i = 0; i < nrows; i++) {
 		memset(&r, 0, sizeof(r));
@@ -867,6 +937,233 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 	return -1;
 }
 
+/* The dedupe entry of h and its expiry index entry, in txn. */
+static int
+store_put_dedupe(struct store *st, DB_TXN *txn, const struct store_hook *h)
+{
+	struct store_dedupe dd;
+	unsigned char dk[STORE_KEY_MAX], xk[STORE_KEY_MAX], val[64];
+	size_t dklen, xklen, vlen;
+
+	dklen = store_key_dedupe(dk, sizeof(dk), h->tenant, h->source,
+	    h->dedupe_key);
+	xklen = dklen == 0 ? 0 : store_key_dedupe_exp(xk, sizeof(xk),
+	    h->dedupe_expires, dk, dklen);
+	if (xklen == 0) {
+		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": dedupe "
+		    "key too long", st->dir, h->seq);
+		return -1;
+	}
+	memset(&dd, 0, sizeof(dd));
+	memcpy(dd.hook_id, h->id, UUID_LEN);
+	dd.expires = h->dedupe_expires;
+	vlen = store_rec_dedupe_encode(&dd, val, sizeof(val));
+	if (store_put(st, txn, T_DEDUPE, dk, dklen, val, vlen, 0) == -1)
+		return -1;
+	vlen = store_rec_empty_encode(val, sizeof(val));
+	return store_put(st, txn, T_DEDUPE_EXP, xk, xklen, val, vlen, 0);
+}
+
+int
+store_batch_sweep_dedupe(struct store_batch *b, uint64_t now_ms,
+    unsigned max)
+{
+	struct store *st = b->st;
+	struct store_dedupe dd;
+	unsigned char xk[STORE_KEY_MAX], xv[16], dv[64];
+	uint64_t exp;
+	unsigned n = 0;
+	DBC *c;
+	DBT k, v, dk, dvt;
+	int ret;
+
+	st->dberr[0] = '\0';
+	if (b->failed) {
+		store_seterr(st, 0, "store %s: batch already failed", st->dir);
+		return -1;
+	}
+	if (max == 0)
+		return 0;
+	if ((ret = st->db[T_DEDUPE_EXP]->cursor(st->db[T_DEDUPE_EXP], b->txn,
+	    &c, 0)) != 0) {
+		store_seterr(st, ret, "store %s/dedupe_exp.db: cursor",
+		    st->dir);
+		b->failed = 1;
+		return -1;
+	}
+	while (n < max) {
+		memset(&k, 0, sizeof(k));
+		memset(&v, 0, sizeof(v));
+		k.data = xk;
+		k.ulen = sizeof(xk);
+		k.flags = DB_DBT_USERMEM;
+		v.data = xv;
+		v.ulen = sizeof(xv);
+		v.flags = DB_DBT_USERMEM;
+		/* The index is only ever cut at its start: the first entry
+		 * left is the oldest. */
+		ret = c->get(c, &k, &v, DB_NEXT);
+		if (ret == DB_NOTFOUND)
+			break;
+		if (ret != 0) {
+			store_seterr(st, ret, "store %s/dedupe_exp.db: read",
+			    st->dir);
+			goto fail;
+		}
+		if (k.size < 8) {
+			rec_malformed(T_DEDUPE_EXP, xk, k.size, "short key",
+			    st->err, sizeof(st->err));
+			goto fail;
+		}
+		if (store_rec_empty_decode("dedupe_exp", xk, k.size, xv,
+		    v.size, st->err, sizeof(st->err)) == -1)
+			goto fail;
+		if ((exp = get_u64(xk)) > now_ms)
+			break;
+
+		/* The entry it names, unless stored again since. */
+		memset(&dk, 0, sizeof(dk));
+		memset(&dvt, 0, sizeof(dvt));
+		dk.data = xk + 8;
+		dk.size = k.size - 8;
+		dvt.data = dv;
+		dvt.ulen = sizeof(dv);
+		dvt.flags = DB_DBT_USERMEM;
+		ret = st->db[T_DEDUPE]->get(st->db[T_DEDUPE], b->txn, &dk,
+		    &dvt, 0);
+		if (ret == DB_BUFFER_SMALL) {
+			rec_malformed(T_DEDUPE, xk + 8, k.size - 8,
+			    "bad length", st->err, sizeof(st->err));
+			goto fail;
+		}
+		if (ret != 0 && ret != DB_NOTFOUND) {
+			store_seterr(st, ret, "store %s/dedupe.db: read",
+			    st->dir);
+			goto fail;
+		}
+		if (ret == 0) {
+			if (store_rec_dedupe_decode(xk + 8, k.size - 8, dv,
+			    dvt.size, &dd, st->err, sizeof(st->err)) == -1)
+				goto fail;
+			if (dd.expires == exp && (ret =
+			    st->db[T_DEDUPE]->del(st->db[T_DEDUPE], b->txn,
+			    &dk, 0)) != 0) {
+				store_seterr(st, ret, "store %s/dedupe.db: "
+				    "delete", st->dir);
+				goto fail;
+			}
+		}
+		if ((ret = c->del(c, 0)) != 0) {
+			store_seterr(st, ret, "store %s/dedupe_exp.db: delete "
+			    "expiry %" PRIu64, st->dir, exp);
+			goto fail;
+		}
+		n++;
+	}
+	if ((ret = c->close(c)) != 0) {
+		store_seterr(st, ret, "store %s/dedupe_exp.db: cursor close",
+		    st->dir);
+		b->failed = 1;
+		return -1;
+	}
+	return n;
+
+ fail:
+	c->close(c);
+	b->failed = 1;
+	return -1;
+}
+
+int
+store_batch_put_quarantine(struct store_batch *b, struct store_hook *h,
+    const char *reason)
+{
+	struct store *st = b->st;
+	unsigned char hk[8];
+	unsigned char *rec;
+	size_t reclen;
+
+	if (b->failed) {
+		store_seterr(st, 0, "store %s: batch already failed", st->dir);
+		return -1;
+	}
+	if (reason == NULL)
+		reason = "";
+	if (h->tenant == NULL || h->source == NULL ||
+	    strlen(h->tenant) > STORE_NAME_MAX ||
+	    strlen(h->source) > STORE_NAME_MAX ||
+	    strlen(reason) > STORE_QREASON_MAX) {
+		store_seterr(st, 0, "store %s: quarantined hook with a bad "
+		    "tenant, source or reason", st->dir);
+		goto fail;
+	}
+
+	/* The hooks' counter: a released hook gets a new seq from it, and
+	 * store_open checks both tables against it. */
+	h->seq = st->next_seq++;
+	store_key_hook(hk, h->seq);
+	if ((rec = hook_encode(h, 0, "", reason, &reclen)) == NULL) {
+		store_seterr(st, 0, "store %s: quarantine seq %" PRIu64 ": "
+		    "cannot encode (out of memory or a field too long)",
+		    st->dir, h->seq);
+		goto fail;
+	}
+	if (store_put(st, b->txn, T_QUARANTINE, hk, sizeof(hk), rec, reclen,
+	    DB_NOOVERWRITE) == -1) {
+		free(rec);
+		goto fail;
+	}
+	free(rec);
+	b->counts.qhooks++;
+	b->counts.qbytes += h->body_len;
+	return 0;
+
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+int
+store_batch_del_quarantine(struct store_batch *b, uint64_t seq)
+{
+	struct store *st = b->st;
+	struct store_hook_rec rec;
+	unsigned char hk[8];
+	DBT k;
+	int ret;
+
+	st->dberr[0] = '\0';
+	if (b->failed) {
+		store_seterr(st, 0, "store %s: batch already failed", st->dir);
+		return -1;
+	}
+	/* The head only, for the body size the counter drops by. */
+	if ((ret = store_head_get(st, b->txn, T_QUARANTINE, seq, &rec)) != 1) {
+		if (ret == -1)
+			b->failed = 1;
+		return ret;
+	}
+	store_key_hook(hk, seq);
+	memset(&k, 0, sizeof(k));
+	k.data = hk;
+	k.size = sizeof(hk);
+	if ((ret = st->db[T_QUARANTINE]->del(st->db[T_QUARANTINE], b->txn, &k,
+	    0)) != 0) {
+		store_seterr(st, ret, "store %s/quarantine.db: delete seq %"
+		    PRIu64, st->dir, seq);
+		store_hook_rec_free(&rec);
+		b->failed = 1;
+		return -1;
+	}
+	/* Never below 0, even if a counter was lost. */
+	if (b->counts.qhooks > 0)
+		b->counts.qhooks--;
+	b->counts.qbytes -= b->counts.qbytes < rec.body_size ?
+	    b->counts.qbytes : rec.body_size;
+	store_hook_rec_free(&rec);
+	return 1;
+}
+
 int
 store_batch_commit(struct store_batch *b)
 {
@@ -882,6 +1179,15 @@ store_batch_commit(struct store_batch *b)
 	    store_meta_put_u64(st, b->txn, "hooks", b->counts.hooks) == -1 ||
 	    store_meta_put_u64(st, b->txn, "rows", b->counts.rows) == -1 ||
 	    store_meta_put_u64(st, b->txn, "dead", b->counts.dead) == -1) {
+		store_batch_abort(b);
+		return -1;
+	}
+	/* The pen's, only when they changed: most batches never touch it,
+	 * and a store from before them keeps reading 0 until one does. */
+	if ((b->counts.qhooks != st->counts.qhooks &&
+	    store_meta_put_u64(st, b->txn, "qhooks", b->counts.qhooks) == -1) ||
+	    (b->counts.qbytes != st->counts.qbytes &&
+	    store_meta_put_u64(st, b->txn, "qbytes", b->counts.qbytes) == -1)) {
 		store_batch_abort(b);
 		return -1;
 	}
@@ -934,7 +1240,75 @@ store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
     uint64_t limit, int (*cb)(const struct store_hook_info *, void *),
     void *arg)
 {
+	struct list_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.hook_cb = cb;
+	ctx.arg = arg;
+	return store_list_heads(st, T_HOOKS, source, after_seq, limit,
+	    list_hook_fn, &ctx);
+}
+
+int
+store_quarantine_list(struct store *st, const char *source,
+    uint64_t after_seq, uint64_t limit,
+    int (*cb)(const struct store_quarantine_info *, void *), void *arg)
+{
+	struct list_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.quarantine_cb = cb;
+	ctx.arg = arg;
+	return store_list_heads(st, T_QUARANTINE, source, after_seq, limit,
+	    list_quarantine_fn, &ctx);
+}
+
+static int
+list_hook_fn(uint64_t seq, const struct store_hook_rec *rec, void *arg)
+{
+	struct list_ctx *ctx = arg;
 	struct store_hook_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.seq = seq;
+	uuid_format(rec->hook.id, info.id);
+	snprintf(info.tenant, sizeof(info.tenant), "%s", rec->hook.tenant);
+	snprintf(info.source, sizeof(info.source), "%s", rec->hook.source);
+	info.received_at = rec->hook.received_at;
+	info.size = rec->body_size;
+	info.rows = rec->rows;
+	info.flagged = rec->hook.flagged;
+	return ctx->hook_cb(&info, ctx->arg);
+}
+
+static int
+list_quarantine_fn(uint64_t seq, const struct store_hook_rec *rec, void *arg)
+{
+	struct list_ctx *ctx = arg;
+	struct store_quarantine_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.seq = seq;
+	uuid_format(rec->hook.id, info.id);
+	snprintf(info.tenant, sizeof(info.tenant), "%s", rec->hook.tenant);
+	snprintf(info.source, sizeof(info.source), "%s", rec->hook.source);
+	info.received_at = rec->hook.received_at;
+	info.size = rec->body_size;
+	snprintf(info.reason, sizeof(info.reason), "%s",
+	    rec->reason != NULL ? rec->reason : "");
+	return ctx->quarantine_cb(&info, ctx->arg);
+}
+
+/* Hook records of table t (hooks or quarantine) in seq order after
+ * after_seq, of one source (NULL: all), at most limit (0: all), each
+ * handed to fn with only its head decoded (no body: the read is partial,
+ * STORE_LIST_PEEK bytes, or exactly the head when it is longer); fn
+ * returning non-zero stops.  0, or -1 on a store error. */
+static int
+store_list_heads(struct store *st, int t, const char *source,
+    uint64_t after_seq, uint64_t limit,
+    int (*fn)(uint64_t, const struct store_hook_rec *, void *), void *arg)
+{
 	struct store_hook_rec rec;
 	unsigned char kb[8], peek[STORE_LIST_PEEK], *full = NULL;
 	const unsigned char *data;
@@ -944,14 +1318,15 @@ store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
 	size_t dlen;
 	DBC *c;
 	DBT k, v;
-	int ret, rv = 0;
+	int ret, rv = 0, stop;
 
 	st->dberr[0] = '\0';
 	if (after_seq == UINT64_MAX)
 		return 0;
-	if ((ret = st->db[T_HOOKS]->cursor(st->db[T_HOOKS], store_readtxn(st),
-	    &c, 0)) != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
+	if ((ret = st->db[t]->cursor(st->db[t], store_readtxn(st), &c,
+	    0)) != 0) {
+		store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
+		    store_tables[t]);
 		return -1;
 	}
 	store_key_hook(kb, after_seq + 1);
@@ -971,8 +1346,8 @@ store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
 		if (ret == DB_NOTFOUND)
 			break;
 		if (ret != 0) {
-			store_seterr(st, ret, "store %s/hooks.db: read",
-			    st->dir);
+			store_seterr(st, ret, "store %s/%s.db: read", st->dir,
+			    store_tables[t]);
 			rv = -1;
 			break;
 		}
@@ -995,15 +1370,15 @@ store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
 			v.dlen = want + 5;
 			v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
 			if ((ret = c->get(c, &k, &v, DB_CURRENT)) != 0) {
-				store_seterr(st, ret, "store %s/hooks.db: "
-				    "read", st->dir);
+				store_seterr(st, ret, "store %s/%s.db: read",
+				    st->dir, store_tables[t]);
 				rv = -1;
 				break;
 			}
 			data = full;
 			dlen = v.size;
 		}
-		if (hook_decode(T_HOOKS, kb, k.size, data, dlen, 1, &rec,
+		if (hook_decode(t, kb, k.size, data, dlen, 1, &rec,
 		    st->err, sizeof(st->err)) == -1) {
 			rv = -1;
 			break;
@@ -1012,26 +1387,16 @@ store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
 			store_hook_rec_free(&rec);
 			continue;
 		}
-		memset(&info, 0, sizeof(info));
-		info.seq = get_u64(kb);
-		uuid_format(rec.hook.id, info.id);
-		snprintf(info.tenant, sizeof(info.tenant), "%s",
-		    rec.hook.tenant);
-		snprintf(info.source, sizeof(info.source), "%s",
-		    rec.hook.source);
-		info.received_at = rec.hook.received_at;
-		info.size = rec.body_size;
-		info.rows = rec.rows;
-		info.flagged = rec.hook.flagged;
-		store_hook_rec_free(&rec);
 		n++;
-		if (cb(&info, arg) != 0 || (limit != 0 && n >= limit))
+		stop = fn(get_u64(kb), &rec, arg);
+		store_hook_rec_free(&rec);
+		if (stop != 0 || (limit != 0 && n >= limit))
 			break;
 	}
 	free(full);
 	if ((ret = c->close(c)) != 0 && rv == 0) {
-		store_seterr(st, ret, "store %s/hooks.db: cursor close",
-		    st->dir);
+		store_seterr(st, ret, "store %s/%s.db: cursor close", st->dir,
+		    store_tables[t]);
 		rv = -1;
 	}
 	return rv;
@@ -1039,6 +1404,89 @@ store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
 
 int
 store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
+{
+	return store_rec_get(st, T_HOOKS, seq, out);
+}
+
+int
+store_quarantine_get(struct store *st, uint64_t seq,
+    struct store_hook_rec *out, char *reason, size_t reasonlen)
+{
+	int ret;
+
+	if ((ret = store_rec_get(st, T_QUARANTINE, seq, out)) != 0)
+		return ret == 1 ? 0 : -1;
+	if (reason != NULL && reasonlen > 0)
+		snprintf(reason, reasonlen, "%s", out->reason);
+	return 1;
+}
+
+int
+store_quarantine_usage(struct store *st, uint64_t *bytes, uint64_t *hooks)
+{
+	const struct store_counts *c;
+
+	c = st->batch_open ? &st->batch.counts : &st->counts;
+	if (bytes != NULL)
+		*bytes = c->qbytes;
+	if (hooks != NULL)
+		*hooks = c->qhooks;
+	return 0;
+}
+
+int
+store_dedupe_get(struct store *st, const char *tenant, const char *source,
+    const char *key, uint64_t now_ms, unsigned char id_out[UUID_LEN])
+{
+	struct store_dedupe dd;
+	unsigned char kb[STORE_KEY_MAX], vb[64];
+	size_t klen;
+	DBT k, v;
+	int ret;
+
+	st->dberr[0] = '\0';
+	if (key == NULL || key[0] == '\0')
+		return 0;
+	if (tenant == NULL || source == NULL ||
+	    (klen = store_key_dedupe(kb, sizeof(kb), tenant, source,
+	    key)) == 0) {
+		store_seterr(st, 0, "store %s: dedupe lookup with no tenant or "
+		    "source, or a key too long", st->dir);
+		return -1;
+	}
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = kb;
+	k.size = klen;
+	v.data = vb;
+	v.ulen = sizeof(vb);
+	v.flags = DB_DBT_USERMEM;
+	ret = st->db[T_DEDUPE]->get(st->db[T_DEDUPE], store_readtxn(st), &k,
+	    &v, 0);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret == DB_BUFFER_SMALL)
+		return rec_malformed(T_DEDUPE, kb, klen, "bad length", st->err,
+		    sizeof(st->err));
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s/dedupe.db: read", st->dir);
+		return -1;
+	}
+	if (store_rec_dedupe_decode(kb, klen, vb, v.size, &dd, st->err,
+	    sizeof(st->err)) == -1)
+		return -1;
+	/* Expired but not swept yet: as good as gone. */
+	if (dd.expires <= now_ms)
+		return 0;
+	memcpy(id_out, dd.hook_id, UUID_LEN);
+	return 1;
+}
+
+/* A whole hook record of table t (hooks, quarantine): 0 found, 1 not
+ * found, -1 on a store error. */
+static int
+store_rec_get(struct store *st, int t, uint64_t seq,
+    struct store_hook_rec *out)
 {
 	unsigned char kb[8];
 	DBT k, v;
@@ -1052,22 +1500,78 @@ store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	k.data = kb;
 	k.size = sizeof(kb);
 	v.flags = DB_DBT_MALLOC;
-	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], store_readtxn(st), &k,
-	    &v, 0);
+	ret = st->db[t]->get(st->db[t], store_readtxn(st), &k, &v, 0);
 	if (ret == DB_NOTFOUND)
 		return 1;
 	if (ret != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
-		    st->dir, seq);
+		store_seterr(st, ret, "store %s/%s.db: read seq %" PRIu64,
+		    st->dir, store_tables[t], seq);
 		return -1;
 	}
-	if (hook_decode(T_HOOKS, kb, sizeof(kb), v.data, v.size, 0, out,
+	if (hook_decode(t, kb, sizeof(kb), v.data, v.size, 0, out,
 	    st->err, sizeof(st->err)) == -1) {
 		free(v.data);
 		return -1;
 	}
 	out->mem = v.data;
 	return 0;
+}
+
+/* The head of the hook record at seq of table t (hooks, quarantine),
+ * without its body (a partial read).  1 found (out->mem owns the bytes:
+ * store_hook_rec_free), 0 not found, -1 on a store error. */
+static int
+store_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
+    struct store_hook_rec *out)
+{
+	unsigned char kb[8], *buf;
+	uint32_t want = STORE_LIST_PEEK, head;
+	DBT k, v;
+	int ret, pass;
+
+	memset(out, 0, sizeof(*out));
+	store_key_hook(kb, seq);
+	for (pass = 0;; pass++) {
+		if ((buf = malloc(want)) == NULL) {
+			store_seterr(st, 0, "store %s: out of memory",
+			    st->dir);
+			return -1;
+		}
+		memset(&k, 0, sizeof(k));
+		memset(&v, 0, sizeof(v));
+		k.data = kb;
+		k.size = sizeof(kb);
+		v.data = buf;
+		v.ulen = want;
+		v.dlen = want;
+		v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
+		ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
+		if (ret != 0) {
+			free(buf);
+			if (ret == DB_NOTFOUND)
+				return 0;
+			store_seterr(st, ret, "store %s/%s.db: read seq %"
+			    PRIu64, st->dir, store_tables[t], seq);
+			return -1;
+		}
+		/* The head did not fit: once more, exactly the head. */
+		if (pass == 0 && v.size == want && want >= 5 &&
+		    buf[0] == STORE_REC_VERSION &&
+		    (head = get_u32(buf + 1)) > want - 5 &&
+		    head <= UINT32_MAX - 5) {
+			free(buf);
+			want = head + 5;
+			continue;
+		}
+		break;
+	}
+	if (hook_decode(t, kb, sizeof(kb), buf, v.size, 1, out, st->err,
+	    sizeof(st->err)) == -1) {
+		free(buf);
+		return -1;
+	}
+	out->mem = buf;
+	return 1;
 }
 
 void
@@ -1576,6 +2080,21 @@ void *
 store_rec_hook_encode(const struct store_hook *h, uint32_t rows,
     const char *claim_ref, size_t *lenp)
 {
+	return hook_encode(h, rows, claim_ref, NULL, lenp);
+}
+
+void *
+store_rec_quarantine_encode(const struct store_hook *h, const char *reason,
+    size_t *lenp)
+{
+	return hook_encode(h, 0, "", reason != NULL ? reason : "", lenp);
+}
+
+/* reason: NULL for a hooks record, the failure for a quarantine one. */
+static void *
+hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
+    const char *reason, size_t *lenp)
+{
 	struct enc e;
 	size_t headpos;
 	int i, claimed;
@@ -1607,6 +2126,8 @@ store_rec_hook_encode(const struct store_hook *h, uint32_t rows,
 		enc_str(&e, h->headers[i].name, 0);
 		enc_str(&e, h->headers[i].value, 0);
 	}
+	if (reason != NULL)
+		enc_str(&e, reason, STORE_QREASON_MAX);
 	if (!e.bad) {
 		if (e.len - headpos - 4 > UINT32_MAX)
 			e.bad = 1;
@@ -1696,6 +2217,8 @@ hook_decode(int t, const void *key, size_t klen, const void *val,
 	}
 	h->headers = out->hdrs;
 	h->nheaders = nh;
+	if (t == T_QUARANTINE)
+		out->reason = dec_str(&d);
 	if (d.bad || d.off != headend) {
 		store_hook_rec_free(out);
 		return rec_malformed(t, key, klen, "bad headers", err, errlen);

@@ -33,6 +33,7 @@ enum store_module {
 };
 
 struct store;
+struct store_hook_rec;
 
 struct store_header {
 	const char	*name;
@@ -56,6 +57,9 @@ struct store_hook {
 	unsigned char		 sha256[32];
 	const char		*dedupe_key;	/* NULL or "" when none */
 	int			 flagged;
+	uint64_t		 dedupe_expires;	/* wall ms; read only with
+						 * a dedupe key and not
+						 * flagged */
 };
 
 /* One delivery row to create with a hook. */
@@ -82,6 +86,19 @@ struct store_counts {
 	uint64_t	hooks;		/* stored hooks */
 	uint64_t	rows;		/* live delivery rows (any state) */
 	uint64_t	dead;		/* dead-lettered rows */
+	uint64_t	qhooks;		/* hooks held in the quarantine pen */
+	uint64_t	qbytes;		/* their body bytes */
+};
+
+/* A held hook as listed (no body). */
+struct store_quarantine_info {
+	uint64_t	seq;
+	char		id[UUID_STRLEN + 1];
+	char		tenant[65];
+	char		source[65];
+	uint64_t	received_at;
+	uint64_t	size;		/* body bytes */
+	char		reason[64];	/* the verification failure */
 };
 
 /* Open (creating if needed) the environment in dir, running recovery.
@@ -93,8 +110,8 @@ int		 store_checkpoint(struct store *);
 
 struct store_batch;
 struct store_batch *store_batch_begin(struct store *);
-/* Put a hook and its rows; assigns h->seq.  -1 on a store error (the
- * batch must then be aborted). */
+/* Put a hook and its rows, and its dedupe entry (see Dedupe below);
+ * assigns h->seq.  -1 on a store error (the batch must then be aborted). */
 int		 store_batch_put_hook(struct store_batch *, struct store_hook *,
 		    const struct store_row_spec *, int nrows);
 /* Commit and flush: 0 only when durable; -1 after aborting. */
@@ -107,6 +124,68 @@ int		 store_hooks_list(struct store *, const char *source,
 		    uint64_t after_seq, uint64_t limit,
 		    int (*cb)(const struct store_hook_info *, void *), void *);
 int		 store_counts(struct store *, struct store_counts *);
+
+/*
+ * Dedupe.  store_batch_put_hook writes, for a hook with a non-empty
+ * dedupe_key and flagged 0, the entry (tenant, source, key) -> (hook id,
+ * dedupe_expires) and its expiry index entry, in the batch's transaction;
+ * an older entry of the same key is overwritten (its index entry stays for
+ * the sweep).  Flagged hooks and quarantined hooks write no entry.
+ */
+
+/* 1 with id_out set if (tenant, source, key) has an entry that expires
+ * after now_ms, 0 if none or expired, -1 on a store error (a key too long
+ * to store is one).  With a batch open it reads inside the batch, so it
+ * sees the batch's own uncommitted entries. */
+int		 store_dedupe_get(struct store *, const char *tenant,
+		    const char *source, const char *key, uint64_t now_ms,
+		    unsigned char id_out[UUID_LEN]);
+/* Remove up to max expiry index entries with expiry <= now_ms, oldest
+ * first, and with each the entry it names, but only if that entry still
+ * has the same expiry (a key stored again since has a later one and
+ * stays).  Walks the index from its start and stops at the first live
+ * expiry: never a full scan.  Returns the index entries removed (0 with
+ * max 0), or -1 on a store error (the batch must then be aborted). */
+int		 store_batch_sweep_dedupe(struct store_batch *, uint64_t now_ms,
+		    unsigned max);
+
+/*
+ * The quarantine pen (table quarantine, keyed by seq): hooks that failed
+ * verification under on_verify_failure: quarantine, held with every
+ * request header (for re-verification), the body and the failure reason.
+ * The pen's hook and body byte counters live in meta ("qhooks", "qbytes"),
+ * changed in the transaction that changes the pen.  Releasing a hook is
+ * store_batch_put_hook (same id, a new seq) and store_batch_del_quarantine
+ * in one batch.
+ */
+
+#define STORE_QREASON_MAX	63	/* a reason, bytes */
+
+/* Hold h: assigns h->seq from the hooks' seq counter, stores every field
+ * of h (headers: all of the request's; its dedupe key too, for the
+ * release) and reason (NULL: "", longer than STORE_QREASON_MAX bytes: an
+ * error), no rows, no dedupe entry.  -1 on a store error (the batch must
+ * then be aborted). */
+int		 store_batch_put_quarantine(struct store_batch *,
+		    struct store_hook *, const char *reason);
+/* 1 removed (counters adjusted), 0 no such seq, -1 on a store error (the
+ * batch must then be aborted). */
+int		 store_batch_del_quarantine(struct store_batch *, uint64_t seq);
+/* As store_hooks_list, over the pen; reads no bodies. */
+int		 store_quarantine_list(struct store *, const char *source,
+		    uint64_t after_seq, uint64_t limit,
+		    int (*cb)(const struct store_quarantine_info *, void *),
+		    void *);
+/* 1 found (out filled as by store_hook_get, out->reason set, reason
+ * copied to reason unless NULL), 0 not found, -1 on a store error.  Note:
+ * the opposite of store_hook_get's 0/1. */
+int		 store_quarantine_get(struct store *, uint64_t seq,
+		    struct store_hook_rec *out, char *reason, size_t reasonlen);
+/* The pen's body bytes and hooks, from memory: as committed, plus the open
+ * batch's puts and deletes while one is open (so a writer checking
+ * quarantine.max_bytes before each put counts its own batch). */
+int		 store_quarantine_usage(struct store *, uint64_t *bytes,
+		    uint64_t *hooks);
 
 /* The last error the store met, for logs. */
 const char	*store_strerror(struct store *);
@@ -201,6 +280,8 @@ struct store_hook_rec {
 	const char		*claim_ref;	/* "": the body is inline */
 	struct store_header	*hdrs;		/* hook.headers, owned */
 	void			*mem;		/* the record, owned, or NULL */
+	const char		*reason;	/* quarantine: the failure;
+						 * hooks: NULL */
 };
 
 /* 0 found, 1 no such hook, -1 on a store error (a damaged record too). */
@@ -242,6 +323,10 @@ void		*store_rec_hook_encode(const struct store_hook *, uint32_t rows,
 int		 store_rec_hook_decode(const char *table, const void *key,
 		    size_t klen, const void *val, size_t vlen,
 		    struct store_hook_rec *, char *err, size_t errlen);
+/* A quarantine record (store_rec_hook_decode with "quarantine" reads it
+ * back, reason in rec.reason).  NULL if it does not fit. */
+void		*store_rec_quarantine_encode(const struct store_hook *,
+		    const char *reason, size_t *lenp);	/* malloc'd */
 size_t		 store_rec_row_encode(const struct store_row *,
 		    unsigned char *, size_t);
 int		 store_rec_row_decode(const void *key, size_t klen,

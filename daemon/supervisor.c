@@ -32,7 +32,9 @@
 #include "ids.h"
 #include "log.h"
 #include "msg.h"
+#include "metrics.h"
 #include "proc.h"
+#include "quarantine.h"
 #include "supervisor.h"
 #include "writer.h"
 
@@ -133,6 +135,23 @@ supervisor_edges_ready(void)
 		    children[i]->state == CHILD_READY)
 			n++;
 	return n;
+}
+
+uint32_t
+supervisor_pick_edge(void)
+{
+	static int last;
+	int i, k;
+
+	for (i = 1; i <= SUPERVISOR_MAX_CHILDREN; i++) {
+		k = (last + i) % SUPERVISOR_MAX_CHILDREN;
+		if (children[k] != NULL && children[k]->gen == cur_gen &&
+		    children[k]->state == CHILD_READY) {
+			last = k;
+			return children[k]->serial;
+		}
+	}
+	return 0;
 }
 
 int
@@ -371,6 +390,25 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 		msg_free(&r);
 		break;
 	}
+	case MSG_INGEST_EVENT: {
+		const char *reason, *source, *scheme;
+
+		if (msg_get_str(m, &reason) == -1 ||
+		    msg_get_str(m, &source) == -1 ||
+		    msg_get_str(m, &scheme) == -1 || msg_end(m) == -1) {
+			child_recycle(c, "malformed ingest_event");
+			return;
+		}
+		metrics_refused(reason);
+		/* Labelled by source only when the config knows it. */
+		if (scheme[0] != '\0' && conf_source(env->conf, source) != NULL)
+			metrics_verify_failure(source, scheme);
+		break;
+	}
+	case MSG_QUARANTINE_VERDICT:
+		if (quarantine_verdict(m) == -1)
+			child_recycle(c, "malformed quarantine_verdict");
+		break;
 	default:
 		child_recycle(c, "unexpected message");
 		break;

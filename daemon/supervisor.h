@@ -20,6 +20,8 @@ void	supervisor_retire_all(void);
 void	supervisor_kill_all(void);
 int	supervisor_children(void);		/* alive, any state */
 int	supervisor_edges_ready(void);		/* current generation, hello'd */
+/* A ready edge of the current generation, round robin; 0 if none. */
+uint32_t supervisor_pick_edge(void);
 /* Send to a child by serial; -1 if it is gone (the message's fd is
  * closed).  Serials are never reused within a run. */
 int	supervisor_send(uint32_t serial, struct msg *);

@@ -2,12 +2,21 @@
  * writer.c: the queue writer (group commit); see writer.h.
  *
  * A submitted hook is copied once (the frame payload, and the body from
- * its memfd) into a struct pending whose fields point into that copy.  The
- * queue is FIFO.  A commit takes up to batcher.max_batch hooks: one store
- * transaction holding each hook and its delivery rows, committed without a
- * sync and then flushed once; then every edge of the batch is answered.
- * The commit runs in the event loop, so while the disk syncs the edges'
- * next submissions gather in the socket buffers and form the next batch.
+ * its memfd) into a struct pending whose fields point into that copy.
+ * Before it queues, it is charged: a verified hook to its tenant's rate
+ * limit (GCRA, rate_limits.*), a hook that failed verification to its
+ * source's quarantine bucket; then a hook with a dedupe key is looked up,
+ * first among the hooks still queued (two hooks with one key in one batch
+ * collapse: the second follows the first and is answered with its id once
+ * the first is durable), then in the store.
+ *
+ * The queue is FIFO.  A commit takes up to batcher.max_batch entries: one
+ * store transaction holding each hook and its delivery rows (or the held
+ * hook, for the quarantine pen; or a released hook and the removal of its
+ * pen entry), committed without a sync and then flushed once; then every
+ * edge of the batch is answered.  The commit runs in the event loop, so
+ * while the disk syncs the edges' next submissions gather in the socket
+ * buffers and form the next batch.
  *
  * Rows are bound from the master's config as it is now: one row per sink
  * of the source, (sink index, module), ordered sinks as lane members with
@@ -27,8 +36,10 @@
 #include "conf.h"
 #include "ids.h"
 #include "log.h"
+#include "metrics.h"
 #include "msg.h"
 #include "proc.h"
+#include "ratelimit.h"
 #include "store.h"
 #include "supervisor.h"
 #include "writer.h"
@@ -36,19 +47,42 @@
 #define WRITER_START_DEADLINE_MS	15000	/* to start committing */
 #define WRITER_MAX_HEADERS		100
 #define WRITER_MAX_LANES		CONF_MAX_SINKS
+#define WRITER_DEDUPE_BUCKETS		4096
+#define WRITER_SWEEP_PER_BATCH		64	/* dedupe keys per commit */
+#define WRITER_SWEEP_PER_TICK		4096	/* and per timer tick */
+#define WRITER_QUARANTINE_FULL_S	60	/* Retry-After when full */
+
+enum pending_kind {
+	PENDING_HOOK,		/* a hook with its rows */
+	PENDING_PEN,		/* a hook held in the quarantine pen */
+	PENDING_RELEASE,	/* a held hook released: hook + pen removal */
+};
 
 struct pending {
 	TAILQ_ENTRY(pending)	 entry;
-	uint32_t		 serial;	/* the edge that waits */
+	enum pending_kind	 kind;
+	uint32_t		 serial;	/* the edge that waits, 0: none */
 	uint64_t		 req_id;
 	uint64_t		 enqueued;	/* mono ms */
 	unsigned char		*payload;	/* copy of the frame payload */
 	void			*body;		/* read from the memfd, or NULL */
 	size_t			 bytes;		/* charged to the queue */
+	const char		*verify_reason;	/* pen: why it failed */
 	struct store_hook	 hook;
 	struct store_header	 headers[WRITER_MAX_HEADERS];
 	struct store_row_spec	*rows;
 	int			 nrows;
+	/* dedupe: the entry that holds the key, and those that follow it */
+	struct pending		*dd_next;	/* in its hash bucket */
+	struct pending		*followers;
+	struct pending		*next_follower;
+	/* release */
+	struct store_hook_rec	*rec;
+	uint64_t		 pen_seq;
+	int			 gone;		/* purged before its commit */
+	int			 dup;		/* its dedupe key is stored */
+	void			(*done)(void *, int);
+	void			*done_arg;
 };
 
 TAILQ_HEAD(pendingq, pending);
@@ -56,16 +90,28 @@ TAILQ_HEAD(pendingq, pending);
 static struct pendingq	 queue = TAILQ_HEAD_INITIALIZER(queue);
 static size_t		 nqueued;
 static uint64_t		 queued_bytes;
+static uint64_t		 queued_pen_bytes;	/* pen bodies not yet stored */
 static struct event	*ev_commit;
 static int		 commit_armed;
+static struct pending	*dd_table[WRITER_DEDUPE_BUCKETS];
+static struct ratelimit	*rl_tenants;	/* rate_limits, by tenant */
+static struct ratelimit	*rl_pen;	/* quarantine buckets, by source */
 
 static void	writer_answer(struct pending *, enum hook_result, uint32_t);
 static void	writer_free(struct pending *);
+static void	writer_enqueue(struct pending *);
 static void	writer_arm(void);
 static void	writer_commit_cb(evutil_socket_t, short, void *);
 static int	writer_commit_batch(void);
-static int	writer_parse(struct pending *, struct msg *,
-		    const struct source_conf **);
+static int	writer_parse(struct pending *, struct msg *, uint8_t *);
+static int	writer_parse_tail(struct pending *, struct msg *);
+static void	writer_bind_rows(struct pending *, const struct source_conf *,
+		    const uint32_t *, const uint64_t *, uint32_t);
+static uint64_t	dd_hash(const struct pending *);
+static struct pending *dd_find(const struct pending *);
+static void	dd_insert(struct pending *);
+static void	dd_remove(struct pending *);
+static const char *result_outcome(enum hook_result);
 
 void
 writer_init(void)
@@ -73,6 +119,8 @@ writer_init(void)
 	if ((ev_commit = evtimer_new(env->base, writer_commit_cb, NULL)) ==
 	    NULL)
 		fatalx("writer: evtimer_new");
+	rl_tenants = ratelimit_new();
+	rl_pen = ratelimit_new();
 }
 
 size_t
@@ -87,14 +135,43 @@ writer_queued_bytes(void)
 	return queued_bytes;
 }
 
+static const char *
+result_outcome(enum hook_result r)
+{
+	static const char *names[HOOK_RESULT_MAX] = {
+		[HOOK_ACCEPTED] = "accepted",
+		[HOOK_DUPLICATE] = "duplicate",
+		[HOOK_OVERLOAD] = "overload",
+		[HOOK_STORE_UNAVAILABLE] = "store_unavailable",
+		[HOOK_DRAINING] = "draining",
+		[HOOK_RATE_LIMITED] = "rate_limited",
+		[HOOK_QUARANTINED] = "quarantined",
+		[HOOK_QUARANTINE_LIMITED] = "quarantine_rate_limited",
+		[HOOK_QUARANTINE_FULL] = "quarantine_full",
+		[HOOK_UNKNOWN_SOURCE] = "unknown_source",
+	};
+
+	return r < HOOK_RESULT_MAX && names[r] != NULL ? names[r] : "unknown";
+}
+
+/* Answer the waiting edge (or the release), count it, and answer the
+ * hooks that followed this one's dedupe key. */
 static void
 writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 {
+	struct pending *f;
 	struct msg m;
 	char id[UUID_STRLEN + 1] = "";
 
-	if (r == HOOK_ACCEPTED || r == HOOK_DUPLICATE)
+	if (p->kind == PENDING_RELEASE) {
+		p->done(p->done_arg, r == HOOK_ACCEPTED);
+		return;
+	}
+	if (r == HOOK_ACCEPTED || r == HOOK_DUPLICATE ||
+	    r == HOOK_QUARANTINED)
 		uuid_format(p->hook.id, id);
+	metrics_ingest(p->hook.source, r == HOOK_ACCEPTED && p->hook.flagged ?
+	    "flagged" : result_outcome(r));
 	msg_init(&m, MSG_HOOK_RESULT, p->req_id);
 	msg_add_u8(&m, r);
 	msg_add_str(&m, id);
@@ -102,11 +179,25 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 	/* An edge that died meanwhile is gone; its client saw no 201. */
 	(void)supervisor_send(p->serial, &m);
 	msg_free(&m);
+
+	while ((f = p->followers) != NULL) {
+		p->followers = f->next_follower;
+		if (r == HOOK_ACCEPTED) {
+			memcpy(f->hook.id, p->hook.id, UUID_LEN);
+			writer_answer(f, HOOK_DUPLICATE, 0);
+		} else
+			writer_answer(f, r, retry_after);
+		writer_free(f);
+	}
 }
 
 static void
 writer_free(struct pending *p)
 {
+	if (p->rec != NULL) {
+		store_hook_rec_free(p->rec);
+		free(p->rec);
+	}
 	free(p->payload);
 	free(p->body);
 	free(p->rows);
@@ -129,30 +220,78 @@ writer_module(enum sink_type t)
 	fatalx("writer: sink type %d has no module", (int)t);
 }
 
+/* --- dedupe keys of queued hooks --- */
+
+static uint64_t
+dd_hash(const struct pending *p)
+{
+	const char *parts[3] = { p->hook.tenant, p->hook.source,
+	    p->hook.dedupe_key };
+	uint64_t h = 14695981039346656037ULL;
+	const char *s;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		for (s = parts[i]; *s != '\0'; s++)
+			h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+		h = (h ^ 0xff) * 1099511628211ULL;	/* separator */
+	}
+	return h;
+}
+
+static struct pending *
+dd_find(const struct pending *p)
+{
+	struct pending *q;
+
+	for (q = dd_table[dd_hash(p) % WRITER_DEDUPE_BUCKETS]; q != NULL;
+	    q = q->dd_next)
+		if (strcmp(q->hook.tenant, p->hook.tenant) == 0 &&
+		    strcmp(q->hook.source, p->hook.source) == 0 &&
+		    strcmp(q->hook.dedupe_key, p->hook.dedupe_key) == 0)
+			return q;
+	return NULL;
+}
+
+static void
+dd_insert(struct pending *p)
+{
+	size_t b = dd_hash(p) % WRITER_DEDUPE_BUCKETS;
+
+	p->dd_next = dd_table[b];
+	dd_table[b] = p;
+}
+
+static void
+dd_remove(struct pending *p)
+{
+	struct pending **pp;
+
+	if (p->hook.dedupe_key == NULL || p->kind != PENDING_HOOK)
+		return;
+	for (pp = &dd_table[dd_hash(p) % WRITER_DEDUPE_BUCKETS]; *pp != NULL;
+	    pp = &(*pp)->dd_next)
+		if (*pp == p) {
+			*pp = p->dd_next;
+			return;
+		}
+}
+
+/* --- parsing --- */
+
 /*
- * Read MSG_HOOK_SUBMIT (field order in workers/edge.c).  Strings point into
- * p->payload.  -1 on a malformed frame.
+ * The common tail of MSG_HOOK_SUBMIT and MSG_QUARANTINE_VERDICT: the
+ * dedupe key, the headers, the lanes.  Binds the rows.
  */
 static int
-writer_parse(struct pending *p, struct msg *m, const struct source_conf **srcp)
+writer_parse_tail(struct pending *p, struct msg *m)
 {
 	const struct source_conf *src;
 	const char *dedupe;
-	const void *sha, *data;
-	uint64_t lane_hash[WRITER_MAX_LANES], body_len;
+	uint64_t lane_hash[WRITER_MAX_LANES];
 	uint32_t nheaders, nlanes, lane_sink[WRITER_MAX_LANES], i;
-	uint8_t flagged;
-	size_t shalen, datalen;
-	int k;
 
-	if (msg_get_str(m, &p->hook.tenant) == -1 ||
-	    msg_get_str(m, &p->hook.source) == -1 ||
-	    msg_get_str(m, &p->hook.method) == -1 ||
-	    msg_get_str(m, &p->hook.path) == -1 ||
-	    msg_get_str(m, &p->hook.content_type) == -1 ||
-	    msg_get_u64(m, &p->hook.received_at) == -1 ||
-	    msg_get_u8(m, &flagged) == -1 ||
-	    msg_get_str(m, &dedupe) == -1 ||
+	if (msg_get_str(m, &dedupe) == -1 ||
 	    msg_get_u32(m, &nheaders) == -1 || nheaders > WRITER_MAX_HEADERS)
 		return -1;
 	for (i = 0; i < nheaders; i++)
@@ -165,6 +304,55 @@ writer_parse(struct pending *p, struct msg *m, const struct source_conf **srcp)
 		if (msg_get_u32(m, &lane_sink[i]) == -1 ||
 		    msg_get_u64(m, &lane_hash[i]) == -1)
 			return -1;
+	p->hook.dedupe_key = dedupe[0] != '\0' ? dedupe : NULL;
+	p->hook.headers = p->headers;
+	p->hook.nheaders = nheaders;
+	if ((src = conf_source(env->conf, p->hook.source)) != NULL)
+		writer_bind_rows(p, src, lane_sink, lane_hash, nlanes);
+	return 0;
+}
+
+static void
+writer_bind_rows(struct pending *p, const struct source_conf *src,
+    const uint32_t *lane_sink, const uint64_t *lane_hash, uint32_t nlanes)
+{
+	uint32_t i;
+	int k;
+
+	if ((p->rows = calloc(src->nsinks, sizeof(*p->rows))) == NULL)
+		fatal("writer");
+	p->nrows = src->nsinks;
+	for (k = 0; k < src->nsinks; k++) {
+		p->rows[k].sink_index = k;
+		p->rows[k].module = writer_module(src->sinks[k].type);
+		p->rows[k].ordered = src->sinks[k].ordered;
+		for (i = 0; i < nlanes; i++)
+			if (lane_sink[i] == (uint32_t)k)
+				p->rows[k].lane_hash = lane_hash[i];
+	}
+}
+
+/*
+ * Read MSG_HOOK_SUBMIT (field order in workers/edge.c).  Strings point into
+ * p->payload.  -1 on a malformed frame.
+ */
+static int
+writer_parse(struct pending *p, struct msg *m, uint8_t *verdict)
+{
+	const void *sha, *data;
+	uint64_t body_len;
+	size_t shalen, datalen;
+
+	if (msg_get_str(m, &p->hook.tenant) == -1 ||
+	    msg_get_str(m, &p->hook.source) == -1 ||
+	    msg_get_str(m, &p->hook.method) == -1 ||
+	    msg_get_str(m, &p->hook.path) == -1 ||
+	    msg_get_str(m, &p->hook.content_type) == -1 ||
+	    msg_get_u64(m, &p->hook.received_at) == -1 ||
+	    msg_get_u8(m, verdict) == -1 || *verdict >= VERDICT_MAX ||
+	    msg_get_str(m, &p->verify_reason) == -1 ||
+	    writer_parse_tail(p, m) == -1)
+		return -1;
 	if (msg_get_data(m, &sha, &shalen) == -1 || shalen != 32 ||
 	    msg_get_u64(m, &body_len) == -1 ||
 	    body_len > env->conf->http.max_body_bytes)
@@ -185,38 +373,21 @@ writer_parse(struct pending *p, struct msg *m, const struct source_conf **srcp)
 		return -1;
 	if (!conf_valid_id(p->hook.tenant) || !conf_valid_id(p->hook.source))
 		return -1;
-
 	p->hook.body_len = body_len;
 	memcpy(p->hook.sha256, sha, 32);
-	p->hook.flagged = flagged != 0;
-	p->hook.dedupe_key = dedupe[0] != '\0' ? dedupe : NULL;
-	p->hook.headers = p->headers;
-	p->hook.nheaders = nheaders;
-
-	/* Bind rows to the source as it is now. */
-	*srcp = src = conf_source(env->conf, p->hook.source);
-	if (src == NULL)
-		return 0;
-	if ((p->rows = calloc(src->nsinks, sizeof(*p->rows))) == NULL)
-		fatal("writer");
-	p->nrows = src->nsinks;
-	for (k = 0; k < src->nsinks; k++) {
-		p->rows[k].sink_index = k;
-		p->rows[k].module = writer_module(src->sinks[k].type);
-		p->rows[k].ordered = src->sinks[k].ordered;
-		for (i = 0; i < nlanes; i++)
-			if (lane_sink[i] == (uint32_t)k)
-				p->rows[k].lane_hash = lane_hash[i];
-	}
 	return 0;
 }
 
 int
 writer_submit(uint32_t serial, struct msg *m)
 {
-	const struct source_conf *src = NULL;
-	struct pending *p;
 	const struct conf *c = env->conf;
+	const struct source_conf *src;
+	const struct rate_limit *rl;
+	struct pending *p, *lead;
+	uint64_t wait, now = time_mono_ms();
+	uint8_t verdict;
+	int rc;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		fatal("writer");
@@ -227,36 +398,152 @@ writer_submit(uint32_t serial, struct msg *m)
 		fatal("writer");
 	memcpy(p->payload, m->buf, m->len);
 	m->buf = p->payload;
-	if (writer_parse(p, m, &src) == -1) {
+	if (writer_parse(p, m, &verdict) == -1) {
 		writer_free(p);
 		return -1;
 	}
 	p->bytes = m->len + (p->body != NULL ? p->hook.body_len : 0);
+	p->kind = verdict == VERDICT_QUARANTINE ? PENDING_PEN : PENDING_HOOK;
 
-	if (src == NULL) {
+	if ((src = conf_source(c, p->hook.source)) == NULL) {
 		/* Removed by a reload after the edge resolved it. */
 		writer_answer(p, HOOK_UNKNOWN_SOURCE, 0);
-		writer_free(p);
-		return 0;
+		goto done;
 	}
 	if (env->draining) {
 		writer_answer(p, HOOK_DRAINING, 1);
-		writer_free(p);
-		return 0;
+		goto done;
 	}
 	if (nqueued >= c->batcher.max_queue ||
 	    queued_bytes + p->bytes > c->batcher.max_queue_bytes) {
 		writer_answer(p, HOOK_OVERLOAD, 1);
-		writer_free(p);
+		goto done;
+	}
+
+	if (verdict != VERDICT_OK) {
+		/* Failed verification: the source's quarantine bucket pays,
+		 * never the tenant's rate limit. */
+		metrics_verify_failure(src->id,
+		    conf_verify_type_name(src->verify.type));
+		wait = ratelimit_charge(rl_pen, src->id, c->quarantine.rate,
+		    c->quarantine.burst, now);
+		if (wait != 0) {
+			writer_answer(p, HOOK_QUARANTINE_LIMITED,
+			    ratelimit_retry_after_s(wait));
+			goto done;
+		}
+		if (verdict == VERDICT_FLAGGED) {
+			p->hook.flagged = 1;
+			p->hook.dedupe_key = NULL;
+		} else {
+			uint64_t used = 0, held = 0;
+
+			if (store_quarantine_usage(env->store, &used, &held) ==
+			    -1 || used + queued_pen_bytes + p->hook.body_len >
+			    c->quarantine.max_bytes) {
+				writer_answer(p, HOOK_QUARANTINE_FULL,
+				    WRITER_QUARANTINE_FULL_S);
+				goto done;
+			}
+			queued_pen_bytes += p->hook.body_len;
+		}
+		uuidv7_new(p->hook.id);
+		writer_enqueue(p);
 		return 0;
 	}
+
+	/* Verified: the tenant's rate limit, then dedupe. */
+	rl = conf_rate_limit(c, p->hook.tenant);
+	if (rl != NULL && rl->set && (wait = ratelimit_charge(rl_tenants,
+	    p->hook.tenant, rl->rate, rl->burst, now)) != 0) {
+		metrics_rate_limited(p->hook.tenant);
+		writer_answer(p, HOOK_RATE_LIMITED,
+		    ratelimit_retry_after_s(wait));
+		goto done;
+	}
+	if (p->hook.dedupe_key != NULL) {
+		p->hook.dedupe_expires = p->hook.received_at +
+		    src->dedupe.ttl_seconds * 1000;
+		if ((lead = dd_find(p)) != NULL) {
+			/* Same key queued: answered with its id once it is
+			 * durable. */
+			p->next_follower = lead->followers;
+			lead->followers = p;
+			return 0;
+		}
+		rc = store_dedupe_get(env->store, p->hook.tenant,
+		    p->hook.source, p->hook.dedupe_key, time_wall_ms(),
+		    p->hook.id);
+		if (rc == 1) {
+			writer_answer(p, HOOK_DUPLICATE, 0);
+			goto done;
+		}
+		if (rc == -1) {
+			log_warnx("writer: dedupe lookup: %s",
+			    store_strerror(env->store));
+			writer_answer(p, HOOK_STORE_UNAVAILABLE, 1);
+			goto done;
+		}
+		dd_insert(p);
+	}
 	uuidv7_new(p->hook.id);
+	writer_enqueue(p);
+	return 0;
+ done:
+	writer_free(p);
+	return 0;
+}
+
+int
+writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
+    void (*done)(void *, int), void *arg)
+{
+	struct pending *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
+	    (p->payload = malloc(m->len + 1)) == NULL)
+		fatal("writer");
+	p->kind = PENDING_RELEASE;
+	p->rec = rec;
+	p->pen_seq = pen_seq;
+	p->done = done;
+	p->done_arg = arg;
+	memcpy(p->payload, m->buf, m->len);
+	m->buf = p->payload;
+	/* The held hook, as it was received; the edge's verdict gives what
+	 * a fresh submission would: dedupe key, forwarded headers, lanes. */
+	p->hook = rec->hook;
+	p->hook.flagged = 0;
+	if (writer_parse_tail(p, m) == -1 || msg_end(m) == -1) {
+		writer_free(p);
+		return -1;
+	}
+	if (p->hook.dedupe_key != NULL) {
+		const struct source_conf *src = conf_source(env->conf,
+		    p->hook.source);
+
+		p->hook.dedupe_expires = p->hook.received_at +
+		    (src != NULL ? src->dedupe.ttl_seconds * 1000 : 0);
+		/* The provider's retry may have been stored meanwhile: then
+		 * the held copy only leaves the pen. */
+		if (store_dedupe_get(env->store, p->hook.tenant,
+		    p->hook.source, p->hook.dedupe_key, time_wall_ms(),
+		    p->hook.id) == 1)
+			p->dup = 1;
+	}
+	p->bytes = m->len + p->hook.body_len;
+	writer_enqueue(p);
+	return 0;
+}
+
+static void
+writer_enqueue(struct pending *p)
+{
 	p->enqueued = time_mono_ms();
 	TAILQ_INSERT_TAIL(&queue, p, entry);
 	nqueued++;
 	queued_bytes += p->bytes;
 	writer_arm();
-	return 0;
 }
 
 /*
@@ -299,7 +586,66 @@ writer_flush_all(void)
 	while (nqueued > 0)
 		if (writer_commit_batch() == -1)
 			break;
-	/* What could not be stored is answered 503 by now. */
+	/* What could not be stored is answered 503 by now; what is left
+	 * (the store refused) is answered too. */
+	while (nqueued > 0) {
+		struct pending *p = TAILQ_FIRST(&queue);
+
+		TAILQ_REMOVE(&queue, p, entry);
+		nqueued--;
+		queued_bytes -= p->bytes;
+		dd_remove(p);
+		writer_answer(p, HOOK_STORE_UNAVAILABLE, 1);
+		writer_free(p);
+	}
+}
+
+void
+writer_sweep(void)
+{
+	struct store_batch *sb;
+	int n;
+
+	ratelimit_sweep(rl_tenants, time_mono_ms());
+	ratelimit_sweep(rl_pen, time_mono_ms());
+	if ((sb = store_batch_begin(env->store)) == NULL)
+		return;
+	n = store_batch_sweep_dedupe(sb, time_wall_ms(),
+	    WRITER_SWEEP_PER_TICK);
+	if (n == -1) {
+		store_batch_abort(sb);
+		return;
+	}
+	if (store_batch_commit(sb) == -1)
+		log_warnx("writer: dedupe sweep: %s",
+		    store_strerror(env->store));
+	else if (n > 0)
+		log_debug("writer: swept %d expired dedupe keys", n);
+}
+
+static int
+writer_put(struct store_batch *sb, struct pending *p)
+{
+	switch (p->kind) {
+	case PENDING_HOOK:
+		return store_batch_put_hook(sb, &p->hook, p->rows, p->nrows);
+	case PENDING_PEN:
+		return store_batch_put_quarantine(sb, &p->hook,
+		    p->verify_reason);
+	case PENDING_RELEASE:
+		switch (store_batch_del_quarantine(sb, p->pen_seq)) {
+		case 1:
+			if (p->dup)
+				return 0;
+			return store_batch_put_hook(sb, &p->hook, p->rows,
+			    p->nrows);
+		case 0:
+			p->gone = 1;	/* purged meanwhile: nothing to do */
+			return 0;
+		}
+		return -1;
+	}
+	return -1;
 }
 
 /*
@@ -321,7 +667,10 @@ writer_commit_batch(void)
 		TAILQ_REMOVE(&queue, p, entry);
 		nqueued--;
 		queued_bytes -= p->bytes;
+		if (p->kind == PENDING_PEN)
+			queued_pen_bytes -= p->hook.body_len;
 		if (now - p->enqueued > WRITER_START_DEADLINE_MS) {
+			dd_remove(p);
 			writer_answer(p, HOOK_OVERLOAD, 1);
 			writer_free(p);
 			continue;
@@ -338,11 +687,15 @@ writer_commit_batch(void)
 	TAILQ_FOREACH(p, &batch, entry) {
 		if (rc == -1)
 			break;
-		if (store_batch_put_hook(sb, &p->hook, p->rows, p->nrows) ==
-		    -1) {
+		if (writer_put(sb, p) == -1) {
 			store_batch_abort(sb);
 			rc = -1;
 		}
+	}
+	if (rc == 0 && store_batch_sweep_dedupe(sb, time_wall_ms(),
+	    WRITER_SWEEP_PER_BATCH) == -1) {
+		store_batch_abort(sb);
+		rc = -1;
 	}
 	if (rc == 0 && store_batch_commit(sb) == -1)
 		rc = -1;
@@ -361,10 +714,13 @@ writer_commit_batch(void)
 	}
 	while ((p = TAILQ_FIRST(&batch)) != NULL) {
 		TAILQ_REMOVE(&batch, p, entry);
-		if (rc == 0)
-			writer_answer(p, HOOK_ACCEPTED, 0);
-		else
+		dd_remove(p);
+		if (rc == -1 || p->gone)
 			writer_answer(p, HOOK_STORE_UNAVAILABLE, 1);
+		else if (p->kind == PENDING_PEN)
+			writer_answer(p, HOOK_QUARANTINED, 0);
+		else
+			writer_answer(p, HOOK_ACCEPTED, 0);
 		writer_free(p);
 	}
 	return rc;

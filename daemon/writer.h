@@ -1,19 +1,24 @@
 /*
  * writer.h: the queue writer: the only code that adds hooks to the store.
  *
- * Edges' MSG_HOOK_SUBMIT frames wait in one open batch; a batch is
- * committed as one transaction and flushed once (group commit), and only
- * then is every edge of the batch answered.  Bounds: batcher.max_queue
- * records and batcher.max_queue_bytes bytes waiting (else 503 overload),
- * batcher.max_batch hooks per transaction, batcher.max_delay_ms to gather a
- * batch, and 15 s for a hook to start committing (else 503, dropped).  A
- * commit that has started is always waited out.
+ * Edges' MSG_HOOK_SUBMIT frames are charged to their limits (the tenant's
+ * rate limit, or the source's quarantine bucket for hooks that failed
+ * verification), checked against dedupe, and wait in one open batch; a
+ * batch is committed as one transaction and flushed once (group commit),
+ * and only then is every edge of the batch answered.  Bounds:
+ * batcher.max_queue records and batcher.max_queue_bytes bytes waiting
+ * (else 503 overload), batcher.max_batch hooks per transaction,
+ * batcher.max_delay_ms to gather a batch, and 15 s for a hook to start
+ * committing (else 503, dropped).  A commit that has started is always
+ * waited out.
  */
 #ifndef ANKUSA_WRITER_H
 #define ANKUSA_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ids.h"
 
 struct msg;
 
@@ -25,5 +30,19 @@ int	writer_submit(uint32_t serial, struct msg *);
 void	writer_flush_all(void);
 size_t	writer_queued(void);
 uint64_t writer_queued_bytes(void);
+/* Sweep expired dedupe keys (a timer calls it; commits sweep too). */
+void	writer_sweep(void);
+
+/*
+ * A held hook that passed re-verification: commit it as a hook with its
+ * original id and drop it from the pen, in one transaction.  m is the
+ * edge's MSG_QUARANTINE_VERDICT read up to and including its reason; rec
+ * is the held hook, owned by the writer from now on.  done(arg, ok) runs
+ * after the commit (ok 1) or its failure (ok 0).  -1 on a malformed
+ * verdict (rec is freed, done is not called).
+ */
+struct store_hook_rec;
+int	writer_release(struct store_hook_rec *, uint64_t pen_seq, struct msg *,
+	    void (*done)(void *, int), void *arg);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "conf.h"
 #include "httpreq.h"
+#include "keys.h"
 #include "msg.h"
 
 #define CASE_TIMEOUT	10
@@ -827,6 +828,8 @@ START_TEST(test_lanes)
 	struct conf *cf = test_conf(ROUTING_PATH, "/webhooks");
 	const struct source_conf *src = conf_source(cf, "github");
 	struct httpreq_lane lanes[8];
+	struct keys_hdrs hdrs;
+	struct keys_ctx keys;
 	struct httpreq r;
 	char buf[512];
 	size_t len, used;
@@ -839,7 +842,10 @@ START_TEST(test_lanes)
 	    tc->header ? tc->header : "", tc->header ? "\r\n" : "");
 	httpreq_init(&r);
 	ck_assert_int_eq(httpreq_feed(&r, buf, len, &used), HTTPREQ_DONE);
-	n = httpreq_lanes(src, &r, tc->body, strlen(tc->body), lanes);
+	keys_hdrs_request(&hdrs, &r);
+	keys_init(&keys, &hdrs, tc->body, strlen(tc->body));
+	n = httpreq_lanes(src, &keys, lanes);
+	keys_free(&keys);
 	ck_assert_int_eq(n, 4);
 	ck_assert_uint_eq(lanes[0].sink, 1);
 	ck_assert_uint_eq(lanes[0].hash, 0);

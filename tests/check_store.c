@@ -34,6 +34,12 @@ struct listed {
 	int			stop_after;	/* 0: never */
 };
 
+struct qlisted {
+	struct store_quarantine_info	info[16];
+	int				n;
+	int				stop_after;	/* 0: never */
+};
+
 struct tables_case {
 	const char	*table;
 	const char	*want;		/* expected start of the error */
@@ -49,6 +55,13 @@ static void	 hook_fill(struct store_hook *, const char *, const void *,
 static uint64_t	 put_one(struct store *, const char *, const void *, size_t,
 		    int);
 static int	 list_cb(const struct store_hook_info *, void *);
+static int	 qlist_cb(const struct store_quarantine_info *, void *);
+static void	 put_dedupe(struct store *, const char *, const char *,
+		    const char *, uint64_t, unsigned char *);
+static uint64_t	 put_quarantined(struct store *, const char *, const void *,
+		    size_t, const char *, int);
+static void	 meta_delete(const char *);
+static int	 sweep(struct store *, uint64_t, unsigned, int);
 static struct store *open_ok(void);
 static void	 meta_poke(const char *, const void *, size_t);
 static void	 table_poke(const char *, const void *, size_t, const void *,
@@ -143,6 +156,99 @@ list_cb(const struct store_hook_info *info, void *arg)
 	ck_assert_int_lt(l->n, 16);
 	l->info[l->n++] = *info;
 	return l->stop_after != 0 && l->n >= l->stop_after;
+}
+
+static int
+qlist_cb(const struct store_quarantine_info *info, void *arg)
+{
+	struct qlisted *l = arg;
+
+	ck_assert_int_lt(l->n, 16);
+	l->info[l->n++] = *info;
+	return l->stop_after != 0 && l->n >= l->stop_after;
+}
+
+/* One hook of tenant/source with a dedupe key expiring at expires, in its
+ * own committed batch; its id to id_out unless NULL. */
+static void
+put_dedupe(struct store *st, const char *tenant, const char *source,
+    const char *key, uint64_t expires, unsigned char *id_out)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+
+	hook_fill(&h, source, "d", 1);
+	h.tenant = tenant;
+	h.dedupe_key = key;
+	h.dedupe_expires = expires;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_msg(store_batch_commit(b) == 0, "commit: %s",
+	    store_strerror(st));
+	if (id_out != NULL)
+		memcpy(id_out, h.id, UUID_LEN);
+}
+
+/* One held hook in its own batch (committed or aborted); its seq. */
+static uint64_t
+put_quarantined(struct store *st, const char *source, const void *body,
+    size_t len, const char *reason, int commit)
+{
+	struct store_batch *b;
+	struct store_hook h;
+
+	hook_fill(&h, source, body, len);
+	h.dedupe_key = NULL;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_quarantine(b, &h, reason), 0);
+	if (commit)
+		ck_assert_msg(store_batch_commit(b) == 0, "commit: %s",
+		    store_strerror(st));
+	else
+		store_batch_abort(b);
+	return h.seq;
+}
+
+/* One sweep in its own batch, committed or aborted; what it returned. */
+static int
+sweep(struct store *st, uint64_t now, unsigned max, int commit)
+{
+	struct store_batch *b;
+	int n;
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	n = store_batch_sweep_dedupe(b, now, max);
+	ck_assert_msg(n >= 0, "sweep: %s", store_strerror(st));
+	if (commit)
+		ck_assert_msg(store_batch_commit(b) == 0, "commit: %s",
+		    store_strerror(st));
+	else
+		store_batch_abort(b);
+	return n;
+}
+
+/* Remove a meta record behind the store's back (the store is closed). */
+static void
+meta_delete(const char *name)
+{
+	DB_ENV *env;
+	DB *db;
+	DBT k;
+
+	ck_assert_int_eq(db_env_create(&env, 0), 0);
+	ck_assert_int_eq(env->open(env, tmpdir, DB_CREATE | DB_INIT_TXN |
+	    DB_INIT_LOCK | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER, 0600), 0);
+	ck_assert_int_eq(db_create(&db, env, 0), 0);
+	ck_assert_int_eq(db->open(db, NULL, "meta.db", NULL, DB_BTREE,
+	    DB_AUTO_COMMIT, 0600), 0);
+	memset(&k, 0, sizeof(k));
+	k.data = (void *)name;
+	k.size = strlen(name);
+	ck_assert_int_eq(db->del(db, NULL, &k, DB_AUTO_COMMIT), 0);
+	ck_assert_int_eq(db->close(db, 0), 0);
+	ck_assert_int_eq(env->txn_checkpoint(env, 0, 0, DB_FORCE), 0);
+	ck_assert_int_eq(env->close(env, 0), 0);
 }
 
 /* Write a record behind the store's back (the store is closed). */
@@ -502,6 +608,537 @@ START_TEST(test_ordered_rows)
 }
 END_TEST
 
+START_TEST(test_dedupe_round_trip)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	unsigned char id1[UUID_LEN], id2[UUID_LEN], id3[UUID_LEN];
+	unsigned char got[UUID_LEN];
+
+	st = open_ok();
+	put_dedupe(st, "acme", "github", "delivery-1", 5000, id1);
+	memset(got, 0, sizeof(got));
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "delivery-1",
+	    4999, got), 1);
+	ck_assert_mem_eq(got, id1, UUID_LEN);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "delivery-1",
+	    0, got), 1);
+	/* Live only while expires > now. */
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "delivery-1",
+	    5000, got), 0);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "delivery-1",
+	    6000, got), 0);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "delivery-2",
+	    0, got), 0);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "", 0, got),
+	    0);
+
+	/* Scope (tenant, source, key): the same key elsewhere is apart. */
+	ck_assert_int_eq(store_dedupe_get(st, "beta", "github", "delivery-1",
+	    0, got), 0);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "stripe", "delivery-1",
+	    0, got), 0);
+	put_dedupe(st, "beta", "github", "delivery-1", 9000, id2);
+	put_dedupe(st, "acme", "stripe", "delivery-1", 9000, id3);
+	ck_assert_int_eq(store_dedupe_get(st, "beta", "github", "delivery-1",
+	    6000, got), 1);
+	ck_assert_mem_eq(got, id2, UUID_LEN);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "stripe", "delivery-1",
+	    6000, got), 1);
+	ck_assert_mem_eq(got, id3, UUID_LEN);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "delivery-1",
+	    4000, got), 1);
+	ck_assert_mem_eq(got, id1, UUID_LEN);
+	/* "acme"+"github" must not meet "acmeg"+"ithub". */
+	ck_assert_int_eq(store_dedupe_get(st, "acmeg", "ithub", "delivery-1",
+	    0, got), 0);
+
+	/* Flagged hooks and hooks without a key write no entry. */
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	hook_fill(&h, "github", "f", 1);
+	h.dedupe_key = "flagged-1";
+	h.dedupe_expires = 9000;
+	h.flagged = 1;
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	hook_fill(&h, "github", "n", 1);
+	h.dedupe_key = NULL;
+	h.dedupe_expires = 9000;
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	hook_fill(&h, "github", "e", 1);
+	h.dedupe_key = "";
+	h.dedupe_expires = 9000;
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_int_eq(store_batch_commit(b), 0);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "flagged-1",
+	    0, got), 0);
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 3);
+	ck_assert_int_eq(store_debug_count(st, "dedupe_exp"), 3);
+
+	/* Stored again (the old one expired): the new id wins; the old
+	 * index entry stays for the sweep. */
+	put_dedupe(st, "acme", "github", "delivery-1", 20000, id3);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "delivery-1",
+	    10000, got), 1);
+	ck_assert_mem_eq(got, id3, UUID_LEN);
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 3);
+	ck_assert_int_eq(store_debug_count(st, "dedupe_exp"), 4);
+
+	/* Durable. */
+	store_close(st);
+	st = open_ok();
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "delivery-1",
+	    10000, got), 1);
+	ck_assert_mem_eq(got, id3, UUID_LEN);
+	ck_assert_int_eq(store_dedupe_get(st, "beta", "github", "delivery-1",
+	    8999, got), 1);
+	ck_assert_mem_eq(got, id2, UUID_LEN);
+	store_close(st);
+}
+END_TEST
+
+/* Two hooks of one batch with one key: the second sees the first. */
+START_TEST(test_dedupe_in_batch)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	unsigned char id1[UUID_LEN], got[UUID_LEN];
+
+	st = open_ok();
+	put_dedupe(st, "acme", "github", "old", 5000, id1);
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	/* Committed entries, read inside the open batch (no lock wait). */
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "old", 1000,
+	    got), 1);
+	ck_assert_mem_eq(got, id1, UUID_LEN);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "new", 1000,
+	    got), 0);
+	hook_fill(&h, "github", "x", 1);
+	h.dedupe_key = "new";
+	h.dedupe_expires = 5000;
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	/* The batch's own, uncommitted. */
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "new", 1000,
+	    got), 1);
+	ck_assert_mem_eq(got, h.id, UUID_LEN);
+	store_batch_abort(b);
+	/* Gone with the batch. */
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "new", 1000,
+	    got), 0);
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 1);
+	ck_assert_int_eq(store_debug_count(st, "dedupe_exp"), 1);
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "new", 1000,
+	    got), 1);
+	ck_assert_mem_eq(got, h.id, UUID_LEN);
+	ck_assert_int_eq(store_batch_commit(b), 0);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "new", 1000,
+	    got), 1);
+	ck_assert_mem_eq(got, h.id, UUID_LEN);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_dedupe_sweep)
+{
+	struct store *st;
+	unsigned char idb[UUID_LEN], idd[UUID_LEN], got[UUID_LEN];
+
+	st = open_ok();
+	ck_assert_int_eq(sweep(st, UINT64_MAX, 100, 1), 0);	/* empty */
+
+	put_dedupe(st, "acme", "github", "a", 1000, NULL);
+	put_dedupe(st, "acme", "github", "b", 2000, NULL);
+	put_dedupe(st, "acme", "github", "c", 3000, NULL);
+	put_dedupe(st, "acme", "github", "d", 10000, idd);
+	put_dedupe(st, "acme", "github", "b", 8000, idb);	/* again */
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 4);
+	ck_assert_int_eq(store_debug_count(st, "dedupe_exp"), 5);
+
+	ck_assert_int_eq(sweep(st, 500, 10, 1), 0);	/* none expired */
+	ck_assert_int_eq(sweep(st, 3000, 0, 1), 0);	/* max 0 */
+	/* max respected: a (1000) and b's old entry (2000) only. */
+	ck_assert_int_eq(sweep(st, 3000, 2, 1), 2);
+	ck_assert_int_eq(store_debug_count(st, "dedupe_exp"), 3);
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 3);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "a", 0, got),
+	    0);
+	/* b stored again with a later expiry survives its old entry's sweep. */
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "b", 3000,
+	    got), 1);
+	ck_assert_mem_eq(got, idb, UUID_LEN);
+	/* c: expiry == now is expired, swept. */
+	ck_assert_int_eq(sweep(st, 3000, 10, 1), 1);
+	ck_assert_int_eq(sweep(st, 3000, 10, 1), 0);
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 2);
+	ck_assert_int_eq(store_debug_count(st, "dedupe_exp"), 2);
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "d", 9999,
+	    got), 1);
+	ck_assert_mem_eq(got, idd, UUID_LEN);
+
+	/* An aborted sweep removes nothing. */
+	ck_assert_int_eq(sweep(st, 20000, 10, 0), 2);
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 2);
+	ck_assert_int_eq(store_debug_count(st, "dedupe_exp"), 2);
+	ck_assert_int_eq(sweep(st, 20000, 10, 1), 2);
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 0);
+	ck_assert_int_eq(store_debug_count(st, "dedupe_exp"), 0);
+	ck_assert_int_eq(sweep(st, UINT64_MAX, 10, 1), 0);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_quarantine)
+{
+	static const struct store_header sig_headers[] = {
+		{ "x-hub-signature-256", "sha256=00ff" },
+		{ "content-type", "application/json" },
+		{ "authorization", "Bearer x" },
+		{ "x-empty", "" },
+	};
+	struct store_hook_rec rec;
+	struct store_counts c;
+	struct store_batch *b;
+	struct store_hook h[3], bad;
+	struct store_header bighdr;
+	struct store *st;
+	struct qlisted l;
+	unsigned char *big, *val, got[UUID_LEN];
+	char reason[64], small[4], idbuf[UUID_STRLEN + 1], *longval;
+	char longreason[STORE_QREASON_MAX + 2];
+	const char *reasons[3] = { "no_match", "timestamp_out_of_tolerance",
+	    "" };
+	uint64_t bytes, hooks, s1, s5;
+	size_t vlen;
+	int i, j;
+
+	ck_assert_ptr_nonnull(big = malloc(100000));
+	for (i = 0; i < 100000; i++)
+		big[i] = (unsigned char)(i * 13);
+	ck_assert_ptr_nonnull(longval = malloc(6001));
+	memset(longval, 'v', 6000);
+	longval[6000] = '\0';
+	bighdr.name = "x-long";
+	bighdr.value = longval;
+
+	st = open_ok();
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 0);
+	ck_assert_uint_eq(hooks, 0);
+	s1 = put_one(st, "github", "hook", 4, 1);
+
+	hook_fill(&h[0], "github", "a\0c", 3);
+	h[0].headers = sig_headers;
+	h[0].nheaders = 4;
+	hook_fill(&h[1], "stripe", big, 100000);
+	h[1].tenant = "beta";
+	h[1].content_type = "";
+	hook_fill(&h[2], "github", "", 0);	/* head over the peek */
+	h[2].headers = &bighdr;
+	h[2].nheaders = 1;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	for (i = 0; i < 3; i++) {
+		h[i].dedupe_key = i == 1 ? "q-key" : NULL;
+		h[i].dedupe_expires = 9000;
+		ck_assert_int_eq(store_batch_put_quarantine(b, &h[i],
+		    reasons[i]), 0);
+	}
+	/* Usage counts the open batch. */
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 100003);
+	ck_assert_uint_eq(hooks, 3);
+	ck_assert_int_eq(store_batch_commit(b), 0);
+	/* Seqs from the hooks' counter. */
+	ck_assert_uint_eq(h[0].seq, s1 + 1);
+	ck_assert_uint_eq(h[1].seq, s1 + 2);
+	ck_assert_uint_eq(h[2].seq, s1 + 3);
+	s5 = put_one(st, "github", "hook", 4, 1);
+	ck_assert_uint_eq(s5, s1 + 4);
+
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 100003);
+	ck_assert_uint_eq(hooks, 3);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.qbytes, 100003);
+	ck_assert_uint_eq(c.qhooks, 3);
+	ck_assert_uint_eq(c.hooks, 2);		/* held hooks are not hooks */
+	ck_assert_uint_eq(c.rows, 2);
+	ck_assert_int_eq(store_debug_count(st, "quarantine"), 3);
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 2);
+	/* The two hooks' one key; held hooks write no entry. */
+	ck_assert_int_eq(store_debug_count(st, "dedupe"), 1);
+	ck_assert_int_eq(store_dedupe_get(st, "beta", "stripe", "q-key", 0,
+	    got), 0);
+
+	/* List: no bodies, every field. */
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_quarantine_list(st, NULL, 0, 0, qlist_cb, &l),
+	    0);
+	ck_assert_int_eq(l.n, 3);
+	for (i = 0; i < 3; i++) {
+		uuid_format(h[i].id, idbuf);
+		ck_assert_uint_eq(l.info[i].seq, h[i].seq);
+		ck_assert_str_eq(l.info[i].id, idbuf);
+		ck_assert_str_eq(l.info[i].tenant, h[i].tenant);
+		ck_assert_str_eq(l.info[i].source, h[i].source);
+		ck_assert_uint_eq(l.info[i].received_at, h[i].received_at);
+		ck_assert_uint_eq(l.info[i].size, h[i].body_len);
+		ck_assert_str_eq(l.info[i].reason, reasons[i]);
+	}
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_quarantine_list(st, "github", 0, 0, qlist_cb,
+	    &l), 0);
+	ck_assert_int_eq(l.n, 2);
+	ck_assert_uint_eq(l.info[1].seq, h[2].seq);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_quarantine_list(st, NULL, h[0].seq, 1,
+	    qlist_cb, &l), 0);
+	ck_assert_int_eq(l.n, 1);
+	ck_assert_uint_eq(l.info[0].seq, h[1].seq);
+	memset(&l, 0, sizeof(l));
+	l.stop_after = 1;
+	ck_assert_int_eq(store_quarantine_list(st, NULL, 0, 0, qlist_cb, &l),
+	    0);
+	ck_assert_int_eq(l.n, 1);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_quarantine_list(st, "nonesuch", 0, 0,
+	    qlist_cb, &l), 0);
+	ck_assert_int_eq(l.n, 0);
+
+	/* Get: every field byte for byte, all the headers, the reason. */
+	for (i = 0; i < 3; i++) {
+		memset(reason, 'x', sizeof(reason));
+		ck_assert_int_eq(store_quarantine_get(st, h[i].seq, &rec,
+		    reason, sizeof(reason)), 1);
+		ck_assert_str_eq(reason, reasons[i]);
+		ck_assert_str_eq(rec.reason, reasons[i]);
+		ck_assert_mem_eq(rec.hook.id, h[i].id, UUID_LEN);
+		ck_assert_str_eq(rec.hook.tenant, h[i].tenant);
+		ck_assert_str_eq(rec.hook.source, h[i].source);
+		ck_assert_str_eq(rec.hook.method, h[i].method);
+		ck_assert_str_eq(rec.hook.path, h[i].path);
+		ck_assert_str_eq(rec.hook.content_type, h[i].content_type);
+		ck_assert_uint_eq(rec.hook.received_at, h[i].received_at);
+		ck_assert_mem_eq(rec.hook.sha256, h[i].sha256, 32);
+		if (h[i].dedupe_key == NULL)
+			ck_assert_ptr_null(rec.hook.dedupe_key);
+		else
+			ck_assert_str_eq(rec.hook.dedupe_key, h[i].dedupe_key);
+		ck_assert_int_eq(rec.hook.nheaders, h[i].nheaders);
+		for (j = 0; j < h[i].nheaders; j++) {
+			ck_assert_str_eq(rec.hook.headers[j].name,
+			    h[i].headers[j].name);
+			ck_assert_str_eq(rec.hook.headers[j].value,
+			    h[i].headers[j].value);
+		}
+		ck_assert_uint_eq(rec.hook.body_len, h[i].body_len);
+		ck_assert_uint_eq(rec.body_size, h[i].body_len);
+		ck_assert_int_eq(memcmp(rec.hook.body, h[i].body,
+		    h[i].body_len), 0);
+		ck_assert_str_eq(rec.claim_ref, "");
+		store_hook_rec_free(&rec);
+	}
+	/* A short reason buffer truncates; NULL is fine. */
+	ck_assert_int_eq(store_quarantine_get(st, h[1].seq, &rec, small,
+	    sizeof(small)), 1);
+	ck_assert_str_eq(small, "tim");
+	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_quarantine_get(st, h[0].seq, &rec, NULL, 0), 1);
+	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_quarantine_get(st, s1, &rec, reason,
+	    sizeof(reason)), 0);		/* a hook, not held */
+	ck_assert_int_eq(store_quarantine_get(st, 99, &rec, reason,
+	    sizeof(reason)), 0);
+	ck_assert_int_eq(store_hook_get(st, h[0].seq, &rec), 1);
+
+	/* Delete: 1, then 0; usage follows, in the batch and committed. */
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_del_quarantine(b, h[2].seq), 1);
+	ck_assert_int_eq(store_batch_del_quarantine(b, h[2].seq), 0);
+	ck_assert_int_eq(store_batch_del_quarantine(b, 99), 0);
+	ck_assert_int_eq(store_batch_del_quarantine(b, s1), 0);
+	ck_assert_int_eq(store_batch_del_quarantine(b, h[1].seq), 1);
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 3);
+	ck_assert_uint_eq(hooks, 1);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.qhooks, 3);		/* as committed */
+	ck_assert_int_eq(store_batch_commit(b), 0);
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 3);
+	ck_assert_uint_eq(hooks, 1);
+	ck_assert_int_eq(store_debug_count(st, "quarantine"), 1);
+	ck_assert_int_eq(store_quarantine_get(st, h[2].seq, &rec, NULL, 0), 0);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_quarantine_list(st, NULL, 0, 0, qlist_cb, &l),
+	    0);
+	ck_assert_int_eq(l.n, 1);
+	ck_assert_uint_eq(l.info[0].seq, h[0].seq);
+
+	/* A reason over STORE_QREASON_MAX is refused, the batch fails. */
+	hook_fill(&bad, "github", "b", 1);
+	memset(longreason, 'r', sizeof(longreason));
+	longreason[STORE_QREASON_MAX + 1] = '\0';
+	ck_assert_ptr_null(store_rec_quarantine_encode(&bad, longreason,
+	    &vlen));
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_quarantine(b, &bad, longreason), -1);
+	ck_assert_int_eq(store_batch_commit(b), -1);
+	longreason[STORE_QREASON_MAX] = '\0';
+	ck_assert_ptr_nonnull(val = store_rec_quarantine_encode(&bad,
+	    longreason, &vlen));
+	free(val);
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 3);
+	ck_assert_uint_eq(hooks, 1);
+	store_close(st);
+	free(big);
+	free(longval);
+}
+END_TEST
+
+/* Release: the held hook committed as a hook with its own id, and out of
+ * the pen, in one batch. */
+START_TEST(test_quarantine_release)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_hook_rec rec, hrec;
+	struct store_counts c;
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	struct listed l;
+	struct qlisted ql;
+	unsigned char id[UUID_LEN], got[UUID_LEN];
+	char reason[64];
+	uint64_t qseq, bytes, hooks;
+	int j;
+
+	st = open_ok();
+	qseq = put_quarantined(st, "github", "held body", 9, "no_match", 1);
+	put_quarantined(st, "github", "other", 5, "no_match", 1);
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_quarantine_get(st, qseq, &rec, reason,
+	    sizeof(reason)), 1);
+	ck_assert_str_eq(reason, "no_match");
+	memcpy(id, rec.hook.id, UUID_LEN);
+	h = rec.hook;
+	h.dedupe_key = "rel-1";
+	h.dedupe_expires = 5000;
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_int_eq(store_batch_del_quarantine(b, qseq), 1);
+	ck_assert_msg(store_batch_commit(b) == 0, "%s", store_strerror(st));
+	ck_assert_uint_gt(h.seq, qseq);		/* a new seq */
+
+	ck_assert_int_eq(store_hook_get(st, h.seq, &hrec), 0);
+	ck_assert_mem_eq(hrec.hook.id, id, UUID_LEN);
+	ck_assert_uint_eq(hrec.hook.body_len, 9);
+	ck_assert_mem_eq(hrec.hook.body, "held body", 9);
+	ck_assert_uint_eq(hrec.hook.received_at, rec.hook.received_at);
+	ck_assert_int_eq(hrec.hook.nheaders, rec.hook.nheaders);
+	for (j = 0; j < rec.hook.nheaders; j++)
+		ck_assert_str_eq(hrec.hook.headers[j].value,
+		    rec.hook.headers[j].value);
+	ck_assert_ptr_null(hrec.reason);
+	ck_assert_uint_eq(hrec.rows, 1);
+	store_hook_rec_free(&hrec);
+	store_hook_rec_free(&rec);
+
+	ck_assert_int_eq(store_dedupe_get(st, "acme", "github", "rel-1", 0,
+	    got), 1);
+	ck_assert_mem_eq(got, id, UUID_LEN);
+	ck_assert_int_eq(store_quarantine_get(st, qseq, &rec, NULL, 0), 0);
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 5);
+	ck_assert_uint_eq(hooks, 1);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 1);
+	ck_assert_uint_eq(c.rows, 1);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 1);
+	memset(&ql, 0, sizeof(ql));
+	ck_assert_int_eq(store_quarantine_list(st, NULL, 0, 0, qlist_cb, &ql),
+	    0);
+	ck_assert_int_eq(ql.n, 1);
+	ck_assert_uint_ne(ql.info[0].seq, qseq);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_quarantine_counters)
+{
+	struct store_counts c;
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	uint64_t s1, s2, bytes, hooks;
+
+	/* A store from before the pen's counters reads them as 0. */
+	st = open_ok();
+	store_close(st);
+	meta_delete("qhooks");
+	meta_delete("qbytes");
+	st = open_ok();
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 0);
+	ck_assert_uint_eq(hooks, 0);
+	put_one(st, "github", "hook", 4, 1);	/* leaves them absent */
+	store_close(st);
+	st = open_ok();
+
+	s1 = put_quarantined(st, "github", "12345", 5, "no_match", 1);
+	s2 = put_quarantined(st, "stripe", "1234567", 7, "no_match", 1);
+	put_quarantined(st, "stripe", "lost", 4, "no_match", 0);
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 12);
+	ck_assert_uint_eq(hooks, 2);
+
+	/* An aborted batch changes nothing. */
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_del_quarantine(b, s1), 1);
+	hook_fill(&h, "github", "abc", 3);
+	ck_assert_int_eq(store_batch_put_quarantine(b, &h, "no_match"), 0);
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 10);
+	ck_assert_uint_eq(hooks, 2);
+	store_batch_abort(b);
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 12);
+	ck_assert_uint_eq(hooks, 2);
+	ck_assert_int_eq(store_debug_count(st, "quarantine"), 2);
+
+	/* Across a restart. */
+	store_close(st);
+	st = open_ok();
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 12);
+	ck_assert_uint_eq(hooks, 2);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.qbytes, 12);
+	ck_assert_uint_eq(c.qhooks, 2);
+	ck_assert_uint_eq(c.hooks, 1);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_del_quarantine(b, s2), 1);
+	ck_assert_int_eq(store_batch_commit(b), 0);
+	store_close(st);
+	st = open_ok();
+	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
+	ck_assert_uint_eq(bytes, 5);
+	ck_assert_uint_eq(hooks, 1);
+	/* The seq counter covers the pen too. */
+	ck_assert_uint_gt(put_one(st, "github", "x", 1, 1), s2);
+	store_close(st);
+}
+END_TEST
+
 START_TEST(test_damaged_file)
 {
 	struct store *st;
@@ -685,14 +1322,27 @@ START_TEST(test_codec_versions)
 		hook_fill(&h, "github", "\0body\0", 6);
 		store_key_hook(key, 42);
 		klen = 8;
-		ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h, 2,
-		    "urn:ankusa:claim:v1:acme:01H", &vlen));
-		ck_assert_int_eq(store_rec_hook_decode(tc->table, key, klen,
-		    val, vlen, &hrec, err, sizeof(err)), 0);
-		ck_assert_str_eq(hrec.claim_ref,
-		    "urn:ankusa:claim:v1:acme:01H");
+		if (strcmp(tc->table, "hooks") == 0) {
+			ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h,
+			    2, "urn:ankusa:claim:v1:acme:01H", &vlen));
+			ck_assert_int_eq(store_rec_hook_decode(tc->table, key,
+			    klen, val, vlen, &hrec, err, sizeof(err)), 0);
+			ck_assert_str_eq(hrec.claim_ref,
+			    "urn:ankusa:claim:v1:acme:01H");
+			ck_assert_ptr_null(hrec.hook.body);
+			ck_assert_ptr_null(hrec.reason);
+		} else {
+			ck_assert_ptr_nonnull(val =
+			    store_rec_quarantine_encode(&h, "no_match",
+			    &vlen));
+			ck_assert_int_eq(store_rec_hook_decode(tc->table, key,
+			    klen, val, vlen, &hrec, err, sizeof(err)), 0);
+			ck_assert_str_eq(hrec.claim_ref, "");
+			ck_assert_str_eq(hrec.reason, "no_match");
+			ck_assert_uint_eq(hrec.hook.body_len, 6);
+			ck_assert_mem_eq(hrec.hook.body, "\0body\0", 6);
+		}
 		ck_assert_uint_eq(hrec.body_size, 6);
-		ck_assert_ptr_null(hrec.hook.body);
 		ck_assert_int_eq(hrec.hook.nheaders, 3);
 		store_hook_rec_free(&hrec);
 		/* A truncated one is damage, not a shorter hook. */
@@ -857,6 +1507,22 @@ store_suite(void)
 	tcase_add_test(tc, test_seq_never_reused);
 	tcase_add_test(tc, test_ordered_rows);
 	tcase_add_test(tc, test_read_during_batch);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("dedupe");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_dedupe_round_trip);
+	tcase_add_test(tc, test_dedupe_in_batch);
+	tcase_add_test(tc, test_dedupe_sweep);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("quarantine");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_quarantine);
+	tcase_add_test(tc, test_quarantine_release);
+	tcase_add_test(tc, test_quarantine_counters);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("durability");

@@ -44,12 +44,15 @@
 
 #include "conf.h"
 #include "httpreq.h"
+#include "keys.h"
 #include "ids.h"
 #include "log.h"
 #include "msg.h"
 #include "proc.h"
+#include "verify.h"
 
 #define EDGE_MAX_CONNS		4096
+#define EDGE_MAX_HEADERS	100	/* the head parser's limit */
 #define EDGE_HEAD_TIMEOUT	30	/* s for a whole request head */
 #define EDGE_IDLE_TIMEOUT	60	/* s between keep-alive requests */
 #define EDGE_BODY_TIMEOUT	60	/* s without a body byte */
@@ -141,6 +144,13 @@ static void	conn_submit(struct conn *);
 static void	conn_wait(struct conn *, enum conn_wait, uint64_t);
 static void	conn_answer(struct conn *, struct httpreq_answer *);
 static void	conn_refuse(struct conn *, int, const char *);
+static void	msg_add_tail(struct msg *, const struct source_conf *,
+		    struct keys_ctx *, const char *, const struct header_kv *,
+		    int, int);
+static int	msg_add_body(struct msg *, const void *, size_t);
+static struct header_kv *request_pairs(const struct httpreq *);
+static void	quarantine_check(struct msg *);
+static void	ingest_event(const char *, const struct source_conf *, int);
 static void	conn_next(struct conn *);
 static int	conn_has_body(const struct conn *);
 static int	conn_idle(struct conn *);
@@ -275,6 +285,9 @@ master_msg(struct chan *c, struct msg *m, void *arg)
 		break;
 	case MSG_READY_RESULT:
 		ready_result(m);
+		break;
+	case MSG_QUARANTINE_CHECK:
+		quarantine_check(m);
 		break;
 	default:
 		fatalx("unexpected %s from the master",
@@ -695,6 +708,7 @@ conn_dispatch(struct conn *c)
 	int bad;
 
 	c->head = strcmp(c->req.method, "HEAD") == 0;
+	c->src = NULL;
 	switch (httpreq_route(conf, c->req.method, c->req.target, &c->route)) {
 	case HTTPREQ_ROUTE_HEALTH:
 		httpreq_answer_health(&a);
@@ -829,44 +843,125 @@ conn_read_body(struct conn *c)
 }
 
 /*
- * The body is in: send the hook to the master.  The payload order is the
- * protocol (see msg.h, MSG_HOOK_SUBMIT).
+ * The part of MSG_HOOK_SUBMIT and MSG_QUARANTINE_VERDICT that says what a
+ * hook is for its sinks: the dedupe key, the headers to store (all of them
+ * for a hook held in the quarantine pen, which must be verified again
+ * later; else the forwarded ones), the lanes of its ordered sinks.
+ */
+static void
+msg_add_tail(struct msg *m, const struct source_conf *src,
+    struct keys_ctx *keys, const char *dedupe, const struct header_kv *kv,
+    int nkv, int all)
+{
+	struct httpreq_lane lanes[CONF_MAX_SINKS];
+	uint32_t n = 0;
+	int i, nlanes;
+
+	msg_add_str(m, dedupe);
+	for (i = 0; i < nkv; i++)
+		if (all || httpreq_forwarded(src, kv[i].name))
+			n++;
+	msg_add_u32(m, n);
+	for (i = 0; i < nkv; i++)
+		if (all || httpreq_forwarded(src, kv[i].name)) {
+			msg_add_str(m, kv[i].name);
+			msg_add_str(m, kv[i].value);
+		}
+	nlanes = httpreq_lanes(src, keys, lanes);
+	msg_add_u32(m, nlanes);
+	for (i = 0; i < nlanes; i++) {
+		msg_add_u32(m, lanes[i].sink);
+		msg_add_u64(m, lanes[i].hash);
+	}
+}
+
+/* A body into a frame: inline when small, else in a memfd.  -1 if the
+ * memfd cannot be made. */
+static int
+msg_add_body(struct msg *m, const void *body, size_t len)
+{
+	int fd;
+
+	msg_add_u64(m, len);
+	if (len <= MSG_INLINE_MAX) {
+		msg_add_data(m, body, len);
+		return 0;
+	}
+	if ((fd = proc_memfd("hook", body, len)) == -1)
+		return -1;
+	msg_set_fd(m, fd);
+	return 0;
+}
+
+/* The request's headers as pairs with lower-case names (names copied). */
+static struct header_kv *
+request_pairs(const struct httpreq *r)
+{
+	struct header_kv *kv;
+	int i;
+
+	if ((kv = calloc(r->nheaders + 1, sizeof(*kv))) == NULL)
+		fatal("request_pairs");
+	for (i = 0; i < r->nheaders; i++) {
+		/* Names passed check 4: printable, no NUL. */
+		if ((kv[i].name = strdup(r->headers[i].name)) == NULL)
+			fatal("request_pairs");
+		httpreq_lower(kv[i].name);
+		kv[i].value = (char *)r->headers[i].value;
+	}
+	return kv;
+}
+
+/*
+ * The body is in: verify it, apply on_verify_failure, extract the dedupe
+ * key and the lane keys, and send the hook to the master.  The payload
+ * order is the protocol (see daemon/writer.c, writer_parse).  The rate
+ * limit and the dedupe check are the master's: it alone sees every edge.
  */
 static void
 conn_submit(struct conn *c)
 {
 	const struct source_conf *src = c->src;
-	const struct httpreq_header *h;
 	const struct httpreq_header *ct;
-	struct httpreq_lane *lanes;
 	struct httpreq_answer a;
+	struct keys_hdrs hdrs;
+	struct keys_ctx keys;
+	struct header_kv *kv;
 	unsigned char md[SHA256_DIGEST_LENGTH];
+	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
+	enum verify_reason vr = VERIFY_OK;
+	enum hook_verdict verdict = VERDICT_OK;
 	struct msg m;
-	char **lnames;
-	uint32_t nfwd = 0;
-	int i, nlanes, fd, flagged;
-	const char *dedupe_key;
+	int i;
 
-	/*
-	 * Verification, dedupe key extraction and rate limits go here (a
-	 * later issue): until then nothing is flagged and no hook has a
-	 * dedupe key.
-	 */
-	flagged = 0;
-	dedupe_key = "";
-
-	if ((lnames = calloc(c->req.nheaders + 1, sizeof(*lnames))) == NULL ||
-	    (lanes = calloc(src->nsinks + 1, sizeof(*lanes))) == NULL)
-		fatal("conn_submit");
-	for (i = 0; i < c->req.nheaders; i++) {
-		/* Names passed check 4: printable, no NUL. */
-		if ((lnames[i] = strdup(c->req.headers[i].name)) == NULL)
-			fatal("conn_submit");
-		httpreq_lower(lnames[i]);
-		if (httpreq_forwarded(src, lnames[i]))
-			nfwd++;
+	kv = request_pairs(&c->req);
+	keys_hdrs_request(&hdrs, &c->req);
+	keys_init(&keys, &hdrs, c->body, c->bodylen);
+	if (src->verify.type != VERIFY_NONE &&
+	    (vr = verify_request(&src->verify, &hdrs, c->body, c->bodylen,
+	    (int64_t)(time_wall_ms() / 1000))) != VERIFY_OK) {
+		switch (src->on_verify_failure) {
+		case VFAIL_REJECT:
+			log_debug("request %s/%s: verification failed: %s",
+			    httpreq_tenant(&c->route, src), src->id,
+			    verify_reason_name(vr));
+			httpreq_answer_verify_failed(&a,
+			    verify_reason_name(vr));
+			conn_answer(c, &a);
+			goto done;
+		case VFAIL_ACCEPT_FLAG:
+			verdict = VERDICT_FLAGGED;
+			break;
+		case VFAIL_QUARANTINE:
+			verdict = VERDICT_QUARANTINE;
+			break;
+		}
 	}
-	nlanes = httpreq_lanes(src, &c->req, c->body, c->bodylen, lanes);
+	/* A flagged hook has no dedupe key: a forger must not be able to
+	 * shadow the real hook's key. */
+	if (verdict != VERDICT_FLAGGED &&
+	    keys_dedupe(src, &keys, dedupe, sizeof(dedupe)) == -1)
+		dedupe[0] = '\0';
 	SHA256(c->body != NULL ? c->body : (const unsigned char *)"",
 	    c->bodylen, md);
 	ct = httpreq_header(&c->req, "content-type");
@@ -879,35 +974,18 @@ conn_submit(struct conn *c)
 	msg_add_str(&m, c->req.target);
 	msg_add_str(&m, ct != NULL ? ct->value : "");
 	msg_add_u64(&m, c->received_at);
-	msg_add_u8(&m, flagged);
-	msg_add_str(&m, dedupe_key);
-	msg_add_u32(&m, nfwd);
-	for (i = 0; i < c->req.nheaders; i++) {
-		h = &c->req.headers[i];
-		if (!httpreq_forwarded(src, lnames[i]))
-			continue;
-		msg_add_str(&m, lnames[i]);
-		msg_add_str(&m, h->value);
-	}
-	msg_add_u32(&m, nlanes);
-	for (i = 0; i < nlanes; i++) {
-		msg_add_u32(&m, lanes[i].sink);
-		msg_add_u64(&m, lanes[i].hash);
-	}
+	msg_add_u8(&m, verdict);
+	msg_add_str(&m, vr == VERIFY_OK ? "" : verify_reason_name(vr));
+	msg_add_tail(&m, src, &keys, dedupe, kv, c->req.nheaders,
+	    verdict == VERDICT_QUARANTINE);
 	msg_add_data(&m, md, sizeof(md));
-	msg_add_u64(&m, c->bodylen);
-	if (c->bodylen <= MSG_INLINE_MAX)
-		msg_add_data(&m, c->body, c->bodylen);
-	else if ((fd = proc_memfd("hook", c->body, c->bodylen)) != -1)
-		msg_set_fd(&m, fd);
-	else {
+	if (msg_add_body(&m, c->body, c->bodylen) == -1) {
 		log_warn("request %" PRIu64 ": body memfd", c->reqid);
 		msg_free(&m);
 		goto unavailable;
 	}
-	log_debug("request %" PRIu64 ": %s %s, %zu bytes, %" PRIu32
-	    " headers, %d lanes", c->reqid, c->req.method, c->req.target,
-	    c->bodylen, nfwd, nlanes);
+	log_debug("request %" PRIu64 ": %s %s, %zu bytes, verdict %d",
+	    c->reqid, c->req.method, c->req.target, c->bodylen, verdict);
 	if (chan_send(master, &m) == -1) {
 		msg_free(&m);
 		goto unavailable;
@@ -919,14 +997,82 @@ conn_submit(struct conn *c)
 	httpreq_answer_result(&a, HOOK_STORE_UNAVAILABLE, "", 1);
 	conn_answer(c, &a);
  done:
+	keys_free(&keys);
 	for (i = 0; i < c->req.nheaders; i++)
-		free(lnames[i]);
-	free(lnames);
-	free(lanes);
+		free(kv[i].name);
+	free(kv);
 	/* The master has the body now. */
 	free(c->body);
 	c->body = NULL;
 	c->bodylen = c->bodycap = 0;
+}
+
+/*
+ * MSG_QUARANTINE_CHECK: the master releases a held hook; verify it again
+ * against the source as it is now, judging its timestamp at its receive
+ * time, and answer with what a fresh submission would carry.
+ */
+static void
+quarantine_check(struct msg *m)
+{
+	const struct source_conf *src;
+	const char *tenant, *source, *method, *path, *ctype;
+	struct header_kv kv[EDGE_MAX_HEADERS];
+	struct keys_hdrs hdrs;
+	struct keys_ctx keys;
+	enum verify_reason vr;
+	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
+	const void *body = NULL;
+	char *fbody = NULL;
+	uint64_t received_at, len;
+	uint32_t n, i;
+	size_t dlen;
+	struct msg r;
+
+	if (msg_get_str(m, &tenant) == -1 || msg_get_str(m, &source) == -1 ||
+	    msg_get_str(m, &method) == -1 || msg_get_str(m, &path) == -1 ||
+	    msg_get_str(m, &ctype) == -1 ||
+	    msg_get_u64(m, &received_at) == -1 ||
+	    msg_get_u32(m, &n) == -1 || n > EDGE_MAX_HEADERS)
+		fatalx("bad %s from the master", msg_type_name(m->type));
+	for (i = 0; i < n; i++)
+		if (msg_get_str(m, (const char **)&kv[i].name) == -1 ||
+		    msg_get_str(m, (const char **)&kv[i].value) == -1)
+			fatalx("bad %s from the master",
+			    msg_type_name(m->type));
+	if (msg_get_u64(m, &len) == -1)
+		fatalx("bad %s from the master", msg_type_name(m->type));
+	if (m->fd == -1) {
+		if (msg_get_data(m, &body, &dlen) == -1 || dlen != len)
+			fatalx("bad %s from the master",
+			    msg_type_name(m->type));
+	} else if ((body = fbody = proc_read_fd(m->fd, len)) == NULL)
+		fatal("%s: body", msg_type_name(m->type));
+	if (msg_end(m) == -1)
+		fatalx("bad %s from the master", msg_type_name(m->type));
+
+	msg_init(&r, MSG_QUARANTINE_VERDICT, m->id);
+	if ((src = conf_source(conf, source)) == NULL) {
+		msg_add_u8(&r, 0);
+		msg_add_str(&r, "source_gone");
+		goto send;
+	}
+	keys_hdrs_pairs(&hdrs, kv, n);
+	keys_init(&keys, &hdrs, body, len);
+	vr = verify_request(&src->verify, &hdrs, body, len,
+	    (int64_t)(received_at / 1000));
+	msg_add_u8(&r, vr == VERIFY_OK);
+	msg_add_str(&r, verify_reason_name(vr));
+	if (vr == VERIFY_OK) {
+		if (keys_dedupe(src, &keys, dedupe, sizeof(dedupe)) == -1)
+			dedupe[0] = '\0';
+		msg_add_tail(&r, src, &keys, dedupe, kv, n, 0);
+	}
+	keys_free(&keys);
+ send:
+	chan_send(master, &r);
+	msg_free(&r);
+	free(fbody);
 }
 
 /* Hand the request to the master; no timer runs while it has it. */
@@ -940,12 +1086,32 @@ conn_wait(struct conn *c, enum conn_wait w, uint64_t reqid)
 	conn_timer(c, 0);
 }
 
+/* Tell the master of a request refused here, for its counters.  The
+ * source is named only for verification failures (a known source). */
+static void
+ingest_event(const char *reason, const struct source_conf *src, int verify)
+{
+	struct msg m;
+
+	msg_init(&m, MSG_INGEST_EVENT, 0);
+	msg_add_str(&m, reason);
+	msg_add_str(&m, verify && src != NULL ? src->id : "");
+	msg_add_str(&m, verify && src != NULL ?
+	    conf_verify_type_name(src->verify.type) : "");
+	chan_send(master, &m);
+	msg_free(&m);
+}
+
 /* Write an answer; the write callback goes on from there. */
 static void
 conn_answer(struct conn *c, struct httpreq_answer *a)
 {
 	char *buf;
 	size_t len;
+
+	if (a->refused != NULL)
+		ingest_event(a->refused, c->src,
+		    strcmp(a->refused, "verification_failed") == 0);
 
 	if (c->state == CS_WAIT)
 		TAILQ_REMOVE(&waiting, c, wentry);

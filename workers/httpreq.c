@@ -23,11 +23,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include <jansson.h>
 #include <openssl/sha.h>
 
 #include "conf.h"
 #include "httpreq.h"
+#include "keys.h"
 #include "log.h"
 #include "msg.h"
 
@@ -73,7 +73,6 @@ static int	 parse_length(const char *, size_t, uint64_t *);
 static void	 out_append(struct httpreq_chunked *, const unsigned char *,
 		    size_t);
 static int	 in_list(const char *, const char *const *);
-static void	 key_json(json_t *, const char *, struct sbuf *);
 static void	 answer_set(struct httpreq_answer *, int, char *);
 static const char *reason_phrase(int);
 
@@ -752,75 +751,31 @@ httpreq_key_hash(const void *key, size_t len)
 	return h != 0 ? h : 1;
 }
 
-/* The value at a dot path: a string as is, an integer in decimal, anything
- * else (or nothing) the empty key. */
-static void
-key_json(json_t *root, const char *path, struct sbuf *out)
-{
-	json_t *v = root;
-	const char *p = path, *dot;
-	char seg[256];
-	size_t n;
-
-	for (;;) {
-		if (v == NULL || !json_is_object(v))
-			return;
-		dot = strchr(p, '.');
-		n = dot != NULL ? (size_t)(dot - p) : strlen(p);
-		if (n >= sizeof(seg))
-			return;
-		memcpy(seg, p, n);
-		seg[n] = '\0';
-		v = json_object_get(v, seg);
-		if (dot == NULL)
-			break;
-		p = dot + 1;
-	}
-	if (json_is_string(v))
-		sb_add(out, json_string_value(v), json_string_length(v));
-	else if (json_is_integer(v))
-		sb_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-}
-
+/* A key that is missing (keys.h) hashes as the empty key. */
 int
-httpreq_lanes(const struct source_conf *src, const struct httpreq *r,
-    const void *body, size_t bodylen, struct httpreq_lane *out)
+httpreq_lanes(const struct source_conf *src, struct keys_ctx *keys,
+    struct httpreq_lane *out)
 {
 	const struct sink_conf *sk;
-	const struct httpreq_header *h;
-	json_t *root = NULL;
-	struct sbuf key;
-	int i, n = 0, parsed = 0;
+	const char *key;
+	size_t keylen;
+	int i, n = 0;
 
 	for (i = 0; i < src->nsinks; i++) {
 		sk = &src->sinks[i];
 		if (!sk->ordered)
 			continue;
 		out[n].sink = i;
-		memset(&key, 0, sizeof(key));
-		switch (sk->order_key.kind) {
-		case KEY_NONE:
+		if (sk->order_key.kind == KEY_NONE) {
 			out[n++].hash = 0;
 			continue;
-		case KEY_HEADER:
-			if ((h = httpreq_header(r, sk->order_key.name)) != NULL)
-				sb_add(&key, h->value, h->valuelen);
-			break;
-		case KEY_JSON:
-			/* Parsed once for all the sinks that want it. */
-			if (!parsed) {
-				root = json_loadb(body, bodylen, 0, NULL);
-				parsed = 1;
-			}
-			key_json(root, sk->order_key.name, &key);
-			break;
 		}
-		out[n++].hash = httpreq_key_hash(key.p != NULL ? key.p : "",
-		    key.len);
-		free(key.p);
+		if (!keys_get(keys, &sk->order_key, &key, &keylen)) {
+			key = "";
+			keylen = 0;
+		}
+		out[n++].hash = httpreq_key_hash(key, keylen);
 	}
-	if (root != NULL)
-		json_decref(root);
 	return n;
 }
 
@@ -921,6 +876,19 @@ httpreq_answer_error(struct httpreq_answer *a, int status, const char *error)
 	sb_json_str(&b, error, strlen(error));
 	sb_addstr(&b, "}");
 	answer_set(a, status, sb_finish(&b));
+	a->refused = error;
+}
+
+void
+httpreq_answer_verify_failed(struct httpreq_answer *a, const char *reason)
+{
+	struct sbuf b = { NULL, 0, 0 };
+
+	sb_addstr(&b, "{\"error\":\"verification_failed\",\"reason\":");
+	sb_json_str(&b, reason, strlen(reason));
+	sb_addstr(&b, "}");
+	answer_set(a, 401, sb_finish(&b));
+	a->refused = "verification_failed";
 }
 
 void
@@ -950,6 +918,7 @@ httpreq_answer_too_large(struct httpreq_answer *a, uint64_t limit)
 	    "}", limit);
 	answer_set(a, 413, sb_finish(&b));
 	a->close = 1;
+	a->refused = "payload_too_large";
 }
 
 void
@@ -962,6 +931,7 @@ httpreq_answer_invalid_header(struct httpreq_answer *a,
 	sb_json_str(&b, h->name, h->namelen);
 	sb_addstr(&b, "}");
 	answer_set(a, 400, sb_finish(&b));
+	a->refused = "invalid_header";
 }
 
 void
@@ -1019,6 +989,7 @@ httpreq_answer_result(struct httpreq_answer *a, unsigned result,
 		return 0;
 	case HOOK_UNKNOWN_SOURCE:
 		httpreq_answer_error(a, 404, "unknown_source");
+		a->refused = NULL;	/* the master counted it */
 		return 0;
 	case HOOK_OVERLOAD:
 		status = 503, error = "overload";

@@ -141,9 +141,11 @@ struct httpreq_lane {
 
 /* The first 8 bytes of SHA-256(key), big-endian; never 0. */
 uint64_t httpreq_key_hash(const void *, size_t);
-/* Fills out (room for src->nsinks) and returns the count. */
-int	httpreq_lanes(const struct source_conf *, const struct httpreq *,
-	    const void *body, size_t bodylen, struct httpreq_lane *out);
+struct keys_ctx;
+/* Fills out (room for src->nsinks) and returns the count.  Each order_key
+ * is read through keys (keys.h); no key hashes as the empty key. */
+int	httpreq_lanes(const struct source_conf *, struct keys_ctx *,
+	    struct httpreq_lane *out);
 
 /* An HTTP answer, before it is formatted.  body is malloc'd JSON. */
 struct httpreq_answer {
@@ -152,6 +154,8 @@ struct httpreq_answer {
 	int		 allow_post;	/* Allow: POST (405) */
 	int		 close;		/* close the connection after it */
 	char		*body;
+	const char	*refused;	/* the edge refused it: the reason for
+					 * ankusa_ingest_refused_total */
 };
 
 void	httpreq_answer_error(struct httpreq_answer *, int status,
@@ -160,6 +164,9 @@ void	httpreq_answer_route(struct httpreq_answer *, enum httpreq_route_kind);
 void	httpreq_answer_too_large(struct httpreq_answer *, uint64_t limit);
 void	httpreq_answer_invalid_header(struct httpreq_answer *,
 	    const struct httpreq_header *);
+/* 401 verification_failed with the failure reason. */
+void	httpreq_answer_verify_failed(struct httpreq_answer *,
+	    const char *reason);
 void	httpreq_answer_health(struct httpreq_answer *);
 void	httpreq_answer_ready(struct httpreq_answer *, int ready,
 	    const char *reason);

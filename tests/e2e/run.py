@@ -83,11 +83,12 @@ def run_one(full, func, timeout, keep):
     th.join(timeout)
     dt = time.monotonic() - t0
     if th.is_alive():
-        box["exc"] = AssertionError("timed out after %.0fs (watchdog)"
-                                    % timeout)
         tails = ankusa.log_tails()
         ankusa.kill_all()
         th.join(10)
+        # Whatever the test thread raised after the kill is not the news.
+        box = {"exc": AssertionError("timed out after %.0fs (watchdog; "
+                                     "its daemons killed)" % timeout)}
     else:
         tails = ankusa.log_tails()
     failed = "exc" in box
@@ -141,9 +142,15 @@ def main():
         return 1
 
     counts = {"pass": 0, "fail": 0, "skip": 0}
-    for full, _, func in tests:
-        timeout = a.timeout or getattr(func, "timeout", 120)
-        counts[run_one(full, func, timeout, a.keep)] += 1
+    try:
+        for full, _, func in tests:
+            timeout = a.timeout or getattr(func, "timeout", 120)
+            counts[run_one(full, func, timeout, a.keep)] += 1
+    except KeyboardInterrupt:
+        ankusa.kill_all()
+        ankusa.end_test(keep=True)
+        print("e2e: interrupted")
+        counts["fail"] += 1
     print("e2e: %d passed, %d failed, %d skipped" % (
         counts["pass"], counts["fail"], counts["skip"]))
     return 1 if counts["fail"] else 0

@@ -47,9 +47,13 @@ def test_accept_201_and_listed():
                        headers={"x-order": "o-42"})
     aid = expect_accepted(st, h, data, "POST /webhooks/acme-orders")
 
+    # A query string does not change the route (nor is it an error).
+    st, h, data = post(d.port, "/webhooks/github?delivery=1&x=y", body)
+    qid = expect_accepted(st, h, data, "POST /webhooks/github?delivery=1")
+
     q = queue_by_id(d)
-    assert set(q) == {gid, aid}, "queue lists %r, want %r" % (
-        sorted(q), sorted([gid, aid]))
+    assert set(q) == {gid, aid, qid}, "queue lists %r, want %r" % (
+        sorted(q), sorted([gid, aid, qid]))
     g, a = q[gid], q[aid]
     for k in ("id", "seq", "tenant", "source", "received_at", "size",
               "rows"):
@@ -63,7 +67,7 @@ def test_accept_201_and_listed():
     assert a["seq"] > g["seq"], "seq did not increase: %r then %r" % (
         g["seq"], a["seq"])
     st = d.status()
-    assert st["hooks"] == 2, "status hooks %r, want 2" % st["hooks"]
+    assert st["hooks"] == 3, "status hooks %r, want 3" % st["hooks"]
 
 
 def test_ids_increase_in_order():
@@ -273,6 +277,8 @@ def test_405_and_health_ready():
                               b"{}" if m == "PUT" else None)
         assert st == 405, "%s /webhooks/github: %d %r" % (m, st, data)
         assert jbody(data).get("error"), "405 body %r" % data
+        assert "POST" in h.get("allow", ""), "405 without Allow: POST: %r" \
+            % h
     st, h, data = get(d.port, "/health")
     assert st == 200 and jbody(data).get("status") == "ok", (st, data)
     st, h, data = get(d.port, "/ready")
@@ -299,9 +305,40 @@ def test_keep_alive_two_requests():
     r.send(head_bytes("GET", "/health", []))
     resp = r.read_response(timeout=10)
     assert resp.status == 200, resp
+    # Two requests in one write (pipelined): two answers, in order.
+    two = b"".join(head_bytes("POST", "/webhooks/github",
+                              [("Content-Length", "10")], b'{"pipe":%d}'
+                              % i) for i in (1, 2))
+    r.send(two)
+    for i in (1, 2):
+        resp = r.read_response(timeout=10)
+        assert resp.status == 201, "pipelined request %d: %r" % (i, resp)
+        ids.append(resp.json()["id"])
     r.close()
-    assert len(set(ids)) == 3
+    assert len(set(ids)) == 5
+    assert ids[3] < ids[4], "pipelined answers out of order"
     assert set(ids) <= set(queue_by_id(d))
+
+    # HTTP/1.0 without keep-alive: answered, then closed.
+    r = Raw(d.port)
+    r.send(b"POST /webhooks/github HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}")
+    resp = r.read_response(timeout=10)
+    assert resp.status == 201, "HTTP/1.0 POST: %r" % resp
+    assert r.closed_by_peer(5), "HTTP/1.0 connection left open"
+    r.close()
+
+
+def test_400_bad_framing():
+    """Malformed Content-Length: 400, never stored."""
+    d = Daemon().start()
+    for cl in (b"abc", b"-1", b"1 2", b"0x10"):
+        r = Raw(d.port)
+        r.send(head_bytes("POST", "/webhooks/github",
+                          [("Content-Length", cl)], b"{}"))
+        resp = r.read_response(timeout=5)
+        r.close()
+        assert resp.status == 400, "Content-Length %r: %r" % (cl, resp)
+    assert d.status()["hooks"] == 0
 
 
 def test_expect_100_continue():
@@ -546,10 +583,44 @@ def test_overload_503():
         "stored" % (len(q), len(ok))
 
 
+def test_overload_503_by_bytes():
+    """batcher.max_queue_bytes bounds the commit queue too."""
+    d = Daemon(batcher={"max_queue": 10000, "max_queue_bytes": 3000,
+                        "max_delay_ms": 200}).start()
+    n = 32
+    barrier = threading.Barrier(n)
+
+    def one(i):
+        c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+        c.connect()
+        barrier.wait()
+        try:
+            return post(d.port, "/webhooks/github", b"b" * 1024, conn=c)
+        finally:
+            c.close()
+
+    with concurrent.futures.ThreadPoolExecutor(n) as ex:
+        answers = list(ex.map(one, range(n)))
+    ok = [expect_accepted(st, h, data) for st, h, data in answers
+          if st == 201]
+    for st, h, data in answers:
+        if st != 201:
+            expect(st, h, data, 503, {"error": "overload"}, "overload")
+    note("overload by bytes: %d x 201, %d x 503" % (len(ok),
+                                                   len(answers) - len(ok)))
+    assert len(ok) < n, "no 503 with max_queue_bytes 3000 and %d x 1 KiB" \
+        % n
+    assert ok, "no 201 at all"
+    q = queue_by_id(d)
+    assert set(q) == set(ok), "stored %d, acknowledged %d" % (len(q),
+                                                              len(ok))
+
+
 def test_sigterm_while_posting():
     d = Daemon().start()
     stop = threading.Event()
     acked, bad, lock = [], [], threading.Lock()
+    draining = []
 
     def client():
         c = None
@@ -568,7 +639,7 @@ def test_sigterm_while_posting():
                 if st == 201:
                     acked.append(expect_accepted(st, h, data))
                 elif st == 503 and jbody(data) == {"error": "draining"}:
-                    pass
+                    draining.append(h.get("retry-after"))
                 else:
                     bad.append((st, data[:200]))
             if st != 201:
@@ -590,7 +661,10 @@ def test_sigterm_while_posting():
     d.start()
     q = queue_by_id(d)
     missing = [i for i in acked if i not in q]
-    note("sigterm: %d acknowledged, %d stored" % (len(acked), len(q)))
+    note("sigterm: %d acknowledged, %d stored, %d x 503 draining" % (
+        len(acked), len(q), len(draining)))
+    assert all(ra is not None for ra in draining), \
+        "503 draining without Retry-After"
     assert not missing, "%d of %d acknowledged hooks lost across SIGTERM" % (
         len(missing), len(acked))
 

@@ -202,3 +202,37 @@ def test_master_sigkill_edges_exit():
             pass
     finally:
         s.close()
+
+
+def test_reload_finishes_requests_in_hand():
+    """SIGHUP replaces the edges; an old edge finishes the requests it
+    holds (201, stored), then exits."""
+    d = Daemon(workers=2).start()
+    gen1 = d.edges()
+    held = []
+    for i in range(6):
+        r = Raw(d.port)
+        r.send(head_bytes("POST", "/webhooks/github",
+                          [("Content-Length", "100")], b"r" * 60))
+        held.append(r)
+    time.sleep(0.3)
+    d.sources["later"] = d.sources["github"]
+    d.write_config()
+    d.signal(signal.SIGHUP)
+    wait_until(lambda: post(d.port, "/webhooks/later", b"{}")[0] == 201, 10,
+               0.1, "the reloaded config to accept /webhooks/later")
+    wait_until(lambda: len(set(d.edges()) - set(gen1)) == 2, 10, 0.1,
+               "2 edges of the new generation")
+    ids = []
+    for r in held:
+        r.send(b"r" * 40)
+        resp = r.read_response(timeout=10)
+        ids.append(expect_accepted(resp.status, resp.headers, resp.body,
+                                   "request held across the reload"))
+        r.close()
+    q = {h["id"] for h in d.queue()}
+    assert set(ids) <= q, "held requests answered 201 but not stored"
+    wait_until(lambda: not any(edge_alive(e) for e in gen1), 5, 0.1,
+               "the old edges %r to exit once their requests are done"
+               % gen1)
+    assert d.status()["edges"] == 2

@@ -1,0 +1,60 @@
+/*
+ * b64.c: strict base64 decoding; see b64.h.
+ *
+ * Nothing here allocates or fails for another reason than its input.
+ */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "b64.h"
+
+static int	b64_value(unsigned char);
+
+/* The 6-bit value of a character of the standard alphabet, or -1. */
+static int
+b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+int
+b64_decode(const char *s, size_t len, unsigned char *out, size_t *outlen)
+{
+	size_t pad = 0, i, n = 0;
+	uint32_t acc = 0;
+	int bits = 0, v;
+
+	while (len > 0 && s[len - 1] == '=') {
+		len--;
+		pad++;
+	}
+	/* One character left over carries 6 bits: no encoder writes it. */
+	if (len == 0 || pad > 2 || (pad > 0 && (len + pad) % 4 != 0) ||
+	    len % 4 == 1)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if ((v = b64_value((unsigned char)s[i])) == -1)
+			return -1;
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = (unsigned char)(acc >> bits);
+			acc &= (1U << bits) - 1;
+		}
+	}
+	*outlen = n;
+	return 0;
+}

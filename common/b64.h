@@ -1,0 +1,26 @@
+/*
+ * b64.h: strict base64 decoding (RFC 4648, standard alphabet).
+ *
+ * Used for secrets in the configuration (whsec_ + base64) and for
+ * signatures presented by webhook providers.  Unlike EVP_DecodeBlock it
+ * refuses whitespace, the URL-safe alphabet, padding anywhere but at the
+ * end, more than two padding bytes, and a length that no encoder makes.
+ */
+#ifndef ANKUSA_B64_H
+#define ANKUSA_B64_H
+
+#include <stddef.h>
+
+/* Room that b64_decode needs for len encoded bytes. */
+#define B64_DECODED_MAX(len)	((len) / 4 * 3 + 3)
+
+/*
+ * Decode len bytes of s (no NUL needed; a NUL byte is refused) into out,
+ * which has room for B64_DECODED_MAX(len) bytes.  Padding is optional, but
+ * if present it must make the length a multiple of 4.  Returns 0 and sets
+ * *outlen, or -1 for anything that is not base64 of at least one byte.
+ */
+int	b64_decode(const char *s, size_t len, unsigned char *out,
+	    size_t *outlen);
+
+#endif

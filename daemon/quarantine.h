@@ -1,0 +1,34 @@
+/*
+ * quarantine.h: the pen for hooks that failed verification under
+ * on_verify_failure: quarantine, as the operator sees it: release and
+ * purge (listing is a plain store walk in control.c).
+ *
+ * Release re-verifies each held hook against the source's secrets as they
+ * are now, judging its timestamp at its receive time.  The master never
+ * parses provider bytes, so each held hook goes to an edge
+ * (MSG_QUARANTINE_CHECK) and the edge's verdict comes back; a hook that
+ * passes is committed with its original id and removed from the pen in the
+ * same transaction (writer_release).  One release runs at a time.
+ */
+#ifndef ANKUSA_QUARANTINE_H
+#define ANKUSA_QUARANTINE_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct msg;
+
+/* Start a release; done(arg, result) gets {"released","kept","failed"}
+ * (or an error string in result "error").  -1 with err if one runs. */
+int	quarantine_release(const char *source, const char *id,
+	    void (*done)(void *, json_t *), void *arg, char *err, size_t);
+/* The caller of a running release went away: finish without telling. */
+void	quarantine_release_detach(void *arg);
+/* An edge's MSG_QUARANTINE_VERDICT; -1 if malformed (recycle it). */
+int	quarantine_verdict(struct msg *);
+/* Delete held hooks (of source, or the one with id); the count or -1. */
+int64_t	quarantine_purge(const char *source, const char *id, char *err,
+	    size_t);
+
+#endif
