@@ -77,6 +77,8 @@ static const char *msg_names[MSG_TYPE_MAX] = {
 	[MSG_INGEST_EVENT] = "ingest_event",
 	[MSG_QUARANTINE_CHECK] = "quarantine_check",
 	[MSG_QUARANTINE_VERDICT] = "quarantine_verdict",
+	[MSG_DELIVER_JOB] = "deliver_job",
+	[MSG_DELIVER_OUTCOME] = "deliver_outcome",
 };
 
 const char *

@@ -42,6 +42,9 @@ enum msg_type {
 				 * str scheme ("" unless a verify failure) */
 	MSG_QUARANTINE_CHECK,	/* master->edge: re-verify a held hook */
 	MSG_QUARANTINE_VERDICT,	/* edge->master: its verdict */
+	MSG_DELIVER_JOB,	/* master->deliver: one attempt (common/job.h);
+				 * the id is the job id */
+	MSG_DELIVER_OUTCOME,	/* deliver->master: its outcome, same id */
 	MSG_TYPE_MAX
 };
 

@@ -46,6 +46,11 @@ static void	 usage(void) __attribute__((noreturn));
 static json_t	*build_plain(int, char **);
 static json_t	*build_queue(int, char **);
 static json_t	*build_quarantine(int, char **);
+static json_t	*build_tick(int, char **);
+static json_t	*build_dls(int, char **);
+static json_t	*build_dlq(int, char **);
+static void	 print_dlq(json_t *);
+static void	 print_breakers(json_t *);
 static void	 print_pen(json_t *);
 static void	 print_stats(json_t *);
 static void	 print_status(json_t *);
@@ -58,6 +63,11 @@ static const struct command commands[] = {
 	{ "reload", "", build_plain, print_result },
 	{ "drain", "", build_plain, print_result },
 	{ "stats", "", build_plain, print_stats },
+	{ "tick", "[timeout_s]", build_tick, print_result },
+	{ "pressure", "", build_plain, print_status },
+	{ "breakers", "", build_plain, print_breakers },
+	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_dlq },
+	{ "dead-letter-source", "source", build_dls, print_result },
 	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]",
 	    build_quarantine, print_pen },
 };
@@ -169,6 +179,107 @@ build_quarantine(int argc, char **argv)
 	return req;
 }
 
+static json_t *
+build_tick(int argc, char **argv)
+{
+	json_t *req = json_pack("{s:s}", "cmd", "tick");
+	char *end;
+	long long n;
+
+	if (argc > 2) {
+		json_decref(req);
+		return NULL;
+	}
+	if (argc == 2) {
+		errno = 0;
+		n = strtoll(argv[1], &end, 10);
+		if (errno != 0 || *end != '\0' || end == argv[1] || n < 0) {
+			json_decref(req);
+			return NULL;
+		}
+		json_object_set_new(req, "timeout_s", json_integer(n));
+	}
+	return req;
+}
+
+static json_t *
+build_dls(int argc, char **argv)
+{
+	if (argc != 2)
+		return NULL;
+	return json_pack("{s:s, s:s}", "cmd", "dead-letter-source", "source",
+	    argv[1]);
+}
+
+/* dlq list [-S source] [-n limit] */
+static json_t *
+build_dlq(int argc, char **argv)
+{
+	json_t *req;
+
+	if (argc < 2 || strcmp(argv[1], "list") != 0)
+		return NULL;
+	if ((req = build_queue(argc - 1, argv + 1)) == NULL)
+		return NULL;
+	json_object_set_new(req, "cmd", json_string("dlq"));
+	json_object_set_new(req, "op", json_string("list"));
+	return req;
+}
+
+static void
+print_dlq(json_t *o)
+{
+	char when[32];
+	time_t t;
+	struct tm tm;
+
+	if (json_object_get(o, "end") != NULL) {
+		printf("-- %lld dead letter%s\n",
+		    (long long)json_integer_value(json_object_get(o, "count")),
+		    json_integer_value(json_object_get(o, "count")) == 1 ?
+		    "" : "s");
+		return;
+	}
+	if (nprinted++ == 0)
+		printf("%-36s %-12s %-16s %-4s %-8s %-20s %4s %s\n", "HOOK",
+		    "TENANT", "SOURCE", "SINK", "MODULE", "DEAD (UTC)", "ATT",
+		    "REASON");
+	t = json_integer_value(json_object_get(o, "dead_at")) / 1000;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	printf("%-36s %-12s %-16s %-4lld %-8s %-20s %4lld %s\n",
+	    json_string_value(json_object_get(o, "hook_id")),
+	    json_string_value(json_object_get(o, "tenant")),
+	    json_string_value(json_object_get(o, "source")),
+	    (long long)json_integer_value(json_object_get(o, "sink")),
+	    json_string_value(json_object_get(o, "module")), when,
+	    (long long)json_integer_value(json_object_get(o, "attempts")),
+	    json_string_value(json_object_get(o, "reason")));
+}
+
+static void
+print_breakers(json_t *o)
+{
+	if (json_object_get(o, "end") != NULL) {
+		if (nprinted == 0)
+			printf("no breaker is open or counting failures\n");
+		return;
+	}
+	if (nprinted++ == 0)
+		printf("%-16s %-16s %-4s %-8s %-10s %5s %5s %s\n", "TENANT",
+		    "SOURCE", "SINK", "MODULE", "STATE", "FAILS", "OPENS",
+		    "REOPEN IN");
+	printf("%-16s %-16s %-4lld %-8s %-10s %5lld %5lld %.1fs\n",
+	    json_string_value(json_object_get(o, "tenant")),
+	    json_string_value(json_object_get(o, "source")),
+	    (long long)json_integer_value(json_object_get(o, "sink")),
+	    json_string_value(json_object_get(o, "module")),
+	    json_string_value(json_object_get(o, "state")),
+	    (long long)json_integer_value(json_object_get(o, "failures")),
+	    (long long)json_integer_value(json_object_get(o, "opens")),
+	    json_integer_value(json_object_get(o, "reopen_in_ms")) / 1000.0);
+}
+
 static void
 print_pen(json_t *o)
 {
@@ -278,8 +389,14 @@ static void
 print_result(json_t *o)
 {
 	const char *r = json_string_value(json_object_get(o, "result"));
+	json_t *n;
 
-	if (r != NULL)
+	if (r == NULL)
+		return;
+	/* "settled 12", "dead_lettered 3": the word, then the count. */
+	if ((n = json_object_get(o, r)) != NULL && json_is_integer(n))
+		printf("%s %lld\n", r, (long long)json_integer_value(n));
+	else
 		printf("%s\n", r);
 }
 

@@ -36,6 +36,7 @@
 #include "control.h"
 #include "ids.h"
 #include "log.h"
+#include "pipeline.h"
 #include "store.h"
 #include "supervisor.h"
 #include "writer.h"
@@ -214,6 +215,7 @@ ankusad_reload(char *err, size_t errlen)
 	if (!env->verbose && log_level_parse(nc->log_level, &lvl) == 0)
 		log_setlevel(lvl);
 	supervisor_new_generation();
+	pipeline_reconfigure();
 	log_info("reload: config %s in force: %d sources, %d sinks",
 	    env->conf_path != NULL ? env->conf_path : "(embedded default)",
 	    nc->nsources, nc->nsinks);
@@ -231,7 +233,10 @@ ankusad_shutdown(const char *why)
 	env->draining = 1;
 	/* Hooks already queued were promised a commit: keep it. */
 	writer_flush_all();
-	supervisor_retire_all();
+	/* Claim nothing more; attempts running finish (each within its
+	 * timeout) and their outcomes are written. */
+	pipeline_stop();
+	supervisor_retire(KIND_EDGE);
 	shutdown_started = time_mono_ms();
 	ev_shutdown = event_new(env->base, -1, EV_PERSIST, shutdown_cb, NULL);
 	event_add(ev_shutdown, &tv);
@@ -240,12 +245,23 @@ ankusad_shutdown(const char *why)
 static void
 shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	if (supervisor_children() > 0 &&
-	    time_mono_ms() - shutdown_started < SHUTDOWN_GRACE_MS)
+	static int delivers_retired;
+	uint64_t elapsed = time_mono_ms() - shutdown_started;
+
+	if (!delivers_retired) {
+		if (pipeline_busy() && elapsed <
+		    env->conf->dispatch.attempt_timeout_ms + SHUTDOWN_GRACE_MS)
+			return;
+		supervisor_retire(KIND_DELIVER);
+		delivers_retired = 1;
+		shutdown_started = time_mono_ms();
 		return;
-	if (supervisor_children() > 0) {
+	}
+	if (supervisor_children(KIND_MAX) > 0 && elapsed < SHUTDOWN_GRACE_MS)
+		return;
+	if (supervisor_children(KIND_MAX) > 0) {
 		log_warnx("stopping: %d children did not exit; killing them",
-		    supervisor_children());
+		    supervisor_children(KIND_MAX));
 		supervisor_kill_all();
 	}
 	event_base_loopexit(env->base, NULL);
@@ -366,6 +382,7 @@ main(int argc, char *argv[])
 
 	supervisor_init();
 	writer_init();
+	pipeline_init();
 	supervisor_new_generation();
 	log_info("ankusad %s started: ingest on %s:%u, data in %s, config %s",
 	    PACKAGE_VERSION, env->conf->http.ip, env->conf->http.port,

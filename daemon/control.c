@@ -31,7 +31,9 @@
 #include "control.h"
 #include "ids.h"
 #include "log.h"
+#include "dispatch.h"
 #include "metrics.h"
+#include "pipeline.h"
 #include "quarantine.h"
 #include "store.h"
 #include "supervisor.h"
@@ -52,7 +54,7 @@ struct ctl_conn {
 	uint64_t		 skipped;	/* walked past, not listed */
 	char			 source[CONF_ID_MAX + 1];
 	int			 closing;	/* free once the output drains */
-	int			 busy;		/* a release answers later */
+	int			 busy;		/* a release or tick answers later */
 };
 
 struct ctl_cmd {
@@ -80,6 +82,11 @@ static void	cmd_queue(struct ctl_conn *, json_t *);
 static void	cmd_reload(struct ctl_conn *, json_t *);
 static void	cmd_drain(struct ctl_conn *, json_t *);
 static void	cmd_stats(struct ctl_conn *, json_t *);
+static void	cmd_tick(struct ctl_conn *, json_t *);
+static void	cmd_pressure(struct ctl_conn *, json_t *);
+static void	cmd_breakers(struct ctl_conn *, json_t *);
+static void	cmd_dlq(struct ctl_conn *, json_t *);
+static void	cmd_dead_letter_source(struct ctl_conn *, json_t *);
 static void	cmd_quarantine(struct ctl_conn *, json_t *);
 
 static const struct ctl_cmd control_cmds[] = {
@@ -88,6 +95,11 @@ static const struct ctl_cmd control_cmds[] = {
 	{ "reload", cmd_reload },
 	{ "drain", cmd_drain },
 	{ "stats", cmd_stats },
+	{ "tick", cmd_tick },
+	{ "pressure", cmd_pressure },
+	{ "breakers", cmd_breakers },
+	{ "dlq", cmd_dlq },
+	{ "dead-letter-source", cmd_dead_letter_source },
 	{ "quarantine", cmd_quarantine },
 };
 
@@ -188,9 +200,11 @@ ctl_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct ctl_conn *c = arg;
 
-	/* A release in progress finishes without telling anyone. */
-	if (c->busy)
+	/* A release or tick in progress finishes without telling anyone. */
+	if (c->busy) {
 		quarantine_release_detach(c);
+		pipeline_tick_detach(c);
+	}
 	ctl_free(c);
 }
 
@@ -283,9 +297,12 @@ ctl_read(struct bufferevent *bev, void *arg)
 static void
 cmd_status(struct ctl_conn *c, json_t *req)
 {
+	struct dispatch_stats ds;
 	struct store_counts sc;
 	json_t *o;
+	int idle, busy;
 
+	pipeline_stats(&ds, &idle, &busy);
 	if (store_counts(env->store, &sc) == -1) {
 		ctl_error(c, "store: %s", store_strerror(env->store));
 		return;
@@ -297,16 +314,37 @@ cmd_status(struct ctl_conn *c, json_t *req)
 	    (json_int_t)((time_wall_ms() - env->started_ms) / 1000)));
 	json_object_set_new(o, "hooks", json_integer(sc.hooks));
 	json_object_set_new(o, "pending", json_integer(sc.rows - sc.dead));
-	json_object_set_new(o, "inflight", json_integer(0));
+	json_object_set_new(o, "inflight", json_integer(ds.claimed));
+	json_object_set_new(o, "running", json_integer(ds.running));
 	json_object_set_new(o, "dead", json_integer(sc.dead));
 	json_object_set_new(o, "commit_queue", json_integer(writer_queued()));
-	json_object_set_new(o, "edges", json_integer(supervisor_edges_ready()));
-	json_object_set_new(o, "delivers", json_integer(0));
+	json_object_set_new(o, "edges", json_integer(supervisor_ready(
+	    KIND_EDGE)));
+	json_object_set_new(o, "delivers", json_integer(supervisor_ready(
+	    KIND_DELIVER)));
+	json_object_set_new(o, "delivers_busy", json_integer(busy));
+	json_object_set_new(o, "breakers_open", json_integer(
+	    ds.breakers_open));
 	json_object_set_new(o, "draining", json_boolean(env->draining));
 	json_object_set_new(o, "store_ok", json_boolean(env->store_ok));
 	json_object_set_new(o, "config", json_string(env->conf_path != NULL ?
 	    env->conf_path : "(embedded default)"));
 	ctl_end(c, o);
+}
+
+static int
+ctl_list_dead(const struct store_dead_info *di, void *arg)
+{
+	struct ctl_conn *c = arg;
+
+	ctl_send(c, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:i, s:I, "
+	    "s:s, s:I}", "hook_id", di->hook_id, "tenant", di->tenant,
+	    "source", di->source, "sink", (int)di->sink_index, "module",
+	    dispatch_module_name(di->module), "reason", di->reason,
+	    "attempts", (int)di->attempts, "dead_at", (json_int_t)di->dead_at,
+	    "last_error", di->last_error, "seq", (json_int_t)di->seq));
+	c->count++;
+	return 0;
 }
 
 static int
@@ -355,6 +393,17 @@ ctl_list_more(struct ctl_conn *c)
 	if (c->listing == 1)
 		rc = store_hooks_list(env->store, c->source[0] ? c->source :
 		    NULL, c->after_seq, n, ctl_list_one, c);
+	else if (c->listing == 3) {
+		/* Dead letters: one page (their key is not a seq). */
+		rc = store_dead_list(env->store, c->source[0] ? c->source :
+		    NULL, c->left, ctl_list_dead, c);
+		if (rc == 0) {
+			c->listing = 0;
+			ctl_end(c, json_pack("{s:I}", "count",
+			    (json_int_t)c->count));
+			return;
+		}
+	}
 	else
 		rc = store_quarantine_list(env->store, c->source[0] ?
 		    c->source : NULL, c->after_seq, n, ctl_list_pen, c);
@@ -491,4 +540,100 @@ cmd_quarantine(struct ctl_conn *c, json_t *req)
 	} else
 		ctl_error(c, "quarantine %s: unknown; list, release or purge",
 		    op);
+}
+
+static void
+tick_done(void *arg, uint64_t settled, int timed_out)
+{
+	struct ctl_conn *c = arg;
+
+	c->busy = 0;
+	if (timed_out)
+		ctl_end(c, json_pack("{s:b, s:s, s:I}", "ok", 0, "error",
+		    "timed out before everything settled", "settled",
+		    (json_int_t)settled));
+	else
+		ctl_end(c, json_pack("{s:s, s:I}", "result", "settled",
+		    "settled", (json_int_t)settled));
+}
+
+/* tick [timeout_s]: answers once nothing is claimed, running or due. */
+static void
+cmd_tick(struct ctl_conn *c, json_t *req)
+{
+	json_t *t = json_object_get(req, "timeout_s");
+	uint64_t ms = 60000;
+
+	if (t != NULL) {
+		if (!json_is_integer(t) || json_integer_value(t) < 0) {
+			ctl_error(c, "timeout must be a whole number of "
+			    "seconds");
+			return;
+		}
+		ms = (uint64_t)json_integer_value(t) * 1000;
+	}
+	c->busy = 1;
+	pipeline_tick(ms, tick_done, c);
+}
+
+static void
+cmd_pressure(struct ctl_conn *c, json_t *req)
+{
+	uint64_t lag;
+	int full;
+
+	if (pipeline_pressure(&lag, &full) == -1) {
+		ctl_error(c, "unavailable: %s", store_strerror(env->store));
+		return;
+	}
+	ctl_end(c, json_pack("{s:I, s:b}", "lag_ms", (json_int_t)lag,
+	    "window_full", full));
+}
+
+static void
+cmd_breakers(struct ctl_conn *c, json_t *req)
+{
+	json_t *a = pipeline_breakers(), *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		ctl_send(c, json_incref(v));
+	json_decref(a);
+	ctl_end(c, json_pack("{s:I}", "count", (json_int_t)i));
+}
+
+static void
+cmd_dlq(struct ctl_conn *c, json_t *req)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+
+	if (op == NULL || strcmp(op, "list") != 0) {
+		ctl_error(c, "dlq %s: unknown; list", op != NULL ? op : "");
+		return;
+	}
+	if (ctl_list_args(c, req) == -1)
+		return;
+	if (c->left == 0)
+		c->left = 1000;	/* one page; -n asks for more */
+	c->listing = 3;
+	ctl_list_more(c);
+}
+
+static void
+cmd_dead_letter_source(struct ctl_conn *c, json_t *req)
+{
+	const char *src = json_string_value(json_object_get(req, "source"));
+	char err[256];
+	int64_t n;
+
+	if (src == NULL || !conf_valid_id(src)) {
+		ctl_error(c, "dead-letter-source needs a source id");
+		return;
+	}
+	if ((n = pipeline_dead_letter_source(src, err, sizeof(err))) == -1) {
+		ctl_error(c, "%s", err);
+		return;
+	}
+	ctl_end(c, json_pack("{s:s, s:I}", "result", "dead_lettered",
+	    "dead_lettered", (json_int_t)n));
 }

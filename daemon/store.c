@@ -29,6 +29,11 @@
  *                             shipped, so (these two only) a missing
  *                             record reads as 0 and is written by the
  *                             first batch that changes the pen
+ *                 "lane_members"  u64 members entries (rows waiting
+ *                             behind a lane head), likewise kept; added
+ *                             later too: a missing record is counted
+ *                             from members at open and written by the
+ *                             next commit
  *   hooks       seq u64 -> v1, u32 head length, head, body:
  *                 head: u8 flags (1 flagged, 2 body checked in), id[16],
  *                 u64 received_at, u32 live rows, sha256[32], u64 body
@@ -45,14 +50,30 @@
  *   rows        seq u64, sink index u32 -> v1, u8 state, u8 module,
  *                 u32 sink index, u32 attempts, u64 first attempt, u64 due,
  *                 u64 lane hash, u64 body size, replay id[16],
- *                 str tenant, str source, str last error
- *   due         str tenant, u64 due, row key -> v1
+ *                 str tenant, str source, str last error.  State (enum
+ *                 store_row_state): DUE, HEAD (a lane's head) and PARKED
+ *                 have one due key at their due time; MEMBER has a
+ *                 members entry instead; DEAD has neither and a dead
+ *                 entry.  A delivered row is deleted; a DEAD one stays,
+ *                 and is counted in "rows" and in its hook's live rows.
+ *   due         str tenant, u64 due, row key -> v1.  Sorted by tenant,
+ *                 then due time: a tenant's earliest due row is its first
+ *                 key, and the next tenant starts at its id and a 0x01
+ *                 byte, so listing the tenants with work is a seek each.
+ *                 A key whose row is gone or elsewhere is stale: readers
+ *                 report it, store_batch_due_drop removes it.
  *   lanes       str tenant, str source, u32 sink, u64 key hash (the lane
- *                 key) -> v1, head row key[12]
- *   members     lane key, u64 seq -> v1, row key[12]
- *   marks       lane key -> v1
+ *                 key) -> v1, head row key[12]; present while the lane
+ *                 has a head (written at promotion, deleted at release)
+ *   members     lane key, u64 seq -> v1, row key[12]: the rows waiting
+ *                 behind the head, in commit order; put blind by the
+ *                 writer, deleted at promotion or when the member is
+ *                 settled (dead-lettered)
+ *   marks       lane key -> v1: put blind with each member, deleted once
+ *                 the lane has no member left; the sweep visits only
+ *                 marked lanes
  *   dead        u64 dead time, row key -> v1, u32 attempts, str reason,
- *                 str last error
+ *                 str last error (the row stays, in state DEAD)
  *   dedupe      str tenant, str source, key bytes (no NUL) -> v1, hook
  *                 id[16], u64 expiry
  *   dedupe_exp  u64 expiry, dedupe key -> v1 (the expiry index: the
@@ -126,12 +147,24 @@ static const char *const store_tables[T_COUNT] = {
 #define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
 #define HOOK_FLAG_FLAGGED	0x01
 #define HOOK_FLAG_CLAIMED	0x02
+#define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
+					 * head length, flags, id and
+					 * received_at */
+#define LANE_KEY_MAX		(2 * (STORE_NAME_MAX + 1) + 12)
 
 struct store_batch {
 	struct store		*st;
 	DB_TXN			*txn;
 	struct store_counts	 counts;	/* committed plus this batch */
 	int			 failed;	/* a put failed: abort only */
+};
+
+/* Where the lane sweep of one tenant goes on (the last marks key it
+ * visited); only while it stopped at max before the tenant's end. */
+struct lane_resume {
+	struct lane_resume	*next;
+	size_t			 len;
+	unsigned char		 key[LANE_KEY_MAX];
 };
 
 struct store {
@@ -144,6 +177,9 @@ struct store {
 	struct store_batch	 batch;
 	int			 batch_open;
 	int			 opening;	/* in store_open */
+	int			 lm_unsaved;	/* meta lane_members missing:
+						 * write it next commit */
+	struct lane_resume	*resume;	/* lane sweeps, per tenant */
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 };
@@ -163,6 +199,38 @@ struct dec {
 	size_t			 len;
 	size_t			 off;
 	int			 bad;	/* truncated or malformed */
+};
+
+/*
+ * A walk over one table in key order that holds no cursor between steps
+ * once paused: before every callback and write, so that a callback may do
+ * anything (open a batch) and no read lock is left to block one.
+ */
+struct walk {
+	struct store	*st;
+	int		 t;
+	DB_TXN		*txn;		/* a batch's, or NULL: store_readtxn()
+					 * at each (re)open */
+	DBC		*c;		/* NULL: paused, the next step seeks */
+	int		 at;		/* next seek: 1 at key, 0 after it */
+	unsigned char	 key[STORE_KEY_MAX + 1];
+	size_t		 klen;
+	unsigned char	 val[STORE_REC_MAX];
+	size_t		 vlen;
+};
+
+/* The callers of store_due_tenants and store_marked_tenants. */
+struct tenants_ctx {
+	struct store	*st;
+	int		(*due_cb)(const char *, uint64_t, void *);
+	int		(*cb)(const char *, void *);
+	void		*arg;
+};
+
+/* store_due_scan's caller, behind store_due_scan_keys. */
+struct due_scan_ctx {
+	int	(*cb)(const unsigned char *, const struct store_row *, void *);
+	void	*arg;
 };
 
 /* A listing's caller, behind store_list_heads. */
@@ -207,6 +275,58 @@ static int	 store_rec_get(struct store *, int, uint64_t,
 		    struct store_hook_rec *);
 static int	 store_head_get(struct store *, DB_TXN *, int, uint64_t,
 		    struct store_hook_rec *);
+static int	 store_load_lane_members(struct store *, char *, size_t);
+
+static void	 walk_init(struct walk *, struct store *, DB_TXN *, int,
+		    const void *, size_t);
+static int	 walk_next(struct walk *);
+static void	 walk_pause(struct walk *);
+static void	 walk_seek(struct walk *, const void *, size_t);
+static int	 walk_done(struct walk *, int);
+static int	 tget(struct store *, DB_TXN *, int, const void *, size_t,
+		    void *, size_t, size_t *);
+static int	 tdel(struct store *, DB_TXN *, int, const void *, size_t);
+static int	 row_read(struct store *, DB_TXN *, const unsigned char *,
+		    struct store_row *);
+static int	 row_write(struct store *, DB_TXN *, const unsigned char *,
+		    const struct store_row *);
+static int	 row_pending(const struct store_row *);
+static int	 due_put(struct store *, DB_TXN *, const char *, uint64_t,
+		    const unsigned char *);
+static int	 due_del(struct store *, DB_TXN *, const char *, uint64_t,
+		    const unsigned char *);
+static int	 due_parse(const unsigned char *, size_t, size_t *,
+		    uint64_t *, const unsigned char **);
+static int	 due_oldest_fn(const char *, uint64_t, void *);
+static int	 store_tenants(struct store *, int, int (*)(const char *,
+		    const unsigned char *, size_t, void *), void *);
+static int	 due_tenants_fn(const char *, const unsigned char *, size_t,
+		    void *);
+static int	 marked_tenants_fn(const char *, const unsigned char *, size_t,
+		    void *);
+static int	 batch_commit(struct store_batch *, int);
+static int	 due_scan_fn(const unsigned char *, size_t, uint64_t,
+		    const unsigned char *, const struct store_row *, void *);
+static size_t	 row_lane(const struct store_row *, unsigned char *, size_t);
+static int	 lane_head_get(struct store *, DB_TXN *, const unsigned char *,
+		    size_t, unsigned char *);
+static int	 lane_is_head(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+static int	 lane_first_member(struct store *, DB_TXN *,
+		    const unsigned char *, size_t, unsigned char *, size_t *,
+		    unsigned char *);
+static int	 lane_leave(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+static int	 lane_promote(struct store_batch *, const unsigned char *,
+		    size_t);
+static int	 lane_release(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+static int	 hook_unref(struct store_batch *, uint64_t);
+static int	 batch_ok(struct store_batch *);
+static struct lane_resume *resume_find(struct store *,
+		    const unsigned char *, size_t);
+static void	 resume_set(struct store *, const unsigned char *, size_t,
+		    const unsigned char *, size_t);
 
 static void	 put_u32(unsigned char *, uint32_t);
 static void	 put_u64(unsigned char *, uint64_t);
@@ -499,7 +619,8 @@ store_load_meta(struct store *st, char *err, size_t errlen)
 	    store_meta_u64_new(st, "qhooks", &st->counts.qhooks, err,
 	    errlen) == -1 ||
 	    store_meta_u64_new(st, "qbytes", &st->counts.qbytes, err,
-	    errlen) == -1)
+	    errlen) == -1 ||
+	    store_load_lane_members(st, err, errlen) == -1)
 		return -1;
 	ret = store_meta_get(st, NULL, "store_id", buf, sizeof(buf), &len);
 	if (ret == 0 && len != 17) {
@@ -572,7 +693,8 @@ store_init_meta(struct store *st, char *err, size_t errlen)
 	    store_meta_put_u64(st, txn, "rows", 0) == -1 ||
 	    store_meta_put_u64(st, txn, "dead", 0) == -1 ||
 	    store_meta_put_u64(st, txn, "qhooks", 0) == -1 ||
-	    store_meta_put_u64(st, txn, "qbytes", 0) == -1)
+	    store_meta_put_u64(st, txn, "qbytes", 0) == -1 ||
+	    store_meta_put_u64(st, txn, "lane_members", 0) == -1)
 		goto abort;
 	if ((ret = txn->commit(txn, 0)) != 0) {
 		store_seterr(st, ret, "store %s/meta.db: create", st->dir);
@@ -713,6 +835,36 @@ store_meta_u64_new(struct store *st, const char *name, uint64_t *val,
 	return -1;
 }
 
+/* meta "lane_members"; a store from before it has none: count members
+ * once (a walk at open) and write it with the next commit. */
+static int
+store_load_lane_members(struct store *st, char *err, size_t errlen)
+{
+	unsigned char buf[16];
+	size_t len;
+	int64_t n;
+	int ret;
+
+	ret = store_meta_get(st, NULL, "lane_members", buf, sizeof(buf),
+	    &len);
+	if (ret == 0 && len == 9) {
+		st->counts.lane_members = get_u64(buf + 1);
+		return 0;
+	}
+	if (ret == 0)
+		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
+		    "\"lane_members\" has %zu bytes", st->dir, len);
+	else if (ret == DB_NOTFOUND) {
+		if ((n = store_debug_count(st, "members")) >= 0) {
+			st->counts.lane_members = n;
+			st->lm_unsaved = 1;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "%s", st->err);
+	return -1;
+}
+
 static int
 store_meta_put(struct store *st, DB_TXN *txn, const char *name,
     const void *val, size_t len)
@@ -778,6 +930,8 @@ store_close_handles(struct store *st)
 void
 store_close(struct store *st)
 {
+	struct lane_resume *r;
+
 	if (st == NULL)
 		return;
 	if (st->batch_open)
@@ -785,6 +939,10 @@ store_close(struct store *st)
 	if (store_checkpoint(st) == -1)
 		log_warnx("%s", st->err);
 	store_close_handles(st);
+	while ((r = st->resume) != NULL) {
+		st->resume = r->next;
+		free(r);
+	}
 	free(st->dir);
 	free(st);
 }
@@ -924,6 +1082,7 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		if (store_put(st, b->txn, T_MARKS, lane, lanelen, val, vlen,
 		    0) == -1)
 			goto fail;
+		b->counts.lane_members++;
 	}
 	b->counts.hooks++;
 	b->counts.rows += nrows;
@@ -1167,6 +1326,19 @@ store_batch_del_quarantine(struct store_batch *b, uint64_t seq)
 int
 store_batch_commit(struct store_batch *b)
 {
+	return batch_commit(b, 1);
+}
+
+int
+store_batch_commit_lazy(struct store_batch *b)
+{
+	return batch_commit(b, 0);
+}
+
+/* flush 0: no log flush (the commit record reaches the OS only). */
+static int
+batch_commit(struct store_batch *b, int flush)
+{
 	struct store *st = b->st;
 	int ret;
 
@@ -1187,7 +1359,10 @@ store_batch_commit(struct store_batch *b)
 	if ((b->counts.qhooks != st->counts.qhooks &&
 	    store_meta_put_u64(st, b->txn, "qhooks", b->counts.qhooks) == -1) ||
 	    (b->counts.qbytes != st->counts.qbytes &&
-	    store_meta_put_u64(st, b->txn, "qbytes", b->counts.qbytes) == -1)) {
+	    store_meta_put_u64(st, b->txn, "qbytes", b->counts.qbytes) == -1) ||
+	    ((b->counts.lane_members != st->counts.lane_members ||
+	    st->lm_unsaved) && store_meta_put_u64(st, b->txn, "lane_members",
+	    b->counts.lane_members) == -1)) {
 		store_batch_abort(b);
 		return -1;
 	}
@@ -1200,7 +1375,8 @@ store_batch_commit(struct store_batch *b)
 		return -1;
 	}
 	st->counts = b->counts;
-	if ((ret = st->env->log_flush(st->env, NULL)) != 0) {
+	st->lm_unsaved = 0;
+	if (flush && (ret = st->env->log_flush(st->env, NULL)) != 0) {
 		store_seterr(st, ret, "store %s: log flush after commit (the "
 		    "batch may not survive a crash)", st->dir);
 		return -1;
@@ -1634,6 +1810,1256 @@ store_table_index(const char *name)
 		if (strcmp(name, store_tables[i]) == 0)
 			return i;
 	return -1;
+}
+
+/*
+ * Walks and small record helpers.
+ */
+
+static void
+walk_init(struct walk *w, struct store *st, DB_TXN *txn, int t,
+    const void *from, size_t fromlen)
+{
+	w->st = st;
+	w->t = t;
+	w->txn = txn;
+	w->c = NULL;
+	w->vlen = 0;
+	walk_seek(w, from, fromlen);
+}
+
+/* The next step lands on the first key >= key (the table's first with an
+ * empty key). */
+static void
+walk_seek(struct walk *w, const void *key, size_t klen)
+{
+	walk_pause(w);
+	if (klen > STORE_KEY_MAX)
+		klen = STORE_KEY_MAX;
+	memmove(w->key, key, klen);
+	w->klen = klen;
+	w->at = 1;
+}
+
+static void
+walk_pause(struct walk *w)
+{
+	if (w->c != NULL) {
+		w->c->close(w->c);
+		w->c = NULL;
+	}
+}
+
+/* 1 a record in key/val, 0 the end, -1 on a store error. */
+static int
+walk_next(struct walk *w)
+{
+	struct store *st = w->st;
+	uint32_t flag = DB_NEXT;
+	DBT k, v;
+	int ret;
+
+	if (w->c == NULL) {
+		if ((ret = st->db[w->t]->cursor(st->db[w->t], w->txn != NULL ?
+		    w->txn : store_readtxn(st), &w->c, 0)) != 0) {
+			w->c = NULL;
+			store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
+			    store_tables[w->t]);
+			return -1;
+		}
+		flag = DB_SET_RANGE;
+		if (!w->at) {
+			/* The least key above the last one: it and a 0. */
+			if (w->klen >= sizeof(w->key)) {
+				store_seterr(st, 0, "store %s/%s.db: key too "
+				    "long", st->dir, store_tables[w->t]);
+				return -1;
+			}
+			w->key[w->klen++] = '\0';
+		} else if (w->klen == 0)
+			flag = DB_FIRST;
+		w->at = 0;
+	}
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = w->key;
+	k.size = w->klen;
+	k.ulen = sizeof(w->key);
+	k.flags = DB_DBT_USERMEM;
+	v.data = w->val;
+	v.ulen = sizeof(w->val);
+	v.flags = DB_DBT_USERMEM;
+	ret = w->c->get(w->c, &k, &v, flag);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret == DB_BUFFER_SMALL) {
+		store_seterr(st, 0, "store %s/%s.db: damaged: a key or record "
+		    "larger than any this build writes", st->dir,
+		    store_tables[w->t]);
+		return -1;
+	}
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s/%s.db: read", st->dir,
+		    store_tables[w->t]);
+		return -1;
+	}
+	w->klen = k.size;
+	w->vlen = v.size;
+	return 1;
+}
+
+/* Close the walk; rv is what the caller returns unless closing fails. */
+static int
+walk_done(struct walk *w, int rv)
+{
+	int ret;
+
+	if (w->c != NULL) {
+		ret = w->c->close(w->c);
+		w->c = NULL;
+		if (ret != 0 && rv != -1) {
+			store_seterr(w->st, ret, "store %s/%s.db: cursor close",
+			    w->st->dir, store_tables[w->t]);
+			return -1;
+		}
+	}
+	return rv;
+}
+
+/* One record of table t: 1 found (vlen set), 0 none, -1 on a store error
+ * (a record larger than valsz is one). */
+static int
+tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
+    void *val, size_t valsz, size_t *vlen)
+{
+	char desc[256];
+	DBT k, v;
+	int ret;
+
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = (void *)key;
+	k.size = klen;
+	v.data = val;
+	v.ulen = valsz;
+	v.flags = DB_DBT_USERMEM;
+	ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret == DB_BUFFER_SMALL)
+		return rec_malformed(t, key, klen, "bad length", st->err,
+		    sizeof(st->err));
+	if (ret != 0) {
+		key_describe(t, key, klen, desc, sizeof(desc));
+		store_seterr(st, ret, "store %s/%s.db: read %s", st->dir,
+		    store_tables[t], desc);
+		return -1;
+	}
+	*vlen = v.size;
+	return 1;
+}
+
+/* 1 deleted, 0 was not there, -1 on a store error. */
+static int
+tdel(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen)
+{
+	char desc[256];
+	DBT k;
+	int ret;
+
+	memset(&k, 0, sizeof(k));
+	k.data = (void *)key;
+	k.size = klen;
+	ret = st->db[t]->del(st->db[t], txn, &k, 0);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret != 0) {
+		key_describe(t, key, klen, desc, sizeof(desc));
+		store_seterr(st, ret, "store %s/%s.db: delete %s", st->dir,
+		    store_tables[t], desc);
+		return -1;
+	}
+	return 1;
+}
+
+/* 1 found, 0 none, -1 on a store error, -2 a record that does not decode
+ * (st->err says which). */
+static int
+row_read(struct store *st, DB_TXN *txn, const unsigned char *rk,
+    struct store_row *r)
+{
+	unsigned char val[STORE_REC_MAX];
+	size_t vlen;
+	int ret;
+
+	if ((ret = tget(st, txn, T_ROWS, rk, STORE_ROWKEY_LEN, val,
+	    sizeof(val), &vlen)) != 1)
+		return ret;
+	if (store_rec_row_decode(rk, STORE_ROWKEY_LEN, val, vlen, r, st->err,
+	    sizeof(st->err)) == -1)
+		return -2;
+	return 1;
+}
+
+static int
+row_write(struct store *st, DB_TXN *txn, const unsigned char *rk,
+    const struct store_row *r)
+{
+	unsigned char val[STORE_REC_MAX];
+	size_t vlen;
+
+	if ((vlen = store_rec_row_encode(r, val, sizeof(val))) == 0) {
+		store_seterr(st, 0, "store %s: row seq %" PRIu64 " sink %u: "
+		    "cannot encode", st->dir, get_u64(rk), get_u32(rk + 8));
+		return -1;
+	}
+	return store_put(st, txn, T_ROWS, rk, STORE_ROWKEY_LEN, val, vlen, 0);
+}
+
+/* A row with a due key: DUE, HEAD, PARKED. */
+static int
+row_pending(const struct store_row *r)
+{
+	return r->state == STORE_ROW_DUE || r->state == STORE_ROW_HEAD ||
+	    r->state == STORE_ROW_PARKED;
+}
+
+static int
+due_put(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
+    const unsigned char *rk)
+{
+	unsigned char key[STORE_KEY_MAX], val[1];
+	size_t klen;
+
+	if ((klen = store_key_due(key, sizeof(key), tenant, due, rk)) == 0) {
+		store_seterr(st, 0, "store %s: due key of tenant %s too long",
+		    st->dir, tenant);
+		return -1;
+	}
+	return store_put(st, txn, T_DUE, key, klen, val,
+	    store_rec_empty_encode(val, sizeof(val)), 0);
+}
+
+/* 1 deleted, 0 was not there, -1 on a store error. */
+static int
+due_del(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
+    const unsigned char *rk)
+{
+	unsigned char key[STORE_KEY_MAX];
+	size_t klen;
+
+	if ((klen = store_key_due(key, sizeof(key), tenant, due, rk)) == 0) {
+		store_seterr(st, 0, "store %s: due key of tenant %s too long",
+		    st->dir, tenant);
+		return -1;
+	}
+	return tdel(st, txn, T_DUE, key, klen);
+}
+
+/* Split a due key: tenant length (its NUL at key[*tlen]), due, row key.
+ * -1 if it is not one. */
+static int
+due_parse(const unsigned char *key, size_t klen, size_t *tlen,
+    uint64_t *due, const unsigned char **rk)
+{
+	const unsigned char *nul;
+
+	if ((nul = memchr(key, '\0', klen)) == NULL ||
+	    (size_t)(nul - key) > STORE_NAME_MAX ||
+	    klen != (size_t)(nul - key) + 1 + 8 + STORE_ROWKEY_LEN)
+		return -1;
+	*tlen = nul - key;
+	*due = get_u64(nul + 1);
+	*rk = nul + 9;
+	return 0;
+}
+
+static int
+batch_ok(struct store_batch *b)
+{
+	b->st->dberr[0] = '\0';
+	if (b->failed) {
+		store_seterr(b->st, 0, "store %s: batch already failed",
+		    b->st->dir);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Dispatch reads.
+ */
+
+/* The tenants that have a key in table t (due or marks, both keyed by str
+ * tenant first), each with its first key: one seek per tenant.  fn returns
+ * 0 for the next tenant, > 0 to stop, < 0 to go on with the key after this
+ * one (it is damaged). */
+static int
+store_tenants(struct store *st, int t,
+    int (*fn)(const char *, const unsigned char *, size_t, void *), void *arg)
+{
+	char tenant[STORE_NAME_MAX + 1];
+	const unsigned char *nul;
+	size_t tlen;
+	struct walk w;
+	int ret, rv;
+
+	st->dberr[0] = '\0';
+	walk_init(&w, st, NULL, t, "", 0);
+	while ((ret = walk_next(&w)) == 1) {
+		if ((nul = memchr(w.key, '\0', w.klen)) == NULL ||
+		    (tlen = nul - w.key) > STORE_NAME_MAX) {
+			/* Not ours to judge here: step over it. */
+			log_warnx("store %s/%s.db: damaged key of %zu bytes "
+			    "skipped", st->dir, store_tables[t], w.klen);
+			continue;
+		}
+		memcpy(tenant, w.key, tlen);
+		tenant[tlen] = '\0';
+		walk_pause(&w);
+		if ((rv = fn(tenant, w.key, w.klen, arg)) > 0)
+			break;
+		if (rv < 0)
+			continue;
+		/* Past every key of this tenant: its id and a 1 sorts after
+		 * its id and a 0 and before any longer id it prefixes. */
+		w.key[tlen] = 0x01;
+		walk_seek(&w, w.key, tlen + 1);
+	}
+	return walk_done(&w, ret == -1 ? -1 : 0);
+}
+
+static int
+due_tenants_fn(const char *tenant, const unsigned char *key, size_t klen,
+    void *arg)
+{
+	struct tenants_ctx *ctx = arg;
+	const unsigned char *rk;
+	uint64_t due;
+	size_t tlen;
+
+	if (due_parse(key, klen, &tlen, &due, &rk) == -1) {
+		log_warnx("store %s/due.db: damaged key of tenant %s skipped",
+		    ctx->st->dir, tenant);
+		return -1;
+	}
+	return ctx->due_cb(tenant, due, ctx->arg) != 0;
+}
+
+static int
+marked_tenants_fn(const char *tenant, const unsigned char *key, size_t klen,
+    void *arg)
+{
+	struct tenants_ctx *ctx = arg;
+
+	return ctx->cb(tenant, ctx->arg) != 0;
+}
+
+int
+store_due_tenants(struct store *st,
+    int (*cb)(const char *, uint64_t, void *), void *arg)
+{
+	struct tenants_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.st = st;
+	ctx.due_cb = cb;
+	ctx.arg = arg;
+	return store_tenants(st, T_DUE, due_tenants_fn, &ctx);
+}
+
+int
+store_marked_tenants(struct store *st, int (*cb)(const char *, void *),
+    void *arg)
+{
+	struct tenants_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.st = st;
+	ctx.cb = cb;
+	ctx.arg = arg;
+	return store_tenants(st, T_MARKS, marked_tenants_fn, &ctx);
+}
+
+int
+store_due_next(struct store *st, const char *tenant, uint64_t after,
+    uint64_t *due)
+{
+	unsigned char key[STORE_NAME_MAX + 1 + 8];
+	const unsigned char *rk;
+	size_t plen, tlen;
+	struct walk w;
+	int ret;
+
+	st->dberr[0] = '\0';
+	if (tenant == NULL || (plen = strlen(tenant)) > STORE_NAME_MAX) {
+		store_seterr(st, 0, "store %s: due lookup of a bad tenant",
+		    st->dir);
+		return -1;
+	}
+	if (after == UINT64_MAX)
+		return 0;
+	memcpy(key, tenant, plen + 1);
+	put_u64(key + plen + 1, after + 1);
+	walk_init(&w, st, NULL, T_DUE, key, plen + 9);
+	while ((ret = walk_next(&w)) == 1) {
+		if (w.klen <= plen || memcmp(w.key, tenant, plen + 1) != 0) {
+			ret = 0;
+			break;
+		}
+		if (due_parse(w.key, w.klen, &tlen, due, &rk) == 0)
+			break;
+		log_warnx("store %s/due.db: damaged key of tenant %s skipped",
+		    st->dir, tenant);
+	}
+	return walk_done(&w, ret);
+}
+
+int
+store_due_scan_keys(struct store *st, const char *tenant, uint64_t now_ms,
+    int (*cb)(const unsigned char *, size_t, uint64_t, const unsigned char *,
+    const struct store_row *, void *), void *arg)
+{
+	struct store_row r;
+	unsigned char key[STORE_KEY_MAX], rk[STORE_ROWKEY_LEN];
+	const unsigned char *krk;
+	const struct store_row *rp;
+	uint64_t due;
+	size_t plen, tlen, klen;
+	struct walk w;
+	int ret, rr;
+
+	st->dberr[0] = '\0';
+	if (tenant == NULL || (plen = strlen(tenant)) > STORE_NAME_MAX) {
+		store_seterr(st, 0, "store %s: due scan of a bad tenant",
+		    st->dir);
+		return -1;
+	}
+	walk_init(&w, st, NULL, T_DUE, tenant, plen + 1);
+	while ((ret = walk_next(&w)) == 1) {
+		if (w.klen <= plen || memcmp(w.key, tenant, plen + 1) != 0)
+			break;
+		if (due_parse(w.key, w.klen, &tlen, &due, &krk) == -1) {
+			log_warnx("store %s/due.db: damaged key of tenant %s "
+			    "skipped", st->dir, tenant);
+			continue;
+		}
+		if (due > now_ms)
+			break;
+		klen = w.klen;
+		memcpy(key, w.key, klen);
+		memcpy(rk, krk, STORE_ROWKEY_LEN);
+		walk_pause(&w);
+
+		rr = row_read(st, store_readtxn(st), rk, &r);
+		if (rr == -1) {
+			ret = -1;
+			break;
+		}
+		rp = &r;
+		if (rr == 0) {
+			log_warnx("store %s: due key tenant %s due %" PRIu64
+			    " names seq %" PRIu64 " sink %u, which is gone",
+			    st->dir, tenant, due, get_u64(rk),
+			    get_u32(rk + 8));
+			rp = NULL;
+		} else if (rr == -2) {
+			log_warnx("store %s: %s", st->dir, st->err);
+			rp = NULL;
+		} else if (!row_pending(&r) || r.due != due ||
+		    strcmp(r.tenant, tenant) != 0) {
+			log_warnx("store %s: due key tenant %s due %" PRIu64
+			    " of seq %" PRIu64 " sink %u is stale (row state "
+			    "%u due %" PRIu64 ")", st->dir, tenant, due,
+			    get_u64(rk), get_u32(rk + 8), r.state, r.due);
+			rp = NULL;
+		}
+		if (cb(key, klen, due, rk, rp, arg) != 0)
+			break;
+	}
+	return walk_done(&w, ret == -1 ? -1 : 0);
+}
+
+static int
+due_scan_fn(const unsigned char *key, size_t klen, uint64_t due,
+    const unsigned char *rk, const struct store_row *r, void *arg)
+{
+	struct due_scan_ctx *ctx = arg;
+
+	return ctx->cb(rk, r, ctx->arg);
+}
+
+int
+store_due_scan(struct store *st, const char *tenant, uint64_t now_ms,
+    int (*cb)(const unsigned char *, const struct store_row *, void *),
+    void *arg)
+{
+	struct due_scan_ctx ctx;
+
+	ctx.cb = cb;
+	ctx.arg = arg;
+	return store_due_scan_keys(st, tenant, now_ms, due_scan_fn, &ctx);
+}
+
+/* arg: uint64_t[2], the smallest due so far and whether there is one. */
+static int
+due_oldest_fn(const char *tenant, uint64_t due, void *arg)
+{
+	uint64_t *min = arg;
+
+	if (!min[1] || due < min[0])
+		min[0] = due;
+	min[1] = 1;
+	return 0;
+}
+
+int
+store_oldest_due(struct store *st, uint64_t *due)
+{
+	uint64_t min[2] = { 0, 0 };
+
+	if (store_due_tenants(st, due_oldest_fn, min) == -1)
+		return -1;
+	if (!min[1])
+		return 0;
+	*due = min[0];
+	return 1;
+}
+
+int
+store_row_get(struct store *st, const unsigned char rk[STORE_ROWKEY_LEN],
+    struct store_row *r)
+{
+	int ret;
+
+	st->dberr[0] = '\0';
+	ret = row_read(st, store_readtxn(st), rk, r);
+	return ret == -2 ? -1 : ret;
+}
+
+uint64_t
+store_lane_members(struct store *st)
+{
+	return st->batch_open ? st->batch.counts.lane_members :
+	    st->counts.lane_members;
+}
+
+/*
+ * Settling.
+ */
+
+/* One live row of hook seq is gone: its count drops (a partial write of
+ * the four bytes, not the body), and the hook goes with its last row.  0,
+ * or -1 on a store error. */
+static int
+hook_unref(struct store_batch *b, uint64_t seq)
+{
+	struct store *st = b->st;
+	unsigned char hk[8], head[HOOK_ROWS_OFF + 4], cnt[4];
+	uint32_t rows;
+	DBT k, v;
+	int ret;
+
+	store_key_hook(hk, seq);
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = hk;
+	k.size = sizeof(hk);
+	v.data = head;
+	v.ulen = sizeof(head);
+	v.dlen = sizeof(head);
+	v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
+	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], b->txn, &k, &v, 0);
+	if (ret == DB_NOTFOUND) {
+		log_warnx("store %s: hook seq %" PRIu64 " of a settled row is "
+		    "gone", st->dir, seq);
+		return 0;
+	}
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
+		    st->dir, seq);
+		return -1;
+	}
+	if (rec_version(T_HOOKS, hk, sizeof(hk), head, v.size, st->err,
+	    sizeof(st->err)) == -1)
+		return -1;
+	if (v.size != sizeof(head))
+		return rec_malformed(T_HOOKS, hk, sizeof(hk), "truncated head",
+		    st->err, sizeof(st->err));
+	if ((rows = get_u32(head + HOOK_ROWS_OFF)) <= 1) {
+		if (tdel(st, b->txn, T_HOOKS, hk, sizeof(hk)) == -1)
+			return -1;
+		if (b->counts.hooks > 0)
+			b->counts.hooks--;
+		return 0;
+	}
+	put_u32(cnt, rows - 1);
+	memset(&v, 0, sizeof(v));
+	v.data = cnt;
+	v.size = sizeof(cnt);
+	v.doff = HOOK_ROWS_OFF;
+	v.dlen = sizeof(cnt);
+	v.flags = DB_DBT_PARTIAL;
+	if ((ret = st->db[T_HOOKS]->put(st->db[T_HOOKS], b->txn, &k, &v,
+	    0)) != 0) {
+		store_seterr(st, ret, "store %s/hooks.db: write seq %" PRIu64,
+		    st->dir, seq);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_batch_row_delivered(struct store_batch *b,
+    const unsigned char rk[STORE_ROWKEY_LEN])
+{
+	struct store *st = b->st;
+	struct store_row r;
+	int ret, head = 0;
+
+	if (!batch_ok(b))
+		return -1;
+	switch (row_read(st, b->txn, rk, &r)) {
+	case -1:
+		goto fail;
+	case 0:
+		return 1;
+	case -2:
+		/* Delivered all the same: the row goes; its due key, if any,
+		 * is reported stale by the next scan. */
+		log_warnx("store %s: %s; deleting it, delivered", st->dir,
+		    st->err);
+		r.state = 0;
+		break;
+	default:
+		if (r.state == STORE_ROW_DEAD) {
+			log_warnx("store %s: delivered row seq %" PRIu64
+			    " sink %u is dead-lettered: left alone", st->dir,
+			    get_u64(rk), get_u32(rk + 8));
+			return 1;
+		}
+		if ((head = lane_is_head(b, rk, &r)) == -1)
+			goto fail;
+		if (r.state == STORE_ROW_MEMBER)
+			ret = lane_leave(b, rk, &r);
+		else
+			ret = due_del(st, b->txn, r.tenant, r.due, rk);
+		if (ret == -1)
+			goto fail;
+	}
+	if (tdel(st, b->txn, T_ROWS, rk, STORE_ROWKEY_LEN) == -1 ||
+	    hook_unref(b, get_u64(rk)) == -1)
+		goto fail;
+	if (b->counts.rows > 0)
+		b->counts.rows--;
+	if (head && lane_release(b, rk, &r) == -1)
+		goto fail;
+	return 0;
+
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+int
+store_batch_row_reschedule(struct store_batch *b,
+    const unsigned char rk[STORE_ROWKEY_LEN], const struct store_row *nr)
+{
+	struct store *st = b->st;
+	struct store_row r;
+	int head;
+
+	if (!batch_ok(b))
+		return -1;
+	if (!row_pending(nr)) {
+		store_seterr(st, 0, "store %s: row seq %" PRIu64 " sink %u "
+		    "rescheduled in state %u", st->dir, get_u64(rk),
+		    get_u32(rk + 8), nr->state);
+		goto fail;
+	}
+	switch (row_read(st, b->txn, rk, &r)) {
+	case -1:
+		goto fail;
+	case 0:
+		return 1;
+	case -2:
+		/* Rewritten whole from nr; the old due key, unknown, is
+		 * reported stale by the next scan. */
+		log_warnx("store %s: %s; rewritten", st->dir, st->err);
+		r = *nr;
+		break;
+	default:
+		if (!row_pending(&r)) {
+			log_warnx("store %s: rescheduled row seq %" PRIu64
+			    " sink %u is in state %u: left alone", st->dir,
+			    get_u64(rk), get_u32(rk + 8), r.state);
+			return 1;
+		}
+		if ((head = lane_is_head(b, rk, &r)) == -1 ||
+		    due_del(st, b->txn, r.tenant, r.due, rk) == -1)
+			goto fail;
+		r.due = nr->due;
+		r.attempts = nr->attempts;
+		r.first_attempt = nr->first_attempt;
+		snprintf(r.last_error, sizeof(r.last_error), "%s",
+		    nr->last_error);
+		/* A head stays the head of its lane until it ends. */
+		r.state = head && nr->state == STORE_ROW_DUE ? STORE_ROW_HEAD :
+		    nr->state;
+	}
+	if (row_write(st, b->txn, rk, &r) == -1 ||
+	    due_put(st, b->txn, r.tenant, r.due, rk) == -1)
+		goto fail;
+	return 0;
+
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+int
+store_batch_row_dead(struct store_batch *b,
+    const unsigned char rk[STORE_ROWKEY_LEN], uint64_t dead_at,
+    const char *reason, const char *last_error, uint32_t attempts)
+{
+	struct store *st = b->st;
+	struct store_row r;
+	struct store_dead dl;
+	unsigned char dk[STORE_DEADKEY_LEN], val[STORE_REC_MAX];
+	size_t vlen;
+	int ret, head;
+
+	if (!batch_ok(b))
+		return -1;
+	switch (row_read(st, b->txn, rk, &r)) {
+	case -1:
+		goto fail;
+	case 0:
+		return 1;
+	case -2:
+		log_warnx("store %s: %s; cannot dead-letter it", st->dir,
+		    st->err);
+		return 1;
+	}
+	if (r.state == STORE_ROW_DEAD)
+		return 1;
+	if ((head = lane_is_head(b, rk, &r)) == -1)
+		goto fail;
+	if (r.state == STORE_ROW_MEMBER)
+		ret = lane_leave(b, rk, &r);
+	else
+		ret = due_del(st, b->txn, r.tenant, r.due, rk);
+	if (ret == -1)
+		goto fail;
+
+	memset(&dl, 0, sizeof(dl));
+	snprintf(dl.reason, sizeof(dl.reason), "%s",
+	    reason != NULL ? reason : "");
+	snprintf(dl.last_error, sizeof(dl.last_error), "%s",
+	    last_error != NULL ? last_error : "");
+	dl.attempts = attempts;
+	r.state = STORE_ROW_DEAD;
+	r.attempts = attempts;
+	memcpy(r.last_error, dl.last_error, sizeof(r.last_error));
+	store_key_dead(dk, dead_at, rk);
+	if ((vlen = store_rec_dead_encode(&dl, val, sizeof(val))) == 0) {
+		store_seterr(st, 0, "store %s: dead letter of seq %" PRIu64
+		    " sink %u: cannot encode", st->dir, get_u64(rk),
+		    get_u32(rk + 8));
+		goto fail;
+	}
+	if (row_write(st, b->txn, rk, &r) == -1 ||
+	    store_put(st, b->txn, T_DEAD, dk, sizeof(dk), val, vlen, 0) == -1)
+		goto fail;
+	b->counts.dead++;
+	if (head && lane_release(b, rk, &r) == -1)
+		goto fail;
+	return 0;
+
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+int
+store_batch_due_drop(struct store_batch *b, const unsigned char *key,
+    size_t klen)
+{
+	struct store *st = b->st;
+	struct store_row r;
+	const unsigned char *rk;
+	uint64_t due;
+	size_t tlen;
+	int ret;
+
+	if (!batch_ok(b))
+		return -1;
+	if (due_parse(key, klen, &tlen, &due, &rk) == 0) {
+		/* Only a stale key: dropping a live one would lose its row
+		 * for good. */
+		if ((ret = row_read(st, b->txn, rk, &r)) == -1)
+			goto fail;
+		if (ret == 1 && row_pending(&r) && r.due == due &&
+		    strlen(r.tenant) == tlen &&
+		    memcmp(r.tenant, key, tlen) == 0) {
+			log_warnx("store %s: due key of seq %" PRIu64 " sink "
+			    "%u is live: not dropped", st->dir, get_u64(rk),
+			    get_u32(rk + 8));
+			return 1;
+		}
+	}
+	if ((ret = tdel(st, b->txn, T_DUE, key, klen)) == -1)
+		goto fail;
+	return ret == 1 ? 0 : 1;
+
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+/*
+ * Lanes.
+ */
+
+static size_t
+row_lane(const struct store_row *r, unsigned char *lane, size_t lanesz)
+{
+	return store_key_lane(lane, lanesz, r->tenant, r->source,
+	    r->sink_index, r->lane_hash);
+}
+
+/* The head row key in lane's lanes entry: 1, 0 none, -1 on a store error,
+ * -2 a damaged entry (logged). */
+static int
+lane_head_get(struct store *st, DB_TXN *txn, const unsigned char *lane,
+    size_t lanelen, unsigned char *rk)
+{
+	unsigned char val[64];
+	size_t vlen;
+	int ret;
+
+	if ((ret = tget(st, txn, T_LANES, lane, lanelen, val, sizeof(val),
+	    &vlen)) != 1)
+		return ret;
+	if (store_rec_rowkey_decode("lanes", lane, lanelen, val, vlen, rk,
+	    st->err, sizeof(st->err)) == -1) {
+		log_warnx("store %s: %s", st->dir, st->err);
+		return -2;
+	}
+	return 1;
+}
+
+/* Whether the row at rk is its lane's head: HEAD, or PARKED and named by
+ * its lanes entry (a parked head).  1, 0, or -1 on a store error. */
+static int
+lane_is_head(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r)
+{
+	unsigned char lane[STORE_KEY_MAX], hk[STORE_ROWKEY_LEN];
+	size_t lanelen;
+	int ret;
+
+	if (r->state == STORE_ROW_HEAD)
+		return 1;
+	if (r->state != STORE_ROW_PARKED ||
+	    (lanelen = row_lane(r, lane, sizeof(lane))) == 0)
+		return 0;
+	if ((ret = lane_head_get(b->st, b->txn, lane, lanelen, hk)) == -1)
+		return -1;
+	return ret == 1 && memcmp(hk, rk, STORE_ROWKEY_LEN) == 0;
+}
+
+/* The lane's first member (lowest seq): 1 with its members key and row
+ * key, 0 none, -1 on a store error. */
+static int
+lane_first_member(struct store *st, DB_TXN *txn, const unsigned char *lane,
+    size_t lanelen, unsigned char *mkey, size_t *mklen, unsigned char *rk)
+{
+	struct walk w;
+	int ret;
+
+	walk_init(&w, st, txn, T_MEMBERS, lane, lanelen);
+	if ((ret = walk_next(&w)) == 1) {
+		/* Lane keys have one layout: lane + seq is a member of lane
+		 * only. */
+		if (w.klen != lanelen + 8 || memcmp(w.key, lane, lanelen) != 0)
+			ret = 0;
+		else if (store_rec_rowkey_decode("members", w.key, w.klen,
+		    w.val, w.vlen, rk, st->err, sizeof(st->err)) == -1) {
+			/* The key still names the member's seq, not its
+			 * sink: drop the entry as one gone. */
+			log_warnx("store %s: %s", st->dir, st->err);
+			memset(rk, 0, STORE_ROWKEY_LEN);
+		}
+		if (ret == 1) {
+			memcpy(mkey, w.key, w.klen);
+			*mklen = w.klen;
+		}
+	}
+	return walk_done(&w, ret);
+}
+
+/* A MEMBER row is settled: its members entry goes, and the lane's mark with
+ * its last member.  0, or -1 on a store error. */
+static int
+lane_leave(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r)
+{
+	struct store *st = b->st;
+	unsigned char lane[STORE_KEY_MAX], mk[STORE_KEY_MAX + 8];
+	unsigned char frk[STORE_ROWKEY_LEN];
+	size_t lanelen, mklen;
+	int ret;
+
+	if ((lanelen = row_lane(r, lane, sizeof(lane))) == 0 ||
+	    (mklen = store_key_member(mk, sizeof(mk), lane, lanelen,
+	    get_u64(rk))) == 0) {
+		store_seterr(st, 0, "store %s: lane key of seq %" PRIu64
+		    " too long", st->dir, get_u64(rk));
+		return -1;
+	}
+	if ((ret = tdel(st, b->txn, T_MEMBERS, mk, mklen)) == -1)
+		return -1;
+	if (ret == 1 && b->counts.lane_members > 0)
+		b->counts.lane_members--;
+	if ((ret = lane_first_member(st, b->txn, lane, lanelen, mk, &mklen,
+	    frk)) == -1)
+		return -1;
+	if (ret == 0 && tdel(st, b->txn, T_MARKS, lane, lanelen) == -1)
+		return -1;
+	return 0;
+}
+
+/* Promote the lane's first live member to its head (the lane has none):
+ * members whose row is gone, damaged or not a MEMBER are dropped on the
+ * way.  The mark goes once no member is left.  1 promoted, 0 no member
+ * left, -1 on a store error. */
+static int
+lane_promote(struct store_batch *b, const unsigned char *lane,
+    size_t lanelen)
+{
+	struct store *st = b->st;
+	struct store_row r;
+	unsigned char mk[STORE_KEY_MAX + 1], rk[STORE_ROWKEY_LEN];
+	unsigned char val[1 + STORE_ROWKEY_LEN];
+	char desc[256];
+	size_t mklen;
+	int ret, promoted = 0;
+
+	for (;;) {
+		if ((ret = lane_first_member(st, b->txn, lane, lanelen, mk,
+		    &mklen, rk)) == -1)
+			return -1;
+		if (ret == 0)
+			break;
+		if (promoted)
+			return 1;	/* and members left: the mark stays */
+		if (tdel(st, b->txn, T_MEMBERS, mk, mklen) == -1)
+			return -1;
+		if (b->counts.lane_members > 0)
+			b->counts.lane_members--;
+		if ((ret = row_read(st, b->txn, rk, &r)) == -1)
+			return -1;
+		if (ret != 1 || r.state != STORE_ROW_MEMBER) {
+			key_describe(T_MEMBERS, mk, mklen, desc, sizeof(desc));
+			log_warnx("store %s: member %s dropped: its row is %s",
+			    st->dir, desc, ret == 0 ? "gone" : ret == -2 ?
+			    "damaged" : "not a member");
+			continue;
+		}
+		r.state = STORE_ROW_HEAD;
+		if (row_write(st, b->txn, rk, &r) == -1 ||
+		    store_put(st, b->txn, T_LANES, lane, lanelen, val,
+		    store_rec_rowkey_encode(rk, val, sizeof(val)), 0) == -1 ||
+		    due_put(st, b->txn, r.tenant, r.due, rk) == -1)
+			return -1;
+		promoted = 1;
+	}
+	if (tdel(st, b->txn, T_MARKS, lane, lanelen) == -1)
+		return -1;
+	return promoted;
+}
+
+/* The head at rk (its row r) ended: its lane goes to the next member.  A
+ * lanes entry naming another row is left alone (that row is the head).
+ * 0, or -1 on a store error. */
+static int
+lane_release(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r)
+{
+	struct store *st = b->st;
+	unsigned char lane[STORE_KEY_MAX], hk[STORE_ROWKEY_LEN];
+	size_t lanelen;
+	int ret;
+
+	if ((lanelen = row_lane(r, lane, sizeof(lane))) == 0) {
+		store_seterr(st, 0, "store %s: lane key of seq %" PRIu64
+		    " too long", st->dir, get_u64(rk));
+		return -1;
+	}
+	if ((ret = lane_head_get(st, b->txn, lane, lanelen, hk)) == -1)
+		return -1;
+	if (ret == 1 && memcmp(hk, rk, STORE_ROWKEY_LEN) != 0)
+		return 0;
+	if (tdel(st, b->txn, T_LANES, lane, lanelen) == -1 ||
+	    lane_promote(b, lane, lanelen) == -1)
+		return -1;
+	return 0;
+}
+
+int
+store_batch_lane_sweep(struct store_batch *b, const char *tenant,
+    uint64_t now_ms, unsigned max)
+{
+	struct store *st = b->st;
+	struct store_row r;
+	struct lane_resume *res;
+	unsigned char lane[STORE_KEY_MAX], hk[STORE_ROWKEY_LEN];
+	unsigned char mk[STORE_KEY_MAX + 1], frk[STORE_ROWKEY_LEN];
+	size_t plen, lanelen = 0, mklen;
+	unsigned visited = 0;
+	struct walk w;
+	int ret, promoted = 0, alive;
+
+	(void)now_ms;
+	if (!batch_ok(b))
+		return -1;
+	if (tenant == NULL || (plen = strlen(tenant)) > STORE_NAME_MAX) {
+		store_seterr(st, 0, "store %s: lane sweep of a bad tenant",
+		    st->dir);
+		goto fail;
+	}
+	if (max == 0)
+		return 0;
+	walk_init(&w, st, b->txn, T_MARKS, tenant, plen + 1);
+	if ((res = resume_find(st, (const unsigned char *)tenant,
+	    plen + 1)) != NULL) {
+		walk_seek(&w, res->key, res->len);
+		w.at = 0;	/* after the last lane visited */
+	}
+	while (visited < max) {
+		if ((ret = walk_next(&w)) == -1)
+			goto fail_walk;
+		if (ret == 0 || w.klen <= plen ||
+		    memcmp(w.key, tenant, plen + 1) != 0) {
+			lanelen = 0;	/* the tenant's end: start over next */
+			break;
+		}
+		lanelen = w.klen;
+		memcpy(lane, w.key, lanelen);
+		walk_pause(&w);
+		visited++;
+
+		if ((ret = lane_head_get(st, b->txn, lane, lanelen,
+		    hk)) == -1)
+			goto fail_walk;
+		alive = 0;
+		if (ret == 1) {
+			if ((ret = row_read(st, b->txn, hk, &r)) == -1)
+				goto fail_walk;
+			alive = ret == 1 && row_pending(&r);
+			if (!alive)
+				log_warnx("store %s: lane head seq %" PRIu64
+				    " sink %u is %s: releasing its lane",
+				    st->dir, get_u64(hk), get_u32(hk + 8),
+				    ret == 0 ? "gone" : ret == -2 ?
+				    "damaged" : "no longer pending");
+		} else if (ret == -2)
+			log_warnx("store %s: damaged lanes entry: releasing "
+			    "its lane", st->dir);
+		if (alive) {
+			/* A live head: nothing to do unless no member is
+			 * left behind it. */
+			if ((ret = lane_first_member(st, b->txn, lane,
+			    lanelen, mk, &mklen, frk)) == -1)
+				goto fail_walk;
+			if (ret == 0 && tdel(st, b->txn, T_MARKS, lane,
+			    lanelen) == -1)
+				goto fail_walk;
+			continue;
+		}
+		if (tdel(st, b->txn, T_LANES, lane, lanelen) == -1 ||
+		    (ret = lane_promote(b, lane, lanelen)) == -1)
+			goto fail_walk;
+		promoted += ret;
+	}
+	if (walk_done(&w, 0) == -1)
+		goto fail;
+	resume_set(st, (const unsigned char *)tenant, plen + 1, lane,
+	    visited == max ? lanelen : 0);
+	return promoted;
+
+ fail_walk:
+	walk_done(&w, -1);
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+/* The resume point of the tenant whose marks keys start with prefix. */
+static struct lane_resume *
+resume_find(struct store *st, const unsigned char *prefix, size_t plen)
+{
+	struct lane_resume *r;
+
+	for (r = st->resume; r != NULL; r = r->next)
+		if (r->len > plen && memcmp(r->key, prefix, plen) == 0)
+			return r;
+	return NULL;
+}
+
+/* Remember lane (len 0: forget) as where the tenant's sweep goes on.  Out
+ * of memory only costs fairness: the next sweep starts over. */
+static void
+resume_set(struct store *st, const unsigned char *prefix, size_t plen,
+    const unsigned char *lane, size_t len)
+{
+	struct lane_resume *r, **rp;
+
+	for (rp = &st->resume; (r = *rp) != NULL; rp = &r->next)
+		if (r->len > plen && memcmp(r->key, prefix, plen) == 0)
+			break;
+	if (len == 0 || len > sizeof(r->key)) {
+		if (r != NULL) {
+			*rp = r->next;
+			free(r);
+		}
+		return;
+	}
+	if (r == NULL) {
+		if ((r = calloc(1, sizeof(*r))) == NULL)
+			return;
+		r->next = st->resume;
+		st->resume = r;
+	}
+	memcpy(r->key, lane, len);
+	r->len = len;
+}
+
+/*
+ * Dead letters and admin walks.
+ */
+
+int
+store_dead_list(struct store *st, const char *source, uint64_t limit,
+    int (*cb)(const struct store_dead_info *, void *), void *arg)
+{
+	return store_dead_list_since(st, source, 0, limit, cb, arg);
+}
+
+int
+store_dead_list_since(struct store *st, const char *source,
+    uint64_t since_ms, uint64_t limit,
+    int (*cb)(const struct store_dead_info *, void *), void *arg)
+{
+	struct store_dead_info *info;
+	struct store_hook_rec rec;
+	struct store_dead dl;
+	struct store_row r;
+	unsigned char start[8];
+	uint64_t n = 0;
+	struct walk w;
+	int ret, rr;
+
+	st->dberr[0] = '\0';
+	if ((info = malloc(sizeof(*info))) == NULL) {
+		store_seterr(st, 0, "store %s: out of memory", st->dir);
+		return -1;
+	}
+	put_u64(start, since_ms);
+	walk_init(&w, st, NULL, T_DEAD, start, sizeof(start));
+	while ((ret = walk_next(&w)) == 1) {
+		if (w.klen != STORE_DEADKEY_LEN) {
+			log_warnx("store %s/dead.db: damaged key of %zu bytes "
+			    "skipped", st->dir, w.klen);
+			continue;
+		}
+		if (store_rec_dead_decode(w.key, w.klen, w.val, w.vlen, &dl,
+		    st->err, sizeof(st->err)) == -1) {
+			log_warnx("store %s: %s: skipped", st->dir, st->err);
+			continue;
+		}
+		walk_pause(&w);
+		memset(info, 0, sizeof(*info));
+		memcpy(info->rowkey, w.key + 8, STORE_ROWKEY_LEN);
+		info->seq = get_u64(info->rowkey);
+		info->sink_index = get_u32(info->rowkey + 8);
+		info->dead_at = get_u64(w.key);
+		info->attempts = dl.attempts;
+		memcpy(info->reason, dl.reason, sizeof(info->reason));
+		memcpy(info->last_error, dl.last_error,
+		    sizeof(info->last_error));
+		if ((rr = row_read(st, store_readtxn(st), info->rowkey,
+		    &r)) == -1) {
+			ret = -1;
+			break;
+		}
+		if (rr == 1) {
+			memcpy(info->tenant, r.tenant, sizeof(info->tenant));
+			memcpy(info->source, r.source, sizeof(info->source));
+			info->module = r.module;
+		}
+		if (source != NULL && strcmp(source, info->source) != 0)
+			continue;
+		if ((rr = store_head_get(st, store_readtxn(st), T_HOOKS,
+		    info->seq, &rec)) == -1) {
+			ret = -1;
+			break;
+		}
+		if (rr == 1) {
+			uuid_format(rec.hook.id, info->hook_id);
+			store_hook_rec_free(&rec);
+		}
+		n++;
+		if (cb(info, arg) != 0 || (limit != 0 && n >= limit))
+			break;
+	}
+	free(info);
+	return walk_done(&w, ret == -1 ? -1 : 0);
+}
+
+int
+store_pending_rows_of_source(struct store *st, const char *source,
+    uint64_t after_seq, uint64_t limit,
+    int (*cb)(const unsigned char *, const struct store_row *, void *),
+    void *arg)
+{
+	struct store_row r;
+	unsigned char start[STORE_ROWKEY_LEN], rk[STORE_ROWKEY_LEN];
+	uint64_t n = 0, last = 0;
+	struct walk w;
+	int ret, full = 0;
+
+	st->dberr[0] = '\0';
+	if (source == NULL || after_seq == UINT64_MAX)
+		return 0;
+	store_key_row(start, after_seq + 1, 0);
+	walk_init(&w, st, NULL, T_ROWS, start, sizeof(start));
+	while ((ret = walk_next(&w)) == 1) {
+		if (w.klen != STORE_ROWKEY_LEN) {
+			log_warnx("store %s/rows.db: damaged key of %zu bytes "
+			    "skipped", st->dir, w.klen);
+			continue;
+		}
+		/* A full page ends with the hook it is in. */
+		if (full && get_u64(w.key) != last)
+			break;
+		if (store_rec_row_decode(w.key, w.klen, w.val, w.vlen, &r,
+		    st->err, sizeof(st->err)) == -1) {
+			log_warnx("store %s: %s: skipped", st->dir, st->err);
+			continue;
+		}
+		if (r.state == STORE_ROW_DEAD || strcmp(r.source, source) != 0)
+			continue;
+		memcpy(rk, w.key, sizeof(rk));
+		walk_pause(&w);
+		last = get_u64(rk);
+		if (cb(rk, &r, arg) != 0)
+			break;
+		if (limit != 0 && ++n >= limit)
+			full = 1;
+	}
+	return walk_done(&w, ret == -1 ? -1 : 0);
 }
 
 /*
@@ -2298,7 +3724,7 @@ store_rec_row_decode(const void *key, size_t klen, const void *val,
 	if (d.bad || d.off != d.len)
 		return rec_malformed(T_ROWS, key, klen, "bad length", err,
 		    errlen);
-	if (r->state < STORE_ROW_DUE || r->state > STORE_ROW_PARKED)
+	if (r->state < STORE_ROW_DUE || r->state > STORE_ROW_DEAD)
 		return rec_malformed(T_ROWS, key, klen, "unknown state", err,
 		    errlen);
 	return 0;

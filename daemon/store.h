@@ -88,6 +88,7 @@ struct store_counts {
 	uint64_t	dead;		/* dead-lettered rows */
 	uint64_t	qhooks;		/* hooks held in the quarantine pen */
 	uint64_t	qbytes;		/* their body bytes */
+	uint64_t	lane_members;	/* rows waiting behind a lane head */
 };
 
 /* A held hook as listed (no body). */
@@ -116,6 +117,10 @@ int		 store_batch_put_hook(struct store_batch *, struct store_hook *,
 		    const struct store_row_spec *, int nrows);
 /* Commit and flush: 0 only when durable; -1 after aborting. */
 int		 store_batch_commit(struct store_batch *);
+/* Commit without the flush (DB_TXN_WRITE_NOSYNC only): for settles and
+ * sweeps, which a crash may lose (the row is tried again).  0, or -1
+ * (aborted).  A later store_batch_commit flushes this one too. */
+int		 store_batch_commit_lazy(struct store_batch *);
 void		 store_batch_abort(struct store_batch *);
 
 /* Hooks in seq order after after_seq, optionally of one source, at most
@@ -214,6 +219,8 @@ enum store_row_state {
 	STORE_ROW_MEMBER = 2,	/* waits behind its lane's head (members) */
 	STORE_ROW_HEAD = 3,	/* its lane's head, has a due key */
 	STORE_ROW_PARKED = 4,	/* parked by an open breaker, due at its end */
+	STORE_ROW_DEAD = 5,	/* dead-lettered (table dead): no due key, no
+				 * lane; counts as live for its hook */
 };
 
 /* A delivery row (table rows). */
@@ -360,5 +367,153 @@ size_t		 store_rec_empty_encode(unsigned char *, size_t);
 int		 store_rec_empty_decode(const char *table, const void *key,
 		    size_t klen, const void *val, size_t vlen, char *err,
 		    size_t errlen);
+
+/*
+ * Dispatch: reading due rows, settling them, lanes, dead letters.
+ *
+ * A row is pending in states DUE, HEAD and PARKED (one due key each, at the
+ * row's due time) and MEMBER (a members entry, no due key); DEAD rows stay
+ * in rows with their hook (pending = rows - dead).  Every settle below runs
+ * inside an open batch and keeps the counters (hooks, rows, dead,
+ * lane_members) in the same transaction.  Settles return 0 done, 1 nothing
+ * to do (no such row, or not in a state the call applies to; logged, the
+ * batch stays good), -1 on a store error (the batch must then be aborted).
+ *
+ * Readers with a callback never hold a cursor while it runs: cb may do
+ * anything, open a batch too.  Pointers handed to cb live until it returns.
+ * Outside a batch they read what is committed; inside one, the batch's own
+ * writes too.
+ */
+
+/* A dead letter as listed (no body). */
+struct store_dead_info {
+	unsigned char	rowkey[STORE_ROWKEY_LEN];
+	uint64_t	seq;
+	uint32_t	sink_index;
+	char		hook_id[UUID_STRLEN + 1];	/* "": hook gone */
+	char		tenant[STORE_NAME_MAX + 1];	/* "": row gone */
+	char		source[STORE_NAME_MAX + 1];
+	uint8_t		module;				/* 0: row gone */
+	char		reason[STORE_ERROR_MAX + 1];
+	uint32_t	attempts;
+	uint64_t	dead_at;			/* wall ms */
+	char		last_error[STORE_ERROR_MAX + 1];
+};
+
+/* Every tenant with at least one due key, in tenant (byte) order, with its
+ * earliest due time (in the future too).  One seek per tenant, never a
+ * walk of the rows: O(tenants).  cb returning non-zero stops.  0 or -1. */
+int		 store_due_tenants(struct store *,
+		    int (*cb)(const char *tenant, uint64_t earliest_due,
+		    void *), void *);
+/* The tenant's first due time after after_ms: 1 and *due, 0 none, -1 on a
+ * store error.  One seek. */
+int		 store_due_next(struct store *, const char *tenant,
+		    uint64_t after_ms, uint64_t *due);
+/* Every tenant with at least one marked lane, in tenant order: one seek per
+ * tenant.  cb returning non-zero stops.  0 or -1. */
+int		 store_marked_tenants(struct store *,
+		    int (*cb)(const char *tenant, void *), void *);
+/* The tenant's due keys with due <= now_ms in key order (due time, then
+ * row key), each with its row.  A due key that names no pending row (row
+ * gone, damaged, DEAD or MEMBER, or due elsewhere) is handed over with row
+ * NULL and logged: it never stalls the scan; drop it with
+ * store_batch_due_drop (store_due_scan_keys gives the key).  cb returning
+ * non-zero stops.  0 or -1 on a store error. */
+int		 store_due_scan(struct store *, const char *tenant,
+		    uint64_t now_ms,
+		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
+/* As store_due_scan, with each due key and its due time. */
+int		 store_due_scan_keys(struct store *, const char *tenant,
+		    uint64_t now_ms,
+		    int (*cb)(const unsigned char *duekey, size_t duekeylen,
+		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
+/* 1 with the smallest due time over every tenant (O(tenants)), 0 when
+ * nothing is due, -1 on a store error. */
+int		 store_oldest_due(struct store *, uint64_t *due);
+/* 1 found, 0 no such row, -1 on a store error (a damaged record too). */
+int		 store_row_get(struct store *,
+		    const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    struct store_row *);
+/* Rows waiting behind lane heads, from memory (meta "lane_members"): as
+ * committed, plus the open batch's changes while one is open. */
+uint64_t	 store_lane_members(struct store *);
+
+/* Delivered: the row and its due key go (a MEMBER leaves its lane), the
+ * hook's live row count drops and the hook goes with its last row; a lane
+ * head releases its lane (below).  A DEAD row is left alone (1). */
+int		 store_batch_row_delivered(struct store_batch *,
+		    const unsigned char rowkey[STORE_ROWKEY_LEN]);
+/* Retry or park: the row takes nr's due, attempts, first_attempt,
+ * last_error and state (DUE, HEAD or PARKED; anything else fails the
+ * batch), keeps its identity (tenant, source, sink, module, lane, replay
+ * id, body size), and its due key moves from the old due time to nr->due.
+ * A lane head stays its lane's head: DUE is written as HEAD for it, and a
+ * PARKED head is still found by its lanes entry.  A MEMBER or DEAD row is
+ * left alone (1). */
+int		 store_batch_row_reschedule(struct store_batch *,
+		    const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *nr);
+/* Dead-letter: the due key goes (a MEMBER leaves its lane instead), the
+ * row is kept in state DEAD with attempts and last_error, a dead entry
+ * (dead_at, rowkey) -> (reason, attempts, last_error) is written and the
+ * dead counter goes up; a lane head releases its lane.  Strings longer
+ * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 1. */
+int		 store_batch_row_dead(struct store_batch *,
+		    const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    uint64_t dead_at, const char *reason,
+		    const char *last_error, uint32_t attempts);
+/* Remove a due key that names no pending row (healing, see
+ * store_due_scan).  A key whose row is pending at that due time is kept
+ * (1, logged), as is a key that is not there (1). */
+int		 store_batch_due_drop(struct store_batch *,
+		    const unsigned char *duekey, size_t len);
+
+/*
+ * Lanes (the spec's ordering lanes).  store_batch_put_hook writes an
+ * ordered row as a MEMBER: a members entry (lane, seq) -> row key, the
+ * lane's mark, lane_members + 1.  Releasing a lane (inside the settle that
+ * ends its head: delivered or dead) deletes its lanes entry and promotes
+ * its first member (lowest seq): the member entry goes (lane_members - 1),
+ * the row becomes HEAD with a due key at its stored due (received_at), the
+ * lanes entry names it, and the mark goes when no member is left.  A
+ * member whose row is gone, damaged or not a MEMBER is dropped on the way,
+ * never stalling the lane.
+ *
+ * The sweep visits the tenant's marked lanes, at most max of them (0: none)
+ * per call, resuming after the last one visited by the previous call for
+ * that tenant (in memory), so every marked lane is visited within a few
+ * calls however many there are: a lane with no head gets its first member
+ * promoted; a lane whose head row is gone, DEAD or damaged is released (the
+ * same); a lane with no member left loses its mark.  now_ms is unused (a
+ * promoted head is due at its received_at).  Returns the heads promoted,
+ * or -1 on a store error (the batch must then be aborted).
+ */
+int		 store_batch_lane_sweep(struct store_batch *,
+		    const char *tenant, uint64_t now_ms, unsigned max);
+
+/* Dead letters oldest first (dead time, then row key), of one source
+ * (NULL: all), at most limit (0: all); cb returning non-zero stops.  A
+ * dead entry whose row is gone is listed with tenant, source "" and module
+ * 0 (skipped when filtering by source).  0 or -1 on a store error. */
+int		 store_dead_list(struct store *, const char *source,
+		    uint64_t limit,
+		    int (*cb)(const struct store_dead_info *, void *), void *);
+/* As store_dead_list, from dead time since_ms on. */
+int		 store_dead_list_since(struct store *, const char *source,
+		    uint64_t since_ms, uint64_t limit,
+		    int (*cb)(const struct store_dead_info *, void *), void *);
+/* The source's pending rows (DUE, HEAD, MEMBER, PARKED: not DEAD) in row
+ * key order, of hooks with seq > after_seq: a walk of rows, for admin
+ * operations (dead_letter_source).  At most limit rows (0: all), except
+ * that a page never splits a hook: it ends after the last row of the hook
+ * it reached the limit in (so at most limit + 63), and the next page is
+ * after_seq = that hook's seq.  cb returning non-zero stops.  0 or -1. */
+int		 store_pending_rows_of_source(struct store *,
+		    const char *source, uint64_t after_seq, uint64_t limit,
+		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
 
 #endif

@@ -1,9 +1,12 @@
 /*
  * supervisor.c: the master's children.
  *
- * Every child is fork+exec'd from env->libexecdir with its socketpair on
- * fd 3 (see proc.h), says MSG_CHILD_HELLO with the protocol version, and
- * exits when its channel closes.  A child of the current generation that
+ * Two pools: edges (ankusa-edge, http.workers slots, the ingest listener on
+ * fd 4) and deliver processes (ankusa-deliver, dispatch.concurrency + 1
+ * slots).  Every child is fork+exec'd from env->libexecdir with its
+ * socketpair on fd 3 and the config text on fd 5 (see proc.h), says
+ * MSG_CHILD_HELLO with the protocol version, and exits when its channel
+ * closes.  A child of the current generation that
  * dies is respawned: at once if it had lived SUPERVISOR_STABLE_MS, else
  * after a delay that doubles from 1 s to 60 s (crash-loop throttle).  A
  * child that sends a frame we cannot read is logged and recycled (killed;
@@ -36,6 +39,7 @@
 #include "proc.h"
 #include "quarantine.h"
 #include "supervisor.h"
+#include "pipeline.h"
 #include "writer.h"
 
 #define SUPERVISOR_STABLE_MS	10000	/* lived this long: not a crash loop */
@@ -52,6 +56,7 @@ enum child_state {
 
 struct child {
 	uint32_t	 serial;	/* unique in this run */
+	enum child_kind	 kind;
 	pid_t		 pid;
 	uint32_t	 gen;
 	uint32_t	 index;		/* slot within its generation */
@@ -60,29 +65,43 @@ struct child {
 	uint64_t	 started;	/* mono ms */
 };
 
-/* A slot of the current generation: who fills it and its throttle. */
+/* A slot of a pool: who fills it and its throttle. */
 struct slot {
+	enum child_kind	 kind;
+	int		 index;
 	uint32_t	 serial;	/* 0: empty */
 	uint64_t	 delay_ms;	/* next respawn delay after a quick death */
 	struct event	*ev_respawn;
 };
 
+struct pool {
+	const char	*binary;
+	const char	*name;
+	struct slot	*slots[SUPERVISOR_MAX_CHILDREN];
+	int		 nslots;
+	uint32_t	 gen;
+};
+
 static struct child	*children[SUPERVISOR_MAX_CHILDREN];
-static struct slot	 slots[64];
-static int		 nslots;
-static uint32_t		 cur_gen;
+static struct pool	 pools[KIND_MAX] = {
+	[KIND_EDGE] = { "ankusa-edge", "edge", { NULL }, 0, 0 },
+	[KIND_DELIVER] = { "ankusa-deliver", "deliver", { NULL }, 0, 0 },
+};
 static uint32_t		 next_serial = 1;
 static struct event	*ev_sigchld;
 
 static struct child	*child_find(uint32_t);
 static struct child	*child_by_pid(pid_t);
-static void		 child_spawn_slot(int);
+static void		 child_spawn_slot(struct slot *);
 static void		 child_msg(struct chan *, struct msg *, void *);
 static void		 child_err(struct chan *, int, void *);
 static void		 child_recycle(struct child *, const char *);
 static void		 child_reap(struct child *, int status);
+static void		 child_retire(struct child *);
 static void		 sigchld_cb(evutil_socket_t, short, void *);
 static void		 respawn_cb(evutil_socket_t, short, void *);
+static void		 pool_resize(enum child_kind, int);
+static void		 slot_retry(struct slot *);
 
 void
 supervisor_init(void)
@@ -115,23 +134,25 @@ child_by_pid(pid_t pid)
 }
 
 int
-supervisor_children(void)
+supervisor_children(enum child_kind kind)
 {
 	int i, n = 0;
 
 	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
-		if (children[i] != NULL)
+		if (children[i] != NULL &&
+		    (kind == KIND_MAX || children[i]->kind == kind))
 			n++;
 	return n;
 }
 
 int
-supervisor_edges_ready(void)
+supervisor_ready(enum child_kind kind)
 {
 	int i, n = 0;
 
 	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
-		if (children[i] != NULL && children[i]->gen == cur_gen &&
+		if (children[i] != NULL && children[i]->kind == kind &&
+		    children[i]->gen == pools[kind].gen &&
 		    children[i]->state == CHILD_READY)
 			n++;
 	return n;
@@ -141,14 +162,16 @@ uint32_t
 supervisor_pick_edge(void)
 {
 	static int last;
+	struct child *c;
 	int i, k;
 
 	for (i = 1; i <= SUPERVISOR_MAX_CHILDREN; i++) {
 		k = (last + i) % SUPERVISOR_MAX_CHILDREN;
-		if (children[k] != NULL && children[k]->gen == cur_gen &&
-		    children[k]->state == CHILD_READY) {
+		c = children[k];
+		if (c != NULL && c->kind == KIND_EDGE &&
+		    c->gen == pools[KIND_EDGE].gen && c->state == CHILD_READY) {
 			last = k;
-			return children[k]->serial;
+			return c->serial;
 		}
 	}
 	return 0;
@@ -166,18 +189,41 @@ supervisor_send(uint32_t serial, struct msg *m)
 	return chan_send(c->chan, m);
 }
 
-static void
-child_spawn_slot(int i)
+void
+supervisor_kill(uint32_t serial)
 {
+	struct child *c = child_find(serial);
+
+	if (c != NULL)
+		kill(c->pid, SIGKILL);
+}
+
+static void
+slot_retry(struct slot *sl)
+{
+	struct timeval tv;
+
+	sl->serial = 0;
+	if (sl->delay_ms < SUPERVISOR_DELAY_MIN_MS)
+		sl->delay_ms = SUPERVISOR_DELAY_MIN_MS;
+	tv.tv_sec = sl->delay_ms / 1000;
+	tv.tv_usec = (sl->delay_ms % 1000) * 1000;
+	evtimer_add(sl->ev_respawn, &tv);
+}
+
+static void
+child_spawn_slot(struct slot *sl)
+{
+	struct pool *p = &pools[sl->kind];
 	struct child *c;
 	char path[4200], gen[16], idx[16];
 	char *argv[8];
 	int sv[2], fds[3], conffd, argc = 0, k;
 
-	snprintf(path, sizeof(path), "%s/ankusa-edge", env->libexecdir);
-	snprintf(gen, sizeof(gen), "%u", cur_gen);
-	snprintf(idx, sizeof(idx), "%d", i);
-	argv[argc++] = "ankusa-edge";
+	snprintf(path, sizeof(path), "%s/%s", env->libexecdir, p->binary);
+	snprintf(gen, sizeof(gen), "%u", p->gen);
+	snprintf(idx, sizeof(idx), "%d", sl->index);
+	argv[argc++] = (char *)p->binary;
 	argv[argc++] = "-g";
 	argv[argc++] = gen;
 	argv[argc++] = "-i";
@@ -192,23 +238,26 @@ child_spawn_slot(int i)
 		if (children[k] == NULL)
 			break;
 	if (k == SUPERVISOR_MAX_CHILDREN) {
-		log_warnx("supervisor: too many children, edge %u.%d not "
-		    "started", cur_gen, i);
+		log_warnx("supervisor: too many children, %s %u.%d not "
+		    "started", p->name, p->gen, sl->index);
+		slot_retry(sl);
 		return;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("supervisor: socketpair");
-		goto retry;
+		slot_retry(sl);
+		return;
 	}
 	if ((conffd = proc_memfd("ankusa-conf", env->conf_text,
 	    env->conf_len)) == -1) {
 		log_warn("supervisor: memfd");
 		close(sv[0]);
 		close(sv[1]);
-		goto retry;
+		slot_retry(sl);
+		return;
 	}
 	fds[0] = sv[1];
-	fds[1] = env->listen_fd;
+	fds[1] = sl->kind == KIND_EDGE ? env->listen_fd : -1;
 	fds[2] = conffd;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("supervisor");
@@ -219,93 +268,114 @@ child_spawn_slot(int i)
 		log_warn("supervisor: cannot spawn %s", path);
 		close(sv[0]);
 		free(c);
-		goto retry;
+		slot_retry(sl);
+		return;
 	}
 	c->serial = next_serial++;
-	c->gen = cur_gen;
-	c->index = i;
+	c->kind = sl->kind;
+	c->gen = p->gen;
+	c->index = sl->index;
 	c->state = CHILD_STARTING;
 	c->started = time_mono_ms();
 	c->chan = chan_new(env->base, sv[0], child_msg, child_err, c);
 	children[k] = c;
-	slots[i].serial = c->serial;
-	log_debug("supervisor: edge %u.%d started, pid %d", cur_gen, i,
-	    (int)c->pid);
-	return;
-retry:
-	slots[i].serial = 0;
-	if (slots[i].delay_ms < SUPERVISOR_DELAY_MIN_MS)
-		slots[i].delay_ms = SUPERVISOR_DELAY_MIN_MS;
-	{
-		struct timeval tv = { slots[i].delay_ms / 1000,
-		    (slots[i].delay_ms % 1000) * 1000 };
-		evtimer_add(slots[i].ev_respawn, &tv);
-	}
+	sl->serial = c->serial;
+	log_debug("supervisor: %s %u.%d started, pid %d", p->name, p->gen,
+	    sl->index, (int)c->pid);
 }
 
 static void
 respawn_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	int i = (int)(intptr_t)arg;
+	struct slot *sl = arg;
 
-	if (env->draining || i >= nslots || slots[i].serial != 0)
+	if (env->draining || sl->serial != 0)
 		return;
-	child_spawn_slot(i);
+	child_spawn_slot(sl);
+}
+
+static void
+child_retire(struct child *c)
+{
+	struct msg m;
+
+	if (c->state == CHILD_DEAD || c->state == CHILD_RETIRING)
+		return;
+	msg_init(&m, MSG_CHILD_RETIRE, 0);
+	chan_send(c->chan, &m);
+	msg_free(&m);
+	c->state = CHILD_RETIRING;
+	if (c->kind == KIND_DELIVER)
+		pipeline_worker_retiring(c->serial);
+}
+
+/* Bring a pool to n slots: new slots spawn, surplus slots retire their
+ * child (a deliver process finishes its job first). */
+static void
+pool_resize(enum child_kind kind, int n)
+{
+	struct pool *p = &pools[kind];
+	struct slot *sl;
+	struct child *c;
+
+	if (n > SUPERVISOR_MAX_CHILDREN / 2)
+		n = SUPERVISOR_MAX_CHILDREN / 2;
+	while (p->nslots > n) {
+		sl = p->slots[--p->nslots];
+		evtimer_del(sl->ev_respawn);
+		event_free(sl->ev_respawn);
+		if ((c = child_find(sl->serial)) != NULL)
+			child_retire(c);
+		free(sl);
+	}
+	while (p->nslots < n) {
+		if ((sl = calloc(1, sizeof(*sl))) == NULL)
+			fatal("supervisor");
+		sl->kind = kind;
+		sl->index = p->nslots;
+		sl->ev_respawn = evtimer_new(env->base, respawn_cb, sl);
+		p->slots[p->nslots++] = sl;
+		child_spawn_slot(sl);
+	}
 }
 
 void
 supervisor_new_generation(void)
 {
-	int i, n = env->conf->http.workers;
+	struct pool *p = &pools[KIND_EDGE];
+	int i;
 
-	/* Old generation: finish what is in hand, then exit. */
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++) {
-		struct child *c = children[i];
-		struct msg m;
-
-		if (c == NULL || c->state == CHILD_DEAD ||
-		    c->state == CHILD_RETIRING)
-			continue;
-		msg_init(&m, MSG_CHILD_RETIRE, 0);
-		chan_send(c->chan, &m);
-		msg_free(&m);
-		c->state = CHILD_RETIRING;
-	}
-	for (i = 0; i < nslots; i++) {
-		evtimer_del(slots[i].ev_respawn);
-		event_free(slots[i].ev_respawn);
-	}
-	cur_gen++;
-	nslots = n > 64 ? 64 : n;
-	for (i = 0; i < nslots; i++) {
-		slots[i].serial = 0;
-		slots[i].delay_ms = 0;
-		slots[i].ev_respawn = evtimer_new(env->base, respawn_cb,
-		    (void *)(intptr_t)i);
-		child_spawn_slot(i);
-	}
-	log_info("supervisor: generation %u: %d edges", cur_gen, nslots);
+	/* Old edges: finish what is in hand, then exit. */
+	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+		if (children[i] != NULL && children[i]->kind == KIND_EDGE)
+			child_retire(children[i]);
+	pool_resize(KIND_EDGE, 0);
+	p->gen++;
+	pool_resize(KIND_EDGE, env->conf->http.workers);
+	/* Deliver processes carry no config of their own (each job brings
+	 * its sink's options): the pool only follows the concurrency. */
+	if (pools[KIND_DELIVER].gen == 0)
+		pools[KIND_DELIVER].gen = 1;
+	pool_resize(KIND_DELIVER, env->conf->dispatch.concurrency + 1);
+	log_info("supervisor: generation %u: %d edges, %d deliver processes",
+	    p->gen, pools[KIND_EDGE].nslots, pools[KIND_DELIVER].nslots);
 }
 
 void
-supervisor_retire_all(void)
+supervisor_retire(enum child_kind kind)
 {
-	int i;
+	int i, k;
 
-	for (i = 0; i < nslots; i++)
-		evtimer_del(slots[i].ev_respawn);
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++) {
-		struct child *c = children[i];
-		struct msg m;
-
-		if (c == NULL || c->state == CHILD_DEAD ||
-		    c->state == CHILD_RETIRING)
+	for (k = 0; k < KIND_MAX; k++) {
+		if (kind != KIND_MAX && kind != (enum child_kind)k)
 			continue;
-		msg_init(&m, MSG_CHILD_RETIRE, 0);
-		chan_send(c->chan, &m);
-		msg_free(&m);
-		c->state = CHILD_RETIRING;
+		for (i = 0; i < pools[k].nslots; i++)
+			evtimer_del(pools[k].slots[i]->ev_respawn);
 	}
+	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+		if (children[i] != NULL &&
+		    (kind == KIND_MAX || children[i]->kind == kind))
+			child_retire(children[i]);
 }
 
 void
@@ -321,8 +391,8 @@ supervisor_kill_all(void)
 static void
 child_recycle(struct child *c, const char *why)
 {
-	log_warnx("supervisor: edge %u.%u pid %d: %s; recycling it", c->gen,
-	    c->index, (int)c->pid, why);
+	log_warnx("supervisor: %s %u.%u pid %d: %s; recycling it",
+	    pools[c->kind].name, c->gen, c->index, (int)c->pid, why);
 	kill(c->pid, SIGKILL);
 	if (c->chan != NULL) {
 		chan_free(c->chan);
@@ -357,14 +427,21 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 			    "from another build?)");
 			return;
 		}
-		if (c->state == CHILD_STARTING)
+		if (strcmp(kind, pools[c->kind].name) != 0) {
+			child_recycle(c, "hello from the wrong kind of child");
+			return;
+		}
+		if (c->state == CHILD_STARTING) {
 			c->state = CHILD_READY;
+			if (c->kind == KIND_DELIVER)
+				pipeline_worker_ready(c->serial);
+		}
 		log_debug("supervisor: %s %u.%u pid %d ready", kind, c->gen,
 		    c->index, (int)c->pid);
 		break;
 	}
 	case MSG_HOOK_SUBMIT:
-		if (writer_submit(c->serial, m) == -1)
+		if (c->kind != KIND_EDGE || writer_submit(c->serial, m) == -1)
 			child_recycle(c, "malformed hook_submit");
 		break;
 	case MSG_READY_QUERY: {
@@ -406,8 +483,13 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 		break;
 	}
 	case MSG_QUARANTINE_VERDICT:
-		if (quarantine_verdict(m) == -1)
+		if (c->kind != KIND_EDGE || quarantine_verdict(m) == -1)
 			child_recycle(c, "malformed quarantine_verdict");
+		break;
+	case MSG_DELIVER_OUTCOME:
+		if (c->kind != KIND_DELIVER ||
+		    pipeline_outcome(c->serial, m) == -1)
+			child_recycle(c, "malformed deliver_outcome");
 		break;
 	default:
 		child_recycle(c, "unexpected message");
@@ -421,8 +503,9 @@ child_err(struct chan *ch, int err, void *arg)
 	struct child *c = arg;
 
 	if (err != 0 && c->state != CHILD_DEAD)
-		log_warnx("supervisor: edge %u.%u pid %d: channel: %s", c->gen,
-		    c->index, (int)c->pid, strerror(err));
+		log_warnx("supervisor: %s %u.%u pid %d: channel: %s",
+		    pools[c->kind].name, c->gen, c->index, (int)c->pid,
+		    strerror(err));
 	/* A clean EOF: the process is exiting and SIGCHLD reaps it.  A
 	 * broken channel: make sure it is gone. */
 	if (err != 0)
@@ -435,22 +518,26 @@ child_err(struct chan *ch, int err, void *arg)
 static void
 child_reap(struct child *c, int status)
 {
+	struct pool *p = &pools[c->kind];
+	struct slot *sl = NULL;
 	uint64_t lived = time_mono_ms() - c->started;
-	int i, k, slot = -1;
+	int i, k;
 
-	for (i = 0; i < nslots; i++)
-		if (slots[i].serial == c->serial)
-			slot = i;
+	for (i = 0; i < p->nslots; i++)
+		if (p->slots[i]->serial == c->serial)
+			sl = p->slots[i];
 	if (WIFSIGNALED(status))
-		log_warnx("supervisor: edge %u.%u pid %d killed by signal %d",
-		    c->gen, c->index, (int)c->pid, WTERMSIG(status));
+		log_warnx("supervisor: %s %u.%u pid %d killed by signal %d",
+		    p->name, c->gen, c->index, (int)c->pid, WTERMSIG(status));
 	else if (WEXITSTATUS(status) != 0)
-		log_warnx("supervisor: edge %u.%u pid %d exited %d", c->gen,
-		    c->index, (int)c->pid, WEXITSTATUS(status));
+		log_warnx("supervisor: %s %u.%u pid %d exited %d", p->name,
+		    c->gen, c->index, (int)c->pid, WEXITSTATUS(status));
 	else
-		log_debug("supervisor: edge %u.%u pid %d exited", c->gen,
-		    c->index, (int)c->pid);
+		log_debug("supervisor: %s %u.%u pid %d exited", p->name,
+		    c->gen, c->index, (int)c->pid);
 
+	if (c->kind == KIND_DELIVER)
+		pipeline_worker_gone(c->serial);
 	if (c->chan != NULL)
 		chan_free(c->chan);
 	for (k = 0; k < SUPERVISOR_MAX_CHILDREN; k++)
@@ -458,26 +545,22 @@ child_reap(struct child *c, int status)
 			children[k] = NULL;
 	free(c);
 
-	if (slot == -1 || env->draining)
+	if (sl == NULL || env->draining)
 		return;
-	slots[slot].serial = 0;
+	sl->serial = 0;
 	if (lived >= SUPERVISOR_STABLE_MS) {
-		slots[slot].delay_ms = 0;
-		child_spawn_slot(slot);
+		sl->delay_ms = 0;
+		child_spawn_slot(sl);
 		return;
 	}
 	/* Died young: wait, doubling from 1 s to 60 s. */
-	if (slots[slot].delay_ms < SUPERVISOR_DELAY_MIN_MS)
-		slots[slot].delay_ms = SUPERVISOR_DELAY_MIN_MS;
-	else if ((slots[slot].delay_ms *= 2) > SUPERVISOR_DELAY_MAX_MS)
-		slots[slot].delay_ms = SUPERVISOR_DELAY_MAX_MS;
-	log_info("supervisor: edge slot %d restarts in %llu ms", slot,
-	    (unsigned long long)slots[slot].delay_ms);
-	{
-		struct timeval tv = { slots[slot].delay_ms / 1000,
-		    (slots[slot].delay_ms % 1000) * 1000 };
-		evtimer_add(slots[slot].ev_respawn, &tv);
-	}
+	if (sl->delay_ms < SUPERVISOR_DELAY_MIN_MS)
+		sl->delay_ms = SUPERVISOR_DELAY_MIN_MS;
+	else if ((sl->delay_ms *= 2) > SUPERVISOR_DELAY_MAX_MS)
+		sl->delay_ms = SUPERVISOR_DELAY_MAX_MS;
+	log_info("supervisor: %s slot %d restarts in %llu ms", p->name,
+	    sl->index, (unsigned long long)sl->delay_ms);
+	slot_retry(sl);
 }
 
 static void

@@ -1,7 +1,8 @@
 /*
- * supervisor.h: the master's children (edges; deliver processes come with
- * dispatch): spawning, the hello handshake, respawn with a throttle,
- * generations on reload, and routing their messages.
+ * supervisor.h: the master's children: edges (http.workers of them) and
+ * deliver processes (dispatch.concurrency + 1): spawning, the hello
+ * handshake, respawn with a throttle, generations on reload, and routing
+ * their messages.
  */
 #ifndef ANKUSA_SUPERVISOR_H
 #define ANKUSA_SUPERVISOR_H
@@ -10,16 +11,25 @@
 
 struct msg;
 
+enum child_kind {
+	KIND_EDGE = 0,
+	KIND_DELIVER,
+	KIND_MAX
+};
+
 void	supervisor_init(void);
-/* Start a new generation of http.workers edges on the current config and
- * retire the previous generation (it finishes the requests in hand). */
+/* Start a new generation of edges on the current config and retire the
+ * previous one (it finishes the requests in hand); bring the deliver pool
+ * to its configured size. */
 void	supervisor_new_generation(void);
-/* Retire every child; supervisor_children() then falls to 0. */
-void	supervisor_retire_all(void);
+/* Retire every child of a kind (KIND_MAX: all). */
+void	supervisor_retire(enum child_kind);
 /* SIGKILL what is still alive (end of a shutdown). */
 void	supervisor_kill_all(void);
-int	supervisor_children(void);		/* alive, any state */
-int	supervisor_edges_ready(void);		/* current generation, hello'd */
+/* SIGKILL one child (a deliver process past its attempt's deadline). */
+void	supervisor_kill(uint32_t serial);
+int	supervisor_children(enum child_kind);	/* alive; KIND_MAX: all */
+int	supervisor_ready(enum child_kind);	/* current generation, hello'd */
 /* A ready edge of the current generation, round robin; 0 if none. */
 uint32_t supervisor_pick_edge(void);
 /* Send to a child by serial; -1 if it is gone (the message's fd is

@@ -38,6 +38,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "msg.h"
+#include "pipeline.h"
 #include "proc.h"
 #include "ratelimit.h"
 #include "store.h"
@@ -709,6 +710,7 @@ writer_commit_batch(void)
 		if (!env->store_ok)
 			log_info("writer: store commits again");
 		env->store_ok = 1;
+		pipeline_wake();
 		log_debug("writer: committed %u hooks in %llu ms", n,
 		    (unsigned long long)(time_mono_ms() - t0));
 	}

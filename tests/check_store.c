@@ -40,6 +40,32 @@ struct qlisted {
 	int				stop_after;	/* 0: never */
 };
 
+struct tenants_seen {
+	char		tenant[8][STORE_NAME_MAX + 1];
+	uint64_t	due[8];
+	int		n;
+	int		stop_after;	/* 0: never */
+};
+
+/* Rows handed to a due scan or a pending walk. */
+struct scanned {
+	uint64_t		seq[16];
+	uint32_t		sink[16];
+	int			null[16];	/* handed with no row */
+	struct store_row	row[16];
+	uint64_t		due[16];	/* store_due_scan_keys */
+	unsigned char		key[16][128];
+	size_t			klen[16];
+	int			n;
+	int			stop_after;	/* 0: never */
+};
+
+struct dead_seen {
+	struct store_dead_info	info[8];
+	int			n;
+	int			stop_after;	/* 0: never */
+};
+
 struct tables_case {
 	const char	*table;
 	const char	*want;		/* expected start of the error */
@@ -67,6 +93,27 @@ static void	 meta_poke(const char *, const void *, size_t);
 static void	 table_poke(const char *, const void *, size_t, const void *,
 		    size_t);
 static void	 file_scribble(const char *, off_t, size_t);
+static void	 table_del(const char *, const void *, size_t);
+static uint64_t	 put_hook_body(struct store *, const char *, const char *,
+		    uint64_t, const void *, size_t,
+		    const struct store_row_spec *, int);
+static uint64_t	 put_rows(struct store *, const char *, const char *,
+		    uint64_t, const struct store_row_spec *, int);
+static void	 commit_ok(struct store *, struct store_batch *);
+static int	 deliver(struct store *, uint64_t, uint32_t);
+static int	 kill_row(struct store *, uint64_t, uint32_t, uint64_t,
+		    const char *, const char *, uint32_t);
+static void	 kill_scanned(struct store *, const struct scanned *);
+static int	 lane_sweep(struct store *, const char *, unsigned);
+static int	 tenants_cb(const char *, uint64_t, void *);
+static int	 scan_cb(const unsigned char *, const struct store_row *,
+		    void *);
+static int	 scan_keys_cb(const unsigned char *, size_t, uint64_t,
+		    const unsigned char *, const struct store_row *, void *);
+static int	 pending_cb(const unsigned char *, const struct store_row *,
+		    void *);
+static int	 dead_cb(const struct store_dead_info *, void *);
+static int	 marked_cb(const char *, void *);
 static Suite	*store_suite(void);
 
 static const struct store_header test_headers[] = {
@@ -298,6 +345,192 @@ file_scribble(const char *file, off_t off, size_t len)
 	ck_assert_int_ge(fd = open(path, O_WRONLY), 0);
 	ck_assert_int_eq(pwrite(fd, junk, len, off), (ssize_t)len);
 	close(fd);
+}
+
+/* Delete a record behind the store's back (the store is closed). */
+static void
+table_del(const char *file, const void *key, size_t klen)
+{
+	DB_ENV *env;
+	DB *db;
+	DBT k;
+
+	ck_assert_int_eq(db_env_create(&env, 0), 0);
+	ck_assert_int_eq(env->open(env, tmpdir, DB_CREATE | DB_INIT_TXN |
+	    DB_INIT_LOCK | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER, 0600), 0);
+	ck_assert_int_eq(db_create(&db, env, 0), 0);
+	ck_assert_int_eq(db->open(db, NULL, file, NULL, DB_BTREE,
+	    DB_AUTO_COMMIT, 0600), 0);
+	memset(&k, 0, sizeof(k));
+	k.data = (void *)key;
+	k.size = klen;
+	ck_assert_int_eq(db->del(db, NULL, &k, DB_AUTO_COMMIT), 0);
+	ck_assert_int_eq(db->close(db, 0), 0);
+	ck_assert_int_eq(env->txn_checkpoint(env, 0, 0, DB_FORCE), 0);
+	ck_assert_int_eq(env->close(env, 0), 0);
+}
+
+/* One hook of tenant/source received at with body and rows, in its own
+ * committed batch; its seq. */
+static uint64_t
+put_hook_body(struct store *st, const char *tenant, const char *source,
+    uint64_t at, const void *body, size_t len,
+    const struct store_row_spec *rows, int nrows)
+{
+	struct store_batch *b;
+	struct store_hook h;
+
+	hook_fill(&h, source, body, len);
+	h.tenant = tenant;
+	h.received_at = at;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, rows, nrows), 0);
+	commit_ok(st, b);
+	return h.seq;
+}
+
+static uint64_t
+put_rows(struct store *st, const char *tenant, const char *source,
+    uint64_t at, const struct store_row_spec *rows, int nrows)
+{
+	return put_hook_body(st, tenant, source, at, "x", 1, rows, nrows);
+}
+
+static void
+commit_ok(struct store *st, struct store_batch *b)
+{
+	ck_assert_msg(store_batch_commit(b) == 0, "commit: %s",
+	    store_strerror(st));
+}
+
+/* Settles in their own committed batch; what the settle returned. */
+static int
+deliver(struct store *st, uint64_t seq, uint32_t sink)
+{
+	struct store_batch *b;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	int ret;
+
+	store_key_row(rk, seq, sink);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ret = store_batch_row_delivered(b, rk);
+	ck_assert_msg(ret >= 0, "delivered: %s", store_strerror(st));
+	commit_ok(st, b);
+	return ret;
+}
+
+static int
+kill_row(struct store *st, uint64_t seq, uint32_t sink, uint64_t at,
+    const char *reason, const char *last_error, uint32_t attempts)
+{
+	struct store_batch *b;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	int ret;
+
+	store_key_row(rk, seq, sink);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ret = store_batch_row_dead(b, rk, at, reason, last_error, attempts);
+	ck_assert_msg(ret >= 0, "dead: %s", store_strerror(st));
+	commit_ok(st, b);
+	return ret;
+}
+
+/* Dead-letter every row of sc in one batch, as dead_letter_source. */
+static void
+kill_scanned(struct store *st, const struct scanned *sc)
+{
+	struct store_batch *b;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	int i;
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	for (i = 0; i < sc->n; i++) {
+		store_key_row(rk, sc->seq[i], sc->sink[i]);
+		ck_assert_int_eq(store_batch_row_dead(b, rk, 1000,
+		    "source_gone:github", "", 0), 0);
+	}
+	commit_ok(st, b);
+}
+
+static int
+lane_sweep(struct store *st, const char *tenant, unsigned max)
+{
+	struct store_batch *b;
+	int n;
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	n = store_batch_lane_sweep(b, tenant, 0, max);
+	ck_assert_msg(n >= 0, "sweep: %s", store_strerror(st));
+	commit_ok(st, b);
+	return n;
+}
+
+static int
+tenants_cb(const char *tenant, uint64_t due, void *arg)
+{
+	struct tenants_seen *ts = arg;
+
+	ck_assert_int_lt(ts->n, 8);
+	snprintf(ts->tenant[ts->n], sizeof(ts->tenant[0]), "%s", tenant);
+	ts->due[ts->n++] = due;
+	return ts->stop_after != 0 && ts->n >= ts->stop_after;
+}
+
+static int
+scan_keys_cb(const unsigned char *key, size_t klen, uint64_t due,
+    const unsigned char *rk, const struct store_row *r, void *arg)
+{
+	struct scanned *sc = arg;
+	int i = sc->n;
+
+	ck_assert_int_lt(i, 16);
+	sc->seq[i] = ((uint64_t)rk[0] << 56 | (uint64_t)rk[1] << 48 |
+	    (uint64_t)rk[2] << 40 | (uint64_t)rk[3] << 32 |
+	    (uint64_t)rk[4] << 24 | (uint64_t)rk[5] << 16 |
+	    (uint64_t)rk[6] << 8 | rk[7]);
+	sc->sink[i] = (uint32_t)rk[8] << 24 | (uint32_t)rk[9] << 16 |
+	    (uint32_t)rk[10] << 8 | rk[11];
+	sc->null[i] = r == NULL;
+	if (r != NULL)
+		sc->row[i] = *r;
+	sc->due[i] = due;
+	if (key != NULL) {
+		ck_assert_uint_le(klen, sizeof(sc->key[0]));
+		memcpy(sc->key[i], key, klen);
+		sc->klen[i] = klen;
+	}
+	sc->n++;
+	return sc->stop_after != 0 && sc->n >= sc->stop_after;
+}
+
+static int
+scan_cb(const unsigned char *rk, const struct store_row *r, void *arg)
+{
+	return scan_keys_cb(NULL, 0, 0, rk, r, arg);
+}
+
+static int
+pending_cb(const unsigned char *rk, const struct store_row *r, void *arg)
+{
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_ne(r->state, STORE_ROW_DEAD);
+	return scan_keys_cb(NULL, 0, 0, rk, r, arg);
+}
+
+static int
+marked_cb(const char *tenant, void *arg)
+{
+	return tenants_cb(tenant, 0, arg);
+}
+
+static int
+dead_cb(const struct store_dead_info *info, void *arg)
+{
+	struct dead_seen *ds = arg;
+
+	ck_assert_int_lt(ds->n, 8);
+	ds->info[ds->n++] = *info;
+	return ds->stop_after != 0 && ds->n >= ds->stop_after;
 }
 
 START_TEST(test_round_trip)
@@ -1494,6 +1727,999 @@ START_TEST(test_key_order)
 }
 END_TEST
 
+/*
+ * Dispatch side: due tenants and scans, settling, lanes, dead letters.
+ */
+
+START_TEST(test_due_tenants)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_row_spec ordered = { 0, MODULE_HTTP, 1, 0x42 };
+	struct tenants_seen ts;
+	struct store *st;
+	uint64_t due;
+
+	st = open_ok();
+	ck_assert_int_eq(store_oldest_due(st, &due), 0);
+	memset(&ts, 0, sizeof(ts));
+	ck_assert_int_eq(store_due_tenants(st, tenants_cb, &ts), 0);
+	ck_assert_int_eq(ts.n, 0);
+
+	put_rows(st, "acme", "github", 1000, &row, 1);
+	put_rows(st, "acme", "github", 500, &row, 1);
+	put_rows(st, "acme", "stripe", 700, &row, 1);
+	put_rows(st, "ac", "github", 2000, &row, 1);	/* a prefix of acme */
+	put_rows(st, "beta", "github", 3000, &row, 1);
+	put_rows(st, "zeta", "github", 9999, &row, 1);	/* only future */
+	put_rows(st, "omega", "github", 10, &ordered, 1); /* members only */
+
+	memset(&ts, 0, sizeof(ts));
+	ck_assert_int_eq(store_due_tenants(st, tenants_cb, &ts), 0);
+	ck_assert_int_eq(ts.n, 4);
+	ck_assert_str_eq(ts.tenant[0], "ac");
+	ck_assert_uint_eq(ts.due[0], 2000);
+	ck_assert_str_eq(ts.tenant[1], "acme");
+	ck_assert_uint_eq(ts.due[1], 500);
+	ck_assert_str_eq(ts.tenant[2], "beta");
+	ck_assert_uint_eq(ts.due[2], 3000);
+	ck_assert_str_eq(ts.tenant[3], "zeta");
+	ck_assert_uint_eq(ts.due[3], 9999);
+
+	memset(&ts, 0, sizeof(ts));
+	ts.stop_after = 2;
+	ck_assert_int_eq(store_due_tenants(st, tenants_cb, &ts), 0);
+	ck_assert_int_eq(ts.n, 2);
+
+	ck_assert_int_eq(store_oldest_due(st, &due), 1);
+	ck_assert_uint_eq(due, 500);
+
+	/* A tenant's next due time after t. */
+	ck_assert_int_eq(store_due_next(st, "acme", 0, &due), 1);
+	ck_assert_uint_eq(due, 500);
+	ck_assert_int_eq(store_due_next(st, "acme", 500, &due), 1);
+	ck_assert_uint_eq(due, 700);
+	ck_assert_int_eq(store_due_next(st, "acme", 999, &due), 1);
+	ck_assert_uint_eq(due, 1000);
+	ck_assert_int_eq(store_due_next(st, "acme", 1000, &due), 0);
+	ck_assert_int_eq(store_due_next(st, "acme", UINT64_MAX, &due), 0);
+	ck_assert_int_eq(store_due_next(st, "ac", 0, &due), 1);
+	ck_assert_uint_eq(due, 2000);
+	ck_assert_int_eq(store_due_next(st, "nobody", 0, &due), 0);
+	ck_assert_int_eq(store_due_next(st, "omega", 0, &due), 0);
+
+	/* The omega member, once promoted, is the oldest. */
+	ck_assert_int_eq(lane_sweep(st, "omega", 16), 1);
+	ck_assert_int_eq(store_oldest_due(st, &due), 1);
+	ck_assert_uint_eq(due, 10);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_due_scan)
+{
+	struct store_row_spec rows[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_SQS, 0, 0 },
+	};
+	struct store_batch *b;
+	struct store_hook h;
+	struct scanned sc;
+	struct store *st;
+	uint64_t s1, s2, s3;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 300, rows, 2);
+	s2 = put_rows(st, "acme", "stripe", 100, rows, 1);
+	s3 = put_rows(st, "acme", "github", 200, rows, 1);
+	put_rows(st, "acme", "github", 5000, rows, 1);
+	put_rows(st, "acme-x", "github", 10, rows, 1);
+	put_rows(st, "acm", "github", 10, rows, 1);
+
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 300, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 4);
+	ck_assert_uint_eq(sc.seq[0], s2);
+	ck_assert_uint_eq(sc.seq[1], s3);
+	ck_assert_uint_eq(sc.seq[2], s1);
+	ck_assert_uint_eq(sc.sink[2], 0);
+	ck_assert_uint_eq(sc.seq[3], s1);
+	ck_assert_uint_eq(sc.sink[3], 1);
+	/* Decoded rows. */
+	ck_assert_str_eq(sc.row[0].tenant, "acme");
+	ck_assert_str_eq(sc.row[0].source, "stripe");
+	ck_assert_uint_eq(sc.row[0].due, 100);
+	ck_assert_uint_eq(sc.row[0].state, STORE_ROW_DUE);
+	ck_assert_uint_eq(sc.row[0].body_size, 1);
+	ck_assert_uint_eq(sc.row[3].sink_index, 1);
+	ck_assert_uint_eq(sc.row[3].module, MODULE_SQS);
+	ck_assert_uint_eq(sc.row[3].attempts, 0);
+	ck_assert_str_eq(sc.row[3].last_error, "");
+
+	/* The now cutoff is inclusive. */
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 299, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 2);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 99, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 0);
+	memset(&sc, 0, sizeof(sc));
+	sc.stop_after = 1;
+	ck_assert_int_eq(store_due_scan(st, "acme", 10000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "nobody", 10000, scan_cb, &sc),
+	    0);
+	ck_assert_int_eq(sc.n, 0);
+
+	/* Inside a batch: its own rows too. */
+	hook_fill(&h, "github", "x", 1);
+	h.received_at = 150;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, rows, 1), 0);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 300, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 5);
+	ck_assert_uint_eq(sc.seq[1], h.seq);
+	store_batch_abort(b);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_delivered)
+{
+	struct store_row_spec rows[3] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_SQS, 0, 0 },
+		{ 2, MODULE_LOG, 0, 0 },
+	};
+	struct store_hook_rec rec;
+	struct store_counts c;
+	struct store_row r;
+	struct store *st;
+	struct listed l;
+	unsigned char rk[STORE_ROWKEY_LEN], *big;
+	uint64_t s1, s2;
+	int i;
+
+	ck_assert_ptr_nonnull(big = malloc(BIG_BODY));
+	for (i = 0; i < BIG_BODY; i++)
+		big[i] = (unsigned char)(i * 13 + (i >> 7));
+	st = open_ok();
+	s1 = put_hook_body(st, "acme", "github", 100, big, BIG_BODY, rows, 3);
+	s2 = put_rows(st, "acme", "github", 200, rows, 1);
+
+	ck_assert_int_eq(deliver(st, s1, 1), 0);
+	store_key_row(rk, s1, 1);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	ck_assert_int_eq(store_debug_count(st, "due"), 3);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 2);
+	ck_assert_uint_eq(c.rows, 3);
+	/* The hook stays, whole, with one row fewer. */
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_uint_eq(rec.rows, 2);
+	ck_assert_uint_eq(rec.hook.body_len, BIG_BODY);
+	ck_assert_int_eq(memcmp(rec.hook.body, big, BIG_BODY), 0);
+	ck_assert_str_eq(rec.hook.source, "github");
+	ck_assert_int_eq(rec.hook.nheaders, 3);
+	store_hook_rec_free(&rec);
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 2);
+	ck_assert_uint_eq(l.info[0].rows, 2);
+
+	/* Twice: nothing to do. */
+	ck_assert_int_eq(deliver(st, s1, 1), 1);
+	ck_assert_int_eq(deliver(st, s1, 0), 0);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_uint_eq(rec.rows, 1);
+	store_hook_rec_free(&rec);
+	/* The last row takes the hook with it. */
+	ck_assert_int_eq(deliver(st, s1, 2), 0);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 1);
+	ck_assert_uint_eq(c.rows, 1);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 1);
+	store_close(st);
+
+	/* Counters as committed. */
+	st = open_ok();
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 1);
+	ck_assert_uint_eq(c.rows, 1);
+	ck_assert_int_eq(deliver(st, s2, 0), 0);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 0);
+	ck_assert_uint_eq(c.rows, 0);
+	ck_assert_int_eq(store_debug_count(st, "rows"), 0);
+	store_close(st);
+	free(big);
+}
+END_TEST
+
+START_TEST(test_reschedule)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_row r, nr;
+	struct tenants_seen ts;
+	struct scanned sc;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, &row, 1);
+	store_key_row(rk, s1, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	nr = r;
+	nr.due = 5000;
+	nr.attempts = 2;
+	nr.first_attempt = 120;
+	snprintf(nr.last_error, sizeof(nr.last_error), "http 503");
+	snprintf(nr.tenant, sizeof(nr.tenant), "elsewhere");	/* ignored */
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 0);
+	commit_ok(st, b);
+
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 4999, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 0);
+	ck_assert_int_eq(store_due_scan(st, "acme", 5000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_int_eq(sc.null[0], 0);
+	ck_assert_uint_eq(sc.row[0].due, 5000);
+	ck_assert_uint_eq(sc.row[0].attempts, 2);
+	ck_assert_uint_eq(sc.row[0].first_attempt, 120);
+	ck_assert_str_eq(sc.row[0].last_error, "http 503");
+	ck_assert_str_eq(sc.row[0].tenant, "acme");
+	ck_assert_uint_eq(sc.row[0].state, STORE_ROW_DUE);
+	memset(&ts, 0, sizeof(ts));
+	ck_assert_int_eq(store_due_tenants(st, tenants_cb, &ts), 0);
+	ck_assert_int_eq(ts.n, 1);
+	ck_assert_uint_eq(ts.due[0], 5000);
+
+	/* A breaker park. */
+	nr.due = 7000;
+	nr.state = STORE_ROW_PARKED;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 0);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_PARKED);
+	ck_assert_uint_eq(r.due, 7000);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 7000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_uint_eq(sc.row[0].state, STORE_ROW_PARKED);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+
+	/* Not a pending state: the batch fails. */
+	nr.state = STORE_ROW_MEMBER;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), -1);
+	ck_assert_int_eq(store_batch_commit(b), -1);
+	/* No such row. */
+	nr.state = STORE_ROW_DUE;
+	store_key_row(rk, 99, 0);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 1);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_dead)
+{
+	struct store_row_spec rows[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_SQS, 0, 0 },
+	};
+	struct store_hook_rec rec;
+	struct store_counts c;
+	struct store_batch *b;
+	struct store_row r;
+	struct scanned sc;
+	struct dead_seen ds;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	char longer[STORE_ERROR_MAX + 100];
+	uint64_t s1;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, rows, 2);
+	ck_assert_int_eq(kill_row(st, s1, 0, 777, "retries_exhausted",
+	    "http 500", 84), 0);
+	store_key_row(rk, s1, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
+	ck_assert_uint_eq(r.attempts, 84);
+	ck_assert_str_eq(r.last_error, "http 500");
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.dead, 1);
+	ck_assert_uint_eq(c.rows, 2);
+	ck_assert_uint_eq(c.hooks, 1);
+	ck_assert_int_eq(store_debug_count(st, "dead"), 1);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 10000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_uint_eq(sc.sink[0], 1);
+	/* The hook stays, the dead row counted live. */
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_uint_eq(rec.rows, 2);
+	store_hook_rec_free(&rec);
+
+	/* Dead is final: again, or delivered, or rescheduled, nothing. */
+	ck_assert_int_eq(kill_row(st, s1, 0, 778, "x", "y", 1), 1);
+	ck_assert_int_eq(deliver(st, s1, 0), 1);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	r.state = STORE_ROW_DUE;
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &r), 1);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_list(st, NULL, 0, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 1);
+	ck_assert_str_eq(ds.info[0].reason, "retries_exhausted");
+	ck_assert_str_eq(ds.info[0].last_error, "http 500");
+	ck_assert_uint_eq(ds.info[0].attempts, 84);
+	ck_assert_uint_eq(ds.info[0].dead_at, 777);
+
+	/* The other row as well, with reasons too long: cut. */
+	memset(longer, 'r', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	ck_assert_int_eq(kill_row(st, s1, 1, 800, longer, longer, 3), 0);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.dead, 2);
+	ck_assert_int_eq(store_debug_count(st, "due"), 0);
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_list(st, NULL, 0, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 2);
+	ck_assert_uint_eq(strlen(ds.info[1].reason), STORE_ERROR_MAX);
+	ck_assert_uint_eq(strlen(ds.info[1].last_error), STORE_ERROR_MAX);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	store_hook_rec_free(&rec);
+	store_close(st);
+
+	st = open_ok();
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.dead, 2);
+	ck_assert_uint_eq(c.rows, 2);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_lanes)
+{
+	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x77 };
+	struct store_batch *b;
+	struct store_row r;
+	struct scanned sc;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s[4];
+	int i;
+
+	st = open_ok();
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	for (i = 0; i < 3; i++)
+		s[i] = put_rows(st, "acme", "github", 100 * (i + 1), &ord, 1);
+	ck_assert_uint_eq(store_lane_members(st), 3);
+	ck_assert_int_eq(store_debug_count(st, "members"), 3);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 1);
+	ck_assert_int_eq(store_debug_count(st, "due"), 0);
+	ck_assert_int_eq(store_debug_count(st, "lanes"), 0);
+
+	/* The sweep promotes the first: a head and its due key. */
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_lane_sweep(b, "acme", 0, 16), 1);
+	ck_assert_uint_eq(store_lane_members(st), 2);
+	commit_ok(st, b);
+	ck_assert_uint_eq(store_lane_members(st), 2);
+	ck_assert_int_eq(store_debug_count(st, "lanes"), 1);
+	ck_assert_int_eq(store_debug_count(st, "members"), 2);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 1);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_uint_eq(sc.seq[0], s[0]);
+	ck_assert_uint_eq(sc.row[0].state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(sc.row[0].due, 100);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 0);
+
+	/* Delivering the head promotes the next in the same batch. */
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	store_key_row(rk, s[0], 0);
+	ck_assert_int_eq(store_batch_row_delivered(b, rk), 0);
+	store_key_row(rk, s[1], 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 1);
+	commit_ok(st, b);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_uint_eq(sc.seq[0], s[1]);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 1);
+
+	/* Dead-lettering the head promotes the last; its mark goes. */
+	ck_assert_int_eq(kill_row(st, s[1], 0, 900, "permanent:410", "gone",
+	    1), 0);
+	store_key_row(rk, s[2], 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_debug_count(st, "members"), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	ck_assert_int_eq(store_debug_count(st, "lanes"), 1);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+
+	/* The last head ends: an idle lane, no state left. */
+	ck_assert_int_eq(deliver(st, s[2], 0), 0);
+	ck_assert_int_eq(store_debug_count(st, "lanes"), 0);
+	ck_assert_int_eq(store_debug_count(st, "due"), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 1);	/* the dead */
+
+	/* A member into the idle lane: the sweep makes it the head. */
+	s[3] = put_rows(st, "acme", "github", 400, &ord, 1);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 1);
+	ck_assert_int_eq(lane_sweep(st, "other", 16), 0);
+	ck_assert_int_eq(lane_sweep(st, "acme", 0), 0);		/* max 0 */
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
+	store_key_row(rk, s[3], 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	store_close(st);
+}
+END_TEST
+
+/* A retried or parked head stays its lane's head. */
+START_TEST(test_lane_head_parked)
+{
+	struct store_row_spec ord = { 2, MODULE_SQS, 1, 0x99 };
+	struct store_batch *b;
+	struct store_row r, nr;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1, s2, s3;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s2 = put_rows(st, "acme", "github", 200, &ord, 1);
+	s3 = put_rows(st, "acme", "github", 300, &ord, 1);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
+
+	/* A retry written as DUE stays HEAD. */
+	store_key_row(rk, s1, 2);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	nr = r;
+	nr.state = STORE_ROW_DUE;
+	nr.due = 1000;
+	nr.attempts = 1;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 0);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(r.due, 1000);
+	/* Parked: PARKED, still the head. */
+	nr.state = STORE_ROW_PARKED;
+	nr.due = 2000;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 0);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_PARKED);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 0);
+	/* Unparked as DUE: HEAD again. */
+	nr.state = STORE_ROW_DUE;
+	nr.due = 2500;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 0);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	/* Parked again and delivered: the lane is released. */
+	nr.state = STORE_ROW_PARKED;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 0);
+	commit_ok(st, b);
+	ck_assert_int_eq(deliver(st, s1, 2), 0);
+	store_key_row(rk, s2, 2);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(r.due, 200);
+	ck_assert_uint_eq(store_lane_members(st), 1);
+	/* A parked head dead-lettered: released as well. */
+	nr = r;
+	nr.state = STORE_ROW_PARKED;
+	nr.due = 9000;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 0);
+	commit_ok(st, b);
+	ck_assert_int_eq(kill_row(st, s2, 2, 950, "retry_horizon:sqs", "",
+	    5), 0);
+	store_key_row(rk, s3, 2);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+	store_close(st);
+}
+END_TEST
+
+/* A head whose row is gone or DEAD is healed by the sweep; its stale due
+ * key is reported with no row and dropped. */
+START_TEST(test_lane_heal)
+{
+	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x55 };
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_row r;
+	struct scanned sc;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN], val[STORE_REC_MAX];
+	uint64_t s1, s2, s3, s4;
+	size_t vlen;
+	int i;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s2 = put_rows(st, "acme", "github", 200, &ord, 1);
+	s3 = put_rows(st, "acme", "github", 300, &ord, 1);
+	s4 = put_rows(st, "acme", "github", 400, &row, 1);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
+	store_close(st);
+	store_key_row(rk, s1, 0);
+	table_del("rows.db", rk, sizeof(rk));
+
+	st = open_ok();
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan_keys(st, "acme", 1000, scan_keys_cb,
+	    &sc), 0);
+	ck_assert_int_eq(sc.n, 2);
+	ck_assert_int_eq(sc.null[0], 1);
+	ck_assert_uint_eq(sc.seq[0], s1);
+	ck_assert_uint_eq(sc.due[0], 100);
+	ck_assert_int_eq(sc.null[1], 0);
+	ck_assert_uint_eq(sc.seq[1], s4);
+	/* The plain scan reports it too, with no row. */
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 2);
+	ck_assert_int_eq(sc.null[0], 1);
+	ck_assert_uint_eq(sc.seq[0], s1);
+	ck_assert_int_eq(store_due_scan_keys(st, "acme", 1000, scan_keys_cb,
+	    &sc), 0);
+	ck_assert_int_eq(sc.n, 4);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	/* A live key is never dropped; the stale one is. */
+	ck_assert_int_eq(store_batch_due_drop(b, sc.key[3], sc.klen[3]), 1);
+	ck_assert_int_eq(store_batch_due_drop(b, sc.key[2], sc.klen[2]), 0);
+	ck_assert_int_eq(store_batch_due_drop(b, sc.key[2], sc.klen[2]), 1);
+	/* The sweep heals the lane: the next member is its head. */
+	ck_assert_int_eq(store_batch_lane_sweep(b, "acme", 0, 16), 1);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_debug_count(st, "due"), 2);
+	store_key_row(rk, s2, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 1);
+
+	/* A head left DEAD without a release: healed the same way. */
+	r.state = STORE_ROW_DEAD;
+	ck_assert_uint_gt(vlen = store_rec_row_encode(&r, val, sizeof(val)),
+	    0);
+	store_close(st);
+	table_poke("rows.db", rk, sizeof(rk), val, vlen);
+	st = open_ok();
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 2);
+	for (i = 0; i < sc.n; i++)
+		ck_assert_int_eq(sc.null[i], sc.seq[i] == s2);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
+	store_key_row(rk, s3, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	store_close(st);
+}
+END_TEST
+
+/* A member whose row is gone is dropped at promotion, not stalling. */
+START_TEST(test_lane_member_gone)
+{
+	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x66 };
+	struct store_row r;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1, s2;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s2 = put_rows(st, "acme", "github", 200, &ord, 1);
+	store_close(st);
+	store_key_row(rk, s1, 0);
+	table_del("rows.db", rk, sizeof(rk));
+	st = open_ok();
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
+	store_key_row(rk, s2, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_debug_count(st, "members"), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_lane_member_dead)
+{
+	struct store_row_spec ord = { 1, MODULE_HTTP, 1, 0x11 };
+	struct store_row r;
+	struct store_counts c;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1, s2, s3, s4;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s2 = put_rows(st, "acme", "github", 200, &ord, 1);
+	s3 = put_rows(st, "acme", "github", 300, &ord, 1);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
+	ck_assert_uint_eq(store_lane_members(st), 2);
+
+	/* A member dead-lettered leaves its lane. */
+	ck_assert_int_eq(kill_row(st, s2, 1, 500, "source_gone:github", "",
+	    0), 0);
+	store_key_row(rk, s2, 1);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
+	ck_assert_uint_eq(store_lane_members(st), 1);
+	ck_assert_int_eq(store_debug_count(st, "members"), 1);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 1);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.dead, 1);
+
+	/* The head's end skips it: the next is s3. */
+	ck_assert_int_eq(deliver(st, s1, 1), 0);
+	store_key_row(rk, s3, 1);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+
+	/* The last member dead-lettered behind a live head: no mark. */
+	s4 = put_rows(st, "acme", "github", 400, &ord, 1);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 1);
+	ck_assert_int_eq(kill_row(st, s4, 1, 600, "source_gone:github", "",
+	    0), 0);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_debug_count(st, "members"), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	ck_assert_int_eq(store_debug_count(st, "lanes"), 1);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_lane_members_restart)
+{
+	struct store_row_spec ord[2] = {
+		{ 0, MODULE_HTTP, 1, 0x1 }, { 1, MODULE_HTTP, 1, 0x2 },
+	};
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+
+	st = open_ok();
+	put_rows(st, "acme", "github", 100, ord, 2);
+	put_rows(st, "acme", "github", 200, ord, 1);
+	ck_assert_uint_eq(store_lane_members(st), 3);
+	/* A batch's own members count while it is open, not after abort. */
+	hook_fill(&h, "github", "x", 1);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, ord, 2), 0);
+	ck_assert_uint_eq(store_lane_members(st), 5);
+	store_batch_abort(b);
+	ck_assert_uint_eq(store_lane_members(st), 3);
+	store_close(st);
+
+	st = open_ok();
+	ck_assert_uint_eq(store_lane_members(st), 3);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 2);
+	ck_assert_uint_eq(store_lane_members(st), 1);
+	store_close(st);
+
+	st = open_ok();
+	ck_assert_uint_eq(store_lane_members(st), 1);
+	store_close(st);
+
+	/* A store without the counter counts its members at open. */
+	meta_delete("lane_members");
+	st = open_ok();
+	ck_assert_uint_eq(store_lane_members(st), 1);
+	put_rows(st, "acme", "github", 300, ord, 1);
+	ck_assert_uint_eq(store_lane_members(st), 2);
+	store_close(st);
+	st = open_ok();
+	ck_assert_uint_eq(store_lane_members(st), 2);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_marked_tenants)
+{
+	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x3 };
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct tenants_seen ts;
+	struct store *st;
+
+	st = open_ok();
+	memset(&ts, 0, sizeof(ts));
+	ck_assert_int_eq(store_marked_tenants(st, marked_cb, &ts), 0);
+	ck_assert_int_eq(ts.n, 0);
+	put_rows(st, "beta", "github", 100, &ord, 1);
+	put_rows(st, "acme", "github", 100, &ord, 1);
+	put_rows(st, "acme", "github", 100, &ord, 1);
+	ord.lane_hash = 0x4;
+	put_rows(st, "acme", "github", 100, &ord, 1);
+	put_rows(st, "ac", "github", 100, &ord, 1);
+	put_rows(st, "zeta", "github", 100, &row, 1);
+	memset(&ts, 0, sizeof(ts));
+	ck_assert_int_eq(store_marked_tenants(st, marked_cb, &ts), 0);
+	ck_assert_int_eq(ts.n, 3);
+	ck_assert_str_eq(ts.tenant[0], "ac");
+	ck_assert_str_eq(ts.tenant[1], "acme");
+	ck_assert_str_eq(ts.tenant[2], "beta");
+	memset(&ts, 0, sizeof(ts));
+	ts.stop_after = 1;
+	ck_assert_int_eq(store_marked_tenants(st, marked_cb, &ts), 0);
+	ck_assert_int_eq(ts.n, 1);
+
+	/* Promoted lanes with no member left lose their marks. */
+	ck_assert_int_eq(lane_sweep(st, "ac", 16), 1);
+	ck_assert_int_eq(lane_sweep(st, "beta", 16), 1);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 2);
+	memset(&ts, 0, sizeof(ts));
+	ck_assert_int_eq(store_marked_tenants(st, marked_cb, &ts), 0);
+	ck_assert_int_eq(ts.n, 1);
+	ck_assert_str_eq(ts.tenant[0], "acme");
+	store_close(st);
+}
+END_TEST
+
+/* A lazy commit (no flush) is visible at once and kept by a clean close. */
+START_TEST(test_commit_lazy)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_counts c;
+	struct store_row bad;
+	struct store_batch *b;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, &row, 1);
+	store_key_row(rk, s1, 0);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_delivered(b, rk), 0);
+	ck_assert_int_eq(store_batch_commit_lazy(b), 0);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.rows, 0);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));	/* closed */
+	store_batch_abort(b);
+	store_close(st);
+	st = open_ok();
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.rows, 0);
+	ck_assert_uint_eq(c.hooks, 0);
+	ck_assert_int_eq(store_debug_count(st, "due"), 0);
+	/* A failed batch is aborted by it, as by store_batch_commit. */
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	memset(&bad, 0, sizeof(bad));
+	bad.state = STORE_ROW_MEMBER;
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &bad), -1);
+	ck_assert_int_eq(store_batch_commit_lazy(b), -1);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	store_batch_abort(b);
+	store_close(st);
+}
+END_TEST
+
+/* The sweep visits at most max lanes, and the next goes on after them. */
+START_TEST(test_lane_sweep_resume)
+{
+	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0 };
+	struct store *st;
+	int i, j;
+
+	st = open_ok();
+	for (i = 0; i < 3; i++) {
+		ord.lane_hash = i + 1;
+		for (j = 0; j < 2; j++)
+			put_rows(st, "acme", "github", 100, &ord, 1);
+	}
+	put_rows(st, "beta", "github", 100, &ord, 1);
+	ck_assert_uint_eq(store_lane_members(st), 7);
+	ck_assert_int_eq(lane_sweep(st, "acme", 2), 2);
+	ck_assert_int_eq(lane_sweep(st, "beta", 2), 1);	/* its own place */
+	ck_assert_int_eq(lane_sweep(st, "acme", 2), 1);	/* the third lane */
+	ck_assert_int_eq(lane_sweep(st, "acme", 2), 0);
+	ck_assert_int_eq(store_debug_count(st, "lanes"), 4);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 3);
+	ck_assert_uint_eq(store_lane_members(st), 3);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_dead_list)
+{
+	struct store_row_spec rows[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_SQS, 0, 0 },
+	};
+	struct dead_seen ds;
+	struct store_hook h;
+	struct store_batch *b;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	char idbuf[UUID_STRLEN + 1];
+	uint64_t sa, sb, sc;
+
+	st = open_ok();
+	hook_fill(&h, "github", "a", 1);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, rows, 2), 0);
+	commit_ok(st, b);
+	sa = h.seq;
+	sb = put_rows(st, "acme", "stripe", 100, rows, 1);
+	sc = put_rows(st, "acme", "github", 100, rows, 1);
+	ck_assert_int_eq(kill_row(st, sa, 0, 300, "permanent:400", "bad", 1),
+	    0);
+	ck_assert_int_eq(kill_row(st, sb, 0, 100, "retries_exhausted", "e",
+	    84), 0);
+	ck_assert_int_eq(kill_row(st, sc, 0, 200, "attempt_timeout:30000",
+	    "t", 2), 0);
+	ck_assert_int_eq(kill_row(st, sa, 1, 400, "sink_gone:1:sqs", "", 0),
+	    0);
+
+	/* Oldest first. */
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_list(st, NULL, 0, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 4);
+	ck_assert_uint_eq(ds.info[0].seq, sb);
+	ck_assert_uint_eq(ds.info[1].seq, sc);
+	ck_assert_uint_eq(ds.info[2].seq, sa);
+	ck_assert_uint_eq(ds.info[3].seq, sa);
+	ck_assert_uint_eq(ds.info[3].sink_index, 1);
+	/* Every field of one. */
+	uuid_format(h.id, idbuf);
+	ck_assert_str_eq(ds.info[2].hook_id, idbuf);
+	ck_assert_str_eq(ds.info[2].tenant, "acme");
+	ck_assert_str_eq(ds.info[2].source, "github");
+	ck_assert_uint_eq(ds.info[2].module, MODULE_HTTP);
+	ck_assert_uint_eq(ds.info[2].sink_index, 0);
+	ck_assert_str_eq(ds.info[2].reason, "permanent:400");
+	ck_assert_str_eq(ds.info[2].last_error, "bad");
+	ck_assert_uint_eq(ds.info[2].attempts, 1);
+	ck_assert_uint_eq(ds.info[2].dead_at, 300);
+	store_key_row(rk, sa, 0);
+	ck_assert_mem_eq(ds.info[2].rowkey, rk, sizeof(rk));
+	ck_assert_uint_eq(ds.info[3].module, MODULE_SQS);
+
+	/* Source filter, limit, since, stop. */
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_list(st, "github", 0, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 3);
+	ck_assert_uint_eq(ds.info[0].seq, sc);
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_list(st, "stripe", 0, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 1);
+	ck_assert_str_eq(ds.info[0].reason, "retries_exhausted");
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_list(st, "github", 2, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 2);
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_list_since(st, NULL, 250, 0, dead_cb,
+	    &ds), 0);
+	ck_assert_int_eq(ds.n, 2);
+	ck_assert_uint_eq(ds.info[0].dead_at, 300);
+	memset(&ds, 0, sizeof(ds));
+	ds.stop_after = 1;
+	ck_assert_int_eq(store_dead_list(st, NULL, 0, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 1);
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_list(st, "none", 0, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 0);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_pending_rows)
+{
+	struct store_row_spec two[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_SQS, 0, 0 },
+	};
+	struct store_row_spec mixed[2] = {
+		{ 0, MODULE_HTTP, 1, 0x5 }, { 1, MODULE_SQS, 0, 0 },
+	};
+	struct scanned sc;
+	struct store *st;
+	uint64_t s1, s3, s4, s5;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, two, 2);
+	put_rows(st, "acme", "stripe", 100, two, 2);
+	s3 = put_rows(st, "acme", "github", 100, two, 2);
+	s4 = put_rows(st, "acme", "github", 100, mixed, 2);
+	s5 = put_rows(st, "acme", "github", 100, two, 1);
+	ck_assert_int_eq(kill_row(st, s3, 1, 50, "permanent:x", "", 1), 0);
+
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", 0, 0,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 6);
+
+	/* Pages of 2: never split a hook. */
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", 0, 2,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 2);
+	ck_assert_uint_eq(sc.seq[0], s1);
+	ck_assert_uint_eq(sc.seq[1], s1);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", s1, 2,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 3);
+	ck_assert_uint_eq(sc.seq[0], s3);
+	ck_assert_uint_eq(sc.sink[0], 0);
+	ck_assert_uint_eq(sc.seq[1], s4);
+	ck_assert_uint_eq(sc.row[1].state, STORE_ROW_MEMBER);
+	ck_assert_uint_eq(sc.seq[2], s4);
+	ck_assert_uint_eq(sc.row[2].state, STORE_ROW_DUE);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", s4, 2,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_uint_eq(sc.seq[0], s5);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", s5, 2,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 0);
+	memset(&sc, 0, sizeof(sc));
+	sc.stop_after = 1;
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", 0, 0,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+
+	/* dead_letter_source over the pages: nothing pending after. */
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", 0, 0,
+	    pending_cb, &sc), 0);
+	kill_scanned(st, &sc);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", 0, 0,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 0);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "stripe", 0, 0,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 2);
+	store_close(st);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -1523,6 +2749,32 @@ store_suite(void)
 	tcase_add_test(tc, test_quarantine);
 	tcase_add_test(tc, test_quarantine_release);
 	tcase_add_test(tc, test_quarantine_counters);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("dispatch");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_due_tenants);
+	tcase_add_test(tc, test_due_scan);
+	tcase_add_test(tc, test_delivered);
+	tcase_add_test(tc, test_reschedule);
+	tcase_add_test(tc, test_dead);
+	tcase_add_test(tc, test_dead_list);
+	tcase_add_test(tc, test_pending_rows);
+	tcase_add_test(tc, test_commit_lazy);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lanes");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_lanes);
+	tcase_add_test(tc, test_lane_head_parked);
+	tcase_add_test(tc, test_lane_heal);
+	tcase_add_test(tc, test_lane_member_gone);
+	tcase_add_test(tc, test_lane_member_dead);
+	tcase_add_test(tc, test_lane_members_restart);
+	tcase_add_test(tc, test_lane_sweep_resume);
+	tcase_add_test(tc, test_marked_tenants);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("durability");

@@ -1,0 +1,483 @@
+/*
+ * job.c: the codec of MSG_DELIVER_JOB and MSG_DELIVER_OUTCOME; see job.h.
+ *
+ * MSG_DELIVER_JOB payload, in this order (field types as in msg.c):
+ *
+ *   str hook_id, str tenant, str source, u64 received_at, str content_type,
+ *   u32 nheaders, then per header str name, str value,
+ *   str dedupe_key, str replay_id, u32 attempt, str claim_ref,
+ *   u32 sink_index,
+ *   the sink: u8 type, u8 ordered, u8 order_key kind, str order_key name,
+ *     u64 timeout_ms, u64 inline_max_bytes, u64 max_message_bytes, then
+ *     http:   str url, str method, u32 nheaders, per header str name,
+ *             str value, u32 nsecrets, per secret data bytes,
+ *             u64 max_response_bytes
+ *     sqs:    str queue_url, region, endpoint, message_group_id,
+ *             access_key_id, secret_access_key, session_token
+ *     pubsub: str project, topic, endpoint, ordering_key, auth, token
+ *     log:    nothing
+ *   u64 body length, then the body as data when the length is at most
+ *   MSG_INLINE_MAX; above that no data field, and the frame carries a
+ *   memfd holding exactly that many bytes.
+ *
+ * A string option of the sink that is absent (NULL) travels as "" and
+ * comes back NULL: the config never holds an empty option.
+ *
+ * MSG_DELIVER_OUTCOME payload: u8 result, u64 retry_after_ms,
+ * u32 http_status, u64 duration_ms, str detail.
+ *
+ * Decoding is strict: counts over their bounds, an unknown sink type or
+ * result, a body length that disagrees with its descriptor, a descriptor
+ * where none belongs (or none where one must be), leftover bytes: each
+ * refuses the frame.  Nothing here is fatal except running out of memory.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "log.h"
+#include "msg.h"
+#include "proc.h"
+
+static void	job_add_pairs(struct msg *, const struct header_kv *, int);
+static void	job_add_sink(struct msg *, const struct sink_conf *);
+static int	job_get_str(struct msg *, char **);
+static int	job_get_opt(struct msg *, char **);
+static int	job_get_pairs(struct msg *, struct header_kv **, int *);
+static int	job_get_sink(struct msg *, struct sink_conf *);
+static int	job_get_body(struct msg *, struct job *);
+static void	job_free_pairs(struct header_kv *, int);
+static void	job_free_sink(struct sink_conf *);
+
+static const char *job_result_names[JOB_RESULT_MAX] = {
+	[JOB_OK] = "ok",
+	[JOB_ERROR] = "error",
+	[JOB_PERMANENT] = "permanent",
+};
+
+const char *
+job_result_name(enum job_result r)
+{
+	if ((unsigned)r >= JOB_RESULT_MAX)
+		return "unknown";
+	return job_result_names[r];
+}
+
+/* --- encoding --- */
+
+int
+job_encode(struct msg *m, const struct job *j)
+{
+	int fd;
+
+	msg_init(m, MSG_DELIVER_JOB, j->id);
+	msg_add_str(m, j->hook_id);
+	msg_add_str(m, j->tenant);
+	msg_add_str(m, j->source);
+	msg_add_u64(m, j->received_at);
+	msg_add_str(m, j->content_type);
+	job_add_pairs(m, j->headers, j->nheaders);
+	msg_add_str(m, j->dedupe_key);
+	msg_add_str(m, j->replay_id);
+	msg_add_u32(m, j->attempt);
+	msg_add_str(m, j->claim_ref);
+	msg_add_u32(m, j->sink_index);
+	job_add_sink(m, &j->sink);
+
+	msg_add_u64(m, j->bodylen);
+	if (j->bodylen <= MSG_INLINE_MAX) {
+		msg_add_data(m, j->body, j->bodylen);
+		return 0;
+	}
+	if ((fd = proc_memfd("job", j->body, j->bodylen)) == -1) {
+		msg_free(m);
+		return -1;
+	}
+	msg_set_fd(m, fd);
+	return 0;
+}
+
+static void
+job_add_pairs(struct msg *m, const struct header_kv *kv, int n)
+{
+	int i;
+
+	msg_add_u32(m, n);
+	for (i = 0; i < n; i++) {
+		msg_add_str(m, kv[i].name);
+		msg_add_str(m, kv[i].value);
+	}
+}
+
+static void
+job_add_sink(struct msg *m, const struct sink_conf *s)
+{
+	int i;
+
+	msg_add_u8(m, s->type);
+	msg_add_u8(m, s->ordered != 0);
+	msg_add_u8(m, s->order_key.kind);
+	msg_add_str(m, s->order_key.name);
+	msg_add_u64(m, s->timeout_ms);
+	msg_add_u64(m, s->inline_max_bytes);
+	msg_add_u64(m, s->max_message_bytes);
+	switch (s->type) {
+	case SINK_HTTP:
+		msg_add_str(m, s->u.http.url);
+		msg_add_str(m, s->u.http.method);
+		job_add_pairs(m, s->u.http.headers, s->u.http.nheaders);
+		msg_add_u32(m, s->u.http.nsecrets);
+		for (i = 0; i < s->u.http.nsecrets; i++)
+			msg_add_data(m, s->u.http.secrets[i].data,
+			    s->u.http.secrets[i].len);
+		msg_add_u64(m, s->u.http.max_response_bytes);
+		break;
+	case SINK_SQS:
+		msg_add_str(m, s->u.sqs.queue_url);
+		msg_add_str(m, s->u.sqs.region);
+		msg_add_str(m, s->u.sqs.endpoint);
+		msg_add_str(m, s->u.sqs.message_group_id);
+		msg_add_str(m, s->u.sqs.access_key_id);
+		msg_add_str(m, s->u.sqs.secret_access_key);
+		msg_add_str(m, s->u.sqs.session_token);
+		break;
+	case SINK_PUBSUB:
+		msg_add_str(m, s->u.pubsub.project);
+		msg_add_str(m, s->u.pubsub.topic);
+		msg_add_str(m, s->u.pubsub.endpoint);
+		msg_add_str(m, s->u.pubsub.ordering_key);
+		msg_add_str(m, s->u.pubsub.auth);
+		msg_add_str(m, s->u.pubsub.token);
+		break;
+	case SINK_LOG:
+		break;
+	default:
+		/* The master built this job from its own config. */
+		fatalx("job_encode: sink type %d", (int)s->type);
+	}
+}
+
+/* --- decoding --- */
+
+int
+job_decode(struct msg *m, struct job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->id = m->id;
+	if (m->type != MSG_DELIVER_JOB ||
+	    job_get_str(m, &j->hook_id) == -1 ||
+	    job_get_str(m, &j->tenant) == -1 ||
+	    job_get_str(m, &j->source) == -1 ||
+	    msg_get_u64(m, &j->received_at) == -1 ||
+	    job_get_str(m, &j->content_type) == -1 ||
+	    job_get_pairs(m, &j->headers, &j->nheaders) == -1 ||
+	    job_get_str(m, &j->dedupe_key) == -1 ||
+	    job_get_str(m, &j->replay_id) == -1 ||
+	    msg_get_u32(m, &j->attempt) == -1 ||
+	    job_get_str(m, &j->claim_ref) == -1 ||
+	    msg_get_u32(m, &j->sink_index) == -1 ||
+	    job_get_sink(m, &j->sink) == -1 ||
+	    job_get_body(m, j) == -1 ||
+	    msg_end(m) == -1) {
+		job_free(j);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+job_get_str(struct msg *m, char **out)
+{
+	const char *s;
+
+	if (msg_get_str(m, &s) == -1)
+		return -1;
+	if ((*out = strdup(s)) == NULL)
+		fatal("job_decode");
+	return 0;
+}
+
+/* A sink option: "" is absent. */
+static int
+job_get_opt(struct msg *m, char **out)
+{
+	const char *s;
+
+	if (msg_get_str(m, &s) == -1)
+		return -1;
+	if (*s == '\0')
+		*out = NULL;
+	else if ((*out = strdup(s)) == NULL)
+		fatal("job_decode");
+	return 0;
+}
+
+static int
+job_get_pairs(struct msg *m, struct header_kv **kvp, int *np)
+{
+	struct header_kv *kv;
+	uint32_t n, i;
+
+	if (msg_get_u32(m, &n) == -1)
+		return -1;
+	if (n > JOB_MAX_HEADERS) {
+		m->err = 1;
+		return -1;
+	}
+	if ((kv = calloc(n + 1, sizeof(*kv))) == NULL)
+		fatal("job_decode");
+	*kvp = kv;
+	for (i = 0; i < n; i++) {
+		if (job_get_str(m, &kv[i].name) == -1 ||
+		    job_get_str(m, &kv[i].value) == -1) {
+			if (kv[i].name != NULL)
+				i++;
+			*np = i;
+			return -1;
+		}
+	}
+	*np = n;
+	return 0;
+}
+
+static int
+job_get_sink(struct msg *m, struct sink_conf *s)
+{
+	const void *p;
+	size_t len;
+	uint32_t n, i;
+	uint8_t type, ordered, kind;
+
+	if (msg_get_u8(m, &type) == -1 || msg_get_u8(m, &ordered) == -1 ||
+	    msg_get_u8(m, &kind) == -1)
+		return -1;
+	if (type < SINK_HTTP || type > SINK_LOG || ordered > 1 ||
+	    kind > KEY_JSON) {
+		m->err = 1;
+		return -1;
+	}
+	s->type = type;
+	s->ordered = ordered;
+	s->order_key.kind = kind;
+	if (job_get_opt(m, &s->order_key.name) == -1 ||
+	    msg_get_u64(m, &s->timeout_ms) == -1 ||
+	    msg_get_u64(m, &s->inline_max_bytes) == -1 ||
+	    msg_get_u64(m, &s->max_message_bytes) == -1)
+		return -1;
+	switch (s->type) {
+	case SINK_HTTP:
+		if (job_get_opt(m, &s->u.http.url) == -1 ||
+		    job_get_opt(m, &s->u.http.method) == -1 ||
+		    job_get_pairs(m, &s->u.http.headers,
+		    &s->u.http.nheaders) == -1 ||
+		    msg_get_u32(m, &n) == -1)
+			return -1;
+		if (n > CONF_MAX_SECRETS) {
+			m->err = 1;
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			if (msg_get_data(m, &p, &len) == -1)
+				return -1;
+			if ((s->u.http.secrets[i].data = malloc(len + 1)) ==
+			    NULL)
+				fatal("job_decode");
+			if (len > 0)
+				memcpy(s->u.http.secrets[i].data, p, len);
+			s->u.http.secrets[i].len = len;
+			s->u.http.nsecrets = i + 1;
+		}
+		return msg_get_u64(m, &s->u.http.max_response_bytes);
+	case SINK_SQS:
+		if (job_get_opt(m, &s->u.sqs.queue_url) == -1 ||
+		    job_get_opt(m, &s->u.sqs.region) == -1 ||
+		    job_get_opt(m, &s->u.sqs.endpoint) == -1 ||
+		    job_get_opt(m, &s->u.sqs.message_group_id) == -1 ||
+		    job_get_opt(m, &s->u.sqs.access_key_id) == -1 ||
+		    job_get_opt(m, &s->u.sqs.secret_access_key) == -1 ||
+		    job_get_opt(m, &s->u.sqs.session_token) == -1)
+			return -1;
+		return 0;
+	case SINK_PUBSUB:
+		if (job_get_opt(m, &s->u.pubsub.project) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.topic) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.endpoint) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.ordering_key) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.auth) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.token) == -1)
+			return -1;
+		return 0;
+	default:
+		return 0;	/* SINK_LOG: no options */
+	}
+}
+
+/* The body: inline data, or exactly its length in the passed memfd. */
+static int
+job_get_body(struct msg *m, struct job *j)
+{
+	struct stat st;
+	const void *p;
+	uint64_t len;
+	size_t n;
+
+	if (msg_get_u64(m, &len) == -1)
+		return -1;
+	if (len <= MSG_INLINE_MAX) {
+		if (m->fd != -1 || msg_get_data(m, &p, &n) == -1 ||
+		    n != len) {
+			m->err = 1;
+			return -1;
+		}
+		if ((j->body = malloc(n + 1)) == NULL)
+			fatal("job_decode");
+		if (n > 0)
+			memcpy(j->body, p, n);
+		j->body[n] = '\0';
+		j->bodylen = n;
+		return 0;
+	}
+	if (m->fd == -1 || len > JOB_MAX_BODY || fstat(m->fd, &st) == -1 ||
+	    (uint64_t)st.st_size != len) {
+		m->err = 1;
+		return -1;
+	}
+	if ((j->body = (unsigned char *)proc_read_fd(m->fd, len)) == NULL) {
+		if (errno == ENOMEM)
+			fatal("job_decode");
+		m->err = 1;
+		return -1;
+	}
+	j->bodylen = len;
+	return 0;
+}
+
+static void
+job_free_pairs(struct header_kv *kv, int n)
+{
+	int i;
+
+	if (kv == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		free(kv[i].name);
+		free(kv[i].value);
+	}
+	free(kv);
+}
+
+static void
+job_free_sink(struct sink_conf *s)
+{
+	int i;
+
+	free(s->order_key.name);
+	switch (s->type) {
+	case SINK_HTTP:
+		free(s->u.http.url);
+		free(s->u.http.method);
+		job_free_pairs(s->u.http.headers, s->u.http.nheaders);
+		for (i = 0; i < s->u.http.nsecrets; i++) {
+			/* Secrets: leave nothing behind in freed memory. */
+			explicit_bzero(s->u.http.secrets[i].data,
+			    s->u.http.secrets[i].len);
+			free(s->u.http.secrets[i].data);
+		}
+		break;
+	case SINK_SQS:
+		free(s->u.sqs.queue_url);
+		free(s->u.sqs.region);
+		free(s->u.sqs.endpoint);
+		free(s->u.sqs.message_group_id);
+		free(s->u.sqs.access_key_id);
+		if (s->u.sqs.secret_access_key != NULL)
+			explicit_bzero(s->u.sqs.secret_access_key,
+			    strlen(s->u.sqs.secret_access_key));
+		free(s->u.sqs.secret_access_key);
+		free(s->u.sqs.session_token);
+		break;
+	case SINK_PUBSUB:
+		free(s->u.pubsub.project);
+		free(s->u.pubsub.topic);
+		free(s->u.pubsub.endpoint);
+		free(s->u.pubsub.ordering_key);
+		free(s->u.pubsub.auth);
+		free(s->u.pubsub.token);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+job_free(struct job *j)
+{
+	free(j->hook_id);
+	free(j->tenant);
+	free(j->source);
+	free(j->content_type);
+	job_free_pairs(j->headers, j->nheaders);
+	free(j->dedupe_key);
+	free(j->replay_id);
+	free(j->claim_ref);
+	free(j->body);
+	job_free_sink(&j->sink);
+	memset(j, 0, sizeof(*j));
+}
+
+/* --- outcomes --- */
+
+void
+job_outcome_set(struct job_outcome *o, enum job_result r, const char *fmt,
+    ...)
+{
+	va_list ap;
+
+	o->result = r;
+	va_start(ap, fmt);
+	(void)vsnprintf(o->detail, sizeof(o->detail), fmt, ap);
+	va_end(ap);
+}
+
+void
+job_outcome_encode(struct msg *m, uint64_t id, const struct job_outcome *o)
+{
+	msg_init(m, MSG_DELIVER_OUTCOME, id);
+	msg_add_u8(m, o->result);
+	msg_add_u64(m, o->retry_after_ms);
+	msg_add_u32(m, o->http_status);
+	msg_add_u64(m, o->duration_ms);
+	msg_add_str(m, o->detail);
+}
+
+int
+job_outcome_decode(struct msg *m, struct job_outcome *o)
+{
+	const char *s;
+	uint8_t r;
+
+	memset(o, 0, sizeof(*o));
+	if (m->type != MSG_DELIVER_OUTCOME || m->fd != -1 ||
+	    msg_get_u8(m, &r) == -1 ||
+	    msg_get_u64(m, &o->retry_after_ms) == -1 ||
+	    msg_get_u32(m, &o->http_status) == -1 ||
+	    msg_get_u64(m, &o->duration_ms) == -1 ||
+	    msg_get_str(m, &s) == -1 || msg_end(m) == -1)
+		return -1;
+	if (r >= JOB_RESULT_MAX || strlen(s) >= sizeof(o->detail)) {
+		m->err = 1;
+		return -1;
+	}
+	o->result = r;
+	memcpy(o->detail, s, strlen(s) + 1);
+	return 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * job.h: one delivery attempt as it travels from the master to a deliver
+ * process (MSG_DELIVER_JOB), and the attempt's outcome on the way back
+ * (MSG_DELIVER_OUTCOME).
+ *
+ * A job carries everything the attempt needs, so a deliver process never
+ * opens the store and never reads the config: the hook (ids, headers to
+ * forward, body or claim reference) and the sink's options from the
+ * source as it is now, secrets included.  The frame id is the job id; the
+ * outcome answers with the same id.
+ *
+ * Ownership: a job the master builds points at the master's own memory
+ * (store records, the config's struct sink_conf copied by value) and is
+ * only encoded, never freed with job_free.  A job from job_decode owns
+ * every byte it points at; job_free releases it.
+ */
+#ifndef ANKUSA_JOB_H
+#define ANKUSA_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+
+#define JOB_MAX_HEADERS		1024	/* forwarded or configured, each */
+#define JOB_DETAIL_MAX		256	/* outcome detail, with its NUL */
+#define JOB_MAX_BODY		(1ULL << 32)	/* refused above: 4 GiB */
+
+struct msg;
+
+struct job {
+	uint64_t		 id;		/* the frame id; unique in a run */
+	char			*hook_id;	/* UUIDv7, text */
+	char			*tenant;
+	char			*source;
+	uint64_t		 received_at;	/* wall ms */
+	char			*content_type;	/* "" none */
+	struct header_kv	*headers;	/* forwarded, lower-case names */
+	int			 nheaders;
+	char			*dedupe_key;	/* "" none */
+	char			*replay_id;	/* "" none */
+	uint32_t		 attempt;	/* 1-based */
+	char			*claim_ref;	/* "" none: the body is here */
+	unsigned char		*body;		/* raw, byte for byte */
+	size_t			 bodylen;
+	uint32_t		 sink_index;	/* in the source, for logs */
+	struct sink_conf	 sink;		/* the sink's options, now */
+};
+
+enum job_result {
+	JOB_OK = 0,		/* delivered: the row goes */
+	JOB_ERROR,		/* transient: the retry policy decides */
+	JOB_PERMANENT,		/* dead-letter now; no breaker count */
+	JOB_RESULT_MAX
+};
+
+struct job_outcome {
+	enum job_result	 result;
+	uint64_t	 retry_after_ms;	/* 0: none; the sink's Retry-After */
+	uint32_t	 http_status;		/* 0: no HTTP answer */
+	uint64_t	 duration_ms;		/* of the attempt */
+	char		 detail[JOB_DETAIL_MAX];	/* "http 503", curl's text */
+};
+
+/* Build an MSG_DELIVER_JOB frame (m is msg_init'ed here with j->id).  A
+ * body above MSG_INLINE_MAX goes into a memfd the frame carries.  0, or -1
+ * with errno if the memfd cannot be made (m is then freed). */
+int	job_encode(struct msg *m, const struct job *j);
+/* Read a job strictly (msg_end included), copying everything out of the
+ * frame and reading a passed body descriptor.  0, or -1 for a frame that
+ * is not exactly a job (j is then left empty: nothing to free). */
+int	job_decode(struct msg *m, struct job *j);
+void	job_free(struct job *j);
+
+/* printf-style detail into o->detail, truncated to fit. */
+void	job_outcome_set(struct job_outcome *o, enum job_result,
+	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Build an MSG_DELIVER_OUTCOME frame for job id (m is msg_init'ed here). */
+void	job_outcome_encode(struct msg *m, uint64_t id,
+	    const struct job_outcome *o);
+/* Read an outcome strictly; 0, or -1 for a frame that is not one. */
+int	job_outcome_decode(struct msg *m, struct job_outcome *o);
+const char *job_result_name(enum job_result);	/* ok, error, permanent */
+
+#endif

@@ -1,0 +1,918 @@
+/*
+ * dispatch.c: the scheduler; see dispatch.h, and the spec section by
+ * section:
+ *
+ * What wakes it: the glue calls dispatch_run() after a commit, after
+ * settles and at the time dispatch_run() last asked for: the earliest due
+ * row of a tenant with window room.  A retry is a row due at now + backoff,
+ * so waiting costs no slot.
+ *
+ * Concurrency: window.c; a claim charges the tenant's window and the
+ * global one (rows and stored bytes), a start charges running attempts.
+ *
+ * Ordering lanes: only a lane's head is a due row (store.c keeps heads,
+ * members, marks and the release of a head's lane in the transaction of
+ * its terminal settle).  Here: the sweep, once per visit of a tenant,
+ * before its due rows are claimed, and only while lane_members > 0.
+ *
+ * Per-tenant fairness: fair.c splits each scan's page of dispatch.batch
+ * rows over the tenants with due rows and window room.
+ *
+ * Per-sink isolation: sinkq.c; the breaker of the key parks rows (a settle
+ * that rewrites them due later with attempts unchanged), bounded by the
+ * retry horizon.
+ *
+ * Binding: at claim time a row is bound to the sink of its source as the
+ * config is now: (index, module), else the one sink with its module, else
+ * it is dead-lettered as sink_gone; a row of a deleted source as
+ * source_gone.
+ *
+ * Fatal: only inconsistency of this module's own counts (fatalx).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "dispatch.h"
+#include "fair.h"
+#include "log.h"
+#include "sinkq.h"
+
+#define DISPATCH_HASH		4096	/* claimed-row buckets */
+#define RETRY_AFTER_CAP_MS	3600000	/* a sink's Retry-After, at most 1 h */
+
+enum drow_state {
+	DROW_QUEUED = 1,	/* waiting for a slot in its key's queue */
+	DROW_RUNNING,		/* an attempt runs */
+	DROW_SETTLING,		/* its settle is queued for writing */
+};
+
+struct dispatch {
+	const struct conf	*conf;
+	struct dispatch_ops	 ops;
+	struct window		 win;		/* the global window */
+	uint32_t		 sink_cap;	/* dispatch.sink_concurrency */
+	struct breaker_conf	 bconf;
+	struct drow		*rows[DISPATCH_HASH];
+	struct dtenant_list	 tenants;	/* every tenant in memory */
+	struct dtenant_list	 ring;		/* tenants with queued rows */
+	struct drowq		 running;
+	char			 fair_first[65];	/* the tenant the last
+							 * page did not reach */
+	int			 stopped;
+	uint64_t		 next_job;
+	struct dispatch_stats	 st;
+	/* during a scan */
+	uint64_t		 now;
+};
+
+/* One scan's view of a tenant. */
+struct scan_tenant {
+	char		 name[65];
+	uint64_t	 earliest;	/* its earliest due key */
+	int		 marked;	/* has marked lanes */
+	struct dtenant	*t;
+};
+
+struct scan {
+	struct dispatch		*d;
+	struct scan_tenant	*v;
+	size_t			 n;
+	size_t			 cap;
+	/* claim in progress */
+	struct dtenant		*t;
+	uint32_t		 want;
+	uint32_t		 got;
+	int			 more;		/* stopped by want, not by rows */
+};
+
+static uint64_t		 key_hash(const unsigned char *);
+static struct drow	*row_find(struct dispatch *, const unsigned char *);
+static void		 row_insert(struct dispatch *, struct drow *);
+static void		 row_remove(struct dispatch *, struct drow *);
+static struct dtenant	*tenant_get(struct dispatch *, const char *);
+static void		 tenant_window(struct dispatch *, struct dtenant *);
+static void		 tenant_maybe_free(struct dispatch *, struct dtenant *);
+static int		 scan_add(const char *, uint64_t, void *);
+static int		 scan_add_marked(const char *, void *);
+static uint32_t		 scan_claim(struct fair_tenant *, uint32_t, void *);
+static int		 scan_row(const unsigned char *, const struct store_row *,
+			    void *);
+static void		 claim_row(struct dispatch *, struct dtenant *,
+			    const unsigned char *, const struct store_row *);
+static int		 bind_row(struct dispatch *, struct drow *, char *,
+			    size_t);
+static void		 assign(struct dispatch *);
+static void		 settle_delivered(struct dispatch *, struct drow *);
+static void		 settle_dead(struct dispatch *, struct drow *,
+			    const char *, const char *);
+static void		 settle_reschedule(struct dispatch *, struct drow *);
+static void		 park(struct dispatch *, struct drow *, uint64_t);
+static void		 park_queued(struct dispatch *, struct dsinkq *,
+			    uint64_t);
+static const struct retry_policy *row_policy(struct dispatch *,
+			    const struct drow *);
+
+/* --- rows --- */
+
+static uint64_t
+key_hash(const unsigned char *k)
+{
+	uint64_t h = 14695981039346656037ULL;
+	int i;
+
+	for (i = 0; i < STORE_ROWKEY_LEN; i++)
+		h = (h ^ k[i]) * 1099511628211ULL;
+	return h;
+}
+
+static struct drow *
+row_find(struct dispatch *d, const unsigned char *key)
+{
+	struct drow *r;
+
+	for (r = d->rows[key_hash(key) % DISPATCH_HASH]; r != NULL;
+	    r = r->hnext)
+		if (memcmp(r->key, key, STORE_ROWKEY_LEN) == 0)
+			return r;
+	return NULL;
+}
+
+static void
+row_insert(struct dispatch *d, struct drow *r)
+{
+	size_t b = key_hash(r->key) % DISPATCH_HASH;
+
+	r->hnext = d->rows[b];
+	d->rows[b] = r;
+}
+
+static void
+row_remove(struct dispatch *d, struct drow *r)
+{
+	struct drow **pp;
+
+	for (pp = &d->rows[key_hash(r->key) % DISPATCH_HASH]; *pp != NULL;
+	    pp = &(*pp)->hnext)
+		if (*pp == r) {
+			*pp = r->hnext;
+			return;
+		}
+	fatalx("dispatch: claimed row not in its table");
+}
+
+int
+dispatch_is_claimed(struct dispatch *d, const unsigned char *key)
+{
+	return row_find(d, key) != NULL;
+}
+
+/* --- tenants --- */
+
+static struct dtenant *
+tenant_get(struct dispatch *d, const char *name)
+{
+	struct dtenant *t;
+
+	TAILQ_FOREACH(t, &d->tenants, all)
+		if (strcmp(t->name, name) == 0)
+			return t;
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		fatal("dispatch: tenant");
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	TAILQ_INIT(&t->keys);
+	TAILQ_INIT(&t->ready);
+	tenant_window(d, t);
+	TAILQ_INSERT_TAIL(&d->tenants, t, all);
+	d->st.tenants++;
+	return t;
+}
+
+static void
+tenant_window(struct dispatch *d, struct dtenant *t)
+{
+	const struct tenant_window *tw = conf_tenant_window(d->conf, t->name);
+
+	window_set(&t->win, tw->max_inflight, tw->max_inflight_bytes,
+	    tw->concurrency);
+}
+
+static void
+tenant_maybe_free(struct dispatch *d, struct dtenant *t)
+{
+	if (t->nkeys != 0 || t->win.rows != 0 || t->win.running != 0)
+		return;
+	if (t->in_ring)
+		TAILQ_REMOVE(&d->ring, t, ring);
+	TAILQ_REMOVE(&d->tenants, t, all);
+	d->st.tenants--;
+	free(t);
+}
+
+/* --- life --- */
+
+struct dispatch *
+dispatch_new(const struct conf *conf, const struct dispatch_ops *ops)
+{
+	struct dispatch *d;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		fatal("dispatch_new");
+	d->ops = *ops;
+	TAILQ_INIT(&d->tenants);
+	TAILQ_INIT(&d->ring);
+	TAILQ_INIT(&d->running);
+	d->next_job = 1;
+	dispatch_reconfigure(d, conf);
+	return d;
+}
+
+void
+dispatch_free(struct dispatch *d)
+{
+	struct dtenant *t;
+	struct dsinkq *q;
+	struct drow *r, *next;
+	size_t i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < DISPATCH_HASH; i++)
+		for (r = d->rows[i]; r != NULL; r = next) {
+			next = r->hnext;
+			free(r);
+		}
+	while ((t = TAILQ_FIRST(&d->tenants)) != NULL) {
+		while ((q = TAILQ_FIRST(&t->keys)) != NULL) {
+			TAILQ_REMOVE(&t->keys, q, all);
+			free(q);
+		}
+		TAILQ_REMOVE(&d->tenants, t, all);
+		free(t);
+	}
+	free(d);
+}
+
+/*
+ * The spec's reconfigure: limits are rebuilt, nothing claimed or running is
+ * dropped; a lowered limit only stops the next claim or start until the
+ * counts fall below it.
+ */
+void
+dispatch_reconfigure(struct dispatch *d, const struct conf *conf)
+{
+	struct dtenant *t;
+
+	d->conf = conf;
+	window_set(&d->win, conf->dispatch.max_inflight,
+	    conf->dispatch.max_inflight_bytes, conf->dispatch.concurrency);
+	d->sink_cap = conf->dispatch.sink_concurrency;
+	d->bconf.failures = conf->dispatch.breaker_failures;
+	d->bconf.open_ms = conf->dispatch.breaker_open_ms;
+	d->bconf.max_open_ms = conf->dispatch.breaker_max_open_ms;
+	TAILQ_FOREACH(t, &d->tenants, all)
+		tenant_window(d, t);
+}
+
+void
+dispatch_stop(struct dispatch *d)
+{
+	d->stopped = 1;
+}
+
+/* --- policy --- */
+
+const char *
+dispatch_module_name(uint8_t m)
+{
+	switch (m) {
+	case MODULE_HTTP:
+		return "http";
+	case MODULE_SQS:
+		return "sqs";
+	case MODULE_PUBSUB:
+		return "google_pubsub";
+	case MODULE_LOG:
+		return "log";
+	}
+	return "unknown";
+}
+
+static uint8_t
+sink_module(enum sink_type t)
+{
+	switch (t) {
+	case SINK_HTTP:
+		return MODULE_HTTP;
+	case SINK_SQS:
+		return MODULE_SQS;
+	case SINK_PUBSUB:
+		return MODULE_PUBSUB;
+	case SINK_LOG:
+		return MODULE_LOG;
+	}
+	return 0;
+}
+
+/*
+ * delay(n) = min(max_ms, base_ms * 2^(n-1)) for the retry after the n-th
+ * attempt; the shift stops once past max_ms, so it cannot overflow.
+ */
+uint64_t
+dispatch_backoff(uint64_t base_ms, uint64_t max_ms, uint32_t attempts)
+{
+	uint64_t delay = base_ms;
+	uint32_t i;
+
+	for (i = 1; i < attempts && delay < max_ms; i++)
+		delay *= 2;
+	return delay < max_ms ? delay : max_ms;
+}
+
+static const struct retry_policy *
+row_policy(struct dispatch *d, const struct drow *r)
+{
+	const struct source_conf *src = conf_source(d->conf, r->row.source);
+
+	return src != NULL ? &src->retry : &d->conf->dispatch.retry;
+}
+
+/* --- binding --- */
+
+/*
+ * Bind r to a sink of its source as the config is now.  0, or -1 with the
+ * dead-letter reason in why.
+ */
+static int
+bind_row(struct dispatch *d, struct drow *r, char *why, size_t len)
+{
+	const struct source_conf *src = conf_source(d->conf, r->row.source);
+	int i, found = -1, n = 0;
+
+	if (src == NULL) {
+		snprintf(why, len, "source_gone:%s", r->row.source);
+		return -1;
+	}
+	if (r->row.sink_index < (uint32_t)src->nsinks &&
+	    sink_module(src->sinks[r->row.sink_index].type) == r->row.module) {
+		r->bound = r->row.sink_index;
+		return 0;
+	}
+	/* Sinks reordered: the one sink with the row's module. */
+	for (i = 0; i < src->nsinks; i++)
+		if (sink_module(src->sinks[i].type) == r->row.module) {
+			found = i;
+			n++;
+		}
+	if (n == 1) {
+		r->bound = found;
+		return 0;
+	}
+	snprintf(why, len, "sink_gone:%u:%s", r->row.sink_index,
+	    dispatch_module_name(r->row.module));
+	return -1;
+}
+
+/* --- settling --- */
+
+static void
+settle_begin(struct dispatch *d, struct drow *r)
+{
+	if (r->state == DROW_QUEUED) {
+		TAILQ_REMOVE(&r->q->queue, r, link);
+		r->q->nqueued--;
+	}
+	r->state = DROW_SETTLING;
+	d->st.settling++;
+}
+
+static void
+settle_delivered(struct dispatch *d, struct drow *r)
+{
+	struct dsettle s;
+
+	settle_begin(d, r);
+	memset(&s, 0, sizeof(s));
+	s.kind = SETTLE_DELIVERED;
+	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
+	d->st.delivered++;
+	d->ops.settle(d->ops.arg, &s);
+}
+
+static void
+settle_dead(struct dispatch *d, struct drow *r, const char *reason,
+    const char *last_error)
+{
+	struct dsettle s;
+
+	settle_begin(d, r);
+	memset(&s, 0, sizeof(s));
+	s.kind = SETTLE_DEAD;
+	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
+	s.reason = reason;
+	s.last_error = last_error != NULL ? last_error : r->row.last_error;
+	s.attempts = r->row.attempts;
+	s.dead_at = d->now;
+	d->st.dead++;
+	log_info("dispatch: hook seq %" PRIu64 " sink %s/%s#%u dead-lettered: "
+	    "%s", r->seq, r->row.tenant, r->row.source, r->row.sink_index,
+	    reason);
+	d->ops.settle(d->ops.arg, &s);
+}
+
+static void
+settle_reschedule(struct dispatch *d, struct drow *r)
+{
+	struct dsettle s;
+
+	settle_begin(d, r);
+	memset(&s, 0, sizeof(s));
+	s.kind = SETTLE_RESCHEDULE;
+	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
+	s.row = &r->row;
+	d->ops.settle(d->ops.arg, &s);
+}
+
+/*
+ * Park r until until, attempts unchanged: the spec's breaker park.  Its
+ * retry horizon (retry.max_elapsed_ms from the first attempt; a row parked
+ * before any attempt starts counting now) bounds the park, and a row parked
+ * at or past its horizon is dead-lettered as retry_horizon.
+ */
+static void
+park(struct dispatch *d, struct drow *r, uint64_t until)
+{
+	const struct retry_policy *p = row_policy(d, r);
+	uint64_t horizon;
+	char why[64];
+
+	if (r->row.first_attempt == 0)
+		r->row.first_attempt = d->now;
+	horizon = r->row.first_attempt + p->max_elapsed_ms;
+	if (d->now >= horizon) {
+		snprintf(why, sizeof(why), "retry_horizon:%s",
+		    dispatch_module_name(r->row.module));
+		settle_dead(d, r, why, NULL);
+		return;
+	}
+	r->row.due = until < horizon ? until : horizon;
+	if (r->row.state != STORE_ROW_HEAD)
+		r->row.state = STORE_ROW_PARKED;
+	d->st.parked++;
+	settle_reschedule(d, r);
+}
+
+static void
+park_queued(struct dispatch *d, struct dsinkq *q, uint64_t until)
+{
+	struct drow *r;
+
+	while ((r = TAILQ_FIRST(&q->queue)) != NULL)
+		park(d, r, until);
+}
+
+void
+dispatch_settled(struct dispatch *d, const unsigned char *key, int ok)
+{
+	struct drow *r = row_find(d, key);
+	struct dsinkq *q;
+	struct dtenant *t;
+
+	if (r == NULL || r->state != DROW_SETTLING)
+		fatalx("dispatch: settle of a row that is not settling");
+	q = r->q;
+	t = r->t;
+	row_remove(d, r);
+	window_release(&d->win, r->row.body_size);
+	window_release(&t->win, r->row.body_size);
+	if (q != NULL)
+		q->claimed--;
+	d->st.settling--;
+	d->st.claimed--;
+	d->st.claimed_bytes -= r->row.body_size;
+	/* A failed write leaves the row as it was in the store: it is due
+	 * again and the next scan claims it (at least once). */
+	(void)ok;
+	free(r);
+	if (q != NULL)
+		sinkq_maybe_free(q);
+	tenant_maybe_free(d, t);
+}
+
+/* --- claiming --- */
+
+static int
+scan_add(const char *tenant, uint64_t earliest, void *arg)
+{
+	struct scan *sc = arg;
+	size_t i;
+
+	for (i = 0; i < sc->n; i++)
+		if (strcmp(sc->v[i].name, tenant) == 0) {
+			if (earliest < sc->v[i].earliest)
+				sc->v[i].earliest = earliest;
+			return 0;
+		}
+	if (sc->n == sc->cap) {
+		sc->cap = sc->cap ? sc->cap * 2 : 64;
+		if ((sc->v = reallocarray(sc->v, sc->cap, sizeof(*sc->v))) ==
+		    NULL)
+			fatal("dispatch: scan");
+	}
+	memset(&sc->v[sc->n], 0, sizeof(sc->v[0]));
+	snprintf(sc->v[sc->n].name, sizeof(sc->v[0].name), "%s", tenant);
+	sc->v[sc->n].earliest = earliest;
+	sc->n++;
+	return 0;
+}
+
+static int
+scan_add_marked(const char *tenant, void *arg)
+{
+	struct scan *sc = arg;
+
+	scan_add(tenant, UINT64_MAX, arg);
+	for (size_t i = 0; i < sc->n; i++)
+		if (strcmp(sc->v[i].name, tenant) == 0)
+			sc->v[i].marked = 1;
+	return 0;
+}
+
+static int
+cmp_scan_tenant(const void *a, const void *b)
+{
+	return strcmp(((const struct scan_tenant *)a)->name,
+	    ((const struct scan_tenant *)b)->name);
+}
+
+/* Take a due row: bind it, park it if its key's breaker says so, else
+ * queue it for a slot. */
+static void
+claim_row(struct dispatch *d, struct dtenant *t, const unsigned char *key,
+    const struct store_row *row)
+{
+	struct drow *r;
+	uint64_t until;
+	char why[STORE_ERROR_MAX];
+	int i;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("dispatch: claim");
+	memcpy(r->key, key, STORE_ROWKEY_LEN);
+	for (i = 0; i < 8; i++)
+		r->seq = (r->seq << 8) | key[i];
+	r->row = *row;
+	r->t = t;
+	row_insert(d, r);
+	window_claim(&d->win, row->body_size);
+	window_claim(&t->win, row->body_size);
+	d->st.claimed++;
+	d->st.claimed_bytes += row->body_size;
+
+	if (bind_row(d, r, why, sizeof(why)) == -1) {
+		settle_dead(d, r, why, NULL);	/* in no queue: r->q NULL */
+		return;
+	}
+	r->q = sinkq_get(t, r->row.source, r->bound, r->row.module);
+	r->q->claimed++;
+	r->state = DROW_QUEUED;
+	if (breaker_parks(&r->q->br, &d->bconf, d->now, &until)) {
+		/* Not in the queue yet: park goes through settle_begin with
+		 * a queued row, so put it there first. */
+		sinkq_push(r->q, r);
+		park(d, r, until);
+		return;
+	}
+	sinkq_push(r->q, r);
+	sinkq_ready(&d->ring, r->q);
+}
+
+static int
+scan_row(const unsigned char *key, const struct store_row *row, void *arg)
+{
+	struct scan *sc = arg;
+	struct dispatch *d = sc->d;
+
+	if (sc->got >= sc->want) {
+		sc->more = 1;
+		return 1;
+	}
+	if (row == NULL)
+		return 0;	/* a due key without its row: the store heals */
+	if (row_find(d, key) != NULL)
+		return 0;	/* claimed: settling or running */
+	if (!window_fits(&d->win, row->body_size) ||
+	    !window_fits(&sc->t->win, row->body_size)) {
+		sc->more = 1;
+		return 1;
+	}
+	claim_row(d, sc->t, key, row);
+	sc->got++;
+	return 0;
+}
+
+static uint32_t
+scan_claim(struct fair_tenant *ft, uint32_t want, void *arg)
+{
+	struct scan *sc = arg;
+	struct scan_tenant *st = ft->arg;
+	struct dispatch *d = sc->d;
+
+	if (st->t == NULL)
+		st->t = tenant_get(d, st->name);
+	/* The lane sweep: once per visit, before the due rows, and only
+	 * while the node holds a member at all. */
+	if (!ft->reached && d->ops.lane_members(d->ops.arg) > 0)
+		(void)d->ops.lane_sweep(d->ops.arg, st->name, d->now);
+	sc->t = st->t;
+	sc->want = want;
+	sc->got = 0;
+	sc->more = 0;
+	if (window_room(&st->t->win) == 0)
+		return 0;
+	if (d->ops.due_scan(d->ops.arg, st->name, d->now, scan_row, sc) == -1)
+		return 0;
+	st->t->exhausted = !sc->more;
+	return sc->got;
+}
+
+/* --- slots --- */
+
+static void
+assign(struct dispatch *d)
+{
+	struct dsinkq *q;
+	struct drow *r;
+	uint64_t until;
+
+	while (!d->stopped && window_may_run(&d->win) &&
+	    (q = sinkq_next(&d->ring, d->sink_cap)) != NULL) {
+		r = TAILQ_FIRST(&q->queue);
+		switch (breaker_may_start(&q->br, &d->bconf, d->now, &until)) {
+		case BREAKER_PARK:
+			park(d, r, until);
+			continue;
+		case BREAKER_PROBE:
+			r->probe = 1;
+			break;
+		case BREAKER_START:
+			r->probe = 0;
+			break;
+		}
+		r->job = d->next_job++;
+		if (d->ops.start(d->ops.arg, r) == -1) {
+			/* No idle deliver process: it waits for one. */
+			if (r->probe)
+				breaker_probe_lost(&q->br);
+			r->probe = 0;
+			return;
+		}
+		sinkq_pop(q);
+		if (r->row.first_attempt == 0)
+			r->row.first_attempt = d->now;
+		r->state = DROW_RUNNING;
+		TAILQ_INSERT_TAIL(&d->running, r, link);
+		window_run(&d->win);
+		window_run(&q->t->win);
+		q->running++;
+		d->st.running++;
+	}
+}
+
+/* --- the scan --- */
+
+uint64_t
+dispatch_run(struct dispatch *d, uint64_t now)
+{
+	struct scan sc;
+	struct fair_tenant *ft;
+	uint64_t wake = UINT64_MAX, w, nd;
+	uint32_t page;
+	size_t i, start, next;
+
+	if (d->stopped)
+		return UINT64_MAX;
+	d->now = now;
+	memset(&sc, 0, sizeof(sc));
+	sc.d = d;
+	if (d->ops.due_tenants(d->ops.arg, scan_add, &sc) == -1) {
+		free(sc.v);
+		return now + 1000;	/* the store erred: try again soon */
+	}
+	if (d->ops.lane_members(d->ops.arg) > 0)
+		(void)d->ops.marked_tenants(d->ops.arg, scan_add_marked, &sc);
+	qsort(sc.v, sc.n, sizeof(sc.v[0]), cmp_scan_tenant);
+
+	/* The tenants this scan visits: work due (or lanes to sweep), and
+	 * room in their window.  A tenant at its window is skipped. */
+	if ((ft = calloc(sc.n + 1, sizeof(*ft))) == NULL)
+		fatal("dispatch: scan");
+	for (i = 0; i < sc.n; i++)
+		for (struct dtenant *t = TAILQ_FIRST(&d->tenants); t != NULL;
+		    t = TAILQ_NEXT(t, all))
+			if (strcmp(t->name, sc.v[i].name) == 0)
+				sc.v[i].t = t;
+	{
+		size_t n = 0;
+		struct scan_tenant *tmp;
+
+		if ((tmp = calloc(sc.n + 1, sizeof(*tmp))) == NULL)
+			fatal("dispatch: scan");
+		for (i = 0; i < sc.n; i++) {
+			struct scan_tenant *s = &sc.v[i];
+
+			if (s->earliest > now && !s->marked)
+				continue;
+			if (s->t != NULL && window_room(&s->t->win) == 0)
+				continue;
+			tmp[n++] = *s;
+		}
+		start = 0;
+		for (i = 0; i < n; i++) {
+			ft[i].name = tmp[i].name;
+			ft[i].arg = &tmp[i];
+		}
+		start = fair_start(ft, n, d->fair_first);
+		/* Rotate so the tenant the last page did not reach is
+		 * first. */
+		{
+			struct fair_tenant *rot;
+
+			if ((rot = calloc(n + 1, sizeof(*rot))) == NULL)
+				fatal("dispatch: scan");
+			for (i = 0; i < n; i++)
+				rot[i] = ft[(start + i) % n];
+			page = window_room(&d->win);
+			if (page > d->conf->dispatch.batch)
+				page = d->conf->dispatch.batch;
+			(void)fair_page(rot, n, page, scan_claim, &sc, &next);
+			d->fair_first[0] = '\0';
+			if (next < n)
+				snprintf(d->fair_first, sizeof(d->fair_first),
+				    "%s", rot[next].name);
+			/* Wake-up: a tenant not reached, or one stopped by
+			 * its share, has more due now; an exhausted one at
+			 * its next due row. */
+			for (i = 0; i < n; i++) {
+				struct scan_tenant *s = rot[i].arg;
+
+				if (!rot[i].reached)
+					w = now;	/* next page */
+				else if (window_room(&s->t->win) == 0)
+					continue;	/* on an outcome */
+				else if (!s->t->exhausted)
+					w = now;
+				else if (d->ops.due_next(d->ops.arg, s->name,
+				    now, &nd) == 1)
+					w = nd;
+				else
+					continue;
+				if (w < wake)
+					wake = w;
+			}
+			free(rot);
+		}
+		/* Tenants with only future rows wake us at their first. */
+		for (i = 0; i < sc.n; i++) {
+			struct scan_tenant *s = &sc.v[i];
+
+			if (s->earliest <= now || s->earliest == UINT64_MAX)
+				continue;
+			if (s->t != NULL && window_room(&s->t->win) == 0)
+				continue;
+			if (s->earliest < wake)
+				wake = s->earliest;
+		}
+		free(tmp);
+	}
+	free(ft);
+	free(sc.v);
+	assign(d);
+	/* A page cut short by the global window waits for an outcome. */
+	if (window_room(&d->win) == 0)
+		wake = UINT64_MAX;
+	return wake;
+}
+
+/* --- outcomes --- */
+
+void
+dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
+    uint64_t retry_after_ms, const char *detail, uint64_t now)
+{
+	const struct retry_policy *p;
+	struct drow *r;
+	struct dsinkq *q;
+	uint64_t delay, horizon, floor_ms;
+	char why[STORE_ERROR_MAX];
+	int opened;
+
+	TAILQ_FOREACH(r, &d->running, link)
+		if (r->job == job)
+			break;
+	if (r == NULL)
+		fatalx("dispatch: outcome of job %" PRIu64 " that is not "
+		    "running", job);
+	d->now = now;
+	q = r->q;
+	TAILQ_REMOVE(&d->running, r, link);
+	window_stop(&d->win);
+	window_stop(&r->t->win);
+	q->running--;
+	d->st.running--;
+
+	switch (res) {
+	case ATTEMPT_OK:
+		breaker_ok(&q->br);
+		settle_delivered(d, r);
+		return;
+	case ATTEMPT_PERMANENT:
+		breaker_permanent(&q->br);
+		r->row.attempts++;
+		snprintf(why, sizeof(why), "permanent:%s", detail);
+		snprintf(r->row.last_error, sizeof(r->row.last_error), "%s",
+		    detail);
+		settle_dead(d, r, why, detail);
+		return;
+	case ATTEMPT_ERROR:
+	case ATTEMPT_TIMEOUT:
+		break;
+	}
+
+	/* A failed attempt: the breaker, then the retry policy. */
+	opened = breaker_fail(&q->br, &d->bconf, now);
+	if (opened)
+		log_info("dispatch: sink %s/%s#%u (%s): breaker open for "
+		    "%" PRIu64 " s", r->t->name, q->source, q->sink,
+		    dispatch_module_name(q->module), q->br.open_ms / 1000);
+	p = row_policy(d, r);
+	r->row.attempts++;
+	snprintf(r->row.last_error, sizeof(r->row.last_error), "%s", detail);
+	horizon = r->row.first_attempt + p->max_elapsed_ms;
+	if (r->row.attempts >= p->max_attempts || now >= horizon) {
+		if (res == ATTEMPT_TIMEOUT)
+			settle_dead(d, r, detail, detail);
+		else
+			settle_dead(d, r, "retries_exhausted", detail);
+	} else {
+		delay = dispatch_backoff(p->base_ms, p->max_ms,
+		    r->row.attempts);
+		if (p->jitter)
+			delay = (uint64_t)(delay * (0.5 + 0.5 *
+			    d->ops.random(d->ops.arg)));
+		/* retry_after raises the floor, at most 1 h. */
+		floor_ms = retry_after_ms < RETRY_AFTER_CAP_MS ?
+		    retry_after_ms : RETRY_AFTER_CAP_MS;
+		if (delay < floor_ms)
+			delay = floor_ms;
+		r->row.due = now + delay;
+		if (r->row.due > horizon)
+			r->row.due = horizon;
+		d->st.retried++;
+		settle_reschedule(d, r);
+	}
+	if (opened)
+		park_queued(d, q, q->br.open_until);
+}
+
+/* --- introspection --- */
+
+void
+dispatch_get_stats(struct dispatch *d, struct dispatch_stats *st)
+{
+	struct dtenant *t;
+	struct dsinkq *q;
+	uint32_t queued = 0, open = 0, nkeys = 0;
+
+	TAILQ_FOREACH(t, &d->tenants, all)
+		TAILQ_FOREACH(q, &t->keys, all) {
+			nkeys++;
+			queued += q->nqueued;
+			if (q->br.state != BREAKER_CLOSED)
+				open++;
+		}
+	*st = d->st;
+	st->queued = queued;
+	st->sinkqs = nkeys;
+	st->breakers_open = open;
+	st->window_full = window_full(&d->win);
+	st->settled = d->st.delivered + d->st.dead;
+}
+
+void
+dispatch_breakers(struct dispatch *d, void (*cb)(const char *, const char *,
+    uint32_t, uint8_t, const struct breaker *, void *), void *arg)
+{
+	struct dtenant *t;
+	struct dsinkq *q;
+
+	TAILQ_FOREACH(t, &d->tenants, all)
+		TAILQ_FOREACH(q, &t->keys, all)
+			if (!breaker_is_idle(&q->br))
+				cb(t->name, q->source, q->sink, q->module,
+				    &q->br, arg);
+}

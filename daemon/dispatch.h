@@ -1,0 +1,147 @@
+/*
+ * dispatch.h: the dispatch scheduler, the spec's Ankusa.Dispatch.
+ *
+ * A data structure with no I/O of its own: it is given now (wall ms), reads
+ * the store and starts attempts through struct dispatch_ops, and answers
+ * "wake me at T".  The glue (pipeline.c) implements the ops over the real
+ * store and deliver processes and arms one timer; the unit tests implement
+ * them over an in-memory store with a fake clock.
+ *
+ * Claims live here only (the store is not written when a row is claimed):
+ * a claimed row is skipped by later scans until its settle has been
+ * written, and a restart makes every claimed row due again.  Outcomes are
+ * turned into settles (delivered, rescheduled, parked, dead) that the glue
+ * writes as one store transaction per loop turn and then reports back with
+ * dispatch_settled(), which releases the claim.
+ *
+ * Memory: one struct drow per claimed row (bounded by dispatch.max_inflight),
+ * one struct dtenant per tenant with claims or a breaker, one struct dsinkq
+ * per sink key with claims or a breaker that is not idle.
+ */
+#ifndef ANKUSA_DISPATCH_H
+#define ANKUSA_DISPATCH_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include "breaker.h"
+#include "store.h"
+#include "window.h"
+
+struct conf;
+struct dispatch;
+struct drow;
+
+enum attempt_result {
+	ATTEMPT_OK = 0,
+	ATTEMPT_ERROR,		/* transient: the retry policy decides */
+	ATTEMPT_PERMANENT,	/* dead-letter now; never counts for breakers */
+	ATTEMPT_TIMEOUT,	/* killed at dispatch.attempt_timeout_ms */
+};
+
+enum settle_kind {
+	SETTLE_DELIVERED = 1,	/* delete the row (and the hook with its last) */
+	SETTLE_RESCHEDULE,	/* rewrite the row due at row.due (retry, park) */
+	SETTLE_DEAD,		/* move the row to the dead letters */
+};
+
+struct dsettle {
+	enum settle_kind	 kind;
+	unsigned char		 key[STORE_ROWKEY_LEN];
+	const struct store_row	*row;		/* RESCHEDULE: the row as it
+						 * is to be written */
+	const char		*reason;	/* DEAD */
+	const char		*last_error;	/* DEAD */
+	uint32_t		 attempts;	/* DEAD */
+	uint64_t		 dead_at;	/* DEAD */
+};
+
+/* A claimed row, as the glue sees it to start an attempt. */
+struct drow {
+	unsigned char		 key[STORE_ROWKEY_LEN];
+	uint64_t		 seq;
+	struct store_row	 row;
+	uint32_t		 bound;		/* the sink index bound now */
+	uint64_t		 job;		/* running: its job id */
+	/* private to dispatch.c */
+	int			 state;
+	int			 probe;
+	struct dtenant		*t;
+	struct dsinkq		*q;
+	TAILQ_ENTRY(drow)	 link;		/* its sink key's queue, or running */
+	struct drow		*hnext;
+};
+
+struct dispatch_ops {
+	void	*arg;
+	/* Tenants with due keys, each with its earliest due time. */
+	int	(*due_tenants)(void *, int (*)(const char *, uint64_t, void *),
+		    void *);
+	/* A tenant's due rows with due <= now, in due order; the callback
+	 * returns non-zero to stop.  A NULL row: a due key without its row. */
+	int	(*due_scan)(void *, const char *, uint64_t,
+		    int (*)(const unsigned char *, const struct store_row *,
+		    void *), void *);
+	/* The tenant's first due time after t: 1 and *due, or 0 if none. */
+	int	(*due_next)(void *, const char *, uint64_t, uint64_t *);
+	/* Members waiting in lanes, over the node (a counter). */
+	uint64_t (*lane_members)(void *);
+	/* Tenants with marked lanes (only called while lane_members > 0). */
+	int	(*marked_tenants)(void *, int (*)(const char *, void *), void *);
+	/* Promote lane members of a tenant that have no head; the count. */
+	int	(*lane_sweep)(void *, const char *, uint64_t);
+	/* Hand the attempt to an idle deliver process: 0, or -1 if none is
+	 * idle (the row stays queued). */
+	int	(*start)(void *, struct drow *);
+	/* Queue a store write for the end of the loop turn. */
+	void	(*settle)(void *, const struct dsettle *);
+	/* Uniform random in [0, 1) for the retry jitter. */
+	double	(*random)(void *);
+};
+
+struct dispatch_stats {
+	uint32_t	claimed;	/* rows claimed, any state */
+	uint64_t	claimed_bytes;
+	uint32_t	queued;		/* claimed, waiting for a slot */
+	uint32_t	running;
+	uint32_t	settling;	/* outcome in, settle not yet written */
+	uint32_t	tenants;
+	uint32_t	sinkqs;
+	uint32_t	breakers_open;
+	int		window_full;
+	uint64_t	settled;	/* delivered or dead-lettered, ever */
+	uint64_t	delivered;
+	uint64_t	dead;
+	uint64_t	parked;
+	uint64_t	retried;
+};
+
+struct dispatch *dispatch_new(const struct conf *, const struct dispatch_ops *);
+void	dispatch_free(struct dispatch *);
+/* Take concurrency, sink_concurrency, windows and breaker settings from
+ * conf (which must outlive the dispatch or be replaced again). */
+void	dispatch_reconfigure(struct dispatch *, const struct conf *);
+/* Claim what is due and start what may run.  Returns the wall time to run
+ * again (UINT64_MAX: only when an event comes). */
+uint64_t dispatch_run(struct dispatch *, uint64_t now);
+/* An attempt ended; detail is the sink's words ("http 503"). */
+void	dispatch_outcome(struct dispatch *, uint64_t job, enum attempt_result,
+	    uint64_t retry_after_ms, const char *detail, uint64_t now);
+/* The settle of key was written (ok 1) or failed (ok 0): the claim ends. */
+void	dispatch_settled(struct dispatch *, const unsigned char *key, int ok);
+/* Draining: claim and start nothing more. */
+void	dispatch_stop(struct dispatch *);
+int	dispatch_is_claimed(struct dispatch *, const unsigned char *key);
+void	dispatch_get_stats(struct dispatch *, struct dispatch_stats *);
+/* Every sink key with a breaker that is not idle. */
+void	dispatch_breakers(struct dispatch *, void (*)(const char *tenant,
+	    const char *source, uint32_t sink, uint8_t module,
+	    const struct breaker *, void *), void *);
+
+/* The retry policy of the contracts: the delay before attempt n+1 after
+ * n attempts, before jitter and the retry_after floor. */
+uint64_t dispatch_backoff(uint64_t base_ms, uint64_t max_ms, uint32_t attempts);
+const char *dispatch_module_name(uint8_t module);
+
+#endif

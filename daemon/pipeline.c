@@ -1,0 +1,838 @@
+/*
+ * pipeline.c: the dispatch glue; see pipeline.h.
+ *
+ * One loop turn: deliver processes' outcomes (and commits, and the wake-up
+ * timer) only mark the turn; the turn itself runs from a zero timeout, after
+ * libevent has read everything readable, so that every outcome of the turn
+ * is settled in one store transaction: settles are written (committed
+ * without a sync of their own: losing one in a crash only means the row is
+ * tried again), the claims end, then the scheduler runs and the one timer
+ * is armed for the time it asks for.
+ *
+ * Fatal: nothing; a store error fails the settles of the turn (their rows
+ * stay as they were and are tried again) and is logged.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "ankusad.h"
+#include "conf.h"
+#include "dispatch.h"
+#include "ids.h"
+#include "job.h"
+#include "log.h"
+#include "metrics.h"
+#include "msg.h"
+#include "pipeline.h"
+#include "store.h"
+#include "supervisor.h"
+
+#define PIPELINE_MAX_WORKERS	512
+#define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
+#define PIPELINE_DLS_PAGE	512	/* dead_letter_source rows per batch */
+
+enum worker_state {
+	WORKER_IDLE = 1,
+	WORKER_BUSY,		/* a job runs */
+	WORKER_RETIRING,	/* no new jobs; exits after the one in hand */
+};
+
+struct worker {
+	uint32_t	 serial;
+	enum worker_state state;
+	int		 retiring;
+	uint64_t	 job;		/* busy: its job */
+	int		 reported;	/* busy: the outcome is in (timeout) */
+	uint64_t	 started;	/* mono ms */
+	uint8_t		 module;	/* busy: its sink's module */
+	struct event	*ev_timeout;
+};
+
+/* A settle, copied out of the scheduler's call. */
+struct psettle {
+	struct dsettle		 s;
+	struct store_row	 row;
+	char			 reason[STORE_ERROR_MAX + 1];
+	char			 last_error[STORE_ERROR_MAX + 1];
+};
+
+/* An outcome the glue makes itself (timeouts, crashes, a hook gone). */
+struct poutcome {
+	uint64_t		 job;
+	enum attempt_result	 res;
+	char			 detail[JOB_DETAIL_MAX];
+};
+
+struct ptick {
+	TAILQ_ENTRY(ptick)	 entry;
+	void			(*done)(void *, uint64_t, int);
+	void			*arg;
+	uint64_t		 settled0;
+	uint64_t		 deadline;	/* mono ms */
+};
+
+static struct dispatch	*disp;
+static struct worker	 workers[PIPELINE_MAX_WORKERS];
+static int		 nworkers;
+static struct psettle	*settles;
+static size_t		 nsettles, capsettles;
+static struct poutcome	*outcomes;
+static size_t		 noutcomes, capoutcomes;
+static unsigned char	(*drops)[STORE_KEY_MAX + 2];
+static size_t		 ndrops, capdrops;
+static struct event	*ev_turn;
+static struct event	*ev_wake;
+static struct event	*ev_ticks;
+static int		 turn_armed;
+static TAILQ_HEAD(, ptick) ticks = TAILQ_HEAD_INITIALIZER(ticks);
+
+static void	turn_arm(void);
+static void	turn_cb(evutil_socket_t, short, void *);
+static void	wake_cb(evutil_socket_t, short, void *);
+static void	ticks_cb(evutil_socket_t, short, void *);
+static void	timeout_cb(evutil_socket_t, short, void *);
+static void	flush_settles(void);
+static void	check_ticks(int);
+static struct worker *worker_find(uint32_t);
+static void	outcome_later(uint64_t, enum attempt_result, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/* --- dispatch_ops over the store --- */
+
+static int
+op_due_tenants(void *arg, int (*cb)(const char *, uint64_t, void *),
+    void *cbarg)
+{
+	return store_due_tenants(env->store, cb, cbarg);
+}
+
+struct scan_ctx {
+	int	(*cb)(const unsigned char *, const struct store_row *, void *);
+	void	*arg;
+};
+
+static int
+scan_keys_cb(const unsigned char *duekey, size_t len, uint64_t due,
+    const unsigned char *rowkey, const struct store_row *row, void *arg)
+{
+	struct scan_ctx *sc = arg;
+
+	if (row == NULL && len <= STORE_KEY_MAX) {
+		/* A due key without its row: drop it with the settles. */
+		if (ndrops == capdrops) {
+			capdrops = capdrops ? capdrops * 2 : 16;
+			if ((drops = reallocarray(drops, capdrops,
+			    sizeof(*drops))) == NULL)
+				fatal("pipeline");
+		}
+		drops[ndrops][0] = len >> 8;
+		drops[ndrops][1] = len & 0xff;
+		memcpy(drops[ndrops] + 2, duekey, len);
+		ndrops++;
+		turn_arm();
+	}
+	return sc->cb(rowkey, row, sc->arg);
+}
+
+static int
+op_due_scan(void *arg, const char *tenant, uint64_t now,
+    int (*cb)(const unsigned char *, const struct store_row *, void *),
+    void *cbarg)
+{
+	struct scan_ctx sc = { cb, cbarg };
+
+	return store_due_scan_keys(env->store, tenant, now, scan_keys_cb, &sc);
+}
+
+static int
+op_due_next(void *arg, const char *tenant, uint64_t after, uint64_t *due)
+{
+	return store_due_next(env->store, tenant, after, due);
+}
+
+static uint64_t
+op_lane_members(void *arg)
+{
+	return store_lane_members(env->store);
+}
+
+static int
+op_marked_tenants(void *arg, int (*cb)(const char *, void *), void *cbarg)
+{
+	return store_marked_tenants(env->store, cb, cbarg);
+}
+
+static int
+op_lane_sweep(void *arg, const char *tenant, uint64_t now)
+{
+	struct store_batch *sb;
+	int n;
+
+	if ((sb = store_batch_begin(env->store)) == NULL)
+		return -1;
+	if ((n = store_batch_lane_sweep(sb, tenant, now,
+	    PIPELINE_SWEEP_MAX)) == -1) {
+		store_batch_abort(sb);
+		return -1;
+	}
+	/* No sync of its own: a promotion lost in a crash is made again by
+	 * the next sweep. */
+	if (store_batch_commit_lazy(sb) == -1) {
+		log_warnx("pipeline: lane sweep of %s: %s", tenant,
+		    store_strerror(env->store));
+		return -1;
+	}
+	if (n > 0)
+		log_debug("pipeline: lane sweep of %s promoted %d", tenant, n);
+	return n;
+}
+
+static double
+op_random(void *arg)
+{
+	uint64_t r;
+
+	ids_random(&r, sizeof(r));
+	return (double)(r >> 11) / (double)(1ULL << 53);
+}
+
+/* Build the job of r and hand it to an idle deliver process. */
+static int
+op_start(void *arg, struct drow *r)
+{
+	const struct source_conf *src;
+	struct store_hook_rec rec;
+	struct worker *w = NULL;
+	struct job j;
+	struct msg m;
+	char hook_id[UUID_STRLEN + 1], replay[UUID_STRLEN + 1] = "";
+	static const unsigned char zero[UUID_LEN];
+	struct timeval tv;
+	int i, rc;
+
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].state == WORKER_IDLE) {
+			w = &workers[i];
+			break;
+		}
+	if (w == NULL)
+		return -1;
+
+	src = conf_source(env->conf, r->row.source);
+	if (src == NULL || r->bound >= (uint32_t)src->nsinks) {
+		/* A reload between claim and start: try again, binding
+		 * anew at the next claim. */
+		outcome_later(r->job, ATTEMPT_ERROR, "config changed");
+		return 0;
+	}
+	memset(&rec, 0, sizeof(rec));
+	if ((rc = store_hook_get(env->store, r->seq, &rec)) != 0) {
+		if (rc == 1)
+			outcome_later(r->job, ATTEMPT_PERMANENT,
+			    "hook %" PRIu64 " is gone", r->seq);
+		else
+			outcome_later(r->job, ATTEMPT_ERROR, "store: %s",
+			    store_strerror(env->store));
+		return 0;
+	}
+	memset(&j, 0, sizeof(j));
+	uuid_format(rec.hook.id, hook_id);
+	if (memcmp(r->row.replay_id, zero, UUID_LEN) != 0)
+		uuid_format(r->row.replay_id, replay);
+	j.id = r->job;
+	j.hook_id = hook_id;
+	j.tenant = (char *)rec.hook.tenant;
+	j.source = (char *)rec.hook.source;
+	j.received_at = rec.hook.received_at;
+	j.content_type = (char *)rec.hook.content_type;
+	j.headers = (struct header_kv *)rec.hook.headers;
+	j.nheaders = rec.hook.nheaders;
+	j.dedupe_key = (char *)(rec.hook.dedupe_key != NULL ?
+	    rec.hook.dedupe_key : "");
+	j.replay_id = replay;
+	j.attempt = r->row.attempts + 1;
+	j.claim_ref = (char *)(rec.claim_ref != NULL ? rec.claim_ref : "");
+	j.body = (unsigned char *)rec.hook.body;
+	j.bodylen = rec.hook.body_len;
+	j.sink_index = r->bound;
+	j.sink = src->sinks[r->bound];
+	if (job_encode(&m, &j) == -1) {
+		store_hook_rec_free(&rec);
+		outcome_later(r->job, ATTEMPT_ERROR, "job: %s",
+		    strerror(errno));
+		return 0;
+	}
+	store_hook_rec_free(&rec);
+	if (supervisor_send(w->serial, &m) == -1) {
+		msg_free(&m);
+		w->state = WORKER_RETIRING;	/* gone; reaped soon */
+		outcome_later(r->job, ATTEMPT_ERROR, "deliver process gone");
+		return 0;
+	}
+	msg_free(&m);
+	w->state = WORKER_BUSY;
+	w->job = r->job;
+	w->module = r->row.module;
+	w->reported = 0;
+	w->started = time_mono_ms();
+	tv.tv_sec = env->conf->dispatch.attempt_timeout_ms / 1000;
+	tv.tv_usec = (env->conf->dispatch.attempt_timeout_ms % 1000) * 1000;
+	evtimer_add(w->ev_timeout, &tv);
+	return 0;
+}
+
+static void
+op_settle(void *arg, const struct dsettle *s)
+{
+	struct psettle *p;
+
+	if (nsettles == capsettles) {
+		capsettles = capsettles ? capsettles * 2 : 64;
+		if ((settles = reallocarray(settles, capsettles,
+		    sizeof(*settles))) == NULL)
+			fatal("pipeline");
+	}
+	p = &settles[nsettles++];
+	memset(p, 0, sizeof(*p));
+	p->s = *s;
+	if (s->row != NULL) {
+		p->row = *s->row;
+		p->s.row = NULL;	/* the copy's address moves on realloc */
+	}
+	if (s->reason != NULL)
+		snprintf(p->reason, sizeof(p->reason), "%s", s->reason);
+	if (s->last_error != NULL)
+		snprintf(p->last_error, sizeof(p->last_error), "%s",
+		    s->last_error);
+	turn_arm();
+}
+
+/* --- life --- */
+
+void
+pipeline_init(void)
+{
+	struct dispatch_ops ops = {
+		.arg = NULL,
+		.due_tenants = op_due_tenants,
+		.due_scan = op_due_scan,
+		.due_next = op_due_next,
+		.lane_members = op_lane_members,
+		.marked_tenants = op_marked_tenants,
+		.lane_sweep = op_lane_sweep,
+		.start = op_start,
+		.settle = op_settle,
+		.random = op_random,
+	};
+
+	disp = dispatch_new(env->conf, &ops);
+	if ((ev_turn = evtimer_new(env->base, turn_cb, NULL)) == NULL ||
+	    (ev_wake = evtimer_new(env->base, wake_cb, NULL)) == NULL ||
+	    (ev_ticks = evtimer_new(env->base, ticks_cb, NULL)) == NULL)
+		fatalx("pipeline: evtimer_new");
+	turn_arm();	/* rows due from before a restart */
+}
+
+static void
+turn_arm(void)
+{
+	struct timeval tv = { 0, 0 };
+
+	if (turn_armed || ev_turn == NULL)
+		return;
+	turn_armed = 1;
+	evtimer_add(ev_turn, &tv);
+}
+
+void
+pipeline_wake(void)
+{
+	turn_arm();
+}
+
+void
+pipeline_reconfigure(void)
+{
+	dispatch_reconfigure(disp, env->conf);
+	turn_arm();
+}
+
+void
+pipeline_stop(void)
+{
+	dispatch_stop(disp);
+	evtimer_del(ev_wake);
+}
+
+int
+pipeline_busy(void)
+{
+	struct dispatch_stats st;
+
+	dispatch_get_stats(disp, &st);
+	return st.running > 0 || nsettles > 0 || noutcomes > 0;
+}
+
+static void
+wake_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	turn_arm();
+}
+
+/* Write the turn's settles in one transaction, then end their claims. */
+static void
+flush_settles(void)
+{
+	struct store_batch *sb;
+	struct psettle *p;
+	size_t i, n = nsettles;
+	int ok = 1, rc = 0;
+
+	if (nsettles == 0 && ndrops == 0)
+		return;
+	if ((sb = store_batch_begin(env->store)) == NULL)
+		ok = 0;
+	for (i = 0; ok && i < ndrops; i++)
+		if (store_batch_due_drop(sb, drops[i] + 2,
+		    (drops[i][0] << 8) | drops[i][1]) == -1)
+			ok = 0;
+	for (i = 0; ok && i < n; i++) {
+		p = &settles[i];
+		switch (p->s.kind) {
+		case SETTLE_DELIVERED:
+			rc = store_batch_row_delivered(sb, p->s.key);
+			break;
+		case SETTLE_RESCHEDULE:
+			rc = store_batch_row_reschedule(sb, p->s.key, &p->row);
+			break;
+		case SETTLE_DEAD:
+			rc = store_batch_row_dead(sb, p->s.key, p->s.dead_at,
+			    p->reason, p->last_error, p->s.attempts);
+			break;
+		}
+		if (rc == -1)
+			ok = 0;
+	}
+	if (!ok) {
+		if (sb != NULL)
+			store_batch_abort(sb);
+	} else if (store_batch_commit_lazy(sb) == -1)
+		ok = 0;
+	if (!ok)
+		log_warnx("pipeline: settling %zu rows failed: %s; they will "
+		    "be tried again", n, store_strerror(env->store));
+	ndrops = 0;
+	for (i = 0; i < n; i++) {
+		p = &settles[i];
+		if (ok && p->s.kind == SETTLE_DEAD) {
+			struct store_row row;
+
+			if (store_row_get(env->store, p->s.key, &row) == 1)
+				metrics_add("ankusa_dispatch_dead_lettered_total",
+				    1, "source_id", row.source, "sink",
+				    dispatch_module_name(row.module), NULL);
+		}
+		dispatch_settled(disp, p->s.key, ok);
+	}
+	nsettles = 0;
+}
+
+static void
+turn_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct timeval tv;
+	uint64_t now, wake;
+	size_t i;
+
+	turn_armed = 0;
+	/* Outcomes the glue made itself first: they may add settles. */
+	for (i = 0; i < noutcomes; i++)
+		dispatch_outcome(disp, outcomes[i].job, outcomes[i].res, 0,
+		    outcomes[i].detail, time_wall_ms());
+	noutcomes = 0;
+	flush_settles();
+	now = time_wall_ms();
+	wake = dispatch_run(disp, now);
+	/* The run may have parked rows or met orphans: settle them now. */
+	if (nsettles > 0 || noutcomes > 0) {
+		turn_arm();
+	} else if (wake != UINT64_MAX) {
+		uint64_t d = wake > now ? wake - now : 0;
+
+		if (d == 0)
+			turn_arm();
+		else {
+			tv.tv_sec = d / 1000;
+			tv.tv_usec = (d % 1000) * 1000;
+			evtimer_add(ev_wake, &tv);
+		}
+	} else
+		evtimer_del(ev_wake);
+	check_ticks(0);
+}
+
+static void
+outcome_later(uint64_t job, enum attempt_result res, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (noutcomes == capoutcomes) {
+		capoutcomes = capoutcomes ? capoutcomes * 2 : 16;
+		if ((outcomes = reallocarray(outcomes, capoutcomes,
+		    sizeof(*outcomes))) == NULL)
+			fatal("pipeline");
+	}
+	outcomes[noutcomes].job = job;
+	outcomes[noutcomes].res = res;
+	va_start(ap, fmt);
+	vsnprintf(outcomes[noutcomes].detail,
+	    sizeof(outcomes[noutcomes].detail), fmt, ap);
+	va_end(ap);
+	noutcomes++;
+	turn_arm();
+}
+
+/* --- the deliver pool --- */
+
+static struct worker *
+worker_find(uint32_t serial)
+{
+	int i;
+
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].serial == serial)
+			return &workers[i];
+	return NULL;
+}
+
+void
+pipeline_worker_ready(uint32_t serial)
+{
+	struct worker *w;
+
+	if (nworkers == PIPELINE_MAX_WORKERS) {
+		log_warnx("pipeline: too many deliver processes");
+		return;
+	}
+	w = &workers[nworkers++];
+	memset(w, 0, sizeof(*w));
+	w->serial = serial;
+	w->state = WORKER_IDLE;
+	if ((w->ev_timeout = evtimer_new(env->base, timeout_cb,
+	    (void *)(uintptr_t)serial)) == NULL)
+		fatalx("pipeline: evtimer_new");
+	turn_arm();
+}
+
+void
+pipeline_worker_retiring(uint32_t serial)
+{
+	struct worker *w = worker_find(serial);
+
+	if (w == NULL)
+		return;
+	w->retiring = 1;
+	if (w->state == WORKER_IDLE)
+		w->state = WORKER_RETIRING;
+}
+
+void
+pipeline_worker_gone(uint32_t serial)
+{
+	struct worker *w = worker_find(serial);
+
+	if (w == NULL)
+		return;
+	if (w->state == WORKER_BUSY && !w->reported)
+		/* A crash is a failed attempt. */
+		outcome_later(w->job, ATTEMPT_ERROR,
+		    "deliver process died during the attempt");
+	evtimer_del(w->ev_timeout);
+	event_free(w->ev_timeout);
+	*w = workers[--nworkers];
+	turn_arm();
+}
+
+/* An attempt passed dispatch.attempt_timeout_ms: kill its process; the
+ * attempt failed. */
+static void
+timeout_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker *w = worker_find((uint32_t)(uintptr_t)arg);
+
+	if (w == NULL || w->state != WORKER_BUSY || w->reported)
+		return;
+	log_warnx("pipeline: job %" PRIu64 " passed %" PRIu64 " ms; killing "
+	    "its deliver process", w->job,
+	    env->conf->dispatch.attempt_timeout_ms);
+	w->reported = 1;
+	outcome_later(w->job, ATTEMPT_TIMEOUT, "attempt_timeout:%" PRIu64,
+	    env->conf->dispatch.attempt_timeout_ms);
+	supervisor_kill(w->serial);
+}
+
+int
+pipeline_outcome(uint32_t serial, struct msg *m)
+{
+	struct worker *w = worker_find(serial);
+	struct job_outcome o;
+	enum attempt_result res;
+	const char *result;
+
+	if (job_outcome_decode(m, &o) == -1 || w == NULL ||
+	    w->state != WORKER_BUSY || w->job != m->id)
+		return -1;
+	evtimer_del(w->ev_timeout);
+	w->state = w->retiring ? WORKER_RETIRING : WORKER_IDLE;
+	if (w->reported)
+		return 0;	/* timed out already; the kill is on its way */
+	switch (o.result) {
+	case JOB_OK:
+		res = ATTEMPT_OK;
+		result = "ok";
+		break;
+	case JOB_PERMANENT:
+		res = ATTEMPT_PERMANENT;
+		result = "permanent";
+		break;
+	default:
+		res = ATTEMPT_ERROR;
+		result = "error";
+		break;
+	}
+	metrics_add("ankusa_dispatch_deliveries_total", 1, "result", result,
+	    "sink", dispatch_module_name(w->module), NULL);
+	dispatch_outcome(disp, m->id, res, o.retry_after_ms, o.detail,
+	    time_wall_ms());
+	turn_arm();
+	return 0;
+}
+
+/* --- functions of the control socket --- */
+
+void
+pipeline_stats(struct dispatch_stats *st, int *idle, int *busy)
+{
+	int i;
+
+	dispatch_get_stats(disp, st);
+	*idle = *busy = 0;
+	for (i = 0; i < nworkers; i++) {
+		if (workers[i].state == WORKER_IDLE)
+			(*idle)++;
+		else if (workers[i].state == WORKER_BUSY)
+			(*busy)++;
+	}
+}
+
+int
+pipeline_pressure(uint64_t *lag_ms, int *window_full)
+{
+	struct dispatch_stats st;
+	uint64_t due, now = time_wall_ms();
+	int rc;
+
+	if ((rc = store_oldest_due(env->store, &due)) == -1)
+		return -1;
+	*lag_ms = rc == 1 && due < now ? now - due : 0;
+	dispatch_get_stats(disp, &st);
+	*window_full = st.window_full;
+	return 0;
+}
+
+/* Nothing claimed, running or due (a row waiting out a backoff is not
+ * due). */
+static int
+settled_now(void)
+{
+	struct dispatch_stats st;
+	uint64_t due;
+	int rc;
+
+	dispatch_get_stats(disp, &st);
+	if (st.claimed > 0 || st.running > 0 || nsettles > 0 ||
+	    noutcomes > 0)
+		return 0;
+	rc = store_oldest_due(env->store, &due);
+	return rc == 0 || (rc == 1 && due > time_wall_ms());
+}
+
+static void
+check_ticks(int timer)
+{
+	struct dispatch_stats st;
+	struct ptick *t, *next;
+	uint64_t now = time_mono_ms();
+	int settled = -1;
+
+	dispatch_get_stats(disp, &st);
+	for (t = TAILQ_FIRST(&ticks); t != NULL; t = next) {
+		next = TAILQ_NEXT(t, entry);
+		if (settled == -1)
+			settled = settled_now();
+		if (!settled && now < t->deadline)
+			continue;
+		TAILQ_REMOVE(&ticks, t, entry);
+		t->done(t->arg, st.settled - t->settled0, !settled);
+		free(t);
+	}
+	if (!TAILQ_EMPTY(&ticks)) {
+		struct timeval tv = { 0, 100000 };
+
+		/* Deadlines are checked at least every 100 ms. */
+		evtimer_add(ev_ticks, &tv);
+	}
+}
+
+static void
+ticks_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	check_ticks(1);
+}
+
+void
+pipeline_tick(uint64_t timeout_ms, void (*done)(void *, uint64_t, int),
+    void *arg)
+{
+	struct dispatch_stats st;
+	struct ptick *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		fatal("pipeline");
+	dispatch_get_stats(disp, &st);
+	t->done = done;
+	t->arg = arg;
+	t->settled0 = st.settled;
+	t->deadline = time_mono_ms() + timeout_ms;
+	TAILQ_INSERT_TAIL(&ticks, t, entry);
+	turn_arm();
+}
+
+void
+pipeline_tick_detach(void *arg)
+{
+	struct ptick *t, *next;
+
+	for (t = TAILQ_FIRST(&ticks); t != NULL; t = next) {
+		next = TAILQ_NEXT(t, entry);
+		if (t->arg == arg) {
+			TAILQ_REMOVE(&ticks, t, entry);
+			free(t);
+		}
+	}
+}
+
+struct dls {
+	const char		*source;
+	unsigned char		 keys[PIPELINE_DLS_PAGE + 64][STORE_ROWKEY_LEN];
+	uint32_t		 attempts[PIPELINE_DLS_PAGE + 64];
+	size_t			 n;
+	uint64_t		 last_seq;
+};
+
+static int
+dls_cb(const unsigned char *key, const struct store_row *row, void *arg)
+{
+	struct dls *d = arg;
+	int i;
+
+	d->last_seq = 0;
+	for (i = 0; i < 8; i++)
+		d->last_seq = (d->last_seq << 8) | key[i];
+	/* Rows claimed by a running attempt are left to settle. */
+	if (dispatch_is_claimed(disp, key) ||
+	    d->n == sizeof(d->keys) / sizeof(d->keys[0]))
+		return 0;
+	memcpy(d->keys[d->n], key, STORE_ROWKEY_LEN);
+	d->attempts[d->n] = row->attempts;
+	d->n++;
+	return 0;
+}
+
+/*
+ * The spec's dead_letter_source: every pending row of source, as
+ * source_gone:<id>, page by page.  It runs inside the master's loop, the
+ * only place that moves pending rows, so no claim can race it.
+ */
+int64_t
+pipeline_dead_letter_source(const char *source, char *err, size_t errlen)
+{
+	struct store_batch *sb;
+	struct dls *d;
+	uint64_t after = 0, now = time_wall_ms();
+	char reason[128];
+	int64_t total = 0;
+	size_t i;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		fatal("pipeline");
+	snprintf(reason, sizeof(reason), "source_gone:%s", source);
+	for (;;) {
+		d->n = 0;
+		d->last_seq = after;
+		if (store_pending_rows_of_source(env->store, source, after,
+		    PIPELINE_DLS_PAGE, dls_cb, d) == -1)
+			goto fail;
+		if (d->last_seq == after)
+			break;
+		after = d->last_seq;
+		if (d->n == 0)
+			continue;
+		if ((sb = store_batch_begin(env->store)) == NULL)
+			goto fail;
+		for (i = 0; i < d->n; i++)
+			if (store_batch_row_dead(sb, d->keys[i], now, reason,
+			    "", d->attempts[i]) == -1) {
+				store_batch_abort(sb);
+				goto fail;
+			}
+		if (store_batch_commit(sb) == -1)
+			goto fail;
+		total += d->n;
+	}
+	free(d);
+	metrics_add("ankusa_dispatch_dead_lettered_total", total,
+	    "source_id", source, "sink", "", NULL);
+	log_info("pipeline: %" PRId64 " rows of source %s dead-lettered as "
+	    "%s", total, source, reason);
+	turn_arm();
+	return total;
+ fail:
+	free(d);
+	snprintf(err, errlen, "store: %s", store_strerror(env->store));
+	return -1;
+}
+
+static void
+breaker_json(const char *tenant, const char *source, uint32_t sink,
+    uint8_t module, const struct breaker *b, void *arg)
+{
+	json_t *a = arg;
+	uint64_t now = time_wall_ms();
+
+	json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:s, s:s, s:i, "
+	    "s:i, s:I}", "tenant", tenant, "source", source, "sink", (int)sink,
+	    "module", dispatch_module_name(module), "state",
+	    breaker_state_name(b->state), "failures", (int)b->fails, "opens",
+	    (int)b->opens, "reopen_in_ms", (json_int_t)(b->state ==
+	    BREAKER_OPEN && b->open_until > now ? b->open_until - now : 0)));
+}
+
+json_t *
+pipeline_breakers(void)
+{
+	json_t *a = json_array();
+
+	dispatch_breakers(disp, breaker_json, a);
+	return a;
+}

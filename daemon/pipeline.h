@@ -1,0 +1,54 @@
+/*
+ * pipeline.h: the glue between the dispatch scheduler (dispatch.c, pure)
+ * and the world: the store, the deliver processes, the event loop.
+ *
+ * It implements struct dispatch_ops over the real store, keeps the deliver
+ * pool's idle/busy state and each attempt's deadline
+ * (dispatch.attempt_timeout_ms: SIGKILL, then the attempt is a failure
+ * "attempt_timeout:<ms>"), writes the settles of one loop turn as one store
+ * transaction, and runs the scheduler after commits, settles and at the
+ * time it asked for: one timer.  It also answers the dispatch functions of
+ * the control socket: tick, pressure, breakers, dead_letter_source.
+ */
+#ifndef ANKUSA_PIPELINE_H
+#define ANKUSA_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct msg;
+struct dispatch_stats;
+
+void	pipeline_init(void);
+/* New hooks were committed: run the scheduler at the end of this turn. */
+void	pipeline_wake(void);
+/* The config was swapped (reload): the spec's reconfigure. */
+void	pipeline_reconfigure(void);
+/* Draining: claim and start nothing more; attempts running finish. */
+void	pipeline_stop(void);
+/* Attempts running or settles not yet written. */
+int	pipeline_busy(void);
+
+/* From the supervisor: the deliver pool. */
+void	pipeline_worker_ready(uint32_t serial);
+void	pipeline_worker_retiring(uint32_t serial);
+void	pipeline_worker_gone(uint32_t serial);
+/* MSG_DELIVER_OUTCOME from a deliver process; -1 if malformed. */
+int	pipeline_outcome(uint32_t serial, struct msg *);
+
+void	pipeline_stats(struct dispatch_stats *, int *idle, int *busy);
+/* The spec's pressure(): -1 when the store cannot answer. */
+int	pipeline_pressure(uint64_t *lag_ms, int *window_full);
+/* The spec's tick(): done(arg, settled, timed_out) once nothing is
+ * claimed, running or due, or after timeout_ms. */
+void	pipeline_tick(uint64_t timeout_ms, void (*done)(void *, uint64_t, int),
+	    void *arg);
+void	pipeline_tick_detach(void *arg);
+/* The spec's dead_letter_source(): the rows dead-lettered, or -1. */
+int64_t	pipeline_dead_letter_source(const char *source, char *err, size_t);
+/* Breakers that are not idle, as JSON objects. */
+json_t	*pipeline_breakers(void);
+
+#endif

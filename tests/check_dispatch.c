@@ -1,0 +1,1511 @@
+/*
+ * check_dispatch.c: the dispatch scheduler (daemon/dispatch.c and its
+ * parts) over the in-memory store of fakestore.c, with a fake clock: retry
+ * policy, fairness, windows, per-sink isolation and breakers, the retry
+ * horizon, ordering lanes, binding, reconfigure, wake-up and stop.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "dispatch.h"
+#include "fakestore.h"
+#include "log.h"
+
+#define TIMEOUT	20
+#define T0	1000000ULL	/* the fake clock's start, wall ms */
+#define DAY	86400000ULL
+
+/* Every test's dispatch keys but those it gives itself. */
+static const char *const base_keys[] = {
+	"batch: 30", "concurrency: 32", "breaker_failures: 3",
+	"breaker_open_ms: 1000", "breaker_max_open_ms: 8000",
+};
+
+#define RETRY		"  retry: {jitter: false, base_ms: 100}\n"
+#define SC3		"  sink_concurrency: 3\n"
+#define SRC \
+	"sources:\n" \
+	"  s: {sinks: [{type: log}]}\n" \
+	"  s2: {sinks: [{type: log}]}\n"
+#define HTTP		"{type: http, url: \"http://127.0.0.1:9/h\"}"
+#define LOG		"{type: log}"
+
+static struct dispatch	*d;
+static struct conf	*cf;
+
+static struct conf	*parse(const char *, const char *);
+static void		 mk(const char *, const char *);
+static void		 done(void);
+static uint64_t		 turn(uint64_t);
+static const struct fsettle *last_settle(uint64_t);
+static size_t		 finish_key(const char *, const char *, size_t,
+			    enum attempt_result, const char *, uint64_t);
+static void		 get_breaker(const char *, const char *,
+			    struct breaker *);
+static void		 breaker_cb(const char *, const char *, uint32_t,
+			    uint8_t, const struct breaker *, void *);
+
+/* dispatch keys (base_keys fill in the rest) and sources: a config that
+ * must parse. */
+static struct conf *
+parse(const char *dkeys, const char *sources)
+{
+	struct conf_errors e = { NULL, 0 };
+	struct conf *c;
+	char y[8192], have[2048], name[64];
+	size_t i;
+	int k;
+
+	snprintf(have, sizeof(have), "\n%s", dkeys);
+	snprintf(y, sizeof(y), "dispatch:\n%s", dkeys);
+	for (i = 0; i < sizeof(base_keys) / sizeof(base_keys[0]); i++) {
+		snprintf(name, sizeof(name), "\n  %.*s", (int)(strchr(
+		    base_keys[i], ':') - base_keys[i] + 1), base_keys[i]);
+		if (strstr(have, name) == NULL)
+			snprintf(y + strlen(y), sizeof(y) - strlen(y),
+			    "  %s\n", base_keys[i]);
+	}
+	snprintf(y + strlen(y), sizeof(y) - strlen(y), "%s", sources);
+	if ((c = conf_parse(y, strlen(y), "test.yml", &e)) == NULL) {
+		fprintf(stderr, "config refused:\n%s", y);
+		for (k = 0; k < e.n; k++)
+			fprintf(stderr, "  %s\n", e.msgs[k]);
+	}
+	ck_assert_ptr_nonnull(c);
+	conf_errors_free(&e);
+	return c;
+}
+
+static void
+mk(const char *dkeys, const char *sources)
+{
+	struct dispatch_ops ops;
+
+	fake_init();
+	fake_ops(&ops);
+	cf = parse(dkeys, sources);
+	d = dispatch_new(cf, &ops);
+	ck_assert_ptr_nonnull(d);
+}
+
+static void
+done(void)
+{
+	dispatch_free(d);
+	conf_free(cf);
+	fake_free();
+	d = NULL;
+	cf = NULL;
+}
+
+/* One loop turn of the glue: run, write the settles, run again while there
+ * were any.  Returns the wake time of the last run. */
+static uint64_t
+turn(uint64_t now)
+{
+	uint64_t w;
+
+	do
+		w = dispatch_run(d, now);
+	while (fake_flush(d) > 0);
+	return w;
+}
+
+/* The last settle of row seq. */
+static const struct fsettle *
+last_settle(uint64_t seq)
+{
+	size_t i;
+
+	for (i = fake.nsettles; i > 0; i--)
+		if (fake.settles[i - 1]->seq == seq)
+			return fake.settles[i - 1];
+	ck_abort_msg("no settle of seq %llu", (unsigned long long)seq);
+	return NULL;
+}
+
+/* Finish up to n running jobs of (tenant, source) as res; how many. */
+static size_t
+finish_key(const char *tenant, const char *source, size_t n,
+    enum attempt_result res, const char *detail, uint64_t now)
+{
+	struct fjob *j;
+	size_t i = 0, done_n = 0;
+
+	while (done_n < n && (j = fake_running_job(i)) != NULL) {
+		if (strcmp(j->row.tenant, tenant) == 0 &&
+		    strcmp(j->row.source, source) == 0) {
+			fake_finish(d, j, res, 0, detail, now);
+			done_n++;
+		} else
+			i++;
+	}
+	return done_n;
+}
+
+struct bq {
+	const char	*tenant;
+	const char	*source;
+	struct breaker	*out;
+	int		 found;
+};
+
+static void
+breaker_cb(const char *tenant, const char *source, uint32_t sink,
+    uint8_t module, const struct breaker *b, void *arg)
+{
+	struct bq *q = arg;
+
+	if (strcmp(tenant, q->tenant) == 0 && strcmp(source, q->source) == 0) {
+		*q->out = *b;
+		q->found++;
+	}
+}
+
+/* The breaker of key (tenant, source); an idle one if not listed. */
+static void
+get_breaker(const char *tenant, const char *source, struct breaker *b)
+{
+	struct bq q = { tenant, source, b, 0 };
+
+	breaker_init(b);
+	dispatch_breakers(d, breaker_cb, &q);
+	ck_assert_int_le(q.found, 1);
+}
+
+/* --- the retry policy --- */
+
+static const struct {
+	uint64_t	base, max;
+	uint32_t	attempts;
+	uint64_t	want;
+} backoffs[] = {
+	{ 100, 300000, 0, 100 },
+	{ 100, 300000, 1, 100 },
+	{ 100, 300000, 2, 200 },
+	{ 100, 300000, 3, 400 },
+	{ 100, 300000, 12, 204800 },
+	{ 100, 300000, 13, 300000 },
+	{ 100, 300000, 84, 300000 },
+	{ 100, 300000, UINT32_MAX, 300000 },
+	{ 1, DAY, 27, 67108864 },
+	{ 1, DAY, 84, DAY },
+	{ DAY, DAY, 84, DAY },
+	{ 3, 10, 3, 10 },
+	{ 5000, 1000, 1, 1000 },
+};
+
+START_TEST(test_backoff)
+{
+	ck_assert_uint_eq(dispatch_backoff(backoffs[_i].base,
+	    backoffs[_i].max, backoffs[_i].attempts), backoffs[_i].want);
+}
+END_TEST
+
+/*
+ * One attempt of one row that has spent attempts before (its first at
+ * first_attempt), ending as res at T0: the settle it must get.
+ */
+static const struct {
+	const char		*name;
+	const char		*retry;
+	double			 rnd;
+	uint32_t		 attempts;
+	uint64_t		 first_attempt;	/* 0: T0 - 10 if attempts */
+	enum attempt_result	 res;
+	uint64_t		 retry_after;
+	const char		*detail;
+	enum settle_kind	 kind;
+	uint64_t		 due;		/* RESCHEDULE */
+	const char		*reason;	/* DEAD */
+} retries[] = {
+	{ "transient", RETRY, 0, 0, 0, ATTEMPT_ERROR, 0, "http 503",
+	    SETTLE_RESCHEDULE, T0 + 100, NULL },
+	{ "third attempt", RETRY, 0, 2, 0, ATTEMPT_ERROR, 0, "http 503",
+	    SETTLE_RESCHEDULE, T0 + 400, NULL },
+	{ "backoff cap", RETRY, 0, 40, 0, ATTEMPT_ERROR, 0, "http 503",
+	    SETTLE_RESCHEDULE, T0 + 300000, NULL },
+	{ "jitter low", "  retry: {jitter: true}\n", 0.0, 0, 0,
+	    ATTEMPT_ERROR, 0, "x", SETTLE_RESCHEDULE, T0 + 50, NULL },
+	{ "jitter high", "  retry: {jitter: true}\n", 0.999, 1, 0,
+	    ATTEMPT_ERROR, 0, "x", SETTLE_RESCHEDULE, T0 + 199, NULL },
+	{ "retry_after raises the floor", RETRY, 0, 0, 0, ATTEMPT_ERROR, 5000,
+	    "http 429", SETTLE_RESCHEDULE, T0 + 5000, NULL },
+	{ "retry_after below the backoff", RETRY, 0, 4, 0, ATTEMPT_ERROR, 500,
+	    "http 429", SETTLE_RESCHEDULE, T0 + 1600, NULL },
+	{ "retry_after capped at 1 h", RETRY, 0, 0, 0, ATTEMPT_ERROR, 7200000,
+	    "http 429", SETTLE_RESCHEDULE, T0 + 3600000, NULL },
+	{ "retry_after over jitter", "  retry: {jitter: true}\n", 0.0, 0, 0,
+	    ATTEMPT_ERROR, 70, "http 503", SETTLE_RESCHEDULE, T0 + 70, NULL },
+	{ "timeout, not the last", RETRY, 0, 0, 0, ATTEMPT_TIMEOUT, 0,
+	    "attempt_timeout:30000", SETTLE_RESCHEDULE, T0 + 100, NULL },
+	{ "max_attempts", RETRY, 0, 83, 0, ATTEMPT_ERROR, 0, "http 500",
+	    SETTLE_DEAD, 0, "retries_exhausted" },
+	{ "max_attempts 3", "  retry: {jitter: false, max_attempts: 3}\n", 0,
+	    2, 0, ATTEMPT_ERROR, 0, "http 500", SETTLE_DEAD, 0,
+	    "retries_exhausted" },
+	{ "timeout, the last", RETRY, 0, 83, 0, ATTEMPT_TIMEOUT, 0,
+	    "attempt_timeout:30000", SETTLE_DEAD, 0,
+	    "attempt_timeout:30000" },
+	{ "max_elapsed_ms", RETRY, 0, 1, T0 - DAY, ATTEMPT_ERROR, 0,
+	    "http 500", SETTLE_DEAD, 0, "retries_exhausted" },
+	{ "max_elapsed_ms 5 s", "  retry: {jitter: false, max_elapsed_ms: "
+	    "5000}\n", 0, 1, T0 - 5000, ATTEMPT_ERROR, 0, "http 500",
+	    SETTLE_DEAD, 0, "retries_exhausted" },
+	{ "retry capped at the horizon", RETRY, 0, 10, T0 - DAY + 1000,
+	    ATTEMPT_ERROR, 0, "http 500", SETTLE_RESCHEDULE, T0 + 1000, NULL },
+	{ "permanent", RETRY, 0, 0, 0, ATTEMPT_PERMANENT, 0, "http 410",
+	    SETTLE_DEAD, 0, "permanent:http 410" },
+	{ "permanent after retries", RETRY, 0, 5, 0, ATTEMPT_PERMANENT, 0,
+	    "http 404", SETTLE_DEAD, 0, "permanent:http 404" },
+	{ "ok", RETRY, 0, 3, 0, ATTEMPT_OK, 0, "", SETTLE_DELIVERED, 0,
+	    NULL },
+};
+
+START_TEST(test_retry)
+{
+	struct dispatch_stats st;
+	const struct fsettle *s;
+	struct frow *f;
+	struct fjob *j;
+	uint64_t fa;
+	unsigned k;
+
+	mk(retries[_i].retry, SRC);
+	fake.rnd = retries[_i].rnd;
+	f = fake_add("a", "s", 0, MODULE_LOG, T0 - 50, 100);
+	f->row.attempts = retries[_i].attempts;
+	fa = retries[_i].first_attempt;
+	if (fa == 0 && retries[_i].attempts > 0)
+		fa = T0 - 10;
+	f->row.first_attempt = fa;
+	dispatch_run(d, T0);
+	ck_assert_ptr_nonnull(j = fake_running_job(0));
+	ck_assert_uint_eq(j->seq, f->seq);
+	ck_assert_uint_eq(j->row.attempts, retries[_i].attempts);
+	fake_finish(d, j, retries[_i].res, retries[_i].retry_after,
+	    retries[_i].detail, T0);
+	ck_assert_uint_eq(fake.nsettles, 1);
+	s = last_settle(f->seq);
+	ck_assert_msg(s->kind == retries[_i].kind, "%s: settle %d, want %d",
+	    retries[_i].name, s->kind, retries[_i].kind);
+	ck_assert(dispatch_is_claimed(d, f->key));
+	fake_flush(d);
+	ck_assert(!dispatch_is_claimed(d, f->key));
+	switch (retries[_i].kind) {
+	case SETTLE_RESCHEDULE:
+		ck_assert_msg(f->row.due == retries[_i].due, "%s: due T0%+lld, "
+		    "want T0%+lld", retries[_i].name,
+		    (long long)(f->row.due - T0),
+		    (long long)(retries[_i].due - T0));
+		ck_assert_uint_eq(f->row.attempts, retries[_i].attempts + 1);
+		ck_assert_str_eq(f->row.last_error, retries[_i].detail);
+		ck_assert_uint_eq(f->row.first_attempt, fa != 0 ? fa : T0);
+		break;
+	case SETTLE_DEAD:
+		ck_assert(f->dead);
+		ck_assert_str_eq(f->reason, retries[_i].reason);
+		ck_assert_str_eq(s->last_error, retries[_i].detail);
+		ck_assert_uint_eq(f->dead_attempts, retries[_i].attempts + 1);
+		ck_assert_uint_eq(f->dead_at, T0);
+		break;
+	case SETTLE_DELIVERED:
+		ck_assert(!f->live);
+		break;
+	}
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 0);
+	ck_assert_uint_eq(st.claimed_bytes, 0);
+	ck_assert_uint_eq(st.running, 0);
+	ck_assert_uint_eq(st.settling, 0);
+	/* A counted failure keeps the key for its breaker, nothing else. */
+	k = retries[_i].res == ATTEMPT_ERROR ||
+	    retries[_i].res == ATTEMPT_TIMEOUT;
+	ck_assert_uint_eq(st.tenants, k);
+	ck_assert_uint_eq(st.sinkqs, k);
+	done();
+}
+END_TEST
+
+/* --- fairness --- */
+
+static const struct {
+	size_t		n;
+	uint32_t	due[3];
+	uint32_t	want[3];
+} drr[] = {
+	{ 3, { 100, 100, 100 }, { 10, 10, 10 } },
+	{ 3, { 2, 100, 100 }, { 2, 14, 14 } },
+	{ 3, { 100, 100, 2 }, { 14, 14, 2 } },
+	{ 2, { 100, 5 }, { 25, 5 } },
+	{ 1, { 100 }, { 30 } },
+};
+
+START_TEST(test_drr)
+{
+	const char *names[] = { "a", "b", "c" };
+	size_t i;
+	uint32_t k;
+
+	mk(SC3 RETRY, SRC);
+	for (i = 0; i < drr[_i].n; i++)
+		for (k = 0; k < drr[_i].due[i]; k++)
+			fake_add(names[i], "s", 0, MODULE_LOG, T0 - 1000 + k,
+			    100);
+	dispatch_run(d, T0);
+	for (i = 0; i < drr[_i].n; i++)
+		ck_assert_msg(fake_claimed(d, names[i]) == drr[_i].want[i],
+		    "tenant %s claimed %zu, want %u", names[i],
+		    fake_claimed(d, names[i]), drr[_i].want[i]);
+	done();
+}
+END_TEST
+
+/* 50 tenants, a page of 10: each scan goes on where the last stopped. */
+START_TEST(test_unreached_first)
+{
+	char name[16];
+	int t, k, scan;
+	uint64_t w;
+
+	mk(SC3 RETRY, SRC);
+	cf->dispatch.batch = 10;	/* read at each scan */
+	for (t = 0; t < 50; t++)
+		for (k = 0; k < 3; k++) {
+			snprintf(name, sizeof(name), "t%02d", t);
+			fake_add(name, "s", 0, MODULE_LOG, T0 - 100, 100);
+		}
+	for (scan = 0; scan < 5; scan++) {
+		w = dispatch_run(d, T0);
+		ck_assert_uint_eq(w, T0);	/* more is due now */
+		ck_assert_uint_eq(fake_claimed(d, NULL), 10 * (scan + 1));
+		for (t = 0; t < 50; t++) {
+			snprintf(name, sizeof(name), "t%02d", t);
+			ck_assert_msg(fake_claimed(d, name) ==
+			    (t < 10 * (scan + 1) ? 1U : 0U), "scan %d: %s "
+			    "claimed %zu", scan, name, fake_claimed(d, name));
+		}
+	}
+	/* A full round: every tenant once, then the first again. */
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_claimed(d, "t00"), 2);
+	ck_assert_uint_eq(fake_claimed(d, "t10"), 1);
+	done();
+}
+END_TEST
+
+/* A tenant at its window is skipped by the scan and by the timer; the
+ * other proceeds; an outcome frees room. */
+START_TEST(test_tenant_window)
+{
+	unsigned scans;
+	uint64_t w;
+	int k;
+
+	mk(SC3 RETRY "  tenants: {a: {max_inflight: 2}}\n", SRC);
+	for (k = 0; k < 10; k++) {
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+		fake_add("b", "s", 0, MODULE_LOG, T0 - 100, 100);
+	}
+	fake_add("b", "s", 0, MODULE_LOG, T0 + 500, 100);
+	w = dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_claimed(d, "a"), 2);
+	ck_assert_uint_eq(fake_claimed(d, "b"), 10);
+	/* a has 8 rows due now, but no room: the wake is b's next row */
+	ck_assert_uint_eq(w, T0 + 500);
+
+	scans = fake_count(fake.scans, fake.nscans, "a");
+	fake_add("b", "s", 0, MODULE_LOG, T0 + 1, 100);
+	w = dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake_count(fake.scans, fake.nscans, "a"), scans);
+	ck_assert_uint_eq(fake_claimed(d, "a"), 2);
+	ck_assert_uint_eq(fake_claimed(d, "b"), 11);
+	ck_assert_uint_eq(w, T0 + 500);
+
+	/* An outcome of a frees room: a is claimed again, b unchanged. */
+	ck_assert_uint_eq(fake_running("a", NULL), 2);
+	finish_key("a", "s", 1, ATTEMPT_OK, "", T0 + 2);
+	fake_flush(d);
+	ck_assert_uint_eq(fake_claimed(d, "a"), 1);
+	dispatch_run(d, T0 + 2);
+	ck_assert_uint_eq(fake_claimed(d, "a"), 2);
+	ck_assert_uint_eq(fake_claimed(d, "b"), 11);
+	done();
+}
+END_TEST
+
+/* --- windows --- */
+
+static const struct {
+	const char	*name;
+	const char	*conf;
+	uint64_t	 body;
+	size_t		 want;		/* claimed */
+	size_t		 want_a;	/* of tenant a (both have 10 due) */
+} windows[] = {
+	{ "max_inflight", "  max_inflight: 5\n", 100, 5, 3 },
+	{ "max_inflight_bytes", "  max_inflight_bytes: 1000\n", 300, 3, 3 },
+	{ "bytes exactly", "  max_inflight_bytes: 1000\n", 250, 4, 4 },
+	{ "one row over the window", "  max_inflight_bytes: 1000\n", 5000, 1,
+	    1 },
+	{ "tenant rows", "  tenants: {a: {max_inflight: 3}}\n", 100, 13, 3 },
+	{ "tenant bytes", "  tenants: {a: {max_inflight_bytes: 1000}}\n", 300,
+	    13, 3 },
+	{ "default tenant", "  tenants: {default: {max_inflight: 4}}\n", 100,
+	    8, 4 },
+};
+
+START_TEST(test_window)
+{
+	struct dispatch_stats st;
+	size_t i, a;
+	uint64_t w;
+	int k;
+
+	mk(windows[_i].conf, SRC);
+	for (k = 0; k < 10; k++) {
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, windows[_i].body);
+		fake_add("b", "s", 0, MODULE_LOG, T0 - 100, windows[_i].body);
+	}
+	w = dispatch_run(d, T0);
+	ck_assert_msg(fake_claimed(d, NULL) == windows[_i].want,
+	    "%s: claimed %zu, want %zu", windows[_i].name,
+	    fake_claimed(d, NULL), windows[_i].want);
+	ck_assert_uint_eq(fake_claimed(d, "a"), windows[_i].want_a);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, windows[_i].want);
+	ck_assert_uint_eq(st.claimed_bytes, windows[_i].want *
+	    windows[_i].body);
+	ck_assert(st.claimed_bytes <= 1000 || windows[_i].want == 1 ||
+	    strncmp(windows[_i].name, "max_inflight_bytes", 12) != 0);
+	if (windows[_i].want < 20 && strstr(windows[_i].conf, "tenants") ==
+	    NULL) {
+		ck_assert_int_eq(st.window_full, 1);
+		ck_assert_uint_eq(w, UINT64_MAX);	/* an outcome wakes */
+	} else
+		ck_assert_int_eq(st.window_full, 0);
+	/* Nothing is claimed twice: a second scan adds nothing. */
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_claimed(d, NULL), windows[_i].want);
+
+	/* One outcome frees one row's room. */
+	for (i = 0; fake_running_job(i) != NULL; i++)
+		if (fake_running_job(i)->row.tenant[0] == 'a')
+			break;
+	ck_assert_ptr_nonnull(fake_running_job(i));
+	a = fake_claimed(d, "a");
+	fake_finish(d, fake_running_job(i), ATTEMPT_OK, 0, "", T0 + 1);
+	fake_flush(d);
+	ck_assert_uint_eq(fake_claimed(d, "a"), a - 1);
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake_claimed(d, NULL), windows[_i].want);
+	done();
+}
+END_TEST
+
+/* --- slots --- */
+
+START_TEST(test_sink_concurrency)
+{
+	struct dispatch_stats st;
+	struct fjob *j;
+	char conf[128];
+	uint32_t cap = (uint32_t)_i + 1;
+	size_t i;
+	int k;
+
+	snprintf(conf, sizeof(conf), "  sink_concurrency: %u\n" RETRY, cap);
+	mk(conf, SRC);
+	for (k = 0; k < 10; k++) {
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+		fake_add("a", "s2", 0, MODULE_LOG, T0 - 100, 100);
+	}
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running("a", "s"), cap);
+	ck_assert_uint_eq(fake_running("a", "s2"), cap);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.running, 2 * cap);
+	ck_assert_uint_eq(st.queued, 20 - 2 * cap);
+	ck_assert_uint_eq(st.sinkqs, 2);
+	ck_assert_uint_eq(st.tenants, 1);
+	/* s frees a slot: s takes it, s2 stays at its cap. */
+	for (i = 0; (j = fake_running_job(i)) != NULL; i++)
+		if (strcmp(j->row.source, "s") == 0)
+			break;
+	fake_finish(d, j, ATTEMPT_OK, 0, "", T0 + 1);
+	fake_flush(d);
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake_running("a", "s"), cap);
+	ck_assert_uint_eq(fake_running("a", "s2"), cap);
+	ck_assert_uint_eq(fake.njobs, 2 * cap + 1);
+	done();
+}
+END_TEST
+
+/* Slots round-robin across tenants first, then across a tenant's keys:
+ * a has keys s and s2, b has s; all with a backlog. */
+static const struct {
+	const char	*conf;
+	size_t		 a, b, as, as2;
+} slots[] = {
+	{ "  concurrency: 2\n  sink_concurrency: 2\n", 1, 1, 1, 0 },
+	{ "  concurrency: 3\n  sink_concurrency: 3\n", 2, 1, 1, 1 },
+	{ "  concurrency: 4\n  sink_concurrency: 4\n", 2, 2, 1, 1 },
+	{ "  concurrency: 6\n  sink_concurrency: 6\n", 3, 3, 2, 1 },
+	{ "  concurrency: 8\n  sink_concurrency: 8\n", 4, 4, 2, 2 },
+	{ "  concurrency: 6\n  sink_concurrency: 6\n"
+	    "  tenants: {a: {concurrency: 1}}\n", 1, 5, 1, 0 },
+	{ "  concurrency: 6\n  sink_concurrency: 1\n", 2, 1, 1, 1 },
+};
+
+START_TEST(test_slots)
+{
+	int k;
+
+	mk(slots[_i].conf, SRC);
+	for (k = 0; k < 10; k++) {
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+		fake_add("a", "s2", 0, MODULE_LOG, T0 - 100, 100);
+		fake_add("b", "s", 0, MODULE_LOG, T0 - 100, 100);
+	}
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running("a", NULL), slots[_i].a);
+	ck_assert_uint_eq(fake_running("b", NULL), slots[_i].b);
+	ck_assert_uint_eq(fake_running("a", "s"), slots[_i].as);
+	ck_assert_uint_eq(fake_running("a", "s2"), slots[_i].as2);
+	/* The first two starts are one of each tenant. */
+	ck_assert(fake.njobs < 2 || fake.jobs[0]->row.tenant[0] !=
+	    fake.jobs[1]->row.tenant[0] || slots[_i].b == 0);
+	done();
+}
+END_TEST
+
+/* No idle deliver process: rows stay queued, and start when one is. */
+START_TEST(test_idle_workers)
+{
+	struct dispatch_stats st;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	fake.idle = 2;
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake.njobs, 2);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 10);
+	ck_assert_uint_eq(st.running, 2);
+	ck_assert_uint_eq(st.queued, 8);
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 1);
+	fake_flush(d);
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake.njobs, 3);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 2);
+	done();
+}
+END_TEST
+
+/* --- breakers --- */
+
+/* permanent answers never count toward a breaker. */
+START_TEST(test_permanent_not_counted)
+{
+	struct dispatch_stats st;
+	struct breaker b;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 3);
+	fake_finish(d, fake_running_job(0), ATTEMPT_ERROR, 0, "e", T0);
+	fake_finish(d, fake_running_job(0), ATTEMPT_PERMANENT, 0, "http 410",
+	    T0);
+	fake_finish(d, fake_running_job(0), ATTEMPT_ERROR, 0, "e", T0);
+	fake_flush(d);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.breakers_open, 0);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
+	ck_assert_uint_eq(b.fails, 2);
+	/* Three more permanents: still closed. */
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 3);
+	fake_finish_all(d, ATTEMPT_PERMANENT, "http 404", T0);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
+	/* The third counted failure opens it. */
+	dispatch_run(d, T0);
+	fake_finish(d, fake_running_job(0), ATTEMPT_ERROR, 0, "e", T0);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	done();
+}
+END_TEST
+
+/*
+ * Open, park, probe, doubling, close, on one key with a backlog of 10:
+ * three failures open the breaker for 1000 ms; its queued rows and the
+ * rows claimed while it is open are parked with their attempts unchanged;
+ * at open_until one probe runs and what comes meanwhile waits 1000 ms; a
+ * failed probe opens it for 2000 ms; a good one closes it.
+ */
+START_TEST(test_breaker_cycle)
+{
+	struct dispatch_stats st;
+	struct breaker b;
+	struct fjob *probe;
+	struct frow *rows[10];
+	size_t i, njobs, retried = 0, parked = 0;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	for (k = 0; k < 10; k++)
+		rows[k] = fake_add("a", "s", 0, MODULE_LOG, T0 - 100 + k, 100);
+	fake_add("b", "s", 0, MODULE_LOG, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running("a", NULL), 3);
+	ck_assert_uint_eq(finish_key("a", "s", 3, ATTEMPT_ERROR, "http 503",
+	    T0), 3);
+	fake_finish_all(d, ATTEMPT_OK, "", T0);	/* b's */
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.open_until, T0 + 1000);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.breakers_open, 1);
+	ck_assert_uint_eq(st.queued, 0);
+	ck_assert_uint_eq(fake_flush(d), 11);
+	for (k = 0; k < 10; k++) {
+		if (rows[k]->row.attempts == 1) {
+			ck_assert_uint_eq(rows[k]->row.due, T0 + 100);
+			retried++;
+		} else {
+			ck_assert_uint_eq(rows[k]->row.attempts, 0);
+			ck_assert_uint_eq(rows[k]->row.due, T0 + 1000);
+			ck_assert_int_eq(rows[k]->row.state, STORE_ROW_PARKED);
+			parked++;
+		}
+	}
+	ck_assert_uint_eq(retried, 3);
+	ck_assert_uint_eq(parked, 7);
+	/* b's key is not a's: b was delivered meanwhile. */
+	ck_assert(!fake.rows[10]->live);
+
+	/* The retries come due while it is open: parked, attempts kept. */
+	njobs = fake.njobs;
+	ck_assert_uint_eq(turn(T0 + 100), T0 + 1000);
+	ck_assert_uint_eq(fake.njobs, njobs);
+	for (k = 0; k < 10; k++) {
+		ck_assert_uint_eq(rows[k]->row.due, T0 + 1000);
+		ck_assert(rows[k]->row.attempts <= 1);
+	}
+
+	/* open_until: exactly one probe; the rest wait breaker_open_ms. */
+	dispatch_run(d, T0 + 1000);
+	ck_assert_uint_eq(fake.njobs, njobs + 1);
+	ck_assert_ptr_nonnull(probe = fake_running_job(0));
+	ck_assert_int_eq(probe->probe, 1);
+	ck_assert_uint_eq(fake_flush(d), 9);
+	for (k = 0; k < 10; k++)
+		if (rows[k]->seq != probe->seq)
+			ck_assert_uint_eq(rows[k]->row.due, T0 + 2000);
+	dispatch_run(d, T0 + 1500);
+	ck_assert_uint_eq(fake.njobs, njobs + 1);
+
+	/* The probe fails: open again for twice as long. */
+	fake_finish(d, probe, ATTEMPT_ERROR, 0, "http 503", T0 + 1500);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.open_until, T0 + 1500 + 2000);
+	fake_flush(d);
+	ck_assert_uint_eq(turn(T0 + 2000), T0 + 3500);
+	ck_assert_uint_eq(fake.njobs, njobs + 1);
+
+	/* The next probe succeeds: closed, and the backlog flows. */
+	dispatch_run(d, T0 + 3500);
+	ck_assert_uint_eq(fake.njobs, njobs + 2);
+	ck_assert_ptr_nonnull(probe = fake_running_job(0));
+	ck_assert_int_eq(probe->probe, 1);
+	fake_flush(d);
+	fake_finish(d, probe, ATTEMPT_OK, 0, "", T0 + 3600);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
+	fake_flush(d);
+	turn(T0 + 4500);
+	ck_assert_uint_eq(fake_running("a", "s"), 3);
+	for (i = 0; fake_running_job(i) != NULL; i++)
+		ck_assert_int_eq(fake_running_job(i)->probe, 0);
+	/* Parks spent no attempts: only the 3 failures and the probe. */
+	for (k = 0, retried = 0; k < 10; k++)
+		retried += rows[k]->row.attempts;
+	ck_assert_uint_eq(retried, 3 + 1);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.breakers_open, 0);
+	done();
+}
+END_TEST
+
+/* Consecutive opens double up to breaker_max_open_ms; the glue's loop
+ * (run at the wake time) finds every probe. */
+START_TEST(test_breaker_doubling)
+{
+	static const uint64_t open[] = { 1000, 2000, 4000, 8000, 8000, 8000 };
+	struct breaker b;
+	struct fjob *j;
+	uint64_t now = T0, w;
+	size_t k;
+	int guard;
+
+	mk("  sink_concurrency: 3\n  breaker_failures: 1\n" RETRY, SRC);
+	fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+	for (k = 0; k < sizeof(open) / sizeof(open[0]); k++) {
+		for (guard = 0; (j = fake_running_job(0)) == NULL; guard++) {
+			ck_assert_int_lt(guard, 10);
+			w = turn(now);
+			if ((j = fake_running_job(0)) != NULL)
+				break;
+			ck_assert_uint_gt(w, now);
+			ck_assert_uint_ne(w, UINT64_MAX);
+			now = w;
+		}
+		ck_assert_int_eq(j->probe, k > 0);
+		if (k > 0) {
+			get_breaker("a", "s", &b);
+			ck_assert_uint_eq(now, b.open_until);
+		}
+		fake_finish(d, j, ATTEMPT_ERROR, 0, "http 503", now);
+		fake_flush(d);
+		get_breaker("a", "s", &b);
+		ck_assert_int_eq(b.state, BREAKER_OPEN);
+		ck_assert_uint_eq(b.open_until - now, open[k]);
+		ck_assert_uint_eq(b.open_ms, open[k]);
+	}
+	done();
+}
+END_TEST
+
+/* Breakers are per key, and a key carries the tenant. */
+START_TEST(test_breaker_per_key)
+{
+	struct breaker b;
+	int k;
+
+	mk("  sink_concurrency: 3\n  breaker_failures: 1\n" RETRY, SRC);
+	for (k = 0; k < 3; k++) {
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+		fake_add("a", "s2", 0, MODULE_LOG, T0, 100);
+		fake_add("b", "s", 0, MODULE_LOG, T0, 100);
+	}
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 9);
+	/* a/s fails: only a/s opens */
+	for (k = 0; k < 9; k++)
+		if (strcmp(fake_running_job(k)->row.tenant, "a") == 0 &&
+		    strcmp(fake_running_job(k)->row.source, "s") == 0)
+			break;
+	fake_finish(d, fake_running_job(k), ATTEMPT_ERROR, 0, "x", T0);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	get_breaker("a", "s2", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
+	get_breaker("b", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
+	fake_flush(d);
+	fake_add("b", "s", 0, MODULE_LOG, T0 + 1, 100);
+	fake_add("a", "s2", 0, MODULE_LOG, T0 + 1, 100);
+	fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 1);
+	fake_flush(d);
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake_running("b", "s"), 1);
+	ck_assert_uint_eq(fake_running("a", "s2"), 1);
+	/* the a/s ok above closed it: attempts started before the open */
+	done();
+}
+END_TEST
+
+/* --- the retry horizon --- */
+
+/*
+ * max_elapsed_ms 5000; the breaker of a/s is open until T0 + 1000; a row
+ * claimed at T0 + 1 with first_attempt fa is parked until want_due, or
+ * dead-lettered as retry_horizon:log.
+ */
+static const struct {
+	uint64_t	fa;
+	uint32_t	attempts;
+	uint64_t	want_due;	/* 0: dead */
+	int		then_dead;	/* claimed again at want_due: dead */
+} horizons[] = {
+	{ T0 - 5000, 1, 0, 0 },		/* horizon T0: past */
+	{ T0 + 1 - 5000, 1, 0, 0 },	/* at the horizon */
+	{ T0 - 4500, 1, T0 + 500, 1 },	/* horizon before open_until */
+	{ T0 - 4000, 1, T0 + 1000, 0 },	/* exactly open_until */
+	{ T0 - 10, 2, T0 + 1000, 0 },
+	{ 0, 0, T0 + 1000, 0 },		/* not attempted: counts from now */
+};
+
+START_TEST(test_horizon)
+{
+	struct frow *f;
+	struct breaker b;
+
+	mk("  sink_concurrency: 3\n  breaker_failures: 1\n"
+	    "  retry: {jitter: false, base_ms: 100, max_elapsed_ms: 5000}\n",
+	    SRC);
+	fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+	dispatch_run(d, T0);
+	fake_finish(d, fake_running_job(0), ATTEMPT_ERROR, 0, "x", T0);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_uint_eq(b.open_until, T0 + 1000);
+	fake.rows[0]->row.due = T0 + 100000;	/* out of the way */
+
+	f = fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+	f->row.first_attempt = horizons[_i].fa;
+	f->row.attempts = horizons[_i].attempts;
+	turn(T0 + 1);
+	ck_assert_uint_eq(fake.njobs, 1);
+	if (horizons[_i].want_due == 0) {
+		ck_assert(f->dead);
+		ck_assert_str_eq(f->reason, "retry_horizon:log");
+		ck_assert_uint_eq(f->dead_attempts, horizons[_i].attempts);
+	} else {
+		ck_assert(!f->dead);
+		ck_assert_uint_eq(f->row.due, horizons[_i].want_due);
+		ck_assert_uint_eq(f->row.attempts, horizons[_i].attempts);
+		ck_assert_uint_eq(f->row.first_attempt, horizons[_i].fa ?
+		    horizons[_i].fa : T0 + 1);
+		if (horizons[_i].then_dead) {
+			turn(horizons[_i].want_due);
+			ck_assert(f->dead);
+			ck_assert_str_eq(f->reason, "retry_horizon:log");
+		}
+	}
+	done();
+}
+END_TEST
+
+/* The rows queued when a breaker opens are bound by their horizon too. */
+START_TEST(test_horizon_queued)
+{
+	struct frow *f, *g;
+
+	mk("  sink_concurrency: 1\n  breaker_failures: 1\n"
+	    "  retry: {jitter: false, base_ms: 100, max_elapsed_ms: 5000}\n",
+	    SRC);
+	fake_add("a", "s", 0, MODULE_LOG, T0 - 10, 100);
+	f = fake_add("a", "s", 0, MODULE_LOG, T0 - 5, 100);
+	f->row.first_attempt = T0 - 4800;
+	f->row.attempts = 1;
+	g = fake_add("a", "s", 0, MODULE_LOG, T0 - 5, 100);
+	g->row.first_attempt = T0 - 5000;
+	g->row.attempts = 3;
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake.njobs, 1);
+	fake_finish(d, fake_running_job(0), ATTEMPT_TIMEOUT, 0,
+	    "attempt_timeout:30000", T0);
+	fake_flush(d);
+	ck_assert_uint_eq(f->row.due, T0 + 200);
+	ck_assert_uint_eq(f->row.attempts, 1);
+	ck_assert(g->dead);
+	ck_assert_str_eq(g->reason, "retry_horizon:log");
+	ck_assert_uint_eq(g->dead_attempts, 3);
+	done();
+}
+END_TEST
+
+/* --- ordering lanes --- */
+
+#define ORDERED \
+	"sources:\n" \
+	"  o: {sinks: [{type: log, ordered: true}]}\n" \
+	"  s: {sinks: [{type: log}]}\n"
+
+enum lane_end {
+	END_OK, END_EXHAUSTED, END_PERMANENT, END_TIMEOUT, END_SINK_GONE,
+	END_SOURCE_GONE,
+};
+
+static const struct {
+	enum lane_end	 end;
+	const char	*reason;
+} lane_ends[] = {
+	{ END_OK, NULL },
+	{ END_EXHAUSTED, "retries_exhausted" },
+	{ END_PERMANENT, "permanent:http 410" },
+	{ END_TIMEOUT, "attempt_timeout:30000" },
+	{ END_SINK_GONE, "sink_gone:0:log" },
+	{ END_SOURCE_GONE, "source_gone:o" },
+};
+
+/* Every terminal transition of a head releases its lane in the batch
+ * that writes it: the next member is the head right after the flush. */
+START_TEST(test_lane_release)
+{
+	struct frow *m[3], *other;
+	struct fjob *j;
+	struct conf *c2 = NULL;
+	enum lane_end end = lane_ends[_i].end;
+	int k;
+
+	mk(SC3 "  breaker_failures: 0\n"
+	    "  retry: {jitter: false, base_ms: 100, max_attempts: 1}\n",
+	    ORDERED);
+	for (k = 0; k < 3; k++)
+		m[k] = fake_add_member("a", "o", 0, MODULE_LOG, 7, T0 - 100 + k);
+	other = fake_add_member("a", "o", 0, MODULE_LOG, 8, T0 - 50);
+	if (end == END_SINK_GONE || end == END_SOURCE_GONE) {
+		c2 = parse("", end == END_SINK_GONE ?
+		    "sources:\n  o: {sinks: [" HTTP "]}\n" :
+		    "sources:\n  s: {sinks: [" LOG "]}\n");
+		dispatch_reconfigure(d, c2);
+	}
+	for (k = 0; k < 3; k++) {
+		dispatch_run(d, T0);
+		/* Only the head is claimed. */
+		ck_assert(m[k]->row.state == STORE_ROW_HEAD);
+		ck_assert(dispatch_is_claimed(d, m[k]->key));
+		if (k < 2)
+			ck_assert(!dispatch_is_claimed(d, m[k + 1]->key) &&
+			    m[k + 1]->row.state == STORE_ROW_MEMBER);
+		if (end != END_SINK_GONE && end != END_SOURCE_GONE) {
+			for (j = NULL; (j = fake_running_job(0)) != NULL &&
+			    j->seq != m[k]->seq; )
+				fake_finish(d, j, ATTEMPT_ERROR, 0, "x", T0);
+			ck_assert_ptr_nonnull(j);
+			fake_finish(d, j, end == END_OK ? ATTEMPT_OK :
+			    end == END_PERMANENT ? ATTEMPT_PERMANENT :
+			    end == END_TIMEOUT ? ATTEMPT_TIMEOUT :
+			    ATTEMPT_ERROR, 0, end == END_PERMANENT ?
+			    "http 410" : end == END_TIMEOUT ?
+			    "attempt_timeout:30000" : "http 500", T0);
+		}
+		fake_flush(d);
+		if (end == END_OK)
+			ck_assert(!m[k]->live);
+		else {
+			ck_assert(m[k]->dead);
+			ck_assert_str_eq(m[k]->reason, lane_ends[_i].reason);
+		}
+		if (k < 2)
+			ck_assert_int_eq(m[k + 1]->row.state, STORE_ROW_HEAD);
+	}
+	/* The other lane went its own way. */
+	ck_assert(other->row.state == STORE_ROW_HEAD || !other->live ||
+	    other->dead);
+	dispatch_free(d);
+	d = NULL;
+	conf_free(c2);
+	conf_free(cf);
+	cf = NULL;
+	fake_free();
+}
+END_TEST
+
+/* A retry of the head blocks its lane alone. */
+START_TEST(test_lane_retry_blocks)
+{
+	struct frow *m1, *m2, *o1, *o2;
+	struct fjob *j;
+
+	mk(SC3 RETRY, ORDERED);
+	m1 = fake_add_member("a", "o", 0, MODULE_LOG, 7, T0 - 100);
+	m2 = fake_add_member("a", "o", 0, MODULE_LOG, 7, T0 - 99);
+	o1 = fake_add_member("a", "o", 0, MODULE_LOG, 9, T0 - 98);
+	o2 = fake_add_member("a", "o", 0, MODULE_LOG, 9, T0 - 97);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 2);
+	ck_assert_uint_eq(fake.nsweeps, 1);
+	while ((j = fake_running_job(0)) != NULL)
+		fake_finish(d, j, j->seq == m1->seq ? ATTEMPT_ERROR :
+		    ATTEMPT_OK, 0, "http 503", T0);
+	fake_flush(d);
+	ck_assert_int_eq(m1->row.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(m1->row.due, T0 + 100);
+	ck_assert_int_eq(m2->row.state, STORE_ROW_MEMBER);
+	ck_assert(!o1->live);
+	ck_assert_int_eq(o2->row.state, STORE_ROW_HEAD);
+	/* Before m1's retry: only the other lane runs. */
+	dispatch_run(d, T0 + 50);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 1);
+	ck_assert_uint_eq(fake_running_job(0)->seq, o2->seq);
+	ck_assert(!dispatch_is_claimed(d, m2->key));
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 50);
+	fake_flush(d);
+	/* m1 again, then m2 only after it. */
+	dispatch_run(d, T0 + 100);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 1);
+	ck_assert_uint_eq(fake_running_job(0)->seq, m1->seq);
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 100);
+	fake_flush(d);
+	ck_assert_int_eq(m2->row.state, STORE_ROW_HEAD);
+	dispatch_run(d, T0 + 100);
+	ck_assert_uint_eq(fake_running_job(0)->seq, m2->seq);
+	done();
+}
+END_TEST
+
+/* The sweep: only while the node holds a member, once per tenant visit. */
+START_TEST(test_sweep)
+{
+	int k, turns;
+
+	mk(SC3 RETRY, ORDERED);
+	for (k = 0; k < 100; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 1000 + k, 100);
+	fake_add("b", "s", 0, MODULE_LOG, T0 - 100, 100);
+	fake_add("b", "s", 0, MODULE_LOG, T0 - 100, 100);
+	for (turns = 0; turns < 3; turns++) {
+		turn(T0 + turns);
+		fake_finish_all(d, ATTEMPT_OK, "", T0 + turns);
+		fake_flush(d);
+	}
+	ck_assert_uint_eq(fake.nsweeps, 0);
+	ck_assert_uint_eq(fake.nmarked, 0);
+
+	/* A member anywhere: each visited tenant is swept once per scan,
+	 * though a is visited in two passes of the page. */
+	fake_add_member("c", "o", 0, MODULE_LOG, 1, T0);
+	fake_add("b", "s", 0, MODULE_LOG, T0, 100);
+	fake_add("b", "s", 0, MODULE_LOG, T0, 100);
+	fake.nsweepst = 0;
+	dispatch_run(d, T0 + 10);
+	ck_assert_uint_eq(fake_count(fake.sweeps, fake.nsweepst, "a"), 1);
+	ck_assert_uint_eq(fake_count(fake.sweeps, fake.nsweepst, "b"), 1);
+	ck_assert_uint_eq(fake_count(fake.sweeps, fake.nsweepst, "c"), 1);
+	ck_assert_uint_eq(fake.nmarked, 1);
+	/* the member of c was promoted and claimed */
+	ck_assert_uint_eq(fake_running("c", NULL), 1);
+	done();
+}
+END_TEST
+
+/* --- binding --- */
+
+static const struct {
+	const char	*name;
+	const char	*sources;	/* as it is now */
+	uint32_t	 index;
+	uint8_t		 module;
+	int		 bound;		/* -1: dead */
+	const char	*reason;
+} bindings[] = {
+	{ "same place", "  s: {sinks: [" LOG ", " HTTP "]}\n", 1, MODULE_HTTP,
+	    1, NULL },
+	{ "reordered", "  s: {sinks: [" HTTP ", " LOG "]}\n", 0, MODULE_LOG,
+	    1, NULL },
+	{ "reordered back", "  s: {sinks: [" HTTP ", " LOG "]}\n", 1,
+	    MODULE_HTTP, 0, NULL },
+	{ "removed before", "  s: {sinks: [" HTTP "]}\n", 3, MODULE_HTTP, 0,
+	    NULL },
+	{ "module gone", "  s: {sinks: [" HTTP ", " HTTP "]}\n", 0,
+	    MODULE_LOG, -1, "sink_gone:0:log" },
+	{ "two with the module", "  s: {sinks: [" LOG ", " LOG "]}\n", 1,
+	    MODULE_HTTP, -1, "sink_gone:1:http" },
+	{ "ambiguous fallback", "  s: {sinks: [" HTTP ", " LOG ", " LOG "]}\n",
+	    5, MODULE_LOG, -1, "sink_gone:5:log" },
+	{ "sqs never configured", "  s: {sinks: [" LOG "]}\n", 0, MODULE_SQS,
+	    -1, "sink_gone:0:sqs" },
+	{ "source gone", "  other: {sinks: [" LOG "]}\n", 0, MODULE_LOG, -1,
+	    "source_gone:s" },
+};
+
+START_TEST(test_binding)
+{
+	struct dispatch_stats st;
+	struct conf *c2;
+	struct frow *f;
+	char src[512];
+
+	mk(SC3 RETRY, "sources:\n  s: {sinks: [" LOG ", " HTTP "]}\n");
+	snprintf(src, sizeof(src), "sources:\n%s", bindings[_i].sources);
+	c2 = parse(SC3 RETRY, src);
+	dispatch_reconfigure(d, c2);
+	conf_free(cf);
+	cf = c2;
+	f = fake_add("a", "s", bindings[_i].index, bindings[_i].module,
+	    T0 - 10, 100);
+	dispatch_run(d, T0);
+	if (bindings[_i].bound >= 0) {
+		ck_assert_uint_eq(fake.njobs, 1);
+		ck_assert_uint_eq(fake.jobs[0]->bound,
+		    (uint32_t)bindings[_i].bound);
+		/* the row keeps its key and its binding at ack */
+		ck_assert_uint_eq(fake.jobs[0]->row.sink_index,
+		    bindings[_i].index);
+		ck_assert_uint_eq(fake.nsettles, 0);
+	} else {
+		ck_assert_uint_eq(fake.njobs, 0);
+		fake_flush(d);
+		ck_assert(f->dead);
+		ck_assert_str_eq(f->reason, bindings[_i].reason);
+		ck_assert_uint_eq(f->dead_attempts, 0);
+		dispatch_get_stats(d, &st);
+		ck_assert_uint_eq(st.claimed, 0);
+		ck_assert_uint_eq(st.dead, 1);
+		ck_assert_uint_eq(st.tenants, 0);
+	}
+	done();
+}
+END_TEST
+
+/* --- reconfigure --- */
+
+static const struct {
+	const char	*before, *after;
+} lowered_conc[] = {
+	{ "  concurrency: 8\n  sink_concurrency: 8\n",
+	  "  concurrency: 2\n  sink_concurrency: 2\n" },
+	{ "  concurrency: 8\n  sink_concurrency: 8\n",
+	  "  concurrency: 8\n  sink_concurrency: 2\n" },
+	{ "  concurrency: 8\n  sink_concurrency: 8\n"
+	    "  tenants: {default: {concurrency: 8}}\n",
+	  "  concurrency: 8\n  sink_concurrency: 8\n"
+	    "  tenants: {default: {concurrency: 2}}\n" },
+	{ "  concurrency: 8\n  sink_concurrency: 8\n",
+	  "  concurrency: 8\n  sink_concurrency: 8\n"
+	    "  tenants: {a: {concurrency: 2}}\n" },
+};
+
+/* A lowered concurrency drops nothing running or queued; new starts wait
+ * until the count falls below it. */
+START_TEST(test_lower_concurrency)
+{
+	struct dispatch_stats st;
+	struct conf *c2;
+	int k;
+
+	mk(lowered_conc[_i].before, SRC);
+	for (k = 0; k < 20; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 8);
+	c2 = parse(lowered_conc[_i].after, SRC);
+	dispatch_reconfigure(d, c2);
+	conf_free(cf);
+	cf = c2;
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.running, 8);
+	ck_assert_uint_eq(st.queued, 12);
+	ck_assert_uint_eq(st.claimed, 20);
+	ck_assert_uint_eq(fake.nsettles, 0);
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake.njobs, 8);
+	for (k = 0; k < 6; k++)
+		fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 2);
+	fake_flush(d);
+	dispatch_run(d, T0 + 2);
+	ck_assert_uint_eq(fake.njobs, 8);	/* 2 running: not below 2 */
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 3);
+	fake_flush(d);
+	dispatch_run(d, T0 + 3);
+	ck_assert_uint_eq(fake.njobs, 9);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 2);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.queued, 11);
+	done();
+}
+END_TEST
+
+static const struct {
+	const char	*before, *after;
+} lowered_win[] = {
+	{ "  max_inflight: 10\n", "  max_inflight: 4\n" },
+	{ "  tenants: {a: {max_inflight: 10}}\n",
+	  "  tenants: {a: {max_inflight: 4}}\n" },
+	{ "  max_inflight_bytes: 1000\n", "  max_inflight_bytes: 400\n" },
+};
+
+/* A lowered window drops nothing claimed; claims resume below it. */
+START_TEST(test_lower_window)
+{
+	struct dispatch_stats st;
+	struct conf *c2;
+	char conf[256];
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	snprintf(conf, sizeof(conf), SC3 "%s", lowered_win[_i].before);
+	c2 = parse(conf, SRC);
+	dispatch_reconfigure(d, c2);
+	conf_free(cf);
+	cf = c2;
+	for (k = 0; k < 30; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_claimed(d, NULL), 10);
+	snprintf(conf, sizeof(conf), SC3 "%s", lowered_win[_i].after);
+	c2 = parse(conf, SRC);
+	dispatch_reconfigure(d, c2);
+	conf_free(cf);
+	cf = c2;
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 10);
+	ck_assert_uint_eq(fake.nsettles, 0);
+	/* 10, 7, 4 claimed: no new claims; 1: back to 4 */
+	for (k = 0; k < 3; k++) {
+		ck_assert_uint_eq(fake_claimed(d, NULL), 10 - 3 * k);
+		fake_finish_all(d, ATTEMPT_OK, "", T0 + k);
+		fake_flush(d);
+		dispatch_run(d, T0 + k);
+		ck_assert_uint_eq(fake_claimed(d, NULL),
+		    k < 2 ? 7 - 3 * k : 4);
+	}
+	done();
+}
+END_TEST
+
+/* --- wake-up --- */
+
+enum wake_setup {
+	W_FUTURE, W_NOTHING, W_TENANT_FULL, W_RUNNING, W_UNREACHED,
+	W_GLOBAL_FULL, W_PARKED,
+};
+
+static const struct {
+	const char	*name;
+	enum wake_setup	 setup;
+	const char	*conf;
+	uint64_t	 want;
+} wakes[] = {
+	{ "earliest future row", W_FUTURE, "", T0 + 300 },
+	{ "nothing", W_NOTHING, "", UINT64_MAX },
+	{ "tenant at its window", W_TENANT_FULL,
+	    "  tenants: {a: {max_inflight: 1}}\n", T0 + 500 },
+	{ "running, next later", W_RUNNING, "", T0 + 300 },
+	{ "page did not reach everyone", W_UNREACHED, "", T0 },
+	{ "global window full", W_GLOBAL_FULL, "  max_inflight: 1\n",
+	    UINT64_MAX },
+	{ "parked until open_until", W_PARKED, "  breaker_failures: 1\n",
+	    T0 + 1000 },
+};
+
+START_TEST(test_wake)
+{
+	char conf[256];
+	uint64_t w;
+
+	snprintf(conf, sizeof(conf), "%s%s", wakes[_i].conf, RETRY);
+	mk(conf, SRC);
+	if (wakes[_i].setup == W_UNREACHED)
+		cf->dispatch.batch = 2;	/* read at each scan */
+	switch (wakes[_i].setup) {
+	case W_FUTURE:
+		fake_add("a", "s", 0, MODULE_LOG, T0 + 700, 100);
+		fake_add("a", "s", 0, MODULE_LOG, T0 + 300, 100);
+		fake_add("b", "s", 0, MODULE_LOG, T0 + 500, 100);
+		break;
+	case W_NOTHING:
+		break;
+	case W_TENANT_FULL:
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+		fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+		fake_add("a", "s", 0, MODULE_LOG, T0 + 300, 100);
+		fake_add("b", "s", 0, MODULE_LOG, T0 + 500, 100);
+		break;
+	case W_RUNNING:
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+		fake_add("a", "s", 0, MODULE_LOG, T0 + 300, 100);
+		break;
+	case W_UNREACHED:
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+		fake_add("b", "s", 0, MODULE_LOG, T0, 100);
+		fake_add("c", "s", 0, MODULE_LOG, T0, 100);
+		fake_add("d", "s", 0, MODULE_LOG, T0 + 300, 100);
+		break;
+	case W_GLOBAL_FULL:
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+		fake_add("b", "s", 0, MODULE_LOG, T0 + 300, 100);
+		break;
+	case W_PARKED:
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+		dispatch_run(d, T0);
+		fake_finish_all(d, ATTEMPT_ERROR, "x", T0);
+		fake_flush(d);
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+		fake.rows[0]->row.due = T0 + 5000;
+		turn(T0);
+		ck_assert_uint_eq(fake.rows[1]->row.due, T0 + 1000);
+		break;
+	}
+	w = dispatch_run(d, T0);
+	ck_assert_msg(w == wakes[_i].want, "%s: wake %lld, want %lld",
+	    wakes[_i].name, (long long)(w - T0),
+	    (long long)(wakes[_i].want - T0));
+	if (wakes[_i].setup == W_TENANT_FULL) {
+		/* again, a skipped: still b's row */
+		ck_assert_uint_eq(dispatch_run(d, T0 + 2), T0 + 500);
+		/* a's outcome frees room: its next due row is claimed,
+		 * which fills it again */
+		fake_finish_all(d, ATTEMPT_OK, "", T0 + 2);
+		fake_flush(d);
+		ck_assert_uint_eq(dispatch_run(d, T0 + 2), T0 + 500);
+		ck_assert_uint_eq(fake_claimed(d, "a"), 1);
+		/* and once more: now a's row at T0 + 300 wakes it */
+		fake_finish_all(d, ATTEMPT_OK, "", T0 + 3);
+		fake_flush(d);
+		ck_assert_uint_eq(dispatch_run(d, T0 + 3), T0 + 300);
+	}
+	done();
+}
+END_TEST
+
+/* --- stop --- */
+
+START_TEST(test_stop)
+{
+	struct dispatch_stats st;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake.njobs, 3);
+	dispatch_stop(d);
+	fake_add("b", "s", 0, MODULE_LOG, T0, 100);
+	ck_assert_uint_eq(dispatch_run(d, T0 + 1), UINT64_MAX);
+	ck_assert_uint_eq(fake_claimed(d, "b"), 0);
+	ck_assert_uint_eq(fake.njobs, 3);
+	/* Running attempts still settle; nothing starts after them. */
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 2);
+	ck_assert_uint_eq(fake_flush(d), 3);
+	ck_assert_uint_eq(dispatch_run(d, T0 + 2), UINT64_MAX);
+	ck_assert_uint_eq(fake.njobs, 3);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.running, 0);
+	ck_assert_uint_eq(st.delivered, 3);
+	ck_assert_uint_eq(st.settled, 3);
+	done();
+}
+END_TEST
+
+/* Everything delivered: nothing left in memory. */
+START_TEST(test_drain)
+{
+	struct dispatch_stats st;
+	uint64_t now = T0, w;
+	int k, guard;
+
+	mk(SC3 RETRY, ORDERED);
+	for (k = 0; k < 40; k++) {
+		fake_add(k % 2 ? "a" : "b", k % 3 ? "s" : "o", 0, MODULE_LOG,
+		    T0 - 100, 100 + k);
+		if (k % 5 == 0)
+			fake_add_member("c", "o", 0, MODULE_LOG, k % 3, T0);
+	}
+	for (guard = 0; guard < 200; guard++) {
+		w = turn(now);
+		if (fake_running(NULL, NULL) == 0 && w == UINT64_MAX)
+			break;
+		/* every third attempt fails once */
+		while (fake_running_job(0) != NULL)
+			fake_finish(d, fake_running_job(0),
+			    fake_running_job(0)->row.attempts == 0 &&
+			    fake_running_job(0)->seq % 3 == 0 ? ATTEMPT_ERROR :
+			    ATTEMPT_OK, 0, "x", now);
+		fake_flush(d);
+		if (w > now && w != UINT64_MAX)
+			now = w;
+	}
+	for (k = 0; k < (int)fake.nrows; k++)
+		ck_assert_msg(!fake.rows[k]->live, "seq %llu left",
+		    (unsigned long long)fake.rows[k]->seq);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 0);
+	ck_assert_uint_eq(st.claimed_bytes, 0);
+	ck_assert_uint_eq(st.tenants, 0);
+	ck_assert_uint_eq(st.sinkqs, 0);
+	ck_assert_uint_eq(st.delivered, fake.nrows);
+	done();
+}
+END_TEST
+
+static Suite *
+dispatch_suite(void)
+{
+	Suite *s = suite_create("dispatch");
+	TCase *tc;
+
+#define ADD_LOOP(tc, fn, tab) \
+	tcase_add_loop_test(tc, fn, 0, sizeof(tab) / sizeof(tab[0]))
+
+	tc = tcase_create("retry");
+	tcase_set_timeout(tc, TIMEOUT);
+	ADD_LOOP(tc, test_backoff, backoffs);
+	ADD_LOOP(tc, test_retry, retries);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fairness");
+	tcase_set_timeout(tc, TIMEOUT);
+	ADD_LOOP(tc, test_drr, drr);
+	tcase_add_test(tc, test_unreached_first);
+	tcase_add_test(tc, test_tenant_window);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("windows");
+	tcase_set_timeout(tc, TIMEOUT);
+	ADD_LOOP(tc, test_window, windows);
+	ADD_LOOP(tc, test_lower_concurrency, lowered_conc);
+	ADD_LOOP(tc, test_lower_window, lowered_win);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("slots");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_loop_test(tc, test_sink_concurrency, 0, 5);
+	ADD_LOOP(tc, test_slots, slots);
+	tcase_add_test(tc, test_idle_workers);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("breakers");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_test(tc, test_permanent_not_counted);
+	tcase_add_test(tc, test_breaker_cycle);
+	tcase_add_test(tc, test_breaker_doubling);
+	tcase_add_test(tc, test_breaker_per_key);
+	ADD_LOOP(tc, test_horizon, horizons);
+	tcase_add_test(tc, test_horizon_queued);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lanes");
+	tcase_set_timeout(tc, TIMEOUT);
+	ADD_LOOP(tc, test_lane_release, lane_ends);
+	tcase_add_test(tc, test_lane_retry_blocks);
+	tcase_add_test(tc, test_sweep);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("binding");
+	tcase_set_timeout(tc, TIMEOUT);
+	ADD_LOOP(tc, test_binding, bindings);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("life");
+	tcase_set_timeout(tc, TIMEOUT);
+	ADD_LOOP(tc, test_wake, wakes);
+	tcase_add_test(tc, test_stop);
+	tcase_add_test(tc, test_drain);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(dispatch_suite());
+	int failed;
+
+	log_setlevel(LOG_LEVEL_WARN);	/* no dead-letter and breaker lines */
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,557 @@
+/*
+ * check_job.c: the job and outcome codec (common/job.c).
+ *
+ * Every field round-trips, for each sink type, with an inline body and a
+ * 1 MiB body by memfd, 8 secrets and headers; a truncated frame, one with
+ * a byte too many, a body descriptor where none belongs (and none where
+ * one must be), a length that disagrees with the descriptor, and counts,
+ * types or results out of range are refused.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "job.h"
+#include "msg.h"
+#include "proc.h"
+
+#define BIG_BODY	(1024 * 1024)
+
+static struct header_kv fwd[] = {
+	{ "x-github-event", "push" },
+	{ "user-agent", "GitHub-Hookshot/1" },
+	{ "x-empty", "" },
+};
+static struct header_kv conf_hdrs[] = {
+	{ "Authorization", "Bearer t0ken" },
+	{ "X-Static", "1" },
+};
+static unsigned char secret_bytes[CONF_MAX_SECRETS][32];
+static unsigned char *big;
+
+/* A job with every field set; the sink by type. */
+static void
+sample(struct job *j, enum sink_type type, size_t bodylen)
+{
+	int i;
+
+	memset(j, 0, sizeof(*j));
+	j->id = 0x0102030405060708ULL;
+	j->hook_id = "01890a5d-ac96-774b-bcce-b302099a8057";
+	j->tenant = "acme";
+	j->source = "github";
+	j->received_at = 1700000000123ULL;
+	j->content_type = "application/json";
+	j->headers = fwd;
+	j->nheaders = 3;
+	j->dedupe_key = "delivery-42";
+	j->replay_id = "r-7";
+	j->attempt = 3;
+	j->claim_ref = "urn:ankusa:claim:v1:acme:01HZY3S7V2W8X9Y0Z1A2B3C4D5";
+	j->sink_index = 5;
+	if (big == NULL) {
+		if ((big = malloc(BIG_BODY)) == NULL)
+			abort();
+		for (i = 0; i < BIG_BODY; i++)
+			big[i] = (unsigned char)(i * 7 + (i >> 11));
+	}
+	j->body = big;
+	j->bodylen = bodylen;
+
+	j->sink.type = type;
+	j->sink.ordered = 1;
+	j->sink.order_key.kind = KEY_JSON;
+	j->sink.order_key.name = "data.customer";
+	j->sink.timeout_ms = 5000;
+	j->sink.inline_max_bytes = 65536;
+	j->sink.max_message_bytes = 1048576;
+	switch (type) {
+	case SINK_HTTP:
+		j->sink.u.http.url = "https://example.test/hook?a=1";
+		j->sink.u.http.method = "patch";
+		j->sink.u.http.headers = conf_hdrs;
+		j->sink.u.http.nheaders = 2;
+		for (i = 0; i < CONF_MAX_SECRETS; i++) {
+			memset(secret_bytes[i], 0x11 * i, sizeof(secret_bytes[i]));
+			secret_bytes[i][0] = 0;	/* a NUL inside a secret */
+			j->sink.u.http.secrets[i].data = secret_bytes[i];
+			j->sink.u.http.secrets[i].len = 8 + i * 3;
+		}
+		j->sink.u.http.nsecrets = CONF_MAX_SECRETS;
+		j->sink.u.http.max_response_bytes = 65536;
+		break;
+	case SINK_SQS:
+		j->sink.u.sqs.queue_url = "http://localhost:4566/000/q.fifo";
+		j->sink.u.sqs.region = "eu-west-1";
+		j->sink.u.sqs.endpoint = NULL;
+		j->sink.u.sqs.message_group_id = "g";
+		j->sink.u.sqs.access_key_id = "AKIA";
+		j->sink.u.sqs.secret_access_key = "s3cr3t";
+		j->sink.u.sqs.session_token = "tok";
+		break;
+	case SINK_PUBSUB:
+		j->sink.u.pubsub.project = "p";
+		j->sink.u.pubsub.topic = "t";
+		j->sink.u.pubsub.endpoint = "http://localhost:8085";
+		j->sink.u.pubsub.ordering_key = NULL;
+		j->sink.u.pubsub.auth = "none";
+		j->sink.u.pubsub.token = NULL;
+		break;
+	default:
+		break;
+	}
+}
+
+#define ck_assert_opt_eq(a, b) do {					\
+	if ((b) == NULL)						\
+		ck_assert_ptr_null(a);					\
+	else								\
+		ck_assert_str_eq((a), (b));				\
+} while (0)
+
+static void
+compare(const struct job *a, const struct job *b)
+{
+	int i;
+
+	ck_assert(a->id == b->id);
+	ck_assert_str_eq(a->hook_id, b->hook_id);
+	ck_assert_str_eq(a->tenant, b->tenant);
+	ck_assert_str_eq(a->source, b->source);
+	ck_assert(a->received_at == b->received_at);
+	ck_assert_str_eq(a->content_type, b->content_type);
+	ck_assert_int_eq(a->nheaders, b->nheaders);
+	for (i = 0; i < a->nheaders; i++) {
+		ck_assert_str_eq(a->headers[i].name, b->headers[i].name);
+		ck_assert_str_eq(a->headers[i].value, b->headers[i].value);
+	}
+	ck_assert_str_eq(a->dedupe_key, b->dedupe_key);
+	ck_assert_str_eq(a->replay_id, b->replay_id);
+	ck_assert_uint_eq(a->attempt, b->attempt);
+	ck_assert_str_eq(a->claim_ref, b->claim_ref);
+	ck_assert_uint_eq(a->sink_index, b->sink_index);
+	ck_assert_uint_eq(a->bodylen, b->bodylen);
+	ck_assert_ptr_nonnull(b->body);
+	ck_assert_int_eq(memcmp(a->body, b->body, a->bodylen), 0);
+
+	ck_assert_int_eq(a->sink.type, b->sink.type);
+	ck_assert_int_eq(a->sink.ordered, b->sink.ordered);
+	ck_assert_int_eq(a->sink.order_key.kind, b->sink.order_key.kind);
+	ck_assert_opt_eq(b->sink.order_key.name, a->sink.order_key.name);
+	ck_assert(a->sink.timeout_ms == b->sink.timeout_ms);
+	ck_assert(a->sink.inline_max_bytes == b->sink.inline_max_bytes);
+	ck_assert(a->sink.max_message_bytes == b->sink.max_message_bytes);
+	switch (a->sink.type) {
+	case SINK_HTTP:
+		ck_assert_str_eq(a->sink.u.http.url, b->sink.u.http.url);
+		ck_assert_str_eq(a->sink.u.http.method, b->sink.u.http.method);
+		ck_assert_int_eq(a->sink.u.http.nheaders,
+		    b->sink.u.http.nheaders);
+		for (i = 0; i < a->sink.u.http.nheaders; i++) {
+			ck_assert_str_eq(a->sink.u.http.headers[i].name,
+			    b->sink.u.http.headers[i].name);
+			ck_assert_str_eq(a->sink.u.http.headers[i].value,
+			    b->sink.u.http.headers[i].value);
+		}
+		ck_assert_int_eq(a->sink.u.http.nsecrets,
+		    b->sink.u.http.nsecrets);
+		for (i = 0; i < a->sink.u.http.nsecrets; i++) {
+			ck_assert_uint_eq(a->sink.u.http.secrets[i].len,
+			    b->sink.u.http.secrets[i].len);
+			ck_assert_int_eq(memcmp(a->sink.u.http.secrets[i].data,
+			    b->sink.u.http.secrets[i].data,
+			    a->sink.u.http.secrets[i].len), 0);
+		}
+		ck_assert(a->sink.u.http.max_response_bytes ==
+		    b->sink.u.http.max_response_bytes);
+		break;
+	case SINK_SQS:
+		ck_assert_opt_eq(b->sink.u.sqs.queue_url, a->sink.u.sqs.queue_url);
+		ck_assert_opt_eq(b->sink.u.sqs.region, a->sink.u.sqs.region);
+		ck_assert_opt_eq(b->sink.u.sqs.endpoint, a->sink.u.sqs.endpoint);
+		ck_assert_opt_eq(b->sink.u.sqs.message_group_id,
+		    a->sink.u.sqs.message_group_id);
+		ck_assert_opt_eq(b->sink.u.sqs.access_key_id,
+		    a->sink.u.sqs.access_key_id);
+		ck_assert_opt_eq(b->sink.u.sqs.secret_access_key,
+		    a->sink.u.sqs.secret_access_key);
+		ck_assert_opt_eq(b->sink.u.sqs.session_token,
+		    a->sink.u.sqs.session_token);
+		break;
+	case SINK_PUBSUB:
+		ck_assert_opt_eq(b->sink.u.pubsub.project,
+		    a->sink.u.pubsub.project);
+		ck_assert_opt_eq(b->sink.u.pubsub.topic, a->sink.u.pubsub.topic);
+		ck_assert_opt_eq(b->sink.u.pubsub.endpoint,
+		    a->sink.u.pubsub.endpoint);
+		ck_assert_opt_eq(b->sink.u.pubsub.ordering_key,
+		    a->sink.u.pubsub.ordering_key);
+		ck_assert_opt_eq(b->sink.u.pubsub.auth, a->sink.u.pubsub.auth);
+		ck_assert_opt_eq(b->sink.u.pubsub.token,
+		    a->sink.u.pubsub.token);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Encode and decode through a copy of the frame, as the channel would
+ * deliver it (the payload borrowed, the descriptor passed). */
+static int
+roundtrip(const struct msg *m, struct job *out)
+{
+	struct msg r;
+	int rc;
+
+	msg_init(&r, m->type, m->id);
+	r.flags = m->flags;
+	r.buf = m->buf;
+	r.len = m->len;
+	r.fd = m->fd != -1 ? dup(m->fd) : -1;
+	rc = job_decode(&r, out);
+	if (r.fd != -1)
+		close(r.fd);
+	return rc;
+}
+
+static const struct {
+	enum sink_type	type;
+	size_t		bodylen;
+} rt_cases[] = {
+	{ SINK_HTTP, 0 },
+	{ SINK_HTTP, 17 },
+	{ SINK_HTTP, MSG_INLINE_MAX },
+	{ SINK_HTTP, MSG_INLINE_MAX + 1 },
+	{ SINK_HTTP, BIG_BODY },
+	{ SINK_SQS, 100 },
+	{ SINK_SQS, BIG_BODY },
+	{ SINK_PUBSUB, 100 },
+	{ SINK_LOG, 100 },
+	{ SINK_LOG, BIG_BODY },
+};
+
+START_TEST(test_roundtrip)
+{
+	struct job j, d;
+	struct msg m;
+
+	sample(&j, rt_cases[_i].type, rt_cases[_i].bodylen);
+	ck_assert_int_eq(job_encode(&m, &j), 0);
+	ck_assert_uint_eq(m.type, MSG_DELIVER_JOB);
+	ck_assert(m.id == j.id);
+	if (j.bodylen > MSG_INLINE_MAX) {
+		ck_assert_int_ne(m.fd, -1);
+		ck_assert(m.flags & MSG_F_FD);
+	} else
+		ck_assert_int_eq(m.fd, -1);
+	ck_assert_int_eq(roundtrip(&m, &d), 0);
+	compare(&j, &d);
+	job_free(&d);
+	msg_free(&m);
+}
+END_TEST
+
+/* Empty optional strings and no headers, no secrets. */
+START_TEST(test_minimal)
+{
+	struct job j, d;
+	struct msg m;
+
+	memset(&j, 0, sizeof(j));
+	j.id = 1;
+	j.hook_id = "h";
+	j.tenant = "default";
+	j.source = "demo";
+	j.content_type = "";
+	j.dedupe_key = "";
+	j.replay_id = "";
+	j.claim_ref = "";
+	j.attempt = 1;
+	j.sink.type = SINK_HTTP;
+	j.sink.u.http.url = "http://127.0.0.1:1/";
+	ck_assert_int_eq(job_encode(&m, &j), 0);
+	ck_assert_int_eq(roundtrip(&m, &d), 0);
+	ck_assert_str_eq(d.content_type, "");
+	ck_assert_str_eq(d.dedupe_key, "");
+	ck_assert_int_eq(d.nheaders, 0);
+	ck_assert_uint_eq(d.bodylen, 0);
+	ck_assert_ptr_null(d.sink.u.http.method);
+	ck_assert_ptr_null(d.sink.order_key.name);
+	ck_assert_int_eq(d.sink.u.http.nsecrets, 0);
+	job_free(&d);
+	msg_free(&m);
+}
+END_TEST
+
+/* Every strict prefix of a frame is refused (the memfd case too). */
+START_TEST(test_truncated)
+{
+	struct job j, d;
+	struct msg m, r;
+	size_t n;
+
+	sample(&j, _i == 0 ? SINK_HTTP : SINK_SQS, _i == 0 ? 100 : BIG_BODY);
+	ck_assert_int_eq(job_encode(&m, &j), 0);
+	for (n = 0; n < m.len; n++) {
+		msg_init(&r, m.type, m.id);
+		r.flags = m.flags;
+		r.buf = m.buf;
+		r.len = n;
+		r.fd = m.fd != -1 ? dup(m.fd) : -1;
+		ck_assert_int_eq(job_decode(&r, &d), -1);
+		ck_assert_ptr_null(d.hook_id);
+		if (r.fd != -1)
+			close(r.fd);
+	}
+	msg_free(&m);
+}
+END_TEST
+
+START_TEST(test_leftover)
+{
+	struct job j, d;
+	struct msg m;
+
+	sample(&j, SINK_LOG, 10);
+	ck_assert_int_eq(job_encode(&m, &j), 0);
+	msg_add_u8(&m, 0);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+}
+END_TEST
+
+/* The body's descriptor must be there exactly when the length says so,
+ * and hold exactly that many bytes. */
+START_TEST(test_body_fd)
+{
+	struct job j, d;
+	struct msg m;
+	int fd;
+
+	/* inline body, but a descriptor came along */
+	sample(&j, SINK_LOG, 10);
+	ck_assert_int_eq(job_encode(&m, &j), 0);
+	msg_set_fd(&m, proc_memfd("x", "0123456789", 10));
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* large body, descriptor missing */
+	sample(&j, SINK_LOG, BIG_BODY);
+	ck_assert_int_eq(job_encode(&m, &j), 0);
+	msg_set_fd(&m, -1);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* large body, descriptor one byte short */
+	ck_assert_int_eq(job_encode(&m, &j), 0);
+	fd = proc_memfd("short", big, BIG_BODY - 1);
+	ck_assert_int_ne(fd, -1);
+	msg_set_fd(&m, fd);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+}
+END_TEST
+
+/* Hand-made frames with one field out of range. */
+static void
+head(struct msg *m, uint8_t type, uint32_t nheaders)
+{
+	uint32_t i;
+
+	msg_init(m, MSG_DELIVER_JOB, 9);
+	msg_add_str(m, "h");
+	msg_add_str(m, "t");
+	msg_add_str(m, "s");
+	msg_add_u64(m, 1);
+	msg_add_str(m, "");
+	msg_add_u32(m, nheaders);
+	for (i = 0; i < nheaders && i < 4; i++) {
+		msg_add_str(m, "a");
+		msg_add_str(m, "b");
+	}
+	msg_add_str(m, "");
+	msg_add_str(m, "");
+	msg_add_u32(m, 1);
+	msg_add_str(m, "");
+	msg_add_u32(m, 0);
+	msg_add_u8(m, type);
+	msg_add_u8(m, 0);
+	msg_add_u8(m, 0);
+	msg_add_str(m, "");
+	msg_add_u64(m, 1);
+	msg_add_u64(m, 1);
+	msg_add_u64(m, 1);
+}
+
+START_TEST(test_garbage)
+{
+	struct job d;
+	struct msg m;
+	unsigned char junk[64];
+	size_t i;
+
+	/* the hand-made frame is right as it is */
+	head(&m, SINK_LOG, 2);
+	msg_add_u64(&m, 1);
+	msg_add_data(&m, "x", 1);
+	ck_assert_int_eq(roundtrip(&m, &d), 0);
+	job_free(&d);
+	msg_free(&m);
+
+	/* unknown sink types */
+	head(&m, 0, 0);
+	msg_add_u64(&m, 0);
+	msg_add_data(&m, "", 0);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+	head(&m, SINK_LOG + 1, 0);
+	msg_add_u64(&m, 0);
+	msg_add_data(&m, "", 0);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* a header count past the bound */
+	head(&m, SINK_LOG, JOB_MAX_HEADERS + 1);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* inline length disagreeing with the data */
+	head(&m, SINK_LOG, 0);
+	msg_add_u64(&m, 2);
+	msg_add_data(&m, "x", 1);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* more secrets than a sink may have */
+	head(&m, SINK_HTTP, 0);
+	msg_add_str(&m, "http://x/");
+	msg_add_str(&m, "post");
+	msg_add_u32(&m, 0);
+	msg_add_u32(&m, CONF_MAX_SECRETS + 1);
+	for (i = 0; i < CONF_MAX_SECRETS + 1; i++)
+		msg_add_data(&m, "k", 1);
+	msg_add_u64(&m, 65536);
+	msg_add_u64(&m, 0);
+	msg_add_data(&m, "", 0);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* noise, and the wrong message type */
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(i * 37 + 11);
+	msg_init(&m, MSG_DELIVER_JOB, 9);
+	msg_add_data(&m, junk, sizeof(junk));
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+	head(&m, SINK_LOG, 0);
+	msg_add_u64(&m, 0);
+	msg_add_data(&m, "", 0);
+	m.type = MSG_DELIVER_OUTCOME;
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+}
+END_TEST
+
+START_TEST(test_outcome)
+{
+	struct job_outcome o, d;
+	struct msg m, r;
+	size_t n;
+
+	memset(&o, 0, sizeof(o));
+	job_outcome_set(&o, JOB_ERROR, "http %d", 503);
+	o.retry_after_ms = 120000;
+	o.http_status = 503;
+	o.duration_ms = 42;
+	job_outcome_encode(&m, 77, &o);
+	ck_assert_uint_eq(m.type, MSG_DELIVER_OUTCOME);
+	ck_assert(m.id == 77);
+	ck_assert_int_eq(job_outcome_decode(&m, &d), 0);
+	ck_assert_int_eq(d.result, JOB_ERROR);
+	ck_assert(d.retry_after_ms == 120000);
+	ck_assert_uint_eq(d.http_status, 503);
+	ck_assert(d.duration_ms == 42);
+	ck_assert_str_eq(d.detail, "http 503");
+	ck_assert_str_eq(job_result_name(d.result), "error");
+
+	/* every prefix refused */
+	for (n = 0; n < m.len; n++) {
+		msg_init(&r, m.type, m.id);
+		r.buf = m.buf;
+		r.len = n;
+		ck_assert_int_eq(job_outcome_decode(&r, &d), -1);
+	}
+	msg_free(&m);
+
+	/* an unknown result; a byte too many */
+	msg_init(&m, MSG_DELIVER_OUTCOME, 1);
+	msg_add_u8(&m, JOB_RESULT_MAX);
+	msg_add_u64(&m, 0);
+	msg_add_u32(&m, 0);
+	msg_add_u64(&m, 0);
+	msg_add_str(&m, "");
+	ck_assert_int_eq(job_outcome_decode(&m, &d), -1);
+	msg_free(&m);
+	job_outcome_encode(&m, 1, &o);
+	msg_add_u8(&m, 0);
+	ck_assert_int_eq(job_outcome_decode(&m, &d), -1);
+	msg_free(&m);
+}
+END_TEST
+
+/* A detail longer than the field is cut, not overflowed. */
+START_TEST(test_outcome_long)
+{
+	struct job_outcome o;
+	char big_detail[1000];
+
+	memset(big_detail, 'a', sizeof(big_detail) - 1);
+	big_detail[sizeof(big_detail) - 1] = '\0';
+	job_outcome_set(&o, JOB_PERMANENT, "%s", big_detail);
+	ck_assert_uint_eq(strlen(o.detail), JOB_DETAIL_MAX - 1);
+	ck_assert_str_eq(job_result_name(JOB_PERMANENT), "permanent");
+	ck_assert_str_eq(job_result_name(JOB_OK), "ok");
+}
+END_TEST
+
+static Suite *
+job_suite(void)
+{
+	Suite *s = suite_create("job");
+	TCase *tc;
+
+	tc = tcase_create("job");
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(tc, test_roundtrip, 0,
+	    sizeof(rt_cases) / sizeof(rt_cases[0]));
+	tcase_add_test(tc, test_minimal);
+	tcase_add_loop_test(tc, test_truncated, 0, 2);
+	tcase_add_test(tc, test_leftover);
+	tcase_add_test(tc, test_body_fd);
+	tcase_add_test(tc, test_garbage);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("outcome");
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_outcome);
+	tcase_add_test(tc, test_outcome_long);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(job_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

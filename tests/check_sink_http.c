@@ -1,0 +1,593 @@
+/*
+ * check_sink_http.c: the http sink (workers/sink_http.c).
+ *
+ * The pure parts, table-driven: status classes, Retry-After (seconds and
+ * the three HTTP-date forms, strictly), the Standard Webhooks signature
+ * against the specification's published example, and the header list.
+ * Then whole attempts against a small evhttp server forked for each test:
+ * what arrives (method, body, headers, no Expect), ok / permanent /
+ * transient with Retry-After, no redirect followed, the response cap, the
+ * timeout and a refused connection.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "b64.h"
+#include "conf.h"
+#include "job.h"
+#include "sink.h"
+
+#define SW_SECRET	"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"	/* whsec_ stripped */
+#define SW_ID		"msg_p5jXN8AQM9LWM0D4loKWxJek"
+#define SW_TS		"1614265330"
+#define SW_BODY		"{\"test\": 2432232314}"
+#define SW_SIG		"v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+#define RFC_DATE_T	784111777	/* Sun, 06 Nov 1994 08:49:37 GMT */
+
+static const struct {
+	long	status;
+	int	result;
+	int	honour;
+} classify_cases[] = {
+	{ 200, JOB_OK, 0 }, { 201, JOB_OK, 0 }, { 204, JOB_OK, 0 },
+	{ 299, JOB_OK, 0 },
+	{ 400, JOB_PERMANENT, 0 }, { 401, JOB_PERMANENT, 0 },
+	{ 403, JOB_PERMANENT, 0 }, { 404, JOB_PERMANENT, 0 },
+	{ 410, JOB_PERMANENT, 0 }, { 413, JOB_PERMANENT, 0 },
+	{ 422, JOB_PERMANENT, 0 },
+	{ 408, JOB_ERROR, 1 }, { 429, JOB_ERROR, 1 }, { 500, JOB_ERROR, 1 },
+	{ 502, JOB_ERROR, 1 }, { 503, JOB_ERROR, 1 }, { 599, JOB_ERROR, 1 },
+	{ 301, JOB_ERROR, 0 }, { 302, JOB_ERROR, 0 }, { 304, JOB_ERROR, 0 },
+	{ 402, JOB_ERROR, 0 }, { 405, JOB_ERROR, 0 }, { 409, JOB_ERROR, 0 },
+	{ 415, JOB_ERROR, 0 }, { 451, JOB_ERROR, 0 }, { 100, JOB_ERROR, 0 },
+	{ 600, JOB_ERROR, 0 },
+};
+
+START_TEST(test_classify)
+{
+	int honour = -1;
+
+	ck_assert_int_eq(sink_http_classify(classify_cases[_i].status,
+	    &honour), classify_cases[_i].result);
+	ck_assert_int_eq(honour, classify_cases[_i].honour);
+}
+END_TEST
+
+static const struct {
+	const char	*value;
+	time_t		 now;
+	int		 rc;
+	uint64_t	 ms;
+} ra_cases[] = {
+	{ "0", 0, 0, 0 },
+	{ "1", 0, 0, 1000 },
+	{ "120", 0, 0, 120000 },
+	{ "3600", 0, 0, 3600000 },
+	{ "3601", 0, 0, 3600000 },
+	{ "000000000000000000000000000000000000000007", 0, 0, 7000 },
+	{ "99999999999999999999999999999", 0, 0, 3600000 },
+	{ "", 0, -1, 0 },
+	{ " 5", 0, -1, 0 },
+	{ "5 ", 0, -1, 0 },
+	{ "-5", 0, -1, 0 },
+	{ "+5", 0, -1, 0 },
+	{ "1.5", 0, -1, 0 },
+	{ "5s", 0, -1, 0 },
+	{ "0x10", 0, -1, 0 },
+	/* the three date forms, 90 s ahead of now */
+	{ "Sun, 06 Nov 1994 08:49:37 GMT", RFC_DATE_T - 90, 0, 90000 },
+	{ "Sunday, 06-Nov-94 08:49:37 GMT", RFC_DATE_T - 90, 0, 90000 },
+	{ "Sun Nov  6 08:49:37 1994", RFC_DATE_T - 90, 0, 90000 },
+	{ "Thu, 01 Jan 1970 00:00:00 GMT", 0, 0, 0 },
+	/* past: no floor; far: clamped */
+	{ "Sun, 06 Nov 1994 08:49:37 GMT", RFC_DATE_T + 5, 0, 0 },
+	{ "Sun, 06 Nov 1994 08:49:37 GMT", RFC_DATE_T - 86400, 0, 3600000 },
+	{ "Tue, 29 Feb 2000 12:00:00 GMT", 0, 0, 3600000 },
+	/* not quite */
+	{ "Sun, 6 Nov 1994 08:49:37 GMT", 0, -1, 0 },
+	{ "sun, 06 Nov 1994 08:49:37 GMT", 0, -1, 0 },
+	{ "Sun, 06 nov 1994 08:49:37 GMT", 0, -1, 0 },
+	{ "Sun, 06 Nov 1994 08:49:37 UTC", 0, -1, 0 },
+	{ "Sun, 06 Nov 1994 08:49:37 GMT ", 0, -1, 0 },
+	{ "Sun,  06 Nov 1994 08:49:37 GMT", 0, -1, 0 },
+	{ "Sun, 06 Nov 94 08:49:37 GMT", 0, -1, 0 },
+	{ "Sun, 31 Feb 1994 08:49:37 GMT", 0, -1, 0 },
+	{ "Mon, 29 Feb 1900 08:49:37 GMT", 0, -1, 0 },
+	{ "Sun, 00 Nov 1994 08:49:37 GMT", 0, -1, 0 },
+	{ "Sun, 06 Nov 1994 24:00:00 GMT", 0, -1, 0 },
+	{ "Sun, 06 Nov 1994 08:60:00 GMT", 0, -1, 0 },
+	{ "Sun, 06 Nov 1994 08:49 GMT", 0, -1, 0 },
+	{ "Sunday, 06 Nov 1994 08:49:37 GMT", 0, -1, 0 },
+	{ "Sun, 06-Nov-94 08:49:37 GMT", 0, -1, 0 },
+	{ "Sun Nov 6 08:49:37 1994", 0, -1, 0 },
+	{ "Sun Nov  6 08:49:37 1994 GMT", 0, -1, 0 },
+	{ "Funday, 06-Nov-94 08:49:37 GMT", 0, -1, 0 },
+	{ "soon", 0, -1, 0 },
+};
+
+START_TEST(test_retry_after)
+{
+	uint64_t ms = 12345;
+	int rc;
+
+	rc = sink_http_retry_after(ra_cases[_i].value, ra_cases[_i].now, &ms);
+	ck_assert_msg(rc == ra_cases[_i].rc, "\"%s\": rc %d",
+	    ra_cases[_i].value, rc);
+	if (rc == 0)
+		ck_assert_msg(ms == ra_cases[_i].ms, "\"%s\": %llu ms",
+		    ra_cases[_i].value, (unsigned long long)ms);
+}
+END_TEST
+
+static struct blob
+secret(const char *b64)
+{
+	struct blob b;
+
+	b.data = malloc(B64_DECODED_MAX(strlen(b64)));
+	ck_assert_ptr_nonnull(b.data);
+	ck_assert_int_eq(b64_decode(b64, strlen(b64), b.data, &b.len), 0);
+	return b;
+}
+
+START_TEST(test_sign_example)
+{
+	struct blob s[2];
+	char *sig;
+
+	s[0] = secret(SW_SECRET);
+	sig = sink_http_sign(s, 1, SW_ID, SW_TS, SW_BODY, strlen(SW_BODY));
+	ck_assert_str_eq(sig, SW_SIG);
+	free(sig);
+
+	/* Rotation: one token per secret, space-separated, in order. */
+	s[1] = s[0];
+	s[0].data = (unsigned char *)"another key";
+	s[0].len = 11;
+	sig = sink_http_sign(s, 2, SW_ID, SW_TS, SW_BODY, strlen(SW_BODY));
+	ck_assert_uint_eq(strlen(sig), 2 * 47 + 1);
+	ck_assert_int_eq(strncmp(sig, "v1,", 3), 0);
+	ck_assert_str_eq(sig + 48, SW_SIG);
+	ck_assert_int_eq(sig[47], ' ');
+	free(sig);
+	free(s[1].data);
+}
+END_TEST
+
+/* --- the header list --- */
+
+static struct header_kv fwd[] = {
+	{ "x-github-event", "push" },
+	{ "content-length", "999" },
+	{ "host", "evil.example" },
+	{ "transfer-encoding", "chunked" },
+	{ "x-ankusa-id", "forged" },
+	{ "authorization", "from-provider" },
+	{ "webhook-signature", "v1,old" },
+	{ "webhook-id", "old-id" },
+	{ "x-empty", "" },
+	{ "bad name", "x" },
+};
+static struct header_kv cfg[] = {
+	{ "Authorization", "Bearer sink-token" },
+	{ "X-Ankusa-Source", "forged-too" },
+	{ "X-Team", "payments" },
+};
+
+static void
+http_job(struct job *j, int signing, const char *url)
+{
+	static struct blob s;
+
+	memset(j, 0, sizeof(*j));
+	j->id = 1;
+	j->hook_id = SW_ID;
+	j->tenant = "acme";
+	j->source = "github";
+	j->content_type = "application/json";
+	j->headers = fwd;
+	j->nheaders = sizeof(fwd) / sizeof(fwd[0]);
+	j->dedupe_key = "dk\r\nInjected: yes";
+	j->replay_id = "";
+	j->claim_ref = "";
+	j->attempt = 1;
+	j->body = (unsigned char *)SW_BODY;
+	j->bodylen = strlen(SW_BODY);
+	j->sink.type = SINK_HTTP;
+	j->sink.timeout_ms = 5000;
+	j->sink.u.http.url = (char *)url;
+	j->sink.u.http.method = "post";
+	j->sink.u.http.headers = cfg;
+	j->sink.u.http.nheaders = sizeof(cfg) / sizeof(cfg[0]);
+	j->sink.u.http.max_response_bytes = 65536;
+	if (signing) {
+		if (s.data == NULL)
+			s = secret(SW_SECRET);
+		j->sink.u.http.secrets[0] = s;
+		j->sink.u.http.nsecrets = 1;
+	}
+}
+
+/* The lines of a list, NULL-terminated, and how many have a prefix. */
+static int
+count(const struct curl_slist *l, const char *prefix)
+{
+	int n = 0;
+
+	for (; l != NULL; l = l->next)
+		if (strncasecmp(l->data, prefix, strlen(prefix)) == 0)
+			n++;
+	return n;
+}
+
+static int
+has(const struct curl_slist *l, const char *line)
+{
+	for (; l != NULL; l = l->next)
+		if (strcmp(l->data, line) == 0)
+			return 1;
+	return 0;
+}
+
+START_TEST(test_headers_signed)
+{
+	struct curl_slist *l, *last;
+	struct job j;
+
+	http_job(&j, 1, "http://127.0.0.1:1/");
+	l = sink_http_headers(&j, 1614265330);
+	ck_assert(has(l, "Content-Type: application/json"));
+	ck_assert(has(l, "x-github-event: push"));
+	ck_assert(has(l, "x-empty;"));
+	ck_assert_int_eq(count(l, "content-length"), 0);
+	ck_assert_int_eq(count(l, "host"), 0);
+	ck_assert_int_eq(count(l, "transfer-encoding"), 0);
+	ck_assert_int_eq(count(l, "bad name"), 0);
+	/* configured replaces forwarded; x-ankusa-* are ours alone */
+	ck_assert(has(l, "Authorization: Bearer sink-token"));
+	ck_assert_int_eq(count(l, "authorization:"), 1);
+	ck_assert(has(l, "X-Team: payments"));
+	ck_assert(has(l, "x-ankusa-id: " SW_ID));
+	ck_assert_int_eq(count(l, "x-ankusa-id:"), 1);
+	ck_assert(has(l, "x-ankusa-source: github"));
+	ck_assert_int_eq(count(l, "x-ankusa-source:"), 1);
+	ck_assert(has(l, "x-ankusa-tenant: acme"));
+	/* a control byte cannot split a header */
+	ck_assert(has(l, "x-ankusa-dedupe-key: dk%0D%0AInjected: yes"));
+	ck_assert(has(l,
+	    "x-ankusa-idempotency-key: acme:github:dk%0D%0AInjected: yes"));
+	ck_assert_int_eq(count(l, "Injected"), 0);
+	ck_assert_int_eq(count(l, "x-ankusa-replay-id"), 0);
+	/* Standard Webhooks, replacing the forwarded ones */
+	ck_assert(has(l, "webhook-id: " SW_ID));
+	ck_assert_int_eq(count(l, "webhook-id:"), 1);
+	ck_assert(has(l, "webhook-timestamp: " SW_TS));
+	ck_assert(has(l, "webhook-signature: " SW_SIG));
+	ck_assert_int_eq(count(l, "webhook-signature:"), 1);
+	for (last = l; last->next != NULL; last = last->next)
+		;
+	ck_assert_str_eq(last->data, "Expect:");
+	curl_slist_free_all(l);
+}
+END_TEST
+
+START_TEST(test_headers_plain)
+{
+	struct curl_slist *l;
+	struct job j;
+
+	http_job(&j, 0, "http://127.0.0.1:1/");
+	j.dedupe_key = "";
+	j.replay_id = "rp-1";
+	j.content_type = "";
+	l = sink_http_headers(&j, 1614265330);
+	ck_assert(has(l, "Content-Type: application/octet-stream"));
+	ck_assert(has(l, "x-ankusa-idempotency-key: " SW_ID));
+	ck_assert_int_eq(count(l, "x-ankusa-dedupe-key"), 0);
+	ck_assert(has(l, "x-ankusa-replay-id: rp-1"));
+	/* unsigned: the provider's own webhook-* headers pass */
+	ck_assert(has(l, "webhook-signature: v1,old"));
+	ck_assert(has(l, "webhook-id: old-id"));
+	ck_assert_int_eq(count(l, "webhook-timestamp"), 0);
+	curl_slist_free_all(l);
+}
+END_TEST
+
+/* --- whole attempts against a forked server --- */
+
+static pid_t server_pid = -1;
+static int server_port;
+
+/* What the server saw of the last /check request, or the answer chosen
+ * by the path. */
+static void
+server_cb(struct evhttp_request *req, void *arg)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+	struct evbuffer *body = evhttp_request_get_input_buffer(req);
+	struct evbuffer *ans = evbuffer_new();
+	const char *uri = evhttp_request_get_uri(req), *h;
+	size_t n = evbuffer_get_length(body);
+	char buf[256];
+	int code = 200, i;
+
+	if (strcmp(uri, "/check-patch") == 0 || strcmp(uri, "/check") == 0) {
+		/* 200 only if the request is exactly what the contract says;
+		 * else 418 and the reason in the body. */
+		const char *why = NULL;
+
+		if (n != strlen(SW_BODY) || n >= sizeof(buf))
+			why = "body length";
+		else {
+			evbuffer_copyout(body, buf, n);
+			buf[n] = '\0';
+			if (strcmp(buf, SW_BODY) != 0)
+				why = "body";
+		}
+		if (evhttp_request_get_command(req) !=
+		    (strcmp(uri, "/check") == 0 ? EVHTTP_REQ_POST :
+		    EVHTTP_REQ_PATCH))
+			why = "method";
+		if ((h = evhttp_find_header(in, "Content-Type")) == NULL ||
+		    strcmp(h, "application/json") != 0)
+			why = "content-type";
+		if (evhttp_find_header(in, "Expect") != NULL)
+			why = "expect";
+		if ((h = evhttp_find_header(in, "webhook-signature")) == NULL ||
+		    strncmp(h, "v1,", 3) != 0)
+			why = "signature";
+		if ((h = evhttp_find_header(in, "x-ankusa-id")) == NULL ||
+		    strcmp(h, SW_ID) != 0)
+			why = "x-ankusa-id";
+		if ((h = evhttp_find_header(in, "X-Team")) == NULL ||
+		    strcmp(h, "payments") != 0)
+			why = "x-team";
+		if (why != NULL) {
+			code = 418;
+			evbuffer_add_printf(ans, "%s", why);
+		}
+	} else if (strcmp(uri, "/gone") == 0)
+		code = 410;
+	else if (strcmp(uri, "/busy") == 0) {
+		code = 503;
+		evhttp_add_header(out, "Retry-After", "7");
+	} else if (strcmp(uri, "/busy-date") == 0) {
+		code = 429;
+		evhttp_add_header(out, "Retry-After", "Thu, 01 Jan 1970 "
+		    "00:00:00 GMT");
+	} else if (strcmp(uri, "/conflict") == 0) {
+		code = 409;
+		evhttp_add_header(out, "Retry-After", "7");
+	} else if (strcmp(uri, "/redirect") == 0) {
+		code = 302;
+		evhttp_add_header(out, "Location", "/gone");
+	} else if (strcmp(uri, "/big") == 0) {
+		for (i = 0; i < 4096; i++)
+			evbuffer_add(ans, "0123456789abcdef0123456789abcdef"
+			    "0123456789abcdef0123456789abcdef", 64);
+	} else if (strcmp(uri, "/slow") == 0) {
+		sleep(3);	/* the client has given up by then */
+	}
+	evhttp_send_reply(req, code, "X", ans);
+	evbuffer_free(ans);
+}
+
+static void
+server_start(void)
+{
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	struct event_base *b;
+	struct evhttp *http;
+	int fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ne(fd, -1);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(fd, 64), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+	server_port = ntohs(sin.sin_port);
+	ck_assert_int_eq(evutil_make_socket_nonblocking(fd), 0);
+	if ((server_pid = fork()) == 0) {
+		b = event_base_new();
+		http = evhttp_new(b);
+		evhttp_set_allowed_methods(http, EVHTTP_REQ_POST |
+		    EVHTTP_REQ_PUT | EVHTTP_REQ_PATCH | EVHTTP_REQ_GET);
+		evhttp_set_gencb(http, server_cb, NULL);
+		evhttp_accept_socket(http, fd);
+		event_base_dispatch(b);
+		_exit(0);
+	}
+	ck_assert_int_gt(server_pid, 0);
+	close(fd);
+}
+
+static void
+server_stop(void)
+{
+	if (server_pid > 0) {
+		kill(server_pid, SIGKILL);
+		waitpid(server_pid, NULL, 0);
+	}
+	server_pid = -1;
+	sink_http_cleanup();
+}
+
+static void
+attempt(const char *path, const char *method, uint64_t cap,
+    struct job_outcome *o)
+{
+	struct job j;
+	char url[128];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", server_port, path);
+	http_job(&j, 1, url);
+	j.sink.u.http.method = (char *)method;
+	j.sink.u.http.max_response_bytes = cap;
+	j.sink.timeout_ms = 1000;
+	memset(o, 0, sizeof(*o));
+	sink_http_run(&j, o);
+}
+
+START_TEST(test_run_check)
+{
+	struct job_outcome o;
+
+	attempt("/check", "post", 65536, &o);
+	ck_assert_msg(o.result == JOB_OK, "%s", o.detail);
+	ck_assert_uint_eq(o.http_status, 200);
+	ck_assert_str_eq(o.detail, "http 200");
+	attempt("/check-patch", "patch", 65536, &o);
+	ck_assert_msg(o.result == JOB_OK, "%s", o.detail);
+}
+END_TEST
+
+START_TEST(test_run_classes)
+{
+	struct job_outcome o;
+
+	attempt("/gone", "post", 65536, &o);
+	ck_assert_int_eq(o.result, JOB_PERMANENT);
+	ck_assert_str_eq(o.detail, "http 410");
+	ck_assert(o.retry_after_ms == 0);
+
+	attempt("/busy", "put", 65536, &o);
+	ck_assert_int_eq(o.result, JOB_ERROR);
+	ck_assert_uint_eq(o.http_status, 503);
+	ck_assert(o.retry_after_ms == 7000);
+
+	attempt("/busy-date", "post", 65536, &o);
+	ck_assert_int_eq(o.result, JOB_ERROR);
+	ck_assert_uint_eq(o.http_status, 429);
+	ck_assert(o.retry_after_ms == 0);	/* a date long past */
+
+	/* 409 is transient, and its Retry-After is not honoured */
+	attempt("/conflict", "post", 65536, &o);
+	ck_assert_int_eq(o.result, JOB_ERROR);
+	ck_assert(o.retry_after_ms == 0);
+
+	/* never follows: the 302 itself is the (transient) answer */
+	attempt("/redirect", "post", 65536, &o);
+	ck_assert_int_eq(o.result, JOB_ERROR);
+	ck_assert_str_eq(o.detail, "http 302");
+}
+END_TEST
+
+START_TEST(test_run_cap)
+{
+	struct job_outcome o;
+
+	/* 256 KiB answer, 1 KiB cap: cut, and the 200 stands */
+	attempt("/big", "post", 1024, &o);
+	ck_assert_msg(o.result == JOB_OK, "%s", o.detail);
+	ck_assert_uint_eq(o.http_status, 200);
+	attempt("/big", "post", 1024 * 1024, &o);
+	ck_assert_msg(o.result == JOB_OK, "%s", o.detail);
+}
+END_TEST
+
+START_TEST(test_run_timeout)
+{
+	struct job_outcome o;
+	time_t t0 = time(NULL);
+
+	attempt("/slow", "post", 65536, &o);
+	ck_assert_int_eq(o.result, JOB_ERROR);
+	ck_assert_uint_eq(o.http_status, 0);
+	ck_assert_msg(strstr(o.detail, "imed out") != NULL, "%s", o.detail);
+	ck_assert_int_le(time(NULL) - t0, 2);
+}
+END_TEST
+
+START_TEST(test_run_refused)
+{
+	struct job_outcome o;
+
+	server_stop();		/* nobody listens on the port now */
+	attempt("/check", "post", 65536, &o);
+	ck_assert_int_eq(o.result, JOB_ERROR);
+	ck_assert_uint_eq(o.http_status, 0);
+	ck_assert_msg(o.detail[0] != '\0', "empty detail");
+}
+END_TEST
+
+START_TEST(test_run_bad_options)
+{
+	struct job_outcome o;
+
+	attempt("/check", "delete", 65536, &o);
+	ck_assert_int_eq(o.result, JOB_PERMANENT);
+}
+END_TEST
+
+static Suite *
+sink_http_suite(void)
+{
+	Suite *s = suite_create("sink_http");
+	TCase *tc;
+
+	tc = tcase_create("pure");
+	tcase_set_timeout(tc, 10);
+	tcase_add_loop_test(tc, test_classify, 0,
+	    sizeof(classify_cases) / sizeof(classify_cases[0]));
+	tcase_add_loop_test(tc, test_retry_after, 0,
+	    sizeof(ra_cases) / sizeof(ra_cases[0]));
+	tcase_add_test(tc, test_sign_example);
+	tcase_add_test(tc, test_headers_signed);
+	tcase_add_test(tc, test_headers_plain);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("run");
+	tcase_set_timeout(tc, 20);
+	tcase_add_checked_fixture(tc, server_start, server_stop);
+	tcase_add_test(tc, test_run_check);
+	tcase_add_test(tc, test_run_classes);
+	tcase_add_test(tc, test_run_cap);
+	tcase_add_test(tc, test_run_timeout);
+	tcase_add_test(tc, test_run_refused);
+	tcase_add_test(tc, test_run_bad_options);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	signal(SIGPIPE, SIG_IGN);
+	sr = srunner_create(sink_http_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	curl_global_cleanup();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,324 @@
+/*
+ * deliver.c: ankusa-deliver, the process that runs delivery attempts.
+ *
+ * The master forks and execs a pool of these.  Each finds its channel to
+ * the master on fd 3 and, if the master passed it, the config text on
+ * fd 5 (read for log.level only: everything an attempt needs travels in
+ * the job).  It has no listener and never opens the store.
+ *
+ * One job at a time: MSG_DELIVER_JOB (common/job.h) is run synchronously
+ * by its sink (workers/sink.h) and answered with MSG_DELIVER_OUTCOME under
+ * the same id.  Blocking is fine: an attempt is bounded by the sink's
+ * timeout, and the master SIGKILLs a process whose attempt outlives
+ * dispatch.attempt_timeout_ms.  A job is not run inside the channel's
+ * callback but from an event made active there, so a second job that was
+ * already queued behind the first is seen while the first is in hand.
+ *
+ * Fatal: a frame from the master that makes no sense (a job that does not
+ * decode, a second job while one is in hand, a job after MSG_CHILD_RETIRE,
+ * an unknown type): it is our own protocol.  Lifecycle: exit at once when
+ * the master's channel closes, also in the middle of an attempt (the http
+ * sink's transfer watch polls the channel, about once a second when
+ * idle); on MSG_CHILD_RETIRE exit after the job in hand, if any.
+ *
+ * A second job is caught when it reached us together with the first (in
+ * one read); one that arrives while the attempt blocks is read after the
+ * outcome went and looks like the next job.  Either way each job gets its
+ * own outcome, in order: the master's own accounting is the guard.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "conf.h"
+#include "ids.h"
+#include "job.h"
+#include "log.h"
+#include "msg.h"
+#include "proc.h"
+#include "sink.h"
+
+/* A sink implementation by type. */
+struct deliver_sink {
+	enum sink_type	 type;
+	int		(*run)(const struct job *, struct job_outcome *);
+};
+
+static struct event_base	*base;
+static struct chan		*master;
+static struct event		*ev_run;	/* runs the job in hand */
+static struct job		 job;		/* the job in hand */
+static int			 busy;		/* job holds one */
+static int			 retiring;
+static uint32_t			 gen;
+
+static void	usage(void) __attribute__((noreturn));
+static void	deliver_config(int, int);
+static void	deliver_msg(struct chan *, struct msg *, void *);
+static void	deliver_err(struct chan *, int, void *);
+static void	deliver_run_cb(evutil_socket_t, short, void *);
+static int	deliver_watch(void);
+static int	deliver_unbuilt(const struct job *, struct job_outcome *);
+
+/* sqs and google_pubsub come with batching: until then their jobs fail
+ * transiently, so nothing is dead-lettered for want of code. */
+static const struct deliver_sink deliver_sinks[] = {
+	{ SINK_HTTP, sink_http_run },
+	{ SINK_SQS, deliver_unbuilt },
+	{ SINK_PUBSUB, deliver_unbuilt },
+	{ SINK_LOG, sink_log_run },
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: ankusa-deliver -g gen -i index [-dv]\n");
+	exit(EX_USAGE);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct msg m;
+	char prefix[64], *end;
+	unsigned long v;
+	uint32_t idx = 0;
+	int ch, dflag = 0, vflag = 0, gflag = 0, iflag = 0;
+
+	while ((ch = getopt(argc, argv, "dg:i:v")) != -1) {
+		switch (ch) {
+		case 'd':
+			dflag = 1;
+			break;
+		case 'g':
+		case 'i':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
+			    v > UINT32_MAX)
+				usage();
+			if (ch == 'g') {
+				gen = v;
+				gflag = 1;
+			} else {
+				idx = v;
+				iflag = 1;
+			}
+			break;
+		case 'v':
+			vflag = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || !gflag || !iflag)
+		usage();
+
+	log_init("ankusa-deliver", dflag);
+	snprintf(prefix, sizeof(prefix), "deliver %" PRIu32 ".%" PRIu32, gen,
+	    idx);
+	log_setprefix(prefix);
+	if (vflag)
+		log_setlevel(LOG_LEVEL_DEBUG);
+	deliver_config(PROC_FD_CONF, vflag);
+
+	/* A sink gone mid-write is an error value, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		fatalx("curl_global_init failed");
+	sink_http_set_abort(deliver_watch);
+
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	if ((ev_run = event_new(base, -1, 0, deliver_run_cb, NULL)) == NULL)
+		fatalx("event_new");
+	master = chan_new(base, PROC_FD_CHAN, deliver_msg, deliver_err, NULL);
+	msg_init(&m, MSG_CHILD_HELLO, 0);
+	msg_add_u32(&m, MSG_PROTO_VERSION);
+	msg_add_str(&m, "deliver");
+	msg_add_u32(&m, gen);
+	msg_add_u32(&m, (uint32_t)getpid());
+	if (chan_send(master, &m) == -1)
+		fatalx("cannot greet the master");
+	msg_free(&m);
+
+	log_debug("started");
+	event_base_dispatch(base);
+
+	/* Only a retire ends the loop, with no job in hand. */
+	chan_flush_blocking(master);
+	chan_free(master);
+	event_free(ev_run);
+	event_base_free(base);
+	sink_http_cleanup();
+	curl_global_cleanup();
+	log_debug("retired");
+	return 0;
+}
+
+/* log.level from the config the master passed, if it passed one (and -v
+ * did not set the level).  Any trouble leaves the level as it is: nothing
+ * else here needs the file. */
+static void
+deliver_config(int fd, int vflag)
+{
+	struct conf_errors errs = { NULL, 0 };
+	struct conf *conf;
+	struct stat st;
+	enum log_level lvl;
+	char *text;
+	size_t len;
+
+	if (fstat(fd, &st) == -1)
+		return;
+	if ((text = proc_read_all(fd, &len)) == NULL) {
+		log_warn("config: cannot read fd %d", fd);
+		close(fd);
+		return;
+	}
+	close(fd);
+	if (vflag) {
+		free(text);
+		return;
+	}
+	if ((conf = conf_parse(text, len, "config", &errs)) == NULL) {
+		log_warnx("config: refused (%s), keeping the default log "
+		    "level", errs.n > 0 ? errs.msgs[0] : "no reason");
+		conf_errors_free(&errs);
+		free(text);
+		return;
+	}
+	if (conf->log_level != NULL &&
+	    log_level_parse(conf->log_level, &lvl) == 0)
+		log_setlevel(lvl);
+	conf_free(conf);
+	free(text);
+}
+
+/* The master. */
+
+static void
+deliver_msg(struct chan *c, struct msg *m, void *arg)
+{
+	switch (m->type) {
+	case MSG_DELIVER_JOB:
+		if (busy)
+			fatalx("job %" PRIu64 " from the master while job %"
+			    PRIu64 " is in hand", m->id, job.id);
+		if (retiring)
+			fatalx("job %" PRIu64 " from the master after a retire",
+			    m->id);
+		if (job_decode(m, &job) == -1)
+			fatalx("bad %s %" PRIu64 " from the master",
+			    msg_type_name(m->type), m->id);
+		busy = 1;
+		event_active(ev_run, EV_TIMEOUT, 0);
+		break;
+	case MSG_CHILD_RETIRE:
+		if (msg_end(m) == -1)
+			fatalx("bad %s from the master",
+			    msg_type_name(m->type));
+		retiring = 1;
+		if (!busy)
+			event_base_loopexit(base, NULL);
+		break;
+	default:
+		fatalx("unexpected %s from the master",
+		    msg_type_name(m->type));
+	}
+}
+
+/* The master is gone: no outcome could be told.  Exit at once. */
+static void
+deliver_err(struct chan *c, int err, void *arg)
+{
+	if (err == 0 || err == ECONNRESET || err == EPIPE) {
+		log_info("master closed the channel, exiting");
+		exit(0);
+	}
+	errno = err;
+	log_warn("master channel");
+	exit(1);
+}
+
+/* Called by the http sink during a transfer: exit if the master closed
+ * the channel (a hang-up, or its end shut).  Frames that arrive meanwhile
+ * stay in the socket for the loop. */
+static int
+deliver_watch(void)
+{
+	struct pollfd pfd;
+
+	pfd.fd = chan_fd(master);
+	pfd.events = POLLIN | POLLRDHUP;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR))) {
+		log_info("master closed the channel during job %" PRIu64
+		    ", exiting", job.id);
+		exit(0);
+	}
+	return 0;
+}
+
+static int
+deliver_unbuilt(const struct job *j, struct job_outcome *o)
+{
+	job_outcome_set(o, JOB_ERROR, "%s sink not implemented in this build",
+	    conf_sink_type_name(j->sink.type));
+	return o->result;
+}
+
+/* Run the job in hand and answer. */
+static void
+deliver_run_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct job_outcome o;
+	struct msg m;
+	uint64_t start;
+	size_t i;
+
+	if (!busy)
+		fatalx("deliver: run without a job");
+	memset(&o, 0, sizeof(o));
+	start = time_mono_ms();
+	for (i = 0; i < sizeof(deliver_sinks) / sizeof(deliver_sinks[0]); i++)
+		if (deliver_sinks[i].type == job.sink.type)
+			break;
+	if (i == sizeof(deliver_sinks) / sizeof(deliver_sinks[0]))
+		fatalx("job %" PRIu64 ": sink type %d", job.id,
+		    (int)job.sink.type);
+	deliver_sinks[i].run(&job, &o);
+	o.duration_ms = time_mono_ms() - start;
+
+	log_debug("job %" PRIu64 " hook %s %s/%s sink #%" PRIu32
+	    " attempt %" PRIu32 ": %s %s (%" PRIu64 " ms%s)", job.id,
+	    job.hook_id, job.tenant, job.source, job.sink_index, job.attempt,
+	    job_result_name(o.result), o.detail, o.duration_ms,
+	    o.retry_after_ms > 0 ? ", retry-after" : "");
+
+	job_outcome_encode(&m, job.id, &o);
+	if (chan_send(master, &m) == -1)
+		log_warnx("job %" PRIu64 ": outcome not sent", job.id);
+	msg_free(&m);
+	job_free(&job);
+	busy = 0;
+	if (retiring)
+		event_base_loopexit(base, NULL);
+}

@@ -1,0 +1,679 @@
+/*
+ * sink_http.c: the http sink, one attempt per call, over libcurl.
+ *
+ * The request, per the contract: the method (post|put|patch) with the raw
+ * body verbatim; Content-Type the hook's (else application/octet-stream);
+ * the forwarded headers; the configured headers, which replace forwarded
+ * ones of the same name; x-ankusa-id, x-ankusa-source,
+ * x-ankusa-idempotency-key (tenant:source:dedupe_key with a dedupe key,
+ * else the hook id) and x-ankusa-tenant, x-ankusa-dedupe-key,
+ * x-ankusa-replay-id when set; with secrets, the Standard Webhooks headers
+ * webhook-id, webhook-timestamp and webhook-signature (one v1 token per
+ * secret), which replace forwarded or configured headers of those names.
+ * Forwarded headers that would change the framing of our request
+ * (content-length, transfer-encoding, host, connection and the other
+ * hop-by-hop names, expect) and any x-ankusa-* are never passed on,
+ * whatever the master sent.  A control byte in a value (a dedupe key from
+ * a JSON field may hold one) is sent as %XX so it cannot split a header.
+ *
+ * Transport: no redirects, TLS verification as libcurl's defaults (on),
+ * http and https only, timeout_ms as the whole transfer's deadline, no
+ * "Expect: 100-continue".  One easy handle per process, reset between
+ * jobs, so kept-alive connections carry over to the next job for the same
+ * host.
+ *
+ * The answer: at most max_response_bytes of its body are read.  Past that
+ * the write callback aborts the transfer (the connection is then closed,
+ * not reused), and the status already received decides the outcome as if
+ * the body had ended there: a sink that streams forever cannot hold the
+ * attempt until its timeout.  2xx is ok; 400 401 403 404 410 413 422 are
+ * permanent; 408, 429 and 5xx are transient and honour Retry-After
+ * (delay-seconds or an HTTP-date, parsed strictly, clamped to 1 h); any
+ * other status is transient; a curl error is transient with curl's text.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include "ids.h"
+#include "job.h"
+#include "log.h"
+#include "sink.h"
+
+#define SINK_HTTP_UA		"ankusa/" PACKAGE_VERSION
+#define SINK_HTTP_KEEP		512	/* answer bytes kept for the debug log */
+#define SINK_HTTP_RA_MAX	64	/* longest Retry-After value we keep */
+#define SINK_HTTP_WATCH_MS	100	/* between two calls of the abort watch */
+
+/* What one transfer collects from the answer. */
+struct sink_http_xfer {
+	uint64_t	 cap;		/* max_response_bytes */
+	uint64_t	 got;		/* body bytes seen */
+	int		 capped;	/* aborted at the cap */
+	char		 keep[SINK_HTTP_KEEP + 1];	/* the body's start */
+	size_t		 keeplen;
+	char		 retry_after[SINK_HTTP_RA_MAX + 1];	/* "" none */
+	uint64_t	 last_watch;	/* mono ms */
+};
+
+static CURL		*sink_http_curl;	/* one per process: keep-alive */
+static sink_abort_fn	 sink_http_abort;
+
+static size_t	sink_http_write_cb(char *, size_t, size_t, void *);
+static size_t	sink_http_header_cb(char *, size_t, size_t, void *);
+static int	sink_http_xfer_cb(void *, curl_off_t, curl_off_t, curl_off_t,
+		    curl_off_t);
+static int	sink_http_add(struct curl_slist **, const char *,
+		    const char *);
+static int	sink_http_token(const char *);
+static int	sink_http_framing(const char *);
+static int	sink_http_signed_name(const char *);
+static int	sink_http_configured(const struct sink_conf *, const char *);
+static int	sink_http_lit(const char **, const char *);
+static int	sink_http_num(const char **, int, int *);
+static int	sink_http_pick(const char **, const char *const *, int *);
+static int	sink_http_date(const char *, time_t *);
+
+static const char *const sink_http_days[] = {
+	"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", NULL
+};
+static const char *const sink_http_ldays[] = {
+	"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+	"Sunday", NULL
+};
+static const char *const sink_http_months[] = {
+	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
+	"Nov", "Dec", NULL
+};
+
+/* Names a forwarded header may not have: they frame our own request or
+ * are hop-by-hop; content-type is set from the hook's. */
+static const char *const sink_http_framing_names[] = {
+	"content-length", "content-type", "transfer-encoding", "host",
+	"connection", "keep-alive", "te", "trailer", "upgrade", "expect",
+	"proxy-connection", NULL
+};
+
+void
+sink_http_set_abort(sink_abort_fn fn)
+{
+	sink_http_abort = fn;
+}
+
+void
+sink_http_cleanup(void)
+{
+	if (sink_http_curl != NULL)
+		curl_easy_cleanup(sink_http_curl);
+	sink_http_curl = NULL;
+}
+
+/* --- the pure parts --- */
+
+enum job_result
+sink_http_classify(long status, int *honour)
+{
+	*honour = 0;
+	if (status >= 200 && status <= 299)
+		return JOB_OK;
+	switch (status) {
+	case 400:
+	case 401:
+	case 403:
+	case 404:
+	case 410:
+	case 413:
+	case 422:
+		return JOB_PERMANENT;
+	case 408:
+	case 429:
+		*honour = 1;
+		return JOB_ERROR;
+	default:
+		break;
+	}
+	if (status >= 500 && status <= 599)
+		*honour = 1;
+	return JOB_ERROR;
+}
+
+int
+sink_http_retry_after(const char *v, time_t now, uint64_t *ms)
+{
+	const char *p;
+	uint64_t s = 0;
+	time_t t;
+
+	if (*v >= '0' && *v <= '9') {
+		/* delay-seconds = 1*DIGIT; any length, clamped. */
+		for (p = v; *p != '\0'; p++) {
+			if (*p < '0' || *p > '9')
+				return -1;
+			if (s <= SINK_RETRY_AFTER_MAX_MS / 1000)
+				s = s * 10 + (*p - '0');
+		}
+		s *= 1000;
+		*ms = s < SINK_RETRY_AFTER_MAX_MS ? s : SINK_RETRY_AFTER_MAX_MS;
+		return 0;
+	}
+	if (sink_http_date(v, &t) == -1)
+		return -1;
+	if (t <= now)
+		*ms = 0;
+	else if ((uint64_t)(t - now) >= SINK_RETRY_AFTER_MAX_MS / 1000)
+		*ms = SINK_RETRY_AFTER_MAX_MS;
+	else
+		*ms = (uint64_t)(t - now) * 1000;
+	return 0;
+}
+
+static int
+sink_http_lit(const char **p, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (strncmp(*p, lit, n) != 0)
+		return -1;
+	*p += n;
+	return 0;
+}
+
+/* Exactly n digits. */
+static int
+sink_http_num(const char **p, int n, int *v)
+{
+	int i;
+
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		if ((*p)[i] < '0' || (*p)[i] > '9')
+			return -1;
+		*v = *v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	return 0;
+}
+
+/* One of names, case-sensitive as the grammar has it; the longest first
+ * is not needed: no name is a prefix of another in one list. */
+static int
+sink_http_pick(const char **p, const char *const *names, int *idx)
+{
+	int i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if (sink_http_lit(p, names[i]) == 0) {
+			*idx = i;
+			return 0;
+		}
+	return -1;
+}
+
+/*
+ * HTTP-date (RFC 9110 5.6.7), the three forms a recipient must take:
+ *   IMF-fixdate  Sun, 06 Nov 1994 08:49:37 GMT
+ *   RFC 850      Sunday, 06-Nov-94 08:49:37 GMT
+ *   asctime      Sun Nov  6 08:49:37 1994
+ * Exact spacing, exact names, fields in range; the weekday is not checked
+ * against the date.  A two-digit year below 70 is 20yy, else 19yy.
+ */
+static int
+sink_http_date(const char *v, time_t *out)
+{
+	static const int mdays[] = {
+		31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31
+	};
+	const char *p = v;
+	struct tm tm;
+	int wd, mon, day, year, hh, mi, ss, leap;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sink_http_pick(&p, sink_http_ldays, &wd) == 0 && *p == ',') {
+		/* RFC 850 */
+		if (sink_http_lit(&p, ", ") == -1 ||
+		    sink_http_num(&p, 2, &day) == -1 ||
+		    sink_http_lit(&p, "-") == -1 ||
+		    sink_http_pick(&p, sink_http_months, &mon) == -1 ||
+		    sink_http_lit(&p, "-") == -1 ||
+		    sink_http_num(&p, 2, &year) == -1 ||
+		    sink_http_lit(&p, " ") == -1)
+			return -1;
+		year += year < 70 ? 2000 : 1900;
+	} else {
+		p = v;
+		if (sink_http_pick(&p, sink_http_days, &wd) == -1)
+			return -1;
+		if (*p == ',') {
+			/* IMF-fixdate */
+			if (sink_http_lit(&p, ", ") == -1 ||
+			    sink_http_num(&p, 2, &day) == -1 ||
+			    sink_http_lit(&p, " ") == -1 ||
+			    sink_http_pick(&p, sink_http_months, &mon) == -1 ||
+			    sink_http_lit(&p, " ") == -1 ||
+			    sink_http_num(&p, 4, &year) == -1 ||
+			    sink_http_lit(&p, " ") == -1)
+				return -1;
+		} else {
+			/* asctime: the day is 2DIGIT or SP 1DIGIT */
+			if (sink_http_lit(&p, " ") == -1 ||
+			    sink_http_pick(&p, sink_http_months, &mon) == -1 ||
+			    sink_http_lit(&p, " ") == -1)
+				return -1;
+			if (*p == ' ') {
+				p++;
+				if (sink_http_num(&p, 1, &day) == -1)
+					return -1;
+			} else if (sink_http_num(&p, 2, &day) == -1)
+				return -1;
+			if (sink_http_lit(&p, " ") == -1 ||
+			    sink_http_num(&p, 2, &hh) == -1 ||
+			    sink_http_lit(&p, ":") == -1 ||
+			    sink_http_num(&p, 2, &mi) == -1 ||
+			    sink_http_lit(&p, ":") == -1 ||
+			    sink_http_num(&p, 2, &ss) == -1 ||
+			    sink_http_lit(&p, " ") == -1 ||
+			    sink_http_num(&p, 4, &year) == -1 || *p != '\0')
+				return -1;
+			goto check;
+		}
+	}
+	/* The common tail of IMF-fixdate and RFC 850. */
+	if (sink_http_num(&p, 2, &hh) == -1 || sink_http_lit(&p, ":") == -1 ||
+	    sink_http_num(&p, 2, &mi) == -1 || sink_http_lit(&p, ":") == -1 ||
+	    sink_http_num(&p, 2, &ss) == -1 ||
+	    sink_http_lit(&p, " GMT") == -1 || *p != '\0')
+		return -1;
+check:
+	leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+	if (day < 1 || day > mdays[mon] || (mon == 1 && day == 29 && !leap) ||
+	    hh > 23 || mi > 59 || ss > 60)
+		return -1;
+	tm.tm_year = year - 1900;
+	tm.tm_mon = mon;
+	tm.tm_mday = day;
+	tm.tm_hour = hh;
+	tm.tm_min = mi;
+	tm.tm_sec = ss;
+	*out = timegm(&tm);
+	return 0;
+}
+
+char *
+sink_http_sign(const struct blob *secrets, int nsecrets, const char *id,
+    const char *ts, const void *body, size_t len)
+{
+	OSSL_PARAM params[2];
+	EVP_MAC *mac;
+	EVP_MAC_CTX *ctx;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char *out, *p;
+	size_t mdlen;
+	int i;
+
+	/* "v1," + 44 base64 characters + a space or the NUL, per secret. */
+	if ((out = malloc(nsecrets * 48 + 1)) == NULL)
+		fatal("sink_http_sign");
+	*out = '\0';
+	if ((mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
+		fatalx("sink_http_sign: no HMAC in libcrypto");
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	    (char *)"SHA256", 0);
+	params[1] = OSSL_PARAM_construct_end();
+	p = out;
+	for (i = 0; i < nsecrets; i++) {
+		if ((ctx = EVP_MAC_CTX_new(mac)) == NULL ||
+		    !EVP_MAC_init(ctx, secrets[i].data, secrets[i].len,
+		    params) ||
+		    !EVP_MAC_update(ctx, (const unsigned char *)id,
+		    strlen(id)) ||
+		    !EVP_MAC_update(ctx, (const unsigned char *)".", 1) ||
+		    !EVP_MAC_update(ctx, (const unsigned char *)ts,
+		    strlen(ts)) ||
+		    !EVP_MAC_update(ctx, (const unsigned char *)".", 1) ||
+		    (len > 0 && !EVP_MAC_update(ctx, body, len)) ||
+		    !EVP_MAC_final(ctx, md, &mdlen, sizeof(md)) || mdlen != 32)
+			fatalx("sink_http_sign: HMAC-SHA256 failed");
+		EVP_MAC_CTX_free(ctx);
+		if (i > 0)
+			*p++ = ' ';
+		memcpy(p, "v1,", 3);
+		p += 3;
+		p += EVP_EncodeBlock((unsigned char *)p, md, mdlen);
+		*p = '\0';
+	}
+	EVP_MAC_free(mac);
+	explicit_bzero(md, sizeof(md));
+	return out;
+}
+
+/* An RFC 9110 token: what a header name must be. */
+static int
+sink_http_token(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (*s <= 0x20 || *s >= 0x7f ||
+		    strchr("\"(),/:;<=>?@[\\]{}", *s) != NULL)
+			return 0;
+	return 1;
+}
+
+static int
+sink_http_framing(const char *name)
+{
+	int i;
+
+	if (strncasecmp(name, "x-ankusa-", 9) == 0)
+		return 1;
+	for (i = 0; sink_http_framing_names[i] != NULL; i++)
+		if (strcasecmp(name, sink_http_framing_names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+sink_http_signed_name(const char *name)
+{
+	return strcasecmp(name, "webhook-id") == 0 ||
+	    strcasecmp(name, "webhook-timestamp") == 0 ||
+	    strcasecmp(name, "webhook-signature") == 0;
+}
+
+static int
+sink_http_configured(const struct sink_conf *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->u.http.nheaders; i++)
+		if (strcasecmp(s->u.http.headers[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Append "name: value" (curl's "name;" for an empty value, since "name:"
+ * would remove the header), control bytes as %XX.  -1 on a bad name. */
+static int
+sink_http_add(struct curl_slist **l, const char *name, const char *value)
+{
+	struct curl_slist *n;
+	const unsigned char *v;
+	char *line, *p;
+	size_t len;
+
+	if (!sink_http_token(name))
+		return -1;
+	if (value == NULL)
+		value = "";
+	len = strlen(name) + 3 * strlen(value) + 3;
+	if ((line = malloc(len)) == NULL)
+		fatal("sink_http_add");
+	p = line + snprintf(line, len, "%s%s", name, *value ? ": " : ";");
+	for (v = (const unsigned char *)value; *v != '\0'; v++) {
+		if ((*v < 0x20 && *v != '\t') || *v == 0x7f)
+			p += snprintf(p, 4, "%%%02X", *v);
+		else
+			*p++ = *v;
+	}
+	*p = '\0';
+	if ((n = curl_slist_append(*l, line)) == NULL)
+		fatalx("sink_http_add: curl_slist_append");
+	*l = n;
+	free(line);
+	return 0;
+}
+
+struct curl_slist *
+sink_http_headers(const struct job *j, time_t now)
+{
+	const struct sink_conf *s = &j->sink;
+	const struct header_kv *h;
+	struct curl_slist *l = NULL;
+	char ts[32], *idem, *sig;
+	int i, signing = s->u.http.nsecrets > 0;
+
+	if (!sink_http_configured(s, "content-type"))
+		sink_http_add(&l, "Content-Type",
+		    j->content_type != NULL && *j->content_type != '\0' ?
+		    j->content_type : "application/octet-stream");
+
+	for (i = 0; i < j->nheaders; i++) {
+		h = &j->headers[i];
+		if (sink_http_framing(h->name) ||
+		    (signing && sink_http_signed_name(h->name)) ||
+		    sink_http_configured(s, h->name))
+			continue;
+		if (sink_http_add(&l, h->name, h->value) == -1)
+			log_debug("hook %s: forwarded header name refused",
+			    j->hook_id);
+	}
+
+	for (i = 0; i < s->u.http.nheaders; i++) {
+		h = &s->u.http.headers[i];
+		if (strncasecmp(h->name, "x-ankusa-", 9) == 0 ||
+		    strcasecmp(h->name, "content-length") == 0 ||
+		    strcasecmp(h->name, "transfer-encoding") == 0 ||
+		    strcasecmp(h->name, "expect") == 0 ||
+		    (signing && sink_http_signed_name(h->name)))
+			continue;
+		sink_http_add(&l, h->name, h->value);
+	}
+
+	sink_http_add(&l, "x-ankusa-id", j->hook_id);
+	sink_http_add(&l, "x-ankusa-source", j->source);
+	if (j->dedupe_key != NULL && *j->dedupe_key != '\0') {
+		if (asprintf(&idem, "%s:%s:%s", j->tenant, j->source,
+		    j->dedupe_key) == -1)
+			fatal("sink_http_headers");
+		sink_http_add(&l, "x-ankusa-idempotency-key", idem);
+		free(idem);
+	} else
+		sink_http_add(&l, "x-ankusa-idempotency-key", j->hook_id);
+	if (j->tenant != NULL && *j->tenant != '\0')
+		sink_http_add(&l, "x-ankusa-tenant", j->tenant);
+	if (j->dedupe_key != NULL && *j->dedupe_key != '\0')
+		sink_http_add(&l, "x-ankusa-dedupe-key", j->dedupe_key);
+	if (j->replay_id != NULL && *j->replay_id != '\0')
+		sink_http_add(&l, "x-ankusa-replay-id", j->replay_id);
+
+	if (signing) {
+		snprintf(ts, sizeof(ts), "%lld", (long long)now);
+		sig = sink_http_sign(s->u.http.secrets, s->u.http.nsecrets,
+		    j->hook_id, ts, j->body, j->bodylen);
+		sink_http_add(&l, "webhook-id", j->hook_id);
+		sink_http_add(&l, "webhook-timestamp", ts);
+		sink_http_add(&l, "webhook-signature", sig);
+		free(sig);
+	}
+
+	/* No "Expect: 100-continue" round trip before a large body. */
+	if ((l = curl_slist_append(l, "Expect:")) == NULL)
+		fatalx("sink_http_headers: curl_slist_append");
+	return l;
+}
+
+/* --- the transfer --- */
+
+static size_t
+sink_http_write_cb(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct sink_http_xfer *x = arg;
+	size_t n = size * nmemb, k, i;
+
+	if (x->keeplen < SINK_HTTP_KEEP) {
+		/* For the log: printable bytes only, the rest as '.'. */
+		k = SINK_HTTP_KEEP - x->keeplen;
+		if (k > n)
+			k = n;
+		for (i = 0; i < k; i++)
+			x->keep[x->keeplen++] = p[i] >= 0x20 && p[i] < 0x7f ?
+			    p[i] : '.';
+		x->keep[x->keeplen] = '\0';
+	}
+	x->got += n;
+	if (x->got > x->cap) {
+		x->capped = 1;
+		return 0;	/* CURLE_WRITE_ERROR: read no more */
+	}
+	return n;
+}
+
+/* Headers of every answer in the transfer come here; keep the last
+ * answer's Retry-After (a status line starts a new answer). */
+static size_t
+sink_http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct sink_http_xfer *x = arg;
+	size_t n = size * nmemb, vl;
+	const char *v, *e;
+
+	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+		x->retry_after[0] = '\0';
+		return n;
+	}
+	if (n < 12 || strncasecmp(p, "retry-after:", 12) != 0)
+		return n;
+	v = p + 12;
+	e = p + n;
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' ' ||
+	    e[-1] == '\t'))
+		e--;
+	vl = e - v;
+	if (vl > SINK_HTTP_RA_MAX || memchr(v, '\0', vl) != NULL)
+		vl = 0;		/* no valid value is that long */
+	memcpy(x->retry_after, v, vl);
+	x->retry_after[vl] = '\0';
+	return n;
+}
+
+static int
+sink_http_xfer_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct sink_http_xfer *x = arg;
+	uint64_t now;
+
+	if (sink_http_abort == NULL)
+		return 0;
+	now = time_mono_ms();
+	if (now - x->last_watch < SINK_HTTP_WATCH_MS)
+		return 0;
+	x->last_watch = now;
+	return sink_http_abort();
+}
+
+int
+sink_http_run(const struct job *j, struct job_outcome *o)
+{
+	const struct sink_conf *s = &j->sink;
+	struct sink_http_xfer x;
+	struct curl_slist *hdrs;
+	char errbuf[CURL_ERROR_SIZE];
+	const char *method = s->u.http.method;
+	CURLcode rc;
+	long status = 0;
+	uint64_t ra;
+	int honour;
+
+	if (s->u.http.url == NULL) {
+		job_outcome_set(o, JOB_PERMANENT, "http sink has no url");
+		return o->result;
+	}
+	if (method == NULL)
+		method = "post";
+	if (strcmp(method, "post") != 0 && strcmp(method, "put") != 0 &&
+	    strcmp(method, "patch") != 0) {
+		job_outcome_set(o, JOB_PERMANENT, "http method %s", method);
+		return o->result;
+	}
+	if (sink_http_curl == NULL &&
+	    (sink_http_curl = curl_easy_init()) == NULL)
+		fatalx("curl_easy_init failed");
+	/* A reset keeps the connection cache: that is the keep-alive. */
+	curl_easy_reset(sink_http_curl);
+
+	memset(&x, 0, sizeof(x));
+	x.cap = s->u.http.max_response_bytes;
+	x.last_watch = time_mono_ms();
+	errbuf[0] = '\0';
+	hdrs = sink_http_headers(j, time(NULL));
+
+#define SETOPT(o, v) do {						\
+	if (curl_easy_setopt(sink_http_curl, (o), (v)) != CURLE_OK)	\
+		fatalx("curl_easy_setopt %s", #o);			\
+} while (0)
+	SETOPT(CURLOPT_URL, s->u.http.url);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	SETOPT(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	SETOPT(CURLOPT_NOSIGNAL, 1L);
+	SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
+	SETOPT(CURLOPT_USERAGENT, SINK_HTTP_UA);
+	SETOPT(CURLOPT_HTTPHEADER, hdrs);
+	SETOPT(CURLOPT_POST, 1L);
+	if (strcmp(method, "put") == 0)
+		SETOPT(CURLOPT_CUSTOMREQUEST, "PUT");
+	else if (strcmp(method, "patch") == 0)
+		SETOPT(CURLOPT_CUSTOMREQUEST, "PATCH");
+	SETOPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->bodylen);
+	SETOPT(CURLOPT_POSTFIELDS, j->body != NULL ? (const char *)j->body :
+	    "");
+	if (s->timeout_ms > 0)
+		SETOPT(CURLOPT_TIMEOUT_MS, (long)s->timeout_ms);
+	SETOPT(CURLOPT_ERRORBUFFER, errbuf);
+	SETOPT(CURLOPT_WRITEFUNCTION, sink_http_write_cb);
+	SETOPT(CURLOPT_WRITEDATA, &x);
+	SETOPT(CURLOPT_HEADERFUNCTION, sink_http_header_cb);
+	SETOPT(CURLOPT_HEADERDATA, &x);
+	SETOPT(CURLOPT_XFERINFOFUNCTION, sink_http_xfer_cb);
+	SETOPT(CURLOPT_XFERINFODATA, &x);
+	SETOPT(CURLOPT_NOPROGRESS, 0L);
+#undef SETOPT
+
+	rc = curl_easy_perform(sink_http_curl);
+	curl_slist_free_all(hdrs);
+	(void)curl_easy_setopt(sink_http_curl, CURLOPT_ERRORBUFFER, NULL);
+
+	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && x.capped)) {
+		job_outcome_set(o, JOB_ERROR, "%s",
+		    errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc));
+		return o->result;
+	}
+	if (curl_easy_getinfo(sink_http_curl, CURLINFO_RESPONSE_CODE,
+	    &status) != CURLE_OK || status < 100 || status > 999) {
+		job_outcome_set(o, JOB_ERROR, "http answer without a status");
+		return o->result;
+	}
+	o->http_status = status;
+	job_outcome_set(o, sink_http_classify(status, &honour), "http %ld",
+	    status);
+	if (honour && x.retry_after[0] != '\0') {
+		if (sink_http_retry_after(x.retry_after, time(NULL), &ra) == 0)
+			o->retry_after_ms = ra;
+		else
+			log_debug("hook %s: Retry-After \"%s\" ignored",
+			    j->hook_id, x.retry_after);
+	}
+	if (o->result != JOB_OK && x.keeplen > 0)
+		log_debug("hook %s: http %ld%s: %.*s", j->hook_id, status,
+		    x.capped ? " (answer cut at max_response_bytes)" : "",
+		    (int)x.keeplen, x.keep);
+	return o->result;
+}
