@@ -52,6 +52,8 @@ struct release {
 	void		(*done)(void *, json_t *);
 	void		*arg;
 	struct event	*ev_timer;
+	uint64_t	 started;	/* mono ms */
+	uint64_t	 edge_seen;	/* mono ms an edge was last ready */
 };
 
 static struct release	 rel;
@@ -93,11 +95,8 @@ quarantine_release(const char *source, const char *id,
 		snprintf(err, errlen, "a release is already running");
 		return -1;
 	}
-	if (supervisor_pick_edge() == 0) {
-		snprintf(err, errlen, "no edge is ready to verify");
-		return -1;
-	}
 	memset(&rel, 0, sizeof(rel));
+	rel.started = time_mono_ms();
 	rel.running = 1;
 	snprintf(rel.source, sizeof(rel.source), "%s", source ? source : "");
 	snprintf(rel.id, sizeof(rel.id), "%s", id ? id : "");
@@ -167,6 +166,18 @@ release_pump(void)
 	struct seqlist sl;
 	int i, k;
 
+	/* Verifying needs an edge; right after a reload the new ones may
+	 * still be starting: the timer tries again each second. */
+	if (supervisor_pick_edge() == 0 && !rel.walked) {
+		if (time_mono_ms() - (rel.edge_seen ? rel.edge_seen :
+		    rel.started) > QUARANTINE_CHECK_MS) {
+			log_warnx("quarantine: release: no edge is ready to "
+			    "verify; stopping");
+			rel.walked = 1;
+		} else
+			return;
+	} else
+		rel.edge_seen = time_mono_ms();
 	while (!rel.walked && rel.out < QUARANTINE_WINDOW) {
 		memset(&sl, 0, sizeof(sl));
 		sl.id = rel.id;

@@ -6,7 +6,7 @@ Daemon(...) and never has to stop them itself: end_test() kills whatever a
 test left running (the master and its edges), even when the test failed or
 timed out.
 
-    d = Daemon(sources={"github": log_source()})
+    d = Daemon(sources={"github": hold_source()})
     d.start()
     st, hdrs, body = post(d.port, "/webhooks/github", b"{}")
 """
@@ -195,24 +195,35 @@ def _scalar(v):
     return json.dumps(str(v))          # a JSON string is a YAML string
 
 
-def log_source(tenant=None, **extra):
+# Ingest tests look at hooks in the store, so their sinks never deliver:
+# nothing listens on port 9, and a failed attempt waits an hour.
+HOLD_SINK = {"type": "http", "url": "http://127.0.0.1:9/hold"}
+HOLD_RETRY = {"base_ms": 3600000, "max_ms": 3600000, "jitter": False}
+
+
+def hold_source(tenant=None, **extra):
+    """A verify-none source; without sinks given, one that holds its hooks
+    (HOLD_SINK, HOLD_RETRY)."""
     s = {}
     if tenant is not None:
         s["tenant"] = tenant
     s["verify"] = {"type": "none"}
     s.update(extra)
-    s.setdefault("sinks", [{"type": "log"}])
+    if "sinks" not in s:
+        s["sinks"] = [dict(HOLD_SINK)]
+        s.setdefault("retry", dict(HOLD_RETRY))
     return s
 
 
 def default_sources():
-    """The two sources of the brief: sources=2 sinks=3."""
+    """The two sources of the brief: sources=2 sinks=3, holding hooks."""
     return {
-        "github": log_source(),
-        "acme-orders": log_source(tenant="acme", sinks=[
-            {"type": "http", "url": "http://127.0.0.1:9/hook"},
-            {"type": "log", "ordered": True,
-             "order_key": {"header": "x-order"}},
+        "github": hold_source(),
+        "acme-orders": hold_source(tenant="acme", retry=dict(HOLD_RETRY),
+                                   sinks=[
+            dict(HOLD_SINK),
+            dict(HOLD_SINK, ordered=True,
+                 order_key={"header": "x-order"}),
         ]),
     }
 
@@ -505,6 +516,39 @@ class Daemon:
                 items.append(json.loads(l))
         return items
 
+    def tick(self, timeout_s=30, check=True):
+        """ankusactl tick TIMEOUT_S: the rows settled (settled N), or None
+        when it timed out (exit 1) and check is false."""
+        rc, out, err = self.ctl("tick", str(timeout_s), check=False,
+                                timeout=timeout_s + 30)
+        if rc != 0:
+            if check:
+                raise AssertionError("ankusactl tick %s: exit %d: %s" % (
+                    timeout_s, rc, (err or out).strip()))
+            return None
+        m = re.search(r"settled (\d+)", out)
+        if not m:
+            raise AssertionError("ankusactl tick: no 'settled N' in %r" %
+                                 out)
+        return int(m.group(1))
+
+    def dlq(self, source=None, limit=None):
+        args = ["dlq", "list"]
+        if source is not None:
+            args += ["-S", source]
+        if limit is not None:
+            args += ["-n", str(limit)]
+        _, out, _ = self.ctl(*args, json_out=True, timeout=120)
+        return [json.loads(l) for l in out.splitlines() if l.strip()]
+
+    def breakers(self):
+        _, out, _ = self.ctl("breakers", json_out=True)
+        return [json.loads(l) for l in out.splitlines() if l.strip()]
+
+    def pressure(self):
+        _, out, _ = self.ctl("pressure", json_out=True)
+        return json.loads(out)
+
     def url(self, path):
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
@@ -707,3 +751,168 @@ def head_bytes(method, path, headers, body=None):
     if body:
         out.append(body)
     return b"".join(out)
+
+
+# ---------------------------------------------------------------- test sink
+
+class TestSink:
+    """build/tests/test_sink on a free loopback port, recording to a file in
+    the test's temp dir.  Killed by end_test() like the daemons.
+
+        s = TestSink(secrets=["whsec_..."]).start()
+        s.mode("/a", status=503, fail_first=0)
+        s.records()            # every recorded request, a list of dicts
+        s.stats()              # {"received": N, "by_path": {...}}
+    """
+
+    __test__ = False            # not a test class for any collector
+
+    def __init__(self, secrets=(), name="sink", port=None):
+        self.dir = tmpdir(name)
+        self.record = os.path.join(self.dir, "record.jsonl")
+        self.logpath = os.path.join(self.dir, "test_sink.log")
+        self.secrets = list(secrets)
+        self.port = port or free_port()
+        self.proc = None
+        self.pid = None
+        if _ctx is not None:
+            with _ctx.lock:
+                _ctx.daemons.append(self)
+
+    def start(self, timeout=10.0):
+        argv = [binary("tests/test_sink"), "-p", str(self.port),
+                "-o", self.record]
+        for s in self.secrets:
+            argv += ["-s", s]
+        log = open(self.logpath, "ab")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                     stdout=log, stderr=log,
+                                     start_new_session=True)
+        log.close()
+        self.pid = self.proc.pid
+
+        def up():
+            if self.proc.poll() is not None:
+                raise AssertionError("test_sink exited %s: %s" % (
+                    self.proc.returncode, tail(self.logpath, 5)))
+            try:
+                socket.create_connection(("127.0.0.1", self.port),
+                                         0.5).close()
+                return True
+            except OSError:
+                return False
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if up():
+                    return self
+            except AssertionError:
+                raise
+            if time.monotonic() >= deadline:
+                raise AssertionError("test_sink not listening on %d" %
+                                     self.port)
+            time.sleep(0.02)
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self):
+        if self.running():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def destroy(self):
+        if self.running():
+            try:
+                self.proc.kill()
+                self.proc.wait(5)
+            except Exception:           # noqa: BLE001
+                pass
+
+    def url(self, path="/hook"):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def _ctl(self, method, what, obj=None):
+        body = json.dumps(obj).encode() if obj is not None else None
+        st, _, data = request(self.port, method, "/_ctl/" + what, body,
+                              timeout=10)
+        if st != 200:
+            raise AssertionError("test_sink /_ctl/%s: %d %r" % (what, st,
+                                                                data[:200]))
+        return jbody(data) if data.strip() else None
+
+    def mode(self, path="*", **kw):
+        """How requests to path are answered from now on: status, delay_ms,
+        hang, fail_first, fail_status, retry_after."""
+        m = {"path": path}
+        m.update(kw)
+        return self._ctl("POST", "mode", m)
+
+    def stats(self):
+        return self._ctl("GET", "stats")
+
+    def received(self, path=None):
+        s = self.stats()
+        if path is None:
+            return s.get("received", 0)
+        return s.get("by_path", {}).get(path, 0)
+
+    def reset(self):
+        return self._ctl("POST", "reset", {})
+
+    def records(self, path=None):
+        """Every request recorded so far (in arrival order), optionally only
+        those to path.  A torn last line (being written) is left out."""
+        try:
+            with open(self.record, "rb") as f:
+                data = f.read()
+        except OSError:
+            return []
+        out = []
+        for line in data.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if path is None or r.get("path") == path:
+                out.append(r)
+        return out
+
+    def ids(self, path=None, status=None):
+        """x-ankusa-id of every record (to path, answered status)."""
+        return [r["x-ankusa-id"] for r in self.records(path)
+                if status is None or r.get("status") == status]
+
+
+def sink_source(sinks, tenant=None, retry=None, **extra):
+    """A verify-none source with the given sinks (and retry override)."""
+    s = hold_source(tenant=tenant, sinks=sinks, **extra)
+    if retry is not None:
+        s["retry"] = retry
+    return s
+
+
+FAST_RETRY = {"base_ms": 50, "max_ms": 200, "jitter": False}
+
+
+def dispatch_conf(**kw):
+    """A dispatch section for tests: fast retries unless overridden."""
+    d = {"retry": dict(FAST_RETRY)}
+    for k, v in kw.items():
+        if k == "retry":
+            d["retry"].update(v)
+        else:
+            d[k] = v
+    return d
+
+
+def parse_lines(out):
+    """One JSON object per non-empty line (ankusactl -j listings)."""
+    return [json.loads(l) for l in out.splitlines() if l.strip()]

@@ -11,7 +11,7 @@ import hmac
 import json
 import time
 
-from ankusa import (Daemon, expect, expect_accepted, jbody, log_source, post,
+from ankusa import (Daemon, expect, expect_accepted, jbody, hold_source, post,
                     wait_until)
 
 SWH_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -65,7 +65,7 @@ def sign_custom(secret, body, t=None):
 
 
 def src(vtype, secret, **extra):
-    s = log_source(**extra)
+    s = hold_source(**extra)
     s["verify"] = {"type": vtype, "secret": secret}
     return s
 
@@ -156,9 +156,9 @@ def test_presets_accept_signed_reject_forged():
 
 def test_dedupe_duplicate_answered_with_original_id():
     sources = {
-        "gh": log_source(dedupe="github"),
-        "st": log_source(dedupe="stripe", tenant="acme"),
-        "other": log_source(dedupe="github"),
+        "gh": hold_source(dedupe="github"),
+        "st": hold_source(dedupe="stripe", tenant="acme"),
+        "other": hold_source(dedupe="github"),
     }
     d = Daemon(sources=sources).start()
     h1 = {"X-GitHub-Delivery": "d-1"}
@@ -200,8 +200,8 @@ def test_dedupe_duplicate_answered_with_original_id():
 
 
 def test_rate_limit_per_tenant():
-    sources = {"a": log_source(tenant="acme"),
-               "g": log_source(tenant="globex")}
+    sources = {"a": hold_source(tenant="acme"),
+               "g": hold_source(tenant="globex")}
     extra = {"rate_limits": {"tenants": {"acme": {"rate": 0.5,
                                                   "burst": 2}}}}
     d = Daemon(sources=sources, extra=extra).start()

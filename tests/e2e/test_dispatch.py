@@ -1,0 +1,649 @@
+"""Dispatch end to end: the real ankusad delivering to tests/test_sink.
+
+See shared/ankusa-contracts.md ("Delivery", "http sink") and the dispatch
+spec (shared/seed/000_*.txt).  Each test starts its own test_sink (records
+one JSON line per request it receives, see tests/test_sink.c) and its own
+ankusad with fast retries (base 50 ms, max 200 ms, no jitter), posts hooks,
+and checks what reached the sink, what `ankusactl` reports, and when.
+"""
+
+import base64
+import concurrent.futures
+import email.utils
+import hashlib
+import http.client
+import os
+import random
+import threading
+import time
+
+from ankusa import (Daemon, TestSink, dispatch_conf, expect,
+                    expect_accepted, jbody, note, post, sink_source,
+                    wait_until)
+
+SECRET = "whsec_" + base64.b64encode(b"ankusa-e2e-dispatch-secret-0001"
+                                     ).decode()
+SECRET_OLD = "whsec_" + base64.b64encode(b"ankusa-e2e-dispatch-old-secret"
+                                         ).decode()
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def post_seq(d, source, bodies, headers=None):
+    """Post bodies one after the other on one keep-alive connection;
+    return [(id, wall ms of the 201)] in commit order."""
+    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    out = []
+    try:
+        for i, b in enumerate(bodies):
+            h = headers[i] if isinstance(headers, list) else headers
+            st, hd, data = post(d.port, "/webhooks/" + source, b,
+                                headers=h, conn=c)
+            out.append((expect_accepted(st, hd, data, "post %d to %s" % (
+                i, source)), now_ms()))
+    finally:
+        c.close()
+    return out
+
+
+def post_par(d, source, bodies, threads=8, headers=None):
+    """Post bodies from several keep-alive connections at once; return
+    {id: body}."""
+    chunks = [bodies[i::threads] for i in range(threads)]
+
+    def run(chunk):
+        return [(i, b) for (i, _), b in zip(post_seq(d, source, chunk,
+                                                     headers), chunk)]
+
+    got = {}
+    with concurrent.futures.ThreadPoolExecutor(threads) as ex:
+        for part in ex.map(run, chunks):
+            got.update(part)
+    return got
+
+
+def by_id(records):
+    out = {}
+    for r in records:
+        out.setdefault(r["x-ankusa-id"], []).append(r)
+    return out
+
+
+def delivered(sink, path=None):
+    """The ids answered 2xx by the sink (each once)."""
+    return {r["x-ankusa-id"] for r in sink.records(path)
+            if 200 <= r["status"] < 300}
+
+
+def settle(d, timeout=60):
+    """tick until nothing is claimed, running or due."""
+    n = d.tick(timeout)
+    return n
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    k = min(len(xs) - 1, max(0, int(round(p / 100.0 * len(xs) + 0.5)) - 1))
+    return xs[k]
+
+
+def wait_delivered(sink, ids, path=None, timeout=20, what="deliveries"):
+    ids = set(ids)
+
+    def done():
+        return ids <= delivered(sink, path)
+
+    try:
+        wait_until(done, timeout, 0.05, what)
+    except AssertionError:
+        missing = ids - delivered(sink, path)
+        raise AssertionError("%d of %d %s not delivered after %.0fs, e.g. %s"
+                             % (len(missing), len(ids), what, timeout,
+                                sorted(missing)[:3]))
+
+
+# ------------------------------------------------------------ N delivered
+
+def test_n_hooks_delivered_signed():
+    """200 hooks to an http sink (signed, two secrets) plus a log sink:
+    every id reaches the sink exactly once with its exact body, signature
+    verified, the x-ankusa-* headers set; then nothing is left."""
+    s = TestSink(secrets=[SECRET]).start()
+    d = Daemon(sources={
+        "orders": sink_source([
+            {"type": "http", "url": s.url("/in"),
+             "secret": [SECRET, SECRET_OLD],
+             "headers": {"x-extra": "1"}},
+            {"type": "log"}], tenant="acme"),
+        "dd": sink_source([{"type": "http", "url": s.url("/dd"),
+                            "secret": SECRET}],
+                          dedupe={"header": "x-dedupe"}),
+    }, extra={"dispatch": dispatch_conf()}).start()
+    rng = random.Random(4)
+    bodies = [bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 3000)))
+              for _ in range(200)]
+    hdrs = [{"Content-Type": "application/octet-stream", "x-order": "o%d" % i}
+            for i in range(200)]
+    acked = post_seq(d, "orders", bodies, hdrs)
+    sent = {i: b for (i, _), b in zip(acked, bodies)}
+    order_hdr = {i: "o%d" % n for n, (i, _) in enumerate(acked)}
+    assert len(sent) == 200, "ids not unique"
+
+    # One hook with a dedupe key: idempotency key tenant:source:key.
+    (did, _), = post_seq(d, "dd", [b'{"k":1}'], {"x-dedupe": "evt-77"})
+
+    settle(d)
+    wait_delivered(s, sent, "/in", 10, "hooks to /in")
+    recs = by_id(s.records("/in"))
+    extra = set(recs) - set(sent)
+    assert not extra, "sink got ids never acknowledged: %s" % sorted(
+        extra)[:3]
+    dup = {i: len(v) for i, v in recs.items() if len(v) != 1}
+    assert not dup, "ids delivered more than once with no failure: %s" % (
+        list(dup.items())[:3])
+    for i, b in sent.items():
+        r = recs[i][0]
+        want = hashlib.sha256(b).hexdigest()
+        assert r["sha256"] == want and r["size"] == len(b), \
+            "hook %s: sink got %d bytes sha256 %s, posted %d bytes %s" % (
+                i, r["size"], r["sha256"], len(b), want)
+        assert r["sig"] == "ok", "hook %s: signature %r" % (i, r["sig"])
+        assert r["webhook-id"] == i, "webhook-id %r for %s" % (
+            r["webhook-id"], i)
+        assert r["x-ankusa-idempotency-key"] == i, \
+            "idempotency key %r for %s (no dedupe key: the id)" % (
+                r["x-ankusa-idempotency-key"], i)
+        assert r["x-ankusa-source"] == "orders", r
+        assert r["x-ankusa-tenant"] == "acme", r
+        assert r["x-ankusa-dedupe-key"] is None, r
+        assert r["method"] == "POST", r
+        assert r["content-type"] == "application/octet-stream", r
+        assert r["x-order"] == order_hdr[i], \
+            "forwarded x-order %r, posted %r" % (r["x-order"], order_hdr[i])
+
+    wait_delivered(s, [did], "/dd", 10, "the dedupe hook")
+    r = s.records("/dd")[0]
+    assert r["x-ankusa-dedupe-key"] == "evt-77", r
+    assert r["x-ankusa-idempotency-key"] == "default:dd:evt-77", \
+        "idempotency key %r, want default:dd:evt-77" % (
+            r["x-ankusa-idempotency-key"])
+    assert r["sig"] == "ok", r
+
+    settle(d)
+    st = d.status()
+    assert (st["hooks"], st["pending"], st["dead"], st["inflight"],
+            st["running"]) == (0, 0, 0, 0, 0), \
+        "after delivering everything: status %r" % st
+    q = d.queue()
+    assert q == [], "queue still lists %d hooks" % len(q)
+
+
+# ------------------------------------------------------------ retries
+
+def test_fail_then_recover_and_retry_after():
+    s = TestSink().start()
+    d = Daemon(sources={
+        "a": sink_source([{"type": "http", "url": s.url("/flaky")}]),
+        "b": sink_source([{"type": "http", "url": s.url("/limited")}]),
+        "c": sink_source([{"type": "http", "url": s.url("/dated")}]),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0)}).start()
+
+    # 3 x 503, then 200: four attempts, spaced by the backoff.
+    s.mode("/flaky", fail_first=3, fail_status=503, status=200)
+    (hid, _), = post_seq(d, "a", [b'{"flaky":1}'])
+    wait_delivered(s, [hid], "/flaky", 10, "the flaky hook")
+    recs = s.records("/flaky")
+    assert [r["x-ankusa-id"] for r in recs] == [hid] * 4, \
+        "attempts of %s: %r" % (hid, [(r["x-ankusa-id"], r["status"])
+                                     for r in recs])
+    assert [r["status"] for r in recs] == [503, 503, 503, 200], \
+        "statuses %r" % [r["status"] for r in recs]
+    gaps = [b["t"] - a["t"] for a, b in zip(recs, recs[1:])]
+    # base 50, doubling, max 200, no jitter: >= 50, 100, 200.
+    for g, want in zip(gaps, (50, 100, 200)):
+        assert g >= want - 5, "retry after %d ms, backoff is %d: gaps %r" % (
+            g, want, gaps)
+    assert max(gaps) < 3000, "retries too slow: gaps %r ms" % gaps
+
+    # 429 with Retry-After: 2 (seconds): the retry no sooner than 2 s.
+    s.mode("/limited", fail_first=1, fail_status=429, retry_after=2,
+           status=200)
+    (lid, _), = post_seq(d, "b", [b'{"limited":1}'])
+    wait_delivered(s, [lid], "/limited", 15, "the rate-limited hook")
+    recs = s.records("/limited")
+    assert [r["status"] for r in recs] == [429, 200], recs
+    gap = recs[1]["t"] - recs[0]["t"]
+    assert gap >= 1990, "Retry-After: 2 not honoured: retried after %d ms" \
+        % gap
+    assert gap < 6000, "retry %d ms after a Retry-After: 2" % gap
+
+    # 503 with Retry-After as an HTTP-date 3 s ahead.
+    when = int(time.time()) + 3
+    s.mode("/dated", fail_first=1, fail_status=503, status=200,
+           retry_after=email.utils.formatdate(when, usegmt=True))
+    (cid, _), = post_seq(d, "c", [b'{"dated":1}'])
+    wait_delivered(s, [cid], "/dated", 15, "the hook told an HTTP-date")
+    recs = s.records("/dated")
+    assert [r["status"] for r in recs] == [503, 200], recs
+    # The date has one-second resolution and the daemon may round to the
+    # second: allow that much.
+    assert recs[1]["t"] >= when * 1000 - 1000, \
+        "Retry-After %s not honoured: retried at %d, %d ms early" % (
+            email.utils.formatdate(when, usegmt=True), recs[1]["t"],
+            when * 1000 - recs[1]["t"])
+    note("backoff gaps %r ms; Retry-After 2 -> %d ms; HTTP-date -> retried "
+         "%+d ms from the date" % (gaps, gap, recs[1]["t"] - when * 1000))
+    settle(d)
+    st = d.status()
+    assert (st["hooks"], st["pending"]) == (0, 0), st
+
+
+# ------------------------------------------------------------ 410
+
+def test_410_dead_lettered_at_once():
+    s = TestSink().start()
+    d = Daemon(sources={
+        "src": sink_source([
+            {"type": "http", "url": s.url("/gone")},
+            {"type": "http", "url": s.url("/ok")},
+            {"type": "log"}], tenant="t410"),
+    }, extra={"dispatch": dispatch_conf()}).start()
+    s.mode("/gone", status=410)
+    ids = [i for i, _ in post_seq(d, "src", [b'{"n":%d}' % n
+                                             for n in range(5)])]
+    settle(d)
+    wait_delivered(s, ids, "/ok", 10, "hooks to the healthy sink")
+    gone = by_id(s.records("/gone"))
+    assert {i: len(v) for i, v in gone.items()} == {i: 1 for i in ids}, \
+        "a 410 is permanent: one attempt each, got %r" % {
+            i: len(v) for i, v in gone.items()}
+    dl = d.dlq(source="src")
+    assert len(dl) == 5, "dlq lists %d rows, want 5: %r" % (len(dl), dl)
+    assert {e["hook_id"] for e in dl} == set(ids), dl
+    for e in dl:
+        assert e["reason"] == "permanent:http 410", \
+            "reason %r, want permanent:http 410" % e["reason"]
+        assert e["attempts"] == 1, "attempts %r, want 1" % e["attempts"]
+        assert (e["tenant"], e["source"], e["sink"], e["module"]) == \
+            ("t410", "src", 0, "http"), e
+        assert abs(e["dead_at"] - now_ms()) < 60000, e
+    st = d.status()
+    # The hooks live on with their dead rows; nothing pending.
+    assert (st["hooks"], st["pending"], st["dead"]) == (5, 0, 5), st
+    # Nothing is retried later.
+    time.sleep(0.5)
+    assert s.received("/gone") == 5, "a permanent failure was retried"
+
+
+# ------------------------------------------------------------ hung sink
+
+def test_hung_sink_killed_others_flow():
+    s = TestSink().start()
+    d = Daemon(sources={
+        "hang": sink_source([{"type": "http", "url": s.url("/hang")}],
+                            tenant="th", retry={"max_attempts": 3}),
+        "flow": sink_source([{"type": "http", "url": s.url("/flow")}],
+                            tenant="th"),
+    }, extra={"dispatch": dispatch_conf(
+        attempt_timeout_ms=500, breaker_failures=0, concurrency=4,
+        sink_concurrency=2)}).start()
+    s.mode("/hang", hang=True)
+    t0 = time.monotonic()
+    hung = [i for i, _ in post_seq(d, "hang", [b'{"h":%d}' % n
+                                               for n in range(4)])]
+    wait_until(lambda: s.received("/hang") >= 2, 5, 0.02,
+               "the hung sink to get its first attempts")
+    # While it hangs, the other sink's hooks are delivered promptly.
+    lat = []
+    for n in range(20):
+        (fid, t201), = post_seq(d, "flow", [b'{"f":%d}' % n])
+        wait_delivered(s, [fid], "/flow", 5, "hook %d to /flow" % n)
+        rec = [r for r in s.records("/flow") if r["x-ankusa-id"] == fid][0]
+        lat.append(rec["t"] - t201)
+        time.sleep(0.05)
+    assert s.received("/hang") < 12 or time.monotonic() - t0 < 10, \
+        "hung sink: attempts all done before the flow test ended"
+    assert max(lat) < 1000, "deliveries to /flow during the hang took %r " \
+        "ms (max %d)" % (lat, max(lat))
+
+    # Each hung hook: 3 attempts, each killed at 500 ms, then dead.
+    def all_dead():
+        return len(d.dlq(source="hang")) == 4
+
+    wait_until(all_dead, 20, 0.1, "the 4 hung hooks to be dead-lettered")
+    for e in d.dlq(source="hang"):
+        assert e["reason"] == "attempt_timeout:500", \
+            "reason %r, want attempt_timeout:500" % e["reason"]
+        assert e["attempts"] == 3, "attempts %r, want 3" % e["attempts"]
+    recs = by_id(s.records("/hang"))
+    assert set(recs) == set(hung), recs.keys()
+    for i, rs in recs.items():
+        assert len(rs) == 3, "hook %s: %d attempts, want 3" % (i, len(rs))
+        gaps = [b["t"] - a["t"] for a, b in zip(rs, rs[1:])]
+        assert all(g >= 500 for g in gaps), \
+            "attempts of %s %r ms apart: the timeout is 500" % (i, gaps)
+        assert all(g < 3000 for g in gaps), \
+            "attempts of %s %r ms apart: not killed at 500 ms?" % (i, gaps)
+    assert "attempt_timeout" in d.log_text() or True
+    st = d.status()
+    assert (st["pending"], st["running"], st["dead"]) == (0, 0, 4), st
+    note("/flow latency during the hang: max %d ms, median %d ms" % (
+        max(lat), sorted(lat)[len(lat) // 2]))
+
+
+# ------------------------------------------------------------ breaker
+
+def test_breaker_opens_parks_and_recovers():
+    s = TestSink().start()
+    d = Daemon(sources={
+        "br": sink_source([{"type": "http", "url": s.url("/down")}],
+                          tenant="tb", retry={"max_attempts": 1000}),
+        "other": sink_source([{"type": "http", "url": s.url("/up")}],
+                             tenant="tb"),
+    }, extra={"dispatch": dispatch_conf(
+        breaker_failures=3, breaker_open_ms=500,
+        breaker_max_open_ms=1000)}).start()
+    s.mode("/down", status=503)
+    ids = [i for i, _ in post_seq(d, "br", [b'{"b":%d}' % n
+                                            for n in range(10)])]
+
+    def open_breaker():
+        for b in d.breakers():
+            if b.get("source") == "br" and b.get("state") == "open":
+                return b
+        return None
+
+    b = wait_until(open_breaker, 10, 0.02, "the breaker of br to open")
+    assert (b["tenant"], b["sink"], b["module"]) == ("tb", 0, "http"), b
+    assert b["opens"] >= 1 and b["failures"] >= 3, b
+    assert 0 <= b["reopen_in_ms"] <= 1000, b
+    # While open (and probing), rows are parked: the sink sees only the
+    # probes -- one per open period, at most 3 in 2.5 s (500 then 1000 ms).
+    n0 = s.received("/down")
+    per_id0 = {i: len(v) for i, v in by_id(s.records("/down")).items()}
+    time.sleep(2.5)
+    n1 = s.received("/down")
+    assert n1 - n0 <= 4, "breaker open: the sink still got %d requests in " \
+        "2.5 s (only probes expected)" % (n1 - n0)
+    assert n1 - n0 >= 1, "no probe in 2.5 s with breaker_open_ms 500"
+    per_id1 = {i: len(v) for i, v in by_id(s.records("/down")).items()}
+    grown = sum(per_id1.get(i, 0) - per_id0.get(i, 0) for i in ids)
+    assert grown == n1 - n0, (per_id0, per_id1)
+    # Another sink key is not affected.
+    (oid, _), = post_seq(d, "other", [b'{"o":1}'])
+    wait_delivered(s, [oid], "/up", 3, "a hook to another sink")
+    assert d.dlq() == [], "parked rows were dead-lettered: %r" % d.dlq()[:3]
+    st = d.status()
+    assert st["breakers_open"] >= 1, "status breakers_open %r" % st
+    # Recovery: the next probe succeeds, the breaker closes, the parked
+    # rows come due again and are all delivered.
+    s.mode("/down", status=200)
+    wait_delivered(s, ids, "/down", 10, "parked hooks after recovery")
+    # Parked rows spent no attempts: attempts per id stay small (the 3
+    # failures that opened it, the probes, and the success).
+    per_id = {i: len(v) for i, v in by_id(s.records("/down")).items()}
+    assert sum(per_id.values()) <= 3 + 6 + 10, \
+        "%d requests for 10 hooks: parked rows were attempted (%r)" % (
+            sum(per_id.values()), per_id)
+
+    def closed():
+        bs = [x for x in d.breakers() if x.get("source") == "br"]
+        return all(x["state"] == "closed" for x in bs)
+
+    wait_until(closed, 5, 0.05, "the breaker to close")
+    settle(d)
+    st = d.status()
+    assert (st["hooks"], st["pending"], st["breakers_open"]) == (0, 0, 0), st
+    note("breaker: %d requests while open for 2.5 s; %d requests for 10 "
+         "hooks in all" % (n1 - n0, sum(per_id.values())))
+
+
+# ------------------------------------------------------------ ordered
+
+def test_ordered_sink_per_key_commit_order():
+    s = TestSink().start()
+    d = Daemon(sources={
+        "ord": sink_source([
+            {"type": "http", "url": s.url("/ord"), "ordered": True,
+             "order_key": {"header": "x-order"}},
+            {"type": "http", "url": s.url("/plain")}], tenant="to",
+            retry={"max_attempts": 1000}),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0,
+                                        concurrency=8)}).start()
+    keys = ["k%d" % i for i in range(4)]
+    rng = random.Random(7)
+    expected = {k: [] for k in keys}
+
+    def phase(n, fail_first):
+        s.mode("/ord", fail_first=fail_first, fail_status=503, status=200)
+        ks = [rng.choice(keys) for _ in range(n)]
+        acked = post_seq(d, "ord", [b'{"n":%d}' % i for i in range(n)],
+                         [{"x-order": k} for k in ks])
+        for (i, _), k in zip(acked, ks):
+            expected[k].append(i)
+        return [i for i, _ in acked]
+
+    ids = phase(40, 6)
+    # Failures again in the middle of a backlog, while it is delivering.
+    s.mode("/ord", delay_ms=20, status=200)
+    ids += phase(40, 5)
+    wait_delivered(s, ids, "/ord", 30, "ordered hooks")
+    wait_delivered(s, ids, "/plain", 10, "unordered sink's hooks")
+    recs = s.records("/ord")
+    fails = sum(1 for r in recs if r["status"] != 200)
+    assert fails >= 11, "only %d failures happened" % fails
+    for k in keys:
+        kr = [r for r in recs if r["x-order"] == k]
+        got = [r["x-ankusa-id"] for r in kr if r["status"] == 200]
+        assert got == expected[k], \
+            "key %s: delivered in order %r, committed %r" % (
+                k, got, expected[k])
+        # Strict: no hook of the key is even attempted before the one
+        # ahead of it was delivered.
+        pos = 0
+        for r in kr:
+            assert r["x-ankusa-id"] == expected[k][pos], \
+                "key %s: %s attempted while %s (ahead of it) was not " \
+                "delivered" % (k, r["x-ankusa-id"], expected[k][pos])
+            if r["status"] == 200:
+                pos += 1
+    settle(d)
+    st = d.status()
+    assert (st["hooks"], st["pending"]) == (0, 0), st
+    note("ordered: %d hooks over %d keys, %d failed attempts" % (
+        len(ids), len(keys), fails))
+
+
+# ------------------------------------------------------------ fairness
+
+def test_tenant_fairness_dead_sink_backlog():
+    """Tenant A's sink is slow and answers 503 (breaker off), with a backlog
+    of 2000 hooks; tenant B's hooks are delivered promptly meanwhile."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "sa": sink_source([{"type": "http", "url": s.url("/a")}],
+                          tenant="ta", retry={"max_attempts": 100000}),
+        "sb": sink_source([{"type": "http", "url": s.url("/b")}],
+                          tenant="tb"),
+    }, workers=2, extra={"dispatch": dispatch_conf(
+        breaker_failures=0)}).start()
+    s.mode("/a", status=503, delay_ms=200)
+    body = b'{"pad":"' + b"a" * 200 + b'"}'
+    a_ids = post_par(d, "sa", [body] * 2000, threads=8)
+    assert len(a_ids) == 2000
+    wait_until(lambda: s.received("/a") >= 100, 10, 0.05,
+               "tenant A's sink to be busy")
+    lat = []
+    b_ids = []
+    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    for n in range(100):
+        st, h, data = post(d.port, "/webhooks/sb", b'{"b":%d}' % n, conn=c)
+        b_ids.append((expect_accepted(st, h, data), now_ms()))
+        time.sleep(0.02)
+    c.close()
+    ids = [i for i, _ in b_ids]
+    wait_delivered(s, ids, "/b", 30, "tenant B's hooks")
+    t_rec = {r["x-ankusa-id"]: r["t"] for r in s.records("/b")}
+    lat = [t_rec[i] - t for i, t in b_ids]
+    p50, p99 = pct(lat, 50), pct(lat, 99)
+    st = d.status()
+    pr = d.pressure()
+    note("fairness: tenant B latency p50 %d ms p99 %d ms max %d ms with A's "
+         "backlog (pending %d, A's sink got %d requests; pressure %r)" % (
+             p50, p99, max(lat), st["pending"], s.received("/a"), pr))
+    assert st["pending"] >= 1900, "A's backlog drained? status %r" % st
+    assert p99 < 2000, "tenant B's p99 delivery latency %d ms (p50 %d) " \
+        "behind tenant A's backlog of 2000 dead rows" % (p99, p50)
+
+
+# ------------------------------------------------------------ dead-letter-source
+
+def test_dead_letter_source():
+    s = TestSink().start()
+    d = Daemon(sources={
+        "doomed": sink_source([{"type": "http", "url": s.url("/x")},
+                               {"type": "log"}], tenant="tx",
+                              retry={"base_ms": 30000, "max_ms": 30000}),
+        "keep": sink_source([{"type": "http", "url": s.url("/k")}]),
+    }, extra={"dispatch": dispatch_conf()}).start()
+    s.mode("/x", status=503)
+    ids = [i for i, _ in post_seq(d, "doomed", [b'{"d":%d}' % n
+                                                for n in range(7)])]
+    settle(d)       # first attempts done; the rows wait 30 s
+    assert s.received("/x") == 7, s.stats()
+    st = d.status()
+    assert st["pending"] == 7, "pending %r, want 7" % st
+    rc, out, err = d.ctl("dead-letter-source", "doomed")
+    assert out.strip() == "dead_lettered 7", \
+        "dead-letter-source printed %r, want 'dead_lettered 7'" % out
+    dl = d.dlq(source="doomed")
+    assert sorted(e["hook_id"] for e in dl) == sorted(ids), dl
+    for e in dl:
+        assert e["reason"] == "source_gone:doomed", \
+            "reason %r, want source_gone:doomed" % e["reason"]
+        assert e["attempts"] == 1, e
+    st = d.status()
+    assert (st["pending"], st["dead"]) == (0, 7), st
+    # Nothing of it is attempted any more; other sources unaffected.
+    rc, out, err = d.ctl("dead-letter-source", "doomed")
+    assert out.strip() == "dead_lettered 0", out
+    (kid, _), = post_seq(d, "keep", [b"{}"])
+    wait_delivered(s, [kid], "/k", 5, "a hook of another source")
+    assert s.received("/x") == 7
+    rc, out, err = d.ctl("dead-letter-source", "nosuch", check=False)
+    assert rc in (0, 1), (rc, out, err)
+
+
+# ------------------------------------------------------------ binding
+
+def test_binding_reorder_remove_reload():
+    s = TestSink().start()
+    slow = {"base_ms": 1500, "max_ms": 1500, "max_attempts": 1000}
+    sources = {
+        "re": sink_source([{"type": "http", "url": s.url("/old")},
+                           {"type": "log"}], tenant="tr", retry=slow),
+        "gone": sink_source([{"type": "http", "url": s.url("/g")}],
+                            tenant="tr", retry=slow),
+        "shrink": sink_source([{"type": "http", "url": s.url("/s")},
+                               {"type": "log"}], tenant="tr", retry=slow),
+    }
+    d = Daemon(sources=sources, extra={"dispatch": dispatch_conf(
+        breaker_failures=0)}).start()
+    for p in ("/old", "/g", "/s"):
+        s.mode(p, status=503)
+    re_ids = [i for i, _ in post_seq(d, "re", [b'{"r":%d}' % n
+                                               for n in range(5)])]
+    g_ids = [i for i, _ in post_seq(d, "gone", [b'{"g":%d}' % n
+                                                for n in range(4)])]
+    sh_ids = [i for i, _ in post_seq(d, "shrink", [b'{"s":%d}' % n
+                                                   for n in range(3)])]
+    settle(d)
+    assert d.status()["pending"] == 12, d.status()
+    # Reorder re's sinks and move its URL; delete `gone`; drop shrink's
+    # http sink.
+    d.sources = {
+        "re": sink_source([{"type": "log"},
+                           {"type": "http", "url": s.url("/new")}],
+                          tenant="tr", retry=slow),
+        "shrink": sink_source([{"type": "log"}], tenant="tr", retry=slow),
+    }
+    d.write_config()
+    d.ctl("reload")
+    s.mode("/new", status=200)
+    wait_delivered(s, re_ids, "/new", 10,
+                   "re's rows at the http sink's new URL after reorder")
+    assert s.received("/old") == 5, "old URL used after the reload: %r" % (
+        s.stats())
+
+    def dead(src, n):
+        return len(d.dlq(source=src)) == n
+
+    wait_until(lambda: dead("gone", 4), 10, 0.1,
+               "gone's rows dead-lettered when claimed")
+    for e in d.dlq(source="gone"):
+        assert e["reason"] == "source_gone:gone", \
+            "reason %r, want source_gone:gone" % e["reason"]
+    assert s.received("/g") == 4, "a deleted source's row was attempted"
+    wait_until(lambda: dead("shrink", 3), 10, 0.1,
+               "shrink's http rows dead-lettered")
+    for e in d.dlq(source="shrink"):
+        assert e["reason"] == "sink_gone:0:http", \
+            "reason %r, want sink_gone:0:http" % e["reason"]
+    assert sorted(e["hook_id"] for e in d.dlq(source="shrink")) == \
+        sorted(sh_ids)
+    settle(d)
+    st = d.status()
+    assert (st["pending"], st["dead"]) == (0, 7), st
+    del g_ids
+
+
+# ------------------------------------------------------------ drain
+
+def test_drain_settles_running_attempts():
+    s = TestSink().start()
+    d = Daemon(sources={
+        "dr": sink_source([{"type": "http", "url": s.url("/slow")}],
+                          tenant="td"),
+    }, extra={"dispatch": dispatch_conf(concurrency=4,
+                                        sink_concurrency=4)}).start()
+    s.mode("/slow", delay_ms=1500)
+    ids = [i for i, _ in post_seq(d, "dr", [b'{"d":%d}' % n
+                                            for n in range(12)])]
+    wait_until(lambda: s.received("/slow") >= 4, 5, 0.02,
+               "4 attempts running")
+    t0 = time.monotonic()
+    rc, out, err = d.ctl("drain")
+    assert rc == 0, (out, err)
+    # New hooks are refused while draining.
+    try:
+        st, h, data = post(d.port, "/webhooks/dr", b"{}", timeout=3)
+        assert st == 503, "POST while draining: %d %r" % (st, data)
+    except (OSError, http.client.HTTPException):
+        pass                    # or the listener is already closed
+    try:
+        rc = d.proc.wait(30)
+    except Exception:
+        raise AssertionError("ankusad did not exit within 30 s of drain")
+    dt = time.monotonic() - t0
+    assert rc == 0, "exit status %r after drain" % rc
+    assert dt >= 1.0, "exited %.2f s after drain: before its attempts " \
+        "(1.5 s each) were answered" % dt
+    first = delivered(s, "/slow")
+    assert len(first) >= 4, "only %d answered before exit" % len(first)
+    n_req = s.received("/slow")
+    s.mode("/slow", delay_ms=0)
+    d.start()
+    settle(d)
+    wait_delivered(s, ids, "/slow", 10, "every hook after the restart")
+    recs = by_id(s.records("/slow"))
+    dup = {i: len(v) for i, v in recs.items() if len(v) > 1}
+    assert not dup, "drain did not write the outcomes of its running " \
+        "attempts: delivered again after restart: %r" % dup
+    st = d.status()
+    assert (st["hooks"], st["pending"]) == (0, 0), st
+    note("drain: exit after %.2f s; %d attempts answered before it, %d "
+         "after the restart" % (dt, n_req, len(ids) - n_req))
