@@ -40,6 +40,7 @@
 #include "dispatch.h"
 #include "fair.h"
 #include "log.h"
+#include "metrics.h"
 #include "sinkq.h"
 
 #define DISPATCH_HASH		4096	/* claimed-row buckets */
@@ -49,6 +50,7 @@ enum drow_state {
 	DROW_QUEUED = 1,	/* waiting for a slot in its key's queue */
 	DROW_RUNNING,		/* an attempt runs */
 	DROW_SETTLING,		/* its settle is queued for writing */
+	DROW_BATCHED,		/* in a batcher, or in its request */
 };
 
 struct dispatch {
@@ -107,6 +109,7 @@ static void		 claim_row(struct dispatch *, struct dtenant *,
 static int		 bind_row(struct dispatch *, struct drow *, char *,
 			    size_t);
 static void		 assign(struct dispatch *);
+static void		 assign_batched(struct dispatch *);
 static void		 settle_delivered(struct dispatch *, struct drow *);
 static void		 settle_dead(struct dispatch *, struct drow *,
 			    const char *, const char *);
@@ -300,6 +303,23 @@ dispatch_module_name(uint8_t m)
 		return "log";
 	}
 	return "unknown";
+}
+
+int
+dispatch_module_batches(uint8_t m)
+{
+	return m == MODULE_SQS || m == MODULE_PUBSUB;
+}
+
+struct drow *
+dispatch_job_row(struct dispatch *d, uint64_t job)
+{
+	struct drow *r;
+
+	TAILQ_FOREACH(r, &d->running, link)
+		if (r->job == job)
+			return r;
+	return NULL;
 }
 
 static uint8_t
@@ -578,6 +598,8 @@ claim_row(struct dispatch *d, struct dtenant *t, const unsigned char *key,
 		return;
 	}
 	r->q = sinkq_get(t, r->row.source, r->bound, r->row.module);
+	r->q->batched = d->ops.batch_add != NULL &&
+	    dispatch_module_batches(r->row.module);
 	r->q->claimed++;
 	r->state = DROW_QUEUED;
 	if (breaker_parks(&r->q->br, &d->bconf, d->now, &until)) {
@@ -658,6 +680,9 @@ assign(struct dispatch *d)
 			continue;
 		case BREAKER_PROBE:
 			r->probe = 1;
+			metrics_add("ankusa_dispatch_breaker_transitions_total",
+			    1, "sink", dispatch_module_name(q->module), "state",
+			    "half_open", NULL);
 			break;
 		case BREAKER_START:
 			r->probe = 0;
@@ -681,6 +706,60 @@ assign(struct dispatch *d)
 		q->running++;
 		d->st.running++;
 	}
+}
+
+/*
+ * The spec's "Batching sinks": a batching key's queued rows go to their
+ * destination's batcher while it has room, counted against no concurrency
+ * (the claimed-row windows bound them); the key's breaker is asked first,
+ * so a tenant whose breaker is open never has an entry in a batch.
+ */
+static void
+assign_batched(struct dispatch *d)
+{
+	struct dtenant *t;
+	struct dsinkq *q;
+	struct drow *r;
+	uint64_t until;
+
+	if (d->stopped || d->ops.batch_add == NULL)
+		return;
+	TAILQ_FOREACH(t, &d->tenants, all)
+		TAILQ_FOREACH(q, &t->keys, all) {
+			if (!q->batched)
+				continue;
+			while ((r = TAILQ_FIRST(&q->queue)) != NULL) {
+				switch (breaker_may_start(&q->br, &d->bconf,
+				    d->now, &until)) {
+				case BREAKER_PARK:
+					park(d, r, until);
+					continue;
+				case BREAKER_PROBE:
+					r->probe = 1;
+					metrics_add("ankusa_dispatch_breaker_"
+					    "transitions_total", 1, "sink",
+					    dispatch_module_name(q->module),
+					    "state", "half_open", NULL);
+					break;
+				case BREAKER_START:
+					r->probe = 0;
+					break;
+				}
+				r->job = d->next_job++;
+				if (d->ops.batch_add(d->ops.arg, r) == -1) {
+					if (r->probe)
+						breaker_probe_lost(&q->br);
+					r->probe = 0;
+					break;	/* full: this key waits */
+				}
+				sinkq_pop(q);
+				if (r->row.first_attempt == 0)
+					r->row.first_attempt = d->now;
+				r->state = DROW_BATCHED;
+				TAILQ_INSERT_TAIL(&d->running, r, link);
+				d->st.batched++;
+			}
+		}
 }
 
 /* --- the scan --- */
@@ -792,6 +871,7 @@ dispatch_run(struct dispatch *d, uint64_t now)
 	free(ft);
 	free(sc.v);
 	assign(d);
+	assign_batched(d);
 	/* A page cut short by the global window waits for an outcome. */
 	if (window_room(&d->win) == 0)
 		wake = UINT64_MAX;
@@ -820,13 +900,26 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	d->now = now;
 	q = r->q;
 	TAILQ_REMOVE(&d->running, r, link);
-	window_stop(&d->win);
-	window_stop(&r->t->win);
-	q->running--;
-	d->st.running--;
+	if (r->state == DROW_BATCHED) {
+		/* Batched attempts hold no slot. */
+		d->st.batched--;
+	} else {
+		window_stop(&d->win);
+		window_stop(&r->t->win);
+		q->running--;
+		d->st.running--;
+	}
 
 	switch (res) {
 	case ATTEMPT_OK:
+		if (q->br.state != BREAKER_CLOSED) {
+			log_info("dispatch: sink %s/%s#%u (%s): breaker closed",
+			    r->t->name, q->source, q->sink,
+			    dispatch_module_name(q->module));
+			metrics_add("ankusa_dispatch_breaker_transitions_total",
+			    1, "sink", dispatch_module_name(q->module), "state",
+			    "closed", NULL);
+		}
 		breaker_ok(&q->br);
 		settle_delivered(d, r);
 		return;
@@ -845,10 +938,14 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 
 	/* A failed attempt: the breaker, then the retry policy. */
 	opened = breaker_fail(&q->br, &d->bconf, now);
-	if (opened)
+	if (opened) {
 		log_info("dispatch: sink %s/%s#%u (%s): breaker open for "
-		    "%" PRIu64 " s", r->t->name, q->source, q->sink,
-		    dispatch_module_name(q->module), q->br.open_ms / 1000);
+		    "%" PRIu64 " ms", r->t->name, q->source, q->sink,
+		    dispatch_module_name(q->module), q->br.open_ms);
+		metrics_add("ankusa_dispatch_breaker_transitions_total", 1,
+		    "sink", dispatch_module_name(q->module), "state", "open",
+		    NULL);
+	}
 	p = row_policy(d, r);
 	r->row.attempts++;
 	snprintf(r->row.last_error, sizeof(r->row.last_error), "%s", detail);

@@ -98,6 +98,11 @@ struct dispatch_ops {
 	void	(*settle)(void *, const struct dsettle *);
 	/* Uniform random in [0, 1) for the retry jitter. */
 	double	(*random)(void *);
+	/* A batching sink's attempt: hand it to its destination's batcher
+	 * (not counted against any concurrency).  0, or -1 when the batcher
+	 * has no room (the row stays queued).  NULL: every sink is started
+	 * one attempt at a time. */
+	int	(*batch_add)(void *, struct drow *);
 };
 
 struct dispatch_stats {
@@ -105,6 +110,7 @@ struct dispatch_stats {
 	uint64_t	claimed_bytes;
 	uint32_t	queued;		/* claimed, waiting for a slot */
 	uint32_t	running;
+	uint32_t	batched;	/* waiting in a batcher or its request */
 	uint32_t	settling;	/* outcome in, settle not yet written */
 	uint32_t	tenants;
 	uint32_t	sinkqs;
@@ -133,6 +139,10 @@ void	dispatch_settled(struct dispatch *, const unsigned char *key, int ok);
 /* Draining: claim and start nothing more. */
 void	dispatch_stop(struct dispatch *);
 int	dispatch_is_claimed(struct dispatch *, const unsigned char *key);
+/* The row of a running or batched attempt, or NULL (settled meanwhile). */
+struct drow *dispatch_job_row(struct dispatch *, uint64_t job);
+/* Whether a module's sink batches (SQS, Pub/Sub). */
+int	dispatch_module_batches(uint8_t module);
 void	dispatch_get_stats(struct dispatch *, struct dispatch_stats *);
 /* Every sink key with a breaker that is not idle. */
 void	dispatch_breakers(struct dispatch *, void (*)(const char *tenant,

@@ -69,8 +69,8 @@ sinkq_pop(struct dsinkq *q)
 void
 sinkq_ready(struct dtenant_list *ring, struct dsinkq *q)
 {
-	if (q->nqueued == 0)
-		return;
+	if (q->nqueued == 0 || q->batched)
+		return;		/* batching keys are served apart */
 	if (!q->in_ring) {
 		TAILQ_INSERT_TAIL(&q->t->ready, q, ring);
 		q->in_ring = 1;
@@ -101,7 +101,8 @@ sinkq_next(struct dtenant_list *ring, uint32_t cap)
 					q->in_ring = 0;
 					continue;
 				}
-				if (cap != 0 && q->running >= cap)
+				if (q->batched ||
+				    (cap != 0 && q->running >= cap))
 					continue;
 				/* Both to the back: the next slot goes to
 				 * another tenant, then another key. */

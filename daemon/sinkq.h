@@ -24,6 +24,7 @@ struct dsinkq {
 	char			 source[65];
 	uint32_t		 sink;		/* the row's bound sink index */
 	uint8_t			 module;
+	int			 batched;	/* its attempts go to a batcher */
 	struct dtenant		*t;
 	struct drowq		 queue;		/* claimed, waiting for a slot */
 	uint32_t		 nqueued;
@@ -63,7 +64,7 @@ struct drow	*sinkq_pop(struct dsinkq *);
  * with ready keys in the dispatch's ring. */
 void		 sinkq_ready(struct dtenant_list *, struct dsinkq *);
 /*
- * The next key to start from: round-robin over the tenants of ring whose
+ * The next key to start from (keys that batch are not: see dispatch.c): round-robin over the tenants of ring whose
  * window may run, then over that tenant's ready keys whose running count is
  * under cap (0: no cap).  Moves both to the back of their rings.  NULL if
  * no key may start.

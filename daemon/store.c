@@ -145,6 +145,7 @@ static const char *const store_tables[T_COUNT] = {
 #define STORE_LOG_FILE		(32u * 1024 * 1024)
 #define STORE_LOCKS		100000	/* page locks of one large batch */
 #define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
+#define STORE_HOOK_PAGESIZE	32768	/* hooks, quarantine: see open */
 #define HOOK_FLAG_FLAGGED	0x01
 #define HOOK_FLAG_CLAIMED	0x02
 #define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
@@ -490,6 +491,17 @@ store_open_tables(struct store *st, char *err, size_t errlen)
 		snprintf(file, sizeof(file), "%s.db", store_tables[i]);
 		if ((ret = db_create(&st->db[i], st->env, 0)) != 0) {
 			store_seterr(st, ret, "store %s/%s: db_create",
+			    st->dir, file);
+			goto fail;
+		}
+		/* Hook bodies: pages large enough that a hook of a few KiB
+		 * with its headers stays on its leaf page instead of taking
+		 * overflow pages of its own (set at creation only; an
+		 * existing file keeps its page size). */
+		if ((i == T_HOOKS || i == T_QUARANTINE) &&
+		    (ret = st->db[i]->set_pagesize(st->db[i],
+		    STORE_HOOK_PAGESIZE)) != 0) {
+			store_seterr(st, ret, "store %s/%s: set_pagesize",
 			    st->dir, file);
 			goto fail;
 		}
