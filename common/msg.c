@@ -31,6 +31,7 @@
 
 #define CHAN_MAX_FDS	16	/* descriptors queued but not yet claimed */
 #define CHAN_READ_CHUNK	65536
+#define CHAN_IOV	64	/* frames per sendmsg */
 
 struct chan_out {
 	struct chan_out	*next;
@@ -55,6 +56,8 @@ struct chan {
 	struct chan_out	*out_head;
 	struct chan_out	*out_tail;
 	size_t		 out_bytes;
+	struct event	*ev_flush;	/* end of the loop turn: write */
+	int		 flush_armed;
 	int		 failed;
 	int		*alive;	/* cleared by chan_free during a callback */
 };
@@ -62,6 +65,7 @@ struct chan {
 static void	msg_grow(struct msg *, size_t);
 static void	chan_read_cb(evutil_socket_t, short, void *);
 static void	chan_write_cb(evutil_socket_t, short, void *);
+static void	chan_flush_cb(evutil_socket_t, short, void *);
 static int	chan_write_some(struct chan *);
 static void	chan_fail(struct chan *, int);
 static int	chan_parse(struct chan *);
@@ -79,6 +83,10 @@ static const char *msg_names[MSG_TYPE_MAX] = {
 	[MSG_QUARANTINE_VERDICT] = "quarantine_verdict",
 	[MSG_DELIVER_JOB] = "deliver_job",
 	[MSG_DELIVER_OUTCOME] = "deliver_outcome",
+	[MSG_BATCH_JOB] = "batch_job",
+	[MSG_BATCH_OUTCOME] = "batch_outcome",
+	[MSG_CLAIM_JOB] = "claim_job",
+	[MSG_CLAIM_OUTCOME] = "claim_outcome",
 };
 
 const char *
@@ -360,7 +368,8 @@ chan_new(struct event_base *base, int fd, chan_msg_cb on_msg,
 		fatal("chan_new: fcntl");
 	c->ev_read = event_new(base, fd, EV_READ | EV_PERSIST, chan_read_cb, c);
 	c->ev_write = event_new(base, fd, EV_WRITE, chan_write_cb, c);
-	if (c->ev_read == NULL || c->ev_write == NULL)
+	c->ev_flush = evtimer_new(base, chan_flush_cb, c);
+	if (c->ev_read == NULL || c->ev_write == NULL || c->ev_flush == NULL)
 		fatalx("chan_new: event_new");
 	event_add(c->ev_read, NULL);
 	return c;
@@ -390,6 +399,7 @@ chan_free(struct chan *c)
 		*c->alive = 0;
 	event_free(c->ev_read);
 	event_free(c->ev_write);
+	event_free(c->ev_flush);
 	while ((o = c->out_head) != NULL) {
 		c->out_head = o->next;
 		if (o->fd != -1)
@@ -428,35 +438,66 @@ chan_send(struct chan *c, struct msg *m)
 		c->out_head = o;
 	c->out_tail = o;
 	c->out_bytes += o->len;
-	/* Try at once: most frames fit the socket buffer. */
-	if (chan_write_some(c) == -1) {
-		chan_fail(c, errno);
-		return -1;
+	/* Written at the end of the loop turn, all frames of the turn in one
+	 * sendmsg: a master answering a batch of hooks makes one system call
+	 * per edge, not one per hook. */
+	if (!c->flush_armed) {
+		struct timeval tv = { 0, 0 };
+
+		evtimer_add(c->ev_flush, &tv);
+		c->flush_armed = 1;
 	}
-	if (c->out_head != NULL)
-		event_add(c->ev_write, NULL);
 	return 0;
 }
 
-/* Write what the socket takes; 0, or -1 with errno on a hard error. */
+static void
+chan_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct chan *c = arg;
+
+	c->flush_armed = 0;
+	if (c->failed)
+		return;
+	if (chan_write_some(c) == -1) {
+		chan_fail(c, errno);
+		return;
+	}
+	if (c->out_head != NULL)
+		event_add(c->ev_write, NULL);
+}
+
+/*
+ * Write what the socket takes; 0, or -1 with errno on a hard error.  Up to
+ * CHAN_IOV frames go in one sendmsg; a frame with a descriptor is always
+ * the first of its sendmsg, so the descriptor travels with its first byte.
+ */
 static int
 chan_write_some(struct chan *c)
 {
 	struct chan_out *o;
 	struct msghdr mh;
-	struct iovec iov;
+	struct iovec iov[CHAN_IOV];
 	union {
 		struct cmsghdr	hdr;
 		char		buf[CMSG_SPACE(sizeof(int))];
 	} cm;
 	ssize_t n;
+	size_t left;
+	int niov;
 
 	while ((o = c->out_head) != NULL) {
 		memset(&mh, 0, sizeof(mh));
-		iov.iov_base = o->buf + o->off;
-		iov.iov_len = o->len - o->off;
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
+		niov = 0;
+		for (; o != NULL && niov < CHAN_IOV; o = o->next) {
+			if (niov > 0 && o->fd != -1)
+				break;
+			iov[niov].iov_base = o->buf + o->off;
+			iov[niov].iov_len = o->len - o->off;
+			niov++;
+		}
+		o = c->out_head;
+		mh.msg_iov = iov;
+		mh.msg_iovlen = niov;
 		if (o->off == 0 && o->fd != -1) {
 			struct cmsghdr *ch;
 
@@ -479,15 +520,25 @@ chan_write_some(struct chan *c)
 			close(o->fd);
 			o->fd = -1;
 		}
-		o->off += n;
 		c->out_bytes -= n;
-		if (o->off < o->len)
-			continue;
-		c->out_head = o->next;
-		if (c->out_head == NULL)
-			c->out_tail = NULL;
-		free(o->buf);
-		free(o);
+		/* Consume n bytes over the frames sent. */
+		for (left = n; left > 0 && (o = c->out_head) != NULL; ) {
+			size_t take = o->len - o->off;
+
+			if (take > left)
+				take = left;
+			o->off += take;
+			left -= take;
+			if (o->off < o->len)
+				break;
+			c->out_head = o->next;
+			if (c->out_head == NULL)
+				c->out_tail = NULL;
+			free(o->buf);
+			free(o);
+		}
+		if (c->out_head != NULL && c->out_head->off > 0)
+			return 0;	/* the socket is full */
 	}
 	return 0;
 }
