@@ -48,7 +48,7 @@ struct btenant {
 };
 
 TAILQ_HEAD(btenant_list, btenant);
-TAILQ_HEAD(batchq, batch);
+TAILQ_HEAD(batchq, batcher_req);
 
 struct bdest {
 	char			*name;
@@ -56,7 +56,7 @@ struct bdest {
 	struct batchq		 queued;	/* closed ones first, then the
 						 * open one */
 	struct batchq		 flight;	/* requests in flight */
-	struct batch		*open;		/* the one filling, or NULL */
+	struct batcher_req		*open;		/* the one filling, or NULL */
 	uint32_t		 nqueued;	/* entries in queued */
 	uint32_t		 in_flight;	/* batches in flight */
 	struct btenant_list	 tenants;	/* with entries queued here */
@@ -80,16 +80,16 @@ static struct btenant	*btenant_find(const struct bdest *, const char *);
 static void		 btenant_inc(struct bdest *, const char *);
 static void		 btenant_dec(struct bdest *, const char *);
 static uint32_t		 lim_entries(const struct batcher_limits *);
-static int		 batch_full(const struct batch *,
+static int		 batch_full(const struct batcher_req *,
 			    const struct batcher_limits *);
-static uint64_t		 batch_ready_at(const struct batch *,
+static uint64_t		 batch_ready_at(const struct batcher_req *,
 			    const struct batcher_limits *);
-static struct batch	*batch_open(struct batcher *, struct bdest *,
+static struct batcher_req	*batch_open(struct batcher *, struct bdest *,
 			    uint64_t);
-static void		 batch_append(struct batch *, uint32_t);
-static void		 batch_drop_entry(struct bdest *, struct batch *,
+static void		 batch_append(struct batcher_req *, uint32_t);
+static void		 batch_drop_entry(struct bdest *, struct batcher_req *,
 			    uint32_t);
-static void		 batch_free(struct batch *);
+static void		 batch_free(struct batcher_req *);
 
 static void
 tenant_copy(char *dst, const char *src)
@@ -147,7 +147,7 @@ static void
 bdest_free(struct bdest *d)
 {
 	struct btenant *t;
-	struct batch *b;
+	struct batcher_req *b;
 
 	while ((b = TAILQ_FIRST(&d->queued)) != NULL) {
 		TAILQ_REMOVE(&d->queued, b, link);
@@ -219,7 +219,7 @@ lim_entries(const struct batcher_limits *lim)
 /* Full by the destination's current limits (a lowered limit may make a
  * batch full that was not when it was last added to). */
 static int
-batch_full(const struct batch *b, const struct batcher_limits *lim)
+batch_full(const struct batcher_req *b, const struct batcher_limits *lim)
 {
 	return b->closed || b->n >= lim_entries(lim) ||
 	    (lim->max_bytes != 0 && b->bytes >= lim->max_bytes);
@@ -228,7 +228,7 @@ batch_full(const struct batch *b, const struct batcher_limits *lim)
 /* When a batch may be sent: now if full, else opened + linger_ms
  * (saturating: a huge linger means never, not a wrapped early time). */
 static uint64_t
-batch_ready_at(const struct batch *b, const struct batcher_limits *lim)
+batch_ready_at(const struct batcher_req *b, const struct batcher_limits *lim)
 {
 	if (batch_full(b, lim))
 		return 0;
@@ -237,10 +237,10 @@ batch_ready_at(const struct batch *b, const struct batcher_limits *lim)
 	return b->opened + lim->linger_ms;
 }
 
-static struct batch *
+static struct batcher_req *
 batch_open(struct batcher *bt, struct bdest *d, uint64_t now)
 {
-	struct batch *b;
+	struct batcher_req *b;
 
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		fatal("batcher: new batch");
@@ -257,9 +257,9 @@ batch_open(struct batcher *bt, struct bdest *d, uint64_t now)
  * while under it, so a batch holds at most what is queued in it (times
  * two) and a lone Pub/Sub hook does not cost 1000 entries. */
 static void
-batch_append(struct batch *b, uint32_t max)
+batch_append(struct batcher_req *b, uint32_t max)
 {
-	struct batch_entry *e;
+	struct batcher_entry *e;
 	uint32_t cap;
 
 	if (b->n < b->cap)
@@ -276,9 +276,9 @@ batch_append(struct batch *b, uint32_t max)
 /* A queued entry leaves its batch and the queue counts; a batch left
  * empty is freed. */
 static void
-batch_drop_entry(struct bdest *d, struct batch *b, uint32_t i)
+batch_drop_entry(struct bdest *d, struct batcher_req *b, uint32_t i)
 {
-	struct batch_entry *e = &b->entries[i];
+	struct batcher_entry *e = &b->entries[i];
 
 	if (b->in_flight)
 		fatalx("batcher: batch %llu: drop from a batch in flight",
@@ -297,7 +297,7 @@ batch_drop_entry(struct bdest *d, struct batch *b, uint32_t i)
 }
 
 static void
-batch_free(struct batch *b)
+batch_free(struct batcher_req *b)
 {
 	free(b->entries);
 	free(b);
@@ -335,8 +335,8 @@ batcher_add(struct batcher *bt, const char *dest,
 {
 	struct bdest *d;
 	struct btenant *t;
-	struct batch *b;
-	struct batch_entry *e;
+	struct batcher_req *b;
+	struct batcher_entry *e;
 	uint32_t max = lim_entries(lim);
 	char name[65];
 
@@ -385,11 +385,11 @@ batcher_add(struct batcher *bt, const char *dest,
 	return 0;
 }
 
-struct batch *
+struct batcher_req *
 batcher_take(struct batcher *bt, uint64_t now)
 {
 	struct bdest *d;
-	struct batch *b;
+	struct batcher_req *b;
 	uint32_t i;
 
 	TAILQ_FOREACH(d, &bt->dests, link) {
@@ -419,7 +419,7 @@ uint64_t
 batcher_next_ready(const struct batcher *bt, uint64_t now)
 {
 	const struct bdest *d;
-	const struct batch *b;
+	const struct batcher_req *b;
 	uint64_t at, next = UINT64_MAX;
 
 	TAILQ_FOREACH(d, &bt->dests, link) {
@@ -434,7 +434,7 @@ batcher_next_ready(const struct batcher *bt, uint64_t now)
 }
 
 void
-batcher_done(struct batcher *bt, struct batch *b)
+batcher_done(struct batcher *bt, struct batcher_req *b)
 {
 	struct bdest *d = b->d;
 
@@ -449,11 +449,11 @@ batcher_done(struct batcher *bt, struct batch *b)
 
 uint64_t
 batcher_expire(struct batcher *bt, uint64_t now,
-    void (*cb)(struct batch_entry *, void *), void *arg)
+    void (*cb)(struct batcher_entry *, void *), void *arg)
 {
 	struct bdest *d, *dnext;
-	struct batch *b, *bnext;
-	struct batch_entry *e;
+	struct batcher_req *b, *bnext;
+	struct batcher_entry *e;
 	uint64_t next = UINT64_MAX;
 	uint32_t i;
 
@@ -499,7 +499,7 @@ batcher_expire(struct batcher *bt, uint64_t now,
 }
 
 int
-batch_all_done(const struct batch *b)
+batcher_all_done(const struct batcher_req *b)
 {
 	uint32_t i;
 
@@ -513,7 +513,7 @@ int
 batcher_remove(struct batcher *bt, uint64_t job)
 {
 	struct bdest *d;
-	struct batch *b;
+	struct batcher_req *b;
 	uint32_t i;
 
 	TAILQ_FOREACH(d, &bt->dests, link) {

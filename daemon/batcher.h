@@ -57,7 +57,7 @@ struct batcher_limits {
 					 * destination; 0: no cap */
 };
 
-struct batch_entry {
+struct batcher_entry {
 	uint64_t	 job;		/* the attempt's id */
 	char		 tenant[65];
 	uint64_t	 bytes;
@@ -69,10 +69,10 @@ struct batch_entry {
 
 struct bdest;
 
-struct batch {
+struct batcher_req {
 	uint64_t		 id;		/* unique, from 1 */
 	const char		*dest;		/* lives as long as the batch */
-	struct batch_entry	*entries;	/* arrival order */
+	struct batcher_entry	*entries;	/* arrival order */
 	uint32_t		 n;
 	uint64_t		 bytes;		/* sum of entries' bytes */
 	int			 in_flight;
@@ -81,7 +81,7 @@ struct batch {
 	uint32_t		 cap;		/* entries allocated */
 	uint64_t		 opened;	/* its first entry's time */
 	int			 closed;	/* full: takes no more */
-	TAILQ_ENTRY(batch)	 link;		/* d's queued or in-flight list */
+	TAILQ_ENTRY(batcher_req) link;		/* d's queued or in-flight list */
 };
 
 struct batcher;
@@ -105,7 +105,7 @@ int		 batcher_add(struct batcher *, const char *dest,
  * and its entries leave the queue counts.  NULL if none.  Calling it
  * repeatedly yields every ready batch, round-robin across destinations.
  */
-struct batch	*batcher_take(struct batcher *, uint64_t now);
+struct batcher_req	*batcher_take(struct batcher *, uint64_t now);
 /*
  * When to call batcher_take again: now if a batch is ready at a
  * destination under its cap, else the earliest end of a linger there;
@@ -115,7 +115,7 @@ struct batch	*batcher_take(struct batcher *, uint64_t now);
 uint64_t	 batcher_next_ready(const struct batcher *, uint64_t now);
 /* The request ended (every entry's outcome handled by the caller): free
  * it; its destination has one request fewer in flight. */
-void		 batcher_done(struct batcher *, struct batch *);
+void		 batcher_done(struct batcher *, struct batcher_req *);
 /*
  * Entries at or past their deadline, queued or in flight and not done: cb
  * for each (the caller records a timeout; cb must not call the batcher);
@@ -124,10 +124,10 @@ void		 batcher_done(struct batcher *, struct batch *);
  * deadline still pending (UINT64_MAX none).
  */
 uint64_t	 batcher_expire(struct batcher *, uint64_t now,
-		    void (*cb)(struct batch_entry *, void *), void *);
+		    void (*cb)(struct batcher_entry *, void *), void *);
 /* Every entry of an in-flight request is done: its process may be
  * killed. */
-int		 batch_all_done(const struct batch *);
+int		 batcher_all_done(const struct batcher_req *);
 /* Drop a queued (not in flight) entry by job id (its row was settled
  * elsewhere); 1 dropped, 0 not found. */
 int		 batcher_remove(struct batcher *, uint64_t job);

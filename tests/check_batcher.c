@@ -29,14 +29,14 @@ static const struct batcher_limits base = {
 static uint64_t	 expired[MAXN];
 static size_t	 nexpired;
 
-static void	 on_expire(struct batch_entry *, void *);
+static void	 on_expire(struct batcher_entry *, void *);
 static void	 add_ok(struct batcher *, const char *,
 		    const struct batcher_limits *, const char *, uint64_t,
 		    uint64_t, uint64_t, uint64_t);
 static Suite	*batcher_suite(void);
 
 static void
-on_expire(struct batch_entry *e, void *arg)
+on_expire(struct batcher_entry *e, void *arg)
 {
 	int *calls = arg;
 
@@ -93,7 +93,7 @@ START_TEST(test_fill)
 {
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *b, *taken[MAXN];
+	struct batcher_req *b, *taken[MAXN];
 	size_t i, j, k, ntaken = 0;
 	uint64_t sum;
 
@@ -171,7 +171,7 @@ static const struct {
 START_TEST(test_linger)
 {
 	struct batcher *bt = batcher_new();
-	struct batch *b;
+	struct batcher_req *b;
 
 	ck_assert_uint_eq(batcher_next_ready(bt, 0), UINT64_MAX);
 	add_ok(bt, "sqs|q", &base, "t", 1, 10, 100, FAR);
@@ -219,7 +219,7 @@ START_TEST(test_in_flight_cap)
 {
 	struct batcher_limits capped = base;
 	struct batcher *bt = batcher_new();
-	struct batch *a1, *a2, *b1, *b;
+	struct batcher_req *a1, *a2, *b1, *b;
 	uint64_t j;
 
 	capped.max_entries = 2;
@@ -276,7 +276,7 @@ START_TEST(test_round_robin)
 	static const char *want = "abcabcaa";
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *b, *taken[MAXN];
+	struct batcher_req *b, *taken[MAXN];
 	size_t i, n = 0;
 	uint64_t job = 0;
 	int k;
@@ -303,7 +303,7 @@ START_TEST(test_queue_bounds)
 {
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *b, *e;
+	struct batcher_req *b, *e;
 
 	lim.max_entries = 2;
 	lim.max_queued = 4;
@@ -362,7 +362,7 @@ START_TEST(test_sharing)
 	static const char *tenants[] = { "acme", "globex", "initech", "acme" };
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *b, *c;
+	struct batcher_req *b, *c;
 	char longname[100];
 	size_t i;
 	int one = 0, two = 0;
@@ -412,7 +412,7 @@ START_TEST(test_expire_queued)
 {
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *b;
+	struct batcher_req *b;
 	int calls = 0;
 
 	lim.linger_ms = 1000;
@@ -462,7 +462,7 @@ START_TEST(test_expire_in_flight)
 {
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *b;
+	struct batcher_req *b;
 	int calls = 0;
 
 	lim.max_entries = 3;
@@ -472,14 +472,14 @@ START_TEST(test_expire_in_flight)
 	add_ok(bt, "d", &lim, "t", 3, 1, 0, 30);
 	b = batcher_take(bt, 0);
 	ck_assert(b != NULL);
-	ck_assert(!batch_all_done(b));
+	ck_assert(!batcher_all_done(b));
 
 	ck_assert_uint_eq(batcher_expire(bt, 20, on_expire, &calls), 30);
 	ck_assert_int_eq(calls, 2);
 	ck_assert(b->entries[0].done && b->entries[1].done);
 	ck_assert(!b->entries[2].done);
 	ck_assert_uint_eq(b->n, 3);
-	ck_assert(!batch_all_done(b));
+	ck_assert(!batcher_all_done(b));
 	/* Not twice. */
 	ck_assert_uint_eq(batcher_expire(bt, 25, on_expire, &calls), 30);
 	ck_assert_int_eq(calls, 2);
@@ -489,7 +489,7 @@ START_TEST(test_expire_in_flight)
 	    UINT64_MAX);
 	ck_assert_int_eq(calls, 3);
 	ck_assert_uint_eq(expired[2], 3);
-	ck_assert(batch_all_done(b));
+	ck_assert(batcher_all_done(b));
 	ck_assert_uint_eq(batcher_in_flight(bt, "d"), 1);
 	batcher_done(bt, b);
 	ck_assert_uint_eq(batcher_in_flight(bt, "d"), 0);
@@ -502,7 +502,7 @@ START_TEST(test_remove)
 {
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *b;
+	struct batcher_req *b;
 
 	lim.max_entries = 2;
 	add_ok(bt, "d", &lim, "t", 1, 1, 0, FAR);
@@ -534,7 +534,7 @@ START_TEST(test_limits_change)
 {
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *b;
+	struct batcher_req *b;
 	uint64_t j;
 
 	lim.max_entries = 5;
@@ -594,7 +594,7 @@ START_TEST(test_ids)
 {
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batch *taken[64];
+	struct batcher_req *taken[64];
 	uint64_t j;
 	size_t i, k, n = 0;
 
