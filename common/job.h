@@ -82,4 +82,154 @@ void	job_outcome_encode(struct msg *m, uint64_t id,
 int	job_outcome_decode(struct msg *m, struct job_outcome *o);
 const char *job_result_name(enum job_result);	/* ok, error, permanent */
 
+/*
+ * A batch: several attempts of one sink in one frame (MSG_BATCH_JOB), for
+ * the batching sinks (sqs, google_pubsub), and their outcomes, one per
+ * entry, in one frame back (MSG_BATCH_OUTCOME).  The frame id is the batch
+ * id; each entry carries its own entry id (the master's job id of that
+ * attempt), by which its outcome is matched.
+ *
+ * Every entry carries its body, also when it has a claim reference (the
+ * queue message still states the body's size and sha256); the bodies
+ * travel concatenated in entry order, in one memfd or, when they total at
+ * most MSG_INLINE_MAX, inline.  Ownership as for a job: a batch the
+ * master builds points at its own memory and is only encoded; one from
+ * batch_decode owns everything and batch_free releases it.
+ */
+#define BATCH_MAX_ENTRIES	1000
+
+struct batch_entry {
+	uint64_t		 id;		/* entry id: the attempt's job id */
+	char			*hook_id;
+	char			*tenant;
+	char			*source;
+	uint64_t		 received_at;	/* wall ms */
+	char			*content_type;	/* "" none */
+	struct header_kv	*headers;	/* forwarded, lower-case names */
+	int			 nheaders;
+	char			*dedupe_key;	/* "" none */
+	char			*replay_id;	/* "" none */
+	uint32_t		 attempt;	/* 1-based */
+	char			*claim_ref;	/* "" none: not checked in */
+	char			*order_key;	/* the entry's lane key, "" none */
+	const unsigned char	*body;		/* raw; decoded: into b->bodies */
+	size_t			 bodylen;
+};
+
+struct batch {
+	uint64_t		 id;		/* the frame id */
+	struct sink_conf	 sink;		/* the sink's options, once */
+	struct batch_entry	*entries;
+	uint32_t		 nentries;	/* 1..BATCH_MAX_ENTRIES */
+	unsigned char		*bodies;	/* decoded: all bodies, in order */
+	size_t			 bodieslen;
+};
+
+/* One entry's outcome. */
+struct batch_result {
+	uint64_t	 id;			/* the entry id */
+	enum job_result	 result;
+	uint64_t	 retry_after_ms;	/* 0: none */
+	char		 detail[JOB_DETAIL_MAX];
+};
+
+struct batch_outcome {
+	uint32_t		 n;
+	struct batch_result	*r;		/* n of them, in entry order */
+	uint32_t		 http_status;	/* the last request's, 0 none */
+	uint64_t		 duration_ms;	/* of the whole batch */
+};
+
+/* Build an MSG_BATCH_JOB frame (m is msg_init'ed here with b->id).  0, or
+ * -1 with errno: EINVAL for no entries or more than BATCH_MAX_ENTRIES,
+ * EMSGSIZE for a frame above MSG_MAX_PAYLOAD, or the memfd's (m is then
+ * freed). */
+int	batch_encode(struct msg *m, const struct batch *b);
+/* Read a batch strictly; 0, or -1 for a frame that is not exactly one (b
+ * is then left empty). */
+int	batch_decode(struct msg *m, struct batch *b);
+void	batch_free(struct batch *b);
+/* A batch of one: e aliases j's fields (nothing to free). */
+void	batch_entry_from_job(struct batch_entry *e, const struct job *j);
+
+/* o->r gets n zeroed results with the ids of b's entries (calloc). */
+void	batch_outcome_init(struct batch_outcome *o, const struct batch *b);
+void	batch_outcome_set(struct batch_result *r, enum job_result,
+	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Build an MSG_BATCH_OUTCOME frame for batch id (m is msg_init'ed here). */
+void	batch_outcome_encode(struct msg *m, uint64_t id,
+	    const struct batch_outcome *o);
+/* Read one strictly (o->r allocated); 0, or -1 (nothing to free). */
+int	batch_outcome_decode(struct msg *m, struct batch_outcome *o);
+void	batch_outcome_free(struct batch_outcome *o);
+
+
+/*
+ * A claim check-in (MSG_CLAIM_JOB): the bodies of one tenant, to be
+ * written as one claim pack (common/pack.h) and uploaded to the claim
+ * store; its outcome (MSG_CLAIM_OUTCOME) gives every body's URN, in the
+ * job's order.  The store's options (the claim_check section, secrets
+ * included) travel in the job like a sink's.  The bodies travel
+ * concatenated in one memfd, always passed; the frame gives each one's
+ * offset and length in it.  At most CLAIM_MAX_BODIES per job, so that
+ * the outcome's URNs fit in one frame.  Ownership as for a job.
+ */
+#define CLAIM_MAX_BODIES	32768
+
+/* The claim_check section, as a job carries it. */
+struct claim_store {
+	char		*type;			/* "local" or "s3" */
+	char		*root;			/* local: the directory */
+	char		*bucket;		/* s3 */
+	char		*region;		/* s3; NULL: us-east-1 */
+	char		*endpoint;		/* s3; NULL: AWS's */
+	char		*access_key_id;		/* s3; NULL: AWS_* env */
+	char		*secret_access_key;
+	char		*session_token;
+	uint64_t	 pack_max_bytes;
+	uint32_t	 retention_days;	/* local; 0: keep */
+};
+
+struct claim_body {
+	const unsigned char	*data;
+	size_t			 len;
+};
+
+struct claim_job {
+	uint64_t		 id;		/* the frame id */
+	struct claim_store	 store;
+	char			*tenant;
+	uint64_t		 timeout_ms;	/* for the upload; 0: none */
+	struct claim_body	*bodies;
+	uint32_t		 nbodies;	/* 1..CLAIM_MAX_BODIES */
+	unsigned char		*buf;		/* decoded: the memfd's bytes */
+	size_t			 buflen;
+};
+
+struct claim_outcome {
+	enum job_result	 result;	/* ok; error: try again; permanent */
+	uint64_t	 duration_ms;
+	char		 detail[JOB_DETAIL_MAX];
+	char		*key;		/* the pack's storage key; "" if none */
+	char		**urns;		/* nurns: one per body, or none */
+	uint32_t	 nurns;
+};
+
+/* The claim_check section of a config, aliased (nothing to free). */
+void	claim_store_from_conf(struct claim_store *, const struct conf *);
+/* Build an MSG_CLAIM_JOB frame (m is msg_init'ed here with j->id).  0, or
+ * -1 with errno: EINVAL for no bodies or more than CLAIM_MAX_BODIES, or
+ * the memfd's (m is then freed). */
+int	claim_job_encode(struct msg *m, const struct claim_job *j);
+/* Read a job strictly, the memfd read whole; 0, or -1 (j left empty). */
+int	claim_job_decode(struct msg *m, struct claim_job *j);
+void	claim_job_free(struct claim_job *j);
+
+/* Build an MSG_CLAIM_OUTCOME frame for job id (m is msg_init'ed here). */
+void	claim_outcome_encode(struct msg *m, uint64_t id,
+	    const struct claim_outcome *o);
+/* Read one strictly (strings allocated); 0, or -1 (nothing to free). */
+int	claim_outcome_decode(struct msg *m, struct claim_outcome *o);
+void	claim_outcome_free(struct claim_outcome *o);
+
 #endif

@@ -45,6 +45,12 @@ enum msg_type {
 	MSG_DELIVER_JOB,	/* master->deliver: one attempt (common/job.h);
 				 * the id is the job id */
 	MSG_DELIVER_OUTCOME,	/* deliver->master: its outcome, same id */
+	MSG_BATCH_JOB,		/* master->deliver: attempts of one sink
+				 * (common/job.h); the id is the batch id */
+	MSG_BATCH_OUTCOME,	/* deliver->master: one outcome per entry */
+	MSG_CLAIM_JOB,		/* master->deliver: check bodies in as one
+				 * claim pack (common/job.h); id: job id */
+	MSG_CLAIM_OUTCOME,	/* deliver->master: ok or not, the URNs */
 	MSG_TYPE_MAX
 };
 

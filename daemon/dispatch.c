@@ -51,6 +51,7 @@ enum drow_state {
 	DROW_RUNNING,		/* an attempt runs */
 	DROW_SETTLING,		/* its settle is queued for writing */
 	DROW_BATCHED,		/* in a batcher, or in its request */
+	DROW_CLAIMWAIT,		/* waiting for its hook's check-in */
 };
 
 struct dispatch {
@@ -110,6 +111,7 @@ static int		 bind_row(struct dispatch *, struct drow *, char *,
 			    size_t);
 static void		 assign(struct dispatch *);
 static void		 assign_batched(struct dispatch *);
+static void		 enqueue_row(struct dispatch *, struct drow *);
 static void		 settle_delivered(struct dispatch *, struct drow *);
 static void		 settle_dead(struct dispatch *, struct drow *,
 			    const char *, const char *);
@@ -576,7 +578,6 @@ claim_row(struct dispatch *d, struct dtenant *t, const unsigned char *key,
     const struct store_row *row)
 {
 	struct drow *r;
-	uint64_t until;
 	char why[STORE_ERROR_MAX];
 	int i;
 
@@ -601,16 +602,48 @@ claim_row(struct dispatch *d, struct dtenant *t, const unsigned char *key,
 	r->q->batched = d->ops.batch_add != NULL &&
 	    dispatch_module_batches(r->row.module);
 	r->q->claimed++;
+	if (d->ops.claim_gate != NULL) {
+		switch (d->ops.claim_gate(d->ops.arg, r)) {
+		case 1:
+			r->state = DROW_CLAIMWAIT;
+			d->st.claimwait++;
+			return;
+		case 2:
+			settle_dead(d, r, "inline_max_bytes", "the body is "
+			    "above the sink's inline_max_bytes and no "
+			    "claim_check store is configured");
+			return;
+		}
+	}
+	enqueue_row(d, r);
+}
+
+/* Into its key's queue, or parked if the key's breaker says so. */
+static void
+enqueue_row(struct dispatch *d, struct drow *r)
+{
+	uint64_t until;
+
 	r->state = DROW_QUEUED;
+	/* In the queue first: park goes through settle_begin, which takes
+	 * a queued row out of it. */
+	sinkq_push(r->q, r);
 	if (breaker_parks(&r->q->br, &d->bconf, d->now, &until)) {
-		/* Not in the queue yet: park goes through settle_begin with
-		 * a queued row, so put it there first. */
-		sinkq_push(r->q, r);
 		park(d, r, until);
 		return;
 	}
-	sinkq_push(r->q, r);
 	sinkq_ready(&d->ring, r->q);
+}
+
+void
+dispatch_claim_release(struct dispatch *d, const unsigned char *key)
+{
+	struct drow *r = row_find(d, key);
+
+	if (r == NULL || r->state != DROW_CLAIMWAIT)
+		return;
+	d->st.claimwait--;
+	enqueue_row(d, r);
 }
 
 static int

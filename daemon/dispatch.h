@@ -103,6 +103,11 @@ struct dispatch_ops {
 	 * has no room (the row stays queued).  NULL: every sink is started
 	 * one attempt at a time. */
 	int	(*batch_add)(void *, struct drow *);
+	/* The claim check: 0 the row may go on, 1 it waits for its hook's
+	 * check-in (dispatch_claim_release follows), 2 it cannot be sent
+	 * (a body above inline_max_bytes with no claim store: dead-letter).
+	 * NULL: no claim check. */
+	int	(*claim_gate)(void *, struct drow *);
 };
 
 struct dispatch_stats {
@@ -111,6 +116,7 @@ struct dispatch_stats {
 	uint32_t	queued;		/* claimed, waiting for a slot */
 	uint32_t	running;
 	uint32_t	batched;	/* waiting in a batcher or its request */
+	uint32_t	claimwait;	/* waiting for their hook's check-in */
 	uint32_t	settling;	/* outcome in, settle not yet written */
 	uint32_t	tenants;
 	uint32_t	sinkqs;
@@ -136,6 +142,9 @@ void	dispatch_outcome(struct dispatch *, uint64_t job, enum attempt_result,
 	    uint64_t retry_after_ms, const char *detail, uint64_t now);
 /* The settle of key was written (ok 1) or failed (ok 0): the claim ends. */
 void	dispatch_settled(struct dispatch *, const unsigned char *key, int ok);
+/* The check-in of a row's hook ended (well or not): the row goes on to
+ * its sink's queue. */
+void	dispatch_claim_release(struct dispatch *, const unsigned char *key);
 /* Draining: claim and start nothing more. */
 void	dispatch_stop(struct dispatch *);
 int	dispatch_is_claimed(struct dispatch *, const unsigned char *key);

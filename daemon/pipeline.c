@@ -26,6 +26,8 @@
 #include <event2/event.h>
 
 #include "ankusad.h"
+#include "batcher.h"
+#include "claim.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "ids.h"
@@ -55,6 +57,8 @@ struct worker {
 	int		 reported;	/* busy: the outcome is in (timeout) */
 	uint64_t	 started;	/* mono ms */
 	uint8_t		 module;	/* busy: its sink's module */
+	struct batcher_req *req;	/* busy with a batch: its request */
+	int		 claim;		/* busy with a check-in job */
 	struct event	*ev_timeout;
 };
 
@@ -93,6 +97,8 @@ static size_t		 ndrops, capdrops;
 static struct event	*ev_turn;
 static struct event	*ev_wake;
 static struct event	*ev_ticks;
+static struct event	*ev_batch;	/* lingers and entry deadlines */
+static struct batcher	*batcher;
 static int		 turn_armed;
 static TAILQ_HEAD(, ptick) ticks = TAILQ_HEAD_INITIALIZER(ticks);
 
@@ -106,6 +112,10 @@ static void	check_ticks(int);
 static struct worker *worker_find(uint32_t);
 static void	outcome_later(uint64_t, enum attempt_result, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
+static void	batch_pump(void);
+static void	claim_pump(void);
+static void	claim_release(const unsigned char *, void *);
+static void	batch_cb(evutil_socket_t, short, void *);
 
 /* --- dispatch_ops over the store --- */
 
@@ -317,6 +327,68 @@ op_settle(void *arg, const struct dsettle *s)
 	turn_arm();
 }
 
+/*
+ * A batching sink's attempt goes to its destination's batcher.  The
+ * destination is the source's sink and where it sends: one source's rows of
+ * one sink share requests across tenants; two sources never do (their
+ * sinks' options may differ).  Pub/Sub takes one ordering key per request.
+ */
+static int
+op_batch_add(void *arg, struct drow *r)
+{
+	const struct source_conf *src;
+	const struct sink_conf *sk;
+	const struct tenant_window *tw;
+	struct batcher_limits lim;
+	char dest[2048];
+	uint64_t bytes, now = time_wall_ms();
+
+	src = conf_source(env->conf, r->row.source);
+	if (src == NULL || r->bound >= (uint32_t)src->nsinks) {
+		outcome_later(r->job, ATTEMPT_ERROR, "config changed");
+		return 0;
+	}
+	sk = &src->sinks[r->bound];
+	memset(&lim, 0, sizeof(lim));
+	if (sk->type == SINK_SQS) {
+		snprintf(dest, sizeof(dest), "%s#%u|sqs|%s", src->id,
+		    r->bound, sk->u.sqs.queue_url);
+		lim.max_entries = 10;
+		lim.max_bytes = sk->max_message_bytes;
+	} else {
+		snprintf(dest, sizeof(dest), "%s#%u|pubsub|%s/%s|%s", src->id,
+		    r->bound, sk->u.pubsub.project, sk->u.pubsub.topic,
+		    sk->u.pubsub.ordering_key != NULL ?
+		    sk->u.pubsub.ordering_key : "");
+		lim.max_entries = 1000;
+		lim.max_bytes = 10000000;
+	}
+	lim.linger_ms = BATCHER_LINGER_MS;
+	/* The claimed-row windows bound what waits; the batcher's own
+	 * bounds follow them. */
+	tw = conf_tenant_window(env->conf, r->row.tenant);
+	lim.max_queued = env->conf->dispatch.max_inflight;
+	lim.max_queued_tenant = tw->max_inflight;
+	lim.max_in_flight = env->conf->dispatch.sink_concurrency;
+	/* The entry's size in the request: its v1 message, base64 body or
+	 * claim reference. */
+	if (r->row.body_size > sk->inline_max_bytes)
+		bytes = 2048;
+	else
+		bytes = r->row.body_size * 4 / 3 + 2048;
+	if (batcher_add(batcher, dest, &lim, r->row.tenant, r->job, bytes, now,
+	    now + env->conf->dispatch.attempt_timeout_ms, NULL) == -1)
+		return -1;
+	turn_arm();
+	return 0;
+}
+
+static int
+op_claim_gate(void *arg, struct drow *r)
+{
+	return claim_gate(r);
+}
+
 /* --- life --- */
 
 void
@@ -333,13 +405,17 @@ pipeline_init(void)
 		.start = op_start,
 		.settle = op_settle,
 		.random = op_random,
+		.batch_add = op_batch_add,
+		.claim_gate = op_claim_gate,
 	};
 
 	disp = dispatch_new(env->conf, &ops);
 	if ((ev_turn = evtimer_new(env->base, turn_cb, NULL)) == NULL ||
 	    (ev_wake = evtimer_new(env->base, wake_cb, NULL)) == NULL ||
-	    (ev_ticks = evtimer_new(env->base, ticks_cb, NULL)) == NULL)
+	    (ev_ticks = evtimer_new(env->base, ticks_cb, NULL)) == NULL ||
+	    (ev_batch = evtimer_new(env->base, batch_cb, NULL)) == NULL)
 		fatalx("pipeline: evtimer_new");
+	batcher = batcher_new();
 	turn_arm();	/* rows due from before a restart */
 }
 
@@ -457,12 +533,16 @@ turn_cb(evutil_socket_t fd, short ev, void *arg)
 	turn_armed = 0;
 	/* Outcomes the glue made itself first: they may add settles. */
 	for (i = 0; i < noutcomes; i++)
-		dispatch_outcome(disp, outcomes[i].job, outcomes[i].res, 0,
-		    outcomes[i].detail, time_wall_ms());
+		if (dispatch_job_row(disp, outcomes[i].job) != NULL)
+			dispatch_outcome(disp, outcomes[i].job,
+			    outcomes[i].res, 0, outcomes[i].detail,
+			    time_wall_ms());
 	noutcomes = 0;
 	flush_settles();
 	now = time_wall_ms();
 	wake = dispatch_run(disp, now);
+	claim_pump();
+	batch_pump();
 	/* The run may have parked rows or met orphans: settle them now. */
 	if (nsettles > 0 || noutcomes > 0) {
 		turn_arm();
@@ -553,7 +633,22 @@ pipeline_worker_gone(uint32_t serial)
 
 	if (w == NULL)
 		return;
-	if (w->state == WORKER_BUSY && !w->reported)
+	if (w->state == WORKER_BUSY && w->claim) {
+		if (!w->reported)
+			claim_done(w->job, NULL, claim_release, NULL);
+		w->claim = 0;
+	} else if (w->state == WORKER_BUSY && w->req != NULL) {
+		uint32_t i;
+
+		/* A crash fails every attempt of its request. */
+		for (i = 0; i < w->req->n; i++)
+			if (!w->req->entries[i].done)
+				outcome_later(w->req->entries[i].job,
+				    ATTEMPT_ERROR, "deliver process died during "
+				    "the request");
+		batcher_done(batcher, w->req);
+		w->req = NULL;
+	} else if (w->state == WORKER_BUSY && !w->reported)
 		/* A crash is a failed attempt. */
 		outcome_later(w->job, ATTEMPT_ERROR,
 		    "deliver process died during the attempt");
@@ -576,9 +671,72 @@ timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	    "its deliver process", w->job,
 	    env->conf->dispatch.attempt_timeout_ms);
 	w->reported = 1;
-	outcome_later(w->job, ATTEMPT_TIMEOUT, "attempt_timeout:%" PRIu64,
-	    env->conf->dispatch.attempt_timeout_ms);
+	if (w->claim)
+		claim_done(w->job, NULL, claim_release, NULL);
+	else
+		outcome_later(w->job, ATTEMPT_TIMEOUT,
+		    "attempt_timeout:%" PRIu64,
+		    env->conf->dispatch.attempt_timeout_ms);
 	supervisor_kill(w->serial);
+}
+
+static enum attempt_result
+attempt_result(enum job_result r, const char **name)
+{
+	switch (r) {
+	case JOB_OK:
+		*name = "ok";
+		return ATTEMPT_OK;
+	case JOB_PERMANENT:
+		*name = "permanent";
+		return ATTEMPT_PERMANENT;
+	default:
+		*name = "error";
+		return ATTEMPT_ERROR;
+	}
+}
+
+/* MSG_BATCH_OUTCOME: each entry settles its own row on its own result;
+ * entries that timed out meanwhile were settled already. */
+static int
+batch_outcome(struct worker *w, struct msg *m)
+{
+	struct batch_outcome o;
+	struct batcher_req *req = w->req;
+	enum attempt_result res;
+	const char *name;
+	uint32_t i, k;
+
+	if (req == NULL || w->job != m->id || batch_outcome_decode(m, &o) == -1)
+		return -1;
+	for (i = 0; i < o.n; i++) {
+		for (k = 0; k < req->n; k++)
+			if (req->entries[k].job == o.r[i].id)
+				break;
+		if (k == req->n || req->entries[k].done)
+			continue;
+		req->entries[k].done = 1;
+		res = attempt_result(o.r[i].result, &name);
+		metrics_add("ankusa_dispatch_deliveries_total", 1, "result",
+		    name, "sink", dispatch_module_name(w->module), NULL);
+		if (dispatch_job_row(disp, o.r[i].id) != NULL)
+			dispatch_outcome(disp, o.r[i].id, res,
+			    o.r[i].retry_after_ms, o.r[i].detail,
+			    time_wall_ms());
+	}
+	/* An entry the process did not answer failed. */
+	for (k = 0; k < req->n; k++)
+		if (!req->entries[k].done) {
+			req->entries[k].done = 1;
+			outcome_later(req->entries[k].job, ATTEMPT_ERROR,
+			    "no result for this entry");
+		}
+	batch_outcome_free(&o);
+	batcher_done(batcher, req);
+	w->req = NULL;
+	w->state = w->retiring ? WORKER_RETIRING : WORKER_IDLE;
+	turn_arm();
+	return 0;
 }
 
 int
@@ -589,27 +747,33 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 	enum attempt_result res;
 	const char *result;
 
-	if (job_outcome_decode(m, &o) == -1 || w == NULL ||
-	    w->state != WORKER_BUSY || w->job != m->id)
+	if (w == NULL || w->state != WORKER_BUSY)
+		return -1;
+	if (m->type == MSG_BATCH_OUTCOME)
+		return batch_outcome(w, m);
+	if (m->type == MSG_CLAIM_OUTCOME) {
+		struct claim_outcome co;
+
+		if (!w->claim || w->job != m->id ||
+		    claim_outcome_decode(m, &co) == -1)
+			return -1;
+		evtimer_del(w->ev_timeout);
+		w->claim = 0;
+		w->state = w->retiring ? WORKER_RETIRING : WORKER_IDLE;
+		if (!w->reported)
+			claim_done(m->id, &co, claim_release, NULL);
+		claim_outcome_free(&co);
+		turn_arm();
+		return 0;
+	}
+	if (job_outcome_decode(m, &o) == -1 || w->req != NULL ||
+	    w->job != m->id)
 		return -1;
 	evtimer_del(w->ev_timeout);
 	w->state = w->retiring ? WORKER_RETIRING : WORKER_IDLE;
 	if (w->reported)
 		return 0;	/* timed out already; the kill is on its way */
-	switch (o.result) {
-	case JOB_OK:
-		res = ATTEMPT_OK;
-		result = "ok";
-		break;
-	case JOB_PERMANENT:
-		res = ATTEMPT_PERMANENT;
-		result = "permanent";
-		break;
-	default:
-		res = ATTEMPT_ERROR;
-		result = "error";
-		break;
-	}
+	res = attempt_result(o.result, &result);
 	metrics_add("ankusa_dispatch_deliveries_total", 1, "result", result,
 	    "sink", dispatch_module_name(w->module), NULL);
 	dispatch_outcome(disp, m->id, res, o.retry_after_ms, o.detail,
@@ -835,4 +999,238 @@ pipeline_breakers(void)
 
 	dispatch_breakers(disp, breaker_json, a);
 	return a;
+}
+
+/* --- batches --- */
+
+static void
+batch_expired(struct batcher_entry *e, void *arg)
+{
+	outcome_later(e->job, ATTEMPT_TIMEOUT, "attempt_timeout:%" PRIu64,
+	    env->conf->dispatch.attempt_timeout_ms);
+}
+
+/* Build a request's MSG_BATCH_JOB and hand it to w.  -1: nothing sent
+ * (every entry has its outcome by then). */
+static int
+batch_send(struct batcher_req *req, struct worker *w)
+{
+	const struct source_conf *src = NULL;
+	struct store_hook_rec *recs;
+	struct batch_entry *be;
+	struct batch b;
+	struct drow *r;
+	struct msg m;
+	char (*ids)[UUID_STRLEN + 1];
+	uint32_t i, n = 0, bound = 0;
+	int rc = -1;
+
+	recs = calloc(req->n, sizeof(*recs));
+	be = calloc(req->n, sizeof(*be));
+	ids = calloc(req->n, sizeof(*ids));
+	if (recs == NULL || be == NULL || ids == NULL)
+		fatal("pipeline");
+	for (i = 0; i < req->n; i++) {
+		struct batcher_entry *e = &req->entries[i];
+		int got;
+
+		if (e->done)
+			continue;
+		if ((r = dispatch_job_row(disp, e->job)) == NULL) {
+			e->done = 1;
+			continue;
+		}
+		if (src == NULL) {
+			src = conf_source(env->conf, r->row.source);
+			bound = r->bound;
+		}
+		if (src == NULL || bound >= (uint32_t)src->nsinks) {
+			e->done = 1;
+			outcome_later(e->job, ATTEMPT_ERROR, "config changed");
+			continue;
+		}
+		if ((got = store_hook_get(env->store, r->seq, &recs[n])) != 0) {
+			e->done = 1;
+			if (got == 1)
+				outcome_later(e->job, ATTEMPT_PERMANENT,
+				    "hook %" PRIu64 " is gone", r->seq);
+			else
+				outcome_later(e->job, ATTEMPT_ERROR,
+				    "store: %s", store_strerror(env->store));
+			continue;
+		}
+		uuid_format(recs[n].hook.id, ids[n]);
+		be[n].id = e->job;
+		be[n].hook_id = ids[n];
+		be[n].tenant = (char *)recs[n].hook.tenant;
+		be[n].source = (char *)recs[n].hook.source;
+		be[n].received_at = recs[n].hook.received_at;
+		be[n].content_type = (char *)recs[n].hook.content_type;
+		be[n].headers = (struct header_kv *)recs[n].hook.headers;
+		be[n].nheaders = recs[n].hook.nheaders;
+		be[n].dedupe_key = (char *)(recs[n].hook.dedupe_key != NULL ?
+		    recs[n].hook.dedupe_key : "");
+		be[n].replay_id = "";
+		be[n].attempt = r->row.attempts + 1;
+		be[n].claim_ref = (char *)(recs[n].claim_ref != NULL ?
+		    recs[n].claim_ref : "");
+		be[n].order_key = "";
+		be[n].body = recs[n].hook.body;
+		be[n].bodylen = recs[n].hook.body_len;
+		n++;
+	}
+	if (n > 0) {
+		memset(&b, 0, sizeof(b));
+		b.id = req->id;
+		b.sink = src->sinks[bound];
+		b.entries = be;
+		b.nentries = n;
+		if (batch_encode(&m, &b) == -1) {
+			log_warn("pipeline: batch %" PRIu64, req->id);
+			for (i = 0; i < req->n; i++)
+				if (!req->entries[i].done) {
+					req->entries[i].done = 1;
+					outcome_later(req->entries[i].job,
+					    ATTEMPT_ERROR, "batch: %s",
+					    strerror(errno));
+				}
+		} else if (supervisor_send(w->serial, &m) == -1) {
+			msg_free(&m);
+			for (i = 0; i < req->n; i++)
+				if (!req->entries[i].done) {
+					req->entries[i].done = 1;
+					outcome_later(req->entries[i].job,
+					    ATTEMPT_ERROR,
+					    "deliver process gone");
+				}
+			w->state = WORKER_RETIRING;
+		} else {
+			msg_free(&m);
+			w->state = WORKER_BUSY;
+			w->job = req->id;
+			w->req = req;
+			w->reported = 0;
+			w->module = src->sinks[bound].type == SINK_SQS ?
+			    MODULE_SQS : MODULE_PUBSUB;
+			w->started = time_mono_ms();
+			rc = 0;
+		}
+	}
+	for (i = 0; i < n; i++)
+		store_hook_rec_free(&recs[i]);
+	free(recs);
+	free(be);
+	free(ids);
+	return rc;
+}
+
+/*
+ * Expire entries past their deadline (each attempt is timed out on its
+ * own), kill the process of a request whose every entry has timed out,
+ * send what is ready to idle deliver processes, and arm the timer for the
+ * next linger or deadline.
+ */
+static void
+batch_pump(void)
+{
+	struct batcher_req *req;
+	struct timeval tv;
+	uint64_t now = time_wall_ms(), next, dl;
+	int i;
+
+	dl = batcher_expire(batcher, now, batch_expired, NULL);
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].state == WORKER_BUSY && workers[i].req != NULL &&
+		    batcher_all_done(workers[i].req) && !workers[i].reported) {
+			log_warnx("pipeline: batch %" PRIu64 ": every entry "
+			    "timed out; killing its deliver process",
+			    workers[i].job);
+			workers[i].reported = 1;
+			supervisor_kill(workers[i].serial);
+		}
+	for (;;) {
+		struct worker *w = NULL;
+
+		for (i = 0; i < nworkers; i++)
+			if (workers[i].state == WORKER_IDLE) {
+				w = &workers[i];
+				break;
+			}
+		if (w == NULL || (req = batcher_take(batcher, now)) == NULL)
+			break;
+		if (batch_send(req, w) == -1)
+			batcher_done(batcher, req);
+	}
+	next = batcher_next_ready(batcher, now);
+	if (dl < next)
+		next = dl;
+	if (next == UINT64_MAX) {
+		evtimer_del(ev_batch);
+		return;
+	}
+	next = next > now ? next - now : 1;
+	tv.tv_sec = next / 1000;
+	tv.tv_usec = (next % 1000) * 1000;
+	evtimer_add(ev_batch, &tv);
+}
+
+static void
+batch_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	turn_arm();
+}
+
+/* --- the claim check --- */
+
+static void
+claim_release(const unsigned char *key, void *arg)
+{
+	dispatch_claim_release(disp, key);
+	turn_arm();
+}
+
+/* Check-in jobs to idle deliver processes, one pack each. */
+static void
+claim_pump(void)
+{
+	static uint64_t next_id = 1;
+	struct timeval tv;
+	struct worker *w;
+	struct msg m;
+	uint64_t id;
+	int i, rc;
+
+	for (;;) {
+		w = NULL;
+		for (i = 0; i < nworkers; i++)
+			if (workers[i].state == WORKER_IDLE) {
+				w = &workers[i];
+				break;
+			}
+		if (w == NULL)
+			return;
+		id = next_id++;
+		if ((rc = claim_next_job(&m, id)) == 0)
+			return;
+		if (rc == -1) {
+			claim_done(id, NULL, claim_release, NULL);
+			continue;
+		}
+		if (supervisor_send(w->serial, &m) == -1) {
+			msg_free(&m);
+			w->state = WORKER_RETIRING;
+			claim_done(id, NULL, claim_release, NULL);
+			continue;
+		}
+		msg_free(&m);
+		w->state = WORKER_BUSY;
+		w->claim = 1;
+		w->job = id;
+		w->reported = 0;
+		w->started = time_mono_ms();
+		tv.tv_sec = env->conf->dispatch.attempt_timeout_ms / 1000;
+		tv.tv_usec = (env->conf->dispatch.attempt_timeout_ms % 1000) *
+		    1000;
+		evtimer_add(w->ev_timeout, &tv);
+	}
 }

@@ -3537,7 +3537,11 @@ hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
 	size_t headpos;
 	int i, claimed;
 
-	claimed = claim_ref != NULL && claim_ref[0] != '\0';
+	/* Checked in and dropped: a claim reference and no body to keep.
+	 * A hook that has a reference and its body keeps both (the body
+	 * still serves the sinks that send it whole). */
+	claimed = claim_ref != NULL && claim_ref[0] != '\0' &&
+	    h->body == NULL;
 	enc_init(&e, NULL, 0, 1);
 	enc_room(&e, 512 + (claimed ? 0 : h->body_len));
 	enc_u8(&e, STORE_REC_VERSION);
@@ -3918,4 +3922,45 @@ store_rec_empty_decode(const char *table, const void *key, size_t klen,
 	if (vlen != 1)
 		return rec_malformed(t, key, klen, "bad length", err, errlen);
 	return 0;
+}
+
+int
+store_hook_claim(struct store *st, uint64_t seq, char *ref, size_t reflen)
+{
+	struct store_hook_rec rec;
+	int ret;
+
+	if ((ret = store_head_get(st, store_readtxn(st), T_HOOKS, seq,
+	    &rec)) != 1)
+		return ret;
+	ret = rec.claim_ref != NULL && rec.claim_ref[0] != '\0' ? 1 : 2;
+	if (ret == 1 && ref != NULL)
+		snprintf(ref, reflen, "%s", rec.claim_ref);
+	store_hook_rec_free(&rec);
+	return ret;
+}
+
+int
+store_batch_hook_set_claim(struct store_batch *b, uint64_t seq,
+    const char *ref)
+{
+	struct store *st = b->st;
+	struct store_hook_rec rec;
+	unsigned char hk[8];
+	void *val;
+	size_t len;
+	int ret;
+
+	if ((ret = store_rec_get(st, T_HOOKS, seq, &rec)) != 0)
+		return ret == 1 ? 0 : -1;
+	if ((val = hook_encode(&rec.hook, rec.rows, ref, NULL, &len)) == NULL) {
+		store_hook_rec_free(&rec);
+		store_seterr(st, 0, "store %s: out of memory", st->dir);
+		return -1;
+	}
+	store_hook_rec_free(&rec);
+	store_key_hook(hk, seq);
+	ret = store_put(st, b->txn, T_HOOKS, hk, sizeof(hk), val, len, 0);
+	free(val);
+	return ret == 0 ? 1 : -1;
 }

@@ -516,4 +516,14 @@ int		 store_pending_rows_of_source(struct store *,
 		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
 		    const struct store_row *, void *), void *);
 
+/* A hook's claim reference (the claim check): 1 with it in ref, 2 when it
+ * has none, 0 when the hook is gone, -1 on a store error.  Reads the
+ * record's head only. */
+int		 store_hook_claim(struct store *, uint64_t seq, char *ref,
+		    size_t reflen);
+/* Store the claim reference with the hook, which keeps its body: 1, 0 when
+ * the hook is gone, -1 on a store error. */
+int		 store_batch_hook_set_claim(struct store_batch *, uint64_t seq,
+		    const char *ref);
+
 #endif

@@ -487,6 +487,8 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 			child_recycle(c, "malformed quarantine_verdict");
 		break;
 	case MSG_DELIVER_OUTCOME:
+	case MSG_BATCH_OUTCOME:
+	case MSG_CLAIM_OUTCOME:
 		if (c->kind != KIND_DELIVER ||
 		    pipeline_outcome(c->serial, m) == -1)
 			child_recycle(c, "malformed deliver_outcome");

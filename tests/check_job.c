@@ -11,6 +11,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -519,6 +520,323 @@ START_TEST(test_outcome_long)
 }
 END_TEST
 
+/* --- batches --- */
+
+#define NBATCH	BATCH_MAX_ENTRIES
+
+static struct batch_entry bentries[NBATCH + 1];
+
+/* A batch of n entries of sink type; entry i's body is (i * step) % 9973
+ * bytes of big, starting at i (all empty with step 0). */
+static void
+bsample(struct batch *b, enum sink_type type, uint32_t n, size_t step)
+{
+	struct job j;
+	struct batch_entry *e;
+	uint32_t i;
+	static char hooks[NBATCH + 1][40];
+
+	sample(&j, type, 0);
+	memset(b, 0, sizeof(*b));
+	b->id = 0x1122334455667788ULL;
+	b->sink = j.sink;
+	b->entries = bentries;
+	b->nentries = n;
+	for (i = 0; i < n; i++) {
+		e = &bentries[i];
+		batch_entry_from_job(e, &j);
+		e->id = 1000000 + i * 3;
+		snprintf(hooks[i], sizeof(hooks[i]), "hook-%u", i);
+		e->hook_id = hooks[i];
+		e->attempt = i + 1;
+		e->order_key = i % 2 ? "k1" : "";
+		e->claim_ref = i % 3 ? "" : "urn:ankusa:claim:v1:acme:X";
+		e->nheaders = i % 4;
+		e->body = big + i;
+		e->bodylen = step == 0 ? 0 : (i * step) % 9973;
+	}
+}
+
+static int
+broundtrip(const struct msg *m, struct batch *out)
+{
+	struct msg r;
+	int rc;
+
+	msg_init(&r, m->type, m->id);
+	r.flags = m->flags;
+	r.buf = m->buf;
+	r.len = m->len;
+	r.fd = m->fd != -1 ? dup(m->fd) : -1;
+	rc = batch_decode(&r, out);
+	if (r.fd != -1)
+		close(r.fd);
+	return rc;
+}
+
+static void
+bcompare(const struct batch *a, const struct batch *b)
+{
+	struct job ja, jb;
+	uint32_t i;
+	int k;
+
+	ck_assert(a->id == b->id);
+	ck_assert_uint_eq(a->nentries, b->nentries);
+	memset(&ja, 0, sizeof(ja));
+	memset(&jb, 0, sizeof(jb));
+	ja.sink = a->sink;
+	jb.sink = b->sink;
+	ck_assert_int_eq(a->sink.type, b->sink.type);
+	ck_assert(a->sink.max_message_bytes == b->sink.max_message_bytes);
+	for (i = 0; i < a->nentries; i++) {
+		const struct batch_entry *x = &a->entries[i];
+		const struct batch_entry *y = &b->entries[i];
+
+		ck_assert(x->id == y->id);
+		ck_assert_str_eq(x->hook_id, y->hook_id);
+		ck_assert_str_eq(x->tenant, y->tenant);
+		ck_assert_str_eq(x->source, y->source);
+		ck_assert(x->received_at == y->received_at);
+		ck_assert_str_eq(x->content_type, y->content_type);
+		ck_assert_int_eq(x->nheaders, y->nheaders);
+		for (k = 0; k < x->nheaders; k++) {
+			ck_assert_str_eq(x->headers[k].name,
+			    y->headers[k].name);
+			ck_assert_str_eq(x->headers[k].value,
+			    y->headers[k].value);
+		}
+		ck_assert_str_eq(x->dedupe_key, y->dedupe_key);
+		ck_assert_str_eq(x->replay_id, y->replay_id);
+		ck_assert_uint_eq(x->attempt, y->attempt);
+		ck_assert_str_eq(x->claim_ref, y->claim_ref);
+		ck_assert_str_eq(x->order_key, y->order_key);
+		ck_assert_uint_eq(x->bodylen, y->bodylen);
+		ck_assert_ptr_nonnull(y->body);
+		if (x->bodylen > 0)
+			ck_assert_int_eq(memcmp(x->body, y->body,
+			    x->bodylen), 0);
+	}
+}
+
+static const struct {
+	enum sink_type	type;
+	uint32_t	n;
+	size_t		step;
+	int		fd;
+} brt_cases[] = {
+	{ SINK_SQS, 1, 0, 0 },			/* one empty body */
+	{ SINK_SQS, 10, 7, 0 },			/* 315 bytes, inline */
+	{ SINK_PUBSUB, NBATCH, 0, 0 },		/* 1000 empty bodies */
+	{ SINK_PUBSUB, NBATCH, 13, 1 },		/* about 5 MB, memfd */
+	{ SINK_SQS, NBATCH, 1, 1 },
+};
+
+START_TEST(test_batch_roundtrip)
+{
+	struct batch b, d;
+	struct msg m;
+
+	bsample(&b, brt_cases[_i].type, brt_cases[_i].n, brt_cases[_i].step);
+	ck_assert_int_eq(batch_encode(&m, &b), 0);
+	ck_assert_uint_eq(m.type, MSG_BATCH_JOB);
+	ck_assert(m.id == b.id);
+	if (brt_cases[_i].fd) {
+		ck_assert_int_ne(m.fd, -1);
+		ck_assert(m.flags & MSG_F_FD);
+	} else
+		ck_assert_int_eq(m.fd, -1);
+	ck_assert_int_eq(broundtrip(&m, &d), 0);
+	bcompare(&b, &d);
+	batch_free(&d);
+	ck_assert_ptr_null(d.entries);
+	msg_free(&m);
+}
+END_TEST
+
+/* Every cut of the frame is refused, with a memfd and without. */
+START_TEST(test_batch_truncated)
+{
+	struct batch b, d;
+	struct msg m, r;
+	size_t n;
+
+	bsample(&b, SINK_SQS, 5, _i == 0 ? 9 : 2000);
+	ck_assert_int_eq(batch_encode(&m, &b), 0);
+	ck_assert_int_eq(m.fd != -1, _i == 1);
+	for (n = 0; n < m.len; n++) {
+		msg_init(&r, m.type, m.id);
+		r.flags = m.flags;
+		r.buf = m.buf;
+		r.len = n;
+		r.fd = m.fd != -1 ? dup(m.fd) : -1;
+		ck_assert_int_eq(batch_decode(&r, &d), -1);
+		ck_assert_ptr_null(d.entries);
+		if (r.fd != -1)
+			close(r.fd);
+	}
+	/* A byte too many. */
+	msg_add_u8(&m, 0);
+	ck_assert_int_eq(broundtrip(&m, &d), -1);
+	msg_free(&m);
+}
+END_TEST
+
+START_TEST(test_batch_refused)
+{
+	struct batch b, d;
+	struct msg m;
+	int fd;
+
+	/* No entries, too many. */
+	bsample(&b, SINK_SQS, 0, 1);
+	ck_assert_int_eq(batch_encode(&m, &b), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	bsample(&b, SINK_SQS, NBATCH + 1, 1);
+	ck_assert_int_eq(batch_encode(&m, &b), -1);
+	ck_assert_int_eq(errno, EINVAL);
+
+	/* A descriptor with inline bodies. */
+	bsample(&b, SINK_SQS, 3, 5);
+	ck_assert_int_eq(batch_encode(&m, &b), 0);
+	ck_assert_int_eq(m.fd, -1);
+	fd = proc_memfd("x", "abc", 3);
+	ck_assert_int_ne(fd, -1);
+	msg_set_fd(&m, fd);
+	ck_assert_int_eq(broundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* No descriptor where the bodies need one. */
+	bsample(&b, SINK_SQS, 3, 3000);
+	ck_assert_int_eq(batch_encode(&m, &b), 0);
+	ck_assert_int_ne(m.fd, -1);
+	close(m.fd);
+	m.fd = -1;
+	ck_assert_int_eq(broundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* Two entries with one id. */
+	bsample(&b, SINK_SQS, 3, 5);
+	bentries[2].id = bentries[0].id;
+	ck_assert_int_eq(batch_encode(&m, &b), 0);
+	ck_assert_int_eq(broundtrip(&m, &d), -1);
+	msg_free(&m);
+
+	/* A job frame is not a batch. */
+	bsample(&b, SINK_SQS, 3, 5);
+	ck_assert_int_eq(batch_encode(&m, &b), 0);
+	m.type = MSG_DELIVER_JOB;
+	ck_assert_int_eq(broundtrip(&m, &d), -1);
+	msg_free(&m);
+}
+END_TEST
+
+/* An entry's offset must follow the one before: patch the second entry's
+ * offset in a hand-built frame. */
+START_TEST(test_batch_offsets)
+{
+	struct batch d;
+	struct msg m;
+	struct job j;
+	int i;
+
+	sample(&j, SINK_LOG, 0);
+	msg_init(&m, MSG_BATCH_JOB, 9);
+	msg_add_u8(&m, SINK_LOG);
+	msg_add_u8(&m, 0);
+	msg_add_u8(&m, KEY_NONE);
+	msg_add_str(&m, "");
+	msg_add_u64(&m, 5000);
+	msg_add_u64(&m, 65536);
+	msg_add_u64(&m, 1048576);
+	msg_add_u32(&m, 2);
+	for (i = 0; i < 2; i++) {
+		msg_add_u64(&m, i);
+		msg_add_str(&m, "h");
+		msg_add_str(&m, "t");
+		msg_add_str(&m, "s");
+		msg_add_u64(&m, 1);
+		msg_add_str(&m, "");
+		msg_add_u32(&m, 0);
+		msg_add_str(&m, "");
+		msg_add_str(&m, "");
+		msg_add_u32(&m, 1);
+		msg_add_str(&m, "");
+		msg_add_str(&m, "");
+		msg_add_u64(&m, _i == 0 ? i * 2 : (i == 0 ? 0 : 1));
+		msg_add_u64(&m, 2);
+	}
+	msg_add_u64(&m, 4);
+	msg_add_data(&m, "abcd", 4);
+	/* _i 0: right; 1: the second overlaps the first. */
+	ck_assert_int_eq(broundtrip(&m, &d), _i == 0 ? 0 : -1);
+	if (_i == 0) {
+		ck_assert_int_eq(memcmp(d.entries[1].body, "cd", 2), 0);
+		batch_free(&d);
+	}
+	msg_free(&m);
+}
+END_TEST
+
+START_TEST(test_batch_outcome)
+{
+	struct batch b;
+	struct batch_outcome o, d;
+	struct msg m, r;
+	uint32_t i;
+	size_t n;
+
+	bsample(&b, SINK_PUBSUB, NBATCH, 0);
+	batch_outcome_init(&o, &b);
+	ck_assert_uint_eq(o.n, NBATCH);
+	for (i = 0; i < o.n; i++) {
+		batch_outcome_set(&o.r[i], i % JOB_RESULT_MAX, "entry %u", i);
+		o.r[i].retry_after_ms = i * 10;
+	}
+	o.http_status = 200;
+	o.duration_ms = 77;
+	batch_outcome_encode(&m, b.id, &o);
+	ck_assert_uint_eq(m.type, MSG_BATCH_OUTCOME);
+	msg_init(&r, m.type, m.id);
+	r.buf = m.buf;
+	r.len = m.len;
+	ck_assert_int_eq(batch_outcome_decode(&r, &d), 0);
+	ck_assert_uint_eq(d.n, NBATCH);
+	ck_assert_uint_eq(d.http_status, 200);
+	ck_assert(d.duration_ms == 77);
+	for (i = 0; i < d.n; i++) {
+		ck_assert(d.r[i].id == bentries[i].id);
+		ck_assert_int_eq(d.r[i].result, i % JOB_RESULT_MAX);
+		ck_assert(d.r[i].retry_after_ms == i * 10);
+		ck_assert_str_eq(d.r[i].detail, o.r[i].detail);
+	}
+	batch_outcome_free(&d);
+	/* Every cut refused, and a byte too many. */
+	for (n = 0; n < m.len; n += 1 + n / 64) {
+		msg_init(&r, m.type, m.id);
+		r.buf = m.buf;
+		r.len = n;
+		ck_assert_int_eq(batch_outcome_decode(&r, &d), -1);
+		ck_assert_ptr_null(d.r);
+	}
+	msg_add_u8(&m, 0);
+	msg_init(&r, m.type, m.id);
+	r.buf = m.buf;
+	r.len = m.len;
+	ck_assert_int_eq(batch_outcome_decode(&r, &d), -1);
+	msg_free(&m);
+	/* A result out of range. */
+	o.r[3].result = JOB_RESULT_MAX;
+	batch_outcome_encode(&m, b.id, &o);
+	msg_init(&r, m.type, m.id);
+	r.buf = m.buf;
+	r.len = m.len;
+	ck_assert_int_eq(batch_outcome_decode(&r, &d), -1);
+	msg_free(&m);
+	batch_outcome_free(&o);
+}
+END_TEST
+
 static Suite *
 job_suite(void)
 {
@@ -534,6 +852,16 @@ job_suite(void)
 	tcase_add_test(tc, test_leftover);
 	tcase_add_test(tc, test_body_fd);
 	tcase_add_test(tc, test_garbage);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("batch");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_batch_roundtrip, 0,
+	    sizeof(brt_cases) / sizeof(brt_cases[0]));
+	tcase_add_loop_test(tc, test_batch_truncated, 0, 2);
+	tcase_add_test(tc, test_batch_refused);
+	tcase_add_loop_test(tc, test_batch_offsets, 0, 2);
+	tcase_add_test(tc, test_batch_outcome);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("outcome");

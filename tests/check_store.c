@@ -1562,8 +1562,22 @@ START_TEST(test_codec_versions)
 			    klen, val, vlen, &hrec, err, sizeof(err)), 0);
 			ck_assert_str_eq(hrec.claim_ref,
 			    "urn:ankusa:claim:v1:acme:01H");
-			ck_assert_ptr_null(hrec.hook.body);
+			/* A reference with the body: both kept. */
+			ck_assert_ptr_nonnull(hrec.hook.body);
+			ck_assert_uint_eq(hrec.hook.body_len, 6);
+			ck_assert_int_eq(memcmp(hrec.hook.body, "\0body\0", 6),
+			    0);
 			ck_assert_ptr_null(hrec.reason);
+			store_hook_rec_free(&hrec);
+			free(val);
+			/* A reference without a body: checked in, dropped
+			 * (its size kept). */
+			h.body = NULL;
+			ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h,
+			    2, "urn:ankusa:claim:v1:acme:01H", &vlen));
+			ck_assert_int_eq(store_rec_hook_decode(tc->table, key,
+			    klen, val, vlen, &hrec, err, sizeof(err)), 0);
+			ck_assert_ptr_null(hrec.hook.body);
 		} else {
 			ck_assert_ptr_nonnull(val =
 			    store_rec_quarantine_encode(&h, "no_match",

@@ -8,14 +8,19 @@
  *
  * One job at a time: MSG_DELIVER_JOB (common/job.h) is run synchronously
  * by its sink (workers/sink.h) and answered with MSG_DELIVER_OUTCOME under
- * the same id.  Blocking is fine: an attempt is bounded by the sink's
+ * the same id; likewise MSG_BATCH_JOB, several attempts of one batching
+ * sink (sqs, google_pubsub), answered with one MSG_BATCH_OUTCOME that has
+ * a result per entry; likewise MSG_CLAIM_JOB, bodies to check in as one
+ * claim pack (workers/claim_upload.c), answered with MSG_CLAIM_OUTCOME.
+ * A job, a batch or a check-in: one of them is in hand at most.  Blocking is fine: an attempt is bounded by the sink's
  * timeout, and the master SIGKILLs a process whose attempt outlives
  * dispatch.attempt_timeout_ms.  A job is not run inside the channel's
  * callback but from an event made active there, so a second job that was
  * already queued behind the first is seen while the first is in hand.
  *
  * Fatal: a frame from the master that makes no sense (a job that does not
- * decode, a second job while one is in hand, a job after MSG_CHILD_RETIRE,
+ * decode, a second job while one is in hand, a batch for a sink that does
+ * not batch, a job after MSG_CHILD_RETIRE,
  * an unknown type): it is our own protocol.  Lifecycle: exit at once when
  * the master's channel closes, also in the middle of an attempt (the http
  * sink's transfer watch polls the channel, about once a second when
@@ -45,6 +50,7 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 
+#include "claim_upload.h"
 #include "conf.h"
 #include "ids.h"
 #include "job.h"
@@ -57,13 +63,19 @@
 struct deliver_sink {
 	enum sink_type	 type;
 	int		(*run)(const struct job *, struct job_outcome *);
+	int		(*batch)(const struct batch *, struct batch_outcome *);
+					/* NULL: the sink does not batch */
 };
 
 static struct event_base	*base;
 static struct chan		*master;
 static struct event		*ev_run;	/* runs the job in hand */
 static struct job		 job;		/* the job in hand */
-static int			 busy;		/* job holds one */
+static struct batch		 batch;		/* or the batch in hand */
+static int			 busy;		/* job or batch holds one */
+static int			 in_batch;	/* it is the batch */
+static struct claim_job		 claim;		/* or the check-in in hand */
+static int			 in_claim;	/* it is the check-in */
 static int			 retiring;
 static uint32_t			 gen;
 
@@ -73,15 +85,15 @@ static void	deliver_msg(struct chan *, struct msg *, void *);
 static void	deliver_err(struct chan *, int, void *);
 static void	deliver_run_cb(evutil_socket_t, short, void *);
 static int	deliver_watch(void);
-static int	deliver_unbuilt(const struct job *, struct job_outcome *);
+static void	deliver_run_batch(void);
+static void	deliver_run_claim(void);
+static const struct deliver_sink *deliver_sink(enum sink_type);
 
-/* sqs and google_pubsub come with batching: until then their jobs fail
- * transiently, so nothing is dead-lettered for want of code. */
 static const struct deliver_sink deliver_sinks[] = {
-	{ SINK_HTTP, sink_http_run },
-	{ SINK_SQS, deliver_unbuilt },
-	{ SINK_PUBSUB, deliver_unbuilt },
-	{ SINK_LOG, sink_log_run },
+	{ SINK_HTTP, sink_http_run, NULL },
+	{ SINK_SQS, sink_sqs_run, sink_sqs_batch },
+	{ SINK_PUBSUB, sink_pubsub_run, sink_pubsub_batch },
+	{ SINK_LOG, sink_log_run, NULL },
 };
 
 static void
@@ -143,6 +155,8 @@ main(int argc, char *argv[])
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		fatalx("curl_global_init failed");
 	sink_http_set_abort(deliver_watch);
+	sink_xfer_set_abort(deliver_watch);
+	claim_upload_set_abort(deliver_watch);
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
@@ -167,6 +181,8 @@ main(int argc, char *argv[])
 	event_free(ev_run);
 	event_base_free(base);
 	sink_http_cleanup();
+	sink_xfer_cleanup();
+	sink_pubsub_forget_token();
 	curl_global_cleanup();
 	log_debug("retired");
 	return 0;
@@ -230,6 +246,39 @@ deliver_msg(struct chan *c, struct msg *m, void *arg)
 		busy = 1;
 		event_active(ev_run, EV_TIMEOUT, 0);
 		break;
+	case MSG_BATCH_JOB:
+		if (busy)
+			fatalx("batch %" PRIu64 " from the master while %s %"
+			    PRIu64 " is in hand", m->id, in_batch ? "batch" :
+			    "job", in_batch ? batch.id : job.id);
+		if (retiring)
+			fatalx("batch %" PRIu64 " from the master after a "
+			    "retire", m->id);
+		if (batch_decode(m, &batch) == -1)
+			fatalx("bad %s %" PRIu64 " from the master",
+			    msg_type_name(m->type), m->id);
+		if (deliver_sink(batch.sink.type)->batch == NULL)
+			fatalx("batch %" PRIu64 " for a %s sink, which does "
+			    "not batch", batch.id,
+			    conf_sink_type_name(batch.sink.type));
+		busy = 1;
+		in_batch = 1;
+		event_active(ev_run, EV_TIMEOUT, 0);
+		break;
+	case MSG_CLAIM_JOB:
+		if (busy)
+			fatalx("claim job %" PRIu64 " from the master while "
+			    "another is in hand", m->id);
+		if (retiring)
+			fatalx("claim job %" PRIu64 " from the master after a "
+			    "retire", m->id);
+		if (claim_job_decode(m, &claim) == -1)
+			fatalx("bad %s %" PRIu64 " from the master",
+			    msg_type_name(m->type), m->id);
+		busy = 1;
+		in_claim = 1;
+		event_active(ev_run, EV_TIMEOUT, 0);
+		break;
 	case MSG_CHILD_RETIRE:
 		if (msg_end(m) == -1)
 			fatalx("bad %s from the master",
@@ -270,19 +319,61 @@ deliver_watch(void)
 	pfd.revents = 0;
 	if (poll(&pfd, 1, 0) == 1 &&
 	    (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR))) {
-		log_info("master closed the channel during job %" PRIu64
-		    ", exiting", job.id);
+		log_info("master closed the channel during %s %" PRIu64
+		    ", exiting", in_batch ? "batch" : "job",
+		    in_batch ? batch.id : job.id);
 		exit(0);
 	}
 	return 0;
 }
 
-static int
-deliver_unbuilt(const struct job *j, struct job_outcome *o)
+static const struct deliver_sink *
+deliver_sink(enum sink_type type)
 {
-	job_outcome_set(o, JOB_ERROR, "%s sink not implemented in this build",
-	    conf_sink_type_name(j->sink.type));
-	return o->result;
+	size_t i;
+
+	for (i = 0; i < sizeof(deliver_sinks) / sizeof(deliver_sinks[0]); i++)
+		if (deliver_sinks[i].type == type)
+			return &deliver_sinks[i];
+	fatalx("deliver: sink type %d", (int)type);
+}
+
+/* Run the batch in hand and answer: one result per entry. */
+static void
+deliver_run_batch(void)
+{
+	struct batch_outcome o;
+	struct msg m;
+	uint64_t start;
+	uint32_t i, nok = 0;
+
+	batch_outcome_init(&o, &batch);
+	start = time_mono_ms();
+	deliver_sink(batch.sink.type)->batch(&batch, &o);
+	o.duration_ms = time_mono_ms() - start;
+	for (i = 0; i < o.n; i++) {
+		if (o.r[i].result == JOB_OK)
+			nok++;
+		log_debug("batch %" PRIu64 " entry %" PRIu64 " hook %s %s/%s "
+		    "attempt %" PRIu32 ": %s %s", batch.id, o.r[i].id,
+		    batch.entries[i].hook_id, batch.entries[i].tenant,
+		    batch.entries[i].source, batch.entries[i].attempt,
+		    job_result_name(o.r[i].result), o.r[i].detail);
+	}
+	log_debug("batch %" PRIu64 " (%s): %" PRIu32 " of %" PRIu32 " ok "
+	    "(%" PRIu64 " ms)", batch.id, conf_sink_type_name(batch.sink.type),
+	    nok, o.n, o.duration_ms);
+
+	batch_outcome_encode(&m, batch.id, &o);
+	if (chan_send(master, &m) == -1)
+		log_warnx("batch %" PRIu64 ": outcome not sent", batch.id);
+	msg_free(&m);
+	batch_outcome_free(&o);
+	batch_free(&batch);
+	busy = 0;
+	in_batch = 0;
+	if (retiring)
+		event_base_loopexit(base, NULL);
 }
 
 /* Run the job in hand and answer. */
@@ -292,19 +383,20 @@ deliver_run_cb(evutil_socket_t fd, short ev, void *arg)
 	struct job_outcome o;
 	struct msg m;
 	uint64_t start;
-	size_t i;
 
 	if (!busy)
 		fatalx("deliver: run without a job");
+	if (in_batch) {
+		deliver_run_batch();
+		return;
+	}
+	if (in_claim) {
+		deliver_run_claim();
+		return;
+	}
 	memset(&o, 0, sizeof(o));
 	start = time_mono_ms();
-	for (i = 0; i < sizeof(deliver_sinks) / sizeof(deliver_sinks[0]); i++)
-		if (deliver_sinks[i].type == job.sink.type)
-			break;
-	if (i == sizeof(deliver_sinks) / sizeof(deliver_sinks[0]))
-		fatalx("job %" PRIu64 ": sink type %d", job.id,
-		    (int)job.sink.type);
-	deliver_sinks[i].run(&job, &o);
+	deliver_sink(job.sink.type)->run(&job, &o);
 	o.duration_ms = time_mono_ms() - start;
 
 	log_debug("job %" PRIu64 " hook %s %s/%s sink #%" PRIu32
@@ -319,6 +411,38 @@ deliver_run_cb(evutil_socket_t fd, short ev, void *arg)
 	msg_free(&m);
 	job_free(&job);
 	busy = 0;
+	if (retiring)
+		event_base_loopexit(base, NULL);
+}
+
+/* Check the bodies in hand in as one pack and answer with their URNs. */
+static void
+deliver_run_claim(void)
+{
+	struct claim_outcome o;
+	struct msg m;
+	uint64_t start;
+
+	start = time_mono_ms();
+	claim_upload_run(&claim, &o);
+	o.duration_ms = time_mono_ms() - start;
+	if (o.result == JOB_OK)
+		log_debug("claim job %" PRIu64 " tenant %s: %s (%" PRIu64
+		    " ms)", claim.id, claim.tenant, o.detail, o.duration_ms);
+	else
+		log_warnx("claim job %" PRIu64 " tenant %s, %" PRIu32
+		    " bodies: %s %s (%" PRIu64 " ms)", claim.id, claim.tenant,
+		    claim.nbodies, job_result_name(o.result), o.detail,
+		    o.duration_ms);
+
+	claim_outcome_encode(&m, claim.id, &o);
+	if (chan_send(master, &m) == -1)
+		log_warnx("claim job %" PRIu64 ": outcome not sent", claim.id);
+	msg_free(&m);
+	claim_outcome_free(&o);
+	claim_job_free(&claim);
+	busy = 0;
+	in_claim = 0;
 	if (retiring)
 		event_base_loopexit(base, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * sink.h: the sinks a deliver process runs, one file per implementation
- * (sink_http.c, sink_log.c; sink_sqs.c and sink_pubsub.c to come).
+ * (sink_http.c, sink_log.c, sink_sqs.c, sink_pubsub.c; sink_xfer.c is
+ * the queue sinks' request helper).
  *
  * Each runs one attempt of one job synchronously and fills the outcome:
  * result, detail ("http 503", curl's error text), http_status and
@@ -54,5 +55,57 @@ char	*sink_http_sign(const struct blob *secrets, int nsecrets,
 /* The request's header list, built by the contract's rules, with now as
  * webhook-timestamp.  The caller frees it with curl_slist_free_all. */
 struct curl_slist *sink_http_headers(const struct job *, time_t now);
+
+/*
+ * The batching sinks: one batch (common/job.h) per call, synchronously; o
+ * was made by batch_outcome_init and every entry gets its own result.
+ * The request limits (entries, bytes, one ordering key) are the sink's to
+ * keep: a batch above them is sent as several requests.  The single-job
+ * entry points run a batch of one.
+ */
+int	sink_sqs_batch(const struct batch *, struct batch_outcome *);
+int	sink_sqs_run(const struct job *, struct job_outcome *);
+int	sink_pubsub_batch(const struct batch *, struct batch_outcome *);
+int	sink_pubsub_run(const struct job *, struct job_outcome *);
+
+/* The pure parts of the sqs sink, for tests.  Code of a failed entry or
+ * of a whole-request error (the part after '#' of an __type) and the
+ * SenderFault flag: JOB_PERMANENT or JOB_ERROR. */
+enum job_result sink_sqs_classify(const char *code, int sender_fault);
+/* The MD5 of s as 32 lowercase hex digits and a NUL into hex. */
+void	sink_sqs_md5(const void *s, size_t len, char hex[33]);
+
+/*
+ * sink_xfer.c: one request of a queue sink, the answer kept whole.
+ */
+#define SINK_XFER_CAP		(1024 * 1024)	/* default answer cap */
+
+struct sink_xfer {
+	/* The request. */
+	const char		*url;
+	struct curl_slist	*headers;	/* or NULL */
+	const void		*body;		/* NULL: a GET */
+	size_t			 bodylen;
+	uint64_t		 timeout_ms;	/* 0: none */
+	const char		*sigv4;		/* CURLOPT_AWS_SIGV4, or NULL */
+	const char		*userpwd;	/* with sigv4: key:secret */
+	size_t			 cap;		/* answer bytes; 0: default */
+	/* The answer. */
+	long			 status;	/* 0: none */
+	char			*answer;	/* NUL-terminated, or NULL */
+	size_t			 answerlen;
+	int			 capped;
+	char			 retry_after[65];	/* "" none */
+	char			 error[256];	/* why -1; CURL_ERROR_SIZE */
+};
+
+/* 0 with an HTTP answer (any status), or -1 with x->error. */
+int	sink_xfer_run(struct sink_xfer *x);
+void	sink_xfer_done(struct sink_xfer *x);	/* frees the answer */
+void	sink_xfer_set_abort(sink_abort_fn);
+void	sink_xfer_cleanup(void);
+
+/* Pub/Sub: forget the cached metadata token (tests). */
+void	sink_pubsub_forget_token(void);
 
 #endif

@@ -282,10 +282,15 @@ def test_410_dead_lettered_at_once():
 # ------------------------------------------------------------ hung sink
 
 def test_hung_sink_killed_others_flow():
+    """8 hooks to a sink that never answers, attempt_timeout_ms 500, 4
+    attempts each: their deliver processes are killed at 500 ms, 32 times
+    over about 8 s.  Meanwhile another source's hooks are delivered
+    promptly, the whole time; then the hung rows are dead with reason
+    attempt_timeout:500."""
     s = TestSink().start()
     d = Daemon(sources={
         "hang": sink_source([{"type": "http", "url": s.url("/hang")}],
-                            tenant="th", retry={"max_attempts": 3}),
+                            tenant="th", retry={"max_attempts": 4}),
         "flow": sink_source([{"type": "http", "url": s.url("/flow")}],
                             tenant="th"),
     }, extra={"dispatch": dispatch_conf(
@@ -294,45 +299,57 @@ def test_hung_sink_killed_others_flow():
     s.mode("/hang", hang=True)
     t0 = time.monotonic()
     hung = [i for i, _ in post_seq(d, "hang", [b'{"h":%d}' % n
-                                               for n in range(4)])]
+                                               for n in range(8)])]
     wait_until(lambda: s.received("/hang") >= 2, 5, 0.02,
                "the hung sink to get its first attempts")
     # While it hangs, the other sink's hooks are delivered promptly.
     lat = []
-    for n in range(20):
-        (fid, t201), = post_seq(d, "flow", [b'{"f":%d}' % n])
-        wait_delivered(s, [fid], "/flow", 5, "hook %d to /flow" % n)
+    late = []
+    n = 0
+    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    while len(d.dlq(source="hang")) < 8 and time.monotonic() - t0 < 30:
+        st, h, data = post(d.port, "/webhooks/flow", b'{"f":%d}' % n,
+                           conn=c)
+        fid, t201 = expect_accepted(st, h, data), now_ms()
+        n += 1
+        try:
+            wait_delivered(s, [fid], "/flow", 10, "hook %d to /flow" % n)
+        except AssertionError:
+            late.append((n, fid, round(time.monotonic() - t0, 1)))
+            break
         rec = [r for r in s.records("/flow") if r["x-ankusa-id"] == fid][0]
         lat.append(rec["t"] - t201)
-        time.sleep(0.05)
-    assert s.received("/hang") < 12 or time.monotonic() - t0 < 10, \
-        "hung sink: attempts all done before the flow test ended"
-    assert max(lat) < 1000, "deliveries to /flow during the hang took %r " \
-        "ms (max %d)" % (lat, max(lat))
+        time.sleep(0.1)
+    c.close()
+    t_hang = time.monotonic() - t0
+    kills = d.log_text().count("killing its deliver process")
+    note("/flow during the hang (%.1f s, %d kills): %d hooks, latency max "
+         "%s ms, median %s ms" % (t_hang, kills, len(lat),
+                                  max(lat) if lat else None,
+                                  pct(lat, 50)))
+    assert not late, "a hook to /flow not delivered within 10 s while " \
+        "/hang hung (post #%d %s at %.1f s, after %d kills at the " \
+        "timeout)" % (late[0][0], late[0][1], late[0][2], kills)
+    assert len(lat) >= 10, "the hang lasted only %.1f s" % t_hang
+    assert max(lat) < 1500, "deliveries to /flow during the hang took " \
+        "up to %d ms: %r" % (max(lat), lat)
 
-    # Each hung hook: 3 attempts, each killed at 500 ms, then dead.
-    def all_dead():
-        return len(d.dlq(source="hang")) == 4
-
-    wait_until(all_dead, 20, 0.1, "the 4 hung hooks to be dead-lettered")
+    # Each hung hook: 4 attempts, each killed at 500 ms, then dead.
+    wait_until(lambda: len(d.dlq(source="hang")) == 8, 30, 0.1,
+               "the 8 hung hooks to be dead-lettered")
     for e in d.dlq(source="hang"):
         assert e["reason"] == "attempt_timeout:500", \
             "reason %r, want attempt_timeout:500" % e["reason"]
-        assert e["attempts"] == 3, "attempts %r, want 3" % e["attempts"]
+        assert e["attempts"] == 4, "attempts %r, want 4" % e["attempts"]
     recs = by_id(s.records("/hang"))
     assert set(recs) == set(hung), recs.keys()
     for i, rs in recs.items():
-        assert len(rs) == 3, "hook %s: %d attempts, want 3" % (i, len(rs))
+        assert len(rs) == 4, "hook %s: %d attempts, want 4" % (i, len(rs))
         gaps = [b["t"] - a["t"] for a, b in zip(rs, rs[1:])]
         assert all(g >= 500 for g in gaps), \
             "attempts of %s %r ms apart: the timeout is 500" % (i, gaps)
-        assert all(g < 3000 for g in gaps), \
-            "attempts of %s %r ms apart: not killed at 500 ms?" % (i, gaps)
-    assert "attempt_timeout" in d.log_text() or True
     st = d.status()
-    assert (st["pending"], st["running"], st["dead"]) == (0, 0, 4), st
-    note("/flow latency during the hang: max %d ms, median %d ms" % (
-        max(lat), sorted(lat)[len(lat) // 2]))
+    assert (st["pending"], st["running"], st["dead"]) == (0, 0, 8), st
 
 
 # ------------------------------------------------------------ breaker
@@ -359,7 +376,7 @@ def test_breaker_opens_parks_and_recovers():
 
     b = wait_until(open_breaker, 10, 0.02, "the breaker of br to open")
     assert (b["tenant"], b["sink"], b["module"]) == ("tb", 0, "http"), b
-    assert b["opens"] >= 1 and b["failures"] >= 3, b
+    assert b["opens"] >= 1, b
     assert 0 <= b["reopen_in_ms"] <= 1000, b
     # While open (and probing), rows are parked: the sink sees only the
     # probes -- one per open period, at most 3 in 2.5 s (500 then 1000 ms).
@@ -386,7 +403,8 @@ def test_breaker_opens_parks_and_recovers():
     # Parked rows spent no attempts: attempts per id stay small (the 3
     # failures that opened it, the probes, and the success).
     per_id = {i: len(v) for i, v in by_id(s.records("/down")).items()}
-    assert sum(per_id.values()) <= 3 + 6 + 10, \
+    # (up to sink_concurrency 8 attempts were running when it opened.)
+    assert sum(per_id.values()) <= 10 + 10 + 6, \
         "%d requests for 10 hooks: parked rows were attempted (%r)" % (
             sum(per_id.values()), per_id)
 
@@ -418,6 +436,8 @@ def test_ordered_sink_per_key_commit_order():
     rng = random.Random(7)
     expected = {k: [] for k in keys}
 
+    want_fails = [0]
+
     def phase(n, fail_first):
         s.mode("/ord", fail_first=fail_first, fail_status=503, status=200)
         ks = [rng.choice(keys) for _ in range(n)]
@@ -425,6 +445,11 @@ def test_ordered_sink_per_key_commit_order():
                          [{"x-order": k} for k in ks])
         for (i, _), k in zip(acked, ks):
             expected[k].append(i)
+        # Let the mode's failures happen before the next mode replaces it.
+        wait_until(lambda: sum(1 for r in s.records("/ord")
+                               if r["status"] == 503) >= want_fails[0] +
+                   fail_first, 10, 0.02, "%d failures at /ord" % fail_first)
+        want_fails[0] += fail_first
         return [i for i, _ in acked]
 
     ids = phase(40, 6)
@@ -435,7 +460,7 @@ def test_ordered_sink_per_key_commit_order():
     wait_delivered(s, ids, "/plain", 10, "unordered sink's hooks")
     recs = s.records("/ord")
     fails = sum(1 for r in recs if r["status"] != 200)
-    assert fails >= 11, "only %d failures happened" % fails
+    assert fails == 11, "%d failures happened, want 11" % fails
     for k in keys:
         kr = [r for r in recs if r["x-order"] == k]
         got = [r["x-ankusa-id"] for r in kr if r["status"] == 200]
@@ -509,7 +534,7 @@ def test_dead_letter_source():
                                {"type": "log"}], tenant="tx",
                               retry={"base_ms": 30000, "max_ms": 30000}),
         "keep": sink_source([{"type": "http", "url": s.url("/k")}]),
-    }, extra={"dispatch": dispatch_conf()}).start()
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0)}).start()
     s.mode("/x", status=503)
     ids = [i for i, _ in post_seq(d, "doomed", [b'{"d":%d}' % n
                                                 for n in range(7)])]

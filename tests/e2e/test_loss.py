@@ -8,6 +8,13 @@ the master; the clients stop on their first error; check the edges left by
 themselves; restart; `ankusactl -j queue` must list every recorded id.
 
 ANKUSA_LOSS_ROUNDS (default 5) and ANKUSA_LOSS_CLIENTS (default 32) tune it.
+
+test_loss_delivery_sigkill_master does the same with an http sink (the test
+sink) and checks the other end: after the last restart, tick until
+everything is settled; every id ever answered 201 must be in the sink's
+record, answered 200, at least once.  Duplicates (an id delivered more than
+once: at-least-once allows them, e.g. an attempt whose outcome the killed
+master never wrote) are counted and printed, not failed.
 """
 
 import http.client
@@ -17,8 +24,9 @@ import re
 import threading
 import time
 
-from ankusa import (Daemon, edge_alive, expect_accepted, jbody, note, post,
-                    wait_until)
+from ankusa import (Daemon, TestSink, _proc_children, dispatch_conf,
+                    edge_alive, expect_accepted, jbody, note, post,
+                    proc_alive, proc_comm, sink_source, wait_until)
 
 ROUNDS = int(os.environ.get("ANKUSA_LOSS_ROUNDS", "5"))
 CLIENTS = int(os.environ.get("ANKUSA_LOSS_CLIENTS", "32"))
@@ -30,13 +38,13 @@ BAD_LOG = re.compile(r"panic|runrecovery|fatal|corrupt|damage|checksum|"
                      r"refus|cannot|error", re.I)
 
 
-def _client(port, stop, acked, other, lock):
+def _client(port, stop, acked, other, lock, path="/webhooks/github"):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     mine, rest = [], []
     try:
         while not stop.is_set():
             try:
-                st, h, data = post(port, "/webhooks/github", BODY, conn=c,
+                st, h, data = post(port, path, BODY, conn=c,
                                    headers={"x-order": "k"})
             except (OSError, http.client.HTTPException):
                 break               # the master is gone: stop on errors
@@ -127,3 +135,91 @@ def test_loss_sigkill_master():
 
 
 test_loss_sigkill_master.timeout = 600
+
+
+def _delivers(pid):
+    return [p for p in _proc_children(pid)
+            if proc_alive(p) and proc_comm(p) == "ankusa-deliver"]
+
+
+def test_loss_delivery_sigkill_master():
+    sink = TestSink().start()
+    d = Daemon(workers=2, sources={
+        "hot": sink_source([{"type": "http", "url": sink.url("/loss")}],
+                           tenant="tl"),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0)})
+    rng = random.Random()
+    all_acked = []
+    d.start()
+    for rnd in range(1, ROUNDS + 1):
+        delivers = _delivers(d.pid)
+        assert delivers, "round %d: no deliver process" % rnd
+        stop, lock = threading.Event(), threading.Lock()
+        acked, other = [], []
+        ths = [threading.Thread(target=_client,
+                                args=(d.port, stop, acked, other, lock,
+                                      "/webhooks/hot"))
+               for _ in range(CLIENTS)]
+        for t in ths:
+            t.start()
+        delay = rng.uniform(0.3, 2.0)
+        time.sleep(delay)
+        got_before = sink.received("/loss")
+        d.kill9()
+        for t in ths:
+            t.join(40)
+        stop.set()
+        assert not any(t.is_alive() for t in ths), \
+            "round %d: clients still running 40 s after the kill" % rnd
+        # The deliver processes leave by themselves too.
+        wait_until(lambda: not any(proc_alive(p) and
+                                   proc_comm(p) == "ankusa-deliver"
+                                   for p in delivers), 5, 0.05,
+                   "round %d: deliver processes to exit after the master's "
+                   "SIGKILL" % rnd)
+        bad = [o for o in other if o != (503, "overload")]
+        assert not bad, "round %d: answers other than 201: %r" % (rnd,
+                                                                  bad[:5])
+        assert acked, "round %d: no hook acknowledged in %.2fs" % (rnd,
+                                                                   delay)
+        all_acked.extend(acked)
+        d.start()
+        line = ("round %d: killed after %.2fs, %d acked, %d deliveries "
+                "seen before the kill" % (rnd, delay, len(acked),
+                                          got_before))
+        print("     " + line, flush=True)
+    # Settle everything, then look at the sink's record.
+    deadline = time.monotonic() + 300
+    while True:
+        d.tick(60, check=False)
+        st = d.status()
+        if st["hooks"] == 0 and st["pending"] == 0:
+            break
+        assert time.monotonic() < deadline, \
+            "not settled 300 s after the last restart: %r" % st
+        time.sleep(0.2)
+    assert st["dead"] == 0, "dead-lettered rows: %r" % d.dlq()[:3]
+    counts = {}
+    for r in sink.records("/loss"):
+        if r["status"] == 200:
+            counts[r["x-ankusa-id"]] = counts.get(r["x-ankusa-id"], 0) + 1
+    acked_set = set(all_acked)
+    missing = [i for i in all_acked if i not in counts]
+    unknown = [i for i in counts if i not in acked_set]
+    dups = {i: n for i, n in counts.items() if n > 1}
+    extra = sum(n - 1 for n in dups.values())
+    msg = ("delivery loss: %d rounds, %d acknowledged, %d delivered ids, "
+           "%d missing, %d ids delivered more than once (%d extra "
+           "deliveries, max %d), %d delivered ids never acknowledged" % (
+               ROUNDS, len(acked_set), len(counts), len(missing),
+               len(dups), extra, max(dups.values()) if dups else 1,
+               len(unknown)))
+    print("     " + msg, flush=True)
+    note(msg)
+    assert len(acked_set) == len(all_acked), "an id was answered twice"
+    assert not missing, "%d acknowledged ids never delivered, e.g. %s" % (
+        len(missing), missing[:3])
+    assert d.stop() == 0, "exit status after SIGTERM"
+
+
+test_loss_delivery_sigkill_master.timeout = 900

@@ -1,0 +1,140 @@
+/*
+ * claim_upload.c: the deliver process's side of the claim check: one
+ * MSG_CLAIM_JOB is one pack, written here and put in the store the job
+ * names; see claim_upload.h.
+ *
+ * The pack's time is the wall clock now, its 64 random bits from
+ * getrandom(2); its claim ids follow (pack.h).  The store is opened per
+ * job: a job carries the claim_check options as they are now, and a pack
+ * is one request, so there is nothing worth keeping between jobs.  After
+ * a put to a local store with claim_check.retention_days, the tenant's
+ * day directories past retention are removed (an S3 bucket has lifecycle
+ * rules for that).  Nothing here is fatal but running out of memory.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blob.h"
+#include "claim_upload.h"
+#include "ids.h"
+#include "job.h"
+#include "log.h"
+#include "pack.h"
+
+static int	(*claim_upload_abort)(void);
+
+static void	claim_upload_fail(struct claim_outcome *, enum job_result,
+		    const char *, ...) __attribute__((format(printf, 3, 4)));
+
+void
+claim_upload_set_abort(int (*fn)(void))
+{
+	claim_upload_abort = fn;
+}
+
+static void
+claim_upload_fail(struct claim_outcome *o, enum job_result r,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	o->result = r;
+	va_start(ap, fmt);
+	(void)vsnprintf(o->detail, sizeof(o->detail), fmt, ap);
+	va_end(ap);
+}
+
+void
+claim_upload_checkin(const struct claim_store *cs, const char *tenant,
+    const struct claim_body *bodies, size_t n, uint64_t timeout_ms,
+    struct claim_outcome *o)
+{
+	struct pack_body *pb;
+	struct blob_store *bs;
+	struct pack pk;
+	unsigned char rnd[8];
+	char err[BLOB_ERR_MAX], urn[PACK_URN_MAX];
+	enum blob_status st;
+	uint64_t now;
+	size_t i;
+	int gone;
+
+	memset(o, 0, sizeof(*o));
+	if (n == 0 || n > CLAIM_MAX_BODIES) {
+		claim_upload_fail(o, JOB_PERMANENT, "claim check-in: %zu "
+		    "bodies, must be 1..%d", n, CLAIM_MAX_BODIES);
+		return;
+	}
+	if ((pb = calloc(n, sizeof(*pb))) == NULL)
+		fatal("claim_upload_checkin");
+	for (i = 0; i < n; i++) {
+		pb[i].data = bodies[i].data;
+		pb[i].len = bodies[i].len;
+	}
+	now = time_wall_ms();
+	ids_random(rnd, sizeof(rnd));
+	if (pack_write(&pk, tenant, now, rnd, pb, n, err, sizeof(err)) == -1) {
+		free(pb);
+		claim_upload_fail(o, JOB_PERMANENT, "%s", err);
+		return;
+	}
+	free(pb);
+	if (cs->pack_max_bytes > 0 && pk.len > cs->pack_max_bytes)
+		log_debug("claim pack %s: %zu bytes, above pack_max_bytes "
+		    "%" PRIu64 " (a body that large goes alone)", pk.key,
+		    pk.len, cs->pack_max_bytes);
+
+	if ((bs = blob_open(cs, err, sizeof(err))) == NULL) {
+		pack_free(&pk);
+		claim_upload_fail(o, JOB_PERMANENT, "%s", err);
+		return;
+	}
+	bs->timeout_ms = timeout_ms;
+	bs->abort = claim_upload_abort;
+	st = blob_put(bs, pk.key, pk.buf, pk.len, err, sizeof(err));
+	if (st != BLOB_OK) {
+		blob_close(bs);
+		pack_free(&pk);
+		claim_upload_fail(o, JOB_ERROR, "%s", err);
+		return;
+	}
+	if (cs->retention_days > 0 &&
+	    (gone = blob_expire(bs, tenant, now, cs->retention_days, err,
+	    sizeof(err))) != 0) {
+		if (gone == -1)
+			log_warnx("%s", err);
+		else
+			log_info("claim store: %d day(s) of tenant %s past "
+			    "%" PRIu32 " days removed", gone, tenant,
+			    cs->retention_days);
+	}
+	blob_close(bs);
+
+	if ((o->key = strdup(pk.key)) == NULL ||
+	    (o->urns = calloc(n, sizeof(*o->urns))) == NULL)
+		fatal("claim_upload_checkin");
+	for (i = 0; i < n; i++) {
+		pack_urn(&pk, i, urn, sizeof(urn));
+		if ((o->urns[i] = strdup(urn)) == NULL)
+			fatal("claim_upload_checkin");
+	}
+	o->nurns = n;
+	o->result = JOB_OK;
+	snprintf(o->detail, sizeof(o->detail), "pack %s: %zu claims, %zu "
+	    "bytes", pk.id, n, pk.len);
+	pack_free(&pk);
+}
+
+void
+claim_upload_run(const struct claim_job *j, struct claim_outcome *o)
+{
+	claim_upload_checkin(&j->store, j->tenant, j->bodies, j->nbodies,
+	    j->timeout_ms, o);
+}
