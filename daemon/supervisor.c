@@ -63,6 +63,8 @@ struct child {
 	enum child_state state;
 	struct chan	*chan;
 	uint64_t	 started;	/* mono ms */
+	int		 killed;	/* by us, at an attempt's deadline:
+					 * not a crash, no throttle */
 };
 
 /* A slot of a pool: who fills it and its throttle. */
@@ -194,8 +196,10 @@ supervisor_kill(uint32_t serial)
 {
 	struct child *c = child_find(serial);
 
-	if (c != NULL)
+	if (c != NULL) {
+		c->killed = 1;
 		kill(c->pid, SIGKILL);
+	}
 }
 
 static void
@@ -523,12 +527,16 @@ child_reap(struct child *c, int status)
 	struct pool *p = &pools[c->kind];
 	struct slot *sl = NULL;
 	uint64_t lived = time_mono_ms() - c->started;
-	int i, k;
+	int i, k, killed;
 
 	for (i = 0; i < p->nslots; i++)
 		if (p->slots[i]->serial == c->serial)
 			sl = p->slots[i];
-	if (WIFSIGNALED(status))
+	if (c->killed)
+		log_debug("supervisor: %s %u.%u pid %d killed at its "
+		    "attempt's deadline", p->name, c->gen, c->index,
+		    (int)c->pid);
+	else if (WIFSIGNALED(status))
 		log_warnx("supervisor: %s %u.%u pid %d killed by signal %d",
 		    p->name, c->gen, c->index, (int)c->pid, WTERMSIG(status));
 	else if (WEXITSTATUS(status) != 0)
@@ -538,6 +546,7 @@ child_reap(struct child *c, int status)
 		log_debug("supervisor: %s %u.%u pid %d exited", p->name,
 		    c->gen, c->index, (int)c->pid);
 
+	killed = c->killed;
 	if (c->kind == KIND_DELIVER)
 		pipeline_worker_gone(c->serial);
 	if (c->chan != NULL)
@@ -550,7 +559,7 @@ child_reap(struct child *c, int status)
 	if (sl == NULL || env->draining)
 		return;
 	sl->serial = 0;
-	if (lived >= SUPERVISOR_STABLE_MS) {
+	if (lived >= SUPERVISOR_STABLE_MS || killed) {
 		sl->delay_ms = 0;
 		child_spawn_slot(sl);
 		return;
