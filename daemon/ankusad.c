@@ -65,7 +65,7 @@ static void	usage(void) __attribute__((noreturn));
 static struct conf *load_config(const char *, char **, size_t *,
 		    struct conf_errors *);
 static void	print_errors(FILE *, const struct conf_errors *);
-static int	open_listener(const char *, uint16_t);
+static int	open_listener(const char *, const char *, uint16_t);
 static void	lock_data_dir(const char *);
 static void	signal_cb(evutil_socket_t, short, void *);
 static void	checkpoint_cb(evutil_socket_t, short, void *);
@@ -113,7 +113,7 @@ load_config(const char *path, char **textp, size_t *lenp,
 }
 
 static int
-open_listener(const char *ip, uint16_t port)
+open_listener(const char *what, const char *ip, uint16_t port)
 {
 	struct addrinfo hints, *res;
 	char portstr[8];
@@ -125,16 +125,16 @@ open_listener(const char *ip, uint16_t port)
 	hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE | AI_NUMERICSERV;
 	snprintf(portstr, sizeof(portstr), "%u", port);
 	if ((rc = getaddrinfo(ip, portstr, &hints, &res)) != 0)
-		fatalx("http.ip %s: %s", ip, gai_strerror(rc));
+		fatalx("%s %s: %s", what, ip, gai_strerror(rc));
 	fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC |
 	    SOCK_NONBLOCK, 0);
 	if (fd == -1)
-		fatal("ingest listener: socket");
+		fatal("%s listener: socket", what);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
 	if (bind(fd, res->ai_addr, res->ai_addrlen) == -1)
-		fatal("ingest listener: bind %s port %u", ip, port);
+		fatal("%s listener: bind %s port %u", what, ip, port);
 	if (listen(fd, 1024) == -1)
-		fatal("ingest listener: listen");
+		fatal("%s listener: listen", what);
 	freeaddrinfo(res);
 	return fd;
 }
@@ -253,6 +253,7 @@ shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 		    env->conf->dispatch.attempt_timeout_ms + SHUTDOWN_GRACE_MS)
 			return;
 		supervisor_retire(KIND_DELIVER);
+		supervisor_retire(KIND_GATEWAY);
 		delivers_retired = 1;
 		shutdown_started = time_mono_ms();
 		return;
@@ -306,6 +307,7 @@ main(int argc, char *argv[])
 
 	env = &ankusad_env;
 	env->listen_fd = -1;
+	env->claim_fd = -1;
 	env->store_ok = 1;
 	while ((ch = getopt(argc, argv, "c:dnvV")) != -1) {
 		switch (ch) {
@@ -364,8 +366,13 @@ main(int argc, char *argv[])
 	if ((env->store = store_open(env->conf->data_dir, err, sizeof(err))) ==
 	    NULL)
 		fatalx("store: %s", err);
-	env->listen_fd = open_listener(env->conf->http.ip,
+	env->listen_fd = open_listener("http", env->conf->http.ip,
 	    env->conf->http.port);
+	/* The claim gateway's listener, served by ankusa-gateway children
+	 * (the master reads no blob store). */
+	if (env->conf->claim_check.enabled)
+		env->claim_fd = open_listener("claim_check",
+		    env->conf->claim_check.ip, env->conf->claim_check.port);
 
 	if ((env->base = event_base_new()) == NULL)
 		fatalx("event_base_new");

@@ -24,6 +24,7 @@ struct ankusad {
 	const char		*conf_path;	/* NULL: the embedded default */
 	struct store		*store;
 	int			 listen_fd;	/* ingest listener, passed to edges */
+	int			 claim_fd;	/* claim gateway listener, or -1 */
 	int			 foreground;	/* -d */
 	int			 verbose;
 	int			 draining;	/* SIGTERM or drain: no new work */

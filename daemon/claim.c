@@ -24,6 +24,7 @@
 #include "job.h"
 #include "log.h"
 #include "msg.h"
+#include "pack.h"
 #include "store.h"
 
 #define CLAIM_MAX_WAITERS	CONF_MAX_SINKS
@@ -148,7 +149,10 @@ claim_next_job(struct msg *m, uint64_t job_id)
 	    p = TAILQ_NEXT(p, entry)) {
 		if (p->job != 0 || strcmp(p->tenant, first->tenant) != 0)
 			continue;
-		if (n > 0 && bytes + p->size > c->claim_check.pack_max_bytes)
+		/* pack_max_bytes bounds the pack: bodies and their ZIP
+		 * framing (one larger body still goes, alone). */
+		if (n > 0 && bytes + p->size + PACK_CLAIM_OVERHEAD +
+		    PACK_FIXED_OVERHEAD > c->claim_check.pack_max_bytes)
 			break;
 		if ((rc = store_hook_get(env->store, p->seq, &recs[n])) != 0) {
 			/* Gone or unreadable: its rows go on and meet it. */
@@ -160,7 +164,7 @@ claim_next_job(struct msg *m, uint64_t job_id)
 		}
 		bodies[n].data = recs[n].hook.body;
 		bodies[n].len = recs[n].hook.body_len;
-		bytes += recs[n].hook.body_len;
+		bytes += recs[n].hook.body_len + PACK_CLAIM_OVERHEAD;
 		p->job = job_id;
 		n++;
 	}
@@ -208,6 +212,8 @@ claim_done(uint64_t job_id, const struct claim_outcome *o,
 			ok = 0;
 		i++;
 	}
+	if (ok && i != o->nurns)
+		ok = 0;		/* not one URN per body: trust none */
 	if (sb != NULL) {
 		if (!ok)
 			store_batch_abort(sb);

@@ -1106,6 +1106,12 @@ batch_send(struct batcher_req *req, struct worker *w)
 			w->state = WORKER_RETIRING;
 		} else {
 			msg_free(&m);
+			metrics_add("ankusa_dispatch_batches_total", 1, "sink",
+			    src->sinks[bound].type == SINK_SQS ? "sqs" :
+			    "google_pubsub", NULL);
+			metrics_add("ankusa_dispatch_batch_entries_total", n,
+			    "sink", src->sinks[bound].type == SINK_SQS ? "sqs" :
+			    "google_pubsub", NULL);
 			w->state = WORKER_BUSY;
 			w->job = req->id;
 			w->req = req;

@@ -88,7 +88,10 @@ static struct child	*children[SUPERVISOR_MAX_CHILDREN];
 static struct pool	 pools[KIND_MAX] = {
 	[KIND_EDGE] = { "ankusa-edge", "edge", { NULL }, 0, 0 },
 	[KIND_DELIVER] = { "ankusa-deliver", "deliver", { NULL }, 0, 0 },
+	[KIND_GATEWAY] = { "ankusa-gateway", "gateway", { NULL }, 0, 0 },
 };
+
+#define SUPERVISOR_GATEWAYS	2
 static uint32_t		 next_serial = 1;
 static struct event	*ev_sigchld;
 
@@ -261,7 +264,8 @@ child_spawn_slot(struct slot *sl)
 		return;
 	}
 	fds[0] = sv[1];
-	fds[1] = sl->kind == KIND_EDGE ? env->listen_fd : -1;
+	fds[1] = sl->kind == KIND_EDGE ? env->listen_fd :
+	    sl->kind == KIND_GATEWAY ? env->claim_fd : -1;
 	fds[2] = conffd;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("supervisor");
@@ -347,15 +351,23 @@ void
 supervisor_new_generation(void)
 {
 	struct pool *p = &pools[KIND_EDGE];
-	int i;
+	int i, k;
 
-	/* Old edges: finish what is in hand, then exit. */
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
-		if (children[i] != NULL && children[i]->kind == KIND_EDGE)
-			child_retire(children[i]);
-	pool_resize(KIND_EDGE, 0);
-	p->gen++;
+	/* Old edges and gateways: finish what is in hand, then exit; the
+	 * new generation reads the new config. */
+	for (k = KIND_EDGE; k <= KIND_GATEWAY; k++) {
+		if (k == KIND_DELIVER)
+			continue;
+		for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+			if (children[i] != NULL && children[i]->kind ==
+			    (enum child_kind)k)
+				child_retire(children[i]);
+		pool_resize(k, 0);
+		pools[k].gen++;
+	}
 	pool_resize(KIND_EDGE, env->conf->http.workers);
+	if (env->claim_fd != -1 && env->conf->claim_check.enabled)
+		pool_resize(KIND_GATEWAY, SUPERVISOR_GATEWAYS);
 	/* Deliver processes carry no config of their own (each job brings
 	 * its sink's options): the pool only follows the concurrency. */
 	if (pools[KIND_DELIVER].gen == 0)

@@ -14,6 +14,7 @@ struct msg;
 enum child_kind {
 	KIND_EDGE = 0,
 	KIND_DELIVER,
+	KIND_GATEWAY,		/* the claim gateway, when claim_check is set */
 	KIND_MAX
 };
 

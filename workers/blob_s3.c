@@ -329,13 +329,15 @@ blob_s3_request(struct blob_store *bs, const char *method, const char *key,
 			fatalx("curl_slist_append");
 		hdrs = h;
 	}
+	/*
+	 * Not the form type POSTFIELDS implies.  Every header given here is
+	 * signed, so none may be a removal ("Expect:"): curl would sign a
+	 * header it never sends.  The Expect: 100-continue curl adds to a
+	 * large body is unsigned, which S3 allows.
+	 */
 	if (strcmp(method, "PUT") == 0) {
-		/* Not the form type POSTFIELDS implies; no 100-continue. */
 		if ((h = curl_slist_append(hdrs, "Content-Type: "
 		    "application/octet-stream")) == NULL)
-			fatalx("curl_slist_append");
-		hdrs = h;
-		if ((h = curl_slist_append(hdrs, "Expect:")) == NULL)
 			fatalx("curl_slist_append");
 		hdrs = h;
 	}

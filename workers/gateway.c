@@ -17,7 +17,7 @@
  *     404 {"error":"not_found"}: no such pack, position or claim (and
  *         any other path)
  *     503 {"error":"store_unavailable"}, Retry-After: 1: the store failed
- *   other methods: 405 (evhttp).
+ *   other methods: 405 {"error":"method_not_allowed"}, Allow: GET, HEAD
  *
  * A Range header with several ranges, another unit or bad syntax is
  * ignored (RFC 9110 allows it): the answer is a 200 with the whole claim.
@@ -209,7 +209,12 @@ main(int argc, char *argv[])
 		fatalx("event_base_new");
 	if ((http = evhttp_new(base)) == NULL)
 		fatalx("evhttp_new");
-	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	/* Every method reaches us, so that the others get a 405, not
+	 * evhttp's 501; none may bring a body. */
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD |
+	    EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
+	    EVHTTP_REQ_PATCH);
 	evhttp_set_timeout(http, GATEWAY_TIMEOUT);
 	evhttp_set_max_headers_size(http, GATEWAY_MAX_HEADERS);
 	evhttp_set_max_body_size(http, 0);
@@ -425,6 +430,10 @@ gateway_error(struct evhttp_request *req, int status, const char *error)
 	case 404:
 		reason = "Not Found";
 		break;
+	case 405:
+		reason = "Method Not Allowed";
+		evhttp_add_header(oh, "Allow", "GET, HEAD");
+		break;
 	default:
 		reason = "Service Unavailable";
 		evhttp_add_header(oh, "Retry-After", "1");
@@ -465,6 +474,10 @@ gateway_request(struct evhttp_request *req, void *arg)
 
 	inflight++;
 	evhttp_request_set_on_complete_cb(req, gateway_complete, NULL);
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET && !head) {
+		gateway_error(req, 405, "method_not_allowed");
+		return;
+	}
 
 	/* /v1/claims/{tenant}/{claim_id}, nothing more, nothing less. */
 	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
@@ -508,7 +521,7 @@ gateway_request(struct evhttp_request *req, void *arg)
 		break;
 	case PACK_NOTFOUND:
 		log_debug("claim %s/%s: not found (%s)", claim.tenant, claim.id,
-		    rd.err[0] != '\0' ? rd.err : "no such position");
+		    rd.err[0] != '\0' ? rd.err : "not in its pack");
 		gateway_error(req, 404, "not_found");
 		return;
 	case PACK_DAMAGED:
