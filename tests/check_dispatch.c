@@ -1429,6 +1429,156 @@ START_TEST(test_drain)
 }
 END_TEST
 
+/* --- batching sinks --- */
+
+#define SQS \
+	"sources:\n" \
+	"  q: {sinks: [{type: sqs, queue_url: \"http://127.0.0.1:9/1/q\"}]}\n"
+
+/* What the fake batcher took: job ids in order; room: how many more it
+ * takes (-1: no bound). */
+static uint64_t	batched_jobs[256];
+static size_t	nbatched;
+static int	batch_room;
+
+static int
+fake_batch_add(void *arg, struct drow *r)
+{
+	if (batch_room == 0)
+		return -1;
+	if (batch_room > 0)
+		batch_room--;
+	ck_assert_uint_lt(nbatched, 256);
+	batched_jobs[nbatched++] = r->job;
+	return 0;
+}
+
+static void
+mk_batching(const char *dkeys)
+{
+	struct dispatch_ops ops;
+
+	fake_init();
+	fake_ops(&ops);
+	ops.batch_add = fake_batch_add;
+	nbatched = 0;
+	batch_room = -1;
+	cf = parse(dkeys, SQS);
+	d = dispatch_new(cf, &ops);
+}
+
+/* Batched attempts count against no concurrency: 30 rows go to the
+ * batcher with concurrency 2 and sink_concurrency 1; none is started as a
+ * job of its own. */
+START_TEST(test_batch_not_counted)
+{
+	struct dispatch_stats st;
+	int k;
+
+	mk_batching("  concurrency: 2\n  sink_concurrency: 1\n" RETRY);
+	for (k = 0; k < 30; k++)
+		fake_add("a", "q", 0, MODULE_SQS, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(nbatched, 30);
+	ck_assert_uint_eq(fake.njobs, 0);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.batched, 30);
+	ck_assert_uint_eq(st.running, 0);
+	ck_assert_uint_eq(st.claimed, 30);
+	done();
+}
+END_TEST
+
+/* Each entry settles its own row on its own result. */
+START_TEST(test_batch_per_entry_settle)
+{
+	struct dispatch_stats st;
+	struct frow *rows[12];
+	const struct fsettle *se;
+	size_t i;
+	int k;
+
+	mk_batching("  breaker_failures: 0\n" RETRY);
+	for (k = 0; k < 12; k++)
+		rows[k] = fake_add("a", "q", 0, MODULE_SQS, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(nbatched, 12);
+	for (i = 0; i < nbatched; i++)
+		dispatch_outcome(d, batched_jobs[i], i < 10 ? ATTEMPT_OK :
+		    i == 10 ? ATTEMPT_PERMANENT : ATTEMPT_ERROR, 0,
+		    i == 10 ? "sqs InvalidMessageContents" : "sqs http 503",
+		    T0 + 5);
+	ck_assert_uint_eq(fake_flush(d), 12);
+	for (k = 0; k < 10; k++)
+		ck_assert_int_eq(rows[k]->live, 0);
+	ck_assert_int_eq(rows[10]->dead, 1);
+	ck_assert_str_eq(rows[10]->reason,
+	    "permanent:sqs InvalidMessageContents");
+	ck_assert_int_eq(rows[11]->live, 1);
+	ck_assert_int_eq(rows[11]->dead, 0);
+	ck_assert_uint_eq(rows[11]->row.attempts, 1);
+	ck_assert_uint_eq(rows[11]->row.due, T0 + 5 + 100);
+	se = last_settle(rows[11]->seq);
+	ck_assert_int_eq(se->kind, SETTLE_RESCHEDULE);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 0);
+	ck_assert_uint_eq(st.batched, 0);
+	done();
+}
+END_TEST
+
+/* A full batcher leaves the rows claimed and queued; they go once it has
+ * room again. */
+START_TEST(test_batch_full_waits)
+{
+	struct dispatch_stats st;
+	int k;
+
+	mk_batching(RETRY);
+	batch_room = 5;
+	for (k = 0; k < 8; k++)
+		fake_add("a", "q", 0, MODULE_SQS, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(nbatched, 5);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.queued, 3);
+	ck_assert_uint_eq(st.claimed, 8);
+	batch_room = -1;
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(nbatched, 8);
+	done();
+}
+END_TEST
+
+/* Batched entries move their own key's breaker: three failures open it,
+ * and rows claimed while it is open are parked, never batched. */
+START_TEST(test_batch_breaker)
+{
+	struct breaker b;
+	size_t i, before;
+	int k;
+
+	mk_batching(RETRY);
+	for (k = 0; k < 3; k++)
+		fake_add("a", "q", 0, MODULE_SQS, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(nbatched, 3);
+	for (i = 0; i < 3; i++)
+		dispatch_outcome(d, batched_jobs[i], ATTEMPT_ERROR, 0,
+		    "sqs http 503", T0 + 1);
+	fake_flush(d);
+	get_breaker("a", "q", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	before = nbatched;
+	for (k = 0; k < 4; k++)
+		fake_add("a", "q", 0, MODULE_SQS, T0, 100);
+	dispatch_run(d, T0 + 2);
+	ck_assert_uint_eq(nbatched, before);
+	ck_assert_uint_ge(fake_flush(d), 4);	/* parked */
+	done();
+}
+END_TEST
+
 static Suite *
 dispatch_suite(void)
 {
@@ -1492,6 +1642,13 @@ dispatch_suite(void)
 	ADD_LOOP(tc, test_wake, wakes);
 	tcase_add_test(tc, test_stop);
 	tcase_add_test(tc, test_drain);
+	suite_add_tcase(s, tc);
+		tc = tcase_create("batching");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_test(tc, test_batch_not_counted);
+	tcase_add_test(tc, test_batch_per_entry_settle);
+	tcase_add_test(tc, test_batch_full_waits);
+	tcase_add_test(tc, test_batch_breaker);
 	suite_add_tcase(s, tc);
 	return s;
 }
