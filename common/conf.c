@@ -491,8 +491,10 @@ static const struct conf_key conftab[] = {
 	{ .name = "dispatch.tenants", .type = T_MAPOF, .obj = O_TENANT,
 	  .doc = "Per-tenant windows, so that one tenant's backlog cannot "
 	    "take every slot.  The entry named default applies to every "
-	    "tenant without one; its unset fields are the global values, "
-	    "and a tenant's unset fields are the default entry's." },
+	    "tenant without one; its unset fields are a share of the global "
+	    "window (a quarter of max_inflight and max_inflight_bytes, three "
+	    "quarters of concurrency), so that a slow tenant never fills the "
+	    "whole of it; a tenant's unset fields are the default entry's." },
 	{ .name = "dispatch.tenants.*", .type = T_SECTION,
 	  .doc = "The window of one tenant, or of every other tenant "
 	    "(default)." },
@@ -2404,13 +2406,22 @@ cfinish(struct cparse *p, yaml_node_t *root)
 			    cf->dispatch.breaker_max_open_ms);
 	}
 
-	/* Tenant windows: unset fields inherit. */
+	/*
+	 * Tenant windows: unset fields inherit.  The default tenant window
+	 * is a share of the global one (a quarter of the rows and bytes,
+	 * three quarters of the attempts), so that a tenant whose sink is
+	 * slow fills its own window and never the whole global window: the
+	 * others always find room to claim and slots to run.
+	 */
 	if (td->max_inflight == 0)
-		td->max_inflight = cf->dispatch.max_inflight;
+		td->max_inflight = cf->dispatch.max_inflight / 4 > 0 ?
+		    cf->dispatch.max_inflight / 4 : 1;
 	if (td->max_inflight_bytes == 0)
-		td->max_inflight_bytes = cf->dispatch.max_inflight_bytes;
+		td->max_inflight_bytes = cf->dispatch.max_inflight_bytes / 4 > 0 ?
+		    cf->dispatch.max_inflight_bytes / 4 : 1;
 	if (td->concurrency == 0)
-		td->concurrency = cf->dispatch.concurrency;
+		td->concurrency = cf->dispatch.concurrency * 3 / 4 > 0 ?
+		    cf->dispatch.concurrency * 3 / 4 : 1;
 	for (i = 0; i < cf->dispatch.ntenants; i++) {
 		tw = &cf->dispatch.tenants[i];
 		if (tw->max_inflight == 0)

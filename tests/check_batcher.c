@@ -594,7 +594,7 @@ START_TEST(test_ids)
 {
 	struct batcher_limits lim = base;
 	struct batcher *bt = batcher_new();
-	struct batcher_req *taken[64];
+	struct batcher_req *taken[65];
 	uint64_t j;
 	size_t i, k, n = 0;
 

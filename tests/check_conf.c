@@ -160,8 +160,11 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cf->dispatch.retry.max_attempts, 84);
 	ck_assert_int_eq(cf->dispatch.retry.jitter, 1);
 	ck_assert_uint_eq(cf->dispatch.retry.max_elapsed_ms, 86400000);
-	ck_assert_uint_eq(cf->dispatch.tenant_default.max_inflight, 4096);
-	ck_assert_uint_eq(cf->dispatch.tenant_default.concurrency, 32);
+	/* A tenant's default window: a share of the global one. */
+	ck_assert_uint_eq(cf->dispatch.tenant_default.max_inflight, 1024);
+	ck_assert_uint_eq(cf->dispatch.tenant_default.max_inflight_bytes,
+	    33554432);
+	ck_assert_uint_eq(cf->dispatch.tenant_default.concurrency, 24);
 	ck_assert_int_eq(cf->claim_check.enabled, 0);
 	ck_assert_uint_eq(cf->claim_check.port, 4001);
 	ck_assert_str_eq(cf->claim_check.ip, "127.0.0.1");
@@ -1003,11 +1006,11 @@ START_TEST(test_tenants)
 	ck_assert_str_eq(tw->tenant, "acme");
 	ck_assert_uint_eq(tw->max_inflight, 10);
 	ck_assert_uint_eq(tw->concurrency, 4);
-	ck_assert_uint_eq(tw->max_inflight_bytes, 134217728);
+	ck_assert_uint_eq(tw->max_inflight_bytes, 33554432);
 	tw = conf_tenant_window(cf, "other");
 	ck_assert_ptr_null(tw->tenant);
 	ck_assert_uint_eq(tw->concurrency, 4);
-	ck_assert_uint_eq(tw->max_inflight, 4096);
+	ck_assert_uint_eq(tw->max_inflight, 1024);
 	ck_assert_int_eq(cf->dispatch.ntenants, 1);
 	rl = conf_rate_limit(cf, "acme");
 	ck_assert_int_eq(rl->set, 1);
