@@ -45,6 +45,7 @@
 
 #define DISPATCH_HASH		4096	/* claimed-row buckets */
 #define RETRY_AFTER_CAP_MS	3600000	/* a sink's Retry-After, at most 1 h */
+#define CURSOR_MAX_AGE_MS	10000	/* a scan cursor starts over after */
 
 enum drow_state {
 	DROW_QUEUED = 1,	/* waiting for a slot in its key's queue */
@@ -105,6 +106,7 @@ static int		 scan_add_marked(const char *, void *);
 static uint32_t		 scan_claim(struct fair_tenant *, uint32_t, void *);
 static int		 scan_row(const unsigned char *, const struct store_row *,
 			    void *);
+static int		 scan_want(const unsigned char *, void *);
 static void		 claim_row(struct dispatch *, struct dtenant *,
 			    const unsigned char *, const struct store_row *);
 static int		 bind_row(struct dispatch *, struct drow *, char *,
@@ -284,6 +286,16 @@ dispatch_reconfigure(struct dispatch *d, const struct conf *conf)
 }
 
 void
+dispatch_hint(struct dispatch *d, uint64_t min_due)
+{
+	struct dtenant *t;
+
+	TAILQ_FOREACH(t, &d->tenants, all)
+		if (t->cur_set && t->cur_due >= min_due)
+			t->cur_set = 0;
+}
+
+void
 dispatch_stop(struct dispatch *d)
 {
 	d->stopped = 1;
@@ -404,6 +416,10 @@ bind_row(struct dispatch *d, struct drow *r, char *why, size_t len)
 static void
 settle_begin(struct dispatch *d, struct drow *r)
 {
+	/* A lane head's terminal settle promotes its next member, due at
+	 * its receive time: behind the tenant's cursor. */
+	if (r->row.state == STORE_ROW_HEAD)
+		r->t->cur_set = 0;
 	if (r->state == DROW_QUEUED) {
 		TAILQ_REMOVE(&r->q->queue, r, link);
 		r->q->nqueued--;
@@ -517,8 +533,10 @@ dispatch_settled(struct dispatch *d, const unsigned char *key, int ok)
 	d->st.claimed--;
 	d->st.claimed_bytes -= r->row.body_size;
 	/* A failed write leaves the row as it was in the store: it is due
-	 * again and the next scan claims it (at least once). */
-	(void)ok;
+	 * again, behind the cursor, and the next scan claims it (at least
+	 * once). */
+	if (!ok)
+		t->cur_set = 0;
 	free(r);
 	if (q != NULL)
 		sinkq_maybe_free(q);
@@ -646,6 +664,15 @@ dispatch_claim_release(struct dispatch *d, const unsigned char *key)
 	enqueue_row(d, r);
 }
 
+/* A claimed row is passed over by its key alone. */
+static int
+scan_want(const unsigned char *key, void *arg)
+{
+	struct scan *sc = arg;
+
+	return row_find(sc->d, key) == NULL;
+}
+
 static int
 scan_row(const unsigned char *key, const struct store_row *row, void *arg)
 {
@@ -667,6 +694,9 @@ scan_row(const unsigned char *key, const struct store_row *row, void *arg)
 	}
 	claim_row(d, sc->t, key, row);
 	sc->got++;
+	sc->t->cur_set = 1;
+	sc->t->cur_due = row->due;
+	memcpy(sc->t->cur_key, key, STORE_ROWKEY_LEN);
 	return 0;
 }
 
@@ -681,15 +711,26 @@ scan_claim(struct fair_tenant *ft, uint32_t want, void *arg)
 		st->t = tenant_get(d, st->name);
 	/* The lane sweep: once per visit, before the due rows, and only
 	 * while the node holds a member at all. */
-	if (!ft->reached && d->ops.lane_members(d->ops.arg) > 0)
-		(void)d->ops.lane_sweep(d->ops.arg, st->name, d->now);
+	if (!ft->reached && d->ops.lane_members(d->ops.arg) > 0 &&
+	    d->ops.lane_sweep(d->ops.arg, st->name, d->now) > 0)
+		st->t->cur_set = 0;	/* promoted heads are due in the past */
 	sc->t = st->t;
 	sc->want = want;
 	sc->got = 0;
 	sc->more = 0;
 	if (window_room(&st->t->win) == 0)
 		return 0;
-	if (d->ops.due_scan(d->ops.arg, st->name, d->now, scan_row, sc) == -1)
+	/* The cursor starts over when nothing of the tenant is claimed (a
+	 * scan from its first key is then cheap) and now and then, in case
+	 * a row became due behind it unseen (a clock step). */
+	if (st->t->cur_set && (st->t->win.rows == 0 ||
+	    d->now - st->t->cur_since > CURSOR_MAX_AGE_MS))
+		st->t->cur_set = 0;
+	if (!st->t->cur_set)
+		st->t->cur_since = d->now;
+	if (d->ops.due_scan(d->ops.arg, st->name, d->now, st->t->cur_due,
+	    st->t->cur_set ? st->t->cur_key : NULL, scan_want, scan_row,
+	    sc) == -1)
 		return 0;
 	st->t->exhausted = !sc->more;
 	return sc->got;

@@ -78,9 +78,13 @@ struct dispatch_ops {
 	/* Tenants with due keys, each with its earliest due time. */
 	int	(*due_tenants)(void *, int (*)(const char *, uint64_t, void *),
 		    void *);
-	/* A tenant's due rows with due <= now, in due order; the callback
-	 * returns non-zero to stop.  A NULL row: a due key without its row. */
-	int	(*due_scan)(void *, const char *, uint64_t,
+	/* A tenant's due rows with due <= now, in due order, from just
+	 * after (after_due, after_key) when after_key is not NULL; want(key)
+	 * may pass over a row unread (0); the callback returns non-zero to
+	 * stop.  A NULL row: a due key without its row. */
+	int	(*due_scan)(void *, const char *, uint64_t, uint64_t,
+		    const unsigned char *,
+		    int (*)(const unsigned char *, void *),
 		    int (*)(const unsigned char *, const struct store_row *,
 		    void *), void *);
 	/* The tenant's first due time after t: 1 and *due, or 0 if none. */
@@ -145,6 +149,10 @@ void	dispatch_settled(struct dispatch *, const unsigned char *key, int ok);
 /* The check-in of a row's hook ended (well or not): the row goes on to
  * its sink's queue. */
 void	dispatch_claim_release(struct dispatch *, const unsigned char *key);
+/* Rows were committed due at min_due or later: a tenant's scan cursor
+ * past it moves back (a hook received before others may commit after
+ * them). */
+void	dispatch_hint(struct dispatch *, uint64_t min_due);
 /* Draining: claim and start nothing more. */
 void	dispatch_stop(struct dispatch *);
 int	dispatch_is_claimed(struct dispatch *, const unsigned char *key);

@@ -128,6 +128,7 @@ op_due_tenants(void *arg, int (*cb)(const char *, uint64_t, void *),
 
 struct scan_ctx {
 	int	(*cb)(const unsigned char *, const struct store_row *, void *);
+	int	(*want)(const unsigned char *, void *);
 	void	*arg;
 };
 
@@ -155,13 +156,23 @@ scan_keys_cb(const unsigned char *duekey, size_t len, uint64_t due,
 }
 
 static int
-op_due_scan(void *arg, const char *tenant, uint64_t now,
+scan_want_cb(const unsigned char *rowkey, void *arg)
+{
+	struct scan_ctx *sc = arg;
+
+	return sc->want(rowkey, sc->arg);
+}
+
+static int
+op_due_scan(void *arg, const char *tenant, uint64_t now, uint64_t after_due,
+    const unsigned char *after_key, int (*want)(const unsigned char *, void *),
     int (*cb)(const unsigned char *, const struct store_row *, void *),
     void *cbarg)
 {
-	struct scan_ctx sc = { cb, cbarg };
+	struct scan_ctx sc = { cb, want, cbarg };
 
-	return store_due_scan_keys(env->store, tenant, now, scan_keys_cb, &sc);
+	return store_due_scan_from(env->store, tenant, now, after_due,
+	    after_key, want != NULL ? scan_want_cb : NULL, scan_keys_cb, &sc);
 }
 
 static int
@@ -431,8 +442,9 @@ turn_arm(void)
 }
 
 void
-pipeline_wake(void)
+pipeline_wake(uint64_t min_due)
 {
+	dispatch_hint(disp, min_due);
 	turn_arm();
 }
 

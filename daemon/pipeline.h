@@ -22,8 +22,9 @@ struct msg;
 struct dispatch_stats;
 
 void	pipeline_init(void);
-/* New hooks were committed: run the scheduler at the end of this turn. */
-void	pipeline_wake(void);
+/* New hooks were committed, their rows due at min_due or later: run the
+ * scheduler at the end of this turn. */
+void	pipeline_wake(uint64_t min_due);
 /* The config was swapped (reload): the spec's reconfigure. */
 void	pipeline_reconfigure(void);
 /* Draining: claim and start nothing more; attempts running finish. */

@@ -50,6 +50,13 @@ struct dtenant {
 	/* from the last scan */
 	int			 exhausted;	/* no unclaimed row was due */
 	uint64_t		 next_due;	/* its next due time after it */
+	/* The scan cursor: the due key of the last row claimed.  Rows
+	 * before it are claimed, so a scan starts after it instead of
+	 * reading its way past every claimed row again. */
+	int			 cur_set;
+	uint64_t		 cur_due;
+	unsigned char		 cur_key[12];
+	uint64_t		 cur_since;	/* set at, wall ms */
 };
 
 TAILQ_HEAD(dtenant_list, dtenant);

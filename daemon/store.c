@@ -2232,12 +2232,23 @@ store_due_scan_keys(struct store *st, const char *tenant, uint64_t now_ms,
     int (*cb)(const unsigned char *, size_t, uint64_t, const unsigned char *,
     const struct store_row *, void *), void *arg)
 {
+	return store_due_scan_from(st, tenant, now_ms, 0, NULL, NULL, cb, arg);
+}
+
+int
+store_due_scan_from(struct store *st, const char *tenant, uint64_t now_ms,
+    uint64_t after_due, const unsigned char *after_rk,
+    int (*want)(const unsigned char *, void *),
+    int (*cb)(const unsigned char *, size_t, uint64_t, const unsigned char *,
+    const struct store_row *, void *), void *arg)
+{
 	struct store_row r;
 	unsigned char key[STORE_KEY_MAX], rk[STORE_ROWKEY_LEN];
+	unsigned char start[STORE_KEY_MAX];
 	const unsigned char *krk;
 	const struct store_row *rp;
 	uint64_t due;
-	size_t plen, tlen, klen;
+	size_t plen, tlen, klen, slen = 0;
 	struct walk w;
 	int ret, rr;
 
@@ -2247,10 +2258,20 @@ store_due_scan_keys(struct store *st, const char *tenant, uint64_t now_ms,
 		    st->dir);
 		return -1;
 	}
-	walk_init(&w, st, NULL, T_DUE, tenant, plen + 1);
+	/* From the tenant's first due key, or just after the given one. */
+	if (after_rk != NULL && (slen = store_key_due(start, sizeof(start),
+	    tenant, after_due, after_rk)) > 0)
+		walk_init(&w, st, NULL, T_DUE, start, slen);
+	else {
+		slen = 0;
+		walk_init(&w, st, NULL, T_DUE, tenant, plen + 1);
+	}
 	while ((ret = walk_next(&w)) == 1) {
 		if (w.klen <= plen || memcmp(w.key, tenant, plen + 1) != 0)
 			break;
+		if (slen > 0 && w.klen == slen &&
+		    memcmp(w.key, start, slen) == 0)
+			continue;
 		if (due_parse(w.key, w.klen, &tlen, &due, &krk) == -1) {
 			log_warnx("store %s/due.db: damaged key of tenant %s "
 			    "skipped", st->dir, tenant);
@@ -2258,6 +2279,10 @@ store_due_scan_keys(struct store *st, const char *tenant, uint64_t now_ms,
 		}
 		if (due > now_ms)
 			break;
+		/* The caller may pass a key by its row key alone (a row it
+		 * has claimed): no row read, no pause of the walk. */
+		if (want != NULL && !want(krk, arg))
+			continue;
 		klen = w.klen;
 		memcpy(key, w.key, klen);
 		memcpy(rk, krk, STORE_ROWKEY_LEN);

@@ -430,6 +430,17 @@ int		 store_due_scan_keys(struct store *, const char *tenant,
 		    int (*cb)(const unsigned char *duekey, size_t duekeylen,
 		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN],
 		    const struct store_row *, void *), void *);
+/* As store_due_scan_keys, starting just after the due key (tenant,
+ * after_due, after_rk) when after_rk is not NULL; want, when not NULL, is
+ * asked first with each row key and may pass over it (0) without its row
+ * being read. */
+int		 store_due_scan_from(struct store *, const char *tenant,
+		    uint64_t now_ms, uint64_t after_due,
+		    const unsigned char *after_rk,
+		    int (*want)(const unsigned char *, void *),
+		    int (*cb)(const unsigned char *duekey, size_t duekeylen,
+		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
 /* 1 with the smallest due time over every tenant (O(tenants)), 0 when
  * nothing is due, -1 on a store error. */
 int		 store_oldest_due(struct store *, uint64_t *due);

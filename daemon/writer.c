@@ -710,7 +710,14 @@ writer_commit_batch(void)
 		if (!env->store_ok)
 			log_info("writer: store commits again");
 		env->store_ok = 1;
-		pipeline_wake();
+		{
+			uint64_t min_due = UINT64_MAX;
+
+			TAILQ_FOREACH(p, &batch, entry)
+				if (p->hook.received_at < min_due)
+					min_due = p->hook.received_at;
+			pipeline_wake(min_due);
+		}
 		log_debug("writer: committed %u hooks in %llu ms", n,
 		    (unsigned long long)(time_mono_ms() - t0));
 	}

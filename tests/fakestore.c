@@ -22,9 +22,10 @@ static int	 cmp_due(const void *, const void *);
 static int	 cmp_name(const void *, const void *);
 static int	 f_due_tenants(void *, int (*)(const char *, uint64_t, void *),
 		    void *);
-static int	 f_due_scan(void *, const char *, uint64_t,
-		    int (*)(const unsigned char *, const struct store_row *,
-		    void *), void *);
+static int	 f_due_scan(void *, const char *, uint64_t, uint64_t,
+		    const unsigned char *, int (*)(const unsigned char *,
+		    void *), int (*)(const unsigned char *,
+		    const struct store_row *, void *), void *);
 static int	 f_due_next(void *, const char *, uint64_t, uint64_t *);
 static uint64_t	 f_lane_members(void *);
 static int	 f_marked_tenants(void *, int (*)(const char *, void *),
@@ -168,7 +169,8 @@ f_due_tenants(void *arg, int (*cb)(const char *, uint64_t, void *),
 }
 
 static int
-f_due_scan(void *arg, const char *tenant, uint64_t now,
+f_due_scan(void *arg, const char *tenant, uint64_t now, uint64_t after_due,
+    const unsigned char *after_key, int (*want)(const unsigned char *, void *),
     int (*cb)(const unsigned char *, const struct store_row *, void *),
     void *cbarg)
 {
@@ -185,6 +187,13 @@ f_due_scan(void *arg, const char *tenant, uint64_t now,
 			v[n++] = fake.rows[i];
 	qsort(v, n, sizeof(*v), cmp_due);
 	for (i = 0; i < n; i++) {
+		/* The store's order: due, then row key. */
+		if (after_key != NULL && (v[i]->row.due < after_due ||
+		    (v[i]->row.due == after_due && memcmp(v[i]->key,
+		    after_key, STORE_ROWKEY_LEN) <= 0)))
+			continue;
+		if (want != NULL && !want(v[i]->key, cbarg))
+			continue;
 		row = v[i]->row;	/* a copy, as a cursor read gives */
 		if (cb(v[i]->key, &row, cbarg) != 0)
 			break;
