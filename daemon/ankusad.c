@@ -6,6 +6,7 @@
  * dispatch).  One libevent loop; signals arrive as libevent events.
  *
  *   ankusad [-c FILE] [-d] [-n] [-v] [-V]
+ *   ankusad -M		(writes ankusa.yml(5) from the key table)
  *
  * Exit codes: 0 after an orderly stop, 1 on a fatal error, 78 (EX_CONFIG)
  * on a bad configuration.
@@ -309,8 +310,12 @@ main(int argc, char *argv[])
 	env->listen_fd = -1;
 	env->claim_fd = -1;
 	env->store_ok = 1;
-	while ((ch = getopt(argc, argv, "c:dnvV")) != -1) {
+	while ((ch = getopt(argc, argv, "c:dMnvV")) != -1) {
 		switch (ch) {
+		case 'M':
+			/* The ankusa.yml(5) page, from the key table. */
+			conf_write_manpage(stdout);
+			return 0;
 		case 'c':
 			path = optarg;
 			env->conf_path = optarg;
