@@ -82,12 +82,70 @@ static int	batch_get_entry(struct msg *, struct batch_entry *,
 static int	batch_get_bodies(struct msg *, struct batch *,
 		    const uint64_t *, const uint64_t *);
 static void	batch_free_entry(struct batch_entry *);
+static void	claim_store_add(struct msg *, const struct claim_store *);
+static int	claim_store_get(struct msg *, struct claim_store *);
+static void	claim_store_free(struct claim_store *);
 
 static const char *job_result_names[JOB_RESULT_MAX] = {
 	[JOB_OK] = "ok",
 	[JOB_ERROR] = "error",
 	[JOB_PERMANENT] = "permanent",
 };
+
+static void
+claim_store_add(struct msg *m, const struct claim_store *s)
+{
+	msg_add_str(m, s->type);
+	msg_add_str(m, s->root);
+	msg_add_str(m, s->bucket);
+	msg_add_str(m, s->region);
+	msg_add_str(m, s->endpoint);
+	msg_add_str(m, s->access_key_id);
+	msg_add_str(m, s->secret_access_key);
+	msg_add_str(m, s->session_token);
+	msg_add_u64(m, s->pack_max_bytes);
+	msg_add_u32(m, s->retention_days);
+}
+
+static int
+claim_store_get(struct msg *m, struct claim_store *s)
+{
+	if (job_get_opt(m, &s->type) == -1 ||
+	    job_get_opt(m, &s->root) == -1 ||
+	    job_get_opt(m, &s->bucket) == -1 ||
+	    job_get_opt(m, &s->region) == -1 ||
+	    job_get_opt(m, &s->endpoint) == -1 ||
+	    job_get_opt(m, &s->access_key_id) == -1 ||
+	    job_get_opt(m, &s->secret_access_key) == -1 ||
+	    job_get_opt(m, &s->session_token) == -1 ||
+	    msg_get_u64(m, &s->pack_max_bytes) == -1 ||
+	    msg_get_u32(m, &s->retention_days) == -1)
+		return -1;
+	if (s->type == NULL || (strcmp(s->type, "local") != 0 &&
+	    strcmp(s->type, "s3") != 0)) {
+		m->err = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+claim_store_free(struct claim_store *s)
+{
+	free(s->type);
+	free(s->root);
+	free(s->bucket);
+	free(s->region);
+	free(s->endpoint);
+	free(s->access_key_id);
+	if (s->secret_access_key != NULL)
+		explicit_bzero(s->secret_access_key,
+		    strlen(s->secret_access_key));
+	free(s->secret_access_key);
+	if (s->session_token != NULL)
+		explicit_bzero(s->session_token, strlen(s->session_token));
+	free(s->session_token);
+}
 
 const char *
 job_result_name(enum job_result r)
@@ -543,6 +601,9 @@ batch_encode(struct msg *m, const struct batch *b)
 		msg_add_u64(m, e->bodylen);
 		total += e->bodylen;
 	}
+	msg_add_u8(m, b->claim != NULL);
+	if (b->claim != NULL)
+		claim_store_add(m, b->claim);
 	msg_add_u64(m, total);
 	if (total > JOB_MAX_BODY) {
 		msg_free(m);
@@ -606,6 +667,18 @@ batch_decode(struct msg *m, struct batch *b)
 				m->err = 1;
 				goto bad;
 			}
+	}
+	{
+		uint8_t has;
+
+		if (msg_get_u8(m, &has) == -1 || has > 1)
+			goto bad;
+		if (has) {
+			if ((b->claim = calloc(1, sizeof(*b->claim))) == NULL)
+				fatal("batch_decode");
+			if (claim_store_get(m, b->claim) == -1)
+				goto bad;
+		}
 	}
 	if (batch_get_bodies(m, b, off, len) == -1 || msg_end(m) == -1)
 		goto bad;
@@ -722,6 +795,10 @@ batch_free(struct batch *b)
 	free(b->entries);
 	free(b->bodies);
 	job_free_sink(&b->sink);
+	if (b->claim != NULL) {
+		claim_store_free(b->claim);
+		free(b->claim);
+	}
 	memset(b, 0, sizeof(*b));
 }
 
@@ -924,16 +1001,7 @@ claim_job_encode(struct msg *m, const struct claim_job *j)
 		return -1;
 	}
 	msg_init(m, MSG_CLAIM_JOB, j->id);
-	msg_add_str(m, s->type);
-	msg_add_str(m, s->root);
-	msg_add_str(m, s->bucket);
-	msg_add_str(m, s->region);
-	msg_add_str(m, s->endpoint);
-	msg_add_str(m, s->access_key_id);
-	msg_add_str(m, s->secret_access_key);
-	msg_add_str(m, s->session_token);
-	msg_add_u64(m, s->pack_max_bytes);
-	msg_add_u32(m, s->retention_days);
+	claim_store_add(m, s);
 	msg_add_str(m, j->tenant);
 	msg_add_u64(m, j->timeout_ms);
 	msg_add_u32(m, j->nbodies);
@@ -961,17 +1029,7 @@ claim_job_decode(struct msg *m, struct claim_job *j)
 
 	memset(j, 0, sizeof(*j));
 	j->id = m->id;
-	if (m->type != MSG_CLAIM_JOB ||
-	    job_get_opt(m, &s->type) == -1 ||
-	    job_get_opt(m, &s->root) == -1 ||
-	    job_get_opt(m, &s->bucket) == -1 ||
-	    job_get_opt(m, &s->region) == -1 ||
-	    job_get_opt(m, &s->endpoint) == -1 ||
-	    job_get_opt(m, &s->access_key_id) == -1 ||
-	    job_get_opt(m, &s->secret_access_key) == -1 ||
-	    job_get_opt(m, &s->session_token) == -1 ||
-	    msg_get_u64(m, &s->pack_max_bytes) == -1 ||
-	    msg_get_u32(m, &s->retention_days) == -1 ||
+	if (m->type != MSG_CLAIM_JOB || claim_store_get(m, s) == -1 ||
 	    job_get_str(m, &j->tenant) == -1 ||
 	    msg_get_u64(m, &j->timeout_ms) == -1 ||
 	    msg_get_u32(m, &n) == -1)
@@ -1021,21 +1079,7 @@ bad:
 void
 claim_job_free(struct claim_job *j)
 {
-	struct claim_store *s = &j->store;
-
-	free(s->type);
-	free(s->root);
-	free(s->bucket);
-	free(s->region);
-	free(s->endpoint);
-	free(s->access_key_id);
-	if (s->secret_access_key != NULL)
-		explicit_bzero(s->secret_access_key,
-		    strlen(s->secret_access_key));
-	free(s->secret_access_key);
-	if (s->session_token != NULL)
-		explicit_bzero(s->session_token, strlen(s->session_token));
-	free(s->session_token);
+	claim_store_free(&j->store);
 	free(j->tenant);
 	free(j->bodies);
 	free(j->buf);

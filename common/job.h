@@ -116,9 +116,15 @@ struct batch_entry {
 	size_t			 bodylen;
 };
 
+struct claim_store;
+
 struct batch {
 	uint64_t		 id;		/* the frame id */
 	struct sink_conf	 sink;		/* the sink's options, once */
+	/* The claim store, when claim_check is configured: a body above
+	 * inline_max_bytes whose hook has no claim reference (its pack
+	 * failed) is checked in by the attempt itself. */
+	struct claim_store	*claim;		/* NULL: none */
 	struct batch_entry	*entries;
 	uint32_t		 nentries;	/* 1..BATCH_MAX_ENTRIES */
 	unsigned char		*bodies;	/* decoded: all bodies, in order */

@@ -1030,6 +1030,7 @@ batch_send(struct batcher_req *req, struct worker *w)
 	const struct source_conf *src = NULL;
 	struct store_hook_rec *recs;
 	struct batch_entry *be;
+	struct claim_store cstore;
 	struct batch b;
 	struct drow *r;
 	struct msg m;
@@ -1095,6 +1096,10 @@ batch_send(struct batcher_req *req, struct worker *w)
 		memset(&b, 0, sizeof(b));
 		b.id = req->id;
 		b.sink = src->sinks[bound];
+		if (env->conf->claim_check.enabled) {
+			claim_store_from_conf(&cstore, env->conf);
+			b.claim = &cstore;
+		}
 		b.entries = be;
 		b.nentries = n;
 		if (batch_encode(&m, &b) == -1) {

@@ -731,6 +731,43 @@ START_TEST(test_batch_refused)
 }
 END_TEST
 
+/* A batch may carry the claim store, for the attempt's own check-in. */
+START_TEST(test_batch_claim_store)
+{
+	struct claim_store cs;
+	struct batch b, d;
+	struct msg m;
+
+	memset(&cs, 0, sizeof(cs));
+	cs.type = "s3";
+	cs.bucket = "claims";
+	cs.region = "eu-west-1";
+	cs.endpoint = "http://127.0.0.1:9";
+	cs.access_key_id = "AKIA";
+	cs.secret_access_key = "secret";
+	cs.pack_max_bytes = 16777216;
+	bsample(&b, SINK_SQS, 3, 5);
+	b.claim = &cs;
+	ck_assert_int_eq(batch_encode(&m, &b), 0);
+	ck_assert_int_eq(broundtrip(&m, &d), 0);
+	ck_assert_ptr_nonnull(d.claim);
+	ck_assert_str_eq(d.claim->type, "s3");
+	ck_assert_str_eq(d.claim->bucket, "claims");
+	ck_assert_str_eq(d.claim->secret_access_key, "secret");
+	ck_assert_ptr_null(d.claim->root);
+	ck_assert_uint_eq(d.claim->pack_max_bytes, 16777216);
+	batch_free(&d);
+	msg_free(&m);
+	/* A store of an unknown type is refused. */
+	cs.type = "ftp";
+	bsample(&b, SINK_SQS, 3, 5);
+	b.claim = &cs;
+	ck_assert_int_eq(batch_encode(&m, &b), 0);
+	ck_assert_int_eq(broundtrip(&m, &d), -1);
+	msg_free(&m);
+}
+END_TEST
+
 /* An entry's offset must follow the one before: patch the second entry's
  * offset in a hand-built frame. */
 START_TEST(test_batch_offsets)
@@ -766,6 +803,7 @@ START_TEST(test_batch_offsets)
 		msg_add_u64(&m, _i == 0 ? i * 2 : (i == 0 ? 0 : 1));
 		msg_add_u64(&m, 2);
 	}
+	msg_add_u8(&m, 0);	/* no claim store */
 	msg_add_u64(&m, 4);
 	msg_add_data(&m, "abcd", 4);
 	/* _i 0: right; 1: the second overlaps the first. */
@@ -860,6 +898,7 @@ job_suite(void)
 	    sizeof(brt_cases) / sizeof(brt_cases[0]));
 	tcase_add_loop_test(tc, test_batch_truncated, 0, 2);
 	tcase_add_test(tc, test_batch_refused);
+	tcase_add_test(tc, test_batch_claim_store);
 	tcase_add_loop_test(tc, test_batch_offsets, 0, 2);
 	tcase_add_test(tc, test_batch_outcome);
 	suite_add_tcase(s, tc);

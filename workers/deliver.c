@@ -86,6 +86,9 @@ static void	deliver_err(struct chan *, int, void *);
 static void	deliver_run_cb(evutil_socket_t, short, void *);
 static int	deliver_watch(void);
 static void	deliver_run_batch(void);
+static void	deliver_checkin(struct batch *);
+static int	deliver_needs_claim(const struct batch *,
+		    const struct batch_entry *);
 static void	deliver_run_claim(void);
 static const struct deliver_sink *deliver_sink(enum sink_type);
 
@@ -338,6 +341,74 @@ deliver_sink(enum sink_type type)
 	fatalx("deliver: sink type %d", (int)type);
 }
 
+static int
+deliver_needs_claim(const struct batch *b, const struct batch_entry *e)
+{
+	return e->bodylen > b->sink.inline_max_bytes &&
+	    (e->claim_ref == NULL || e->claim_ref[0] == '\0');
+}
+
+/*
+ * The spec's claim check fallback: when a pack failed, the first attempt
+ * checks the body in on its own, inside its deadline.  Entries above the
+ * sink's inline_max_bytes with no claim reference are checked in here,
+ * one pack per tenant; an entry whose check-in fails keeps no reference
+ * and its queue sink answers it as a transient failure.
+ */
+static void
+deliver_checkin(struct batch *b)
+{
+	struct claim_outcome co;
+	struct claim_body *bodies;
+	uint32_t *which, i, k, n;
+	const char *tenant;
+	char *tried;
+
+	if (b->claim == NULL)
+		return;
+	if ((bodies = calloc(b->nentries, sizeof(*bodies))) == NULL ||
+	    (which = calloc(b->nentries, sizeof(*which))) == NULL ||
+	    (tried = calloc(b->nentries, 1)) == NULL)
+		fatal("deliver_checkin");
+	for (i = 0; i < b->nentries; i++) {
+		if (tried[i] || !deliver_needs_claim(b, &b->entries[i]))
+			continue;
+		/* One pack for this entry's tenant and the others of it. */
+		tenant = b->entries[i].tenant;
+		for (n = 0, k = i; k < b->nentries; k++) {
+			struct batch_entry *f = &b->entries[k];
+
+			if (tried[k] || strcmp(f->tenant, tenant) != 0 ||
+			    !deliver_needs_claim(b, f))
+				continue;
+			tried[k] = 1;
+			bodies[n].data = f->body;
+			bodies[n].len = f->bodylen;
+			which[n++] = k;
+		}
+		memset(&co, 0, sizeof(co));
+		claim_upload_checkin(b->claim, tenant, bodies, n,
+		    b->sink.timeout_ms, &co);
+		if (co.result == JOB_OK && co.nurns == n) {
+			for (k = 0; k < n; k++) {
+				struct batch_entry *f = &b->entries[which[k]];
+
+				free(f->claim_ref);
+				if ((f->claim_ref = strdup(co.urns[k])) == NULL)
+					fatal("deliver_checkin");
+			}
+			log_info("batch %" PRIu64 ": %u bodies of %s checked in "
+			    "by the attempt", b->id, n, tenant);
+		} else
+			log_warnx("batch %" PRIu64 ": check-in of %u bodies of "
+			    "%s failed: %s", b->id, n, tenant, co.detail);
+		claim_outcome_free(&co);
+	}
+	free(bodies);
+	free(which);
+	free(tried);
+}
+
 /* Run the batch in hand and answer: one result per entry. */
 static void
 deliver_run_batch(void)
@@ -349,6 +420,7 @@ deliver_run_batch(void)
 
 	batch_outcome_init(&o, &batch);
 	start = time_mono_ms();
+	deliver_checkin(&batch);
 	deliver_sink(batch.sink.type)->batch(&batch, &o);
 	o.duration_ms = time_mono_ms() - start;
 	for (i = 0; i < o.n; i++) {

@@ -158,9 +158,10 @@ def _add_sink(w, sink):
         w.str(o)
 
 
-def batch_frame(bid, sink, entries):
+def batch_frame(bid, sink, entries, claim=None):
     """(frame bytes, bodies) of an MSG_BATCH_JOB; bodies go by memfd when
-    they total more than INLINE_MAX."""
+    they total more than INLINE_MAX.  claim: a claim store (the dicts of
+    test_claims.py) for the attempt's own check-in, or None."""
     w = Writer()
     _add_sink(w, sink)
     w.u32(len(entries))
@@ -175,6 +176,14 @@ def batch_frame(bid, sink, entries):
         w.str(e["claim_ref"]).str(e["order_key"])
         w.u64(off).u64(len(e["body"]))
         off += len(e["body"])
+    if claim is None:
+        w.u8(0)                 # no claim store: no check-in by the attempt
+    else:
+        w.u8(1)
+        for f in ("type", "root", "bucket", "region", "endpoint", "key",
+                  "secret", "token"):
+            w.str(claim[f])
+        w.u64(16777216).u32(claim["retention_days"])
     w.u64(off)
     bodies = b"".join(e["body"] for e in entries)
     if off <= INLINE_MAX:
@@ -277,8 +286,8 @@ class Deliver:
                                      "log:\n" + ankusa.tail(self.log.name))
             self.buf += d
 
-    def batch(self, bid, sink, entries, timeout=120):
-        data, bodies = batch_frame(bid, sink, entries)
+    def batch(self, bid, sink, entries, timeout=120, claim=None):
+        data, bodies = batch_frame(bid, sink, entries, claim=claim)
         self.send(data, bodies)
         t, _, mid, payload = self.recv(timeout)
         assert t == MSG["MSG_BATCH_OUTCOME"], "type %d" % t
