@@ -8,8 +8,10 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -120,4 +122,51 @@ proc_read_all(int fd, size_t *lenp)
 		return NULL;
 	*lenp = st.st_size;
 	return proc_read_fd(fd, st.st_size);
+}
+
+int
+proc_child_start(int argc, char *argv[], const char *progname,
+    const char *kind, uint32_t *gen, uint32_t *idx, int *verbose)
+{
+	char prefix[64], *end;
+	unsigned long v;
+	int ch, dflag = 0, gflag = 0, iflag = 0;
+
+	*verbose = 0;
+	while ((ch = getopt(argc, argv, "dg:i:v")) != -1) {
+		switch (ch) {
+		case 'd':
+			dflag = 1;
+			break;
+		case 'g':
+		case 'i':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
+			    v > UINT32_MAX)
+				return -1;
+			if (ch == 'g') {
+				*gen = v;
+				gflag = 1;
+			} else {
+				*idx = v;
+				iflag = 1;
+			}
+			break;
+		case 'v':
+			*verbose = 1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (optind != argc || !gflag || !iflag)
+		return -1;
+	log_init(progname, dflag);
+	snprintf(prefix, sizeof(prefix), "%s %" PRIu32 ".%" PRIu32, kind, *gen,
+	    *idx);
+	log_setprefix(prefix);
+	if (*verbose)
+		log_setlevel(LOG_LEVEL_DEBUG);
+	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The descriptors every child finds: */
 #define PROC_FD_CHAN	3	/* socketpair to the master */
@@ -21,6 +22,11 @@ pid_t	proc_spawn(const char *path, char *const argv[], const int *fds,
 	    int nfds);
 /* A memfd holding a copy of data; -1 with errno. */
 int	proc_memfd(const char *name, const void *data, size_t len);
+/* A child's start: parse its argv (-g GEN -i INDEX [-d] [-v]) and set up
+ * logging as "<kind> GEN.INDEX" (to stderr with -d, else syslog; debug
+ * with -v).  0, or -1 on a usage error (the caller prints its usage). */
+int	proc_child_start(int argc, char *argv[], const char *progname,
+	    const char *kind, uint32_t *gen, uint32_t *idx, int *verbose);
 /* Read exactly len bytes from offset 0 of fd into a new buffer (with a NUL
  * after them); NULL with errno on a short read. */
 char	*proc_read_fd(int fd, size_t len);

@@ -110,47 +110,12 @@ int
 main(int argc, char *argv[])
 {
 	struct msg m;
-	char prefix[64], *end;
-	unsigned long v;
 	uint32_t idx = 0;
-	int ch, dflag = 0, vflag = 0, gflag = 0, iflag = 0;
+	int vflag;
 
-	while ((ch = getopt(argc, argv, "dg:i:v")) != -1) {
-		switch (ch) {
-		case 'd':
-			dflag = 1;
-			break;
-		case 'g':
-		case 'i':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
-			    v > UINT32_MAX)
-				usage();
-			if (ch == 'g') {
-				gen = v;
-				gflag = 1;
-			} else {
-				idx = v;
-				iflag = 1;
-			}
-			break;
-		case 'v':
-			vflag = 1;
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind != argc || !gflag || !iflag)
+	if (proc_child_start(argc, argv, "ankusa-deliver", "deliver", &gen, &idx,
+	    &vflag) == -1)
 		usage();
-
-	log_init("ankusa-deliver", dflag);
-	snprintf(prefix, sizeof(prefix), "deliver %" PRIu32 ".%" PRIu32, gen,
-	    idx);
-	log_setprefix(prefix);
-	if (vflag)
-		log_setlevel(LOG_LEVEL_DEBUG);
 	deliver_config(PROC_FD_CONF, vflag);
 
 	/* A sink gone mid-write is an error value, not a signal. */

@@ -168,47 +168,14 @@ main(int argc, char *argv[])
 	struct conf_errors errs = { NULL, 0 };
 	struct msg m;
 	enum log_level lvl;
-	char prefix[64], *text, *end;
-	unsigned long v;
+	char *text;
 	uint32_t idx = 0;
 	size_t len;
-	int ch, dflag = 0, vflag = 0, gflag = 0, iflag = 0, i;
+	int vflag, i;
 
-	while ((ch = getopt(argc, argv, "dg:i:v")) != -1) {
-		switch (ch) {
-		case 'd':
-			dflag = 1;
-			break;
-		case 'g':
-		case 'i':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno != 0 || *optarg == '\0' || *end != '\0' ||
-			    v > UINT32_MAX)
-				usage();
-			if (ch == 'g') {
-				gen = v;
-				gflag = 1;
-			} else {
-				idx = v;
-				iflag = 1;
-			}
-			break;
-		case 'v':
-			vflag = 1;
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind != argc || !gflag || !iflag)
+	if (proc_child_start(argc, argv, "ankusa-edge", "edge", &gen, &idx,
+	    &vflag) == -1)
 		usage();
-
-	log_init("ankusa-edge", dflag);
-	snprintf(prefix, sizeof(prefix), "edge %" PRIu32 ".%" PRIu32, gen, idx);
-	log_setprefix(prefix);
-	if (vflag)
-		log_setlevel(LOG_LEVEL_DEBUG);
 
 	/* The exact text the master parsed, so both see one config. */
 	if ((text = proc_read_all(PROC_FD_CONF, &len)) == NULL) {
