@@ -107,7 +107,7 @@ int
 control_init(const char *path, mode_t mode, char *err, size_t errlen)
 {
 	struct sockaddr_un sun;
-	char dir[sizeof(sun.sun_path)], *slash;
+	char dir[sizeof(sun.sun_path)], *slash, ch;
 	int fd, probe;
 
 	memset(&sun, 0, sizeof(sun));
@@ -117,14 +117,26 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	/* Make the directory (one level) if missing. */
+	/* Make its directory, and the missing ones above it. */
 	snprintf(dir, sizeof(dir), "%s", path);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		char *p;
+
 		*slash = '\0';
-		if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
-			snprintf(err, errlen, "control.socket %s: mkdir %s: %s",
-			    path, dir, strerror(errno));
-			return -1;
+		for (p = dir + 1; ; p++) {
+			if (*p != '/' && *p != '\0')
+				continue;
+			ch = *p;
+			*p = '\0';
+			if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+				snprintf(err, errlen, "control.socket %s: "
+				    "mkdir %s: %s", path, dir,
+				    strerror(errno));
+				return -1;
+			}
+			*p = ch;
+			if (ch == '\0')
+				break;
 		}
 	}
 	/* A live socket means another daemon: refuse.  A dead one is stale. */
