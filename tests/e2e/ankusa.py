@@ -399,7 +399,13 @@ class Daemon:
             st, _, _ = get(self.port, "/health", timeout=1.0)
             if st != 200:
                 return False
-            return self.ctl("status", check=False)[0] == 0
+            rc, out, _ = self.ctl("status", check=False, json_out=True)
+            if rc != 0:
+                return False
+            # Every edge has said hello (a test that breaks edges on
+            # purpose may start with fewer: then health is enough).
+            return json.loads(out).get("edges", 0) >= \
+                self.http.get("workers", 1)
 
         while True:
             try:

@@ -33,7 +33,9 @@ def test_edge_sigkill_respawn():
     d = Daemon(workers=workers).start()
     gen = d.edges()
     assert len(gen) == workers, "edges %r, want %d" % (gen, workers)
-    assert d.status()["edges"] == workers
+    # Every edge has said hello (ready) a moment after its process runs.
+    wait_until(lambda: d.status()["edges"] == workers, 10, 0.05,
+               "%d edges ready" % workers)
 
     # Connections held mid-body (headers and half of the body sent).
     held = []
