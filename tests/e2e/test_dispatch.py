@@ -380,6 +380,10 @@ def test_breaker_opens_parks_and_recovers():
     assert 0 <= b["reopen_in_ms"] <= 1000, b
     # While open (and probing), rows are parked: the sink sees only the
     # probes -- one per open period, at most 3 in 2.5 s (500 then 1000 ms).
+    # Attempts already running when it opened still reach the sink (they
+    # were started, and run to their end): let them land first, well
+    # within the first 500 ms open period.
+    time.sleep(0.2)
     n0 = s.received("/down")
     per_id0 = {i: len(v) for i, v in by_id(s.records("/down")).items()}
     time.sleep(2.5)
