@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "log.h"
 #include "proc.h"
 
@@ -169,4 +170,35 @@ proc_child_start(int argc, char *argv[], const char *progname,
 	if (*verbose)
 		log_setlevel(LOG_LEVEL_DEBUG);
 	return 0;
+}
+
+struct conf *
+proc_child_conf(int verbose)
+{
+	struct conf_errors errs = { NULL, 0 };
+	enum log_level lvl;
+	struct conf *conf;
+	char *text;
+	size_t len;
+	int i;
+
+	/* The exact text the master parsed, so both see one config. */
+	if ((text = proc_read_all(PROC_FD_CONF, &len)) == NULL) {
+		log_warn("config: cannot read fd %d", PROC_FD_CONF);
+		exit(78);
+	}
+	if ((conf = conf_parse(text, len, "config", &errs)) == NULL) {
+		for (i = 0; i < errs.n; i++)
+			log_warnx("%s", errs.msgs[i]);
+		if (errs.n == 0)
+			log_warnx("config: refused without a reason");
+		conf_errors_free(&errs);
+		exit(78);
+	}
+	free(text);
+	close(PROC_FD_CONF);
+	if (!verbose && conf->log_level != NULL &&
+	    log_level_parse(conf->log_level, &lvl) == 0)
+		log_setlevel(lvl);
+	return conf;
 }

@@ -27,6 +27,11 @@ int	proc_memfd(const char *name, const void *data, size_t len);
  * with -v).  0, or -1 on a usage error (the caller prints its usage). */
 int	proc_child_start(int argc, char *argv[], const char *progname,
 	    const char *kind, uint32_t *gen, uint32_t *idx, int *verbose);
+/* The config text the master passed on PROC_FD_CONF, parsed (and the
+ * descriptor closed), log.level applied unless verbose; errors are logged
+ * and the child exits 78 (EX_CONFIG). */
+struct conf;
+struct conf *proc_child_conf(int verbose);
 /* Read exactly len bytes from offset 0 of fd into a new buffer (with a NUL
  * after them); NULL with errno on a short read. */
 char	*proc_read_fd(int fd, size_t len);

@@ -127,36 +127,16 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	struct conf_errors errs = { NULL, 0 };
 	struct msg m;
-	enum log_level lvl;
-	char err[BLOB_ERR_MAX], *text;
+	char err[BLOB_ERR_MAX];
 	uint32_t idx = 0;
-	size_t len;
-	int vflag, i;
+	int vflag;
 
 	if (proc_child_start(argc, argv, "ankusa-gateway", "gateway", &gen, &idx,
 	    &vflag) == -1)
 		usage();
 
-	/* The exact text the master parsed, so both see one config. */
-	if ((text = proc_read_all(PROC_FD_CONF, &len)) == NULL) {
-		log_warn("config: cannot read fd %d", PROC_FD_CONF);
-		exit(EX_CONFIG);
-	}
-	if ((conf = conf_parse(text, len, "config", &errs)) == NULL) {
-		for (i = 0; i < errs.n; i++)
-			log_warnx("%s", errs.msgs[i]);
-		if (errs.n == 0)
-			log_warnx("config: refused without a reason");
-		conf_errors_free(&errs);
-		exit(EX_CONFIG);
-	}
-	free(text);
-	close(PROC_FD_CONF);
-	if (!vflag && conf->log_level != NULL &&
-	    log_level_parse(conf->log_level, &lvl) == 0)
-		log_setlevel(lvl);
+	conf = proc_child_conf(vflag);
 	if (!conf->claim_check.enabled) {
 		log_warnx("config: no claim_check section, nothing to serve");
 		exit(EX_CONFIG);
