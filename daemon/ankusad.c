@@ -1,9 +1,10 @@
 /*
  * ankusad.c: the master.
  *
- * Owns the config, the store, the ingest listener and the control socket,
- * and supervises the children (edges now; deliver processes with
- * dispatch).  One libevent loop; signals arrive as libevent events.
+ * Owns the config, the store, the ingest and claim gateway listeners and
+ * the control socket, runs the writer and the dispatch scheduler, and
+ * supervises the children (edges, deliver processes, claim gateways).
+ * One libevent loop; signals arrive as libevent events.
  *
  *   ankusad [-c FILE] [-d] [-n] [-v] [-V]
  *   ankusad -M		(writes ankusa.yml(5) from the key table)

@@ -8,8 +8,9 @@
  * deliver process uploads as one pack (claim_next_job), and the URN that
  * comes back is stored with each hook, which keeps its body too, so every
  * sink and every retry reuses it (claim_done).  When a pack fails its rows
- * still go on: their queue sink answers "claim check-in missing" and the
- * row's next claim checks the hook in again.
+ * still go on: the deliver process checks their bodies in itself before it
+ * sends the request (workers/deliver.c, deliver_checkin), and without a
+ * claim store the queue sink answers "claim check-in missing".
  */
 #ifndef ANKUSA_CLAIM_H
 #define ANKUSA_CLAIM_H

@@ -1,8 +1,9 @@
 /*
  * control.c: the control socket; see control.h for the protocol.
  *
- * Commands: status, queue (source, limit), reload, drain.  Later
- * subsystems add theirs to control_cmds[].  Requests come from local
+ * Commands (control_cmds[]): status, queue, reload, drain, stats,
+ * quarantine, tick, pressure, breakers, dlq, dead-letter-source.
+ * Requests come from local
  * operators only (the socket's mode guards it), but are still read with
  * bounds: a line over CONTROL_MAX_LINE closes the connection.
  */

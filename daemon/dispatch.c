@@ -98,11 +98,13 @@ static uint64_t		 key_hash(const unsigned char *);
 static struct drow	*row_find(struct dispatch *, const unsigned char *);
 static void		 row_insert(struct dispatch *, struct drow *);
 static void		 row_remove(struct dispatch *, struct drow *);
+static struct dtenant	*tenant_find(struct dispatch *, const char *);
 static struct dtenant	*tenant_get(struct dispatch *, const char *);
 static void		 tenant_window(struct dispatch *, struct dtenant *);
 static void		 tenant_maybe_free(struct dispatch *, struct dtenant *);
 static int		 scan_add(const char *, uint64_t, void *);
 static int		 scan_add_marked(const char *, void *);
+static struct scan_tenant *scan_slot(struct scan *, const char *);
 static uint32_t		 scan_claim(struct fair_tenant *, uint32_t, void *);
 static int		 scan_row(const unsigned char *, const struct store_row *,
 			    void *);
@@ -181,13 +183,23 @@ dispatch_is_claimed(struct dispatch *d, const unsigned char *key)
 /* --- tenants --- */
 
 static struct dtenant *
-tenant_get(struct dispatch *d, const char *name)
+tenant_find(struct dispatch *d, const char *name)
 {
 	struct dtenant *t;
 
 	TAILQ_FOREACH(t, &d->tenants, all)
 		if (strcmp(t->name, name) == 0)
 			return t;
+	return NULL;
+}
+
+static struct dtenant *
+tenant_get(struct dispatch *d, const char *name)
+{
+	struct dtenant *t;
+
+	if ((t = tenant_find(d, name)) != NULL)
+		return t;
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		fatal("dispatch: tenant");
 	snprintf(t->name, sizeof(t->name), "%s", name);
@@ -455,6 +467,8 @@ settle_dead(struct dispatch *d, struct drow *r, const char *reason,
 	s.last_error = last_error != NULL ? last_error : r->row.last_error;
 	s.attempts = r->row.attempts;
 	s.dead_at = d->now;
+	s.source = r->row.source;
+	s.module = r->row.module;
 	d->st.dead++;
 	log_info("dispatch: hook seq %" PRIu64 " sink %s/%s#%u dead-lettered: "
 	    "%s", r->seq, r->row.tenant, r->row.source, r->row.sink_index,
@@ -545,18 +559,15 @@ dispatch_settled(struct dispatch *d, const unsigned char *key, int ok)
 
 /* --- claiming --- */
 
-static int
-scan_add(const char *tenant, uint64_t earliest, void *arg)
+/* The scan's entry of tenant, made with earliest UINT64_MAX if new. */
+static struct scan_tenant *
+scan_slot(struct scan *sc, const char *tenant)
 {
-	struct scan *sc = arg;
 	size_t i;
 
 	for (i = 0; i < sc->n; i++)
-		if (strcmp(sc->v[i].name, tenant) == 0) {
-			if (earliest < sc->v[i].earliest)
-				sc->v[i].earliest = earliest;
-			return 0;
-		}
+		if (strcmp(sc->v[i].name, tenant) == 0)
+			return &sc->v[i];
 	if (sc->n == sc->cap) {
 		sc->cap = sc->cap ? sc->cap * 2 : 64;
 		if ((sc->v = reallocarray(sc->v, sc->cap, sizeof(*sc->v))) ==
@@ -565,20 +576,24 @@ scan_add(const char *tenant, uint64_t earliest, void *arg)
 	}
 	memset(&sc->v[sc->n], 0, sizeof(sc->v[0]));
 	snprintf(sc->v[sc->n].name, sizeof(sc->v[0].name), "%s", tenant);
-	sc->v[sc->n].earliest = earliest;
-	sc->n++;
+	sc->v[sc->n].earliest = UINT64_MAX;
+	return &sc->v[sc->n++];
+}
+
+static int
+scan_add(const char *tenant, uint64_t earliest, void *arg)
+{
+	struct scan_tenant *s = scan_slot(arg, tenant);
+
+	if (earliest < s->earliest)
+		s->earliest = earliest;
 	return 0;
 }
 
 static int
 scan_add_marked(const char *tenant, void *arg)
 {
-	struct scan *sc = arg;
-
-	scan_add(tenant, UINT64_MAX, arg);
-	for (size_t i = 0; i < sc->n; i++)
-		if (strcmp(sc->v[i].name, tenant) == 0)
-			sc->v[i].marked = 1;
+	scan_slot(arg, tenant)->marked = 1;
 	return 0;
 }
 
@@ -842,10 +857,11 @@ uint64_t
 dispatch_run(struct dispatch *d, uint64_t now)
 {
 	struct scan sc;
+	struct scan_tenant *act, *s;
 	struct fair_tenant *ft;
 	uint64_t wake = UINT64_MAX, w, nd;
 	uint32_t page;
-	size_t i, start, next;
+	size_t i, k, n = 0, start, next;
 
 	if (d->stopped)
 		return UINT64_MAX;
@@ -860,89 +876,69 @@ dispatch_run(struct dispatch *d, uint64_t now)
 		(void)d->ops.marked_tenants(d->ops.arg, scan_add_marked, &sc);
 	qsort(sc.v, sc.n, sizeof(sc.v[0]), cmp_scan_tenant);
 
-	/* The tenants this scan visits: work due (or lanes to sweep), and
-	 * room in their window.  A tenant at its window is skipped. */
-	if ((ft = calloc(sc.n + 1, sizeof(*ft))) == NULL)
+	/* The tenants this scan visits, in name order: work due (or lanes to
+	 * sweep), and room in their window.  A tenant at its window is
+	 * skipped. */
+	if ((act = calloc(sc.n + 1, sizeof(*act))) == NULL ||
+	    (ft = calloc(sc.n + 1, sizeof(*ft))) == NULL)
 		fatal("dispatch: scan");
-	for (i = 0; i < sc.n; i++)
-		for (struct dtenant *t = TAILQ_FIRST(&d->tenants); t != NULL;
-		    t = TAILQ_NEXT(t, all))
-			if (strcmp(t->name, sc.v[i].name) == 0)
-				sc.v[i].t = t;
-	{
-		size_t n = 0;
-		struct scan_tenant *tmp;
+	for (i = 0; i < sc.n; i++) {
+		s = &sc.v[i];
+		s->t = tenant_find(d, s->name);
+		if (s->earliest > now && !s->marked)
+			continue;
+		if (s->t != NULL && window_room(&s->t->win) == 0)
+			continue;
+		act[n++] = *s;
+	}
+	for (i = 0; i < n; i++)
+		ft[i].name = act[i].name;
+	/* In scan order: the tenant the last page did not reach first. */
+	start = fair_start(ft, n, d->fair_first);
+	for (i = 0; i < n; i++) {
+		k = (start + i) % n;
+		ft[i].name = act[k].name;
+		ft[i].arg = &act[k];
+	}
+	page = window_room(&d->win);
+	if (page > d->conf->dispatch.batch)
+		page = d->conf->dispatch.batch;
+	(void)fair_page(ft, n, page, scan_claim, &sc, &next);
+	d->fair_first[0] = '\0';
+	if (next < n)
+		snprintf(d->fair_first, sizeof(d->fair_first), "%s",
+		    ft[next].name);
 
-		if ((tmp = calloc(sc.n + 1, sizeof(*tmp))) == NULL)
-			fatal("dispatch: scan");
-		for (i = 0; i < sc.n; i++) {
-			struct scan_tenant *s = &sc.v[i];
-
-			if (s->earliest > now && !s->marked)
-				continue;
-			if (s->t != NULL && window_room(&s->t->win) == 0)
-				continue;
-			tmp[n++] = *s;
-		}
-		start = 0;
-		for (i = 0; i < n; i++) {
-			ft[i].name = tmp[i].name;
-			ft[i].arg = &tmp[i];
-		}
-		start = fair_start(ft, n, d->fair_first);
-		/* Rotate so the tenant the last page did not reach is
-		 * first. */
-		{
-			struct fair_tenant *rot;
-
-			if ((rot = calloc(n + 1, sizeof(*rot))) == NULL)
-				fatal("dispatch: scan");
-			for (i = 0; i < n; i++)
-				rot[i] = ft[(start + i) % n];
-			page = window_room(&d->win);
-			if (page > d->conf->dispatch.batch)
-				page = d->conf->dispatch.batch;
-			(void)fair_page(rot, n, page, scan_claim, &sc, &next);
-			d->fair_first[0] = '\0';
-			if (next < n)
-				snprintf(d->fair_first, sizeof(d->fair_first),
-				    "%s", rot[next].name);
-			/* Wake-up: a tenant not reached, or one stopped by
-			 * its share, has more due now; an exhausted one at
-			 * its next due row. */
-			for (i = 0; i < n; i++) {
-				struct scan_tenant *s = rot[i].arg;
-
-				if (!rot[i].reached)
-					w = now;	/* next page */
-				else if (window_room(&s->t->win) == 0)
-					continue;	/* on an outcome */
-				else if (!s->t->exhausted)
-					w = now;
-				else if (d->ops.due_next(d->ops.arg, s->name,
-				    now, &nd) == 1)
-					w = nd;
-				else
-					continue;
-				if (w < wake)
-					wake = w;
-			}
-			free(rot);
-		}
-		/* Tenants with only future rows wake us at their first. */
-		for (i = 0; i < sc.n; i++) {
-			struct scan_tenant *s = &sc.v[i];
-
-			if (s->earliest <= now || s->earliest == UINT64_MAX)
-				continue;
-			if (s->t != NULL && window_room(&s->t->win) == 0)
-				continue;
-			if (s->earliest < wake)
-				wake = s->earliest;
-		}
-		free(tmp);
+	/* Wake-up: a tenant not reached, or one stopped by its share, has
+	 * more due now; an exhausted one at its next due row; a tenant at
+	 * its window only on an outcome. */
+	for (i = 0; i < n; i++) {
+		s = ft[i].arg;
+		if (!ft[i].reached)
+			w = now;	/* the next page */
+		else if (window_room(&s->t->win) == 0)
+			continue;
+		else if (!s->t->exhausted)
+			w = now;
+		else if (d->ops.due_next(d->ops.arg, s->name, now, &nd) == 1)
+			w = nd;
+		else
+			continue;
+		if (w < wake)
+			wake = w;
+	}
+	/* Tenants with only future rows wake us at their first. */
+	for (i = 0; i < sc.n; i++) {
+		s = &sc.v[i];
+		if (s->earliest <= now || s->earliest == UINT64_MAX)
+			continue;
+		if (s->t != NULL && window_room(&s->t->win) == 0)
+			continue;
+		if (s->earliest < wake)
+			wake = s->earliest;
 	}
 	free(ft);
+	free(act);
 	free(sc.v);
 	assign(d);
 	assign_batched(d);

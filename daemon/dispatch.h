@@ -55,6 +55,8 @@ struct dsettle {
 	const char		*last_error;	/* DEAD */
 	uint32_t		 attempts;	/* DEAD */
 	uint64_t		 dead_at;	/* DEAD */
+	const char		*source;	/* DEAD: for the counters */
+	uint8_t			 module;	/* DEAD */
 };
 
 /* A claimed row, as the glue sees it to start an attempt. */

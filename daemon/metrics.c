@@ -38,11 +38,6 @@ static struct family	*family(const char *);
 static int		 render(char *, size_t, const char *, int, va_list);
 static struct series	*lookup(const char *, int);
 
-void
-metrics_init(void)
-{
-}
-
 static uint64_t
 hash(const char *s)
 {

@@ -16,7 +16,6 @@
 
 #define METRICS_MAX_SERIES	1000
 
-void	 metrics_init(void);
 /* ankusa_ingest_requests_total{source_id,outcome} */
 void	 metrics_ingest(const char *source, const char *outcome);
 /* ankusa_ingest_refused_total{reason} */

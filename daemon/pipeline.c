@@ -55,7 +55,6 @@ struct worker {
 	int		 retiring;
 	uint64_t	 job;		/* busy: its job */
 	int		 reported;	/* busy: the outcome is in (timeout) */
-	uint64_t	 started;	/* mono ms */
 	uint8_t		 module;	/* busy: its sink's module */
 	struct batcher_req *req;	/* busy with a batch: its request */
 	int		 claim;		/* busy with a check-in job */
@@ -68,6 +67,7 @@ struct psettle {
 	struct store_row	 row;
 	char			 reason[STORE_ERROR_MAX + 1];
 	char			 last_error[STORE_ERROR_MAX + 1];
+	char			 source[STORE_NAME_MAX + 1];
 };
 
 /* An outcome the glue makes itself (timeouts, crashes, a hook gone). */
@@ -305,7 +305,6 @@ op_start(void *arg, struct drow *r)
 	w->job = r->job;
 	w->module = r->row.module;
 	w->reported = 0;
-	w->started = time_mono_ms();
 	tv.tv_sec = env->conf->dispatch.attempt_timeout_ms / 1000;
 	tv.tv_usec = (env->conf->dispatch.attempt_timeout_ms % 1000) * 1000;
 	evtimer_add(w->ev_timeout, &tv);
@@ -335,6 +334,9 @@ op_settle(void *arg, const struct dsettle *s)
 	if (s->last_error != NULL)
 		snprintf(p->last_error, sizeof(p->last_error), "%s",
 		    s->last_error);
+	if (s->source != NULL)
+		snprintf(p->source, sizeof(p->source), "%s", s->source);
+	p->s.reason = p->s.last_error = p->s.source = NULL;
 	turn_arm();
 }
 
@@ -522,14 +524,10 @@ flush_settles(void)
 	ndrops = 0;
 	for (i = 0; i < n; i++) {
 		p = &settles[i];
-		if (ok && p->s.kind == SETTLE_DEAD) {
-			struct store_row row;
-
-			if (store_row_get(env->store, p->s.key, &row) == 1)
-				metrics_add("ankusa_dispatch_dead_lettered_total",
-				    1, "source_id", row.source, "sink",
-				    dispatch_module_name(row.module), NULL);
-		}
+		if (ok && p->s.kind == SETTLE_DEAD)
+			metrics_add("ankusa_dispatch_dead_lettered_total", 1,
+			    "source_id", p->source, "sink",
+			    dispatch_module_name(p->s.module), NULL);
 		dispatch_settled(disp, p->s.key, ok);
 	}
 	nsettles = 0;
@@ -1135,7 +1133,6 @@ batch_send(struct batcher_req *req, struct worker *w)
 			w->reported = 0;
 			w->module = src->sinks[bound].type == SINK_SQS ?
 			    MODULE_SQS : MODULE_PUBSUB;
-			w->started = time_mono_ms();
 			rc = 0;
 		}
 	}
@@ -1250,7 +1247,6 @@ claim_pump(void)
 		w->claim = 1;
 		w->job = id;
 		w->reported = 0;
-		w->started = time_mono_ms();
 		tv.tv_sec = env->conf->dispatch.attempt_timeout_ms / 1000;
 		tv.tv_usec = (env->conf->dispatch.attempt_timeout_ms % 1000) *
 		    1000;

@@ -256,9 +256,7 @@ static int	 store_meta_put(struct store *, DB_TXN *, const char *,
 		    const void *, size_t);
 static int	 store_meta_put_u64(struct store *, DB_TXN *, const char *,
 		    uint64_t);
-static int	 store_meta_u64(struct store *, const char *, uint64_t *,
-		    char *, size_t);
-static int	 store_meta_u64_new(struct store *, const char *, uint64_t *,
+static int	 store_meta_u64(struct store *, const char *, uint64_t *, int,
 		    char *, size_t);
 static int	 store_put(struct store *, DB_TXN *, int, const void *,
 		    size_t, const void *, size_t, uint32_t);
@@ -624,13 +622,15 @@ store_load_meta(struct store *st, char *err, size_t errlen)
 	}
 	/* Schema migrations from older versions would run here. */
 
-	if (store_meta_u64(st, "next_seq", &st->next_seq, err, errlen) == -1 ||
-	    store_meta_u64(st, "hooks", &st->counts.hooks, err, errlen) == -1 ||
-	    store_meta_u64(st, "rows", &st->counts.rows, err, errlen) == -1 ||
-	    store_meta_u64(st, "dead", &st->counts.dead, err, errlen) == -1 ||
-	    store_meta_u64_new(st, "qhooks", &st->counts.qhooks, err,
+	if (store_meta_u64(st, "next_seq", &st->next_seq, 0, err,
 	    errlen) == -1 ||
-	    store_meta_u64_new(st, "qbytes", &st->counts.qbytes, err,
+	    store_meta_u64(st, "hooks", &st->counts.hooks, 0, err, errlen) ==
+	    -1 ||
+	    store_meta_u64(st, "rows", &st->counts.rows, 0, err, errlen) == -1 ||
+	    store_meta_u64(st, "dead", &st->counts.dead, 0, err, errlen) == -1 ||
+	    store_meta_u64(st, "qhooks", &st->counts.qhooks, 1, err,
+	    errlen) == -1 ||
+	    store_meta_u64(st, "qbytes", &st->counts.qbytes, 1, err,
 	    errlen) == -1 ||
 	    store_load_lane_members(st, err, errlen) == -1)
 		return -1;
@@ -797,50 +797,32 @@ store_meta_get(struct store *st, DB_TXN *txn, const char *name,
 	return 0;
 }
 
+/*
+ * A u64 meta record.  0 with *val; 1 when it is missing and missing_ok (a
+ * counter added after schema 1 shipped: a store from before it has no
+ * record; a missing "hooks" is damage, missing_ok 0); -1 on damage.
+ */
 static int
-store_meta_u64(struct store *st, const char *name, uint64_t *val, char *err,
-    size_t errlen)
+store_meta_u64(struct store *st, const char *name, uint64_t *val,
+    int missing_ok, char *err, size_t errlen)
 {
 	unsigned char buf[16];
 	size_t len;
 	int ret;
 
 	ret = store_meta_get(st, NULL, name, buf, sizeof(buf), &len);
-	if (ret == DB_NOTFOUND)
-		store_seterr(st, 0, "store %s/meta.db: damaged: no \"%s\" "
-		    "record", st->dir, name);
-	else if (ret == 0 && len != 9)
-		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
-		    "\"%s\" has %zu bytes", st->dir, name, len);
-	else if (ret == 0) {
-		*val = get_u64(buf + 1);
-		return 0;
-	}
-	snprintf(err, errlen, "%s", st->err);
-	return -1;
-}
-
-/* A counter added after schema 1 shipped: a store from before it has no
- * record, which reads as 0 (only for such counters: a missing "hooks" is
- * damage). */
-static int
-store_meta_u64_new(struct store *st, const char *name, uint64_t *val,
-    char *err, size_t errlen)
-{
-	unsigned char buf[16];
-	size_t len;
-	int ret;
-
-	ret = store_meta_get(st, NULL, name, buf, sizeof(buf), &len);
-	if (ret == DB_NOTFOUND) {
-		*val = 0;
-		return 0;
-	}
 	if (ret == 0 && len == 9) {
 		*val = get_u64(buf + 1);
 		return 0;
 	}
-	if (ret == 0)
+	if (ret == DB_NOTFOUND && missing_ok) {
+		*val = 0;
+		return 1;
+	}
+	if (ret == DB_NOTFOUND)
+		store_seterr(st, 0, "store %s/meta.db: damaged: no \"%s\" "
+		    "record", st->dir, name);
+	else if (ret == 0)
 		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
 		    "\"%s\" has %zu bytes", st->dir, name, len);
 	snprintf(err, errlen, "%s", st->err);
@@ -852,29 +834,20 @@ store_meta_u64_new(struct store *st, const char *name, uint64_t *val,
 static int
 store_load_lane_members(struct store *st, char *err, size_t errlen)
 {
-	unsigned char buf[16];
-	size_t len;
 	int64_t n;
 	int ret;
 
-	ret = store_meta_get(st, NULL, "lane_members", buf, sizeof(buf),
-	    &len);
-	if (ret == 0 && len == 9) {
-		st->counts.lane_members = get_u64(buf + 1);
-		return 0;
+	ret = store_meta_u64(st, "lane_members", &st->counts.lane_members, 1,
+	    err, errlen);
+	if (ret != 1)
+		return ret;
+	if ((n = store_debug_count(st, "members")) < 0) {
+		snprintf(err, errlen, "%s", st->err);
+		return -1;
 	}
-	if (ret == 0)
-		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
-		    "\"lane_members\" has %zu bytes", st->dir, len);
-	else if (ret == DB_NOTFOUND) {
-		if ((n = store_debug_count(st, "members")) >= 0) {
-			st->counts.lane_members = n;
-			st->lm_unsaved = 1;
-			return 0;
-		}
-	}
-	snprintf(err, errlen, "%s", st->err);
-	return -1;
+	st->counts.lane_members = n;
+	st->lm_unsaved = 1;
+	return 0;
 }
 
 static int

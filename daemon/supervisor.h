@@ -1,6 +1,7 @@
 /*
- * supervisor.h: the master's children: edges (http.workers of them) and
- * deliver processes (dispatch.concurrency + 1): spawning, the hello
+ * supervisor.h: the master's children: edges (http.workers of them),
+ * deliver processes (dispatch.concurrency + 1) and claim gateways (2,
+ * when claim_check is set): spawning, the hello
  * handshake, respawn with a throttle, generations on reload, and routing
  * their messages.
  */

@@ -104,6 +104,9 @@ int	sink_xfer_run(struct sink_xfer *x);
 void	sink_xfer_done(struct sink_xfer *x);	/* frees the answer */
 void	sink_xfer_set_abort(sink_abort_fn);
 void	sink_xfer_cleanup(void);
+/* A single job of a batching sink, run as a batch of one entry. */
+int	sink_batch_of_one(const struct job *, struct job_outcome *,
+	    int (*)(const struct batch *, struct batch_outcome *));
 
 /* Pub/Sub: forget the cached metadata token (tests). */
 void	sink_pubsub_forget_token(void);

@@ -101,24 +101,7 @@ sink_pubsub_forget_token(void)
 int
 sink_pubsub_run(const struct job *j, struct job_outcome *o)
 {
-	struct batch b;
-	struct batch_entry e;
-	struct batch_outcome bo;
-
-	batch_entry_from_job(&e, j);
-	memset(&b, 0, sizeof(b));
-	b.id = j->id;
-	b.sink = j->sink;
-	b.entries = &e;
-	b.nentries = 1;
-	batch_outcome_init(&bo, &b);
-	sink_pubsub_batch(&b, &bo);
-	o->result = bo.r[0].result;
-	o->retry_after_ms = bo.r[0].retry_after_ms;
-	o->http_status = bo.http_status;
-	memcpy(o->detail, bo.r[0].detail, sizeof(o->detail));
-	batch_outcome_free(&bo);
-	return o->result;
+	return sink_batch_of_one(j, o, sink_pubsub_batch);
 }
 
 /*

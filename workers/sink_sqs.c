@@ -165,24 +165,7 @@ sink_sqs_index(const char *id, uint32_t n)
 int
 sink_sqs_run(const struct job *j, struct job_outcome *o)
 {
-	struct batch b;
-	struct batch_entry e;
-	struct batch_outcome bo;
-
-	batch_entry_from_job(&e, j);
-	memset(&b, 0, sizeof(b));
-	b.id = j->id;
-	b.sink = j->sink;
-	b.entries = &e;
-	b.nentries = 1;
-	batch_outcome_init(&bo, &b);
-	sink_sqs_batch(&b, &bo);
-	o->result = bo.r[0].result;
-	o->retry_after_ms = bo.r[0].retry_after_ms;
-	o->http_status = bo.http_status;
-	memcpy(o->detail, bo.r[0].detail, sizeof(o->detail));
-	batch_outcome_free(&bo);
-	return o->result;
+	return sink_batch_of_one(j, o, sink_sqs_batch);
 }
 
 /* The endpoint, region and credentials; -1 with a reason. */

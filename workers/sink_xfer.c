@@ -212,3 +212,27 @@ sink_xfer_run(struct sink_xfer *x)
 	x->status = status;
 	return 0;
 }
+
+int
+sink_batch_of_one(const struct job *j, struct job_outcome *o,
+    int (*run)(const struct batch *, struct batch_outcome *))
+{
+	struct batch b;
+	struct batch_entry e;
+	struct batch_outcome bo;
+
+	batch_entry_from_job(&e, j);
+	memset(&b, 0, sizeof(b));
+	b.id = j->id;
+	b.sink = j->sink;
+	b.entries = &e;
+	b.nentries = 1;
+	batch_outcome_init(&bo, &b);
+	run(&b, &bo);
+	o->result = bo.r[0].result;
+	o->retry_after_ms = bo.r[0].retry_after_ms;
+	o->http_status = bo.http_status;
+	memcpy(o->detail, bo.r[0].detail, sizeof(o->detail));
+	batch_outcome_free(&bo);
+	return o->result;
+}
