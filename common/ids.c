@@ -28,10 +28,13 @@ ids_default_clock(void)
 	return time_wall_ms();
 }
 
+/* getrandom(2) in blocks: one system call per IDS_POOL bytes rather than
+ * one per id.  Each process fills its own pool (children exec). */
+#define IDS_POOL	512
+
 static void
-ids_default_random(void *p, size_t n)
+ids_fill(unsigned char *b, size_t n)
 {
-	unsigned char *b = p;
 	ssize_t r;
 
 	while (n > 0) {
@@ -43,6 +46,33 @@ ids_default_random(void *p, size_t n)
 		}
 		b += r;
 		n -= r;
+	}
+}
+
+static void
+ids_default_random(void *p, size_t n)
+{
+	static unsigned char pool[IDS_POOL];
+	static size_t left;
+	unsigned char *b = p;
+	size_t k;
+
+	if (n > sizeof(pool)) {
+		ids_fill(b, n);
+		return;
+	}
+	while (n > 0) {
+		if (left == 0) {
+			ids_fill(pool, sizeof(pool));
+			left = sizeof(pool);
+		}
+		k = n < left ? n : left;
+		memcpy(b, pool + sizeof(pool) - left, k);
+		/* Bytes handed out are not kept. */
+		explicit_bzero(pool + sizeof(pool) - left, k);
+		left -= k;
+		b += k;
+		n -= k;
 	}
 }
 

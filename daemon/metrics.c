@@ -63,23 +63,36 @@ family(const char *name)
 	return &families[nfamilies++];
 }
 
-/* Render name{labels}; with fold, every label value becomes _other. */
+/* Append s to buf at *n, counting what does not fit. */
+static void
+put(char *buf, size_t sz, size_t *n, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (*n < sz)
+		memcpy(buf + *n, s, *n + len < sz ? len : sz - *n);
+	*n += len;
+}
+
+/* Render name{labels}; with fold, every label value becomes _other.  Runs
+ * for every counted event, so it copies rather than formats. */
 static int
 render(char *buf, size_t sz, const char *metric, int fold, va_list ap)
 {
 	const char *k, *v;
-	size_t n;
+	size_t n = 0;
 	int first = 1;
 
-	n = snprintf(buf, sz, "%s", metric);
+	put(buf, sz, &n, metric);
 	while ((k = va_arg(ap, const char *)) != NULL) {
 		v = va_arg(ap, const char *);
 		if (fold)
 			v = "_other";
 		if (v == NULL)
 			v = "";
-		n += snprintf(buf + n, n < sz ? sz - n : 0, "%s%s=\"",
-		    first ? "{" : ",", k);
+		put(buf, sz, &n, first ? "{" : ",");
+		put(buf, sz, &n, k);
+		put(buf, sz, &n, "=\"");
 		first = 0;
 		for (; *v != '\0' && n + 4 < sz; v++) {
 			if (*v == '\\' || *v == '"')
@@ -91,11 +104,14 @@ render(char *buf, size_t sz, const char *metric, int fold, va_list ap)
 			}
 			buf[n++] = *v;
 		}
-		n += snprintf(buf + n, n < sz ? sz - n : 0, "\"");
+		put(buf, sz, &n, "\"");
 	}
 	if (!first)
-		n += snprintf(buf + n, n < sz ? sz - n : 0, "}");
-	return n < sz ? 0 : -1;
+		put(buf, sz, &n, "}");
+	if (n >= sz)
+		return -1;
+	buf[n] = '\0';
+	return 0;
 }
 
 static struct series *

@@ -33,12 +33,12 @@
 #include <string.h>
 
 #include <curl/curl.h>
-#include <openssl/sha.h>
 
 #include "blob.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
+#include "sha256.h"
 
 #define BLOB_S3_UA		"ankusa/" PACKAGE_VERSION
 #define BLOB_S3_ERRBODY		1024	/* error answer bytes kept */
@@ -308,14 +308,14 @@ blob_s3_request(struct blob_store *bs, const char *method, const char *key,
 {
 	struct blob_s3 *s = bs->priv;
 	struct curl_slist *hdrs = NULL, *h;
-	unsigned char md[SHA256_DIGEST_LENGTH];
+	unsigned char md[SHA256_LEN];
 	char errbuf[CURL_ERROR_SIZE], line[128], *url, *tok = NULL;
-	char hex[2 * SHA256_DIGEST_LENGTH + 1];
+	char hex[2 * SHA256_LEN + 1];
 	CURLcode rc;
 	size_t i;
 	int r = 0;
 
-	SHA256(body != NULL ? body : (const void *)"", len, md);
+	sha256(body, len, md);
 	for (i = 0; i < sizeof(md); i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	snprintf(line, sizeof(line), "x-amz-content-sha256: %s", hex);

@@ -40,7 +40,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <openssl/sha.h>
 
 #include "conf.h"
 #include "httpreq.h"
@@ -49,6 +48,7 @@
 #include "log.h"
 #include "msg.h"
 #include "proc.h"
+#include "sha256.h"
 #include "verify.h"
 
 #define EDGE_MAX_CONNS		4096
@@ -873,7 +873,7 @@ conn_submit(struct conn *c)
 	struct keys_hdrs hdrs;
 	struct keys_ctx keys;
 	struct header_kv *kv;
-	unsigned char md[SHA256_DIGEST_LENGTH];
+	unsigned char md[SHA256_LEN];
 	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
 	enum verify_reason vr = VERIFY_OK;
 	enum hook_verdict verdict = VERDICT_OK;
@@ -908,8 +908,7 @@ conn_submit(struct conn *c)
 	if (verdict != VERDICT_FLAGGED &&
 	    keys_dedupe(src, &keys, dedupe, sizeof(dedupe)) == -1)
 		dedupe[0] = '\0';
-	SHA256(c->body != NULL ? c->body : (const unsigned char *)"",
-	    c->bodylen, md);
+	sha256(c->body, c->bodylen, md);
 	ct = httpreq_header(&c->req, "content-type");
 
 	conn_wait(c, WAIT_HOOK, next_reqid++);

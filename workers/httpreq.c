@@ -23,13 +23,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/sha.h>
 
 #include "conf.h"
 #include "httpreq.h"
 #include "keys.h"
 #include "log.h"
 #include "msg.h"
+#include "sha256.h"
 
 /* Chunked decoder states. */
 enum {
@@ -57,6 +57,7 @@ struct sbuf {
 static void	 sb_grow(struct sbuf *, size_t);
 static void	 sb_add(struct sbuf *, const void *, size_t);
 static void	 sb_addstr(struct sbuf *, const char *);
+static void	 sb_adduint(struct sbuf *, uint64_t);
 static void	 sb_printf(struct sbuf *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static void	 sb_json_str(struct sbuf *, const void *, size_t);
@@ -740,11 +741,11 @@ httpreq_lower(char *s)
 uint64_t
 httpreq_key_hash(const void *key, size_t len)
 {
-	unsigned char md[SHA256_DIGEST_LENGTH];
+	unsigned char md[SHA256_LEN];
 	uint64_t h = 0;
 	int i;
 
-	SHA256(key, len, md);
+	sha256(key, len, md);
 	for (i = 0; i < 8; i++)
 		h = (h << 8) | md[i];
 	/* 0 means "no key" (KEY_NONE) on the wire; a real key never is. */
@@ -809,6 +810,17 @@ static void
 sb_addstr(struct sbuf *b, const char *s)
 {
 	sb_add(b, s, strlen(s));
+}
+
+static void
+sb_adduint(struct sbuf *b, uint64_t v)
+{
+	char d[20], *p = d + sizeof(d);
+
+	do
+		*--p = '0' + v % 10;
+	while ((v /= 10) != 0);
+	sb_add(b, p, d + sizeof(d) - p);
 }
 
 static void
@@ -1046,16 +1058,23 @@ httpreq_answer_format(const struct httpreq_answer *a, int keep_alive,
 	struct sbuf b = { NULL, 0, 0 };
 	size_t blen = a->body != NULL ? strlen(a->body) : 0;
 
-	sb_printf(&b, "HTTP/1.1 %d %s\r\n", a->status,
-	    reason_phrase(a->status));
-	sb_printf(&b, "Content-Type: application/json\r\n"
-	    "Content-Length: %zu\r\n", blen);
-	if (a->retry_after > 0)
-		sb_printf(&b, "Retry-After: %" PRIu32 "\r\n", a->retry_after);
+	/* Every answer passes here: copied, not formatted. */
+	sb_addstr(&b, "HTTP/1.1 ");
+	sb_adduint(&b, a->status);
+	sb_addstr(&b, " ");
+	sb_addstr(&b, reason_phrase(a->status));
+	sb_addstr(&b, "\r\nContent-Type: application/json\r\n"
+	    "Content-Length: ");
+	sb_adduint(&b, blen);
+	if (a->retry_after > 0) {
+		sb_addstr(&b, "\r\nRetry-After: ");
+		sb_adduint(&b, a->retry_after);
+	}
 	if (a->allow_post)
-		sb_addstr(&b, "Allow: POST\r\n");
-	sb_printf(&b, "Connection: %s\r\n\r\n",
-	    keep_alive && !a->close ? "keep-alive" : "close");
+		sb_addstr(&b, "\r\nAllow: POST");
+	sb_addstr(&b, keep_alive && !a->close ?
+	    "\r\nConnection: keep-alive\r\n\r\n" :
+	    "\r\nConnection: close\r\n\r\n");
 	if (!head && blen > 0)
 		sb_add(&b, a->body, blen);
 	*len = b.len;

@@ -17,12 +17,12 @@
 #include <strings.h>
 
 #include <jansson.h>
-#include <openssl/sha.h>
 
 #include "conf.h"
 #include "httpreq.h"
 #include "keys.h"
 #include "log.h"
+#include "sha256.h"
 
 static const char *hdrs_request_get(const struct keys_hdrs *, const char *,
 		    size_t *);
@@ -187,7 +187,7 @@ keys_dedupe(const struct source_conf *src, struct keys_ctx *k, char *out,
     size_t outlen)
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char md[SHA256_DIGEST_LENGTH];
+	unsigned char md[SHA256_LEN];
 	const char *key;
 	size_t len, i;
 	char *p;
@@ -202,7 +202,7 @@ keys_dedupe(const struct source_conf *src, struct keys_ctx *k, char *out,
 		out[len] = '\0';
 		return len;
 	}
-	SHA256((const unsigned char *)key, len, md);
+	sha256(key, len, md);
 	p = out;
 	memcpy(p, "sha256:", 7);
 	p += 7;

@@ -18,6 +18,7 @@
 #include "job.h"
 #include "log.h"
 #include "qmsg.h"
+#include "sha256.h"
 
 static void	qmsg_grow(char **, size_t *, size_t *, size_t);
 static void	qmsg_put(char **, size_t *, size_t *, const char *, size_t);
@@ -255,8 +256,8 @@ int
 qmsg_build(struct qmsg *q, const struct batch_entry *e, uint64_t inline_max,
     char *err, size_t errlen)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen, i;
+	unsigned char md[SHA256_LEN];
+	unsigned int i;
 	char num[32], hex[65], *b64, *buf = NULL;
 	size_t len = 0, cap = 0;
 	const char *ctype;
@@ -276,10 +277,8 @@ qmsg_build(struct qmsg *q, const struct batch_entry *e, uint64_t inline_max,
 	ctype = e->content_type != NULL && *e->content_type != '\0' ?
 	    e->content_type : QMSG_DEFAULT_TYPE;
 
-	if (!EVP_Digest(e->body != NULL ? e->body : (const unsigned char *)"",
-	    e->bodylen, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-		fatalx("qmsg_build: SHA-256 failed");
-	for (i = 0; i < mdlen; i++) {
+	sha256(e->body, e->bodylen, md);
+	for (i = 0; i < SHA256_LEN; i++) {
 		hex[2 * i] = qmsg_hex[md[i] >> 4];
 		hex[2 * i + 1] = qmsg_hex[md[i] & 0xf];
 	}
