@@ -287,11 +287,23 @@ signal_cb(evutil_socket_t sig, short ev, void *arg)
 	}
 }
 
+void
+ankusad_store_check(void)
+{
+	if (!store_lost(env->store))
+		return;
+	/* The edges' 503s first. */
+	supervisor_flush(KIND_EDGE);
+	fatalx("stopping: the store must be recovered, which a restart does "
+	    "(%s)", store_strerror(env->store));
+}
+
 static void
 checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	if (store_checkpoint(env->store) == -1)
 		log_warnx("checkpoint: %s", store_strerror(env->store));
+	ankusad_store_check();
 	writer_sweep();
 }
 

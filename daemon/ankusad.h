@@ -40,5 +40,9 @@ int	ankusad_reload(char *err, size_t errlen);
 /* Begin an orderly stop: answer new hooks 503, commit what is queued,
  * retire the children, checkpoint, exit 0. */
 void	ankusad_shutdown(const char *why);
+/* If the store is lost (store_lost: a log flush failed, or BDB panicked),
+ * exit 1 naming the cause: nothing can be acknowledged any more, and the
+ * restart that init makes runs the recovery that keeps what was synced. */
+void	ankusad_store_check(void);
 
 #endif

@@ -518,9 +518,11 @@ flush_settles(void)
 			store_batch_abort(sb);
 	} else if (store_batch_commit_lazy(sb) == -1)
 		ok = 0;
-	if (!ok)
+	if (!ok) {
 		log_warnx("pipeline: settling %zu rows failed: %s; they will "
 		    "be tried again", n, store_strerror(env->store));
+		ankusad_store_check();
+	}
 	ndrops = 0;
 	for (i = 0; i < n; i++) {
 		p = &settles[i];

@@ -10,6 +10,10 @@
  * store_strerror() saying what and where; the caller decides (a failed
  * commit is a 503, a failed open refuses to start).  After BDB panics
  * (DB_RUNRECOVERY) every call fails until the daemon restarts and recovers.
+ * So does every batch after a log flush failed: the kernel may have
+ * dropped the log pages it could not write, and a later commit that did
+ * reach the disk would sit behind that hole, where recovery never reads
+ * it; store_lost() tells the daemon to restart.
  *
  * Only the master calls this, from one thread, one transaction at a time.
  *
@@ -20,7 +24,8 @@
  *
  *   meta        name (no NUL) -> v1:
  *                 "schema"    u32 STORE_SCHEMA_VERSION of the layout
- *                 "next_seq"  u64 the next hook seq (written each batch)
+ *                 "next_seq"  u64 the next hook seq (written by each batch
+ *                             that takes seqs)
  *                 "store_id"  16 random bytes, made at creation
  *                 "hooks", "rows", "dead"  u64 counters, kept in the same
  *                             transactions that change them
@@ -173,10 +178,14 @@ struct store {
 	DB			*db[T_COUNT];
 	char			*dir;
 	uint64_t		 next_seq;	/* ahead of meta after aborts */
+	uint64_t		 seq_saved;	/* next_seq as meta has it */
 	struct store_counts	 counts;	/* as committed */
 	unsigned char		 id[16];	/* meta store_id */
 	struct store_batch	 batch;
 	int			 batch_open;
+	int			 lost;		/* a log flush failed, or BDB
+						 * panicked: restart */
+	char			 lost_why[512];	/* its error */
 	int			 opening;	/* in store_open */
 	int			 lm_unsaved;	/* meta lane_members missing:
 						 * write it next commit */
@@ -241,6 +250,7 @@ struct list_ctx {
 	void	*arg;
 };
 
+static void	 store_set_lost(struct store *);
 static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
 static void	 store_seterr(struct store *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
@@ -398,8 +408,24 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 		if (n < sizeof(st->err))
 			snprintf(st->err + n, sizeof(st->err) - n,
 			    "; restart to run recovery");
+		store_set_lost(st);
 	}
 	st->dberr[0] = '\0';
+}
+
+/* Mark the store lost, keeping the first cause (st->err). */
+static void
+store_set_lost(struct store *st)
+{
+	if (!st->lost)
+		snprintf(st->lost_why, sizeof(st->lost_why), "%s", st->err);
+	st->lost = 1;
+}
+
+int
+store_lost(struct store *st)
+{
+	return st->lost;
 }
 
 const char *
@@ -634,6 +660,7 @@ store_load_meta(struct store *st, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    store_load_lane_members(st, err, errlen) == -1)
 		return -1;
+	st->seq_saved = st->next_seq;
 	ret = store_meta_get(st, NULL, "store_id", buf, sizeof(buf), &len);
 	if (ret == 0 && len != 17) {
 		store_seterr(st, 0, "store %s/meta.db: damaged: meta record "
@@ -687,7 +714,7 @@ store_init_meta(struct store *st, char *err, size_t errlen)
 		goto fail;
 	}
 	ids_random(st->id, sizeof(st->id));
-	st->next_seq = 1;
+	st->next_seq = st->seq_saved = 1;
 	memset(&st->counts, 0, sizeof(st->counts));
 	if ((ret = st->env->txn_begin(st->env, NULL, &txn, 0)) != 0) {
 		store_seterr(st, ret, "store %s: txn_begin", st->dir);
@@ -961,6 +988,11 @@ store_batch_begin(struct store *st)
 	if (st->batch_open) {
 		store_seterr(st, 0, "store %s: a batch is already open",
 		    st->dir);
+		return NULL;
+	}
+	if (st->lost) {
+		store_seterr(st, 0, "nothing more is committed until a restart "
+		    "runs recovery, after: %s", st->lost_why);
 		return NULL;
 	}
 	memset(b, 0, sizeof(*b));
@@ -1325,23 +1357,26 @@ static int
 batch_commit(struct store_batch *b, int flush)
 {
 	struct store *st = b->st;
+	uint64_t seq = st->next_seq;
 	int ret;
 
 	if (b->failed) {
 		store_batch_abort(b);
 		return -1;
 	}
-	/* The next-seq marker and the counters, once per batch. */
-	if (store_meta_put_u64(st, b->txn, "next_seq", st->next_seq) == -1 ||
-	    store_meta_put_u64(st, b->txn, "hooks", b->counts.hooks) == -1 ||
-	    store_meta_put_u64(st, b->txn, "rows", b->counts.rows) == -1 ||
-	    store_meta_put_u64(st, b->txn, "dead", b->counts.dead) == -1) {
-		store_batch_abort(b);
-		return -1;
-	}
-	/* The pen's, only when they changed: most batches never touch it,
-	 * and a store from before them keeps reading 0 until one does. */
-	if ((b->counts.qhooks != st->counts.qhooks &&
+	/* The next-seq marker and the counters, once per batch and only
+	 * those that changed (a settle moves no seq, most batches leave the
+	 * pen and the dead alone): a meta put is a B-tree write and a log
+	 * record. */
+	if ((st->next_seq != st->seq_saved && store_meta_put_u64(st, b->txn,
+	    "next_seq", st->next_seq) == -1) ||
+	    (b->counts.hooks != st->counts.hooks &&
+	    store_meta_put_u64(st, b->txn, "hooks", b->counts.hooks) == -1) ||
+	    (b->counts.rows != st->counts.rows &&
+	    store_meta_put_u64(st, b->txn, "rows", b->counts.rows) == -1) ||
+	    (b->counts.dead != st->counts.dead &&
+	    store_meta_put_u64(st, b->txn, "dead", b->counts.dead) == -1) ||
+	    (b->counts.qhooks != st->counts.qhooks &&
 	    store_meta_put_u64(st, b->txn, "qhooks", b->counts.qhooks) == -1) ||
 	    (b->counts.qbytes != st->counts.qbytes &&
 	    store_meta_put_u64(st, b->txn, "qbytes", b->counts.qbytes) == -1) ||
@@ -1360,10 +1395,13 @@ batch_commit(struct store_batch *b, int flush)
 		return -1;
 	}
 	st->counts = b->counts;
+	st->seq_saved = seq;
 	st->lm_unsaved = 0;
 	if (flush && (ret = st->env->log_flush(st->env, NULL)) != 0) {
 		store_seterr(st, ret, "store %s: log flush after commit (the "
-		    "batch may not survive a crash)", st->dir);
+		    "batch may not survive a crash; restart to run recovery)",
+		    st->dir);
+		store_set_lost(st);
 		return -1;
 	}
 	return 0;

@@ -194,6 +194,11 @@ int		 store_quarantine_usage(struct store *, uint64_t *bytes,
 
 /* The last error the store met, for logs. */
 const char	*store_strerror(struct store *);
+/* 1 once a log flush failed or BDB panicked: every batch is refused from
+ * then on (what a later commit wrote could sit behind log pages the kernel
+ * dropped), and only a restart, whose recovery keeps what was synced,
+ * makes the store usable again. */
+int		 store_lost(struct store *);
 
 /*
  * Added with the store implementation: reading a hook back, the record

@@ -395,6 +395,17 @@ supervisor_retire(enum child_kind kind)
 }
 
 void
+supervisor_flush(enum child_kind kind)
+{
+	int i;
+
+	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+		if (children[i] != NULL && children[i]->kind == kind &&
+		    children[i]->chan != NULL)
+			chan_flush_blocking(children[i]->chan);
+}
+
+void
 supervisor_kill_all(void)
 {
 	int i;

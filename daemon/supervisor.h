@@ -26,6 +26,9 @@ void	supervisor_init(void);
 void	supervisor_new_generation(void);
 /* Retire every child of a kind (KIND_MAX: all). */
 void	supervisor_retire(enum child_kind);
+/* Write out, blocking, what is queued for the children of a kind (their
+ * answers, before the master exits on a fatal error). */
+void	supervisor_flush(enum child_kind);
 /* SIGKILL what is still alive (end of a shutdown). */
 void	supervisor_kill_all(void);
 /* SIGKILL one child (a deliver process past its attempt's deadline). */

@@ -732,5 +732,7 @@ writer_commit_batch(void)
 			writer_answer(p, HOOK_ACCEPTED, 0);
 		writer_free(p);
 	}
+	if (rc == -1)
+		ankusad_store_check();
 	return rc;
 }

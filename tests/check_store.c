@@ -14,6 +14,7 @@
 
 #include <check.h>
 #include <db.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdint.h>
@@ -2550,6 +2551,52 @@ START_TEST(test_commit_lazy)
 }
 END_TEST
 
+static int
+failing_fsync(int fd)
+{
+	errno = EIO;
+	return -1;
+}
+
+/* A log flush that fails loses the store until a restart: no batch after
+ * it is committed (it could sit behind log pages the kernel dropped), and
+ * the restart's recovery keeps what was synced before. */
+START_TEST(test_flush_fails)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_counts c;
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+
+	st = open_ok();
+	(void)put_one(st, "github", "synced", 6, 1);
+	ck_assert_int_eq(store_lost(st), 0);
+	db_env_set_func_fsync(failing_fsync);
+	hook_fill(&h, "github", "lost?", 5);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_int_eq(store_batch_commit(b), -1);
+	db_env_set_func_fsync(NULL);
+	ck_assert_msg(strstr(store_strerror(st), "log flush") != NULL, "%s",
+	    store_strerror(st));
+	ck_assert_int_eq(store_lost(st), 1);
+	/* Even with the disk well again: refused, naming the first cause. */
+	ck_assert_ptr_null(store_batch_begin(st));
+	ck_assert_msg(strstr(store_strerror(st), "restart") != NULL &&
+	    strstr(store_strerror(st), "log flush") != NULL, "%s",
+	    store_strerror(st));
+	store_close(st);
+
+	st = open_ok();
+	ck_assert_int_eq(store_lost(st), 0);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_ge(c.hooks, 1);
+	(void)put_one(st, "github", "after", 5, 1);
+	store_close(st);
+}
+END_TEST
+
 /* The sweep visits at most max lanes, and the next goes on after them. */
 START_TEST(test_lane_sweep_resume)
 {
@@ -2776,6 +2823,7 @@ store_suite(void)
 	tcase_add_test(tc, test_dead_list);
 	tcase_add_test(tc, test_pending_rows);
 	tcase_add_test(tc, test_commit_lazy);
+	tcase_add_test(tc, test_flush_fails);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lanes");

@@ -242,10 +242,18 @@ master_msg(struct chan *c, struct msg *m, void *arg)
 }
 
 /* The master is gone: nobody can commit what we would accept.  Exit at
- * once; the clients in hand see their connection close, not a lie. */
+ * once; the clients in hand see their connection close, not a lie.  The
+ * answers the master sent before it went (a 503 from a master that stops
+ * on a failed sync) are written first, as far as the sockets take them
+ * without waiting. */
 static void
 master_err(struct chan *c, int err, void *arg)
 {
+	struct conn *k;
+
+	TAILQ_FOREACH(k, &conns, entry)
+		(void)evbuffer_write(bufferevent_get_output(k->bev),
+		    bufferevent_getfd(k->bev));
 	if (err == 0 || err == ECONNRESET || err == EPIPE) {
 		log_info("master closed the channel, exiting");
 		exit(0);
