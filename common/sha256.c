@@ -24,3 +24,13 @@ sha256(const void *p, size_t len, unsigned char out[SHA256_LEN])
 	    !EVP_DigestFinal_ex(ctx, out, &n) || n != SHA256_LEN)
 		fatalx("sha256: digest failed");
 }
+
+EVP_MAC *
+hmac_alg(void)
+{
+	static EVP_MAC *mac;
+
+	if (mac == NULL && (mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
+		fatalx("hmac: no HMAC in this OpenSSL");
+	return mac;
+}

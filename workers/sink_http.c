@@ -51,6 +51,7 @@
 #include "ids.h"
 #include "job.h"
 #include "log.h"
+#include "sha256.h"
 #include "sink.h"
 
 #define SINK_HTTP_UA		"ankusa/" PACKAGE_VERSION
@@ -327,8 +328,7 @@ sink_http_sign(const struct blob *secrets, int nsecrets, const char *id,
 	if ((out = malloc(nsecrets * 48 + 1)) == NULL)
 		fatal("sink_http_sign");
 	*out = '\0';
-	if ((mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
-		fatalx("sink_http_sign: no HMAC in libcrypto");
+	mac = hmac_alg();
 	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
 	    (char *)"SHA256", 0);
 	params[1] = OSSL_PARAM_construct_end();
@@ -354,7 +354,6 @@ sink_http_sign(const struct blob *secrets, int nsecrets, const char *id,
 		p += EVP_EncodeBlock((unsigned char *)p, md, mdlen);
 		*p = '\0';
 	}
-	EVP_MAC_free(mac);
 	explicit_bzero(md, sizeof(md));
 	return out;
 }

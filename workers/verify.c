@@ -21,6 +21,7 @@
 #include "conf.h"
 #include "keys.h"
 #include "log.h"
+#include "sha256.h"
 #include "verify.h"
 
 #define MD_MAX		64	/* SHA-512 */
@@ -444,7 +445,6 @@ verify_request(const struct verify_conf *v, const struct keys_hdrs *hdrs,
 	struct sigs sg;
 	struct inputs in;
 	enum verify_reason r;
-	EVP_MAC *mac;
 	EVP_MAC_CTX *ctx;
 	OSSL_PARAM params[2];
 	unsigned char md[MD_MAX];
@@ -500,8 +500,7 @@ verify_request(const struct verify_conf *v, const struct keys_hdrs *hdrs,
 	if (sg.n == 0)
 		return VERIFY_NO_MATCH;
 
-	if ((mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL ||
-	    (ctx = EVP_MAC_CTX_new(mac)) == NULL)
+	if ((ctx = EVP_MAC_CTX_new(hmac_alg())) == NULL)
 		fatalx("verify: cannot set up HMAC");
 	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
 	    (char *)sc.md, 0);
@@ -520,7 +519,6 @@ verify_request(const struct verify_conf *v, const struct keys_hdrs *hdrs,
 			    mdlen) == 0;
 	}
 	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
 	OPENSSL_cleanse(md, sizeof(md));
 	return match ? VERIFY_OK : VERIFY_NO_MATCH;
 }
