@@ -874,7 +874,8 @@ dispatch_run(struct dispatch *d, uint64_t now)
 	}
 	if (d->ops.lane_members(d->ops.arg) > 0)
 		(void)d->ops.marked_tenants(d->ops.arg, scan_add_marked, &sc);
-	qsort(sc.v, sc.n, sizeof(sc.v[0]), cmp_scan_tenant);
+	if (sc.n > 1)	/* sc.v is NULL when there are none */
+		qsort(sc.v, sc.n, sizeof(sc.v[0]), cmp_scan_tenant);
 
 	/* The tenants this scan visits, in name order: work due (or lanes to
 	 * sweep), and room in their window.  A tenant at its window is
