@@ -36,6 +36,7 @@
 #include "b64.h"
 #include "conf.h"
 #include "job.h"
+#include "http1.h"
 #include "sink.h"
 
 #define SW_SECRET	"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"	/* whsec_ stripped */
@@ -439,6 +440,26 @@ server_stop(void)
 	sink_http_cleanup();
 }
 
+/* The run tests go through both transports: _i 0 the plain-http client
+ * (http1.c), 1 libcurl, which a proxy setting makes take the request and
+ * no_proxy then sends direct. */
+static void
+transport(int i)
+{
+	char url[64];
+
+	if (i == 0) {
+		unsetenv("http_proxy");
+		unsetenv("no_proxy");
+	} else {
+		setenv("http_proxy", "http://127.0.0.1:9", 1);
+		setenv("no_proxy", "*", 1);
+	}
+	sink_http_cleanup();
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", server_port);
+	ck_assert_int_eq(http1_usable(url), i == 0);
+}
+
 static void
 attempt(const char *path, const char *method, uint64_t cap,
     struct job_outcome *o)
@@ -459,6 +480,8 @@ START_TEST(test_run_check)
 {
 	struct job_outcome o;
 
+	transport(_i);
+
 	attempt("/check", "post", 65536, &o);
 	ck_assert_msg(o.result == JOB_OK, "%s", o.detail);
 	ck_assert_uint_eq(o.http_status, 200);
@@ -471,6 +494,8 @@ END_TEST
 START_TEST(test_run_classes)
 {
 	struct job_outcome o;
+
+	transport(_i);
 
 	attempt("/gone", "post", 65536, &o);
 	ck_assert_int_eq(o.result, JOB_PERMANENT);
@@ -503,6 +528,8 @@ START_TEST(test_run_cap)
 {
 	struct job_outcome o;
 
+	transport(_i);
+
 	/* 256 KiB answer, 1 KiB cap: cut, and the 200 stands */
 	attempt("/big", "post", 1024, &o);
 	ck_assert_msg(o.result == JOB_OK, "%s", o.detail);
@@ -517,6 +544,8 @@ START_TEST(test_run_timeout)
 	struct job_outcome o;
 	time_t t0 = time(NULL);
 
+	transport(_i);
+
 	attempt("/slow", "post", 65536, &o);
 	ck_assert_int_eq(o.result, JOB_ERROR);
 	ck_assert_uint_eq(o.http_status, 0);
@@ -528,6 +557,8 @@ END_TEST
 START_TEST(test_run_refused)
 {
 	struct job_outcome o;
+
+	transport(_i);
 
 	server_stop();		/* nobody listens on the port now */
 	attempt("/check", "post", 65536, &o);
@@ -541,8 +572,186 @@ START_TEST(test_run_bad_options)
 {
 	struct job_outcome o;
 
+	transport(_i);
+
 	attempt("/check", "delete", 65536, &o);
 	ck_assert_int_eq(o.result, JOB_PERMANENT);
+}
+END_TEST
+
+
+/*
+ * The plain-http client's answer parser (http1.c).
+ */
+
+/* Parse text fed n bytes at a time (0: all at once); the state after the
+ * last byte, with *used the bytes of the last piece taken. */
+static enum http1_state
+parse_in(struct http1_parser *p, struct http1_answer *a, const char *text,
+    size_t step, uint64_t cap, size_t *left)
+{
+	size_t len = strlen(text), off = 0, k, used = 0;
+	enum http1_state st = HTTP1_MORE;
+
+	memset(a, 0, sizeof(*a));
+	http1_parse_init(p, a, cap);
+	while (off < len && st == HTTP1_MORE) {
+		k = step == 0 || len - off < step ? len - off : step;
+		st = http1_parse(p, text + off, k, &used);
+		off += used;
+		ck_assert_uint_le(used, k);
+	}
+	*left = len - off;
+	return st;
+}
+
+static const struct {
+	const char	*text;
+	long		 status;
+	int		 keep_alive;
+	const char	*keep;		/* the body as kept */
+	const char	*retry_after;
+	size_t		 left;		/* bytes past the answer */
+} h1_cases[] = {
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 200, 1,
+	  "hello", "", 0 },
+	{ "HTTP/1.1 201 Created\r\ncontent-length:  2 \r\nConnection: "
+	  "close\r\n\r\nok", 201, 0, "ok", "", 0 },
+	{ "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 200, 0, "", "", 0 },
+	{ "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 1"
+	  "\r\n\r\nx", 200, 1, "x", "", 0 },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+	  "5;ext=1\r\nhello\r\n1\r\n!\r\n0\r\nX-Trailer: t\r\n\r\n", 200, 1,
+	  "hello!", "", 0 },
+	{ "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Busy\r\nRetry-After: "
+	  "  120 \r\nContent-Length: 3\r\n\r\nno\n", 503, 1, "no.", "120", 0 },
+	{ "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1", 204, 1, "", "", 8 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nabEXTRA", 200, 1,
+	  "ab", "", 5 },
+	{ "HTTP/1.1 410 Gone\n\n", 410, 0, "", "", 0 },	/* to EOF */
+};
+
+START_TEST(test_h1_answers)
+{
+	static const size_t steps[] = { 0, 1, 2, 7 };
+	struct http1_parser *p = malloc(sizeof(*p));
+	struct http1_answer a;
+	enum http1_state st;
+	size_t i, left;
+
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		st = parse_in(p, &a, h1_cases[_i].text, steps[i], 1 << 20,
+		    &left);
+		if (st == HTTP1_MORE && left == 0)
+			st = http1_parse_eof(p);	/* ends with the link */
+		ck_assert_msg(st == HTTP1_DONE, "case %d step %zu: %s", _i,
+		    steps[i], http1_parse_error(p));
+		ck_assert_int_eq(a.status, h1_cases[_i].status);
+		ck_assert_int_eq(http1_parse_keep_alive(p),
+		    h1_cases[_i].keep_alive);
+		ck_assert_str_eq(a.keep, h1_cases[_i].keep);
+		ck_assert_str_eq(a.retry_after, h1_cases[_i].retry_after);
+		ck_assert_uint_eq(left, h1_cases[_i].left);
+		ck_assert_int_eq(a.capped, 0);
+	}
+	free(p);
+}
+END_TEST
+
+static const struct {
+	const char	*text;
+	const char	*why;		/* part of the error */
+} h1_bad[] = {
+	{ "HTTP/2 200 OK\r\n\r\n", "status line" },
+	{ "HTTP/1.1 20 OK\r\n\r\n", "status line" },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n", "Content-Length" },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+	  "conflicting" },
+	{ "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", "header" },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+	  "chunk size" },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n",
+	  "CRLF" },
+	{ "HTTP/1.1 101 Switching\r\n\r\n", "switch" },
+};
+
+START_TEST(test_h1_bad)
+{
+	struct http1_parser *p = malloc(sizeof(*p));
+	struct http1_answer a;
+	size_t left;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(parse_in(p, &a, h1_bad[_i].text, 0, 1 << 20, &left),
+	    HTTP1_BAD);
+	ck_assert_msg(strstr(http1_parse_error(p), h1_bad[_i].why) != NULL,
+	    "case %d: %s", _i, http1_parse_error(p));
+	free(p);
+}
+END_TEST
+
+/* Cut short by the connection; too long a head; the body cap. */
+START_TEST(test_h1_limits)
+{
+	struct http1_parser *p = malloc(sizeof(*p));
+	struct http1_answer a;
+	char *big;
+	size_t left;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(parse_in(p, &a, "HTTP/1.1 200 OK\r\nContent-Length: "
+	    "9\r\n\r\nabc", 0, 1 << 20, &left), HTTP1_MORE);
+	ck_assert_int_eq(http1_parse_eof(p), HTTP1_BAD);
+	ck_assert_ptr_nonnull(strstr(http1_parse_error(p), "closed"));
+	ck_assert_int_eq(parse_in(p, &a, "", 0, 1 << 20, &left), HTTP1_MORE);
+	ck_assert_int_eq(http1_parse_eof(p), HTTP1_BAD);
+	ck_assert_str_eq(http1_parse_error(p), "Empty reply from server");
+
+	ck_assert_ptr_nonnull(big = malloc(HTTP1_HEAD_MAX + 64));
+	memset(big, 'a', HTTP1_HEAD_MAX + 63);
+	big[HTTP1_HEAD_MAX + 63] = '\0';
+	memcpy(big, "HTTP/1.1 200 OK\r\nX: ", 20);
+	ck_assert_int_eq(parse_in(p, &a, big, 1000, 1 << 20, &left),
+	    HTTP1_BAD);
+	ck_assert_ptr_nonnull(strstr(http1_parse_error(p), "too long"));
+	free(big);
+
+	/* 10 body bytes, cap 4: done at the cut, connection not kept */
+	ck_assert_int_eq(parse_in(p, &a, "HTTP/1.1 500 X\r\nContent-Length: "
+	    "10\r\n\r\n0123456789", 3, 4, &left), HTTP1_DONE);
+	ck_assert_int_eq(a.status, 500);
+	ck_assert_int_eq(a.capped, 1);
+	ck_assert_int_eq(http1_parse_keep_alive(p), 0);
+	/* a Retry-After too long to be a valid one is dropped */
+	ck_assert_int_eq(parse_in(p, &a, "HTTP/1.1 503 X\r\nRetry-After: "
+	    "1111111111111111111111111111111111111111111111111111111111111111"
+	    "1111111111111111111111111111111111111111111111111111111111111111"
+	    "1\r\nContent-Length: 0\r\n\r\n", 0, 4, &left), HTTP1_DONE);
+	ck_assert_str_eq(a.retry_after, "");
+	free(p);
+}
+END_TEST
+
+START_TEST(test_h1_usable)
+{
+	unsetenv("http_proxy");
+	unsetenv("HTTP_PROXY");
+	unsetenv("all_proxy");
+	unsetenv("ALL_PROXY");
+	ck_assert_int_eq(http1_usable("http://127.0.0.1:8080/x"), 1);
+	ck_assert_int_eq(http1_usable("HTTP://example.com/"), 1);
+	ck_assert_int_eq(http1_usable("https://example.com/"), 0);
+	ck_assert_int_eq(http1_usable("http://u:p@example.com/"), 0);
+	ck_assert_int_eq(http1_usable("http://example.com/a@b"), 1);
+	setenv("ALL_PROXY", "socks5://127.0.0.1:1080", 1);
+	ck_assert_int_eq(http1_usable("http://example.com/"), 0);
+	setenv("ALL_PROXY", "", 1);
+	ck_assert_int_eq(http1_usable("http://example.com/"), 1);
+	setenv("http_proxy", "http://proxy:3128", 1);
+	ck_assert_int_eq(http1_usable("http://example.com/"), 0);
+	unsetenv("http_proxy");
+	unsetenv("ALL_PROXY");
 }
 END_TEST
 
@@ -563,15 +772,25 @@ sink_http_suite(void)
 	tcase_add_test(tc, test_headers_plain);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("http1");
+	tcase_set_timeout(tc, 10);
+	tcase_add_loop_test(tc, test_h1_answers, 0,
+	    sizeof(h1_cases) / sizeof(h1_cases[0]));
+	tcase_add_loop_test(tc, test_h1_bad, 0,
+	    sizeof(h1_bad) / sizeof(h1_bad[0]));
+	tcase_add_test(tc, test_h1_limits);
+	tcase_add_test(tc, test_h1_usable);
+	suite_add_tcase(s, tc);
+
 	tc = tcase_create("run");
 	tcase_set_timeout(tc, 20);
 	tcase_add_checked_fixture(tc, server_start, server_stop);
-	tcase_add_test(tc, test_run_check);
-	tcase_add_test(tc, test_run_classes);
-	tcase_add_test(tc, test_run_cap);
-	tcase_add_test(tc, test_run_timeout);
-	tcase_add_test(tc, test_run_refused);
-	tcase_add_test(tc, test_run_bad_options);
+	tcase_add_loop_test(tc, test_run_check, 0, 2);
+	tcase_add_loop_test(tc, test_run_classes, 0, 2);
+	tcase_add_loop_test(tc, test_run_cap, 0, 2);
+	tcase_add_loop_test(tc, test_run_timeout, 0, 2);
+	tcase_add_loop_test(tc, test_run_refused, 0, 2);
+	tcase_add_loop_test(tc, test_run_bad_options, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,9 +18,11 @@
  *
  * Transport: no redirects, TLS verification as libcurl's defaults (on),
  * http and https only, timeout_ms as the whole transfer's deadline, no
- * "Expect: 100-continue".  One easy handle per process, reset between
- * jobs, so kept-alive connections carry over to the next job for the same
- * host.
+ * "Expect: 100-continue".  A plain http:// URL with no proxy in the
+ * environment goes through http1.c, the sink's own HTTP/1.1 client, at a
+ * fraction of libcurl's CPU; https and proxies through libcurl, one easy
+ * handle per process, reset between jobs.  Either keeps its connection
+ * alive for the next job to the same host.
  *
  * The answer: at most max_response_bytes of its body are read.  Past that
  * the write callback aborts the transfer (the connection is then closed,
@@ -29,7 +31,8 @@
  * attempt until its timeout.  2xx is ok; 400 401 403 404 410 413 422 are
  * permanent; 408, 429 and 5xx are transient and honour Retry-After
  * (delay-seconds or an HTTP-date, parsed strictly, clamped to 1 h); any
- * other status is transient; a curl error is transient with curl's text.
+ * other status is transient; a transport error is transient with its
+ * text (curl's, or http1.c's in the same words).
  */
 #include "config.h"
 
@@ -48,6 +51,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include "http1.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
@@ -87,6 +91,10 @@ static int	sink_http_lit(const char **, const char *);
 static int	sink_http_num(const char **, int, int *);
 static int	sink_http_pick(const char **, const char *const *, int *);
 static int	sink_http_date(const char *, time_t *);
+static int	sink_http_outcome(const struct job *, struct job_outcome *,
+		    long, const char *, int, const char *, size_t);
+static int	sink_http_run_http1(const struct job *, struct job_outcome *,
+		    const char *);
 
 static const char *const sink_http_days[] = {
 	"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", NULL
@@ -117,6 +125,7 @@ sink_http_set_abort(sink_abort_fn fn)
 void
 sink_http_cleanup(void)
 {
+	http1_close();
 	if (sink_http_curl != NULL)
 		curl_easy_cleanup(sink_http_curl);
 	sink_http_curl = NULL;
@@ -586,8 +595,6 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 	const char *method = s->u.http.method;
 	CURLcode rc;
 	long status = 0;
-	uint64_t ra;
-	int honour;
 
 	if (s->u.http.url == NULL) {
 		job_outcome_set(o, JOB_PERMANENT, "http sink has no url");
@@ -600,6 +607,8 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 		job_outcome_set(o, JOB_PERMANENT, "http method %s", method);
 		return o->result;
 	}
+	if (http1_usable(s->u.http.url))
+		return sink_http_run_http1(j, o, method);
 	if (sink_http_curl == NULL &&
 	    (sink_http_curl = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init failed");
@@ -660,19 +669,68 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 		job_outcome_set(o, JOB_ERROR, "http answer without a status");
 		return o->result;
 	}
+	return sink_http_outcome(j, o, status, x.retry_after, x.capped,
+	    x.keep, x.keeplen);
+}
+
+/* The outcome of an answer with this status (and Retry-After, and the
+ * start of its body for the log). */
+static int
+sink_http_outcome(const struct job *j, struct job_outcome *o, long status,
+    const char *retry_after, int capped, const char *keep, size_t keeplen)
+{
+	uint64_t ra;
+	int honour;
+
 	o->http_status = status;
 	job_outcome_set(o, sink_http_classify(status, &honour), "http %ld",
 	    status);
-	if (honour && x.retry_after[0] != '\0') {
-		if (sink_http_retry_after(x.retry_after, time(NULL), &ra) == 0)
+	if (honour && retry_after[0] != '\0') {
+		if (sink_http_retry_after(retry_after, time(NULL), &ra) == 0)
 			o->retry_after_ms = ra;
 		else
 			log_debug("hook %s: Retry-After \"%s\" ignored",
-			    j->hook_id, x.retry_after);
+			    j->hook_id, retry_after);
 	}
-	if (o->result != JOB_OK && x.keeplen > 0)
+	if (o->result != JOB_OK && keeplen > 0)
 		log_debug("hook %s: http %ld%s: %.*s", j->hook_id, status,
-		    x.capped ? " (answer cut at max_response_bytes)" : "",
-		    (int)x.keeplen, x.keep);
+		    capped ? " (answer cut at max_response_bytes)" : "",
+		    (int)keeplen, keep);
 	return o->result;
+}
+
+/* The same request through http1.c (plain http, no proxy). */
+static int
+sink_http_run_http1(const struct job *j, struct job_outcome *o,
+    const char *method)
+{
+	const struct sink_conf *s = &j->sink;
+	struct http1_answer a;
+	struct curl_slist *hdrs;
+	char err[256];
+	int rc;
+
+	/* Its connection and libcurl's would both be kept alive for
+	 * nothing: one client at a time. */
+	if (sink_http_curl != NULL) {
+		curl_easy_cleanup(sink_http_curl);
+		sink_http_curl = NULL;
+	}
+	hdrs = sink_http_headers(j, time(NULL));
+	rc = http1_request(s->u.http.url, strcmp(method, "put") == 0 ? "PUT" :
+	    strcmp(method, "patch") == 0 ? "PATCH" : "POST", hdrs,
+	    SINK_HTTP_UA, j->body, j->bodylen, s->timeout_ms,
+	    s->u.http.max_response_bytes, sink_http_abort, &a, err,
+	    sizeof(err));
+	curl_slist_free_all(hdrs);
+	if (rc == -1) {
+		job_outcome_set(o, JOB_ERROR, "%s", err);
+		return o->result;
+	}
+	if (a.status < 100 || a.status > 999) {
+		job_outcome_set(o, JOB_ERROR, "http answer without a status");
+		return o->result;
+	}
+	return sink_http_outcome(j, o, a.status, a.retry_after, a.capped,
+	    a.keep, a.keeplen);
 }
