@@ -2405,10 +2405,18 @@ hook_unref(struct store_batch *b, uint64_t seq)
 	struct store *st = b->st;
 	unsigned char hk[8], head[HOOK_ROWS_OFF + 4], cnt[4];
 	uint32_t rows;
+	DBC *c;
 	DBT k, v;
-	int ret;
+	int ret, rc = -1;
 
+	/* One cursor for the read and the delete or rewrite: one descent of
+	 * the tree, not two. */
 	store_key_hook(hk, seq);
+	if ((ret = st->db[T_HOOKS]->cursor(st->db[T_HOOKS], b->txn, &c,
+	    0)) != 0) {
+		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
+		return -1;
+	}
 	memset(&k, 0, sizeof(k));
 	memset(&v, 0, sizeof(v));
 	k.data = hk;
@@ -2417,29 +2425,36 @@ hook_unref(struct store_batch *b, uint64_t seq)
 	v.ulen = sizeof(head);
 	v.dlen = sizeof(head);
 	v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
-	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], b->txn, &k, &v, 0);
+	ret = c->get(c, &k, &v, DB_SET);
 	if (ret == DB_NOTFOUND) {
 		log_warnx("store %s: hook seq %" PRIu64 " of a settled row is "
 		    "gone", st->dir, seq);
-		return 0;
+		rc = 0;
+		goto done;
 	}
 	if (ret != 0) {
 		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
 		    st->dir, seq);
-		return -1;
+		goto done;
 	}
 	if (rec_version(T_HOOKS, hk, sizeof(hk), head, v.size, st->err,
 	    sizeof(st->err)) == -1)
-		return -1;
-	if (v.size != sizeof(head))
-		return rec_malformed(T_HOOKS, hk, sizeof(hk), "truncated head",
+		goto done;
+	if (v.size != sizeof(head)) {
+		(void)rec_malformed(T_HOOKS, hk, sizeof(hk), "truncated head",
 		    st->err, sizeof(st->err));
+		goto done;
+	}
 	if ((rows = get_u32(head + HOOK_ROWS_OFF)) <= 1) {
-		if (tdel(st, b->txn, T_HOOKS, hk, sizeof(hk)) == -1)
-			return -1;
+		if ((ret = c->del(c, 0)) != 0) {
+			store_seterr(st, ret, "store %s/hooks.db: delete seq %"
+			    PRIu64, st->dir, seq);
+			goto done;
+		}
 		if (b->counts.hooks > 0)
 			b->counts.hooks--;
-		return 0;
+		rc = 0;
+		goto done;
 	}
 	put_u32(cnt, rows - 1);
 	memset(&v, 0, sizeof(v));
@@ -2448,13 +2463,19 @@ hook_unref(struct store_batch *b, uint64_t seq)
 	v.doff = HOOK_ROWS_OFF;
 	v.dlen = sizeof(cnt);
 	v.flags = DB_DBT_PARTIAL;
-	if ((ret = st->db[T_HOOKS]->put(st->db[T_HOOKS], b->txn, &k, &v,
-	    0)) != 0) {
+	if ((ret = c->put(c, &k, &v, DB_CURRENT)) != 0) {
 		store_seterr(st, ret, "store %s/hooks.db: write seq %" PRIu64,
 		    st->dir, seq);
-		return -1;
+		goto done;
 	}
-	return 0;
+	rc = 0;
+ done:
+	if ((ret = c->close(c)) != 0 && rc == 0) {
+		store_seterr(st, ret, "store %s/hooks.db: cursor close",
+		    st->dir);
+		rc = -1;
+	}
+	return rc;
 }
 
 int
