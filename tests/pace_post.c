@@ -7,8 +7,9 @@
  * per second for SECS seconds: request j is due at t0 + j / RATE and goes
  * out on an idle keep-alive connection of CONNS (64) as soon as it is due
  * (if none is idle it waits, and its lateness shows).  For every 201 it
- * writes a line "ID T201_MS DUE_MS" (wall ms) to FILE, ID the answer's
- * "id".  Prints "sent N ok N errors N" at the end.  One libevent loop: it
+ * writes a line "ID T201_MS DUE_MS SENT_MS" (wall ms, to the microsecond)
+ * to FILE, ID the answer's "id", SENT_MS when the request was handed to
+ * the connection.  Prints "sent N ok N errors N" at the end.  One libevent loop: it
  * costs far less CPU than the Python clients, so the machine it shares
  * with the daemon stays the daemon's.
  */
@@ -29,6 +30,7 @@ struct pconn {
 	struct evhttp_connection	*evcon;
 	int				 busy;
 	double				 due;	/* the request in hand's */
+	double				 sent;	/* and when it went */
 };
 
 static struct event_base	*base;
@@ -74,7 +76,8 @@ done_cb(struct evhttp_request *req, void *arg)
 	    (q = memchr(p + 6, '"', 48)) != NULL && q - p - 6 < (int)sizeof(id)) {
 		memcpy(id, p + 6, q - p - 6);
 		id[q - p - 6] = '\0';
-		fprintf(out, "%s %.3f %.3f\n", id, now_ms(), c->due);
+		fprintf(out, "%s %.3f %.3f %.3f\n", id, now_ms(), c->due,
+		    c->sent);
 		ok++;
 	} else
 		errors++;
@@ -107,6 +110,7 @@ send_due(void)
 		    bodylen);
 		conns[i].busy = 1;
 		conns[i].due = due;
+		conns[i].sent = now_ms();
 		if (evhttp_make_request(conns[i].evcon, req, EVHTTP_REQ_POST,
 		    path) == -1) {
 			conns[i].busy = 0;
