@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -180,6 +181,7 @@ END_TEST
 
 static struct header_kv fwd[] = {
 	{ "x-github-event", "push" },
+	{ "user-agent", "GitHub-Hookshot/1" },
 	{ "content-length", "999" },
 	{ "host", "evil.example" },
 	{ "transfer-encoding", "chunked" },
@@ -329,6 +331,7 @@ server_cb(struct evhttp_request *req, void *arg)
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
 	struct evbuffer *body = evhttp_request_get_input_buffer(req);
 	struct evbuffer *ans = evbuffer_new();
+	struct evkeyval *kv;
 	const char *uri = evhttp_request_get_uri(req), *h;
 	size_t n = evbuffer_get_length(body);
 	char buf[256];
@@ -365,6 +368,15 @@ server_cb(struct evhttp_request *req, void *arg)
 		if ((h = evhttp_find_header(in, "X-Team")) == NULL ||
 		    strcmp(h, "payments") != 0)
 			why = "x-team";
+		/* The provider's User-Agent, forwarded, replaces ours: one
+		 * header, not two. */
+		i = 0;
+		TAILQ_FOREACH(kv, in, next)
+			if (strcasecmp(kv->key, "User-Agent") == 0)
+				i++;
+		if (i != 1 || (h = evhttp_find_header(in, "User-Agent")) ==
+		    NULL || strcmp(h, "GitHub-Hookshot/1") != 0)
+			why = "user-agent";
 		if (why != NULL) {
 			code = 418;
 			evbuffer_add_printf(ans, "%s", why);

@@ -303,6 +303,7 @@ http1_request(const char *url, const char *method,
 	struct pollfd pfd;
 	char *head = NULL, buf[HTTP1_READ];
 	size_t headlen = 0, used;
+	const char *accept = "*/*";
 	FILE *f;
 	uint64_t deadline = timeout_ms != 0 ? time_mono_ms() + timeout_ms : 0;
 	uint64_t got;
@@ -314,17 +315,27 @@ http1_request(const char *url, const char *method,
 		return -1;
 	if ((f = open_memstream(&head, &headlen)) == NULL)
 		fatal("http1");
-	fprintf(f, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n"
-	    "Accept: */*\r\nContent-Length: %zu\r\n", method, u.target,
-	    u.hosthdr, user_agent, len);
+	fprintf(f, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n",
+	    method, u.target, u.hosthdr, len);
 	for (l = hdrs; l != NULL; l = l->next) {
 		const char *c = strchr(l->data, ':');
 
-		/* "Name:" alone suppresses a header libcurl would add. */
+		/* As libcurl: a header of the list replaces its own
+		 * User-Agent or Accept, and "Name:" alone sends nothing. */
+		if (c != NULL && c - l->data == 10 &&
+		    strncasecmp(l->data, "user-agent", 10) == 0)
+			user_agent = NULL;
+		if (c != NULL && c - l->data == 6 &&
+		    strncasecmp(l->data, "accept", 6) == 0)
+			accept = NULL;
 		if (c == NULL || c[1 + strspn(c + 1, " \t")] == '\0')
 			continue;
 		fprintf(f, "%s\r\n", l->data);
 	}
+	if (user_agent != NULL)
+		fprintf(f, "User-Agent: %s\r\n", user_agent);
+	if (accept != NULL)
+		fprintf(f, "Accept: %s\r\n", accept);
 	fputs("\r\n", f);
 	if (fclose(f) != 0)
 		fatal("http1");
@@ -357,8 +368,10 @@ http1_request(const char *url, const char *method,
 		iov[1].iov_len = len;
 		if (send_all(conn_fd, iov, len > 0 ? 2 : 1, deadline, watch,
 		    err, errlen) == -1) {
+			int e = errno;
+
 			http1_close();
-			if (reused && (errno == EPIPE || errno == ECONNRESET))
+			if (reused && (e == EPIPE || e == ECONNRESET))
 				continue;	/* it went while idle */
 			break;
 		}

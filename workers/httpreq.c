@@ -23,7 +23,6 @@
 #include <string.h>
 #include <strings.h>
 
-
 #include "conf.h"
 #include "httpreq.h"
 #include "keys.h"

@@ -609,6 +609,7 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 	}
 	if (http1_usable(s->u.http.url))
 		return sink_http_run_http1(j, o, method);
+	http1_close();		/* one client's connection at a time */
 	if (sink_http_curl == NULL &&
 	    (sink_http_curl = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init failed");
