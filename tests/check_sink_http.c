@@ -566,6 +566,88 @@ START_TEST(test_run_timeout)
 }
 END_TEST
 
+/* Read one request (head, then Content-Length bytes); 0, or -1 at EOF. */
+static int
+read_request(int fd)
+{
+	char buf[16384];
+	size_t len = 0, need = 0;
+	ssize_t n;
+	char *e, *cl;
+
+	for (;;) {
+		if ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) <= 0)
+			return -1;
+		len += n;
+		buf[len] = '\0';
+		if ((e = strstr(buf, "\r\n\r\n")) == NULL)
+			continue;
+		if (need == 0) {
+			need = e + 4 - buf;
+			if ((cl = strcasestr(buf, "content-length:")) != NULL &&
+			    cl < e)
+				need += strtoul(cl + 15, NULL, 10);
+		}
+		if (len >= need)
+			return 0;
+	}
+}
+
+/* A kept-alive connection that the server closes on the next request
+ * without answering: the client sends it once more on a new connection
+ * (both transports), and the attempt succeeds. */
+START_TEST(test_run_stale)
+{
+	static const char ok[] =
+	    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	struct job_outcome o;
+	struct job j;
+	char url[128];
+	pid_t pid;
+	int lfd, c1, c2;
+
+	ck_assert_int_ne(lfd = socket(AF_INET, SOCK_STREAM, 0), -1);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 8), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &sl), 0);
+	if ((pid = fork()) == 0) {
+		if ((c1 = accept(lfd, NULL, NULL)) == -1 ||
+		    read_request(c1) == -1 ||
+		    write(c1, ok, sizeof(ok) - 1) != sizeof(ok) - 1 ||
+		    read_request(c1) == -1)
+			_exit(1);
+		close(c1);		/* the second request: no answer */
+		if ((c2 = accept(lfd, NULL, NULL)) == -1 ||
+		    read_request(c2) == -1 ||
+		    write(c2, ok, sizeof(ok) - 1) != sizeof(ok) - 1)
+			_exit(1);
+		(void)read_request(c2);	/* until the client goes */
+		_exit(0);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(lfd);
+	server_port = ntohs(sin.sin_port);
+	transport(_i);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/stale", server_port);
+	http_job(&j, 0, url);
+	memset(&o, 0, sizeof(o));
+	sink_http_run(&j, &o);
+	ck_assert_msg(o.result == JOB_OK, "first: %s", o.detail);
+	memset(&o, 0, sizeof(o));
+	sink_http_run(&j, &o);
+	ck_assert_msg(o.result == JOB_OK, "second, on a new connection: %s",
+	    o.detail);
+	sink_http_cleanup();
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+END_TEST
+
 START_TEST(test_run_refused)
 {
 	struct job_outcome o;
@@ -802,6 +884,7 @@ sink_http_suite(void)
 	tcase_add_loop_test(tc, test_run_cap, 0, 2);
 	tcase_add_loop_test(tc, test_run_timeout, 0, 2);
 	tcase_add_loop_test(tc, test_run_refused, 0, 2);
+	tcase_add_loop_test(tc, test_run_stale, 0, 2);
 	tcase_add_loop_test(tc, test_run_bad_options, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
