@@ -97,6 +97,16 @@ ids_random(void *p, size_t n)
 }
 
 uint64_t
+ids_fnv1a(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	while (len-- > 0)
+		h = (h ^ *b++) * 1099511628211ULL;
+	return h;
+}
+
+uint64_t
 time_wall_ms(void)
 {
 	struct timespec ts;

@@ -33,4 +33,9 @@ void	ids_random(void *, size_t);	/* getrandom(2), or fatal */
 uint64_t time_wall_ms(void);		/* CLOCK_REALTIME in ms */
 uint64_t time_mono_ms(void);		/* CLOCK_MONOTONIC in ms */
 
+/* FNV-1a over len bytes, from h (IDS_FNV_INIT to start): the hash of the
+ * in-memory tables (series, buckets, dedupe keys, claimed rows). */
+#define IDS_FNV_INIT	14695981039346656037ULL
+uint64_t ids_fnv1a(uint64_t h, const void *, size_t len);
+
 #endif

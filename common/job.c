@@ -851,6 +851,20 @@ batch_outcome_set(struct batch_result *r, enum job_result res,
 }
 
 void
+batch_outcome_set_many(struct batch_outcome *o, const uint32_t *idx,
+    uint32_t n, enum job_result res, uint64_t retry_after_ms,
+    const char *detail)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		batch_outcome_set(&o->r[idx[i]], res, "%s", detail);
+		o->r[idx[i]].retry_after_ms = res == JOB_ERROR ?
+		    retry_after_ms : 0;
+	}
+}
+
+void
 batch_outcome_encode(struct msg *m, uint64_t id,
     const struct batch_outcome *o)
 {

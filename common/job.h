@@ -162,6 +162,11 @@ void	batch_entry_from_job(struct batch_entry *e, const struct job *j);
 void	batch_outcome_init(struct batch_outcome *o, const struct batch *b);
 void	batch_outcome_set(struct batch_result *r, enum job_result,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same result (retry_after_ms with it when it is JOB_ERROR) for the
+ * entries idx[0..n) of o. */
+void	batch_outcome_set_many(struct batch_outcome *o, const uint32_t *idx,
+	    uint32_t n, enum job_result, uint64_t retry_after_ms,
+	    const char *detail);
 /* Build an MSG_BATCH_OUTCOME frame for batch id (m is msg_init'ed here). */
 void	batch_outcome_encode(struct msg *m, uint64_t id,
 	    const struct batch_outcome *o);

@@ -172,6 +172,18 @@ proc_child_start(int argc, char *argv[], const char *progname,
 	return 0;
 }
 
+void
+proc_child_orphaned(int err)
+{
+	if (err == 0 || err == ECONNRESET || err == EPIPE) {
+		log_info("master closed the channel, exiting");
+		exit(0);
+	}
+	errno = err;
+	log_warn("master channel");
+	exit(1);
+}
+
 struct conf *
 proc_child_conf(int verbose)
 {

@@ -32,6 +32,10 @@ int	proc_child_start(int argc, char *argv[], const char *progname,
  * and the child exits 78 (EX_CONFIG). */
 struct conf;
 struct conf *proc_child_conf(int verbose);
+/* A child's channel to the master failed with err (0: closed): a child
+ * never outlives its master.  Exits 0 for a close or reset, else logs the
+ * error and exits 1. */
+void	proc_child_orphaned(int err) __attribute__((noreturn));
 /* Read exactly len bytes from offset 0 of fd into a new buffer (with a NUL
  * after them); NULL with errno on a short read. */
 char	*proc_read_fd(int fd, size_t len);

@@ -39,6 +39,7 @@
 #include "conf.h"
 #include "dispatch.h"
 #include "fair.h"
+#include "ids.h"
 #include "log.h"
 #include "metrics.h"
 #include "sinkq.h"
@@ -131,12 +132,7 @@ static const struct retry_policy *row_policy(struct dispatch *,
 static uint64_t
 key_hash(const unsigned char *k)
 {
-	uint64_t h = 14695981039346656037ULL;
-	int i;
-
-	for (i = 0; i < STORE_ROWKEY_LEN; i++)
-		h = (h ^ k[i]) * 1099511628211ULL;
-	return h;
+	return ids_fnv1a(IDS_FNV_INIT, k, STORE_ROWKEY_LEN);
 }
 
 static struct drow *
@@ -348,8 +344,8 @@ dispatch_job_row(struct dispatch *d, uint64_t job)
 	return NULL;
 }
 
-static uint8_t
-sink_module(enum sink_type t)
+uint8_t
+dispatch_sink_module(enum sink_type t)
 {
 	switch (t) {
 	case SINK_HTTP:
@@ -404,13 +400,14 @@ bind_row(struct dispatch *d, struct drow *r, char *why, size_t len)
 		return -1;
 	}
 	if (r->row.sink_index < (uint32_t)src->nsinks &&
-	    sink_module(src->sinks[r->row.sink_index].type) == r->row.module) {
+	    dispatch_sink_module(src->sinks[r->row.sink_index].type) ==
+	    r->row.module) {
 		r->bound = r->row.sink_index;
 		return 0;
 	}
 	/* Sinks reordered: the one sink with the row's module. */
 	for (i = 0; i < src->nsinks; i++)
-		if (sink_module(src->sinks[i].type) == r->row.module) {
+		if (dispatch_sink_module(src->sinks[i].type) == r->row.module) {
 			found = i;
 			n++;
 		}

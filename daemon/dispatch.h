@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "breaker.h"
+#include "conf.h"
 #include "store.h"
 #include "window.h"
 
@@ -172,5 +173,7 @@ void	dispatch_breakers(struct dispatch *, void (*)(const char *tenant,
  * n attempts, before jitter and the retry_after floor. */
 uint64_t dispatch_backoff(uint64_t base_ms, uint64_t max_ms, uint32_t attempts);
 const char *dispatch_module_name(uint8_t module);
+/* The module rows of a sink of type t are bound to (0: none such). */
+uint8_t	dispatch_sink_module(enum sink_type t);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -33,20 +34,9 @@ static struct series	*table[METRICS_BUCKETS];
 static struct family	 families[32];
 static int		 nfamilies;
 
-static uint64_t		 hash(const char *);
 static struct family	*family(const char *);
 static int		 render(char *, size_t, const char *, int, va_list);
 static struct series	*lookup(const char *, int);
-
-static uint64_t
-hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;
-
-	while (*s != '\0')
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
 
 static struct family *
 family(const char *name)
@@ -118,17 +108,17 @@ static struct series *
 lookup(const char *key, int create)
 {
 	struct series *s;
-	size_t b = hash(key) % METRICS_BUCKETS, len;
+	size_t len = strlen(key);
+	size_t b = ids_fnv1a(IDS_FNV_INIT, key, len) % METRICS_BUCKETS;
 
 	for (s = table[b]; s != NULL; s = s->next)
 		if (strcmp(s->key, key) == 0)
 			return s;
 	if (!create)
 		return NULL;
-	len = strlen(key) + 1;
-	if ((s = calloc(1, sizeof(*s) + len)) == NULL)
+	if ((s = calloc(1, sizeof(*s) + len + 1)) == NULL)
 		fatal("metrics");
-	memcpy(s->key, key, len);
+	memcpy(s->key, key, len + 1);
 	s->next = table[b];
 	table[b] = s;
 	return s;

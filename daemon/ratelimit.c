@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ids.h"
 #include "log.h"
 #include "ratelimit.h"
 
@@ -63,15 +64,11 @@ ratelimit_free(struct ratelimit *rl)
 	free(rl);
 }
 
-/* FNV-1a */
+/* The bucket of a key. */
 static uint64_t
 rl_hash(const char *s)
 {
-	uint64_t h = 14695981039346656037ULL;
-
-	while (*s != '\0')
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
+	return ids_fnv1a(IDS_FNV_INIT, s, strlen(s));
 }
 
 static void

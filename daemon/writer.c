@@ -34,6 +34,7 @@
 
 #include "ankusad.h"
 #include "conf.h"
+#include "dispatch.h"
 #include "ids.h"
 #include "log.h"
 #include "metrics.h"
@@ -205,22 +206,6 @@ writer_free(struct pending *p)
 	free(p);
 }
 
-static uint8_t
-writer_module(enum sink_type t)
-{
-	switch (t) {
-	case SINK_HTTP:
-		return MODULE_HTTP;
-	case SINK_SQS:
-		return MODULE_SQS;
-	case SINK_PUBSUB:
-		return MODULE_PUBSUB;
-	case SINK_LOG:
-		return MODULE_LOG;
-	}
-	fatalx("writer: sink type %d has no module", (int)t);
-}
-
 /* --- dedupe keys of queued hooks --- */
 
 static uint64_t
@@ -228,15 +213,12 @@ dd_hash(const struct pending *p)
 {
 	const char *parts[3] = { p->hook.tenant, p->hook.source,
 	    p->hook.dedupe_key };
-	uint64_t h = 14695981039346656037ULL;
-	const char *s;
+	uint64_t h = IDS_FNV_INIT;
 	int i;
 
-	for (i = 0; i < 3; i++) {
-		for (s = parts[i]; *s != '\0'; s++)
-			h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-		h = (h ^ 0xff) * 1099511628211ULL;	/* separator */
-	}
+	/* Each part with its NUL, so ("ab","c") and ("a","bc") differ. */
+	for (i = 0; i < 3; i++)
+		h = ids_fnv1a(h, parts[i], strlen(parts[i]) + 1);
 	return h;
 }
 
@@ -325,7 +307,10 @@ writer_bind_rows(struct pending *p, const struct source_conf *src,
 	p->nrows = src->nsinks;
 	for (k = 0; k < src->nsinks; k++) {
 		p->rows[k].sink_index = k;
-		p->rows[k].module = writer_module(src->sinks[k].type);
+		if ((p->rows[k].module = dispatch_sink_module(
+		    src->sinks[k].type)) == 0)
+			fatalx("writer: sink type %d has no module",
+			    (int)src->sinks[k].type);
 		p->rows[k].ordered = src->sinks[k].ordered;
 		for (i = 0; i < nlanes; i++)
 			if (lane_sink[i] == (uint32_t)k)

@@ -17,13 +17,12 @@
 #include "conf.h"
 #include "httpreq.h"
 #include "keys.h"
+#include "testutil.h"
 
 #define CASE_TIMEOUT	10
 #define MAXHDRS		8
 
 static struct conf	*test_conf(void);
-static int		 parse_headers(const char *, struct header_kv *,
-			    char **);
 static int		 dedupe(const struct conf *, const char *,
 			    const char *, const char *, size_t, char *);
 
@@ -143,43 +142,7 @@ static const struct kcase kcases[] = {
 static struct conf *
 test_conf(void)
 {
-	struct conf_errors errs = { NULL, 0 };
-	struct conf *cf;
-	int i;
-
-	cf = conf_parse(test_yaml, sizeof(test_yaml) - 1, "test", &errs);
-	for (i = 0; i < errs.n; i++)
-		fprintf(stderr, "test config: %s\n", errs.msgs[i]);
-	conf_errors_free(&errs);
-	ck_assert_ptr_nonnull(cf);
-	return cf;
-}
-
-/* "Name: value" lines into pairs; *bufp is the copy they point into. */
-static int
-parse_headers(const char *text, struct header_kv *kv, char **bufp)
-{
-	char *buf, *line, *next, *colon, *v;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(buf = strdup(text));
-	*bufp = buf;
-	for (line = buf; *line != '\0'; line = next) {
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		ck_assert_ptr_nonnull(colon = strchr(line, ':'));
-		*colon = '\0';
-		v = colon + 1;
-		while (*v == ' ')
-			v++;
-		ck_assert_int_lt(n, MAXHDRS);
-		kv[n].name = line;
-		kv[n].value = v;
-		n++;
-	}
-	return n;
+	return test_conf_parse(test_yaml, sizeof(test_yaml) - 1);
 }
 
 /* The dedupe key of a request to source, into out (KEYS_DEDUPE_MAX + 1). */
@@ -195,7 +158,7 @@ dedupe(const struct conf *cf, const char *source, const char *headers,
 	int n;
 
 	ck_assert_msg(src != NULL, "no source %s", source);
-	n = parse_headers(headers, kv, &buf);
+	n = test_headers(headers, kv, MAXHDRS, &buf);
 	keys_hdrs_pairs(&h, kv, n);
 	keys_init(&k, &h, body, len);
 	n = keys_dedupe(src, &k, out, KEYS_DEDUPE_MAX + 1);

@@ -19,14 +19,13 @@
 #include "conf.h"
 #include "httpreq.h"
 #include "keys.h"
+#include "testutil.h"
 #include "verify.h"
 
 #define CASE_TIMEOUT	10
 #define MAXHDRS		16
 
 static struct conf	*test_conf(void);
-static int		 parse_headers(const char *, struct header_kv *,
-			    char **);
 static enum verify_reason run(const struct conf *, const char *,
 			    const char *, const char *, size_t, int64_t);
 
@@ -437,43 +436,7 @@ static const struct vcase vcases[] = {
 static struct conf *
 test_conf(void)
 {
-	struct conf_errors errs = { NULL, 0 };
-	struct conf *cf;
-	int i;
-
-	cf = conf_parse(test_yaml, sizeof(test_yaml) - 1, "test", &errs);
-	for (i = 0; i < errs.n; i++)
-		fprintf(stderr, "test config: %s\n", errs.msgs[i]);
-	conf_errors_free(&errs);
-	ck_assert_ptr_nonnull(cf);
-	return cf;
-}
-
-/* "Name: value" lines into pairs; *bufp is the copy they point into. */
-static int
-parse_headers(const char *text, struct header_kv *kv, char **bufp)
-{
-	char *buf, *line, *next, *colon, *v;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(buf = strdup(text));
-	*bufp = buf;
-	for (line = buf; *line != '\0'; line = next) {
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		ck_assert_ptr_nonnull(colon = strchr(line, ':'));
-		*colon = '\0';
-		v = colon + 1;
-		while (*v == ' ')
-			v++;
-		ck_assert_int_lt(n, MAXHDRS);
-		kv[n].name = line;
-		kv[n].value = v;
-		n++;
-	}
-	return n;
+	return test_conf_parse(test_yaml, sizeof(test_yaml) - 1);
 }
 
 static enum verify_reason
@@ -488,7 +451,7 @@ run(const struct conf *cf, const char *source, const char *headers,
 	int n;
 
 	ck_assert_msg(src != NULL, "no source %s", source);
-	n = parse_headers(headers, kv, &buf);
+	n = test_headers(headers, kv, MAXHDRS, &buf);
 	keys_hdrs_pairs(&h, kv, n);
 	r = verify_request(&src->verify, &h, body, len, now);
 	free(buf);

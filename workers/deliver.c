@@ -265,13 +265,7 @@ deliver_msg(struct chan *c, struct msg *m, void *arg)
 static void
 deliver_err(struct chan *c, int err, void *arg)
 {
-	if (err == 0 || err == ECONNRESET || err == EPIPE) {
-		log_info("master closed the channel, exiting");
-		exit(0);
-	}
-	errno = err;
-	log_warn("master channel");
-	exit(1);
+	proc_child_orphaned(err);
 }
 
 /* Called by the http sink during a transfer: exit if the master closed

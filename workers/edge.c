@@ -254,13 +254,7 @@ master_err(struct chan *c, int err, void *arg)
 	TAILQ_FOREACH(k, &conns, entry)
 		(void)evbuffer_write(bufferevent_get_output(k->bev),
 		    bufferevent_getfd(k->bev));
-	if (err == 0 || err == ECONNRESET || err == EPIPE) {
-		log_info("master closed the channel, exiting");
-		exit(0);
-	}
-	errno = err;
-	log_warn("master channel");
-	exit(1);
+	proc_child_orphaned(err);
 }
 
 static struct conn *

@@ -224,13 +224,7 @@ gateway_master_msg(struct chan *c, struct msg *m, void *arg)
 static void
 gateway_master_err(struct chan *c, int err, void *arg)
 {
-	if (err == 0 || err == ECONNRESET || err == EPIPE) {
-		log_info("master closed the channel, exiting");
-		exit(0);
-	}
-	errno = err;
-	log_warn("master channel");
-	exit(1);
+	proc_child_orphaned(err);
 }
 
 static void

@@ -57,7 +57,7 @@ static char	 conn_host[256], conn_port[16];
 
 static int	url_split(const char *, char *, size_t);
 static void	url_free(void);
-static int	conn_open(uint64_t, char *, size_t);
+static int	conn_open(uint64_t, int (*)(void), char *, size_t);
 static int	wait_fd(int, short, uint64_t, int (*)(void), char *, size_t);
 static int	send_all(int, struct iovec *, int, uint64_t, int (*)(void),
 		    char *, size_t);
@@ -202,7 +202,7 @@ wait_fd(int fd, short ev, uint64_t deadline, int (*watch)(void), char *err,
 
 /* A new connection to u.host:u.port, each address in turn. */
 static int
-conn_open(uint64_t deadline, char *err, size_t errlen)
+conn_open(uint64_t deadline, int (*watch)(void), char *err, size_t errlen)
 {
 	struct addrinfo hints, *res, *ai;
 	socklen_t sl;
@@ -228,7 +228,7 @@ conn_open(uint64_t deadline, char *err, size_t errlen)
 			break;
 		e = errno;
 		if (e == EINPROGRESS) {
-			if (wait_fd(fd, POLLOUT, deadline, NULL, err,
+			if (wait_fd(fd, POLLOUT, deadline, watch, err,
 			    errlen) == -1) {
 				close(fd);
 				fd = -1;
@@ -357,7 +357,8 @@ http1_request(const char *url, const char *method,
 			}
 		}
 		if (conn_fd == -1) {
-			if ((conn_fd = conn_open(deadline, err, errlen)) == -1)
+			if ((conn_fd = conn_open(deadline, watch, err,
+			    errlen)) == -1)
 				break;
 			snprintf(conn_host, sizeof(conn_host), "%s", u.host);
 			snprintf(conn_port, sizeof(conn_port), "%s", u.port);

@@ -3,7 +3,7 @@
  *
  * libcurl costs a deliver process about 60 us of CPU per request on a
  * kept-alive connection (its state machine, URL and header handling);
- * this client sends the same request with one writev and reads the answer
+ * this client sends the same request with one sendmsg and reads the answer
  * with a small parser, for a fraction of that (docs/DEPARTURES).  It is
  * used only where it can do all libcurl would: an http:// URL without
  * credentials in it, and no proxy in the environment (http_proxy,

@@ -4,7 +4,7 @@
  * the queue sinks' request helper).
  *
  * Each runs one attempt of one job synchronously and fills the outcome:
- * result, detail ("http 503", curl's error text), http_status and
+ * result, detail ("http 503", the transport's error text), http_status and
  * retry_after_ms where it has them.  It returns the result.  The caller
  * (workers/deliver.c) times the attempt and sends the outcome; a sink never
  * touches the channel to the master.  A sink never fails the process for
@@ -47,6 +47,12 @@ enum job_result sink_http_classify(long status, int *honour);
  * to now.  0 and *ms (clamped to SINK_RETRY_AFTER_MAX_MS; 0 for a date
  * already past), or -1 for anything else. */
 int	sink_http_retry_after(const char *value, time_t now, uint64_t *ms);
+/* One header line of an answer, as libcurl hands it (line end included):
+ * a status line clears ra (a new answer begins), a Retry-After line sets
+ * it to its value, trimmed ("" when it would not fit in rasz or holds a
+ * NUL).  Other lines leave it. */
+void	sink_retry_after_line(const char *p, size_t n, char *ra,
+	    size_t rasz);
 /* The webhook-signature value for every secret: "v1,<b64> v1,<b64> ...".
  * Returns a malloc'd string. */
 char	*sink_http_sign(const struct blob *secrets, int nsecrets,

@@ -540,20 +540,29 @@ sink_http_write_cb(char *p, size_t size, size_t nmemb, void *arg)
 }
 
 /* Headers of every answer in the transfer come here; keep the last
- * answer's Retry-After (a status line starts a new answer). */
+ * answer's Retry-After. */
 static size_t
 sink_http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct sink_http_xfer *x = arg;
-	size_t n = size * nmemb, vl;
+
+	sink_retry_after_line(p, size * nmemb, x->retry_after,
+	    sizeof(x->retry_after));
+	return size * nmemb;
+}
+
+void
+sink_retry_after_line(const char *p, size_t n, char *ra, size_t rasz)
+{
 	const char *v, *e;
+	size_t vl;
 
 	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
-		x->retry_after[0] = '\0';
-		return n;
+		ra[0] = '\0';	/* a status line starts a new answer */
+		return;
 	}
 	if (n < 12 || strncasecmp(p, "retry-after:", 12) != 0)
-		return n;
+		return;
 	v = p + 12;
 	e = p + n;
 	while (v < e && (*v == ' ' || *v == '\t'))
@@ -562,11 +571,10 @@ sink_http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 	    e[-1] == '\t'))
 		e--;
 	vl = e - v;
-	if (vl > SINK_HTTP_RA_MAX || memchr(v, '\0', vl) != NULL)
+	if (vl >= rasz || memchr(v, '\0', vl) != NULL)
 		vl = 0;		/* no valid value is that long */
-	memcpy(x->retry_after, v, vl);
-	x->retry_after[vl] = '\0';
-	return n;
+	memcpy(ra, v, vl);
+	ra[vl] = '\0';
 }
 
 static int

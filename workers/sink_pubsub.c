@@ -83,8 +83,6 @@ static int	sink_pubsub_setup(struct sink_pubsub_ctx *, char *, size_t);
 static int	sink_pubsub_metadata(uint64_t, char *, size_t);
 static int	sink_pubsub_send(struct sink_pubsub_ctx *, const uint32_t *,
 		    uint32_t);
-static void	sink_pubsub_set(struct sink_pubsub_ctx *, const uint32_t *,
-		    uint32_t, enum job_result, uint64_t, const char *);
 static void	sink_pubsub_check(struct sink_pubsub_ctx *, uint32_t,
 		    uint64_t);
 
@@ -359,18 +357,6 @@ done:
 	return o->n > 0 ? o->r[0].result : JOB_OK;
 }
 
-static void
-sink_pubsub_set(struct sink_pubsub_ctx *c, const uint32_t *req, uint32_t n,
-    enum job_result r, uint64_t ra, const char *detail)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		batch_outcome_set(&c->o->r[req[i]], r, "%s", detail);
-		c->o->r[req[i]].retry_after_ms = r == JOB_ERROR ? ra : 0;
-	}
-}
-
 /* One publish of req[0..n), all of one key.  0 if all went, else -1. */
 static int
 sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
@@ -432,7 +418,7 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 	x.timeout_ms = c->b->sink.timeout_ms;
 	if (sink_xfer_run(&x) == -1) {
 		snprintf(detail, sizeof(detail), "pubsub: %s", x.error);
-		sink_pubsub_set(c, req, n, JOB_ERROR, 0, detail);
+		batch_outcome_set_many(c->o, req, n, JOB_ERROR, 0, detail);
 		goto out;
 	}
 	c->o->http_status = x.status;
@@ -443,7 +429,8 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 		if (json_array_size(ids) != n) {
 			snprintf(detail, sizeof(detail), "pubsub: %zu message "
 			    "ids for %u messages", json_array_size(ids), n);
-			sink_pubsub_set(c, req, n, JOB_ERROR, 0, detail);
+			batch_outcome_set_many(c->o, req, n, JOB_ERROR, 0,
+			    detail);
 			goto out;
 		}
 		for (i = 0; i < n; i++) {
@@ -454,7 +441,7 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 			    "pubsub %s", id);
 		}
 		if (i < n) {
-			sink_pubsub_set(c, req, n, JOB_ERROR, 0,
+			batch_outcome_set_many(c->o, req, n, JOB_ERROR, 0,
 			    "pubsub: a message id is not a string");
 			goto out;
 		}
@@ -486,12 +473,12 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 				rc = -1;
 			return rc;
 		}
-		sink_pubsub_set(c, req, n, JOB_PERMANENT, 0, detail);
+		batch_outcome_set_many(c->o, req, n, JOB_PERMANENT, 0, detail);
 		goto out;
 	}
 	if (x.retry_after[0] != '\0' && (x.status == 429 || x.status >= 500))
 		(void)sink_http_retry_after(x.retry_after, time(NULL), &ra);
-	sink_pubsub_set(c, req, n, JOB_ERROR, ra, detail);
+	batch_outcome_set_many(c->o, req, n, JOB_ERROR, ra, detail);
 	log_debug("batch %llu: %s", (unsigned long long)c->b->id, detail);
 out:
 	json_decref(root);

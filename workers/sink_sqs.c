@@ -85,8 +85,6 @@ static void	sink_sqs_send(struct sink_sqs_ctx *, const uint32_t *,
 		    uint32_t);
 static void	sink_sqs_answer(struct sink_sqs_ctx *, const uint32_t *,
 		    uint32_t, const char *, size_t);
-static void	sink_sqs_fail_all(struct sink_sqs_ctx *, const uint32_t *,
-		    uint32_t, enum job_result, uint64_t, const char *);
 static void	sink_sqs_retry_after(struct sink_sqs_ctx *, const uint32_t *,
 		    uint32_t, const char *);
 static int	sink_sqs_pos(const uint32_t *, uint32_t, const char *,
@@ -312,18 +310,6 @@ done:
 	return o->n > 0 ? o->r[0].result : JOB_OK;
 }
 
-static void
-sink_sqs_fail_all(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n,
-    enum job_result r, uint64_t ra, const char *detail)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		batch_outcome_set(&c->o->r[req[i]], r, "%s", detail);
-		c->o->r[req[i]].retry_after_ms = r == JOB_ERROR ? ra : 0;
-	}
-}
-
 /* One SendMessageBatch of the entries req[0..n). */
 static void
 sink_sqs_send(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n)
@@ -419,7 +405,7 @@ sink_sqs_send(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n)
 	x.sigv4 = c->sigv4;
 	x.userpwd = c->userpwd;
 	if (sink_xfer_run(&x) == -1)
-		sink_sqs_fail_all(c, req, n, JOB_ERROR, 0, x.error);
+		batch_outcome_set_many(c->o, req, n, JOB_ERROR, 0, x.error);
 	else {
 		c->o->http_status = x.status;
 		sink_sqs_answer(c, req, n, x.answer, x.answerlen);
@@ -510,14 +496,14 @@ sink_sqs_answer(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n,
 				sink_sqs_send(c, &req[i], 1);
 			return;
 		}
-		sink_sqs_fail_all(c, req, n, status == 400 &&
+		batch_outcome_set_many(c->o, req, n, status == 400 &&
 		    sink_sqs_classify(code, 1) == JOB_PERMANENT ?
 		    JOB_PERMANENT : JOB_ERROR, 0, detail);
 		json_decref(root);
 		return;
 	}
 	if (!json_is_object(root)) {
-		sink_sqs_fail_all(c, req, n, JOB_ERROR, 0,
+		batch_outcome_set_many(c->o, req, n, JOB_ERROR, 0,
 		    "sqs: answer is not JSON");
 		json_decref(root);
 		return;

@@ -84,33 +84,15 @@ sink_xfer_write_cb(char *p, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-/* Keep the last answer's Retry-After (a status line starts an answer). */
+/* Keep the last answer's Retry-After. */
 static size_t
 sink_xfer_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct sink_xfer *x = arg;
-	size_t n = size * nmemb, vl;
-	const char *v, *e;
 
-	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
-		x->retry_after[0] = '\0';
-		return n;
-	}
-	if (n < 12 || strncasecmp(p, "retry-after:", 12) != 0)
-		return n;
-	v = p + 12;
-	e = p + n;
-	while (v < e && (*v == ' ' || *v == '\t'))
-		v++;
-	while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' ' ||
-	    e[-1] == '\t'))
-		e--;
-	vl = e - v;
-	if (vl >= sizeof(x->retry_after) || memchr(v, '\0', vl) != NULL)
-		vl = 0;
-	memcpy(x->retry_after, v, vl);
-	x->retry_after[vl] = '\0';
-	return n;
+	sink_retry_after_line(p, size * nmemb, x->retry_after,
+	    sizeof(x->retry_after));
+	return size * nmemb;
 }
 
 static int
