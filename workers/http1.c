@@ -581,19 +581,24 @@ head_parse(struct http1_parser *p)
 
 /* Body bytes: counted, the first kept (printable) for the log, cut at the
  * cap (then the answer is over and the connection not kept). */
-static void
-body_take(struct http1_parser *p, const char *b, size_t n)
+void
+http1_answer_body(struct http1_answer *a, const char *b, size_t n)
 {
-	struct http1_answer *a = p->a;
 	size_t i;
 
 	for (i = 0; i < n && a->keeplen < HTTP1_KEEP; i++)
 		a->keep[a->keeplen++] = b[i] >= 0x20 && b[i] < 0x7f ? b[i] :
 		    '.';
 	a->keep[a->keeplen] = '\0';
+}
+
+static void
+body_take(struct http1_parser *p, const char *b, size_t n)
+{
+	http1_answer_body(p->a, b, n);
 	p->got += n;
 	if (p->got > p->cap) {
-		a->capped = 1;
+		p->a->capped = 1;
 		p->keep_alive = 0;
 		p->phase = P_DONE;
 	}

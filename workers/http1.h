@@ -42,6 +42,11 @@ struct http1_answer {
 	size_t		 keeplen;
 };
 
+/* Body bytes of an answer: the first HTTP1_KEEP go to a->keep, printable
+ * ones as they are and the rest as '.' (for the log; libcurl's transfers
+ * use it too). */
+void	http1_answer_body(struct http1_answer *a, const char *b, size_t n);
+
 /* 1 when this client can send to url (http://, no user:password@, no
  * proxy configured). */
 int	http1_usable(const char *url);

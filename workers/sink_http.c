@@ -59,19 +59,15 @@
 #include "sink.h"
 
 #define SINK_HTTP_UA		"ankusa/" PACKAGE_VERSION
-#define SINK_HTTP_KEEP		512	/* answer bytes kept for the debug log */
-#define SINK_HTTP_RA_MAX	64	/* longest Retry-After value we keep */
 #define SINK_HTTP_WATCH_MS	100	/* between two calls of the abort watch */
 
-/* What one transfer collects from the answer. */
+/* What one libcurl transfer collects from the answer: what http1.c's
+ * collects (status, cap, Retry-After, the body's start). */
 struct sink_http_xfer {
-	uint64_t	 cap;		/* max_response_bytes */
-	uint64_t	 got;		/* body bytes seen */
-	int		 capped;	/* aborted at the cap */
-	char		 keep[SINK_HTTP_KEEP + 1];	/* the body's start */
-	size_t		 keeplen;
-	char		 retry_after[SINK_HTTP_RA_MAX + 1];	/* "" none */
-	uint64_t	 last_watch;	/* mono ms */
+	uint64_t		 cap;		/* max_response_bytes */
+	uint64_t		 got;		/* body bytes seen */
+	struct http1_answer	 a;
+	uint64_t		 last_watch;	/* mono ms */
 };
 
 static CURL		*sink_http_curl;	/* one per process: keep-alive */
@@ -92,7 +88,7 @@ static int	sink_http_num(const char **, int, int *);
 static int	sink_http_pick(const char **, const char *const *, int *);
 static int	sink_http_date(const char *, time_t *);
 static int	sink_http_outcome(const struct job *, struct job_outcome *,
-		    long, const char *, int, const char *, size_t);
+		    const struct http1_answer *);
 static int	sink_http_run_http1(const struct job *, struct job_outcome *,
 		    const char *);
 
@@ -519,21 +515,12 @@ static size_t
 sink_http_write_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct sink_http_xfer *x = arg;
-	size_t n = size * nmemb, k, i;
+	size_t n = size * nmemb;
 
-	if (x->keeplen < SINK_HTTP_KEEP) {
-		/* For the log: printable bytes only, the rest as '.'. */
-		k = SINK_HTTP_KEEP - x->keeplen;
-		if (k > n)
-			k = n;
-		for (i = 0; i < k; i++)
-			x->keep[x->keeplen++] = p[i] >= 0x20 && p[i] < 0x7f ?
-			    p[i] : '.';
-		x->keep[x->keeplen] = '\0';
-	}
+	http1_answer_body(&x->a, p, n);
 	x->got += n;
 	if (x->got > x->cap) {
-		x->capped = 1;
+		x->a.capped = 1;
 		return 0;	/* CURLE_WRITE_ERROR: read no more */
 	}
 	return n;
@@ -546,8 +533,8 @@ sink_http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct sink_http_xfer *x = arg;
 
-	sink_retry_after_line(p, size * nmemb, x->retry_after,
-	    sizeof(x->retry_after));
+	sink_retry_after_line(p, size * nmemb, x->a.retry_after,
+	    sizeof(x->a.retry_after));
 	return size * nmemb;
 }
 
@@ -600,7 +587,7 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 	struct sink_http_xfer x;
 	struct curl_slist *hdrs;
 	char errbuf[CURL_ERROR_SIZE];
-	const char *method = s->u.http.method;
+	const char *method = s->u.http.method, *verb;
 	CURLcode rc;
 	long status = 0;
 
@@ -608,15 +595,18 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 		job_outcome_set(o, JOB_PERMANENT, "http sink has no url");
 		return o->result;
 	}
-	if (method == NULL)
-		method = "post";
-	if (strcmp(method, "post") != 0 && strcmp(method, "put") != 0 &&
-	    strcmp(method, "patch") != 0) {
+	if (method == NULL || strcmp(method, "post") == 0)
+		verb = "POST";
+	else if (strcmp(method, "put") == 0)
+		verb = "PUT";
+	else if (strcmp(method, "patch") == 0)
+		verb = "PATCH";
+	else {
 		job_outcome_set(o, JOB_PERMANENT, "http method %s", method);
 		return o->result;
 	}
 	if (http1_usable(s->u.http.url))
-		return sink_http_run_http1(j, o, method);
+		return sink_http_run_http1(j, o, verb);
 	http1_close();		/* one client's connection at a time */
 	if (sink_http_curl == NULL &&
 	    (sink_http_curl = curl_easy_init()) == NULL)
@@ -645,10 +635,8 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 	SETOPT(CURLOPT_USERAGENT, SINK_HTTP_UA);
 	SETOPT(CURLOPT_HTTPHEADER, hdrs);
 	SETOPT(CURLOPT_POST, 1L);
-	if (strcmp(method, "put") == 0)
-		SETOPT(CURLOPT_CUSTOMREQUEST, "PUT");
-	else if (strcmp(method, "patch") == 0)
-		SETOPT(CURLOPT_CUSTOMREQUEST, "PATCH");
+	if (strcmp(verb, "POST") != 0)		/* a POST by another name */
+		SETOPT(CURLOPT_CUSTOMREQUEST, verb);
 	SETOPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->bodylen);
 	SETOPT(CURLOPT_POSTFIELDS, j->body != NULL ? (const char *)j->body :
 	    "");
@@ -668,29 +656,33 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 	curl_slist_free_all(hdrs);
 	(void)curl_easy_setopt(sink_http_curl, CURLOPT_ERRORBUFFER, NULL);
 
-	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && x.capped)) {
+	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && x.a.capped)) {
 		job_outcome_set(o, JOB_ERROR, "%s",
 		    errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc));
 		return o->result;
 	}
 	if (curl_easy_getinfo(sink_http_curl, CURLINFO_RESPONSE_CODE,
-	    &status) != CURLE_OK || status < 100 || status > 999) {
-		job_outcome_set(o, JOB_ERROR, "http answer without a status");
-		return o->result;
-	}
-	return sink_http_outcome(j, o, status, x.retry_after, x.capped,
-	    x.keep, x.keeplen);
+	    &status) != CURLE_OK)
+		status = 0;
+	x.a.status = status;
+	return sink_http_outcome(j, o, &x.a);
 }
 
-/* The outcome of an answer with this status (and Retry-After, and the
- * start of its body for the log). */
+/* The outcome of an answer, whichever client read it: its status, its
+ * Retry-After, the start of its body for the log. */
 static int
-sink_http_outcome(const struct job *j, struct job_outcome *o, long status,
-    const char *retry_after, int capped, const char *keep, size_t keeplen)
+sink_http_outcome(const struct job *j, struct job_outcome *o,
+    const struct http1_answer *a)
 {
+	const char *retry_after = a->retry_after;
+	long status = a->status;
 	uint64_t ra;
 	int honour;
 
+	if (status < 100 || status > 999) {
+		job_outcome_set(o, JOB_ERROR, "http answer without a status");
+		return o->result;
+	}
 	o->http_status = status;
 	job_outcome_set(o, sink_http_classify(status, &honour), "http %ld",
 	    status);
@@ -701,17 +693,17 @@ sink_http_outcome(const struct job *j, struct job_outcome *o, long status,
 			log_debug("hook %s: Retry-After \"%s\" ignored",
 			    j->hook_id, retry_after);
 	}
-	if (o->result != JOB_OK && keeplen > 0)
+	if (o->result != JOB_OK && a->keeplen > 0)
 		log_debug("hook %s: http %ld%s: %.*s", j->hook_id, status,
-		    capped ? " (answer cut at max_response_bytes)" : "",
-		    (int)keeplen, keep);
+		    a->capped ? " (answer cut at max_response_bytes)" : "",
+		    (int)a->keeplen, a->keep);
 	return o->result;
 }
 
 /* The same request through http1.c (plain http, no proxy). */
 static int
 sink_http_run_http1(const struct job *j, struct job_outcome *o,
-    const char *method)
+    const char *verb)
 {
 	const struct sink_conf *s = &j->sink;
 	struct http1_answer a;
@@ -726,8 +718,7 @@ sink_http_run_http1(const struct job *j, struct job_outcome *o,
 		sink_http_curl = NULL;
 	}
 	hdrs = sink_http_headers(j, time(NULL));
-	rc = http1_request(s->u.http.url, strcmp(method, "put") == 0 ? "PUT" :
-	    strcmp(method, "patch") == 0 ? "PATCH" : "POST", hdrs,
+	rc = http1_request(s->u.http.url, verb, hdrs,
 	    SINK_HTTP_UA, j->body, j->bodylen, s->timeout_ms,
 	    s->u.http.max_response_bytes, sink_http_abort, &a, err,
 	    sizeof(err));
@@ -736,10 +727,5 @@ sink_http_run_http1(const struct job *j, struct job_outcome *o,
 		job_outcome_set(o, JOB_ERROR, "%s", err);
 		return o->result;
 	}
-	if (a.status < 100 || a.status > 999) {
-		job_outcome_set(o, JOB_ERROR, "http answer without a status");
-		return o->result;
-	}
-	return sink_http_outcome(j, o, a.status, a.retry_after, a.capped,
-	    a.keep, a.keeplen);
+	return sink_http_outcome(j, o, &a);
 }
