@@ -148,7 +148,6 @@ static const char *const store_tables[T_COUNT] = {
 #define STORE_CACHE_BYTES	(32u * 1024 * 1024)
 #define STORE_LOG_BUFFER	(4u * 1024 * 1024)
 #define STORE_LOG_FILE		(32u * 1024 * 1024)
-#define STORE_LOCKS		100000	/* page locks of one large batch */
 #define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
 #define STORE_HOOK_PAGESIZE	32768	/* hooks, quarantine: see open */
 #define HOOK_FLAG_FLAGGED	0x01
@@ -474,17 +473,18 @@ store_open(const char *dir, char *err, size_t errlen)
 	    1)) != 0 ||
 	    (ret = st->env->set_lg_bsize(st->env, STORE_LOG_BUFFER)) != 0 ||
 	    (ret = st->env->set_lg_max(st->env, STORE_LOG_FILE)) != 0 ||
-	    (ret = st->env->set_lk_max_locks(st->env, STORE_LOCKS)) != 0 ||
-	    (ret = st->env->set_lk_max_objects(st->env, STORE_LOCKS)) != 0 ||
 	    (ret = st->env->log_set_config(st->env, DB_LOG_AUTO_REMOVE,
 	    1)) != 0) {
 		store_seterr(st, ret, "store %s: configure environment", dir);
 		goto fail;
 	}
 	/* DB_RECOVER at every start: after a crash it replays the log; after
-	 * a clean stop it only rebuilds the regions. */
+	 * a clean stop it only rebuilds the regions.  No DB_INIT_LOCK: the
+	 * master's one thread runs one transaction at a time, so there is
+	 * no one for a page lock to keep out, and taking them cost a tenth
+	 * of the master's CPU per delivered hook (docs/DEPARTURES 15). */
 	if ((ret = st->env->open(st->env, dir, DB_CREATE | DB_INIT_TXN |
-	    DB_INIT_LOCK | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER,
+	    DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER,
 	    0600)) != 0) {
 		store_seterr(st, ret, "store %s: cannot open or recover the "
 		    "environment", dir);
@@ -998,10 +998,7 @@ store_batch_begin(struct store *st)
 	memset(b, 0, sizeof(*b));
 	b->st = st;
 	b->counts = st->counts;
-	/* NOWAIT: a lock conflict (a bug: one transaction at a time) is an
-	 * error, not a hang of the master. */
-	if ((ret = st->env->txn_begin(st->env, NULL, &b->txn,
-	    DB_TXN_NOWAIT)) != 0) {
+	if ((ret = st->env->txn_begin(st->env, NULL, &b->txn, 0)) != 0) {
 		store_seterr(st, ret, "store %s: txn_begin", st->dir);
 		return NULL;
 	}
