@@ -443,7 +443,7 @@ void
 http1_parse_init(struct http1_parser *p, struct http1_answer *a,
     uint64_t cap)
 {
-	memset(p, 0, sizeof(*p));
+	memset(p, 0, offsetof(struct http1_parser, head));
 	p->a = a;
 	p->cap = cap;
 	p->phase = P_HEAD;

@@ -79,7 +79,6 @@ struct http1_parser {
 	uint64_t		 cap;		/* max body bytes read */
 	struct http1_answer	*a;
 	/* private */
-	char			 head[HTTP1_HEAD_MAX];
 	size_t			 headlen;
 	int			 phase;
 	int			 minor;		/* HTTP/1.minor */
@@ -89,6 +88,9 @@ struct http1_parser {
 	int			 until_eof;
 	uint64_t		 got;		/* body bytes */
 	char			 why[128];
+	/* Last: http1_parse_init clears the fields above only (64 KiB of
+	 * memset per request was 5 % of a deliver process). */
+	char			 head[HTTP1_HEAD_MAX];
 };
 
 void	http1_parse_init(struct http1_parser *, struct http1_answer *,
