@@ -65,6 +65,7 @@ static int	head_parse(struct http1_parser *);
 static void	body_take(struct http1_parser *, const char *, size_t);
 static int	line_take(struct http1_parser *, const char *, size_t,
 		    size_t *);
+static int	line_end(struct http1_parser *);
 
 int
 http1_usable(const char *url)
@@ -525,18 +526,14 @@ head_parse(struct http1_parser *p)
 			uint64_t n = 0;
 			size_t i;
 
-			if (vl == 0 || vl > 19) {
+			/* Digits only, at most 19 (no overflow). */
+			for (i = 0; vl <= 19 && i < vl &&
+			    isdigit((unsigned char)v[i]); i++)
+				n = n * 10 + (v[i] - '0');
+			if (vl == 0 || i < vl) {
 				snprintf(p->why, sizeof(p->why),
 				    "bad Content-Length");
 				return -1;
-			}
-			for (i = 0; i < vl; i++) {
-				if (!isdigit((unsigned char)v[i])) {
-					snprintf(p->why, sizeof(p->why),
-					    "bad Content-Length");
-					return -1;
-				}
-				n = n * 10 + (v[i] - '0');
 			}
 			if (have_len && n != clen) {
 				snprintf(p->why, sizeof(p->why),
@@ -628,12 +625,57 @@ line_take(struct http1_parser *p, const char *b, size_t n, size_t *used)
 	return 1;
 }
 
+/* A whole line in head (line_take) in a line phase: a chunk's size, the
+ * CRLF after its data, or a trailer line.  0, or -1 with why. */
+static int
+line_end(struct http1_parser *p)
+{
+	uint64_t sz = 0;
+	size_t i;
+
+	switch (p->phase) {
+	case P_CHUNK_SIZE:
+		for (i = 0; i < p->headlen && isxdigit((unsigned char)
+		    p->head[i]); i++) {
+			if (sz >> 60) {
+				snprintf(p->why, sizeof(p->why),
+				    "chunk too large");
+				return -1;
+			}
+			sz = sz * 16 + (isdigit((unsigned char)p->head[i]) ?
+			    p->head[i] - '0' :
+			    tolower((unsigned char)p->head[i]) - 'a' + 10);
+		}
+		if (i == 0 || (i < p->headlen && p->head[i] != ';' &&
+		    p->head[i] != ' ' && p->head[i] != '\t')) {
+			snprintf(p->why, sizeof(p->why), "bad chunk size");
+			return -1;
+		}
+		p->left = sz;
+		p->phase = sz > 0 ? P_CHUNK_DATA : P_TRAILER;
+		break;
+	case P_CHUNK_END:
+		if (p->headlen != 0) {
+			snprintf(p->why, sizeof(p->why),
+			    "chunk not followed by CRLF");
+			return -1;
+		}
+		p->phase = P_CHUNK_SIZE;
+		break;
+	default:		/* P_TRAILER */
+		if (p->headlen == 0)
+			p->phase = P_DONE;	/* the empty line */
+		break;
+	}
+	p->headlen = 0;
+	return 0;
+}
+
 enum http1_state
 http1_parse(struct http1_parser *p, const char *b, size_t n, size_t *used)
 {
 	size_t off = 0, k, i, from;
 	char *e;
-	uint64_t sz;
 	int r;
 
 	*used = 0;	/* a malformed answer: nothing more matters */
@@ -677,8 +719,7 @@ http1_parse(struct http1_parser *p, const char *b, size_t n, size_t *used)
 					    "unasked protocol switch");
 					return HTTP1_BAD;
 				}
-				p->headlen = 0;	/* interim: the next head */
-				p->phase = P_HEAD;
+				p->phase = P_HEAD;	/* interim: the next head */
 			}
 			p->headlen = 0;
 			break;
@@ -700,55 +741,13 @@ http1_parse(struct http1_parser *p, const char *b, size_t n, size_t *used)
 			off = n;
 			break;
 		case P_CHUNK_SIZE:
-			if ((r = line_take(p, b + off, n - off, &k)) == -1)
-				return HTTP1_BAD;
-			off += k;
-			if (r == 0)
-				break;
-			sz = 0;
-			for (i = 0; i < p->headlen && isxdigit((unsigned char)
-			    p->head[i]); i++) {
-				if (sz >> 60) {
-					snprintf(p->why, sizeof(p->why),
-					    "chunk too large");
-					return HTTP1_BAD;
-				}
-				sz = sz * 16 + (isdigit((unsigned char)
-				    p->head[i]) ? p->head[i] - '0' :
-				    tolower((unsigned char)p->head[i]) - 'a' +
-				    10);
-			}
-			if (i == 0 || (i < p->headlen && p->head[i] != ';' &&
-			    p->head[i] != ' ' && p->head[i] != '\t')) {
-				snprintf(p->why, sizeof(p->why),
-				    "bad chunk size");
-				return HTTP1_BAD;
-			}
-			p->headlen = 0;
-			p->left = sz;
-			p->phase = sz > 0 ? P_CHUNK_DATA : P_TRAILER;
-			break;
 		case P_CHUNK_END:
-			if ((r = line_take(p, b + off, n - off, &k)) == -1)
-				return HTTP1_BAD;
-			off += k;
-			if (r == 1 && p->headlen != 0) {
-				snprintf(p->why, sizeof(p->why),
-				    "chunk not followed by CRLF");
-				return HTTP1_BAD;
-			}
-			if (r == 1)
-				p->phase = P_CHUNK_SIZE;
-			break;
 		case P_TRAILER:
 			if ((r = line_take(p, b + off, n - off, &k)) == -1)
 				return HTTP1_BAD;
 			off += k;
-			if (r == 0)
-				break;
-			if (p->headlen == 0)
-				p->phase = P_DONE;	/* the empty line */
-			p->headlen = 0;
+			if (r == 1 && line_end(p) == -1)
+				return HTTP1_BAD;
 			break;
 		}
 	}

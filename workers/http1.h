@@ -4,7 +4,7 @@
  * libcurl costs a deliver process about 60 us of CPU per request on a
  * kept-alive connection (its state machine, URL and header handling);
  * this client sends the same request with one sendmsg and reads the answer
- * with a small parser, for a fraction of that (docs/DEPARTURES).  It is
+ * with a small parser, for a fraction of that (docs/DEPARTURES 14).  It is
  * used only where it can do all libcurl would: an http:// URL without
  * credentials in it, and no proxy in the environment (http_proxy,
  * all_proxy and their upper-case forms).  https, credentials and proxies

@@ -605,9 +605,16 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 		job_outcome_set(o, JOB_PERMANENT, "http method %s", method);
 		return o->result;
 	}
-	if (http1_usable(s->u.http.url))
+	/* One client's connection kept alive at a time: the other's would
+	 * only be held for nothing. */
+	if (http1_usable(s->u.http.url)) {
+		if (sink_http_curl != NULL) {
+			curl_easy_cleanup(sink_http_curl);
+			sink_http_curl = NULL;
+		}
 		return sink_http_run_http1(j, o, verb);
-	http1_close();		/* one client's connection at a time */
+	}
+	http1_close();
 	if (sink_http_curl == NULL &&
 	    (sink_http_curl = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init failed");
@@ -711,12 +718,6 @@ sink_http_run_http1(const struct job *j, struct job_outcome *o,
 	char err[256];
 	int rc;
 
-	/* Its connection and libcurl's would both be kept alive for
-	 * nothing: one client at a time. */
-	if (sink_http_curl != NULL) {
-		curl_easy_cleanup(sink_http_curl);
-		sink_http_curl = NULL;
-	}
 	hdrs = sink_http_headers(j, time(NULL));
 	rc = http1_request(s->u.http.url, verb, hdrs,
 	    SINK_HTTP_UA, j->body, j->bodylen, s->timeout_ms,
