@@ -66,6 +66,8 @@ static void	body_take(struct http1_parser *, const char *, size_t);
 static int	line_take(struct http1_parser *, const char *, size_t,
 		    size_t *);
 static int	line_end(struct http1_parser *);
+static void	reqhead_add(const char *, size_t);
+static void	reqhead_str(const char *);
 
 int
 http1_usable(const char *url)
@@ -87,6 +89,33 @@ http1_usable(const char *url)
 		if ((v = getenv(proxies[i])) != NULL && *v != '\0')
 			return 0;
 	return 1;
+}
+
+/* The request head, built in one buffer kept for the next request. */
+static char	*reqhead;
+static size_t	 reqheadlen, reqheadcap;
+
+static void
+reqhead_add(const char *s, size_t n)
+{
+	size_t cap;
+
+	if (reqheadlen + n > reqheadcap) {
+		cap = reqheadcap != 0 ? reqheadcap : 1024;
+		while (cap < reqheadlen + n)
+			cap *= 2;
+		if ((reqhead = realloc(reqhead, cap)) == NULL)
+			fatal("http1");
+		reqheadcap = cap;
+	}
+	memcpy(reqhead + reqheadlen, s, n);
+	reqheadlen += n;
+}
+
+static void
+reqhead_str(const char *s)
+{
+	reqhead_add(s, strlen(s));
 }
 
 void
@@ -302,10 +331,9 @@ http1_request(const char *url, const char *method,
 	const struct curl_slist *l;
 	struct iovec iov[2];
 	struct pollfd pfd;
-	char *head = NULL, buf[HTTP1_READ];
-	size_t headlen = 0, used;
+	char buf[HTTP1_READ], cl[48];
+	size_t used;
 	const char *accept = "*/*";
-	FILE *f;
 	uint64_t deadline = timeout_ms != 0 ? time_mono_ms() + timeout_ms : 0;
 	uint64_t got;
 	enum http1_state st;
@@ -314,10 +342,14 @@ http1_request(const char *url, const char *method,
 
 	if (url_split(url, err, errlen) == -1)
 		return -1;
-	if ((f = open_memstream(&head, &headlen)) == NULL)
-		fatal("http1");
-	fprintf(f, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n",
-	    method, u.target, u.hosthdr, len);
+	reqheadlen = 0;
+	reqhead_str(method);
+	reqhead_add(" ", 1);
+	reqhead_str(u.target);
+	reqhead_str(" HTTP/1.1\r\nHost: ");
+	reqhead_str(u.hosthdr);
+	reqhead_add(cl, (size_t)snprintf(cl, sizeof(cl),
+	    "\r\nContent-Length: %zu\r\n", len));
 	for (l = hdrs; l != NULL; l = l->next) {
 		const char *c = strchr(l->data, ':');
 
@@ -331,15 +363,20 @@ http1_request(const char *url, const char *method,
 			accept = NULL;
 		if (c == NULL || c[1 + strspn(c + 1, " \t")] == '\0')
 			continue;
-		fprintf(f, "%s\r\n", l->data);
+		reqhead_str(l->data);
+		reqhead_add("\r\n", 2);
 	}
-	if (user_agent != NULL)
-		fprintf(f, "User-Agent: %s\r\n", user_agent);
-	if (accept != NULL)
-		fprintf(f, "Accept: %s\r\n", accept);
-	fputs("\r\n", f);
-	if (fclose(f) != 0)
-		fatal("http1");
+	if (user_agent != NULL) {
+		reqhead_str("User-Agent: ");
+		reqhead_str(user_agent);
+		reqhead_add("\r\n", 2);
+	}
+	if (accept != NULL) {
+		reqhead_str("Accept: ");
+		reqhead_str(accept);
+		reqhead_add("\r\n", 2);
+	}
+	reqhead_add("\r\n", 2);
 
 	if (conn_fd != -1 && (strcmp(conn_host, u.host) != 0 ||
 	    strcmp(conn_port, u.port) != 0))
@@ -364,8 +401,8 @@ http1_request(const char *url, const char *method,
 			snprintf(conn_host, sizeof(conn_host), "%s", u.host);
 			snprintf(conn_port, sizeof(conn_port), "%s", u.port);
 		}
-		iov[0].iov_base = head;
-		iov[0].iov_len = headlen;
+		iov[0].iov_base = reqhead;
+		iov[0].iov_len = reqheadlen;
 		iov[1].iov_base = (void *)(body != NULL ? body : "");
 		iov[1].iov_len = len;
 		if (send_all(conn_fd, iov, len > 0 ? 2 : 1, deadline, watch,
@@ -432,7 +469,6 @@ http1_request(const char *url, const char *method,
 			break;
 		/* Once more, on a new connection. */
 	}
-	free(head);
 	return rc;
 }
 
