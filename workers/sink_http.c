@@ -416,16 +416,23 @@ sink_http_add(struct curl_slist **l, const char *name, const char *value)
 	struct curl_slist *n;
 	const unsigned char *v;
 	char *line, *p;
-	size_t len;
+	size_t nlen, len;
 
 	if (!sink_http_token(name))
 		return -1;
 	if (value == NULL)
 		value = "";
-	len = strlen(name) + 3 * strlen(value) + 3;
+	nlen = strlen(name);
+	len = nlen + 3 * strlen(value) + 3;
 	if ((line = malloc(len)) == NULL)
 		fatal("sink_http_add");
-	p = line + snprintf(line, len, "%s%s", name, *value ? ": " : ";");
+	memcpy(line, name, nlen);
+	p = line + nlen;
+	if (*value != '\0') {
+		*p++ = ':';
+		*p++ = ' ';
+	} else
+		*p++ = ';';
 	for (v = (const unsigned char *)value; *v != '\0'; v++) {
 		if ((*v < 0x20 && *v != '\t') || *v == 0x7f)
 			p += snprintf(p, 4, "%%%02X", *v);
