@@ -833,19 +833,28 @@ START_TEST(test_h1_usable)
 	unsetenv("HTTP_PROXY");
 	unsetenv("all_proxy");
 	unsetenv("ALL_PROXY");
+	http1_forget_env();
 	ck_assert_int_eq(http1_usable("http://127.0.0.1:8080/x"), 1);
 	ck_assert_int_eq(http1_usable("HTTP://example.com/"), 1);
 	ck_assert_int_eq(http1_usable("https://example.com/"), 0);
 	ck_assert_int_eq(http1_usable("http://u:p@example.com/"), 0);
 	ck_assert_int_eq(http1_usable("http://example.com/a@b"), 1);
 	setenv("ALL_PROXY", "socks5://127.0.0.1:1080", 1);
+	http1_forget_env();
 	ck_assert_int_eq(http1_usable("http://example.com/"), 0);
 	setenv("ALL_PROXY", "", 1);
+	http1_forget_env();
 	ck_assert_int_eq(http1_usable("http://example.com/"), 1);
 	setenv("http_proxy", "http://proxy:3128", 1);
+	http1_forget_env();
 	ck_assert_int_eq(http1_usable("http://example.com/"), 0);
+	/* Read once: a change shows only after http1_forget_env. */
 	unsetenv("http_proxy");
+	ck_assert_int_eq(http1_usable("http://example.com/"), 0);
+	http1_forget_env();
+	ck_assert_int_eq(http1_usable("http://example.com/"), 1);
 	unsetenv("ALL_PROXY");
+	http1_forget_env();
 }
 END_TEST
 

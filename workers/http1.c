@@ -69,6 +69,10 @@ static int	line_end(struct http1_parser *);
 static void	reqhead_add(const char *, size_t);
 static void	reqhead_str(const char *);
 
+/* A proxy variable is set: 1, 0, or -1 not read yet (getenv walks the
+ * whole environment, four times: 2 % of a deliver process per request). */
+static int	proxied = -1;
+
 int
 http1_usable(const char *url)
 {
@@ -85,10 +89,19 @@ http1_usable(const char *url)
 	alen = strcspn(url + 7, "/?#");
 	if (memchr(url + 7, '@', alen) != NULL)
 		return 0;
-	for (i = 0; proxies[i] != NULL; i++)
-		if ((v = getenv(proxies[i])) != NULL && *v != '\0')
-			return 0;
-	return 1;
+	if (proxied == -1) {
+		proxied = 0;
+		for (i = 0; proxies[i] != NULL; i++)
+			if ((v = getenv(proxies[i])) != NULL && *v != '\0')
+				proxied = 1;
+	}
+	return !proxied;
+}
+
+void
+http1_forget_env(void)
+{
+	proxied = -1;
 }
 
 /* The request head, built in one buffer kept for the next request. */

@@ -48,8 +48,10 @@ struct http1_answer {
 void	http1_answer_body(struct http1_answer *a, const char *b, size_t n);
 
 /* 1 when this client can send to url (http://, no user:password@, no
- * proxy configured). */
+ * proxy configured).  The proxy variables are read once (a deliver
+ * process's environment does not change) until http1_forget_env. */
 int	http1_usable(const char *url);
+void	http1_forget_env(void);
 
 /*
  * One request: method ("POST", "PUT", "PATCH"), the header lines of hdrs

@@ -122,6 +122,7 @@ void
 sink_http_cleanup(void)
 {
 	http1_close();
+	http1_forget_env();
 	if (sink_http_curl != NULL)
 		curl_easy_cleanup(sink_http_curl);
 	sink_http_curl = NULL;
