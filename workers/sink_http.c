@@ -416,7 +416,7 @@ sink_http_add(struct curl_slist **l, const char *name, const char *value)
 {
 	struct curl_slist *n;
 	const unsigned char *v;
-	char *line, *p;
+	char small[512], *line, *p;
 	size_t nlen, len;
 
 	if (!sink_http_token(name))
@@ -425,7 +425,10 @@ sink_http_add(struct curl_slist **l, const char *name, const char *value)
 		value = "";
 	nlen = strlen(name);
 	len = nlen + 3 * strlen(value) + 3;
-	if ((line = malloc(len)) == NULL)
+	/* curl_slist_append copies the line: most fit on the stack. */
+	if (len <= sizeof(small))
+		line = small;
+	else if ((line = malloc(len)) == NULL)
 		fatal("sink_http_add");
 	memcpy(line, name, nlen);
 	p = line + nlen;
@@ -444,7 +447,8 @@ sink_http_add(struct curl_slist **l, const char *name, const char *value)
 	if ((n = curl_slist_append(*l, line)) == NULL)
 		fatalx("sink_http_add: curl_slist_append");
 	*l = n;
-	free(line);
+	if (line != small)
+		free(line);
 	return 0;
 }
 
