@@ -300,14 +300,24 @@ START_TEST(test_headers_plain)
 	struct curl_slist *l;
 	struct job j;
 
+	char longv[700], longl[720];
+
+	/* A line too long for sink_http_add's stack buffer. */
+	memset(longv, 'v', sizeof(longv) - 1);
+	longv[sizeof(longv) - 1] = '\0';
+	snprintf(longl, sizeof(longl), "x-ankusa-replay-id: %s", longv);
 	http_job(&j, 0, "http://127.0.0.1:1/");
 	j.dedupe_key = "";
-	j.replay_id = "rp-1";
+	j.replay_id = longv;
 	j.content_type = "";
 	l = sink_http_headers(&j, 1614265330);
 	ck_assert(has(l, "Content-Type: application/octet-stream"));
 	ck_assert(has(l, "x-ankusa-idempotency-key: " SW_ID));
 	ck_assert_int_eq(count(l, "x-ankusa-dedupe-key"), 0);
+	ck_assert(has(l, longl));
+	curl_slist_free_all(l);
+	j.replay_id = "rp-1";
+	l = sink_http_headers(&j, 1614265330);
 	ck_assert(has(l, "x-ankusa-replay-id: rp-1"));
 	/* unsigned: the provider's own webhook-* headers pass */
 	ck_assert(has(l, "webhook-signature: v1,old"));
