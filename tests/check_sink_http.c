@@ -299,7 +299,6 @@ START_TEST(test_headers_plain)
 {
 	struct curl_slist *l;
 	struct job j;
-
 	char longv[700], longl[720];
 
 	/* A line too long for sink_http_add's stack buffer. */
