@@ -416,13 +416,12 @@ server_cb(struct evhttp_request *req, void *arg)
 	evbuffer_free(ans);
 }
 
-static void
-server_start(void)
+/* A socket listening on a free loopback port, which goes to server_port. */
+static int
+listen_loopback(int backlog)
 {
 	struct sockaddr_in sin;
 	socklen_t sl = sizeof(sin);
-	struct event_base *b;
-	struct evhttp *http;
 	int fd, one = 1;
 
 	fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -432,9 +431,20 @@ server_start(void)
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(fd, 64), 0);
+	ck_assert_int_eq(listen(fd, backlog), 0);
 	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
 	server_port = ntohs(sin.sin_port);
+	return fd;
+}
+
+static void
+server_start(void)
+{
+	struct event_base *b;
+	struct evhttp *http;
+	int fd;
+
+	fd = listen_loopback(64);
 	ck_assert_int_eq(evutil_make_socket_nonblocking(fd), 0);
 	if ((server_pid = fork()) == 0) {
 		b = event_base_new();
@@ -609,21 +619,13 @@ START_TEST(test_run_stale)
 {
 	static const char ok[] =
 	    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-	struct sockaddr_in sin;
-	socklen_t sl = sizeof(sin);
 	struct job_outcome o;
 	struct job j;
 	char url[128];
 	pid_t pid;
 	int lfd, c1, c2;
 
-	ck_assert_int_ne(lfd = socket(AF_INET, SOCK_STREAM, 0), -1);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(lfd, 8), 0);
-	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &sl), 0);
+	lfd = listen_loopback(8);
 	if ((pid = fork()) == 0) {
 		if ((c1 = accept(lfd, NULL, NULL)) == -1 ||
 		    read_request(c1) == -1 ||
@@ -640,7 +642,6 @@ START_TEST(test_run_stale)
 	}
 	ck_assert_int_gt(pid, 0);
 	close(lfd);
-	server_port = ntohs(sin.sin_port);
 	transport(_i);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/stale", server_port);
 	http_job(&j, 0, url);

@@ -68,9 +68,11 @@ static int	line_take(struct http1_parser *, const char *, size_t,
 static int	line_end(struct http1_parser *);
 static void	reqhead_add(const char *, size_t);
 static void	reqhead_str(const char *);
+static void	reqhead_line(const char *, const char *);
 
 /* A proxy variable is set: 1, 0, or -1 not read yet (getenv walks the
- * whole environment, four times: 2 % of a deliver process per request). */
+ * whole environment; four of them per request were 1.75 % of a deliver
+ * process). */
 static int	proxied = -1;
 
 int
@@ -129,6 +131,18 @@ static void
 reqhead_str(const char *s)
 {
 	reqhead_add(s, strlen(s));
+}
+
+/* "name: value" and its CRLF; a NULL name: value is the whole line. */
+static void
+reqhead_line(const char *name, const char *value)
+{
+	if (name != NULL) {
+		reqhead_str(name);
+		reqhead_add(": ", 2);
+	}
+	reqhead_str(value);
+	reqhead_add("\r\n", 2);
 }
 
 void
@@ -344,7 +358,7 @@ http1_request(const char *url, const char *method,
 	const struct curl_slist *l;
 	struct iovec iov[2];
 	struct pollfd pfd;
-	char buf[HTTP1_READ], cl[48];
+	char buf[HTTP1_READ], cl[24];
 	size_t used;
 	const char *accept = "*/*";
 	uint64_t deadline = timeout_ms != 0 ? time_mono_ms() + timeout_ms : 0;
@@ -359,10 +373,10 @@ http1_request(const char *url, const char *method,
 	reqhead_str(method);
 	reqhead_add(" ", 1);
 	reqhead_str(u.target);
-	reqhead_str(" HTTP/1.1\r\nHost: ");
-	reqhead_str(u.hosthdr);
-	reqhead_add(cl, (size_t)snprintf(cl, sizeof(cl),
-	    "\r\nContent-Length: %zu\r\n", len));
+	reqhead_str(" HTTP/1.1\r\n");
+	reqhead_line("Host", u.hosthdr);
+	snprintf(cl, sizeof(cl), "%zu", len);
+	reqhead_line("Content-Length", cl);
 	for (l = hdrs; l != NULL; l = l->next) {
 		const char *c = strchr(l->data, ':');
 
@@ -376,19 +390,12 @@ http1_request(const char *url, const char *method,
 			accept = NULL;
 		if (c == NULL || c[1 + strspn(c + 1, " \t")] == '\0')
 			continue;
-		reqhead_str(l->data);
-		reqhead_add("\r\n", 2);
+		reqhead_line(NULL, l->data);
 	}
-	if (user_agent != NULL) {
-		reqhead_str("User-Agent: ");
-		reqhead_str(user_agent);
-		reqhead_add("\r\n", 2);
-	}
-	if (accept != NULL) {
-		reqhead_str("Accept: ");
-		reqhead_str(accept);
-		reqhead_add("\r\n", 2);
-	}
+	if (user_agent != NULL)
+		reqhead_line("User-Agent", user_agent);
+	if (accept != NULL)
+		reqhead_line("Accept", accept);
 	reqhead_add("\r\n", 2);
 
 	if (conn_fd != -1 && (strcmp(conn_host, u.host) != 0 ||
