@@ -450,6 +450,22 @@ chan_send(struct chan *c, struct msg *m)
 	return 0;
 }
 
+void
+chan_poll(struct chan *c)
+{
+	if (!c->failed)
+		chan_read_cb(c->fd, EV_READ, c);
+}
+
+void
+chan_flush_now(struct chan *c)
+{
+	if (!c->flush_armed)
+		return;
+	evtimer_del(c->ev_flush);
+	chan_flush_cb(c->fd, EV_TIMEOUT, c);
+}
+
 static void
 chan_flush_cb(evutil_socket_t fd, short ev, void *arg)
 {

@@ -140,5 +140,10 @@ int		 chan_fd(const struct chan *);
 void		 chan_free(struct chan *);		/* closes the fd */
 /* Blocking write of everything queued (at exit). */
 void		 chan_flush_blocking(struct chan *);
+/* Now instead of from the loop: read what the socket holds and hand over
+ * its frames, as the read event would (the handler may free the channel,
+ * as there); write the frames queued during this loop turn. */
+void		 chan_poll(struct chan *);
+void		 chan_flush_now(struct chan *);
 
 #endif

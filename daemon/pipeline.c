@@ -100,6 +100,7 @@ static struct event	*ev_ticks;
 static struct event	*ev_batch;	/* lingers and entry deadlines */
 static struct batcher	*batcher;
 static int		 turn_armed;
+static uint64_t		 claim_below;	/* pipeline_step: seqs not synced */
 static TAILQ_HEAD(, ptick) ticks = TAILQ_HEAD_INITIALIZER(ticks);
 
 static void	turn_arm(void);
@@ -160,6 +161,8 @@ scan_want_cb(const unsigned char *rowkey, void *arg)
 {
 	struct scan_ctx *sc = arg;
 
+	if (claim_below != 0 && store_rowkey_seq(rowkey) >= claim_below)
+		return 0;	/* committed, not yet synced: pipeline_step */
 	return sc->want(rowkey, sc->arg);
 }
 
@@ -471,6 +474,40 @@ pipeline_busy(void)
 
 	dispatch_get_stats(disp, &st);
 	return st.running > 0 || nsettles > 0 || noutcomes > 0;
+}
+
+/*
+ * The writer holds the loop for a batch's puts and its sync, about a
+ * millisecond under load, and a deliver process that answered meanwhile
+ * would wait for all of it before the loop reads its outcome and gives it
+ * its next job.  So between the batch's commit and its sync the writer
+ * calls this: the busy deliver processes' outcomes are read now, the turn
+ * runs (settles, next jobs) and its jobs are written at once, to run
+ * while the disk syncs; the sync makes the turn's settles durable too.
+ * The batch's own rows (seq0 and up) are passed over by this turn's scan:
+ * a job starts only on a synced row.  The writer's wake after the sync
+ * (pipeline_wake) sends the scan back to them.
+ */
+void
+pipeline_step(uint64_t seq0)
+{
+	uint32_t serials[PIPELINE_MAX_WORKERS];
+	int i, n = 0;
+
+	/* Serials first: a channel that fails takes its worker out of
+	 * workers[] while we poll. */
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].state == WORKER_BUSY && !workers[i].reported)
+			serials[n++] = workers[i].serial;
+	for (i = 0; i < n; i++)
+		supervisor_poll(serials[i]);
+	if (!turn_armed)
+		return;
+	evtimer_del(ev_turn);
+	claim_below = seq0;
+	turn_cb(-1, EV_TIMEOUT, NULL);
+	claim_below = 0;
+	supervisor_flush_now(KIND_DELIVER);
 }
 
 static void

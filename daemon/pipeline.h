@@ -31,6 +31,9 @@ void	pipeline_reconfigure(void);
 void	pipeline_stop(void);
 /* Attempts running or settles not yet written. */
 int	pipeline_busy(void);
+/* A dispatch turn now, while the writer's batch of hooks, whose seqs
+ * start at seq0, is committed but not yet synced. */
+void	pipeline_step(uint64_t seq0);
 
 /* From the supervisor: the deliver pool. */
 void	pipeline_worker_ready(uint32_t serial);

@@ -1394,7 +1394,15 @@ batch_commit(struct store_batch *b, int flush)
 	st->counts = b->counts;
 	st->seq_saved = seq;
 	st->lm_unsaved = 0;
-	if (flush && (ret = st->env->log_flush(st->env, NULL)) != 0) {
+	return flush ? store_log_flush(st) : 0;
+}
+
+int
+store_log_flush(struct store *st)
+{
+	int ret;
+
+	if ((ret = st->env->log_flush(st->env, NULL)) != 0) {
 		store_seterr(st, ret, "store %s: log flush after commit (the "
 		    "batch may not survive a crash; restart to run recovery)",
 		    st->dir);
@@ -1402,6 +1410,12 @@ batch_commit(struct store_batch *b, int flush)
 		return -1;
 	}
 	return 0;
+}
+
+uint64_t
+store_next_seq(const struct store *st)
+{
+	return st->next_seq;
 }
 
 void
@@ -3185,6 +3199,12 @@ store_key_row(unsigned char out[STORE_ROWKEY_LEN], uint64_t seq,
 {
 	put_u64(out, seq);
 	put_u32(out + 8, sink_index);
+}
+
+uint64_t
+store_rowkey_seq(const unsigned char key[STORE_ROWKEY_LEN])
+{
+	return get_u64(key);
 }
 
 void

@@ -121,6 +121,14 @@ int		 store_batch_commit(struct store_batch *);
  * sweeps, which a crash may lose (the row is tried again).  0, or -1
  * (aborted).  A later store_batch_commit flushes this one too. */
 int		 store_batch_commit_lazy(struct store_batch *);
+/* The flush alone: every batch committed so far becomes durable.  0, or -1
+ * and the store is lost (store_lost) until a restart runs recovery.  A
+ * store_batch_commit_lazy then store_log_flush is a store_batch_commit
+ * with other work between the two. */
+int		 store_log_flush(struct store *);
+/* The seq the next hook put will get: rows of hooks put from now on have
+ * this seq or a larger one. */
+uint64_t	 store_next_seq(const struct store *);
 void		 store_batch_abort(struct store_batch *);
 
 /* Hooks in seq order after after_seq, optionally of one source, at most
@@ -309,6 +317,7 @@ int64_t		 store_debug_count(struct store *, const char *table);
 void		 store_key_hook(unsigned char out[8], uint64_t seq);
 void		 store_key_row(unsigned char out[STORE_ROWKEY_LEN],
 		    uint64_t seq, uint32_t sink_index);
+uint64_t	 store_rowkey_seq(const unsigned char key[STORE_ROWKEY_LEN]);
 void		 store_key_dead(unsigned char out[STORE_DEADKEY_LEN],
 		    uint64_t dead_at,
 		    const unsigned char rowkey[STORE_ROWKEY_LEN]);

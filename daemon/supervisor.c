@@ -394,15 +394,37 @@ supervisor_retire(enum child_kind kind)
 			child_retire(children[i]);
 }
 
-void
-supervisor_flush(enum child_kind kind)
+/* Run fn on the channel of every child of a kind that has one. */
+static void
+kind_chans(enum child_kind kind, void (*fn)(struct chan *))
 {
 	int i;
 
 	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
 		if (children[i] != NULL && children[i]->kind == kind &&
 		    children[i]->chan != NULL)
-			chan_flush_blocking(children[i]->chan);
+			fn(children[i]->chan);
+}
+
+void
+supervisor_flush(enum child_kind kind)
+{
+	kind_chans(kind, chan_flush_blocking);
+}
+
+void
+supervisor_poll(uint32_t serial)
+{
+	struct child *c = child_find(serial);
+
+	if (c != NULL && c->chan != NULL && c->state != CHILD_DEAD)
+		chan_poll(c->chan);
+}
+
+void
+supervisor_flush_now(enum child_kind kind)
+{
+	kind_chans(kind, chan_flush_now);
 }
 
 void

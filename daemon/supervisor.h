@@ -29,6 +29,10 @@ void	supervisor_retire(enum child_kind);
 /* Write out, blocking, what is queued for the children of a kind (their
  * answers, before the master exits on a fatal error). */
 void	supervisor_flush(enum child_kind);
+/* Read now what one child has sent (its handlers run as from the loop). */
+void	supervisor_poll(uint32_t serial);
+/* Write now the frames queued for the children of a kind in this turn. */
+void	supervisor_flush_now(enum child_kind);
 /* SIGKILL what is still alive (end of a shutdown). */
 void	supervisor_kill_all(void);
 /* SIGKILL one child (a deliver process past its attempt's deadline). */

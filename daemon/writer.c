@@ -16,7 +16,10 @@
  * pen entry), committed without a sync and then flushed once; then every
  * edge of the batch is answered.  The commit runs in the event loop, so
  * while the disk syncs the edges' next submissions gather in the socket
- * buffers and form the next batch.
+ * buffers and form the next batch.  Between the commit and the sync,
+ * dispatch takes a turn (pipeline_step): the deliver processes' outcomes
+ * are settled and their next jobs sent, to run while the disk syncs; that
+ * turn claims no row of the batch, which is not durable yet.
  *
  * Rows are bound from the master's config as it is now: one row per sink
  * of the source, (sink index, module), ordered sinks as lane members with
@@ -104,7 +107,7 @@ static void	writer_free(struct pending *);
 static void	writer_enqueue(struct pending *);
 static void	writer_arm(void);
 static void	writer_commit_cb(evutil_socket_t, short, void *);
-static int	writer_commit_batch(void);
+static int	writer_commit_batch(int);
 static int	writer_parse(struct pending *, struct msg *, uint8_t *);
 static int	writer_parse_tail(struct pending *, struct msg *);
 static void	writer_bind_rows(struct pending *, const struct source_conf *,
@@ -560,7 +563,7 @@ static void
 writer_commit_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	commit_armed = 0;
-	(void)writer_commit_batch();
+	(void)writer_commit_batch(1);
 	writer_arm();
 }
 
@@ -570,7 +573,7 @@ writer_flush_all(void)
 	evtimer_del(ev_commit);
 	commit_armed = 0;
 	while (nqueued > 0)
-		if (writer_commit_batch() == -1)
+		if (writer_commit_batch(0) == -1)
 			break;
 	/* What could not be stored is answered 503 by now; what is left
 	 * (the store refused) is answered too. */
@@ -638,14 +641,17 @@ writer_put(struct store_batch *sb, struct pending *p)
  * Commit one batch from the head of the queue.  Hooks that waited past the
  * start deadline are answered 503 and dropped first.  0, or -1 when the
  * store refused (every hook of the batch answered 503 store_unavailable).
+ * With step, dispatch takes a turn between the batch's commit and its sync
+ * (pipeline_step), claiming no row of the batch.
  */
 static int
-writer_commit_batch(void)
+writer_commit_batch(int step)
 {
 	struct pendingq batch = TAILQ_HEAD_INITIALIZER(batch);
 	struct store_batch *sb;
 	struct pending *p;
 	uint64_t now = time_mono_ms(), t0;
+	uint64_t seq0;
 	uint32_t n = 0, max = env->conf->batcher.max_batch;
 	int rc = 0;
 
@@ -668,6 +674,7 @@ writer_commit_batch(void)
 		return 0;
 
 	t0 = time_mono_ms();
+	seq0 = store_next_seq(env->store);
 	if ((sb = store_batch_begin(env->store)) == NULL)
 		rc = -1;
 	TAILQ_FOREACH(p, &batch, entry) {
@@ -683,7 +690,11 @@ writer_commit_batch(void)
 		store_batch_abort(sb);
 		rc = -1;
 	}
-	if (rc == 0 && store_batch_commit(sb) == -1)
+	if (rc == 0 && store_batch_commit_lazy(sb) == -1)
+		rc = -1;
+	if (rc == 0 && step)
+		pipeline_step(seq0);
+	if (rc == 0 && store_log_flush(env->store) == -1)
 		rc = -1;
 
 	if (rc == -1) {

@@ -666,14 +666,22 @@ START_TEST(test_seq_never_reused)
 	struct store_batch *b;
 	struct store *st;
 	struct listed l;
-	uint64_t s1, s2, s3;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1, s2, s3, next;
 
 	st = open_ok();
+	/* store_next_seq names the seq the next put takes (the writer's
+	 * claim horizon, pipeline_step, relies on it). */
+	next = store_next_seq(st);
 	s1 = put_one(st, "github", "a", 1, 1);
+	ck_assert_uint_eq(s1, next);
 	s2 = put_one(st, "github", "b", 1, 0);		/* aborted */
+	ck_assert_uint_eq(store_next_seq(st), s2 + 1);
 	s3 = put_one(st, "github", "c", 1, 1);
 	ck_assert_uint_gt(s2, s1);
 	ck_assert_uint_gt(s3, s2);
+	store_key_row(rk, s3, 7);
+	ck_assert_uint_eq(store_rowkey_seq(rk), s3);
 
 	/* A batch whose put fails is aborted by commit; seq still burnt. */
 	hook_fill(&h, "github", "d", 1);
@@ -683,7 +691,9 @@ START_TEST(test_seq_never_reused)
 	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), -1);
 	ck_assert_int_eq(store_batch_commit(b), -1);
 	ck_assert_ptr_nonnull(strstr(store_strerror(st), "tenant"));
-	ck_assert_uint_gt(put_one(st, "github", "e", 1, 1), s3);
+	next = store_next_seq(st);
+	ck_assert_uint_eq(next, s3 + 1);	/* refused before taking one */
+	ck_assert_uint_eq(put_one(st, "github", "e", 1, 1), next);
 
 	ck_assert_int_eq(store_counts(st, &c), 0);
 	ck_assert_uint_eq(c.hooks, 3);
