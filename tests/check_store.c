@@ -683,7 +683,8 @@ START_TEST(test_seq_never_reused)
 	store_key_row(rk, s3, 7);
 	ck_assert_uint_eq(store_rowkey_seq(rk), s3);
 
-	/* A batch whose put fails is aborted by commit; seq still burnt. */
+	/* A put refused (a tenant too long) fails its batch, which commit
+	 * aborts; the put took no seq, so the next put gets s3 + 1. */
 	hook_fill(&h, "github", "d", 1);
 	h.tenant = "a-tenant-id-that-is-much-too-long-to-be-stored-as-one-"
 	    "because-it-is-over-64";
