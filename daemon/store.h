@@ -118,8 +118,9 @@ int		 store_batch_put_hook(struct store_batch *, struct store_hook *,
 /* Commit and flush: 0 only when durable; -1 after aborting. */
 int		 store_batch_commit(struct store_batch *);
 /* Commit without the flush (DB_TXN_WRITE_NOSYNC only): for settles and
- * sweeps, which a crash may lose (the row is tried again).  0, or -1
- * (aborted).  A later store_batch_commit flushes this one too. */
+ * sweeps, which a crash may lose (the row is tried again), or followed by
+ * store_log_flush before anything is answered.  0, or -1 (aborted).  A
+ * later store_batch_commit or store_log_flush flushes this one too. */
 int		 store_batch_commit_lazy(struct store_batch *);
 /* The flush alone: every batch committed so far becomes durable.  0, or -1
  * and the store is lost (store_lost) until a restart runs recovery.  A

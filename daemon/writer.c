@@ -19,7 +19,8 @@
  * buffers and form the next batch.  Between the commit and the sync,
  * dispatch takes a turn (pipeline_step): the deliver processes' outcomes
  * are settled and their next jobs sent, to run while the disk syncs; that
- * turn claims no row of the batch, which is not durable yet.
+ * turn claims no row of the batch, which is not durable yet.  Not in
+ * writer_flush_all, at a stop: no new jobs then.
  *
  * Rows are bound from the master's config as it is now: one row per sink
  * of the source, (sink index, module), ordered sinks as lane members with
