@@ -52,12 +52,15 @@
 
 #define EX_CONFIG		78
 #define CHECKPOINT_SECONDS	60
+#define MIGRATE_MS		250	/* bodies out of old log files: */
+#define MIGRATE_MAX		2048	/* at most this many per turn */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 
 struct ankusad	*env;
 
 static struct ankusad	 ankusad_env;
 static struct event	*ev_checkpoint;
+static struct event	*ev_migrate;
 static struct event	*ev_shutdown;
 static uint64_t		 shutdown_started;
 static int		 lock_fd = -1;
@@ -71,6 +74,7 @@ static int	open_listener(const char *, const char *, uint16_t);
 static void	lock_data_dir(const char *);
 static void	signal_cb(evutil_socket_t, short, void *);
 static void	checkpoint_cb(evutil_socket_t, short, void *);
+static void	migrate_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
 
@@ -307,6 +311,22 @@ checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
 	writer_sweep();
 }
 
+/* Bodies that sat in the log too long move into their hook records, and
+ * the pass finds the oldest log file a body still needs (store.c, "Bodies
+ * in the log"); the checkpoint then removes the files before it. */
+static void
+migrate_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	int n;
+
+	if ((n = store_body_migrate(env->store, MIGRATE_MAX)) == -1)
+		log_warnx("store: moving bodies out of the log: %s",
+		    store_strerror(env->store));
+	else if (n > 0)
+		log_debug("store: %d bodies moved out of the log", n);
+	ankusad_store_check();
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -404,6 +424,10 @@ main(int argc, char *argv[])
 	ev_checkpoint = event_new(env->base, -1, EV_PERSIST, checkpoint_cb,
 	    NULL);
 	event_add(ev_checkpoint, &tv);
+	ev_migrate = event_new(env->base, -1, EV_PERSIST, migrate_cb, NULL);
+	tv.tv_sec = MIGRATE_MS / 1000;
+	tv.tv_usec = (MIGRATE_MS % 1000) * 1000;
+	event_add(ev_migrate, &tv);
 
 	supervisor_init();
 	writer_init();

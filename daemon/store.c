@@ -117,6 +117,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <db.h>
 
@@ -152,6 +153,24 @@ static const char *const store_tables[T_COUNT] = {
 #define STORE_HOOK_PAGESIZE	32768	/* hooks, quarantine: see open */
 #define HOOK_FLAG_FLAGGED	0x01
 #define HOOK_FLAG_CLAIMED	0x02
+#define HOOK_FLAG_LOGGED	0x04	/* the body is in the log: the record
+					 * ends in its position (u32 file,
+					 * u32 offset) instead */
+/* Bodies in the log: a record of the application's own type, written with
+ * DB_ENV->log_put outside the batch's transaction: u32 type, u32 txnid 0
+ * and a zero prev LSN (the layout recovery reads from every record), the
+ * hook's seq (u64 big-endian), then the body. */
+#define STORE_LOGREC_BODY	(DB_user_BEGIN + 1)
+#define STORE_LOGREC_HDR	24
+#define STORE_LOGBODY_MIN	256		/* smaller bodies stay in the
+						 * record: a position and
+						 * a log record cost more */
+#define STORE_LOGBODY_MAX	(1024u * 1024)	/* larger ones too: a log
+						 * record must fit a file */
+#define STORE_BODY_RETAIN_FILES	32	/* log files (1 GiB) a body may sit
+					 * behind the current one before it
+					 * moves into its record */
+#define STORE_MIGRATE_VISIT	65536	/* records one pass visits at most */
 #define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
 					 * head length, flags, id and
 					 * received_at */
@@ -189,6 +208,17 @@ struct store {
 	int			 lm_unsaved;	/* meta lane_members missing:
 						 * write it next commit */
 	struct lane_resume	*resume;	/* lane sweeps, per tenant */
+	DB_LOGC			*logc;		/* reads bodies from the log */
+	unsigned char		*lbuf;		/* a body's log record */
+	size_t			 lbufcap;
+	uint32_t		 body_retain;	/* STORE_BODY_RETAIN_FILES */
+	uint64_t		 inline_below;	/* every hook below this seq
+						 * has its body in its record
+						 * (or none) */
+	uint32_t		 pin;		/* oldest log file with a live
+						 * body, 0 none: as the last
+						 * migrate pass found */
+	int			 pin_known;	/* a pass has found it */
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 };
@@ -366,7 +396,12 @@ static int	 rec_version(int, const void *, size_t, const void *, size_t,
 static int	 rec_malformed(int, const void *, size_t, const char *,
 		    char *, size_t);
 static void	*hook_encode(const struct store_hook *, uint32_t, const char *,
-		    const char *, size_t *);
+		    const char *, const DB_LSN *, size_t *);
+static int	 body_log(struct store *, const struct store_hook *, DB_LSN *);
+static int	 body_fetch(struct store *, uint64_t, struct store_hook_rec *);
+static int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
+static int	 store_log_prune(struct store *);
+static void	 dbt_user(DBT *, void *, size_t, int);
 static int	 hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 
@@ -467,6 +502,7 @@ store_open(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	st->opening = 1;
+	st->body_retain = STORE_BODY_RETAIN_FILES;
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
 	if ((ret = st->env->set_cachesize(st->env, 0, STORE_CACHE_BYTES,
@@ -474,7 +510,9 @@ store_open(const char *dir, char *err, size_t errlen)
 	    (ret = st->env->set_lg_bsize(st->env, STORE_LOG_BUFFER)) != 0 ||
 	    (ret = st->env->set_lg_max(st->env, STORE_LOG_FILE)) != 0 ||
 	    (ret = st->env->log_set_config(st->env, DB_LOG_AUTO_REMOVE,
-	    1)) != 0) {
+	    0)) != 0 ||
+	    (ret = st->env->set_app_dispatch(st->env,
+	    store_app_dispatch)) != 0) {
 		store_seterr(st, ret, "store %s: configure environment", dir);
 		goto fail;
 	}
@@ -923,6 +961,13 @@ store_close_handles(struct store *st)
 {
 	int i, ret;
 
+	if (st->logc != NULL && (ret = st->logc->close(st->logc, 0)) != 0)
+		log_warnx("store %s: close log cursor: %s", st->dir,
+		    db_strerror(ret));
+	st->logc = NULL;
+	free(st->lbuf);
+	st->lbuf = NULL;
+	st->lbufcap = 0;
 	for (i = T_COUNT - 1; i >= 0; i--) {
 		if (st->db[i] == NULL)
 			continue;
@@ -959,8 +1004,9 @@ store_close(struct store *st)
 	free(st);
 }
 
-/* Log files no longer needed after this are removed by BDB itself
- * (DB_LOG_AUTO_REMOVE). */
+/* Log files no longer needed after this are removed here, not by BDB
+ * (no DB_LOG_AUTO_REMOVE): a file recovery no longer needs may still hold
+ * a live hook's body (store_log_prune). */
 int
 store_checkpoint(struct store *st)
 {
@@ -971,6 +1017,331 @@ store_checkpoint(struct store *st)
 		store_seterr(st, ret, "store %s: checkpoint", st->dir);
 		return -1;
 	}
+	return store_log_prune(st);
+}
+
+/*
+ * Bodies in the log.
+ *
+ * A body of STORE_LOGBODY_MIN to STORE_LOGBODY_MAX bytes is written once,
+ * as a log record of its own (body_log), and its hook's record keeps the
+ * record's position instead of the bytes.  In the hooks B-tree a body was
+ * logged with its put, logged again with the page split that moved it,
+ * written and checksummed again with its page, and logged once more with
+ * its delete; a relay's hooks mostly live for a few seconds, and their
+ * bodies need not be anywhere but the log.  The batch's sync covers the
+ * body record, which precedes the batch's commit record in the log.
+ *
+ * Reads go through one log cursor (body_fetch), which checks BDB's
+ * checksum of the record and that the record is this hook's body.
+ *
+ * A log file can go only when recovery no longer needs it (log_archive)
+ * and it holds no live body.  Bodies are logged in seq order (a seq is
+ * taken just before its body is logged, in the one thread that writes),
+ * so the oldest live body is that of the first hook, in seq order, whose
+ * record still points into the log.  store_body_migrate walks the hooks
+ * from inline_below (below which every hook holds its body, or none) to
+ * that hook, moving into their records the bodies that sit more than
+ * body_retain files behind the current one: a body a dead or slow sink
+ * keeps for long ends up where it was before, in the B-tree, and does not
+ * hold its log file (and every file after it) on the disk.  The pass
+ * records the file it stopped at (pin); store_log_prune removes the files
+ * below it.  A record written after the pass holds a body in a file at or
+ * after the current one, and a migrated or deleted one holds none, so the
+ * pin stays a lower bound until the next pass.
+ */
+
+/* d over the caller's len bytes at buf: a key (size len) to read into,
+ * or with partial, a value of which only the first len bytes are read. */
+static void
+dbt_user(DBT *d, void *buf, size_t len, int partial)
+{
+	memset(d, 0, sizeof(*d));
+	d->data = buf;
+	d->ulen = (uint32_t)len;
+	d->flags = DB_DBT_USERMEM;
+	if (partial) {
+		d->dlen = (uint32_t)len;
+		d->flags |= DB_DBT_PARTIAL;
+	} else
+		d->size = (uint32_t)len;
+}
+
+/* Recovery passes records of the application's types here: a body record
+ * belongs to no transaction and needs nothing redone or undone. */
+static int
+store_app_dispatch(DB_ENV *env, DBT *rec, DB_LSN *lsn, db_recops op)
+{
+	uint32_t type;
+
+	if (rec->size >= sizeof(type)) {
+		memcpy(&type, rec->data, sizeof(type));
+		if (type == STORE_LOGREC_BODY)
+			return 0;
+	}
+	return EINVAL;
+}
+
+/* Log h's body (h->seq set); *at gets the record's position. */
+static int
+body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
+{
+	uint32_t type = STORE_LOGREC_BODY;
+	size_t need = STORE_LOGREC_HDR + h->body_len;
+	unsigned char *nb;
+	DBT d;
+	int ret;
+
+	if (need > st->lbufcap) {
+		if ((nb = realloc(st->lbuf, need)) == NULL) {
+			store_seterr(st, 0, "store %s: out of memory",
+			    st->dir);
+			return -1;
+		}
+		st->lbuf = nb;
+		st->lbufcap = need;
+	}
+	memcpy(st->lbuf, &type, sizeof(type));
+	memset(st->lbuf + 4, 0, 12);		/* txnid, prev LSN */
+	put_u64(st->lbuf + 16, h->seq);
+	memcpy(st->lbuf + STORE_LOGREC_HDR, h->body, h->body_len);
+	memset(&d, 0, sizeof(d));
+	d.data = st->lbuf;
+	d.size = (uint32_t)need;
+	if ((ret = st->env->log_put(st->env, at, &d, 0)) != 0) {
+		store_seterr(st, ret, "store %s: hook seq %" PRIu64 ": log "
+		    "its body", st->dir, h->seq);
+		return -1;
+	}
+	return 0;
+}
+
+/* The body of the hook at seq, whose record out holds its log position,
+ * into out->body_mem (and out->hook.body). */
+static int
+body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
+{
+	const unsigned char *p;
+	uint32_t type = 0;
+	DB_LSN lsn;
+	DBT d;
+	int ret;
+
+	if (st->logc == NULL && (ret = st->env->log_cursor(st->env,
+	    &st->logc, 0)) != 0) {
+		store_seterr(st, ret, "store %s: log cursor", st->dir);
+		return -1;
+	}
+	lsn.file = out->body_file;
+	lsn.offset = out->body_off;
+	memset(&d, 0, sizeof(d));
+	if ((ret = st->logc->get(st->logc, &lsn, &d, DB_SET)) != 0) {
+		store_seterr(st, ret, "store %s: hook seq %" PRIu64 ": its "
+		    "body, at %" PRIu32 "/%" PRIu32 " in the log, cannot be "
+		    "read", st->dir, seq, out->body_file, out->body_off);
+		return -1;
+	}
+	p = d.data;
+	if (d.size >= STORE_LOGREC_HDR)
+		memcpy(&type, p, sizeof(type));
+	if (d.size != STORE_LOGREC_HDR + out->body_size ||
+	    type != STORE_LOGREC_BODY || get_u64(p + 16) != seq) {
+		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": the log "
+		    "record at %" PRIu32 "/%" PRIu32 " is not its body",
+		    st->dir, seq, out->body_file, out->body_off);
+		return -1;
+	}
+	if ((out->body_mem = malloc(out->body_size + 1)) == NULL) {
+		store_seterr(st, 0, "store %s: out of memory", st->dir);
+		return -1;
+	}
+	memcpy(out->body_mem, p + STORE_LOGREC_HDR, out->body_size);
+	out->hook.body = out->body_mem;
+	out->hook.body_len = out->body_size;
+	return 0;
+}
+
+uint32_t
+store_log_current(struct store *st)
+{
+	DB_LOG_STAT *sp;
+	uint32_t cur;
+
+	if (st->env->log_stat(st->env, &sp, 0) != 0)
+		return 0;
+	cur = sp->st_cur_file;
+	free(sp);
+	return cur;
+}
+
+uint32_t
+store_body_pin(struct store *st)
+{
+	return st->pin_known ? st->pin : 0;
+}
+
+void
+store_set_body_retain(struct store *st, uint32_t files)
+{
+	st->body_retain = files;
+}
+
+int
+store_body_migrate(struct store *st, int max)
+{
+	struct store_batch *b;
+	struct store_hook_rec rec;
+	unsigned char kb[8], head[6];
+	uint32_t cur, pin = 0;
+	uint64_t seq;
+	void *val;
+	size_t len;
+	DBC *c = NULL;
+	DBT k, v, fv, nv;
+	int ret, moved = 0, visited = 0, found = 0, rc = -1;
+
+	if (st->batch_open || st->lost)
+		return 0;
+	if ((cur = store_log_current(st)) == 0) {
+		store_seterr(st, 0, "store %s: log_stat failed", st->dir);
+		return -1;
+	}
+	if ((b = store_batch_begin(st)) == NULL)
+		return -1;
+	if ((ret = st->db[T_HOOKS]->cursor(st->db[T_HOOKS], b->txn, &c,
+	    0)) != 0) {
+		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
+		store_batch_abort(b);
+		return -1;
+	}
+	store_key_hook(kb, st->inline_below);
+	/* Each record's version, head length and flags only: most of the
+	 * walk passes over hooks whose bodies are in their records. */
+	dbt_user(&k, kb, sizeof(kb), 0);
+	dbt_user(&v, head, sizeof(head), 1);
+	memset(&fv, 0, sizeof(fv));
+	fv.flags = DB_DBT_REALLOC;
+	for (ret = c->get(c, &k, &v, DB_SET_RANGE); ret == 0;
+	    ret = c->get(c, &k, &v, DB_NEXT)) {
+		if (k.size != sizeof(kb))
+			continue;
+		seq = get_u64(kb);
+		if (++visited > STORE_MIGRATE_VISIT)
+			break;
+		if (v.size < sizeof(head) || head[0] != STORE_REC_VERSION ||
+		    (head[5] & HOOK_FLAG_LOGGED) == 0) {
+			st->inline_below = seq + 1;
+			continue;
+		}
+		if ((ret = c->get(c, &k, &fv, DB_CURRENT)) != 0)
+			break;
+		if (hook_decode(T_HOOKS, kb, sizeof(kb), fv.data, fv.size, 0,
+		    &rec, st->err, sizeof(st->err)) == -1) {
+			/* Damaged: its reads fail anyway; it holds no file
+			 * this pass could name. */
+			log_warnx("%s", st->err);
+			st->inline_below = seq + 1;
+			continue;
+		}
+		if (!rec.body_logged) {
+			store_hook_rec_free(&rec);
+			st->inline_below = seq + 1;
+			continue;
+		}
+		if ((uint64_t)rec.body_file + st->body_retain >= cur ||
+		    moved >= max) {
+			pin = rec.body_file;
+			found = 1;
+			store_hook_rec_free(&rec);
+			break;
+		}
+		if (body_fetch(st, seq, &rec) == -1) {
+			log_warnx("%s", st->err);
+			store_hook_rec_free(&rec);
+			st->inline_below = seq + 1;
+			continue;
+		}
+		val = hook_encode(&rec.hook, rec.rows, rec.claim_ref, NULL,
+		    NULL, &len);
+		store_hook_rec_free(&rec);
+		if (val == NULL) {
+			store_seterr(st, 0, "store %s: hook seq %" PRIu64
+			    ": cannot encode", st->dir, seq);
+			goto done;
+		}
+		memset(&nv, 0, sizeof(nv));
+		nv.data = val;
+		nv.size = (uint32_t)len;
+		ret = c->put(c, &k, &nv, DB_CURRENT);
+		free(val);
+		if (ret != 0) {
+			store_seterr(st, ret, "store %s/hooks.db: rewrite seq %"
+			    PRIu64, st->dir, seq);
+			goto done;
+		}
+		moved++;
+		st->inline_below = seq + 1;
+	}
+	if (ret != 0 && ret != DB_NOTFOUND) {
+		store_seterr(st, ret, "store %s/hooks.db: read", st->dir);
+		goto done;
+	}
+	if (ret == DB_NOTFOUND || found) {
+		/* The pass saw every hook from inline_below on: pin is the
+		 * oldest file holding a body (0: none does). */
+		st->pin = pin;
+		st->pin_known = 1;
+	}
+	rc = moved;
+ done:
+	free(fv.data);
+	if ((ret = c->close(c)) != 0 && rc != -1) {
+		store_seterr(st, ret, "store %s/hooks.db: cursor close",
+		    st->dir);
+		rc = -1;
+	}
+	if (rc == -1) {
+		store_batch_abort(b);
+		return -1;
+	}
+	/* No sync of its own: the checkpoint before a file is removed
+	 * flushes the log. */
+	if (store_batch_commit_lazy(b) == -1)
+		return -1;
+	return rc;
+}
+
+/* Remove the log files that recovery no longer needs (log_archive) and
+ * that hold no live body (below the pin).  Nothing before a migrate pass
+ * has found the pin. */
+static int
+store_log_prune(struct store *st)
+{
+	char **list, **p;
+	const char *base;
+	unsigned long n;
+	int ret;
+
+	if (!st->pin_known)
+		return 0;
+	if ((ret = st->env->log_archive(st->env, &list, DB_ARCH_ABS)) != 0) {
+		store_seterr(st, ret, "store %s: log_archive", st->dir);
+		return -1;
+	}
+	if (list == NULL)
+		return 0;
+	for (p = list; *p != NULL; p++) {
+		base = strrchr(*p, '/');
+		base = base != NULL ? base + 1 : *p;
+		if (strncmp(base, "log.", 4) != 0)
+			continue;
+		n = strtoul(base + 4, NULL, 10);
+		if (st->pin != 0 && n >= st->pin)
+			continue;
+		if (unlink(*p) == -1 && errno != ENOENT)
+			log_warn("store %s: remove %s", st->dir, *p);
+	}
+	free(list);
 	return 0;
 }
 
@@ -1016,7 +1387,8 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 	unsigned char lane[STORE_KEY_MAX], val[STORE_REC_MAX];
 	unsigned char *rec;
 	size_t klen, lanelen, vlen, reclen;
-	int i;
+	DB_LSN at;
+	int i, logged;
 
 	if (b->failed) {
 		store_seterr(st, 0, "store %s: batch already failed", st->dir);
@@ -1030,10 +1402,16 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		goto fail;
 	}
 
-	/* Taken before any write: an aborted batch burns its seqs. */
+	/* Taken before any write: an aborted batch burns its seqs (and the
+	 * body records it logged, which no hook then points to). */
 	h->seq = st->next_seq++;
 	store_key_hook(hk, h->seq);
-	if ((rec = store_rec_hook_encode(h, nrows, "", &reclen)) == NULL) {
+	logged = h->body != NULL && h->body_len >= STORE_LOGBODY_MIN &&
+	    h->body_len <= STORE_LOGBODY_MAX;
+	if (logged && body_log(st, h, &at) == -1)
+		goto fail;
+	if ((rec = hook_encode(h, nrows, "", NULL, logged ? &at : NULL,
+	    &reclen)) == NULL) {
 		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": cannot "
 		    "encode (out of memory or a field too long)", st->dir,
 		    h->seq);
@@ -1275,7 +1653,7 @@ store_batch_put_quarantine(struct store_batch *b, struct store_hook *h,
 	 * store_open checks both tables against it. */
 	h->seq = st->next_seq++;
 	store_key_hook(hk, h->seq);
-	if ((rec = hook_encode(h, 0, "", reason, &reclen)) == NULL) {
+	if ((rec = hook_encode(h, 0, "", reason, NULL, &reclen)) == NULL) {
 		store_seterr(st, 0, "store %s: quarantine seq %" PRIu64 ": "
 		    "cannot encode (out of memory or a field too long)",
 		    st->dir, h->seq);
@@ -1541,16 +1919,8 @@ store_list_heads(struct store *st, int t, const char *source,
 	}
 	store_key_hook(kb, after_seq + 1);
 	for (;;) {
-		memset(&k, 0, sizeof(k));
-		memset(&v, 0, sizeof(v));
-		k.data = kb;
-		k.size = sizeof(kb);
-		k.ulen = sizeof(kb);
-		k.flags = DB_DBT_USERMEM;
-		v.data = peek;
-		v.ulen = sizeof(peek);
-		v.dlen = sizeof(peek);
-		v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
+		dbt_user(&k, kb, sizeof(kb), 0);
+		dbt_user(&v, peek, sizeof(peek), 1);
 		ret = c->get(c, &k, &v, flag);
 		flag = DB_NEXT;
 		if (ret == DB_NOTFOUND)
@@ -1724,6 +2094,10 @@ store_rec_get(struct store *st, int t, uint64_t seq,
 		return -1;
 	}
 	out->mem = v.data;
+	if (out->body_logged && body_fetch(st, seq, out) == -1) {
+		store_hook_rec_free(out);
+		return -1;
+	}
 	return 0;
 }
 
@@ -1789,8 +2163,10 @@ store_hook_rec_free(struct store_hook_rec *rec)
 {
 	free(rec->hdrs);
 	free(rec->mem);
+	free(rec->body_mem);
 	rec->hdrs = NULL;
 	rec->mem = NULL;
+	rec->body_mem = NULL;
 }
 
 int
@@ -3592,20 +3968,21 @@ void *
 store_rec_hook_encode(const struct store_hook *h, uint32_t rows,
     const char *claim_ref, size_t *lenp)
 {
-	return hook_encode(h, rows, claim_ref, NULL, lenp);
+	return hook_encode(h, rows, claim_ref, NULL, NULL, lenp);
 }
 
 void *
 store_rec_quarantine_encode(const struct store_hook *h, const char *reason,
     size_t *lenp)
 {
-	return hook_encode(h, 0, "", reason != NULL ? reason : "", lenp);
+	return hook_encode(h, 0, "", reason != NULL ? reason : "", NULL,
+	    lenp);
 }
 
 /* reason: NULL for a hooks record, the failure for a quarantine one. */
 static void *
 hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
-    const char *reason, size_t *lenp)
+    const char *reason, const DB_LSN *at, size_t *lenp)
 {
 	struct enc e;
 	size_t headpos;
@@ -3617,12 +3994,15 @@ hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
 	claimed = claim_ref != NULL && claim_ref[0] != '\0' &&
 	    h->body == NULL;
 	enc_init(&e, NULL, 0, 1);
-	enc_room(&e, 512 + (claimed ? 0 : h->body_len));
+	if (claimed)
+		at = NULL;
+	enc_room(&e, 512 + (claimed || at != NULL ? 0 : h->body_len));
 	enc_u8(&e, STORE_REC_VERSION);
 	headpos = e.len;
 	enc_u32(&e, 0);		/* head length, below */
 	enc_u8(&e, (h->flagged ? HOOK_FLAG_FLAGGED : 0) |
-	    (claimed ? HOOK_FLAG_CLAIMED : 0));
+	    (claimed ? HOOK_FLAG_CLAIMED : 0) |
+	    (at != NULL ? HOOK_FLAG_LOGGED : 0));
 	enc_bytes(&e, h->id, UUID_LEN);
 	enc_u64(&e, h->received_at);
 	enc_u32(&e, rows);
@@ -3650,7 +4030,10 @@ hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
 		else
 			put_u32(e.buf + headpos, e.len - headpos - 4);
 	}
-	if (!claimed)
+	if (at != NULL) {
+		enc_u32(&e, at->file);
+		enc_u32(&e, at->offset);
+	} else if (!claimed)
 		enc_bytes(&e, h->body, h->body_len);
 	if (e.bad) {
 		free(e.buf);
@@ -3715,7 +4098,10 @@ hook_decode(int t, const void *key, size_t klen, const void *val,
 	h->dedupe_key = dec_str(&d);
 	out->claim_ref = dec_str(&d);
 	nh = dec_u32(&d);
-	if (d.bad || (flags & ~(HOOK_FLAG_FLAGGED | HOOK_FLAG_CLAIMED)) != 0 ||
+	if (d.bad || (flags & ~(HOOK_FLAG_FLAGGED | HOOK_FLAG_CLAIMED |
+	    HOOK_FLAG_LOGGED)) != 0 ||
+	    ((flags & HOOK_FLAG_LOGGED) && (t != T_HOOKS ||
+	    (flags & HOOK_FLAG_CLAIMED))) ||
 	    nh > (headend - d.off) / 10 ||
 	    strlen(h->tenant) > STORE_NAME_MAX ||
 	    strlen(h->source) > STORE_NAME_MAX)
@@ -3742,8 +4128,23 @@ hook_decode(int t, const void *key, size_t klen, const void *val,
 	if (head_only)
 		return 0;
 
-	/* The body is the rest of the record: none when checked in. */
+	/* The body is the rest of the record: none when checked in, its log
+	 * position when logged (store_rec_get reads it). */
 	d.len = vlen;
+	if (flags & HOOK_FLAG_LOGGED) {
+		if (vlen - d.off != 8) {
+			store_hook_rec_free(out);
+			return rec_malformed(t, key, klen, "bad body position",
+			    err, errlen);
+		}
+		out->body_logged = 1;
+		out->body_file = get_u32((const unsigned char *)val + d.off);
+		out->body_off = get_u32((const unsigned char *)val + d.off +
+		    4);
+		h->body = NULL;
+		h->body_len = out->body_size;
+		return 0;
+	}
 	if (flags & HOOK_FLAG_CLAIMED) {
 		h->body = NULL;
 		h->body_len = 0;
@@ -4027,7 +4428,8 @@ store_batch_hook_set_claim(struct store_batch *b, uint64_t seq,
 
 	if ((ret = store_rec_get(st, T_HOOKS, seq, &rec)) != 0)
 		return ret == 1 ? 0 : -1;
-	if ((val = hook_encode(&rec.hook, rec.rows, ref, NULL, &len)) == NULL) {
+	if ((val = hook_encode(&rec.hook, rec.rows, ref, NULL, NULL,
+	    &len)) == NULL) {
 		store_hook_rec_free(&rec);
 		store_seterr(st, 0, "store %s: out of memory", st->dir);
 		return -1;

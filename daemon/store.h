@@ -107,7 +107,22 @@ struct store_quarantine_info {
 struct store	*store_open(const char *dir, char *err, size_t errlen);
 /* Checkpoint and close. */
 void		 store_close(struct store *);
+/* A checkpoint, then the log files that neither recovery nor a hook's
+ * body needs are removed.  0, or -1 on a store error. */
 int		 store_checkpoint(struct store *);
+/* Bodies kept in the log (see store.c, "Bodies in the log"): move up to
+ * max bodies that sit in a log file more than the store's retain count
+ * behind the current one into their hook records, so that the file can
+ * go.  The number moved, or -1 on a store error.  Runs between batches. */
+int		 store_body_migrate(struct store *, int max);
+/* The retain count, in log files (default STORE_BODY_RETAIN_FILES); for
+ * tests, which cannot write a gigabyte of log. */
+void		 store_set_body_retain(struct store *, uint32_t files);
+/* The log file numbers: the current one, and the oldest one that holds
+ * the body of a live hook as far as the last migrate pass saw (0: none).
+ * For tests and status. */
+uint32_t	 store_log_current(struct store *);
+uint32_t	 store_body_pin(struct store *);
 
 struct store_batch;
 struct store_batch *store_batch_begin(struct store *);
@@ -301,8 +316,14 @@ struct store_hook_rec {
 	const char		*claim_ref;	/* "": the body is inline */
 	struct store_header	*hdrs;		/* hook.headers, owned */
 	void			*mem;		/* the record, owned, or NULL */
+	void			*body_mem;	/* a body read from the log,
+						 * owned, or NULL */
 	const char		*reason;	/* quarantine: the failure;
 						 * hooks: NULL */
+	int			 body_logged;	/* the record holds the log
+						 * position of its body */
+	uint32_t		 body_file;	/* that position: log file */
+	uint32_t		 body_off;	/* and offset */
 };
 
 /* 0 found, 1 no such hook, -1 on a store error (a damaged record too). */

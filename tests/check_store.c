@@ -2524,6 +2524,162 @@ START_TEST(test_marked_tenants)
 END_TEST
 
 /* A lazy commit (no flush) is visible at once and kept by a clean close. */
+/* The hook at seq reads back with body, from the log or from its record
+ * as logged says. */
+static void
+expect_body(struct store *st, uint64_t seq, int logged, const void *body,
+    size_t len)
+{
+	struct store_hook_rec rec;
+
+	ck_assert_int_eq(store_hook_get(st, seq, &rec), 0);
+	ck_assert_int_eq(rec.body_logged, logged);
+	ck_assert_uint_eq(rec.hook.body_len, len);
+	ck_assert_mem_eq(rec.hook.body, body, len);
+	ck_assert_uint_eq(rec.rows, 1);
+	ck_assert_str_eq(rec.hook.tenant, "acme");
+	ck_assert_str_eq(rec.hook.dedupe_key, "delivery-1");
+	store_hook_rec_free(&rec);
+}
+
+/* Close st and open the store again: the hook at seq reads back with
+ * body, and once delivered, it is gone. */
+static void
+restart_deliver(struct store *st, uint64_t seq, int logged, const void *body,
+    size_t len)
+{
+	struct store_hook_rec rec;
+
+	store_close(st);
+	st = open_ok();
+	expect_body(st, seq, logged, body, len);
+	ck_assert_int_eq(deliver(st, seq, 0), 0);
+	ck_assert_int_eq(store_hook_get(st, seq, &rec), 1);
+	store_close(st);
+}
+
+/* Bodies of STORE_LOGBODY_MIN bytes and more live in the log, and their
+ * records point there; small ones stay in the record.  Both read back the
+ * same, after a restart too, and a batch that aborts after logging a body
+ * leaves no hook behind. */
+START_TEST(test_body_in_log)
+{
+	struct store_hook_rec rec;
+	struct store *st;
+	unsigned char big[1024], small[16];
+	uint64_t s1, s2, s3;
+	size_t i;
+
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (unsigned char)(i * 7);
+	memset(small, 's', sizeof(small));
+	st = open_ok();
+	s1 = put_one(st, "github", big, sizeof(big), 1);
+	s2 = put_one(st, "github", small, sizeof(small), 1);
+	expect_body(st, s1, 1, big, sizeof(big));
+	expect_body(st, s2, 0, small, sizeof(small));
+	s3 = put_one(st, "github", big, sizeof(big), 0);
+	ck_assert_int_eq(store_hook_get(st, s3, &rec), 1);
+	restart_deliver(st, s1, 1, big, sizeof(big));
+}
+END_TEST
+
+/* Log records until the log is in file upto: batches of hooks with 64 KiB
+ * bodies, each delivered (so gone) in the batch after it. */
+static void
+fill_log(struct store *st, uint32_t upto)
+{
+	static unsigned char body[64 * 1024];
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t seqs[8];
+	int i;
+
+	memset(body, 'f', sizeof(body));
+	while (store_log_current(st) < upto) {
+		ck_assert_ptr_nonnull(b = store_batch_begin(st));
+		for (i = 0; i < 8; i++) {
+			hook_fill(&h, "filler", body, sizeof(body));
+			h.dedupe_key = NULL;
+			ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1),
+			    0);
+			seqs[i] = h.seq;
+		}
+		ck_assert_int_eq(store_batch_commit_lazy(b), 0);
+		ck_assert_ptr_nonnull(b = store_batch_begin(st));
+		for (i = 0; i < 8; i++) {
+			store_key_row(rk, seqs[i], 0);
+			ck_assert_int_eq(store_batch_row_delivered(b, rk), 0);
+		}
+		ck_assert_int_eq(store_batch_commit_lazy(b), 0);
+	}
+}
+
+static int
+log_file_exists(uint32_t n)
+{
+	char path[512];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/log.%010u", tmpdir, n);
+	return stat(path, &sb) == 0;
+}
+
+/* A live hook's body holds its log file; one that sits more than the
+ * retain count of files behind the current one moves into its record, and
+ * the checkpoint then removes the file.  Before the first pass nothing is
+ * removed. */
+START_TEST(test_body_migrate)
+{
+	struct store_hook_rec rec;
+	struct store *st;
+	unsigned char body[2048];
+	uint64_t keep;
+	size_t i;
+
+	for (i = 0; i < sizeof(body); i++)
+		body[i] = (unsigned char)(i * 13 + 1);
+	st = open_ok();
+	store_set_body_retain(st, 1);
+	ck_assert_uint_eq(store_log_current(st), 1);
+	keep = put_one(st, "github", body, sizeof(body), 1);
+	fill_log(st, 2);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 1);	/* no pass yet */
+
+	/* One file behind, with retain 1: it stays, and holds file 1. */
+	ck_assert_int_eq(store_body_migrate(st, 100), 0);
+	ck_assert_uint_eq(store_body_pin(st), 1);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 1);
+	expect_body(st, keep, 1, body, sizeof(body));
+	ck_assert_int_eq(store_hook_get(st, keep, &rec), 0);
+	ck_assert_uint_eq(rec.body_file, 1);
+	store_hook_rec_free(&rec);
+
+	/* Two behind: it moves (not while max is 0); no body is left in
+	 * the log. */
+	fill_log(st, 3);
+	ck_assert_int_eq(store_body_migrate(st, 0), 0);
+	ck_assert_uint_eq(store_body_pin(st), 1);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 1);
+	ck_assert_int_eq(log_file_exists(2), 1);
+	ck_assert_int_eq(store_body_migrate(st, 100), 1);
+	ck_assert_uint_eq(store_body_pin(st), 0);
+	expect_body(st, keep, 0, body, sizeof(body));
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 0);
+	ck_assert_int_eq(log_file_exists(2), 0);
+	ck_assert_int_eq(log_file_exists(3), 1);
+	ck_assert_int_eq(store_body_migrate(st, 100), 0);
+	/* The moved body survives a restart; the row still delivers. */
+	restart_deliver(st, keep, 0, body, sizeof(body));
+}
+END_TEST
+
 START_TEST(test_commit_lazy)
 {
 	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
@@ -2855,6 +3011,8 @@ store_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_restart);
 	tcase_add_test(tc, test_recovery);
+	tcase_add_test(tc, test_body_in_log);
+	tcase_add_test(tc, test_body_migrate);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");
