@@ -216,8 +216,9 @@ struct store {
 						 * has its body in its record
 						 * (or none) */
 	uint32_t		 pin;		/* oldest log file with a live
-						 * body, 0 none: as the last
-						 * migrate pass found */
+						 * body, as the last migrate
+						 * pass found (the then
+						 * current one if none) */
 	int			 pin_known;	/* a pass has found it */
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
@@ -1288,8 +1289,9 @@ store_body_migrate(struct store *st, int max)
 	}
 	if (ret == DB_NOTFOUND || found) {
 		/* The pass saw every hook from inline_below on: pin is the
-		 * oldest file holding a body (0: none does). */
-		st->pin = pin;
+		 * oldest file holding a body, or when none does, the current
+		 * one, where a body logged after this pass may be. */
+		st->pin = found ? pin : cur;
 		st->pin_known = 1;
 	}
 	rc = moved;
@@ -1336,7 +1338,7 @@ store_log_prune(struct store *st)
 		if (strncmp(base, "log.", 4) != 0)
 			continue;
 		n = strtoul(base + 4, NULL, 10);
-		if (st->pin != 0 && n >= st->pin)
+		if (n >= st->pin)
 			continue;
 		if (unlink(*p) == -1 && errno != ENOENT)
 			log_warn("store %s: remove %s", st->dir, *p);

@@ -118,9 +118,10 @@ int		 store_body_migrate(struct store *, int max);
 /* The retain count, in log files (default STORE_BODY_RETAIN_FILES); for
  * tests, which cannot write a gigabyte of log. */
 void		 store_set_body_retain(struct store *, uint32_t files);
-/* The log file numbers: the current one, and the oldest one that holds
- * the body of a live hook as far as the last migrate pass saw (0: none).
- * For tests and status. */
+/* The log file numbers: the current one, and the oldest one that may hold
+ * the body of a live hook as the last migrate pass saw it (the file then
+ * current, if no body was in the log; 0 before the first pass): the
+ * checkpoint removes only files below it.  For tests and status. */
 uint32_t	 store_log_current(struct store *);
 uint32_t	 store_body_pin(struct store *);
 

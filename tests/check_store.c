@@ -2668,7 +2668,7 @@ START_TEST(test_body_migrate)
 	ck_assert_int_eq(log_file_exists(1), 1);
 	ck_assert_int_eq(log_file_exists(2), 1);
 	ck_assert_int_eq(store_body_migrate(st, 100), 1);
-	ck_assert_uint_eq(store_body_pin(st), 0);
+	ck_assert_uint_eq(store_body_pin(st), 3);
 	expect_body(st, keep, 0, body, sizeof(body));
 	ck_assert_int_eq(store_checkpoint(st), 0);
 	ck_assert_int_eq(log_file_exists(1), 0);
@@ -2677,6 +2677,29 @@ START_TEST(test_body_migrate)
 	ck_assert_int_eq(store_body_migrate(st, 100), 0);
 	/* The moved body survives a restart; the row still delivers. */
 	restart_deliver(st, keep, 0, body, sizeof(body));
+}
+END_TEST
+
+/* A pass that finds no body in the log pins the file then current: a body
+ * logged after it, in that file, is not removed with it once the log has
+ * moved on. */
+START_TEST(test_body_pin_current)
+{
+	struct store *st;
+	unsigned char body[1024];
+	uint64_t seq;
+
+	memset(body, 'p', sizeof(body));
+	st = open_ok();
+	store_set_body_retain(st, 1);
+	ck_assert_int_eq(store_body_migrate(st, 100), 0);
+	ck_assert_uint_eq(store_body_pin(st), 1);
+	seq = put_one(st, "github", body, sizeof(body), 1);
+	fill_log(st, 2);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 1);
+	expect_body(st, seq, 1, body, sizeof(body));
+	restart_deliver(st, seq, 1, body, sizeof(body));
 }
 END_TEST
 
@@ -3013,6 +3036,7 @@ store_suite(void)
 	tcase_add_test(tc, test_recovery);
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);
+	tcase_add_test(tc, test_body_pin_current);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");
