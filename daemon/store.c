@@ -40,12 +40,15 @@
  *                             from members at open and written by the
  *                             next commit
  *   hooks       seq u64 -> v1, u32 head length, head, body:
- *                 head: u8 flags (1 flagged, 2 body checked in), id[16],
+ *                 head: u8 flags (1 flagged, 2 body checked in, 4 body
+ *                 in the log), id[16],
  *                 u64 received_at, u32 live rows, sha256[32], u64 body
  *                 size, str tenant, source, method, path, content type,
  *                 dedupe key ("" none), claim ref ("" none), u32 nheaders,
  *                 nheaders x (str name, str value);
- *                 body: body size raw bytes, absent when checked in.
+ *                 body: body size raw bytes, absent when checked in;
+ *                 in the log, its position there instead (u32 file, u32
+ *                 offset of the log record: "Bodies in the log" below).
  *                 The head length lets a listing read the head alone
  *                 (DB_DBT_PARTIAL) without the body.
  *   quarantine  seq u64 -> v1, the hooks layout with str reason (the
