@@ -223,6 +223,8 @@ struct store {
 						 * pass found (the then
 						 * current one if none) */
 	int			 pin_known;	/* a pass has found it */
+	uint64_t		 stuck_seq;	/* 1 + the hook a pass stopped
+						 * at, unreadable; 0 none */
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 };
@@ -406,6 +408,7 @@ static int	 body_fetch(struct store *, uint64_t, struct store_hook_rec *);
 static int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
 static int	 store_log_prune(struct store *);
 static void	 dbt_user(DBT *, void *, size_t, int);
+static void	 migrate_stuck(struct store *, uint64_t);
 static int	 hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 
@@ -1055,6 +1058,18 @@ store_checkpoint(struct store *st)
  * pin stays a lower bound until the next pass.
  */
 
+/* A migrate pass stopped at the hook at seq, whose record or body it could
+ * not read (st->err says why): said once per hook, not at every pass. */
+static void
+migrate_stuck(struct store *st, uint64_t seq)
+{
+	if (st->stuck_seq == seq + 1)
+		return;
+	st->stuck_seq = seq + 1;
+	log_warnx("%s; log files from the one it may be in on are kept until "
+	    "it is read or gone", st->err);
+}
+
 /* d over the caller's len bytes at buf: a key (size len) to read into,
  * or with partial, a value of which only the first len bytes are read. */
 static void
@@ -1239,13 +1254,14 @@ store_body_migrate(struct store *st, int max)
 		}
 		if ((ret = c->get(c, &k, &fv, DB_CURRENT)) != 0)
 			break;
+		/* A record that cannot be read, or whose body cannot: the
+		 * pass stops there, the pin as it was (a read may fail for
+		 * a while, and the file may hold the body), and the next
+		 * one tries again. */
 		if (hook_decode(T_HOOKS, kb, sizeof(kb), fv.data, fv.size, 0,
 		    &rec, st->err, sizeof(st->err)) == -1) {
-			/* Damaged: its reads fail anyway; it holds no file
-			 * this pass could name. */
-			log_warnx("%s", st->err);
-			st->inline_below = seq + 1;
-			continue;
+			migrate_stuck(st, seq);
+			goto stuck;
 		}
 		if (!rec.body_logged) {
 			store_hook_rec_free(&rec);
@@ -1260,10 +1276,9 @@ store_body_migrate(struct store *st, int max)
 			break;
 		}
 		if (body_fetch(st, seq, &rec) == -1) {
-			log_warnx("%s", st->err);
 			store_hook_rec_free(&rec);
-			st->inline_below = seq + 1;
-			continue;
+			migrate_stuck(st, seq);
+			goto stuck;
 		}
 		val = hook_encode(&rec.hook, rec.rows, rec.claim_ref, NULL,
 		    NULL, &len);
@@ -1296,7 +1311,9 @@ store_body_migrate(struct store *st, int max)
 		 * one, where a body logged after this pass may be. */
 		st->pin = found ? pin : cur;
 		st->pin_known = 1;
+		st->stuck_seq = 0;
 	}
+ stuck:
 	rc = moved;
  done:
 	free(fv.data);

@@ -2703,6 +2703,33 @@ START_TEST(test_body_pin_current)
 }
 END_TEST
 
+/* A body that cannot be read (its log file removed by hand) stops the
+ * migrate pass without moving the pin: nothing after it is removed, and
+ * the read reports where the body was. */
+START_TEST(test_body_unreadable)
+{
+	struct store_hook_rec rec;
+	struct store *st;
+	unsigned char body[1024];
+	char path[512];
+	uint64_t seq;
+
+	memset(body, 'u', sizeof(body));
+	st = open_ok();
+	store_set_body_retain(st, 0);
+	seq = put_one(st, "github", body, sizeof(body), 1);
+	fill_log(st, 2);
+	snprintf(path, sizeof(path), "%s/log.%010u", tmpdir, 1);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(store_body_migrate(st, 100), 0);
+	ck_assert_uint_eq(store_body_pin(st), 0);
+	ck_assert_int_eq(store_body_migrate(st, 100), 0);
+	ck_assert_int_eq(store_hook_get(st, seq, &rec), -1);
+	ck_assert_ptr_nonnull(strstr(store_strerror(st), "cannot be read"));
+	store_close(st);
+}
+END_TEST
+
 START_TEST(test_commit_lazy)
 {
 	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
@@ -3037,6 +3064,7 @@ store_suite(void)
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);
 	tcase_add_test(tc, test_body_pin_current);
+	tcase_add_test(tc, test_body_unreadable);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");
