@@ -52,8 +52,9 @@
 
 #define EX_CONFIG		78
 #define CHECKPOINT_SECONDS	60
-#define MIGRATE_MS		250	/* bodies out of old log files: */
-#define MIGRATE_MAX		2048	/* at most this many per turn */
+#define MIGRATE_MS		250	/* bodies out of old log files: a pass */
+#define MIGRATE_BEHIND_MS	5	/* this soon after one that moved */
+#define MIGRATE_MAX		256	/* its most, a few ms of the loop */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 
 struct ankusad	*env;
@@ -313,10 +314,13 @@ checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
 
 /* Bodies that sat in the log too long move into their hook records, and
  * the pass finds the oldest log file a body still needs (store.c, "Bodies
- * in the log"); the checkpoint then removes the files before it. */
+ * in the log"); the checkpoint then removes the files before it.  A pass
+ * that moved its most is behind (a sink keeps many bodies): the next one
+ * comes soon, in small steps between the loop's other work. */
 static void
 migrate_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	struct timeval tv = { 0, MIGRATE_MS * 1000 };
 	int n;
 
 	if ((n = store_body_migrate(env->store, MIGRATE_MAX)) == -1)
@@ -325,6 +329,9 @@ migrate_cb(evutil_socket_t fd, short ev, void *arg)
 	else if (n > 0)
 		log_debug("store: %d bodies moved out of the log", n);
 	ankusad_store_check();
+	if (n == MIGRATE_MAX)
+		tv.tv_usec = MIGRATE_BEHIND_MS * 1000;
+	event_add(ev_migrate, &tv);
 }
 
 int
@@ -424,9 +431,9 @@ main(int argc, char *argv[])
 	ev_checkpoint = event_new(env->base, -1, EV_PERSIST, checkpoint_cb,
 	    NULL);
 	event_add(ev_checkpoint, &tv);
-	ev_migrate = event_new(env->base, -1, EV_PERSIST, migrate_cb, NULL);
-	tv.tv_sec = MIGRATE_MS / 1000;
-	tv.tv_usec = (MIGRATE_MS % 1000) * 1000;
+	ev_migrate = event_new(env->base, -1, 0, migrate_cb, NULL);
+	tv.tv_sec = 0;
+	tv.tv_usec = MIGRATE_MS * 1000;
 	event_add(ev_migrate, &tv);
 
 	supervisor_init();
