@@ -1468,25 +1468,35 @@ START_TEST(test_meta_unknown_version)
 END_TEST
 
 /* A hook record of an unknown version fails the listing, naming it. */
-START_TEST(test_hook_unknown_version)
+/* A store whose one hook (seq 1) is replaced by a record of body, with
+ * byte at of the record ORed with bits. */
+static void
+poke_hook1(const char *body, size_t len, size_t at, unsigned char bits)
 {
-	struct store_hook_rec rec;
 	struct store_hook h;
 	struct store *st;
-	struct listed l;
 	unsigned char key[8], *val;
 	size_t vlen;
 
 	st = open_ok();
 	put_one(st, "github", "body", 4, 1);
 	store_close(st);
-	hook_fill(&h, "github", "body", 4);
+	hook_fill(&h, "github", body, len);
 	ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h, 1, "", &vlen));
-	val[0] = 7;
+	ck_assert_uint_lt(at, vlen);
+	val[at] |= bits;
 	store_key_hook(key, 1);
 	table_poke("hooks.db", key, sizeof(key), val, vlen);
 	free(val);
+}
 
+START_TEST(test_hook_unknown_version)
+{
+	struct store_hook_rec rec;
+	struct store *st;
+	struct listed l;
+
+	poke_hook1("body", 4, 0, 0x06);	/* version 1 -> 7 */
 	st = open_ok();
 	memset(&l, 0, sizeof(l));
 	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), -1);
@@ -1494,6 +1504,22 @@ START_TEST(test_hook_unknown_version)
 	ck_assert_str_eq(store_strerror(st), "hooks record seq 1 has format "
 	    "version 7, this build reads 1");
 	ck_assert_int_eq(store_hook_get(st, 1, &rec), -1);
+	store_close(st);
+}
+END_TEST
+
+/* A record flagged as holding its body's log position must end in
+ * exactly one: anything else is damage, reported with the record. */
+START_TEST(test_body_position_damaged)
+{
+	struct store_hook_rec rec;
+	struct store *st;
+
+	poke_hook1("1234567", 7, 5, 0x04);	/* flags: "in the log" */
+	st = open_ok();
+	ck_assert_int_eq(store_hook_get(st, 1, &rec), -1);
+	ck_assert_str_eq(store_strerror(st), "hooks record seq 1 is damaged: "
+	    "bad body position");
 	store_close(st);
 }
 END_TEST
@@ -3076,6 +3102,7 @@ store_suite(void)
 	tcase_add_test(tc, test_meta_unknown_version);
 	tcase_add_test(tc, test_missing_meta);
 	tcase_add_test(tc, test_hook_unknown_version);
+	tcase_add_test(tc, test_body_position_damaged);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("codecs");
