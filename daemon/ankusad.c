@@ -55,6 +55,7 @@
 #define MIGRATE_MS		250	/* bodies out of old log files: a pass */
 #define MIGRATE_BEHIND_MS	5	/* this soon after one that moved */
 #define MIGRATE_MAX		256	/* its most, a few ms of the loop */
+#define TRASH_MS		10	/* between steps emptying pruned logs */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 
 struct ankusad	*env;
@@ -62,6 +63,7 @@ struct ankusad	*env;
 static struct ankusad	 ankusad_env;
 static struct event	*ev_checkpoint;
 static struct event	*ev_migrate;
+static struct event	*ev_trash;
 static struct event	*ev_shutdown;
 static uint64_t		 shutdown_started;
 static int		 lock_fd = -1;
@@ -76,6 +78,7 @@ static void	lock_data_dir(const char *);
 static void	signal_cb(evutil_socket_t, short, void *);
 static void	checkpoint_cb(evutil_socket_t, short, void *);
 static void	migrate_cb(evutil_socket_t, short, void *);
+static void	trash_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
 
@@ -310,6 +313,17 @@ checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
 		log_warnx("checkpoint: %s", store_strerror(env->store));
 	ankusad_store_check();
 	writer_sweep();
+	trash_cb(-1, 0, NULL);
+}
+
+/* The log files the checkpoint removed are emptied a step at a time. */
+static void
+trash_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct timeval tv = { 0, TRASH_MS * 1000 };
+
+	if (store_trash_step(env->store))
+		event_add(ev_trash, &tv);
 }
 
 /* Bodies that sat in the log too long move into their hook records, and
@@ -432,6 +446,7 @@ main(int argc, char *argv[])
 	    NULL);
 	event_add(ev_checkpoint, &tv);
 	ev_migrate = event_new(env->base, -1, 0, migrate_cb, NULL);
+	ev_trash = event_new(env->base, -1, 0, trash_cb, NULL);
 	tv.tv_sec = 0;
 	tv.tv_usec = MIGRATE_MS * 1000;
 	event_add(ev_migrate, &tv);

@@ -113,9 +113,13 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +178,9 @@ static const char *const store_tables[T_COUNT] = {
 					 * behind the current one before it
 					 * moves into its record */
 #define STORE_MIGRATE_VISIT	65536	/* records one pass visits at most */
+#define STORE_TRASH_PREFIX	"removed-log."	/* a pruned log file */
+#define STORE_TRASH_STEP	(4u * 1024 * 1024)	/* bytes one step
+						 * truncates: a few ms */
 #define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
 					 * head length, flags, id and
 					 * received_at */
@@ -225,6 +232,8 @@ struct store {
 	int			 pin_known;	/* a pass has found it */
 	uint64_t		 stuck_seq;	/* 1 + the hook a pass stopped
 						 * at, unreadable; 0 none */
+	uint32_t		*trash;		/* pruned log files to empty */
+	size_t			 ntrash, captrash;
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 };
@@ -409,6 +418,8 @@ static int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
 static int	 store_log_prune(struct store *);
 static void	 dbt_user(DBT *, void *, size_t, int);
 static void	 migrate_stuck(struct store *, uint64_t);
+static void	 trash_path(const struct store *, uint32_t, char *, size_t);
+static void	 trash_clear(struct store *, int);
 static int	 hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 
@@ -538,6 +549,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	if (store_open_tables(st, err, errlen) == -1 ||
 	    store_load_meta(st, err, errlen) == -1)
 		goto failed;
+	trash_clear(st, 1);
 	st->opening = 0;
 	return st;
 
@@ -972,6 +984,10 @@ store_close_handles(struct store *st)
 		log_warnx("store %s: close log cursor: %s", st->dir,
 		    db_strerror(ret));
 	st->logc = NULL;
+	trash_clear(st, 0);
+	free(st->trash);
+	st->trash = NULL;
+	st->ntrash = st->captrash = 0;
 	free(st->lbuf);
 	st->lbuf = NULL;
 	st->lbufcap = 0;
@@ -1335,13 +1351,17 @@ store_body_migrate(struct store *st, int max)
 
 /* Remove the log files that recovery no longer needs (log_archive) and
  * that hold no live body (below the pin).  Nothing before a migrate pass
- * has found the pin. */
+ * has found the pin.  Each is renamed out of the log's names at once and
+ * emptied later by store_trash_step: unlinking a 32 MiB file that was
+ * just written took 15-20 ms here (the kernel drops its cached pages), a
+ * stall of the loop for each file at every checkpoint. */
 static int
 store_log_prune(struct store *st)
 {
-	char **list, **p;
+	char **list, **p, to[PATH_MAX];
 	const char *base;
 	unsigned long n;
+	uint32_t *nt;
 	int ret;
 
 	if (!st->pin_known)
@@ -1358,13 +1378,96 @@ store_log_prune(struct store *st)
 		if (strncmp(base, "log.", 4) != 0)
 			continue;
 		n = strtoul(base + 4, NULL, 10);
-		if (n >= st->pin)
+		if (n >= st->pin || n == 0 || n > UINT32_MAX)
 			continue;
-		if (unlink(*p) == -1 && errno != ENOENT)
-			log_warn("store %s: remove %s", st->dir, *p);
+		if (st->ntrash == st->captrash) {
+			if ((nt = reallocarray(st->trash, st->captrash ?
+			    st->captrash * 2 : 16, sizeof(*nt))) == NULL) {
+				log_warnx("store %s: out of memory", st->dir);
+				break;
+			}
+			st->trash = nt;
+			st->captrash = st->captrash ? st->captrash * 2 : 16;
+		}
+		trash_path(st, (uint32_t)n, to, sizeof(to));
+		if (rename(*p, to) == -1) {
+			if (errno != ENOENT)
+				log_warn("store %s: rename %s to %s", st->dir,
+				    *p, to);
+			continue;
+		}
+		st->trash[st->ntrash++] = (uint32_t)n;
 	}
 	free(list);
 	return 0;
+}
+
+static void
+trash_path(const struct store *st, uint32_t n, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s%010" PRIu32, st->dir, STORE_TRASH_PREFIX, n);
+}
+
+int
+store_trash_step(struct store *st)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	int fd, rc = 0;
+
+	if (st->ntrash == 0)
+		return 0;
+	trash_path(st, st->trash[0], path, sizeof(path));
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) != -1) {
+		if (fstat(fd, &sb) == 0 && sb.st_size > STORE_TRASH_STEP) {
+			if (ftruncate(fd, sb.st_size - STORE_TRASH_STEP) == 0)
+				rc = 1;
+			else
+				log_warn("store %s: truncate %s", st->dir,
+				    path);
+		}
+		close(fd);
+	}
+	if (rc == 0) {
+		if (unlink(path) == -1 && errno != ENOENT)
+			log_warn("store %s: remove %s", st->dir, path);
+		memmove(st->trash, st->trash + 1, (st->ntrash - 1) *
+		    sizeof(*st->trash));
+		st->ntrash--;
+	}
+	return st->ntrash > 0 || rc;
+}
+
+/* Remove the pruned log files: those queued (at close), or every one in
+ * the directory, a stop or crash having left them (at open, all). */
+static void
+trash_clear(struct store *st, int all)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *dp;
+
+	if (!all) {
+		while (st->ntrash > 0) {
+			trash_path(st, st->trash[--st->ntrash], path,
+			    sizeof(path));
+			if (unlink(path) == -1 && errno != ENOENT)
+				log_warn("store %s: remove %s", st->dir,
+				    path);
+		}
+		return;
+	}
+	if ((dp = opendir(st->dir)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		if (strncmp(de->d_name, STORE_TRASH_PREFIX,
+		    strlen(STORE_TRASH_PREFIX)) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", st->dir, de->d_name);
+		if (unlink(path) == -1 && errno != ENOENT)
+			log_warn("store %s: remove %s", st->dir, path);
+	}
+	closedir(dp);
 }
 
 /*

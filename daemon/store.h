@@ -110,6 +110,10 @@ void		 store_close(struct store *);
 /* A checkpoint, then the log files that neither recovery nor a hook's
  * body needs are removed.  0, or -1 on a store error. */
 int		 store_checkpoint(struct store *);
+/* Empty the log files the checkpoint removed (renamed aside), a few
+ * megabytes per call, so that no call holds the loop for long.  1 while
+ * there is more to do, else 0. */
+int		 store_trash_step(struct store *);
 /* Bodies kept in the log (see store.c, "Bodies in the log"): move up to
  * max bodies that sit in a log file more than the store's retain count
  * behind the current one into their hook records, so that the file can

@@ -2643,14 +2643,22 @@ fill_log(struct store *st, uint32_t upto)
 	}
 }
 
+/* Whether log file n is in the store's directory: as the log's (prefix
+ * "log."), or removed and waiting to be emptied ("removed-log."). */
 static int
-log_file_exists(uint32_t n)
+file_exists(const char *prefix, uint32_t n)
 {
 	char path[512];
 	struct stat sb;
 
-	snprintf(path, sizeof(path), "%s/log.%010u", tmpdir, n);
+	snprintf(path, sizeof(path), "%s/%s%010u", tmpdir, prefix, n);
 	return stat(path, &sb) == 0;
+}
+
+static int
+log_file_exists(uint32_t n)
+{
+	return file_exists("log.", n);
 }
 
 /* A live hook's body holds its log file; one that sits more than the
@@ -2700,6 +2708,14 @@ START_TEST(test_body_migrate)
 	ck_assert_int_eq(log_file_exists(1), 0);
 	ck_assert_int_eq(log_file_exists(2), 0);
 	ck_assert_int_eq(log_file_exists(3), 1);
+	/* Removed files are emptied a step at a time, then go. */
+	ck_assert_int_eq(file_exists("removed-log.", 1), 1);
+	ck_assert_int_eq(file_exists("removed-log.", 2), 1);
+	for (i = 0; store_trash_step(st); i++)
+		;
+	ck_assert_uint_ge(i, 2 * 32 / 4 - 1);	/* 4 MiB a step */
+	ck_assert_int_eq(file_exists("removed-log.", 1), 0);
+	ck_assert_int_eq(file_exists("removed-log.", 2), 0);
 	ck_assert_int_eq(store_body_migrate(st, 100), 0);
 	/* The moved body survives a restart; the row still delivers. */
 	restart_deliver(st, keep, 0, body, sizeof(body));
@@ -2713,10 +2729,18 @@ START_TEST(test_body_pin_current)
 {
 	struct store *st;
 	unsigned char body[1024];
+	char path[512];
 	uint64_t seq;
+	FILE *f;
 
 	memset(body, 'p', sizeof(body));
+	/* A removed log file a crash left behind goes at open. */
+	snprintf(path, sizeof(path), "%s/removed-log.%010u", tmpdir, 7);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fclose(f);
+	ck_assert_int_eq(file_exists("removed-log.", 7), 1);
 	st = open_ok();
+	ck_assert_int_eq(file_exists("removed-log.", 7), 0);
 	store_set_body_retain(st, 1);
 	ck_assert_int_eq(store_body_migrate(st, 100), 0);
 	ck_assert_uint_eq(store_body_pin(st), 1);
