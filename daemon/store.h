@@ -125,7 +125,7 @@ void		 store_set_body_retain(struct store *, uint32_t files);
 /* The log file numbers: the current one, and the oldest one that may hold
  * the body of a live hook as the last migrate pass saw it (the file then
  * current, if no body was in the log; 0 before the first pass): the
- * checkpoint removes only files below it.  For tests and status. */
+ * checkpoint removes only files below it.  For tests. */
 uint32_t	 store_log_current(struct store *);
 uint32_t	 store_body_pin(struct store *);
 
