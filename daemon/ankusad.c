@@ -329,8 +329,9 @@ trash_cb(evutil_socket_t fd, short ev, void *arg)
 /* Bodies that sat in the log too long move into their hook records, and
  * the pass finds the oldest log file a body still needs (store.c, "Bodies
  * in the log"); the checkpoint then removes the files before it.  A pass
- * that moved its most is behind (a sink keeps many bodies): the next one
- * comes soon, in small steps between the loop's other work. */
+ * that stopped short (a sink keeps many bodies, or many hooks are to be
+ * passed over) is behind: the next one comes soon, in small steps between
+ * the loop's other work. */
 static void
 migrate_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -343,7 +344,7 @@ migrate_cb(evutil_socket_t fd, short ev, void *arg)
 	else if (n > 0)
 		log_debug("store: %d bodies moved out of the log", n);
 	ankusad_store_check();
-	if (n == MIGRATE_MAX)
+	if (n != -1 && store_body_behind(env->store))
 		tv.tv_usec = MIGRATE_BEHIND_MS * 1000;
 	event_add(ev_migrate, &tv);
 }

@@ -177,7 +177,9 @@ static const char *const store_tables[T_COUNT] = {
 #define STORE_BODY_RETAIN_FILES	32	/* log files (1 GiB) a body may sit
 					 * behind the current one before it
 					 * moves into its record */
-#define STORE_MIGRATE_VISIT	65536	/* records one pass visits at most */
+#define STORE_MIGRATE_VISIT	8192	/* records one pass visits at most
+					 * (a few ms: a restart may find a
+					 * million hooks to pass over) */
 #define STORE_TRASH_PREFIX	"removed-log."	/* a pruned log file */
 #define STORE_TRASH_STEP	(4u * 1024 * 1024)	/* bytes one step
 						 * truncates: a few ms */
@@ -230,6 +232,8 @@ struct store {
 						 * pass found (the then
 						 * current one if none) */
 	int			 pin_known;	/* a pass has found it */
+	int			 behind;	/* the last pass stopped at its
+						 * max or visit limit */
 	uint64_t		 stuck_seq;	/* 1 + the hook a pass stopped
 						 * at, unreadable; 0 none */
 	uint32_t		*trash;		/* pruned log files to empty */
@@ -1215,6 +1219,12 @@ store_body_pin(struct store *st)
 	return st->pin_known ? st->pin : 0;
 }
 
+int
+store_body_behind(const struct store *st)
+{
+	return st->behind;
+}
+
 void
 store_set_body_retain(struct store *st, uint32_t files)
 {
@@ -1235,6 +1245,7 @@ store_body_migrate(struct store *st, int max)
 	DBT k, v, fv, nv;
 	int ret, moved = 0, visited = 0, found = 0, rc = -1;
 
+	st->behind = 0;
 	if (st->batch_open || st->lost)
 		return 0;
 	if ((cur = store_log_current(st)) == 0) {
@@ -1261,8 +1272,10 @@ store_body_migrate(struct store *st, int max)
 		if (k.size != sizeof(kb))
 			continue;
 		seq = get_u64(kb);
-		if (++visited > STORE_MIGRATE_VISIT)
+		if (++visited > STORE_MIGRATE_VISIT) {
+			st->behind = 1;
 			break;
+		}
 		if (v.size < sizeof(head) || head[0] != STORE_REC_VERSION ||
 		    (head[5] & HOOK_FLAG_LOGGED) == 0) {
 			st->inline_below = seq + 1;
@@ -1286,6 +1299,7 @@ store_body_migrate(struct store *st, int max)
 		}
 		if ((uint64_t)rec.body_file + st->body_retain >= cur ||
 		    moved >= max) {
+			st->behind = moved >= max;
 			pin = rec.body_file;
 			found = 1;
 			store_hook_rec_free(&rec);

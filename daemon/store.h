@@ -119,6 +119,9 @@ int		 store_trash_step(struct store *);
  * behind the current one into their hook records, so that the file can
  * go.  The number moved, or -1 on a store error.  Runs between batches. */
 int		 store_body_migrate(struct store *, int max);
+/* Whether the last store_body_migrate stopped short, at its max or at the
+ * number of records a pass visits: the next one should come soon. */
+int		 store_body_behind(const struct store *);
 /* The retain count, in log files (default STORE_BODY_RETAIN_FILES); for
  * tests, which cannot write a gigabyte of log. */
 void		 store_set_body_retain(struct store *, uint32_t files);

@@ -2697,11 +2697,13 @@ START_TEST(test_body_migrate)
 	 * the log. */
 	fill_log(st, 3);
 	ck_assert_int_eq(store_body_migrate(st, 0), 0);
+	ck_assert_int_eq(store_body_behind(st), 1);
 	ck_assert_uint_eq(store_body_pin(st), 1);
 	ck_assert_int_eq(store_checkpoint(st), 0);
 	ck_assert_int_eq(log_file_exists(1), 1);
 	ck_assert_int_eq(log_file_exists(2), 1);
 	ck_assert_int_eq(store_body_migrate(st, 100), 1);
+	ck_assert_int_eq(store_body_behind(st), 0);
 	ck_assert_uint_eq(store_body_pin(st), 3);
 	expect_body(st, keep, 0, body, sizeof(body));
 	ck_assert_int_eq(store_checkpoint(st), 0);
@@ -2776,6 +2778,40 @@ START_TEST(test_body_unreadable)
 	ck_assert_int_eq(store_body_migrate(st, 100), 0);
 	ck_assert_int_eq(store_hook_get(st, seq, &rec), -1);
 	ck_assert_ptr_nonnull(strstr(store_strerror(st), "cannot be read"));
+	store_close(st);
+}
+END_TEST
+
+/* A pass visits a bounded number of hooks: over a long run of hooks whose
+ * bodies are in their records it stops short, says so, and the next pass
+ * goes on from there to the first body in the log. */
+START_TEST(test_body_migrate_visits)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	unsigned char body[1024];
+	uint64_t seq;
+	int i;
+
+	memset(body, 'v', sizeof(body));
+	st = open_ok();
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	for (i = 0; i < 9000; i++) {
+		hook_fill(&h, "github", "{}", 2);
+		h.dedupe_key = NULL;
+		ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	}
+	commit_ok(st, b);
+	seq = put_one(st, "github", body, sizeof(body), 1);
+	ck_assert_int_eq(store_body_migrate(st, 100), 0);
+	ck_assert_int_eq(store_body_behind(st), 1);
+	ck_assert_uint_eq(store_body_pin(st), 0);	/* not found yet */
+	ck_assert_int_eq(store_body_migrate(st, 100), 0);
+	ck_assert_int_eq(store_body_behind(st), 0);
+	ck_assert_uint_eq(store_body_pin(st), 1);
+	expect_body(st, seq, 1, body, sizeof(body));
 	store_close(st);
 }
 END_TEST
@@ -3115,6 +3151,7 @@ store_suite(void)
 	tcase_add_test(tc, test_body_migrate);
 	tcase_add_test(tc, test_body_pin_current);
 	tcase_add_test(tc, test_body_unreadable);
+	tcase_add_test(tc, test_body_migrate_visits);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");
