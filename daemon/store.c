@@ -1238,12 +1238,12 @@ store_body_migrate(struct store *st, int max)
 	struct store_hook_rec rec;
 	unsigned char kb[8], head[6];
 	uint32_t cur, pin = 0;
-	uint64_t seq;
+	uint64_t seq, below0 = st->inline_below;
 	void *val;
 	size_t len;
 	DBC *c = NULL;
 	DBT k, v, fv, nv;
-	int ret, moved = 0, visited = 0, found = 0, rc = -1;
+	int ret, moved = 0, visited = 0, found = 0, pinned = 0, rc = -1;
 
 	st->behind = 0;
 	if (st->batch_open || st->lost)
@@ -1339,9 +1339,9 @@ store_body_migrate(struct store *st, int max)
 		/* The pass saw every hook from inline_below on: pin is the
 		 * oldest file holding a body, or when none does, the current
 		 * one, where a body logged after this pass may be. */
-		st->pin = found ? pin : cur;
-		st->pin_known = 1;
-		st->stuck_seq = 0;
+		if (!found)
+			pin = cur;
+		pinned = 1;
 	}
  stuck:
 	rc = moved;
@@ -1352,14 +1352,24 @@ store_body_migrate(struct store *st, int max)
 		    st->dir);
 		rc = -1;
 	}
+	/* What the pass found holds only once its moves are committed: an
+	 * aborted one leaves those bodies in the log. */
 	if (rc == -1) {
 		store_batch_abort(b);
+		st->inline_below = below0;
 		return -1;
 	}
 	/* No sync of its own: the checkpoint before a file is removed
 	 * flushes the log. */
-	if (store_batch_commit_lazy(b) == -1)
+	if (store_batch_commit_lazy(b) == -1) {
+		st->inline_below = below0;
 		return -1;
+	}
+	if (pinned) {
+		st->pin = pin;
+		st->pin_known = 1;
+		st->stuck_seq = 0;
+	}
 	return rc;
 }
 
