@@ -52,8 +52,8 @@
 
 #define EX_CONFIG		78
 #define CHECKPOINT_SECONDS	60
-#define MIGRATE_MS		250	/* bodies out of old log files: a pass */
-#define MIGRATE_BEHIND_MS	5	/* this soon after one that moved */
+#define MIGRATE_MS		250	/* a pass moving bodies from the log */
+#define MIGRATE_BEHIND_MS	5	/* this soon after one stopped short */
 #define MIGRATE_MAX		256	/* its most, a few ms of the loop */
 #define TRASH_MS		10	/* between steps emptying pruned logs */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */

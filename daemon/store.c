@@ -168,7 +168,8 @@ static const char *const store_tables[T_COUNT] = {
  * and a zero prev LSN (the layout recovery reads from every record), the
  * hook's seq (u64 big-endian), then the body. */
 #define STORE_LOGREC_BODY	(DB_user_BEGIN + 1)
-#define STORE_LOGREC_HDR	24
+#define STORE_LOGREC_SEQ	16	/* offset of the seq */
+#define STORE_LOGREC_HDR	24	/* of the body */
 #define STORE_LOGBODY_MIN	256		/* smaller bodies stay in the
 						 * record: a position and
 						 * a log record cost more */
@@ -1086,8 +1087,8 @@ migrate_stuck(struct store *st, uint64_t seq)
 	if (st->stuck_seq == seq + 1)
 		return;
 	st->stuck_seq = seq + 1;
-	log_warnx("%s; log files from the one it may be in on are kept until "
-	    "it is read or gone", st->err);
+	log_warnx("%s; the log files from the one its body may be in on are "
+	    "kept until it can be read or is gone", st->err);
 }
 
 /* d over the caller's len bytes at buf: a key (size len) to read into,
@@ -1141,8 +1142,8 @@ body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
 		st->lbufcap = need;
 	}
 	memcpy(st->lbuf, &type, sizeof(type));
-	memset(st->lbuf + 4, 0, 12);		/* txnid, prev LSN */
-	put_u64(st->lbuf + 16, h->seq);
+	memset(st->lbuf + 4, 0, STORE_LOGREC_SEQ - 4);	/* txnid, prev */
+	put_u64(st->lbuf + STORE_LOGREC_SEQ, h->seq);
 	memcpy(st->lbuf + STORE_LOGREC_HDR, h->body, h->body_len);
 	memset(&d, 0, sizeof(d));
 	d.data = st->lbuf;
@@ -1184,7 +1185,7 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	if (d.size >= STORE_LOGREC_HDR)
 		memcpy(&type, p, sizeof(type));
 	if (d.size != STORE_LOGREC_HDR + out->body_size ||
-	    type != STORE_LOGREC_BODY || get_u64(p + 16) != seq) {
+	    type != STORE_LOGREC_BODY || get_u64(p + STORE_LOGREC_SEQ) != seq) {
 		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": the log "
 		    "record at %" PRIu32 "/%" PRIu32 " is not its body",
 		    st->dir, seq, out->body_file, out->body_off);
@@ -1291,11 +1292,6 @@ store_body_migrate(struct store *st, int max)
 		    &rec, st->err, sizeof(st->err)) == -1) {
 			migrate_stuck(st, seq);
 			goto stuck;
-		}
-		if (!rec.body_logged) {
-			store_hook_rec_free(&rec);
-			st->inline_below = seq + 1;
-			continue;
 		}
 		if ((uint64_t)rec.body_file + st->body_retain >= cur ||
 		    moved >= max) {
@@ -2093,11 +2089,7 @@ store_list_heads(struct store *st, int t, const char *source,
 				rv = -1;
 				break;
 			}
-			memset(&v, 0, sizeof(v));
-			v.data = full;
-			v.ulen = want + 5;
-			v.dlen = want + 5;
-			v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
+			dbt_user(&v, full, want + 5, 1);
 			if ((ret = c->get(c, &k, &v, DB_CURRENT)) != 0) {
 				store_seterr(st, ret, "store %s/%s.db: read",
 				    st->dir, store_tables[t]);
@@ -2270,14 +2262,8 @@ store_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
 			    st->dir);
 			return -1;
 		}
-		memset(&k, 0, sizeof(k));
-		memset(&v, 0, sizeof(v));
-		k.data = kb;
-		k.size = sizeof(kb);
-		v.data = buf;
-		v.ulen = want;
-		v.dlen = want;
-		v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
+		dbt_user(&k, kb, sizeof(kb), 0);
+		dbt_user(&v, buf, want, 1);
 		ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
 		if (ret != 0) {
 			free(buf);
@@ -2953,14 +2939,8 @@ hook_unref(struct store_batch *b, uint64_t seq)
 		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
 		return -1;
 	}
-	memset(&k, 0, sizeof(k));
-	memset(&v, 0, sizeof(v));
-	k.data = hk;
-	k.size = sizeof(hk);
-	v.data = head;
-	v.ulen = sizeof(head);
-	v.dlen = sizeof(head);
-	v.flags = DB_DBT_USERMEM | DB_DBT_PARTIAL;
+	dbt_user(&k, hk, sizeof(hk), 0);
+	dbt_user(&v, head, sizeof(head), 1);
 	ret = c->get(c, &k, &v, DB_SET);
 	if (ret == DB_NOTFOUND) {
 		log_warnx("store %s: hook seq %" PRIu64 " of a settled row is "
