@@ -178,6 +178,18 @@ static const char *const store_tables[T_COUNT] = {
 #define STORE_BODY_RETAIN_FILES	32	/* log files (1 GiB) a body may sit
 					 * behind the current one before it
 					 * moves into its record */
+#define STORE_RA_SIZE		(64 * 1024)	/* body read-ahead */
+#define P33_2	(33u * 33u)	/* powers of 33, mod 2^32: logrec_intact */
+#define P33_3	(P33_2 * 33u)
+#define P33_4	(P33_3 * 33u)
+#define P33_5	(P33_4 * 33u)
+#define P33_6	(P33_5 * 33u)
+#define P33_7	(P33_6 * 33u)
+#define P33_8	(P33_7 * 33u)
+#define LOGFILE_HDR		12	/* a record's header in a log file,
+					 * without encryption: u32 prev,
+					 * u32 len (header included), u32
+					 * checksum, host byte order */
 #define STORE_MIGRATE_VISIT	8192	/* records one pass visits at most
 					 * (a few ms: a restart may find a
 					 * million hooks to pass over) */
@@ -221,7 +233,18 @@ struct store {
 	int			 lm_unsaved;	/* meta lane_members missing:
 						 * write it next commit */
 	struct lane_resume	*resume;	/* lane sweeps, per tenant */
-	DB_LOGC			*logc;		/* reads bodies from the log */
+	int			 ra_fd;		/* body reads: log file ra_file
+						 * open, or -1 */
+	uint32_t		 ra_file;
+	uint64_t		 ra_start;	/* its offset of ra_buf[0] */
+	size_t			 ra_len;	/* bytes in ra_buf */
+	unsigned char		*ra_buf;	/* STORE_RA_SIZE */
+	DB_LSN			 logged_end;	/* the end of the last body
+						 * record logged */
+	DB_LSN			 flushed_end;	/* and of the last one that a
+						 * log flush wrote out */
+	uint64_t		 body_reads;	/* bodies read from the log */
+	uint64_t		 body_preads;	/* and the reads that took */
 	unsigned char		*lbuf;		/* a body's log record */
 	size_t			 lbufcap;
 	uint32_t		 body_retain;	/* STORE_BODY_RETAIN_FILES */
@@ -419,6 +442,7 @@ static void	*hook_encode(const struct store_hook *, uint32_t, const char *,
 		    const char *, const DB_LSN *, size_t *);
 static int	 body_log(struct store *, const struct store_hook *, DB_LSN *);
 static int	 body_fetch(struct store *, uint64_t, struct store_hook_rec *);
+static void	 ra_close(struct store *);
 static int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
 static int	 store_log_prune(struct store *);
 static void	 dbt_user(DBT *, void *, size_t, int);
@@ -525,6 +549,7 @@ store_open(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	st->opening = 1;
+	st->ra_fd = -1;
 	st->body_retain = STORE_BODY_RETAIN_FILES;
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
@@ -985,10 +1010,9 @@ store_close_handles(struct store *st)
 {
 	int i, ret;
 
-	if (st->logc != NULL && (ret = st->logc->close(st->logc, 0)) != 0)
-		log_warnx("store %s: close log cursor: %s", st->dir,
-		    db_strerror(ret));
-	st->logc = NULL;
+	ra_close(st);
+	free(st->ra_buf);
+	st->ra_buf = NULL;
 	trash_clear(st, 0);
 	free(st->trash);
 	st->trash = NULL;
@@ -1060,8 +1084,9 @@ store_checkpoint(struct store *st)
  * bodies need not be anywhere but the log.  The batch's sync covers the
  * body record, which precedes the batch's commit record in the log.
  *
- * Reads go through one log cursor (body_fetch), which checks BDB's
- * checksum of the record and that the record is this hook's body.
+ * Reads (body_fetch) go to the log files themselves, through a read-ahead,
+ * and check BDB's checksum of the record and that the record is this
+ * hook's body.
  *
  * A log file can go only when recovery no longer needs it (log_archive)
  * and it holds no live body.  Bodies are logged in seq order (a seq is
@@ -1153,44 +1178,31 @@ body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
 		    "its body", st->dir, h->seq);
 		return -1;
 	}
+	st->logged_end.file = at->file;
+	st->logged_end.offset = at->offset + LOGFILE_HDR + (uint32_t)need;
 	return 0;
 }
 
-/* The body of the hook at seq, whose record out holds its log position,
- * into out->body_mem (and out->hook.body). */
+/* Whether the log record p (size bytes, after BDB's header) is the body of
+ * the hook at seq, whose record out is. */
 static int
-body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
+body_is(uint64_t seq, const struct store_hook_rec *out,
+    const unsigned char *p, size_t size)
 {
-	const unsigned char *p;
-	uint32_t type = 0;
-	DB_LSN lsn;
-	DBT d;
-	int ret;
+	uint32_t type;
 
-	if (st->logc == NULL && (ret = st->env->log_cursor(st->env,
-	    &st->logc, 0)) != 0) {
-		store_seterr(st, ret, "store %s: log cursor", st->dir);
-		return -1;
-	}
-	lsn.file = out->body_file;
-	lsn.offset = out->body_off;
-	memset(&d, 0, sizeof(d));
-	if ((ret = st->logc->get(st->logc, &lsn, &d, DB_SET)) != 0) {
-		store_seterr(st, ret, "store %s: hook seq %" PRIu64 ": its "
-		    "body, at %" PRIu32 "/%" PRIu32 " in the log, cannot be "
-		    "read", st->dir, seq, out->body_file, out->body_off);
-		return -1;
-	}
-	p = d.data;
-	if (d.size >= STORE_LOGREC_HDR)
-		memcpy(&type, p, sizeof(type));
-	if (d.size != STORE_LOGREC_HDR + out->body_size ||
-	    type != STORE_LOGREC_BODY || get_u64(p + STORE_LOGREC_SEQ) != seq) {
-		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": the log "
-		    "record at %" PRIu32 "/%" PRIu32 " is not its body",
-		    st->dir, seq, out->body_file, out->body_off);
-		return -1;
-	}
+	if (size != STORE_LOGREC_HDR + out->body_size)
+		return 0;
+	memcpy(&type, p, sizeof(type));
+	return type == STORE_LOGREC_BODY &&
+	    get_u64(p + STORE_LOGREC_SEQ) == seq;
+}
+
+/* Copy the body out of its log record p into out->body_mem. */
+static int
+body_take(struct store *st, struct store_hook_rec *out,
+    const unsigned char *p)
+{
 	if ((out->body_mem = malloc(out->body_size + 1)) == NULL) {
 		store_seterr(st, 0, "store %s: out of memory", st->dir);
 		return -1;
@@ -1199,6 +1211,179 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	out->hook.body = out->body_mem;
 	out->hook.body_len = out->body_size;
 	return 0;
+}
+
+static void
+ra_close(struct store *st)
+{
+	if (st->ra_fd != -1)
+		close(st->ra_fd);
+	st->ra_fd = -1;
+	st->ra_len = 0;
+}
+
+/*
+ * Whether the avail bytes at p begin with an intact log record: BDB's
+ * header (LOGFILE_HDR) and the record, whose checksum, in an environment
+ * without encryption, is the hash BDB calls __ham_func4 (h = h * 33 +
+ * byte) over the record, XORed with the header's prev and len.
+ */
+static int
+logrec_intact(const unsigned char *p, size_t avail)
+{
+	const unsigned char *q, *end;
+	uint32_t prev, len, sum, h = 0;
+
+	if (avail < LOGFILE_HDR)
+		return 0;
+	memcpy(&prev, p, sizeof(prev));
+	memcpy(&len, p + 4, sizeof(len));
+	memcpy(&sum, p + 8, sizeof(sum));
+	if (len < LOGFILE_HDR || len > avail)
+		return 0;
+	/* Eight bytes a step, h * 33^8 + the bytes' terms: the multiplies
+	 * do not wait on each other as h = h * 33 + byte does. */
+	for (q = p + LOGFILE_HDR, end = p + len; end - q >= 8; q += 8)
+		h = h * P33_8 + q[0] * P33_7 + q[1] * P33_6 + q[2] * P33_5 +
+		    q[3] * P33_4 + q[4] * P33_3 + q[5] * P33_2 + q[6] * 33u +
+		    q[7];
+	for (; q < end; q++)
+		h = h * 33u + *q;
+	return (h ^ prev ^ len) == sum;
+}
+
+/* Read want bytes (need at least) of log file ra_file at off into buf. */
+static int
+body_pread(struct store *st, uint64_t seq, const struct store_hook_rec *out,
+    unsigned char *buf, size_t want, size_t need, size_t *got)
+{
+	ssize_t n;
+
+	st->body_preads++;
+	if ((n = pread(st->ra_fd, buf, want, (off_t)out->body_off)) == -1 ||
+	    (size_t)n < need) {
+		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": its body, "
+		    "at %" PRIu32 "/%" PRIu32 " in the log, cannot be read: %s",
+		    st->dir, seq, out->body_file, out->body_off, n == -1 ?
+		    strerror(errno) : "the log file ends before it");
+		return -1;
+	}
+	*got = (size_t)n;
+	return 0;
+}
+
+/*
+ * The body of the hook at seq, whose record out holds its log position,
+ * into out->body_mem (and out->hook.body), read from the log file itself:
+ * the record is taken only if BDB's checksum of it holds and it is this
+ * hook's body.  (BDB's log cursor would check the same, but it panics the
+ * environment when a checksum fails, so that one damaged body would stop
+ * the store; and it reads a record's header, then the 32 KB of the file
+ * that end at the record.)
+ *
+ * Bodies are mostly read in the order they were logged, a few hundred
+ * bytes apart, so a body of up to STORE_RA_SIZE is read through ra_buf, a
+ * read-ahead from the last record that missed it: one pread serves dozens.
+ * A body is read only after the flush of its batch, whose commit record
+ * follows it, and a record's bytes do not change once written (recovery,
+ * which may cut the end of the last file, runs at open, before any read).
+ * Past the last record written out, though, the file may hold zeros that
+ * later records replace: a fill stops at the end of the last body record
+ * flushed (flushed_end), and a record that does not check out in a buffer
+ * filled before this read is read again.
+ */
+static int
+body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
+{
+	size_t got, want, need = LOGFILE_HDR + STORE_LOGREC_HDR +
+	    out->body_size;
+	uint64_t off = out->body_off;
+	unsigned char *big = NULL;
+	const unsigned char *p;
+	char name[PATH_MAX];
+	size_t avail = need;
+	int fresh = 0, rc;
+	DB_LSN lsn;
+
+	if (st->ra_fd == -1 || st->ra_file != out->body_file) {
+		ra_close(st);
+		lsn.file = out->body_file;
+		lsn.offset = 0;
+		if ((rc = st->env->log_file(st->env, &lsn, name,
+		    sizeof(name))) != 0 || (st->ra_fd = open(name,
+		    O_RDONLY | O_CLOEXEC)) == -1) {
+			store_seterr(st, rc, "store %s: hook seq %" PRIu64
+			    ": its body, at %" PRIu32 "/%" PRIu32 " in the log, "
+			    "cannot be read: %s", st->dir, seq, out->body_file,
+			    out->body_off, rc != 0 ? "no log file name" :
+			    strerror(errno));
+			return -1;
+		}
+		st->ra_file = out->body_file;
+	}
+	if (need > STORE_RA_SIZE) {
+		if ((big = malloc(need)) == NULL) {
+			store_seterr(st, 0, "store %s: out of memory", st->dir);
+			return -1;
+		}
+		if (body_pread(st, seq, out, big, need, need, &got) == -1) {
+			free(big);
+			return -1;
+		}
+		p = big;
+		fresh = 1;
+	} else if (st->ra_buf == NULL &&
+	    (st->ra_buf = malloc(STORE_RA_SIZE)) == NULL) {
+		store_seterr(st, 0, "store %s: out of memory", st->dir);
+		return -1;
+	}
+	for (;;) {
+		if (big == NULL && (fresh || off < st->ra_start ||
+		    off + need > st->ra_start + st->ra_len)) {
+			want = STORE_RA_SIZE;
+			if (out->body_file == st->flushed_end.file &&
+			    st->flushed_end.offset > off &&
+			    st->flushed_end.offset - off < want)
+				want = st->flushed_end.offset - off;
+			if (want < need)
+				want = need;
+			st->ra_len = 0;
+			if (body_pread(st, seq, out, st->ra_buf, want, need,
+			    &got) == -1)
+				return -1;
+			st->ra_start = off;
+			st->ra_len = got;
+			fresh = 1;
+		}
+		if (big == NULL) {
+			p = st->ra_buf + (off - st->ra_start);
+			avail = st->ra_len - (off - st->ra_start);
+		}
+		if (logrec_intact(p, avail) || fresh)
+			break;
+		fresh = 1;	/* read before the record was: again */
+	}
+	rc = -1;
+	if (!logrec_intact(p, avail))
+		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": its body, "
+		    "at %" PRIu32 "/%" PRIu32 " in the log, is damaged (the "
+		    "record's checksum does not hold)", st->dir, seq,
+		    out->body_file, out->body_off);
+	else if (!body_is(seq, out, p + LOGFILE_HDR, need - LOGFILE_HDR))
+		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": the log "
+		    "record at %" PRIu32 "/%" PRIu32 " is not its body",
+		    st->dir, seq, out->body_file, out->body_off);
+	else if ((rc = body_take(st, out, p + LOGFILE_HDR)) == 0)
+		st->body_reads++;
+	free(big);
+	return rc;
+}
+
+void
+store_body_reads(struct store *st, uint64_t *reads, uint64_t *preads)
+{
+	*reads = st->body_reads;
+	*preads = st->body_preads;
 }
 
 uint32_t
@@ -1390,6 +1575,8 @@ store_log_prune(struct store *st)
 		store_seterr(st, ret, "store %s: log_archive", st->dir);
 		return -1;
 	}
+	if (st->ra_fd != -1 && st->ra_file < st->pin)
+		ra_close(st);	/* its file may go now */
 	if (list == NULL)
 		return 0;
 	for (p = list; *p != NULL; p++) {
@@ -1932,6 +2119,7 @@ store_log_flush(struct store *st)
 		store_set_lost(st);
 		return -1;
 	}
+	st->flushed_end = st->logged_end;
 	return 0;
 }
 

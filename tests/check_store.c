@@ -2549,7 +2549,6 @@ START_TEST(test_marked_tenants)
 }
 END_TEST
 
-/* A lazy commit (no flush) is visible at once and kept by a clean close. */
 /* The hook at seq reads back with body, from the log or from its record
  * as logged says. */
 static void
@@ -2785,6 +2784,80 @@ END_TEST
 /* A pass visits a bounded number of hooks: over a long run of hooks whose
  * bodies are in their records it stops short, says so, and the next pass
  * goes on from there to the first body in the log. */
+/* Flip a bit of the log file n at off (the store closed). */
+static void
+poke_log(uint32_t n, off_t off)
+{
+	char path[512];
+	unsigned char c;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/log.%010u", tmpdir, n);
+	ck_assert_int_ne(fd = open(path, O_RDWR), -1);
+	ck_assert_int_eq(pread(fd, &c, 1, off), 1);
+	c ^= 0x10;
+	ck_assert_int_eq(pwrite(fd, &c, 1, off), 1);
+	close(fd);
+}
+
+/* Bodies are read from the log files through a read-ahead, in any order
+ * and right after they are written, and a body larger than the read-ahead
+ * in one read of its own; a damaged body is refused, with no harm to the
+ * store or to the bodies around it. */
+START_TEST(test_body_read_ahead)
+{
+	static unsigned char bodies[6][1024], big[100 * 1024];
+	struct store_hook_rec rec;
+	struct store *st;
+	uint64_t seq[6], sbig, reads, preads;
+	uint32_t file, off;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		memset(bodies[i], 'a' + i, sizeof(bodies[i]));
+	memset(big, 'B', sizeof(big));
+	st = open_ok();
+	for (i = 0; i < 5; i++)
+		seq[i] = put_one(st, "github", bodies[i], sizeof(bodies[i]), 1);
+	for (i = 0; i < 5; i++)
+		expect_body(st, seq[i], 1, bodies[i], sizeof(bodies[i]));
+	store_body_reads(st, &reads, &preads);
+	ck_assert_uint_eq(reads, 5);
+	ck_assert_uint_eq(preads, 1);
+	/* Written after the read-ahead's last read, then before it. */
+	seq[5] = put_one(st, "github", bodies[5], sizeof(bodies[5]), 1);
+	expect_body(st, seq[5], 1, bodies[5], sizeof(bodies[5]));
+	expect_body(st, seq[0], 1, bodies[0], sizeof(bodies[0]));
+	sbig = put_one(st, "github", big, sizeof(big), 1);
+	expect_body(st, sbig, 1, big, sizeof(big));
+	store_body_reads(st, &reads, &preads);
+	ck_assert_uint_eq(reads, 8);
+	ck_assert_uint_eq(preads, 4);
+
+	/* Damage in the last log file is where recovery ends the log; in
+	 * an earlier one it is found when the record is read. */
+	fill_log(st, 2);
+	ck_assert_int_eq(store_hook_get(st, seq[2], &rec), 0);
+	file = rec.body_file;
+	off = rec.body_off;
+	store_hook_rec_free(&rec);
+	store_close(st);
+	/* A byte of the body, past BDB's header and the record's own. */
+	poke_log(file, (off_t)off + 12 + 24 + 100);
+	st = open_ok();
+	ck_assert_int_eq(store_hook_get(st, seq[2], &rec), -1);
+	ck_assert_ptr_nonnull(strstr(store_strerror(st), "is damaged"));
+	expect_body(st, seq[3], 1, bodies[3], sizeof(bodies[3]));
+	expect_body(st, seq[1], 1, bodies[1], sizeof(bodies[1]));
+	expect_body(st, sbig, 1, big, sizeof(big));
+	ck_assert_int_eq(store_hook_get(st, seq[2], &rec), -1);
+	store_body_reads(st, &reads, &preads);
+	ck_assert_uint_eq(reads, 3);
+	ck_assert_uint_eq(preads, 4);
+	store_close(st);
+}
+END_TEST
+
 START_TEST(test_body_migrate_visits)
 {
 	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
@@ -2816,6 +2889,7 @@ START_TEST(test_body_migrate_visits)
 }
 END_TEST
 
+/* A lazy commit (no flush) is visible at once and kept by a clean close. */
 START_TEST(test_commit_lazy)
 {
 	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
@@ -3151,6 +3225,7 @@ store_suite(void)
 	tcase_add_test(tc, test_body_migrate);
 	tcase_add_test(tc, test_body_pin_current);
 	tcase_add_test(tc, test_body_unreadable);
+	tcase_add_test(tc, test_body_read_ahead);
 	tcase_add_test(tc, test_body_migrate_visits);
 	suite_add_tcase(s, tc);
 
