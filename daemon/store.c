@@ -1223,12 +1223,13 @@ ra_close(struct store *st)
 }
 
 /*
- * Whether the avail bytes at p begin with an intact log record: BDB's
+ * The length, header included, of the intact log record the avail bytes at
+ * p begin with, or 0 if they do not begin with one: BDB's
  * header (LOGFILE_HDR) and the record, whose checksum, in an environment
  * without encryption, is the hash BDB calls __ham_func4 (h = h * 33 +
  * byte) over the record, XORed with the header's prev and len.
  */
-static int
+static uint32_t
 logrec_intact(const unsigned char *p, size_t avail)
 {
 	const unsigned char *q, *end;
@@ -1249,7 +1250,7 @@ logrec_intact(const unsigned char *p, size_t avail)
 		    q[7];
 	for (; q < end; q++)
 		h = h * 33u + *q;
-	return (h ^ prev ^ len) == sum;
+	return (h ^ prev ^ len) == sum ? len : 0;
 }
 
 /* Read want bytes (need at least) of log file ra_file at off into buf. */
@@ -1302,6 +1303,7 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	const unsigned char *p;
 	char name[PATH_MAX];
 	size_t avail = need;
+	uint32_t len;
 	int fresh = 0, rc;
 	DB_LSN lsn;
 
@@ -1359,17 +1361,17 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 			p = st->ra_buf + (off - st->ra_start);
 			avail = st->ra_len - (off - st->ra_start);
 		}
-		if (logrec_intact(p, avail) || fresh)
+		if ((len = logrec_intact(p, avail)) != 0 || fresh)
 			break;
 		fresh = 1;	/* read before the record was: again */
 	}
 	rc = -1;
-	if (!logrec_intact(p, avail))
+	if (len == 0)
 		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": its body, "
 		    "at %" PRIu32 "/%" PRIu32 " in the log, is damaged (the "
 		    "record's checksum does not hold)", st->dir, seq,
 		    out->body_file, out->body_off);
-	else if (!body_is(seq, out, p + LOGFILE_HDR, need - LOGFILE_HDR))
+	else if (!body_is(seq, out, p + LOGFILE_HDR, len - LOGFILE_HDR))
 		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": the log "
 		    "record at %" PRIu32 "/%" PRIu32 " is not its body",
 		    st->dir, seq, out->body_file, out->body_off);
