@@ -1223,11 +1223,11 @@ ra_close(struct store *st)
 }
 
 /*
- * The length, header included, of the intact log record the avail bytes at
- * p begin with, or 0 if they do not begin with one: BDB's
- * header (LOGFILE_HDR) and the record, whose checksum, in an environment
- * without encryption, is the hash BDB calls __ham_func4 (h = h * 33 +
- * byte) over the record, XORed with the header's prev and len.
+ * The length, header included, of the intact log record that the avail
+ * bytes at p begin with, or 0: BDB's header (LOGFILE_HDR) and the record,
+ * whose checksum, in an environment without encryption, is the hash BDB
+ * calls __ham_func4 (h = h * 33 + byte) over the record, XORed with the
+ * header's prev and len.
  */
 static uint32_t
 logrec_intact(const unsigned char *p, size_t avail)
