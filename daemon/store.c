@@ -1273,6 +1273,28 @@ body_pread(struct store *st, uint64_t seq, const struct store_hook_rec *out,
 	return 0;
 }
 
+/* Fill ra_buf from the record of out's body (need bytes) on: not past the
+ * end of the last body record flushed, after which the file may hold
+ * zeros that later records replace. */
+static int
+ra_fill(struct store *st, uint64_t seq, const struct store_hook_rec *out,
+    size_t need)
+{
+	size_t want = STORE_RA_SIZE;
+
+	if (out->body_file == st->flushed_end.file &&
+	    st->flushed_end.offset > out->body_off &&
+	    st->flushed_end.offset - out->body_off < want)
+		want = st->flushed_end.offset - out->body_off;
+	if (want < need)
+		want = need;
+	st->ra_len = 0;
+	if (body_pread(st, seq, out, st->ra_buf, want, need, &st->ra_len) == -1)
+		return -1;
+	st->ra_start = out->body_off;
+	return 0;
+}
+
 /*
  * The body of the hook at seq, whose record out holds its log position,
  * into out->body_mem (and out->hook.body), read from the log file itself:
@@ -1289,22 +1311,20 @@ body_pread(struct store *st, uint64_t seq, const struct store_hook_rec *out,
  * follows it, and a record's bytes do not change once written (recovery,
  * which may cut the end of the last file, runs at open, before any read).
  * Past the last record written out, though, the file may hold zeros that
- * later records replace: a fill stops at the end of the last body record
- * flushed (flushed_end), and a record that does not check out in a buffer
- * filled before this read is read again.
+ * later records replace: ra_fill stops at flushed_end, and a record that
+ * does not check out in a buffer filled before this read (before a
+ * restart, flushed_end is not known) is read again.
  */
 static int
 body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 {
-	size_t got, want, need = LOGFILE_HDR + STORE_LOGREC_HDR +
-	    out->body_size;
-	uint64_t off = out->body_off;
+	size_t avail, need = LOGFILE_HDR + STORE_LOGREC_HDR + out->body_size;
+	uint64_t at;
 	unsigned char *big = NULL;
 	const unsigned char *p;
 	char name[PATH_MAX];
-	size_t avail = need;
 	uint32_t len;
-	int fresh = 0, rc;
+	int rc;
 	DB_LSN lsn;
 
 	if (st->ra_fd == -1 || st->ra_file != out->body_file) {
@@ -1324,46 +1344,34 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 		st->ra_file = out->body_file;
 	}
 	if (need > STORE_RA_SIZE) {
-		if ((big = malloc(need)) == NULL) {
+		if ((p = big = malloc(need)) == NULL) {
 			store_seterr(st, 0, "store %s: out of memory", st->dir);
 			return -1;
 		}
-		if (body_pread(st, seq, out, big, need, need, &got) == -1) {
+		if (body_pread(st, seq, out, big, need, need, &avail) == -1) {
 			free(big);
 			return -1;
 		}
-		p = big;
-		fresh = 1;
-	} else if (st->ra_buf == NULL &&
-	    (st->ra_buf = malloc(STORE_RA_SIZE)) == NULL) {
-		store_seterr(st, 0, "store %s: out of memory", st->dir);
-		return -1;
-	}
-	for (;;) {
-		if (big == NULL && (fresh || off < st->ra_start ||
-		    off + need > st->ra_start + st->ra_len)) {
-			want = STORE_RA_SIZE;
-			if (out->body_file == st->flushed_end.file &&
-			    st->flushed_end.offset > off &&
-			    st->flushed_end.offset - off < want)
-				want = st->flushed_end.offset - off;
-			if (want < need)
-				want = need;
-			st->ra_len = 0;
-			if (body_pread(st, seq, out, st->ra_buf, want, need,
-			    &got) == -1)
+		len = logrec_intact(p, avail);
+	} else {
+		if (st->ra_buf == NULL &&
+		    (st->ra_buf = malloc(STORE_RA_SIZE)) == NULL) {
+			store_seterr(st, 0, "store %s: out of memory", st->dir);
+			return -1;
+		}
+		at = out->body_off;
+		if (at < st->ra_start || at + need > st->ra_start + st->ra_len) {
+			if (ra_fill(st, seq, out, need) == -1)
 				return -1;
-			st->ra_start = off;
-			st->ra_len = got;
-			fresh = 1;
+			len = logrec_intact(st->ra_buf, st->ra_len);
+		} else if ((len = logrec_intact(st->ra_buf + (at -
+		    st->ra_start), st->ra_len - (at - st->ra_start))) == 0) {
+			/* Filled before the record was written: again. */
+			if (ra_fill(st, seq, out, need) == -1)
+				return -1;
+			len = logrec_intact(st->ra_buf, st->ra_len);
 		}
-		if (big == NULL) {
-			p = st->ra_buf + (off - st->ra_start);
-			avail = st->ra_len - (off - st->ra_start);
-		}
-		if ((len = logrec_intact(p, avail)) != 0 || fresh)
-			break;
-		fresh = 1;	/* read before the record was: again */
+		p = st->ra_buf + (at - st->ra_start);
 	}
 	rc = -1;
 	if (len == 0)

@@ -131,8 +131,8 @@ void		 store_set_body_retain(struct store *, uint32_t files);
  * checkpoint removes only files below it.  For tests. */
 uint32_t	 store_log_current(struct store *);
 uint32_t	 store_body_pin(struct store *);
-/* Bodies read from the log so far, and the reads of its files that took
- * (the read-ahead serves most from one).  For tests. */
+/* Bodies read from the log so far, and the preads of its files they took
+ * (the read-ahead serves most bodies from one).  For tests. */
 void		 store_body_reads(struct store *, uint64_t *reads,
 		    uint64_t *preads);
 

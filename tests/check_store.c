@@ -1467,7 +1467,6 @@ START_TEST(test_meta_unknown_version)
 }
 END_TEST
 
-/* A hook record of an unknown version fails the listing, naming it. */
 /* A store whose one hook (seq 1) is replaced by a record of body, with
  * byte at of the record ORed with bits. */
 static void
@@ -1490,6 +1489,7 @@ poke_hook1(const char *body, size_t len, size_t at, unsigned char bits)
 	free(val);
 }
 
+/* A hook record of an unknown version fails the listing, naming it. */
 START_TEST(test_hook_unknown_version)
 {
 	struct store_hook_rec rec;
@@ -2781,9 +2781,6 @@ START_TEST(test_body_unreadable)
 }
 END_TEST
 
-/* A pass visits a bounded number of hooks: over a long run of hooks whose
- * bodies are in their records it stops short, says so, and the next pass
- * goes on from there to the first body in the log. */
 /* Flip a bit of the log file n at off (the store closed). */
 static void
 poke_log(uint32_t n, off_t off)
@@ -2852,12 +2849,31 @@ START_TEST(test_body_read_ahead)
 	expect_body(st, sbig, 1, big, sizeof(big));
 	ck_assert_int_eq(store_hook_get(st, seq[2], &rec), -1);
 	store_body_reads(st, &reads, &preads);
+	/* seq[2] the second time was in the buffer: read again, then
+	 * refused. */
 	ck_assert_uint_eq(reads, 3);
 	ck_assert_uint_eq(preads, 4);
+
+	/* After a restart, before its first flush, a fill is not bounded
+	 * by the last body flushed and may take in the end of the log
+	 * file, where the next records then go: such a record is read
+	 * again, not refused. */
+	seq[0] = put_one(st, "github", bodies[0], sizeof(bodies[0]), 1);
+	store_close(st);
+	st = open_ok();
+	expect_body(st, seq[0], 1, bodies[0], sizeof(bodies[0]));
+	seq[1] = put_one(st, "github", bodies[1], sizeof(bodies[1]), 1);
+	expect_body(st, seq[1], 1, bodies[1], sizeof(bodies[1]));
+	store_body_reads(st, &reads, &preads);
+	ck_assert_uint_eq(reads, 2);
+	ck_assert_uint_eq(preads, 2);
 	store_close(st);
 }
 END_TEST
 
+/* A pass visits a bounded number of hooks: over a long run of hooks whose
+ * bodies are in their records it stops short, says so, and the next pass
+ * goes on from there to the first body in the log. */
 START_TEST(test_body_migrate_visits)
 {
 	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
