@@ -442,6 +442,9 @@ static void	*hook_encode(const struct store_hook *, uint32_t, const char *,
 		    const char *, const DB_LSN *, size_t *);
 static int	 body_log(struct store *, const struct store_hook *, DB_LSN *);
 static int	 body_fetch(struct store *, uint64_t, struct store_hook_rec *);
+static void	 body_err(struct store *, int, uint64_t,
+		    const struct store_hook_rec *, const char *, ...)
+		    __attribute__((format(printf, 5, 6)));
 static void	 ra_close(struct store *);
 static int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
 static int	 store_log_prune(struct store *);
@@ -1213,6 +1216,22 @@ body_take(struct store *st, struct store_hook_rec *out,
 	return 0;
 }
 
+/* err = "...: its body, at <file>/<offset> in the log, <what>". */
+static void
+body_err(struct store *st, int rc, uint64_t seq,
+    const struct store_hook_rec *out, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	store_seterr(st, rc, "store %s: hook seq %" PRIu64 ": its body, at %"
+	    PRIu32 "/%" PRIu32 " in the log, %s", st->dir, seq,
+	    out->body_file, out->body_off, what);
+}
+
 static void
 ra_close(struct store *st)
 {
@@ -1263,9 +1282,7 @@ body_pread(struct store *st, uint64_t seq, const struct store_hook_rec *out,
 	st->body_preads++;
 	if ((n = pread(st->ra_fd, buf, want, (off_t)out->body_off)) == -1 ||
 	    (size_t)n < need) {
-		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": its body, "
-		    "at %" PRIu32 "/%" PRIu32 " in the log, cannot be read: %s",
-		    st->dir, seq, out->body_file, out->body_off, n == -1 ?
+		body_err(st, 0, seq, out, "cannot be read: %s", n == -1 ?
 		    strerror(errno) : "the log file ends before it");
 		return -1;
 	}
@@ -1334,11 +1351,8 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 		if ((rc = st->env->log_file(st->env, &lsn, name,
 		    sizeof(name))) != 0 || (st->ra_fd = open(name,
 		    O_RDONLY | O_CLOEXEC)) == -1) {
-			store_seterr(st, rc, "store %s: hook seq %" PRIu64
-			    ": its body, at %" PRIu32 "/%" PRIu32 " in the log, "
-			    "cannot be read: %s", st->dir, seq, out->body_file,
-			    out->body_off, rc != 0 ? "no log file name" :
-			    strerror(errno));
+			body_err(st, rc, seq, out, "cannot be read: %s",
+			    rc != 0 ? "no log file name" : strerror(errno));
 			return -1;
 		}
 		st->ra_file = out->body_file;
@@ -1375,10 +1389,8 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	}
 	rc = -1;
 	if (len == 0)
-		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": its body, "
-		    "at %" PRIu32 "/%" PRIu32 " in the log, is damaged (the "
-		    "record's checksum does not hold)", st->dir, seq,
-		    out->body_file, out->body_off);
+		body_err(st, 0, seq, out, "is damaged (the record's "
+		    "checksum does not hold)");
 	else if (!body_is(seq, out, p + LOGFILE_HDR, len - LOGFILE_HDR))
 		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": the log "
 		    "record at %" PRIu32 "/%" PRIu32 " is not its body",
