@@ -256,7 +256,7 @@ job_decode(struct msg *m, struct job *j)
 {
 	memset(j, 0, sizeof(*j));
 	j->id = m->id;
-	if (m->type != MSG_DELIVER_JOB ||
+	if ((m->type != MSG_DELIVER_JOB && m->type != MSG_DELIVER_NEXT) ||
 	    job_get_str(m, &j->hook_id) == -1 ||
 	    job_get_str(m, &j->tenant) == -1 ||
 	    job_get_str(m, &j->source) == -1 ||

@@ -87,6 +87,7 @@ static const char *msg_names[MSG_TYPE_MAX] = {
 	[MSG_BATCH_OUTCOME] = "batch_outcome",
 	[MSG_CLAIM_JOB] = "claim_job",
 	[MSG_CLAIM_OUTCOME] = "claim_outcome",
+	[MSG_DELIVER_NEXT] = "deliver_next",
 };
 
 const char *

@@ -21,7 +21,7 @@
 
 struct event_base;
 
-#define MSG_PROTO_VERSION	2
+#define MSG_PROTO_VERSION	3
 #define MSG_HDR_LEN		16
 #define MSG_MAX_PAYLOAD		(4U * 1024 * 1024)	/* bodies go by fd */
 #define MSG_INLINE_MAX		(4U * 1024)		/* larger bodies: memfd */
@@ -51,6 +51,9 @@ enum msg_type {
 	MSG_CLAIM_JOB,		/* master->deliver: check bodies in as one
 				 * claim pack (common/job.h); id: job id */
 	MSG_CLAIM_OUTCOME,	/* deliver->master: ok or not, the URNs */
+	MSG_DELIVER_NEXT,	/* master->deliver: the attempt to start when
+				 * the one in hand ends, if common/deck.h
+				 * says so; payload of MSG_DELIVER_JOB */
 	MSG_TYPE_MAX
 };
 

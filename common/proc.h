@@ -14,6 +14,7 @@
 #define PROC_FD_CHAN	3	/* socketpair to the master */
 #define PROC_FD_LISTEN	4	/* edge: the ingest listener */
 #define PROC_FD_CONF	5	/* memfd with the config text the master parsed */
+#define PROC_FD_DECK	6	/* deliver: its on-deck page (common/deck.h) */
 
 /* fork + exec path with argv; fds[i] becomes descriptor 3 + i in the child
  * (-1: left closed), every other descriptor above 2 is closed.  Returns the

@@ -329,6 +329,7 @@ cmd_status(struct ctl_conn *c, json_t *req)
 	json_object_set_new(o, "pending", json_integer(sc.rows - sc.dead));
 	json_object_set_new(o, "inflight", json_integer(ds.claimed));
 	json_object_set_new(o, "running", json_integer(ds.running));
+	json_object_set_new(o, "decked", json_integer(ds.decked));
 	json_object_set_new(o, "dead", json_integer(sc.dead));
 	json_object_set_new(o, "commit_queue", json_integer(writer_queued()));
 	json_object_set_new(o, "edges", json_integer(supervisor_ready(

@@ -54,6 +54,7 @@ enum drow_state {
 	DROW_SETTLING,		/* its settle is queued for writing */
 	DROW_BATCHED,		/* in a batcher, or in its request */
 	DROW_CLAIMWAIT,		/* waiting for its hook's check-in */
+	DROW_DECK,		/* on deck behind a running attempt */
 };
 
 struct dispatch {
@@ -66,6 +67,7 @@ struct dispatch {
 	struct dtenant_list	 tenants;	/* every tenant in memory */
 	struct dtenant_list	 ring;		/* tenants with queued rows */
 	struct drowq		 running;
+	struct drowq		 decks;		/* rows on deck */
 	char			 fair_first[65];	/* the tenant the last
 							 * page did not reach */
 	int			 stopped;
@@ -116,6 +118,10 @@ static int		 bind_row(struct dispatch *, struct drow *, char *,
 			    size_t);
 static void		 assign(struct dispatch *);
 static void		 assign_batched(struct dispatch *);
+static void		 deck_fill(struct dispatch *);
+static void		 deck_unlink(struct dispatch *, struct drow *);
+static void		 deck_requeue(struct dispatch *, struct drow *);
+static void		 decks_cancel(struct dispatch *, struct dsinkq *);
 static void		 enqueue_row(struct dispatch *, struct drow *);
 static void		 settle_delivered(struct dispatch *, struct drow *);
 static void		 settle_dead(struct dispatch *, struct drow *,
@@ -241,6 +247,7 @@ dispatch_new(const struct conf *conf, const struct dispatch_ops *ops)
 	TAILQ_INIT(&d->tenants);
 	TAILQ_INIT(&d->ring);
 	TAILQ_INIT(&d->running);
+	TAILQ_INIT(&d->decks);
 	d->next_job = 1;
 	dispatch_reconfigure(d, conf);
 	return d;
@@ -291,6 +298,8 @@ dispatch_reconfigure(struct dispatch *d, const struct conf *conf)
 	d->bconf.max_open_ms = conf->dispatch.breaker_max_open_ms;
 	TAILQ_FOREACH(t, &d->tenants, all)
 		tenant_window(d, t);
+	/* Decks form again at the next run, under the new limits. */
+	decks_cancel(d, NULL);
 }
 
 void
@@ -307,6 +316,7 @@ void
 dispatch_stop(struct dispatch *d)
 {
 	d->stopped = 1;
+	decks_cancel(d, NULL);
 }
 
 /* --- policy --- */
@@ -432,7 +442,8 @@ settle_begin(struct dispatch *d, struct drow *r)
 	if (r->state == DROW_QUEUED) {
 		TAILQ_REMOVE(&r->q->queue, r, link);
 		r->q->nqueued--;
-	}
+	} else if (r->state == DROW_DECK)
+		deck_unlink(d, r);
 	r->state = DROW_SETTLING;
 	d->st.settling++;
 }
@@ -780,7 +791,7 @@ assign(struct dispatch *d)
 			if (r->probe)
 				breaker_probe_lost(&q->br);
 			r->probe = 0;
-			return;
+			break;
 		}
 		sinkq_pop(q);
 		if (r->row.first_attempt == 0)
@@ -792,6 +803,135 @@ assign(struct dispatch *d)
 		q->running++;
 		d->st.running++;
 	}
+	deck_fill(d);
+}
+
+/*
+ * Decks (common/deck.h): a deliver process running an attempt of a key
+ * holds the key's next queued row and starts it as soon as its attempt
+ * ends, so the key's slot does not idle while the process waits for the
+ * master's next turn.  A row on deck holds no slot: when it starts it
+ * takes the slot of the attempt ahead of it, of the same key, tenant and
+ * global window, so no count ever passes a limit (a lowered limit takes
+ * the decks back).  Only while one key alone has queued rows, and its
+ * breaker is closed: a slot another key waits for goes round-robin, and
+ * a breaker that opens parks the key's decks with its queued rows.  A
+ * deck that has started already cannot be taken back; it is one attempt
+ * that began before the change, like those running.
+ */
+static int
+slot_passes(uint32_t running, uint32_t cap)
+{
+	return cap == 0 || running <= cap;
+}
+
+static void
+deck_fill(struct dispatch *d)
+{
+	struct dsinkq *q;
+	struct drow *a, *r;
+
+	if (d->ops.deck == NULL || TAILQ_EMPTY(&d->running))
+		return;
+	if (d->stopped || sinkq_waiting(&d->ring, &q) == 2) {
+		decks_cancel(d, NULL);
+		return;
+	}
+	if (q == NULL)
+		return;		/* nothing waits: decks stay */
+	TAILQ_FOREACH(r, &d->decks, link)
+		if (r->q != q) {
+			/* Taken back, they wait too: no decks at all. */
+			decks_cancel(d, NULL);
+			return;
+		}
+	/* A deck takes the slot of the attempt ahead of it: only while
+	 * that slot could be given again (a lowered limit waits for the
+	 * counts to fall below it). */
+	if (q->br.state != BREAKER_CLOSED || !slot_passes(q->running,
+	    d->sink_cap) || !slot_passes(q->t->win.running,
+	    q->t->win.max_running) || !slot_passes(d->win.running,
+	    d->win.max_running))
+		return;
+	TAILQ_FOREACH(a, &d->running, link) {
+		if (q->nqueued == 0)
+			break;
+		if (a->q != q || a->state != DROW_RUNNING || a->deck != NULL ||
+		    a->probe)
+			continue;
+		r = TAILQ_FIRST(&q->queue);
+		r->job = d->next_job++;
+		r->probe = 0;
+		if (d->ops.deck(d->ops.arg, r, a) == -1)
+			continue;
+		sinkq_pop(q);
+		r->state = DROW_DECK;
+		r->ahead = a;
+		a->deck = r;
+		TAILQ_INSERT_TAIL(&d->decks, r, link);
+		d->st.decked++;
+	}
+}
+
+static void
+deck_unlink(struct dispatch *d, struct drow *r)
+{
+	TAILQ_REMOVE(&d->decks, r, link);
+	if (r->ahead != NULL)
+		r->ahead->deck = NULL;
+	r->ahead = NULL;
+	d->st.decked--;
+}
+
+/* Taken back: first in its key's queue again, attempts unchanged. */
+static void
+deck_requeue(struct dispatch *d, struct drow *r)
+{
+	deck_unlink(d, r);
+	r->state = DROW_QUEUED;
+	TAILQ_INSERT_HEAD(&r->q->queue, r, link);
+	r->q->nqueued++;
+	sinkq_ready(&d->ring, r->q);
+}
+
+/* Take back the decks of q (NULL: every key) that have not started. */
+static void
+decks_cancel(struct dispatch *d, struct dsinkq *q)
+{
+	struct drow *r, *next;
+
+	for (r = TAILQ_FIRST(&d->decks); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, link);
+		if ((q == NULL || r->q == q) &&
+		    d->ops.deck_cancel(d->ops.arg, r) == 0)
+			deck_requeue(d, r);
+	}
+}
+
+void
+dispatch_deck_done(struct dispatch *d, uint64_t job, int started,
+    uint64_t now)
+{
+	struct drow *r;
+
+	TAILQ_FOREACH(r, &d->decks, link)
+		if (r->job == job)
+			break;
+	if (r == NULL)
+		return;		/* taken back already */
+	if (!started) {
+		deck_requeue(d, r);
+		return;
+	}
+	deck_unlink(d, r);
+	if (r->row.first_attempt == 0)
+		r->row.first_attempt = now;
+	r->state = DROW_RUNNING;
+	TAILQ_INSERT_TAIL(&d->running, r, link);
+	window_run(&d->win);
+	window_run(&r->t->win);
+	r->q->running++;
+	d->st.running++;
 }
 
 /*
@@ -968,6 +1108,11 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	d->now = now;
 	q = r->q;
 	TAILQ_REMOVE(&d->running, r, link);
+	if (r->deck != NULL) {
+		/* The row on deck behind it waits for dispatch_deck_done. */
+		r->deck->ahead = NULL;
+		r->deck = NULL;
+	}
 	if (r->state == DROW_BATCHED) {
 		/* Batched attempts hold no slot. */
 		d->st.batched--;
@@ -1040,8 +1185,10 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		d->st.retried++;
 		settle_reschedule(d, r);
 	}
-	if (opened)
+	if (opened) {
+		decks_cancel(d, q);
 		park_queued(d, q, q->br.open_until);
+	}
 }
 
 /* --- introspection --- */

@@ -72,8 +72,12 @@ struct drow {
 	int			 probe;
 	struct dtenant		*t;
 	struct dsinkq		*q;
-	TAILQ_ENTRY(drow)	 link;		/* its sink key's queue, or running */
+	TAILQ_ENTRY(drow)	 link;		/* its sink key's queue, running
+						 * or on deck */
 	struct drow		*hnext;
+	struct drow		*deck;		/* running: the row on deck
+						 * behind it */
+	struct drow		*ahead;		/* on deck: the attempt ahead */
 };
 
 struct dispatch_ops {
@@ -101,6 +105,14 @@ struct dispatch_ops {
 	/* Hand the attempt to an idle deliver process: 0, or -1 if none is
 	 * idle (the row stays queued). */
 	int	(*start)(void *, struct drow *);
+	/* Put r on deck (common/deck.h) behind ahead, a running attempt of
+	 * the same key: its process starts r when ahead's attempt ends,
+	 * unless r is taken back first.  0, or -1 (r stays queued).  NULL:
+	 * no decks; deck_cancel too. */
+	int	(*deck)(void *, struct drow *r, struct drow *ahead);
+	/* Take r back from its deck: 0 taken back (nothing was sent), -1 its
+	 * attempt has started (dispatch_deck_done follows). */
+	int	(*deck_cancel)(void *, struct drow *r);
 	/* Queue a store write for the end of the loop turn. */
 	void	(*settle)(void *, const struct dsettle *);
 	/* Uniform random in [0, 1) for the retry jitter. */
@@ -122,6 +134,7 @@ struct dispatch_stats {
 	uint64_t	claimed_bytes;
 	uint32_t	queued;		/* claimed, waiting for a slot */
 	uint32_t	running;
+	uint32_t	decked;		/* on deck behind a running attempt */
 	uint32_t	batched;	/* waiting in a batcher or its request */
 	uint32_t	claimwait;	/* waiting for their hook's check-in */
 	uint32_t	settling;	/* outcome in, settle not yet written */
@@ -147,6 +160,11 @@ uint64_t dispatch_run(struct dispatch *, uint64_t now);
 /* An attempt ended; detail is the sink's words ("http 503"). */
 void	dispatch_outcome(struct dispatch *, uint64_t job, enum attempt_result,
 	    uint64_t retry_after_ms, const char *detail, uint64_t now);
+/* The attempt ahead of the row on deck as job ended (its outcome is in):
+ * that row's attempt started (started 1; it takes the slot of the one
+ * ahead) or it was taken back (0: to the head of its key's queue). */
+void	dispatch_deck_done(struct dispatch *, uint64_t job, int started,
+	    uint64_t now);
 /* The settle of key was written (ok 1) or failed (ok 0): the claim ends. */
 void	dispatch_settled(struct dispatch *, const unsigned char *key, int ok);
 /* The check-in of a row's hook ended (well or not): the row goes on to

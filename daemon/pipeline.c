@@ -29,6 +29,7 @@
 #include "batcher.h"
 #include "claim.h"
 #include "conf.h"
+#include "deck.h"
 #include "dispatch.h"
 #include "ids.h"
 #include "job.h"
@@ -58,6 +59,9 @@ struct worker {
 	uint8_t		 module;	/* busy: its sink's module */
 	struct batcher_req *req;	/* busy with a batch: its request */
 	int		 claim;		/* busy with a check-in job */
+	uint64_t	 deck;		/* busy: the job on deck behind its
+					 * job, or 0 */
+	struct deck	*shm;		/* its on-deck page, or NULL */
 	struct event	*ev_timeout;
 };
 
@@ -113,6 +117,8 @@ static void	check_ticks(int);
 static struct worker *worker_find(uint32_t);
 static void	outcome_later(uint64_t, enum attempt_result, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
+static void	worker_timer(struct worker *, uint64_t);
+static void	worker_deck_next(struct worker *);
 static void	batch_pump(void);
 static void	claim_pump(void);
 static void	claim_release(const unsigned char *, void *);
@@ -230,44 +236,40 @@ op_random(void *arg)
 	return (double)(r >> 11) / (double)(1ULL << 53);
 }
 
-/* Build the job of r and hand it to an idle deliver process. */
+/*
+ * The job of r as a MSG_DELIVER_JOB in m: 0, or -1 with the outcome the
+ * attempt must have instead in *res and detail (the hook is gone, the
+ * store erred, the config changed since the claim).
+ */
 static int
-op_start(void *arg, struct drow *r)
+job_msg(struct drow *r, struct msg *m, enum attempt_result *res,
+    char *detail, size_t len)
 {
 	const struct source_conf *src;
 	struct store_hook_rec rec;
-	struct worker *w = NULL;
 	struct job j;
-	struct msg m;
 	char hook_id[UUID_STRLEN + 1], replay[UUID_STRLEN + 1] = "";
 	static const unsigned char zero[UUID_LEN];
-	struct timeval tv;
-	int i, rc;
+	int rc;
 
-	for (i = 0; i < nworkers; i++)
-		if (workers[i].state == WORKER_IDLE) {
-			w = &workers[i];
-			break;
-		}
-	if (w == NULL)
-		return -1;
-
+	*res = ATTEMPT_ERROR;
 	src = conf_source(env->conf, r->row.source);
 	if (src == NULL || r->bound >= (uint32_t)src->nsinks) {
 		/* A reload between claim and start: try again, binding
 		 * anew at the next claim. */
-		outcome_later(r->job, ATTEMPT_ERROR, "config changed");
-		return 0;
+		snprintf(detail, len, "config changed");
+		return -1;
 	}
 	memset(&rec, 0, sizeof(rec));
 	if ((rc = store_hook_get(env->store, r->seq, &rec)) != 0) {
-		if (rc == 1)
-			outcome_later(r->job, ATTEMPT_PERMANENT,
-			    "hook %" PRIu64 " is gone", r->seq);
-		else
-			outcome_later(r->job, ATTEMPT_ERROR, "store: %s",
+		if (rc == 1) {
+			*res = ATTEMPT_PERMANENT;
+			snprintf(detail, len, "hook %" PRIu64 " is gone",
+			    r->seq);
+		} else
+			snprintf(detail, len, "store: %s",
 			    store_strerror(env->store));
-		return 0;
+		return -1;
 	}
 	memset(&j, 0, sizeof(j));
 	uuid_format(rec.hook.id, hook_id);
@@ -290,13 +292,36 @@ op_start(void *arg, struct drow *r)
 	j.bodylen = rec.hook.body_len;
 	j.sink_index = r->bound;
 	j.sink = src->sinks[r->bound];
-	if (job_encode(&m, &j) == -1) {
-		store_hook_rec_free(&rec);
-		outcome_later(r->job, ATTEMPT_ERROR, "job: %s",
-		    strerror(errno));
+	rc = job_encode(m, &j);
+	store_hook_rec_free(&rec);
+	if (rc == -1) {
+		snprintf(detail, len, "job: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Build the job of r and hand it to an idle deliver process. */
+static int
+op_start(void *arg, struct drow *r)
+{
+	struct worker *w = NULL;
+	enum attempt_result res;
+	struct msg m;
+	char detail[JOB_DETAIL_MAX];
+	int i;
+
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].state == WORKER_IDLE) {
+			w = &workers[i];
+			break;
+		}
+	if (w == NULL)
+		return -1;
+	if (job_msg(r, &m, &res, detail, sizeof(detail)) == -1) {
+		outcome_later(r->job, res, "%s", detail);
 		return 0;
 	}
-	store_hook_rec_free(&rec);
 	if (supervisor_send(w->serial, &m) == -1) {
 		msg_free(&m);
 		w->state = WORKER_RETIRING;	/* gone; reaped soon */
@@ -308,9 +333,58 @@ op_start(void *arg, struct drow *r)
 	w->job = r->job;
 	w->module = r->row.module;
 	w->reported = 0;
-	tv.tv_sec = env->conf->dispatch.attempt_timeout_ms / 1000;
-	tv.tv_usec = (env->conf->dispatch.attempt_timeout_ms % 1000) * 1000;
-	evtimer_add(w->ev_timeout, &tv);
+	worker_timer(w, env->conf->dispatch.attempt_timeout_ms);
+	return 0;
+}
+
+/* Put r on deck behind ahead's attempt, in the process that runs it. */
+static int
+op_deck(void *arg, struct drow *r, struct drow *ahead)
+{
+	struct worker *w = NULL;
+	enum attempt_result res;
+	struct msg m;
+	char detail[JOB_DETAIL_MAX];
+	uint64_t started;
+	int i;
+
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].state == WORKER_BUSY &&
+		    workers[i].job == ahead->job) {
+			w = &workers[i];
+			break;
+		}
+	if (w == NULL || w->shm == NULL || w->deck != 0 || w->reported ||
+	    w->retiring || w->req != NULL || w->claim)
+		return -1;
+	/* A row that cannot be sent fails when it starts, not here. */
+	if (job_msg(r, &m, &res, detail, sizeof(detail)) == -1)
+		return -1;
+	m.type = MSG_DELIVER_NEXT;
+	deck_offer(w->shm, r->job);
+	if (supervisor_send(w->serial, &m) == -1) {
+		msg_free(&m);
+		(void)deck_cancel(w->shm, r->job, &started);
+		return -1;
+	}
+	msg_free(&m);
+	w->deck = r->job;
+	return 0;
+}
+
+static int
+op_deck_cancel(void *arg, struct drow *r)
+{
+	uint64_t started;
+	int i;
+
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].deck == r->job) {
+			if (!deck_cancel(workers[i].shm, r->job, &started))
+				return -1;
+			workers[i].deck = 0;
+			return 0;
+		}
 	return 0;
 }
 
@@ -419,6 +493,8 @@ pipeline_init(void)
 		.marked_tenants = op_marked_tenants,
 		.lane_sweep = op_lane_sweep,
 		.start = op_start,
+		.deck = op_deck,
+		.deck_cancel = op_deck_cancel,
 		.settle = op_settle,
 		.random = op_random,
 		.batch_add = op_batch_add,
@@ -645,7 +721,7 @@ worker_find(uint32_t serial)
 }
 
 void
-pipeline_worker_ready(uint32_t serial)
+pipeline_worker_ready(uint32_t serial, struct deck *shm)
 {
 	struct worker *w;
 
@@ -657,6 +733,7 @@ pipeline_worker_ready(uint32_t serial)
 	memset(w, 0, sizeof(*w));
 	w->serial = serial;
 	w->state = WORKER_IDLE;
+	w->shm = shm;
 	if ((w->ev_timeout = evtimer_new(env->base, timeout_cb,
 	    (void *)(uintptr_t)serial)) == NULL)
 		fatalx("pipeline: evtimer_new");
@@ -673,6 +750,16 @@ pipeline_worker_retiring(uint32_t serial)
 	w->retiring = 1;
 	if (w->state == WORKER_IDLE)
 		w->state = WORKER_RETIRING;
+	/* Its job on deck goes back, unless it has started. */
+	if (w->deck != 0) {
+		uint64_t started;
+
+		if (deck_cancel(w->shm, w->deck, &started)) {
+			dispatch_deck_done(disp, w->deck, 0, time_wall_ms());
+			w->deck = 0;
+			turn_arm();
+		}
+	}
 }
 
 void
@@ -701,6 +788,18 @@ pipeline_worker_gone(uint32_t serial)
 		/* A crash is a failed attempt. */
 		outcome_later(w->job, ATTEMPT_ERROR,
 		    "deliver process died during the attempt");
+	if (w->deck != 0) {
+		uint64_t started;
+
+		/* The process is gone: the word is final. */
+		if (deck_cancel(w->shm, w->deck, &started))
+			dispatch_deck_done(disp, w->deck, 0, time_wall_ms());
+		else {
+			dispatch_deck_done(disp, w->deck, 1, time_wall_ms());
+			outcome_later(w->deck, ATTEMPT_ERROR,
+			    "deliver process died during the attempt");
+		}
+	}
 	evtimer_del(w->ev_timeout);
 	event_free(w->ev_timeout);
 	*w = workers[--nworkers];
@@ -819,16 +918,60 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 	    w->job != m->id)
 		return -1;
 	evtimer_del(w->ev_timeout);
-	w->state = w->retiring ? WORKER_RETIRING : WORKER_IDLE;
-	if (w->reported)
-		return 0;	/* timed out already; the kill is on its way */
+	if (w->reported) {
+		/* Timed out already; the kill is on its way (and its job on
+		 * deck is settled when it is reaped). */
+		w->state = WORKER_RETIRING;
+		return 0;
+	}
 	res = attempt_result(o.result, &result);
 	metrics_add("ankusa_dispatch_deliveries_total", 1, "result", result,
 	    "sink", dispatch_module_name(w->module), NULL);
 	dispatch_outcome(disp, m->id, res, o.retry_after_ms, o.detail,
 	    time_wall_ms());
+	worker_deck_next(w);
 	turn_arm();
 	return 0;
+}
+
+/*
+ * w's attempt ended and its outcome is in: its job on deck, if it still
+ * has one (a breaker that opened took it back), has started in the
+ * process or goes back to its queue.  A started one takes the slot, and
+ * its deadline runs from when the process started it.
+ */
+static void
+worker_deck_next(struct worker *w)
+{
+	uint64_t job = w->deck, started = 0, now, ran, tmo;
+
+	w->state = w->retiring ? WORKER_RETIRING : WORKER_IDLE;
+	if (job == 0)
+		return;
+	w->deck = 0;
+	if (deck_cancel(w->shm, job, &started)) {
+		dispatch_deck_done(disp, job, 0, time_wall_ms());
+		return;
+	}
+	dispatch_deck_done(disp, job, 1, time_wall_ms());
+	w->state = WORKER_BUSY;
+	w->job = job;
+	w->reported = 0;
+	now = time_mono_ms();
+	ran = now > started ? now - started : 0;
+	tmo = env->conf->dispatch.attempt_timeout_ms;
+	worker_timer(w, ran < tmo ? tmo - ran : 0);
+}
+
+/* w's attempt deadline, ms from now. */
+static void
+worker_timer(struct worker *w, uint64_t ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(w->ev_timeout, &tv);
 }
 
 /* --- functions of the control socket --- */
@@ -1253,7 +1396,6 @@ static void
 claim_pump(void)
 {
 	static uint64_t next_id = 1;
-	struct timeval tv;
 	struct worker *w;
 	struct msg m;
 	uint64_t id;
@@ -1286,9 +1428,6 @@ claim_pump(void)
 		w->claim = 1;
 		w->job = id;
 		w->reported = 0;
-		tv.tv_sec = env->conf->dispatch.attempt_timeout_ms / 1000;
-		tv.tv_usec = (env->conf->dispatch.attempt_timeout_ms % 1000) *
-		    1000;
-		evtimer_add(w->ev_timeout, &tv);
+		worker_timer(w, env->conf->dispatch.attempt_timeout_ms);
 	}
 }

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+struct deck;
 struct msg;
 struct dispatch_stats;
 
@@ -35,8 +36,9 @@ int	pipeline_busy(void);
  * start at seq0, is committed but not yet synced. */
 void	pipeline_step(uint64_t seq0);
 
-/* From the supervisor: the deliver pool. */
-void	pipeline_worker_ready(uint32_t serial);
+/* From the supervisor: the deliver pool (shm: the process's on-deck page,
+ * common/deck.h, or NULL). */
+void	pipeline_worker_ready(uint32_t serial, struct deck *shm);
 void	pipeline_worker_retiring(uint32_t serial);
 void	pipeline_worker_gone(uint32_t serial);
 /* MSG_DELIVER_OUTCOME from a deliver process; -1 if malformed. */

@@ -120,3 +120,34 @@ sinkq_next(struct dtenant_list *ring, uint32_t cap)
 	}
 	return NULL;
 }
+
+int
+sinkq_waiting(struct dtenant_list *ring, struct dsinkq **sole)
+{
+	struct dtenant *t, *tnext;
+	struct dsinkq *q, *qnext;
+	int n = 0;
+
+	*sole = NULL;
+	for (t = TAILQ_FIRST(ring); t != NULL && n < 2; t = tnext) {
+		tnext = TAILQ_NEXT(t, ring);
+		for (q = TAILQ_FIRST(&t->ready); q != NULL && n < 2;
+		    q = qnext) {
+			qnext = TAILQ_NEXT(q, ring);
+			if (q->nqueued == 0) {
+				TAILQ_REMOVE(&t->ready, q, ring);
+				q->in_ring = 0;
+				continue;
+			}
+			*sole = q;
+			n++;
+		}
+		if (TAILQ_EMPTY(&t->ready)) {
+			TAILQ_REMOVE(ring, t, ring);
+			t->in_ring = 0;
+		}
+	}
+	if (n != 1)
+		*sole = NULL;
+	return n;
+}

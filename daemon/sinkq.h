@@ -77,5 +77,9 @@ void		 sinkq_ready(struct dtenant_list *, struct dsinkq *);
  * no key may start.
  */
 struct dsinkq	*sinkq_next(struct dtenant_list *ring, uint32_t cap);
+/* How many keys of ring have queued rows: 0, 1 (*sole is the key) or 2
+ * for two or more.  Keys and tenants with nothing queued leave their
+ * rings on the way. */
+int		 sinkq_waiting(struct dtenant_list *ring, struct dsinkq **sole);
 
 #endif

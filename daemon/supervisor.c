@@ -4,7 +4,8 @@
  * Two pools: edges (ankusa-edge, http.workers slots, the ingest listener on
  * fd 4) and deliver processes (ankusa-deliver, dispatch.concurrency + 1
  * slots).  Every child is fork+exec'd from env->libexecdir with its
- * socketpair on fd 3 and the config text on fd 5 (see proc.h), says
+ * socketpair on fd 3 and the config text on fd 5, a deliver process its
+ * on-deck page (common/deck.h) on fd 6 (see proc.h), says
  * MSG_CHILD_HELLO with the protocol version, and exits when its channel
  * closes.  A child of the current generation that
  * dies is respawned: at once if it had lived SUPERVISOR_STABLE_MS, else
@@ -32,6 +33,7 @@
 
 #include "ankusad.h"
 #include "conf.h"
+#include "deck.h"
 #include "ids.h"
 #include "log.h"
 #include "msg.h"
@@ -65,6 +67,7 @@ struct child {
 	uint64_t	 started;	/* mono ms */
 	int		 killed;	/* by us, at an attempt's deadline:
 					 * not a crash, no throttle */
+	struct deck	*deck;		/* deliver: its on-deck page */
 };
 
 /* A slot of a pool: who fills it and its throttle. */
@@ -225,7 +228,8 @@ child_spawn_slot(struct slot *sl)
 	struct child *c;
 	char path[4200], gen[16], idx[16];
 	char *argv[8];
-	int sv[2], fds[3], conffd, argc = 0, k;
+	struct deck *deck = NULL;
+	int sv[2], fds[4], conffd, deckfd = -1, argc = 0, k;
 
 	snprintf(path, sizeof(path), "%s/%s", env->libexecdir, p->binary);
 	snprintf(gen, sizeof(gen), "%u", p->gen);
@@ -263,18 +267,25 @@ child_spawn_slot(struct slot *sl)
 		slot_retry(sl);
 		return;
 	}
+	/* A deliver process without its page runs no job on deck. */
+	if (sl->kind == KIND_DELIVER && (deckfd = deck_create(&deck)) == -1)
+		log_warn("supervisor: on-deck page");
 	fds[0] = sv[1];
 	fds[1] = sl->kind == KIND_EDGE ? env->listen_fd :
 	    sl->kind == KIND_GATEWAY ? env->claim_fd : -1;
 	fds[2] = conffd;
+	fds[3] = deckfd;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("supervisor");
-	c->pid = proc_spawn(path, argv, fds, 3);
+	c->pid = proc_spawn(path, argv, fds, 4);
 	close(sv[1]);
 	close(conffd);
+	if (deckfd != -1)
+		close(deckfd);
 	if (c->pid == -1) {
 		log_warn("supervisor: cannot spawn %s", path);
 		close(sv[0]);
+		deck_unmap(deck);
 		free(c);
 		slot_retry(sl);
 		return;
@@ -285,6 +296,7 @@ child_spawn_slot(struct slot *sl)
 	c->index = sl->index;
 	c->state = CHILD_STARTING;
 	c->started = time_mono_ms();
+	c->deck = deck;
 	c->chan = chan_new(env->base, sv[0], child_msg, child_err, c);
 	children[k] = c;
 	sl->serial = c->serial;
@@ -483,7 +495,7 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 		if (c->state == CHILD_STARTING) {
 			c->state = CHILD_READY;
 			if (c->kind == KIND_DELIVER)
-				pipeline_worker_ready(c->serial);
+				pipeline_worker_ready(c->serial, c->deck);
 		}
 		log_debug("supervisor: %s %u.%u pid %d ready", kind, c->gen,
 		    c->index, (int)c->pid);
@@ -599,6 +611,7 @@ child_reap(struct child *c, int status)
 	for (k = 0; k < SUPERVISOR_MAX_CHILDREN; k++)
 		if (children[k] == c)
 			children[k] = NULL;
+	deck_unmap(c->deck);
 	free(c);
 
 	if (sl == NULL || env->draining)

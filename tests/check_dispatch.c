@@ -1584,6 +1584,247 @@ START_TEST(test_batch_breaker)
 }
 END_TEST
 
+/* --- decks --- */
+
+/*
+ * With one key waiting, each running attempt of it gets the next queued
+ * row on deck, which holds no slot; when the attempt ends its process
+ * starts the deck, which takes the slot: the key never runs more than its
+ * cap, and every row is attempted once.
+ */
+START_TEST(test_deck_fill)
+{
+	struct dispatch_stats st;
+	struct fjob *j;
+	struct fdeck *dk;
+	int k, round;
+
+	mk(SC3 RETRY, SRC);
+	fake.decks_on = 1;
+	fake.deck_take = 1;
+	for (k = 0; k < 12; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100 + k, 100);
+	dispatch_run(d, T0);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.running, 3);
+	ck_assert_uint_eq(st.decked, 3);
+	ck_assert_uint_eq(st.queued, 6);
+	ck_assert_uint_eq(st.claimed, 12);
+	ck_assert_uint_eq(fake_decked("a"), 3);
+	/* The first job ends: its deck starts in its slot. */
+	j = fake_running_job(0);
+	ck_assert_ptr_nonnull(dk = fake_deck_of(j));
+	ck_assert_uint_eq(dk->row.attempts, 0);
+	fake_finish(d, j, ATTEMPT_OK, 0, "", T0 + 1);
+	ck_assert_int_eq(dk->state, FDECK_STARTED);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.running, 3);
+	ck_assert_uint_eq(st.decked, 2);
+	ck_assert_uint_eq(fake_running("a", "s"), 3);
+	/* The next run puts a row on deck behind it. */
+	ck_assert_uint_eq(fake_flush(d), 1);
+	dispatch_run(d, T0 + 1);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.decked, 3);
+	ck_assert_uint_eq(st.queued, 5);
+	for (round = 0; round < 100 && (j = fake_running_job(0)) != NULL;
+	    round++) {
+		fake_finish(d, j, ATTEMPT_OK, 0, "", T0 + 2 + round);
+		ck_assert_uint_le(fake_running(NULL, NULL), 3);
+		fake_flush(d);
+		dispatch_run(d, T0 + 2 + round);
+		ck_assert_uint_le(fake_running(NULL, NULL), 3);
+	}
+	for (k = 0; k < 12; k++)
+		ck_assert(!fake.rows[k]->live);
+	ck_assert_uint_eq(fake.njobs, 12);	/* starts, decks included */
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 0);
+	ck_assert_uint_eq(st.decked, 0);
+	ck_assert_uint_eq(st.delivered, 12);
+	done();
+}
+END_TEST
+
+/* A deck its process had not read when the attempt ahead ended is taken
+ * back: first in its queue again, attempts unchanged, and it starts next
+ * the usual way. */
+START_TEST(test_deck_taken_back)
+{
+	struct dispatch_stats st;
+	struct fjob *j;
+	struct fdeck *dk;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	fake.decks_on = 1;
+	fake.deck_take = 0;
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100 + k, 100);
+	dispatch_run(d, T0);
+	j = fake_running_job(0);
+	ck_assert_ptr_nonnull(dk = fake_deck_of(j));
+	fake_finish(d, j, ATTEMPT_OK, 0, "", T0 + 1);
+	ck_assert_int_eq(dk->state, FDECK_CANCELLED);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.running, 2);
+	ck_assert_uint_eq(st.decked, 2);
+	ck_assert_uint_eq(st.queued, 5);
+	fake_flush(d);
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake_running("a", "s"), 3);
+	ck_assert_uint_eq(fake.jobs[fake.njobs - 1]->seq, dk->seq);
+	ck_assert_uint_eq(fake.jobs[fake.njobs - 1]->row.attempts, 0);
+	ck_assert_ptr_nonnull(fake_deck_of(fake.jobs[fake.njobs - 1]));
+	done();
+}
+END_TEST
+
+/* Decks only while one key waits: when another key waits for a slot
+ * (here the global concurrency's), every deck is taken back, and none
+ * forms until it has started. */
+START_TEST(test_deck_fairness)
+{
+	struct dispatch_stats st;
+	struct frow *b;
+	int k, n;
+
+	mk("  concurrency: 3\n" SC3 RETRY, SRC);
+	fake.decks_on = 1;
+	fake.deck_take = 1;
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100 + k, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_decked("a"), 3);
+	b = fake_add("b", "s", 0, MODULE_LOG, T0, 100);
+	dispatch_run(d, T0 + 1);
+	ck_assert(dispatch_is_claimed(d, b->key));
+	ck_assert_uint_eq(fake_decked(NULL), 0);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.decked, 0);
+	ck_assert_uint_eq(st.queued, 8);
+	for (k = 0; k < 3; k++)
+		ck_assert_int_eq(fake.decks[k]->state, FDECK_CANCELLED);
+	/* a's jobs end one by one: no deck while b waits. */
+	for (n = 0; n < 3 && fake_running("b", NULL) == 0; n++) {
+		fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "",
+		    T0 + 2 + n);
+		fake_flush(d);
+		dispatch_run(d, T0 + 2 + n);
+		if (fake_running("b", NULL) == 0)
+			ck_assert_uint_eq(fake_decked(NULL), 0);
+	}
+	ck_assert_uint_eq(fake_running("b", NULL), 1);
+	ck_assert_uint_eq(n, 2);	/* the second slot freed */
+	/* b runs, only a waits: a's decks form again. */
+	ck_assert_uint_eq(fake_decked("a"), 2);
+	done();
+}
+END_TEST
+
+/*
+ * A breaker that opens takes the key's decks back and parks them with its
+ * queued rows, attempts unchanged; a deck its process has started cannot
+ * be taken back and runs, like an attempt that was running.
+ */
+START_TEST(test_deck_breaker)
+{
+	struct dispatch_stats st;
+	struct breaker b;
+	struct fjob *j;
+	struct fdeck *d1, *d2, *d3;
+	struct frow *f;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	fake.decks_on = 1;
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100 + k, 100);
+	dispatch_run(d, T0);
+	fake.deck_take = 1;
+	j = fake_running_job(0);
+	d1 = fake_deck_of(j);
+	fake_finish(d, j, ATTEMPT_ERROR, 0, "http 503", T0 + 1);
+	j = fake_running_job(0);
+	d2 = fake_deck_of(j);
+	fake_finish(d, j, ATTEMPT_ERROR, 0, "http 503", T0 + 1);
+	ck_assert_int_eq(d1->state, FDECK_STARTED);
+	ck_assert_int_eq(d2->state, FDECK_STARTED);
+	/* The third failure opens it while d3 waits unread. */
+	fake.deck_take = 0;
+	j = fake_running_job(0);
+	d3 = fake_deck_of(j);
+	ck_assert_ptr_nonnull(d3);
+	fake_finish(d, j, ATTEMPT_ERROR, 0, "http 503", T0 + 1);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_int_eq(d3->state, FDECK_CANCELLED);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.decked, 0);
+	ck_assert_uint_eq(st.queued, 0);
+	ck_assert_uint_eq(st.running, 2);	/* d1 and d2 run on */
+	fake_flush(d);
+	ck_assert_ptr_nonnull(f = fake_find(d3->key));
+	ck_assert_uint_eq(f->row.attempts, 0);
+	ck_assert_int_eq(f->row.state, STORE_ROW_PARKED);
+	ck_assert_uint_eq(f->row.due, T0 + 1 + 1000);
+	/* No deck forms behind d1 and d2 while it is open. */
+	dispatch_run(d, T0 + 2);
+	ck_assert_uint_eq(fake_decked(NULL), 0);
+	done();
+}
+END_TEST
+
+/* Draining and reconfigure take every deck back; a lowered cap gets decks
+ * again only once the key's running count is down to it. */
+START_TEST(test_deck_stop_lowered)
+{
+	struct dispatch_stats st;
+	struct conf *c2;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	fake.decks_on = 1;
+	fake.deck_take = 1;
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100 + k, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_decked(NULL), 3);
+	c2 = parse("  sink_concurrency: 1\n" RETRY, SRC);
+	dispatch_reconfigure(d, c2);
+	conf_free(cf);
+	cf = c2;
+	ck_assert_uint_eq(fake_decked(NULL), 0);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.queued, 7);
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake_decked(NULL), 0);	/* 3 run, cap 1 */
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 2);
+	fake_flush(d);
+	dispatch_run(d, T0 + 2);
+	ck_assert_uint_eq(fake_decked(NULL), 0);	/* 2 run */
+	ck_assert_uint_eq(fake_running(NULL, NULL), 2);
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 3);
+	fake_flush(d);
+	dispatch_run(d, T0 + 3);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 1);
+	ck_assert_uint_eq(fake_decked(NULL), 1);	/* its slot passes on */
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 4);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 1);
+	fake_flush(d);
+	dispatch_run(d, T0 + 4);
+	ck_assert_uint_eq(fake_decked(NULL), 1);
+	dispatch_stop(d);
+	ck_assert_uint_eq(fake_decked(NULL), 0);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.decked, 0);
+	ck_assert_uint_eq(st.running, 1);
+	ck_assert_uint_eq(dispatch_run(d, T0 + 5), UINT64_MAX);
+	ck_assert_uint_eq(fake_decked(NULL), 0);
+	done();
+}
+END_TEST
+
 static Suite *
 dispatch_suite(void)
 {
@@ -1648,12 +1889,22 @@ dispatch_suite(void)
 	tcase_add_test(tc, test_stop);
 	tcase_add_test(tc, test_drain);
 	suite_add_tcase(s, tc);
-		tc = tcase_create("batching");
+
+	tc = tcase_create("batching");
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_batch_not_counted);
 	tcase_add_test(tc, test_batch_per_entry_settle);
 	tcase_add_test(tc, test_batch_full_waits);
 	tcase_add_test(tc, test_batch_breaker);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("decks");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_test(tc, test_deck_fill);
+	tcase_add_test(tc, test_deck_taken_back);
+	tcase_add_test(tc, test_deck_fairness);
+	tcase_add_test(tc, test_deck_breaker);
+	tcase_add_test(tc, test_deck_stop_lowered);
 	suite_add_tcase(s, tc);
 	return s;
 }

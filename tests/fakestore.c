@@ -288,6 +288,9 @@ f_lane_sweep(void *arg, const char *tenant, uint64_t now)
 	return promoted;
 }
 
+static struct fjob *job_add(uint64_t, const unsigned char *, uint64_t,
+		    const struct store_row *, uint32_t);
+
 static int
 f_start(void *arg, struct drow *r)
 {
@@ -301,19 +304,91 @@ f_start(void *arg, struct drow *r)
 		ck_assert_msg(!fake.jobs[k]->running ||
 		    memcmp(fake.jobs[k]->key, r->key, STORE_ROWKEY_LEN) != 0,
 		    "seq %llu started twice", (unsigned long long)r->seq);
+	j = job_add(r->job, r->key, r->seq, &r->row, r->bound);
+	j->probe = r->probe;
+	return 0;
+}
+
+/* A running job in a process that was idle. */
+static struct fjob *
+job_add(uint64_t job, const unsigned char *key, uint64_t seq,
+    const struct store_row *row, uint32_t bound)
+{
+	struct fjob *j;
+
 	if ((j = calloc(1, sizeof(*j))) == NULL ||
 	    (fake.jobs = reallocarray(fake.jobs, fake.njobs + 1,
 	    sizeof(*fake.jobs))) == NULL)
 		ck_abort_msg("fake: out of memory");
-	j->job = r->job;
-	memcpy(j->key, r->key, STORE_ROWKEY_LEN);
-	j->seq = r->seq;
-	j->row = r->row;
-	j->bound = r->bound;
-	j->probe = r->probe;
+	j->job = job;
+	memcpy(j->key, key, STORE_ROWKEY_LEN);
+	j->seq = seq;
+	j->row = *row;
+	j->bound = bound;
 	j->running = 1;
 	fake.jobs[fake.njobs++] = j;
 	fake.idle--;
+	return j;
+}
+
+static struct fdeck *
+deck_find(uint64_t job)
+{
+	size_t k;
+
+	for (k = fake.ndecks; k > 0; k--)
+		if (fake.decks[k - 1]->job == job)
+			return fake.decks[k - 1];
+	return NULL;
+}
+
+static int
+f_deck(void *arg, struct drow *r, struct drow *ahead)
+{
+	struct fdeck *dk;
+	size_t k;
+
+	if (!fake.decks_on)
+		return -1;
+	for (k = 0; k < fake.ndecks; k++) {
+		ck_assert_msg(fake.decks[k]->state != FDECK_OFFERED ||
+		    fake.decks[k]->ahead != ahead->job,
+		    "a second deck behind job %llu",
+		    (unsigned long long)ahead->job);
+		ck_assert_msg(fake.decks[k]->state != FDECK_OFFERED ||
+		    memcmp(fake.decks[k]->key, r->key, STORE_ROWKEY_LEN) != 0,
+		    "seq %llu on deck twice", (unsigned long long)r->seq);
+	}
+	for (k = 0; k < fake.njobs; k++)
+		ck_assert_msg(!fake.jobs[k]->running ||
+		    memcmp(fake.jobs[k]->key, r->key, STORE_ROWKEY_LEN) != 0,
+		    "seq %llu on deck while it runs",
+		    (unsigned long long)r->seq);
+	if ((dk = calloc(1, sizeof(*dk))) == NULL ||
+	    (fake.decks = reallocarray(fake.decks, fake.ndecks + 1,
+	    sizeof(*fake.decks))) == NULL)
+		ck_abort_msg("fake: out of memory");
+	dk->job = r->job;
+	dk->ahead = ahead->job;
+	memcpy(dk->key, r->key, STORE_ROWKEY_LEN);
+	dk->seq = r->seq;
+	dk->row = r->row;
+	dk->bound = r->bound;
+	dk->state = FDECK_OFFERED;
+	fake.decks[fake.ndecks++] = dk;
+	return 0;
+}
+
+static int
+f_deck_cancel(void *arg, struct drow *r)
+{
+	struct fdeck *dk = deck_find(r->job);
+
+	ck_assert_ptr_nonnull(dk);
+	if (dk->state == FDECK_STARTED)
+		return -1;
+	ck_assert_int_eq(dk->state, FDECK_OFFERED);
+	dk->state = FDECK_CANCELLED;
 	return 0;
 }
 
@@ -374,6 +449,9 @@ fake_free(void)
 		free(fake.jobs[i]);
 	for (i = 0; i < fake.nsettles; i++)
 		free(fake.settles[i]);
+	for (i = 0; i < fake.ndecks; i++)
+		free(fake.decks[i]);
+	free(fake.decks);
 	free(fake.rows);
 	free(fake.jobs);
 	free(fake.settles);
@@ -392,6 +470,8 @@ fake_ops(struct dispatch_ops *ops)
 	ops->marked_tenants = f_marked_tenants;
 	ops->lane_sweep = f_lane_sweep;
 	ops->start = f_start;
+	ops->deck = f_deck;
+	ops->deck_cancel = f_deck_cancel;
 	ops->settle = f_settle;
 	ops->random = f_random;
 }
@@ -534,11 +614,49 @@ void
 fake_finish(struct dispatch *d, struct fjob *j, enum attempt_result res,
     uint64_t retry_after_ms, const char *detail, uint64_t now)
 {
+	struct fdeck *dk;
+
 	ck_assert_ptr_nonnull(j);
 	ck_assert(j->running);
 	j->running = 0;
 	fake.idle++;
+	if ((dk = fake_deck_of(j)) != NULL && fake.deck_take)
+		dk->state = FDECK_STARTED;
 	dispatch_outcome(d, j->job, res, retry_after_ms, detail, now);
+	if (dk == NULL || dk->state == FDECK_CANCELLED)
+		return;
+	if (dk->state == FDECK_OFFERED) {
+		dk->state = FDECK_CANCELLED;
+		dispatch_deck_done(d, dk->job, 0, now);
+		return;
+	}
+	(void)job_add(dk->job, dk->key, dk->seq, &dk->row, dk->bound);
+	dispatch_deck_done(d, dk->job, 1, now);
+}
+
+size_t
+fake_decked(const char *tenant)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < fake.ndecks; k++)
+		if (fake.decks[k]->state == FDECK_OFFERED &&
+		    (tenant == NULL ||
+		    strcmp(fake.decks[k]->row.tenant, tenant) == 0))
+			n++;
+	return n;
+}
+
+struct fdeck *
+fake_deck_of(const struct fjob *j)
+{
+	size_t k;
+
+	for (k = 0; k < fake.ndecks; k++)
+		if (fake.decks[k]->ahead == j->job &&
+		    fake.decks[k]->state == FDECK_OFFERED)
+			return fake.decks[k];
+	return NULL;
 }
 
 size_t

@@ -41,6 +41,23 @@ struct fjob {
 	int			 running;
 };
 
+/* A row on deck behind a running job (ops.deck). */
+enum fdeck_state {
+	FDECK_OFFERED = 1,
+	FDECK_STARTED,		/* its process took it */
+	FDECK_CANCELLED,	/* taken back */
+};
+
+struct fdeck {
+	uint64_t		 job;
+	uint64_t		 ahead;		/* the job it waits behind */
+	unsigned char		 key[STORE_ROWKEY_LEN];
+	uint64_t		 seq;
+	struct store_row	 row;
+	uint32_t		 bound;
+	enum fdeck_state	 state;
+};
+
 struct fsettle {
 	enum settle_kind	 kind;
 	unsigned char		 key[STORE_ROWKEY_LEN];
@@ -74,6 +91,12 @@ struct fakestore {
 	size_t			 nscans;
 	struct fcount		 sweeps[128];	/* lane_sweep calls per tenant */
 	size_t			 nsweepst;
+	int			 decks_on;	/* ops.deck takes rows */
+	int			 deck_take;	/* a process takes its deck when
+						 * its job ends (else the
+						 * master finds it unread) */
+	struct fdeck		**decks;	/* every deck, in order */
+	size_t			 ndecks;
 };
 
 extern struct fakestore fake;
@@ -99,7 +122,15 @@ struct fjob	*fake_running_job(size_t i);
 size_t		 fake_running(const char *tenant, const char *source);
 /* Live rows of tenant (NULL: any) that the dispatch has claimed. */
 size_t		 fake_claimed(struct dispatch *, const char *tenant);
-/* End a running job: dispatch_outcome, the deliver process idle again. */
+/* Decks offered and not yet taken back or started (tenant NULL: any). */
+size_t		 fake_decked(const char *tenant);
+/* The deck behind running job j, or NULL. */
+struct fdeck	*fake_deck_of(const struct fjob *);
+/* End a running job: dispatch_outcome, the deliver process idle again;
+ * with a deck behind it, the glue's order: the process takes the deck
+ * (if deck_take) before its outcome goes, the master takes it back if it
+ * was not taken, and dispatch_deck_done; a started deck is a new running
+ * job in the same process. */
 void		 fake_finish(struct dispatch *, struct fjob *,
 		    enum attempt_result, uint64_t retry_after_ms,
 		    const char *detail, uint64_t now);

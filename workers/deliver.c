@@ -12,19 +12,27 @@
  * sink (sqs, google_pubsub), answered with one MSG_BATCH_OUTCOME that has
  * a result per entry; likewise MSG_CLAIM_JOB, bodies to check in as one
  * claim pack (workers/claim_upload.c), answered with MSG_CLAIM_OUTCOME.
- * A job, a batch or a check-in: one of them is in hand at most.  Blocking is fine: an attempt is bounded by the sink's
- * timeout, and the master SIGKILLs a process whose attempt outlives
+ * A job, a batch or a check-in: one of them is in hand at most.
+ * Blocking is fine: an attempt is bounded by the sink's timeout, and the
+ * master SIGKILLs a process whose attempt outlives
  * dispatch.attempt_timeout_ms.  A job is not run inside the channel's
  * callback but from an event made active there, so a second job that was
  * already queued behind the first is seen while the first is in hand.
  *
+ * On deck: beside the job in hand the master may send the next job of the
+ * same sink key (MSG_DELIVER_NEXT).  When the attempt in hand ends, that
+ * job is taken through the page on PROC_FD_DECK (common/deck.h) unless the
+ * master took it back, and then the outcome goes: the master learns both
+ * from the outcome and the word.  A taken-back job is dropped unsent.
+ *
  * Fatal: a frame from the master that makes no sense (a job that does not
- * decode, a second job while one is in hand, a batch for a sink that does
- * not batch, a job after MSG_CHILD_RETIRE,
- * an unknown type): it is our own protocol.  Lifecycle: exit at once when
- * the master's channel closes, also in the middle of an attempt (the http
- * sink's transfer watch polls the channel, about once a second when
- * idle); on MSG_CHILD_RETIRE exit after the job in hand, if any.
+ * decode, a second job while one is in hand, a second job on deck while
+ * one is still offered, a batch for a sink that does not batch, a job
+ * after MSG_CHILD_RETIRE, an unknown type): it is our own protocol.
+ * Lifecycle: exit at once when the master's channel closes, also in the
+ * middle of an attempt (the http sink's transfer watch polls the channel,
+ * about once a second when idle); on MSG_CHILD_RETIRE exit after the job
+ * in hand, if any (and the job on deck, if it has started).
  *
  * A second job is caught when it reached us together with the first (in
  * one read); one that arrives while the attempt blocks is read after the
@@ -52,6 +60,7 @@
 
 #include "claim_upload.h"
 #include "conf.h"
+#include "deck.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
@@ -71,6 +80,9 @@ static struct event_base	*base;
 static struct chan		*master;
 static struct event		*ev_run;	/* runs the job in hand */
 static struct job		 job;		/* the job in hand */
+static struct job		 next;		/* the job on deck */
+static int			 has_next;
+static struct deck		*dshm;		/* the on-deck page */
 static struct batch		 batch;		/* or the batch in hand */
 static int			 busy;		/* job or batch holds one */
 static int			 in_batch;	/* it is the batch */
@@ -84,6 +96,7 @@ static void	deliver_config(int, int);
 static void	deliver_msg(struct chan *, struct msg *, void *);
 static void	deliver_err(struct chan *, int, void *);
 static void	deliver_run_cb(evutil_socket_t, short, void *);
+static void	deliver_next(void);
 static int	deliver_watch(void);
 static void	deliver_run_batch(void);
 static void	deliver_checkin(struct batch *);
@@ -117,6 +130,9 @@ main(int argc, char *argv[])
 	    &vflag) == -1)
 		usage();
 	deliver_config(PROC_FD_CONF, vflag);
+	/* Without it the master sends nothing on deck. */
+	if ((dshm = deck_map(PROC_FD_DECK)) == NULL)
+		log_warn("on-deck page on fd %d", PROC_FD_DECK);
 
 	/* A sink gone mid-write is an error value, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
@@ -152,6 +168,9 @@ main(int argc, char *argv[])
 	sink_xfer_cleanup();
 	sink_pubsub_forget_token();
 	curl_global_cleanup();
+	if (has_next)
+		job_free(&next);
+	deck_unmap(dshm);
 	log_debug("retired");
 	return 0;
 }
@@ -213,6 +232,25 @@ deliver_msg(struct chan *c, struct msg *m, void *arg)
 			    msg_type_name(m->type), m->id);
 		busy = 1;
 		event_active(ev_run, EV_TIMEOUT, 0);
+		break;
+	case MSG_DELIVER_NEXT:
+		if (dshm == NULL || retiring)
+			fatalx("job %" PRIu64 " on deck from the master %s",
+			    m->id, dshm == NULL ? "without an on-deck page" :
+			    "after a retire");
+		if (has_next) {
+			if (deck_offered(dshm, next.id))
+				fatalx("job %" PRIu64 " on deck from the master "
+				    "while job %" PRIu64 " is", m->id, next.id);
+			job_free(&next);	/* taken back */
+			has_next = 0;
+		}
+		if (job_decode(m, &next) == -1)
+			fatalx("bad %s %" PRIu64 " from the master",
+			    msg_type_name(m->type), m->id);
+		has_next = 1;
+		if (!busy)
+			deliver_next();
 		break;
 	case MSG_BATCH_JOB:
 		if (busy)
@@ -437,13 +475,36 @@ deliver_run_cb(evutil_socket_t fd, short ev, void *arg)
 	    o.retry_after_ms > 0 ? ", retry-after" : "");
 
 	job_outcome_encode(&m, job.id, &o);
-	if (chan_send(master, &m) == -1)
-		log_warnx("job %" PRIu64 ": outcome not sent", job.id);
-	msg_free(&m);
 	job_free(&job);
 	busy = 0;
-	if (retiring)
+	/* The job on deck is taken before the outcome goes: the master
+	 * reads the word when the outcome arrives. */
+	if (has_next)
+		deliver_next();
+	if (chan_send(master, &m) == -1)
+		log_warnx("job %" PRIu64 ": outcome not sent", m.id);
+	msg_free(&m);
+	if (busy)
+		chan_flush_now(master);	/* not after the next attempt */
+	else if (retiring)
 		event_base_loopexit(base, NULL);
+}
+
+/* Start the job on deck, unless the master has taken it back. */
+static void
+deliver_next(void)
+{
+	has_next = 0;
+	if (!deck_take(dshm, next.id, time_mono_ms())) {
+		log_debug("job %" PRIu64 " on deck: taken back by the master",
+		    next.id);
+		job_free(&next);
+		return;
+	}
+	job = next;	/* the job in hand owns its bytes now */
+	memset(&next, 0, sizeof(next));
+	busy = 1;
+	event_active(ev_run, EV_TIMEOUT, 0);
 }
 
 /* Check the bodies in hand in as one pack and answer with their URNs. */
