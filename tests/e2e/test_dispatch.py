@@ -395,6 +395,50 @@ def test_hung_sink_killed_others_flow():
     assert (st["pending"], st["running"], st["dead"]) == (0, 0, 8), st
 
 
+def test_deck_deadline_from_its_start():
+    """sink_concurrency 1, a sink answering after 1.2 s and
+    attempt_timeout_ms 2000: while one attempt runs, the next hook waits
+    on deck in the same deliver process (ankusactl status: decked) and
+    starts when it ends.  Its deadline runs from its own start, not from
+    when it was put on deck: 4 hooks, each delivered on its first
+    attempt, none killed, one request at a time."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "dk": sink_source([{"type": "http", "url": s.url("/slow")}],
+                          tenant="tk"),
+    }, extra={"dispatch": dispatch_conf(
+        attempt_timeout_ms=2000, breaker_failures=0,
+        sink_concurrency=1)}).start()
+    s.mode("/slow", delay_ms=1200)
+    ids = [i for i, _ in post_seq(d, "dk", [b'{"k":%d}' % n
+                                            for n in range(4)])]
+    decked = 0
+    t0 = time.monotonic()
+    while len(delivered(s, "/slow")) < 4 and time.monotonic() - t0 < 30:
+        decked = max(decked, d.status()["decked"])
+        time.sleep(0.05)
+    wait_delivered(s, ids, "/slow", 10, "the 4 hooks")
+    settle(d)
+    recs = s.records("/slow")
+    kills = d.log_text().count("killing its deliver process")
+    note("decks: up to %d on deck, %d requests, %d kills" % (
+        decked, len(recs), kills))
+    assert decked == 1, "status never showed the next hook on deck " \
+        "(max decked %d)" % decked
+    assert kills == 0, "%d attempts killed: a deck's deadline ran from " \
+        "before its start" % kills
+    assert len(recs) == 4 and all(r["status"] == 200 for r in recs), \
+        [(r["x-ankusa-id"], r["status"]) for r in recs]
+    # One at a time: each request came after the answer before it.
+    ts = [r["t"] for r in recs]
+    gaps = [b - a for a, b in zip(ts, ts[1:])]
+    assert all(g >= 1100 for g in gaps), "requests %r ms apart: more " \
+        "than one attempt ran at once (sink_concurrency 1)" % gaps
+    st = d.status()
+    assert (st["pending"], st["running"], st["decked"], st["dead"]) == \
+        (0, 0, 0, 0), st
+
+
 # ------------------------------------------------------------ breaker
 
 def test_breaker_opens_parks_and_recovers():
