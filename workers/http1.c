@@ -440,6 +440,12 @@ http1_request(const char *url, const char *method,
 		got = 0;
 		stale = 0;
 		st = HTTP1_MORE;
+		/* The answer is not there yet this soon after the request:
+		 * wait before the first read instead of a read that finds
+		 * nothing. */
+		if (wait_fd(conn_fd, POLLIN, deadline, watch, err,
+		    errlen) == -1)
+			st = HTTP1_BAD;
 		while (st == HTTP1_MORE) {
 			r = read(conn_fd, buf, sizeof(buf));
 			if (r == -1 && errno == EINTR)
