@@ -457,6 +457,7 @@ settle_delivered(struct dispatch *d, struct drow *r)
 	memset(&s, 0, sizeof(s));
 	s.kind = SETTLE_DELIVERED;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
+	s.row = &r->row;	/* as claimed: saves the store a read */
 	d->st.delivered++;
 	d->ops.settle(d->ops.arg, &s);
 }

@@ -613,7 +613,7 @@ flush_settles(void)
 		p = &settles[i];
 		switch (p->s.kind) {
 		case SETTLE_DELIVERED:
-			rc = store_batch_row_delivered(sb, p->s.key);
+			rc = store_batch_row_delivered(sb, p->s.key, &p->row);
 			break;
 		case SETTLE_RESCHEDULE:
 			rc = store_batch_row_reschedule(sb, p->s.key, &p->row);

@@ -3206,7 +3206,7 @@ hook_unref(struct store_batch *b, uint64_t seq)
 
 int
 store_batch_row_delivered(struct store_batch *b,
-    const unsigned char rk[STORE_ROWKEY_LEN])
+    const unsigned char rk[STORE_ROWKEY_LEN], const struct store_row *known)
 {
 	struct store *st = b->st;
 	struct store_row r;
@@ -3214,6 +3214,19 @@ store_batch_row_delivered(struct store_batch *b,
 
 	if (!batch_ok(b))
 		return -1;
+	/* The row as its claim read it: its due key is the proof that the
+	 * store still holds it so (only the dispatch moves a claimed row);
+	 * without that key the row is read after all. */
+	if (known != NULL && row_pending(known)) {
+		r = *known;
+		if ((ret = due_del(st, b->txn, r.tenant, r.due, rk)) == -1)
+			goto fail;
+		if (ret == 1) {
+			if ((head = lane_is_head(b, rk, &r)) == -1)
+				goto fail;
+			goto gone;
+		}
+	}
 	switch (row_read(st, b->txn, rk, &r)) {
 	case -1:
 		goto fail;
@@ -3242,8 +3255,12 @@ store_batch_row_delivered(struct store_batch *b,
 		if (ret == -1)
 			goto fail;
 	}
-	if (tdel(st, b->txn, T_ROWS, rk, STORE_ROWKEY_LEN) == -1 ||
-	    hook_unref(b, get_u64(rk)) == -1)
+ gone:
+	if ((ret = tdel(st, b->txn, T_ROWS, rk, STORE_ROWKEY_LEN)) == -1)
+		goto fail;
+	if (ret == 0)
+		return 1;	/* a due key without its row */
+	if (hook_unref(b, get_u64(rk)) == -1)
 		goto fail;
 	if (b->counts.rows > 0)
 		b->counts.rows--;

@@ -612,10 +612,15 @@ read_request(int fd)
 	}
 }
 
-/* A kept-alive connection that the server closes on the next request
- * without answering: the client sends it once more on a new connection
- * (both transports), and the attempt succeeds. */
-START_TEST(test_run_stale)
+/*
+ * A server on lfd that answers one request on its first connection and
+ * then closes it: at once (close_now), else when the next request comes,
+ * unanswered; then answers on a second connection.  The client runs two
+ * attempts, idle_ms apart, with transport t: both succeed, the second on
+ * a new connection.
+ */
+static void
+closed_conn_run(int t, int close_now, int idle_ms)
 {
 	static const char ok[] =
 	    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
@@ -630,9 +635,9 @@ START_TEST(test_run_stale)
 		if ((c1 = accept(lfd, NULL, NULL)) == -1 ||
 		    read_request(c1) == -1 ||
 		    write(c1, ok, sizeof(ok) - 1) != sizeof(ok) - 1 ||
-		    read_request(c1) == -1)
+		    (!close_now && read_request(c1) == -1))
 			_exit(1);
-		close(c1);		/* the second request: no answer */
+		close(c1);
 		if ((c2 = accept(lfd, NULL, NULL)) == -1 ||
 		    read_request(c2) == -1 ||
 		    write(c2, ok, sizeof(ok) - 1) != sizeof(ok) - 1)
@@ -642,12 +647,14 @@ START_TEST(test_run_stale)
 	}
 	ck_assert_int_gt(pid, 0);
 	close(lfd);
-	transport(_i);
+	transport(t);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/stale", server_port);
 	http_job(&j, 0, url);
 	memset(&o, 0, sizeof(o));
 	sink_http_run(&j, &o);
 	ck_assert_msg(o.result == JOB_OK, "first: %s", o.detail);
+	if (idle_ms > 0)
+		usleep(idle_ms * 1000);
 	memset(&o, 0, sizeof(o));
 	sink_http_run(&j, &o);
 	ck_assert_msg(o.result == JOB_OK, "second, on a new connection: %s",
@@ -655,6 +662,24 @@ START_TEST(test_run_stale)
 	sink_http_cleanup();
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+}
+
+/* A kept-alive connection that the server closes on the next request
+ * without answering: the client sends it once more on a new connection
+ * (both transports), and the attempt succeeds. */
+START_TEST(test_run_stale)
+{
+	closed_conn_run(_i, 0, 0);
+}
+END_TEST
+
+/* A server that closes a kept-alive connection right after its answer
+ * (without saying so): the next request, sent at once (not checked
+ * first) or after the connection sat idle (checked), goes out on a new
+ * connection (both transports). */
+START_TEST(test_run_closed_after_answer)
+{
+	closed_conn_run(_i % 2, 1, _i >= 2 ? HTTP1_FRESH_MS + 20 : 0);
 }
 END_TEST
 
@@ -904,6 +929,7 @@ sink_http_suite(void)
 	tcase_add_loop_test(tc, test_run_timeout, 0, 2);
 	tcase_add_loop_test(tc, test_run_refused, 0, 2);
 	tcase_add_loop_test(tc, test_run_stale, 0, 2);
+	tcase_add_loop_test(tc, test_run_closed_after_answer, 0, 4);
 	tcase_add_loop_test(tc, test_run_bad_options, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;

@@ -404,20 +404,29 @@ commit_ok(struct store *st, struct store_batch *b)
 	    store_strerror(st));
 }
 
-/* Settles in their own committed batch; what the settle returned. */
+/* Settles in their own committed batch; what the settle returned.  known:
+ * the row as claimed, or NULL. */
 static int
-deliver(struct store *st, uint64_t seq, uint32_t sink)
+deliver_known(struct store *st, const unsigned char *rk,
+    const struct store_row *known)
 {
 	struct store_batch *b;
-	unsigned char rk[STORE_ROWKEY_LEN];
 	int ret;
 
-	store_key_row(rk, seq, sink);
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
-	ret = store_batch_row_delivered(b, rk);
+	ret = store_batch_row_delivered(b, rk, known);
 	ck_assert_msg(ret >= 0, "delivered: %s", store_strerror(st));
 	commit_ok(st, b);
 	return ret;
+}
+
+static int
+deliver(struct store *st, uint64_t seq, uint32_t sink)
+{
+	unsigned char rk[STORE_ROWKEY_LEN];
+
+	store_key_row(rk, seq, sink);
+	return deliver_known(st, rk, NULL);
 }
 
 static int
@@ -1989,6 +1998,77 @@ START_TEST(test_delivered)
 }
 END_TEST
 
+/* A hook's live rows (-1: no such hook). */
+static int
+hook_rows(struct store *st, uint64_t seq)
+{
+	struct store_hook_rec rec;
+	int n;
+
+	if (store_hook_get(st, seq, &rec) != 0)
+		return -1;
+	n = (int)rec.rows;
+	store_hook_rec_free(&rec);
+	return n;
+}
+
+/* Delivered with the row as its claim read it: no second read while its
+ * due key proves it unchanged; a row rewritten since (its due key moved)
+ * is read after all; a row gone is left alone, its hook untouched. */
+START_TEST(test_delivered_known)
+{
+	struct store_row_spec rows[3] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_SQS, 0, 0 },
+		{ 2, MODULE_LOG, 0, 0 },
+	};
+	struct store_batch *b;
+	struct store_row r0, r1, nr;
+	struct store *st;
+	unsigned char rk0[STORE_ROWKEY_LEN], rk1[STORE_ROWKEY_LEN];
+	unsigned char rk2[STORE_ROWKEY_LEN];
+	uint64_t s1;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, rows, 3);
+	store_key_row(rk0, s1, 0);
+	store_key_row(rk1, s1, 1);
+	store_key_row(rk2, s1, 2);
+	ck_assert_int_eq(store_row_get(st, rk0, &r0), 1);
+	ck_assert_int_eq(store_row_get(st, rk1, &r1), 1);
+	ck_assert_int_eq(store_debug_count(st, "due"), 3);
+
+	/* As claimed: the row and its due key go, the hook keeps 2. */
+	ck_assert_int_eq(deliver_known(st, rk0, &r0), 0);
+	ck_assert_int_eq(store_row_get(st, rk0, &nr), 0);
+	ck_assert_int_eq(store_debug_count(st, "due"), 2);
+	ck_assert_int_eq(hook_rows(st, s1), 2);
+
+	/* Gone already: nothing happens, the hook keeps its count. */
+	ck_assert_int_eq(deliver_known(st, rk0, &r0), 1);
+	ck_assert_int_eq(hook_rows(st, s1), 2);
+
+	/* Rewritten since (due 100 -> 700): read after all, and its real
+	 * due key goes, not a stale one left behind. */
+	nr = r1;
+	nr.due = 700;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_row_reschedule(b, rk1, &nr), 0);
+	commit_ok(st, b);
+	ck_assert_int_eq(deliver_known(st, rk1, &r1), 0);
+	ck_assert_int_eq(store_row_get(st, rk1, &nr), 0);
+	ck_assert_int_eq(store_debug_count(st, "due"), 1);
+	ck_assert_int_eq(hook_rows(st, s1), 1);
+
+	/* The last row takes the hook with it. */
+	ck_assert_int_eq(store_row_get(st, rk2, &nr), 1);
+	ck_assert_int_eq(deliver_known(st, rk2, &nr), 0);
+	ck_assert_int_eq(hook_rows(st, s1), -1);
+	ck_assert_int_eq(store_debug_count(st, "due"), 0);
+	ck_assert_int_eq(store_debug_count(st, "rows"), 0);
+	store_close(st);
+}
+END_TEST
+
 START_TEST(test_reschedule)
 {
 	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
@@ -2185,7 +2265,7 @@ START_TEST(test_lanes)
 	/* Delivering the head promotes the next in the same batch. */
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	store_key_row(rk, s[0], 0);
-	ck_assert_int_eq(store_batch_row_delivered(b, rk), 0);
+	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL), 0);
 	store_key_row(rk, s[1], 0);
 	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
@@ -2636,7 +2716,7 @@ fill_log(struct store *st, uint32_t upto)
 		ck_assert_ptr_nonnull(b = store_batch_begin(st));
 		for (i = 0; i < 8; i++) {
 			store_key_row(rk, seqs[i], 0);
-			ck_assert_int_eq(store_batch_row_delivered(b, rk), 0);
+			ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL), 0);
 		}
 		ck_assert_int_eq(store_batch_commit_lazy(b), 0);
 	}
@@ -2920,7 +3000,7 @@ START_TEST(test_commit_lazy)
 	s1 = put_rows(st, "acme", "github", 100, &row, 1);
 	store_key_row(rk, s1, 0);
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
-	ck_assert_int_eq(store_batch_row_delivered(b, rk), 0);
+	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL), 0);
 	ck_assert_int_eq(store_batch_commit_lazy(b), 0);
 	ck_assert_int_eq(store_counts(st, &c), 0);
 	ck_assert_uint_eq(c.rows, 0);
@@ -3211,6 +3291,7 @@ store_suite(void)
 	tcase_add_test(tc, test_due_tenants);
 	tcase_add_test(tc, test_due_scan);
 	tcase_add_test(tc, test_delivered);
+	tcase_add_test(tc, test_delivered_known);
 	tcase_add_test(tc, test_reschedule);
 	tcase_add_test(tc, test_dead);
 	tcase_add_test(tc, test_dead_list);

@@ -54,6 +54,7 @@ static struct {
 /* The kept-alive connection. */
 static int	 conn_fd = -1;
 static char	 conn_host[256], conn_port[16];
+static uint64_t	 conn_idle_since;	/* mono ms its last answer ended */
 
 static int	url_split(const char *, char *, size_t);
 static void	url_free(void);
@@ -403,9 +404,13 @@ http1_request(const char *url, const char *method,
 		http1_close();
 	for (tries = 0; tries < 2; tries++) {
 		reused = conn_fd != -1;
-		if (reused) {
-			/* Readable while idle: closed by the server (or it
-			 * talks out of turn); either way, not reusable. */
+		/* Readable while idle: closed by the server (or it talks
+		 * out of turn); either way, not reusable.  Not looked at
+		 * right after an answer (the next attempt of a busy sink):
+		 * a close that races the request is a stale connection
+		 * below, sent once more. */
+		if (reused && time_mono_ms() - conn_idle_since >=
+		    HTTP1_FRESH_MS) {
 			pfd.fd = conn_fd;
 			pfd.events = POLLIN;
 			pfd.revents = 0;
@@ -487,6 +492,7 @@ http1_request(const char *url, const char *method,
 		if (st == HTTP1_DONE) {
 			if (!http1_parse_keep_alive(&p))
 				http1_close();
+			conn_idle_since = time_mono_ms();
 			rc = 0;
 			break;
 		}

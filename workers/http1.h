@@ -13,9 +13,10 @@
  * One connection per process is kept alive: to the host and port of the
  * last request, reused while the server keeps it open (HTTP/1.1 without
  * "Connection: close", or HTTP/1.0 with "keep-alive") and the answer was
- * read to its end.  A request on a reused connection that finds it closed
- * before any byte of the answer is sent once more on a new connection, as
- * libcurl does.  No redirects are followed.  At most max_response_bytes of
+ * read to its end (checked for a close by the server first when it has
+ * been idle HTTP1_FRESH_MS or more).  A request on a reused connection
+ * that finds it closed before any byte of the answer is sent once more on
+ * a new connection, as libcurl does.  No redirects are followed.  At most max_response_bytes of
  * the body are read; past that the connection is closed and the status
  * decides.  timeout_ms bounds the whole attempt (0: none); the abort watch
  * is called at least every HTTP1_WATCH_MS while waiting.
@@ -32,6 +33,7 @@ struct curl_slist;
 #define HTTP1_VALUE_MAX		128	/* longest Retry-After kept */
 #define HTTP1_HEAD_MAX		65536	/* status line and headers */
 #define HTTP1_WATCH_MS		100
+#define HTTP1_FRESH_MS		10	/* idle less: reused unchecked */
 
 struct http1_answer {
 	long		 status;
