@@ -14,6 +14,9 @@
  * writes as one store transaction per loop turn and then reports back with
  * dispatch_settled(), which releases the claim.
  *
+ * Decks (dispatch.c, deck_fill): a running attempt's process may hold
+ * its key's next queued row, which takes the attempt's slot when it ends.
+ *
  * Memory: one struct drow per claimed row (bounded by dispatch.max_inflight),
  * one struct dtenant per tenant with claims or a breaker, one struct dsinkq
  * per sink key with claims or a breaker that is not idle.
