@@ -57,6 +57,7 @@
 #define MIGRATE_MAX		256	/* its most, a few ms of the loop */
 #define TRASH_MS		10	/* between steps emptying pruned logs */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
+#define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
 
 struct ankusad	*env;
 
@@ -127,7 +128,7 @@ open_listener(const char *what, const char *ip, uint16_t port)
 {
 	struct addrinfo hints, *res;
 	char portstr[8];
-	int fd, on = 1, rc;
+	int fd, on = 1, rc, tries;
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -141,8 +142,18 @@ open_listener(const char *what, const char *ip, uint16_t port)
 	if (fd == -1)
 		fatal("%s listener: socket", what);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	if (bind(fd, res->ai_addr, res->ai_addrlen) == -1)
-		fatal("%s listener: bind %s port %u", what, ip, port);
+	/* In use: after a crash the last instance's edges may still be on
+	 * their way out with the listener; give them LISTEN_RETRY_MS. */
+	for (tries = 0; bind(fd, res->ai_addr, res->ai_addrlen) == -1;
+	    tries++) {
+		if (errno != EADDRINUSE ||
+		    tries * 100 >= LISTEN_RETRY_MS)
+			fatal("%s listener: bind %s port %u", what, ip, port);
+		if (tries == 0)
+			log_warnx("%s listener: port %u in use; retrying for "
+			    "%d ms", what, port, LISTEN_RETRY_MS);
+		usleep(100 * 1000);
+	}
 	if (listen(fd, 1024) == -1)
 		fatal("%s listener: listen", what);
 	freeaddrinfo(res);

@@ -206,6 +206,47 @@ def test_master_sigkill_edges_exit():
         s.close()
 
 
+def test_port_in_use_at_start():
+    """The ingest port held by another socket at start-up: ankusad says
+    so and retries for 2 s (a crashed instance's edges may still hold
+    it), starts if the port frees meanwhile, and exits 1 naming the port
+    if it does not."""
+    d = Daemon()
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    held.bind(("127.0.0.1", d.port))
+    held.listen(1)
+    threading.Timer(0.5, held.close).start()
+    t0 = time.monotonic()
+    d.start()
+    dt = time.monotonic() - t0
+    log = d.log_text()
+    assert "port %d in use; retrying for 2000 ms" % d.port in log, log
+    note("started %.2f s after the port was released at 0.5 s" % dt)
+    d.stop()
+
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    held.bind(("127.0.0.1", d.port))
+    held.listen(1)
+    try:
+        t0 = time.monotonic()
+        try:
+            d.start(timeout=15)
+            raise AssertionError("ankusad started on a port in use")
+        except AssertionError as e:
+            if "exited 1 during start-up" not in str(e):
+                raise
+        dt = time.monotonic() - t0
+    finally:
+        held.close()
+    log = d.log_text()
+    assert "http listener: bind 127.0.0.1 port %d: Address already in " \
+        "use" % d.port in log, log[-2000:]
+    assert dt >= 1.9, "gave up after %.2f s, not 2" % dt
+    note("gave up after %.2f s" % dt)
+
+
 def test_reload_finishes_requests_in_hand():
     """SIGHUP replaces the edges; an old edge finishes the requests it
     holds (201, stored), then exits."""
