@@ -412,6 +412,8 @@ main(int argc, char *argv[])
 		if (!env->foreground && !checkonly)
 			for (i = 0; i < errs.n; i++)
 				log_warnx("%s", errs.msgs[i]);
+		conf_errors_free(&errs);
+		free(env->conf_text);
 		return EX_CONFIG;
 	}
 	if (checkonly) {
