@@ -58,6 +58,7 @@
 #define TRASH_MS		10	/* between steps emptying pruned logs */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 #define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
+#define LISTEN_STEP_MS		100	/* between tries */
 
 struct ankusad	*env;
 
@@ -147,12 +148,12 @@ open_listener(const char *what, const char *ip, uint16_t port)
 	for (tries = 0; bind(fd, res->ai_addr, res->ai_addrlen) == -1;
 	    tries++) {
 		if (errno != EADDRINUSE ||
-		    tries * 100 >= LISTEN_RETRY_MS)
+		    tries * LISTEN_STEP_MS >= LISTEN_RETRY_MS)
 			fatal("%s listener: bind %s port %u", what, ip, port);
 		if (tries == 0)
 			log_warnx("%s listener: port %u in use; retrying for "
 			    "%d ms", what, port, LISTEN_RETRY_MS);
-		usleep(100 * 1000);
+		usleep(LISTEN_STEP_MS * 1000);
 	}
 	if (listen(fd, 1024) == -1)
 		fatal("%s listener: listen", what);

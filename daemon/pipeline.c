@@ -118,6 +118,7 @@ static struct worker *worker_find(uint32_t);
 static void	outcome_later(uint64_t, enum attempt_result, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 static void	worker_timer(struct worker *, uint64_t);
+static int	worker_deck_back(struct worker *, uint64_t *);
 static void	worker_deck_next(struct worker *);
 static void	batch_pump(void);
 static void	claim_pump(void);
@@ -379,12 +380,8 @@ op_deck_cancel(void *arg, struct drow *r)
 	int i;
 
 	for (i = 0; i < nworkers; i++)
-		if (workers[i].deck == r->job) {
-			if (!deck_cancel(workers[i].shm, r->job, &started))
-				return -1;
-			workers[i].deck = 0;
-			return 0;
-		}
+		if (workers[i].deck == r->job)
+			return worker_deck_back(&workers[i], &started) ? 0 : -1;
 	return 0;
 }
 
@@ -752,11 +749,10 @@ pipeline_worker_retiring(uint32_t serial)
 		w->state = WORKER_RETIRING;
 	/* Its job on deck goes back, unless it has started. */
 	if (w->deck != 0) {
-		uint64_t started;
+		uint64_t job = w->deck, started;
 
-		if (deck_cancel(w->shm, w->deck, &started)) {
-			dispatch_deck_done(disp, w->deck, 0, time_wall_ms());
-			w->deck = 0;
+		if (worker_deck_back(w, &started)) {
+			dispatch_deck_done(disp, job, 0, time_wall_ms());
 			turn_arm();
 		}
 	}
@@ -789,16 +785,15 @@ pipeline_worker_gone(uint32_t serial)
 		outcome_later(w->job, ATTEMPT_ERROR,
 		    "deliver process died during the attempt");
 	if (w->deck != 0) {
-		uint64_t started;
+		uint64_t job = w->deck, started;
+		int back;
 
 		/* The process is gone: the word is final. */
-		if (deck_cancel(w->shm, w->deck, &started))
-			dispatch_deck_done(disp, w->deck, 0, time_wall_ms());
-		else {
-			dispatch_deck_done(disp, w->deck, 1, time_wall_ms());
-			outcome_later(w->deck, ATTEMPT_ERROR,
+		back = worker_deck_back(w, &started);
+		dispatch_deck_done(disp, job, !back, time_wall_ms());
+		if (!back)
+			outcome_later(job, ATTEMPT_ERROR,
 			    "deliver process died during the attempt");
-		}
 	}
 	evtimer_del(w->ev_timeout);
 	event_free(w->ev_timeout);
@@ -948,11 +943,11 @@ worker_deck_next(struct worker *w)
 	w->state = w->retiring ? WORKER_RETIRING : WORKER_IDLE;
 	if (job == 0)
 		return;
-	w->deck = 0;
-	if (deck_cancel(w->shm, job, &started)) {
+	if (worker_deck_back(w, &started)) {
 		dispatch_deck_done(disp, job, 0, time_wall_ms());
 		return;
 	}
+	w->deck = 0;
 	dispatch_deck_done(disp, job, 1, time_wall_ms());
 	w->state = WORKER_BUSY;
 	w->job = job;
@@ -961,6 +956,18 @@ worker_deck_next(struct worker *w)
 	ran = now > started ? now - started : 0;
 	tmo = env->conf->dispatch.attempt_timeout_ms;
 	worker_timer(w, ran < tmo ? tmo - ran : 0);
+}
+
+/* Take w's job on deck back: 1 taken back (it will not run; w holds no
+ * deck now), 0 it has started in the process, at *started (mono ms).  The
+ * caller tells the dispatch. */
+static int
+worker_deck_back(struct worker *w, uint64_t *started)
+{
+	if (!deck_cancel(w->shm, w->deck, started))
+		return 0;
+	w->deck = 0;
+	return 1;
 }
 
 /* w's attempt deadline, ms from now. */
