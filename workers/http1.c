@@ -108,24 +108,49 @@ http1_forget_env(void)
 }
 
 /* The request head, built in one buffer kept for the next request. */
-static char	*reqhead;
-static size_t	 reqheadlen, reqheadcap;
+static struct http1_headers	reqhead;
+
+/* Append n bytes at s to b. */
+static void
+buf_add(struct http1_headers *b, const char *s, size_t n)
+{
+	size_t cap;
+
+	if (b->len + n > b->cap) {
+		cap = b->cap != 0 ? b->cap : 1024;
+		while (cap < b->len + n)
+			cap *= 2;
+		if ((b->buf = realloc(b->buf, cap)) == NULL)
+			fatal("http1");
+		b->cap = cap;
+	}
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+}
 
 static void
 reqhead_add(const char *s, size_t n)
 {
-	size_t cap;
+	buf_add(&reqhead, s, n);
+}
 
-	if (reqheadlen + n > reqheadcap) {
-		cap = reqheadcap != 0 ? reqheadcap : 1024;
-		while (cap < reqheadlen + n)
-			cap *= 2;
-		if ((reqhead = realloc(reqhead, cap)) == NULL)
-			fatal("http1");
-		reqheadcap = cap;
-	}
-	memcpy(reqhead + reqheadlen, s, n);
-	reqheadlen += n;
+/* n in decimal, ending at the end of buf (size at least 21). */
+static const char *
+decimal(char *buf, size_t size, uint64_t n)
+{
+	char *p = buf + size - 1;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + n % 10);
+	while ((n /= 10) != 0);
+	return p;
+}
+
+void
+http1_headers_add(struct http1_headers *h, const char *line)
+{
+	buf_add(h, line, strlen(line) + 1);
 }
 
 static void
@@ -351,12 +376,13 @@ send_all(int fd, struct iovec *iov, int n, uint64_t deadline,
 
 int
 http1_request(const char *url, const char *method,
-    const struct curl_slist *hdrs, const char *user_agent, const void *body,
-    size_t len, uint64_t timeout_ms, uint64_t max_response_bytes,
-    int (*watch)(void), struct http1_answer *a, char *err, size_t errlen)
+    const struct http1_headers *hdrs, const char *user_agent,
+    const void *body, size_t len, uint64_t timeout_ms,
+    uint64_t max_response_bytes, int (*watch)(void), struct http1_answer *a,
+    char *err, size_t errlen)
 {
 	static struct http1_parser p;
-	const struct curl_slist *l;
+	const char *l, *end;
 	struct iovec iov[2];
 	struct pollfd pfd;
 	char buf[HTTP1_READ], cl[24];
@@ -370,28 +396,27 @@ http1_request(const char *url, const char *method,
 
 	if (url_split(url, err, errlen) == -1)
 		return -1;
-	reqheadlen = 0;
+	reqhead.len = 0;
 	reqhead_str(method);
 	reqhead_add(" ", 1);
 	reqhead_str(u.target);
 	reqhead_str(" HTTP/1.1\r\n");
 	reqhead_line("Host", u.hosthdr);
-	snprintf(cl, sizeof(cl), "%zu", len);
-	reqhead_line("Content-Length", cl);
-	for (l = hdrs; l != NULL; l = l->next) {
-		const char *c = strchr(l->data, ':');
+	reqhead_line("Content-Length", decimal(cl, sizeof(cl), len));
+	end = hdrs->len > 0 ? hdrs->buf + hdrs->len : hdrs->buf;
+	for (l = hdrs->buf; l < end; l += strlen(l) + 1) {
+		const char *c = strchr(l, ':');
 
 		/* As libcurl: a header of the list replaces its own
 		 * User-Agent or Accept, and "Name:" alone sends nothing. */
-		if (c != NULL && c - l->data == 10 &&
-		    strncasecmp(l->data, "user-agent", 10) == 0)
+		if (c != NULL && c - l == 10 &&
+		    strncasecmp(l, "user-agent", 10) == 0)
 			user_agent = NULL;
-		if (c != NULL && c - l->data == 6 &&
-		    strncasecmp(l->data, "accept", 6) == 0)
+		if (c != NULL && c - l == 6 && strncasecmp(l, "accept", 6) == 0)
 			accept = NULL;
 		if (c == NULL || c[1 + strspn(c + 1, " \t")] == '\0')
 			continue;
-		reqhead_line(NULL, l->data);
+		reqhead_line(NULL, l);
 	}
 	if (user_agent != NULL)
 		reqhead_line("User-Agent", user_agent);
@@ -426,8 +451,8 @@ http1_request(const char *url, const char *method,
 			snprintf(conn_host, sizeof(conn_host), "%s", u.host);
 			snprintf(conn_port, sizeof(conn_port), "%s", u.port);
 		}
-		iov[0].iov_base = reqhead;
-		iov[0].iov_len = reqheadlen;
+		iov[0].iov_base = reqhead.buf;
+		iov[0].iov_len = reqhead.len;
 		iov[1].iov_base = (void *)(body != NULL ? body : "");
 		iov[1].iov_len = len;
 		if (send_all(conn_fd, iov, len > 0 ? 2 : 1, deadline, watch,

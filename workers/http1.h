@@ -55,6 +55,14 @@ void	http1_answer_body(struct http1_answer *a, const char *b, size_t n);
 int	http1_usable(const char *url);
 void	http1_forget_env(void);
 
+/* A request's header lines, "Name: value" each with its NUL, one after
+ * the other in buf; a caller keeps one for its next request. */
+struct http1_headers {
+	char	*buf;
+	size_t	 len, cap;
+};
+void	http1_headers_add(struct http1_headers *, const char *line);
+
 /*
  * One request: method ("POST", "PUT", "PATCH"), the header lines of hdrs
  * ("Name: value"; a "Name:" with no value is left out, as libcurl does),
@@ -63,7 +71,7 @@ void	http1_forget_env(void);
  * answer, or the watch asked to abort).
  */
 int	http1_request(const char *url, const char *method,
-	    const struct curl_slist *hdrs, const char *user_agent,
+	    const struct http1_headers *hdrs, const char *user_agent,
 	    const void *body, size_t len, uint64_t timeout_ms,
 	    uint64_t max_response_bytes, int (*watch)(void),
 	    struct http1_answer *a, char *err, size_t errlen);

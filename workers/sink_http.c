@@ -70,6 +70,9 @@ struct sink_http_xfer {
 	uint64_t		 last_watch;	/* mono ms */
 };
 
+/* Where sink_http_lines hands each header line. */
+typedef void	(*sink_http_line_fn)(void *, const char *);
+
 static CURL		*sink_http_curl;	/* one per process: keep-alive */
 static sink_abort_fn	 sink_http_abort;
 
@@ -77,8 +80,12 @@ static size_t	sink_http_write_cb(char *, size_t, size_t, void *);
 static size_t	sink_http_header_cb(char *, size_t, size_t, void *);
 static int	sink_http_xfer_cb(void *, curl_off_t, curl_off_t, curl_off_t,
 		    curl_off_t);
-static int	sink_http_add(struct curl_slist **, const char *,
+static int	sink_http_add(sink_http_line_fn, void *, const char *,
 		    const char *);
+static void	sink_http_lines(const struct job *, time_t,
+		    sink_http_line_fn, void *);
+static void	sink_http_slist_line(void *, const char *);
+static void	sink_http_http1_line(void *, const char *);
 static int	sink_http_token(const char *);
 static int	sink_http_framing(const char *);
 static int	sink_http_signed_name(const char *);
@@ -364,15 +371,25 @@ sink_http_sign(const struct blob *secrets, int nsecrets, const char *id,
 	return out;
 }
 
-/* An RFC 9110 token: what a header name must be. */
+/* An RFC 9110 token: what a header name must be.  tchar[] is 1 for the
+ * bytes a token may hold: visible ASCII but the delimiters. */
 static int
 sink_http_token(const char *s)
 {
+	static unsigned char tchar[256];
+	static int ready;
+	const unsigned char *p;
+	int c;
+
+	if (!ready) {
+		for (c = 0x21; c < 0x7f; c++)
+			tchar[c] = strchr("\"(),/:;<=>?@[\\]{}", c) == NULL;
+		ready = 1;
+	}
 	if (*s == '\0')
 		return 0;
-	for (; *s != '\0'; s++)
-		if (*s <= 0x20 || *s >= 0x7f ||
-		    strchr("\"(),/:;<=>?@[\\]{}", *s) != NULL)
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (!tchar[*p])
 			return 0;
 	return 1;
 }
@@ -409,12 +426,13 @@ sink_http_configured(const struct sink_conf *s, const char *name)
 	return 0;
 }
 
-/* Append "name: value" (curl's "name;" for an empty value, since "name:"
+/* Hand fn "name: value" (curl's "name;" for an empty value, since "name:"
  * would remove the header), control bytes as %XX.  -1 on a bad name. */
 static int
-sink_http_add(struct curl_slist **l, const char *name, const char *value)
+sink_http_add(sink_http_line_fn fn, void *arg, const char *name,
+    const char *value)
 {
-	struct curl_slist *n;
+	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *v;
 	char small[512], *line, *p;
 	size_t nlen, len;
@@ -425,7 +443,7 @@ sink_http_add(struct curl_slist **l, const char *name, const char *value)
 		value = "";
 	nlen = strlen(name);
 	len = nlen + 3 * strlen(value) + 3;
-	/* curl_slist_append copies the line: most fit on the stack. */
+	/* The callee copies the line: most fit on the stack. */
 	if (len <= sizeof(small))
 		line = small;
 	else if ((line = malloc(len)) == NULL)
@@ -438,31 +456,33 @@ sink_http_add(struct curl_slist **l, const char *name, const char *value)
 	} else
 		*p++ = ';';
 	for (v = (const unsigned char *)value; *v != '\0'; v++) {
-		if ((*v < 0x20 && *v != '\t') || *v == 0x7f)
-			p += snprintf(p, 4, "%%%02X", *v);
-		else
+		if ((*v < 0x20 && *v != '\t') || *v == 0x7f) {
+			*p++ = '%';
+			*p++ = hex[*v >> 4];
+			*p++ = hex[*v & 0xf];
+		} else
 			*p++ = *v;
 	}
 	*p = '\0';
-	if ((n = curl_slist_append(*l, line)) == NULL)
-		fatalx("sink_http_add: curl_slist_append");
-	*l = n;
+	fn(arg, line);
 	if (line != small)
 		free(line);
 	return 0;
 }
 
-struct curl_slist *
-sink_http_headers(const struct job *j, time_t now)
+/* The request's header lines by the contract's rules, each handed to fn;
+ * libcurl's "Expect:" is the caller's. */
+static void
+sink_http_lines(const struct job *j, time_t now, sink_http_line_fn fn,
+    void *arg)
 {
 	const struct sink_conf *s = &j->sink;
 	const struct header_kv *h;
-	struct curl_slist *l = NULL;
 	char ts[32], *idem, *sig;
 	int i, signing = s->u.http.nsecrets > 0;
 
 	if (!sink_http_configured(s, "content-type"))
-		sink_http_add(&l, "Content-Type",
+		sink_http_add(fn, arg, "Content-Type",
 		    j->content_type != NULL && *j->content_type != '\0' ?
 		    j->content_type : "application/octet-stream");
 
@@ -472,7 +492,7 @@ sink_http_headers(const struct job *j, time_t now)
 		    (signing && sink_http_signed_name(h->name)) ||
 		    sink_http_configured(s, h->name))
 			continue;
-		if (sink_http_add(&l, h->name, h->value) == -1)
+		if (sink_http_add(fn, arg, h->name, h->value) == -1)
 			log_debug("hook %s: forwarded header name refused",
 			    j->hook_id);
 	}
@@ -485,40 +505,63 @@ sink_http_headers(const struct job *j, time_t now)
 		    strcasecmp(h->name, "expect") == 0 ||
 		    (signing && sink_http_signed_name(h->name)))
 			continue;
-		sink_http_add(&l, h->name, h->value);
+		sink_http_add(fn, arg, h->name, h->value);
 	}
 
-	sink_http_add(&l, "x-ankusa-id", j->hook_id);
-	sink_http_add(&l, "x-ankusa-source", j->source);
+	sink_http_add(fn, arg, "x-ankusa-id", j->hook_id);
+	sink_http_add(fn, arg, "x-ankusa-source", j->source);
 	if (j->dedupe_key != NULL && *j->dedupe_key != '\0') {
 		if (asprintf(&idem, "%s:%s:%s", j->tenant, j->source,
 		    j->dedupe_key) == -1)
 			fatal("sink_http_headers");
-		sink_http_add(&l, "x-ankusa-idempotency-key", idem);
+		sink_http_add(fn, arg, "x-ankusa-idempotency-key", idem);
 		free(idem);
 	} else
-		sink_http_add(&l, "x-ankusa-idempotency-key", j->hook_id);
+		sink_http_add(fn, arg, "x-ankusa-idempotency-key",
+		    j->hook_id);
 	if (j->tenant != NULL && *j->tenant != '\0')
-		sink_http_add(&l, "x-ankusa-tenant", j->tenant);
+		sink_http_add(fn, arg, "x-ankusa-tenant", j->tenant);
 	if (j->dedupe_key != NULL && *j->dedupe_key != '\0')
-		sink_http_add(&l, "x-ankusa-dedupe-key", j->dedupe_key);
+		sink_http_add(fn, arg, "x-ankusa-dedupe-key", j->dedupe_key);
 	if (j->replay_id != NULL && *j->replay_id != '\0')
-		sink_http_add(&l, "x-ankusa-replay-id", j->replay_id);
+		sink_http_add(fn, arg, "x-ankusa-replay-id", j->replay_id);
 
 	if (signing) {
 		snprintf(ts, sizeof(ts), "%lld", (long long)now);
 		sig = sink_http_sign(s->u.http.secrets, s->u.http.nsecrets,
 		    j->hook_id, ts, j->body, j->bodylen);
-		sink_http_add(&l, "webhook-id", j->hook_id);
-		sink_http_add(&l, "webhook-timestamp", ts);
-		sink_http_add(&l, "webhook-signature", sig);
+		sink_http_add(fn, arg, "webhook-id", j->hook_id);
+		sink_http_add(fn, arg, "webhook-timestamp", ts);
+		sink_http_add(fn, arg, "webhook-signature", sig);
 		free(sig);
 	}
+}
 
+static void
+sink_http_slist_line(void *arg, const char *line)
+{
+	struct curl_slist **l = arg, *n;
+
+	if ((n = curl_slist_append(*l, line)) == NULL)
+		fatalx("sink_http_add: curl_slist_append");
+	*l = n;
+}
+
+struct curl_slist *
+sink_http_headers(const struct job *j, time_t now)
+{
+	struct curl_slist *l = NULL;
+
+	sink_http_lines(j, now, sink_http_slist_line, &l);
 	/* No "Expect: 100-continue" round trip before a large body. */
-	if ((l = curl_slist_append(l, "Expect:")) == NULL)
-		fatalx("sink_http_headers: curl_slist_append");
+	sink_http_slist_line(&l, "Expect:");
 	return l;
+}
+
+static void
+sink_http_http1_line(void *arg, const char *line)
+{
+	http1_headers_add(arg, line);
 }
 
 /* --- the transfer --- */
@@ -703,8 +746,13 @@ sink_http_outcome(const struct job *j, struct job_outcome *o,
 		return o->result;
 	}
 	o->http_status = status;
-	job_outcome_set(o, sink_http_classify(status, &honour), "http %ld",
-	    status);
+	/* "http %ld", without printf: this runs for every attempt. */
+	o->result = sink_http_classify(status, &honour);
+	memcpy(o->detail, "http ", 5);
+	o->detail[5] = (char)('0' + status / 100);
+	o->detail[6] = (char)('0' + status / 10 % 10);
+	o->detail[7] = (char)('0' + status % 10);
+	o->detail[8] = '\0';
 	if (honour && retry_after[0] != '\0') {
 		if (sink_http_retry_after(retry_after, time(NULL), &ra) == 0)
 			o->retry_after_ms = ra;
@@ -725,17 +773,17 @@ sink_http_run_http1(const struct job *j, struct job_outcome *o,
     const char *verb)
 {
 	const struct sink_conf *s = &j->sink;
+	static struct http1_headers hdrs;	/* kept for the next job */
 	struct http1_answer a;
-	struct curl_slist *hdrs;
 	char err[256];
 	int rc;
 
-	hdrs = sink_http_headers(j, time(NULL));
-	rc = http1_request(s->u.http.url, verb, hdrs,
+	hdrs.len = 0;
+	sink_http_lines(j, time(NULL), sink_http_http1_line, &hdrs);
+	rc = http1_request(s->u.http.url, verb, &hdrs,
 	    SINK_HTTP_UA, j->body, j->bodylen, s->timeout_ms,
 	    s->u.http.max_response_bytes, sink_http_abort, &a, err,
 	    sizeof(err));
-	curl_slist_free_all(hdrs);
 	if (rc == -1) {
 		job_outcome_set(o, JOB_ERROR, "%s", err);
 		return o->result;
