@@ -41,6 +41,7 @@
 #include "pipeline.h"
 #include "store.h"
 #include "supervisor.h"
+#include "syncer.h"
 #include "writer.h"
 
 #ifndef ANKUSA_LIBEXECDIR
@@ -477,6 +478,7 @@ main(int argc, char *argv[])
 
 	event_base_dispatch(env->base);
 
+	syncer_stop();
 	control_close();
 	store_close(env->store);
 	log_info("stopped");
