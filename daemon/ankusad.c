@@ -41,7 +41,6 @@
 #include "pipeline.h"
 #include "store.h"
 #include "supervisor.h"
-#include "syncer.h"
 #include "writer.h"
 
 #ifndef ANKUSA_LIBEXECDIR
@@ -478,7 +477,6 @@ main(int argc, char *argv[])
 
 	event_base_dispatch(env->base);
 
-	syncer_stop();
 	control_close();
 	store_close(env->store);
 	log_info("stopped");

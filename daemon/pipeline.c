@@ -104,8 +104,7 @@ static struct event	*ev_ticks;
 static struct event	*ev_batch;	/* lingers and entry deadlines */
 static struct batcher	*batcher;
 static int		 turn_armed;
-static uint64_t		 claim_below;	/* seqs not synced: not claimed */
-static uint64_t		 claim_hold;	/* pipeline_hold's, 0 none */
+static uint64_t		 claim_below;	/* pipeline_step: seqs not synced */
 static TAILQ_HEAD(, ptick) ticks = TAILQ_HEAD_INITIALIZER(ticks);
 
 static void	turn_arm(void);
@@ -580,16 +579,8 @@ pipeline_step(uint64_t seq0)
 	evtimer_del(ev_turn);
 	claim_below = seq0;
 	turn_cb(-1, EV_TIMEOUT, NULL);
-	claim_below = claim_hold;
+	claim_below = 0;
 	supervisor_flush_now(KIND_DELIVER);
-}
-
-/* While the syncer's thread syncs a batch, its rows (seq0 and up) are
- * passed over as in pipeline_step; 0 ends that. */
-void
-pipeline_hold(uint64_t seq0)
-{
-	claim_hold = claim_below = seq0;
 }
 
 static void

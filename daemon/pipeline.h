@@ -36,9 +36,6 @@ int	pipeline_busy(void);
 /* A dispatch turn now, while the writer's batch of hooks, whose seqs
  * start at seq0, is committed but not yet synced. */
 void	pipeline_step(uint64_t seq0);
-/* From now on, and until pipeline_hold(0), claim no row of seq0 or above:
- * a batch that the syncer's thread syncs. */
-void	pipeline_hold(uint64_t seq0);
 
 /* From the supervisor: the deliver pool (shm: the process's on-deck page,
  * common/deck.h, or NULL). */

@@ -106,10 +106,7 @@
  * (env->log_flush): the whole batch becomes durable with one fsync.  If the
  * commit succeeds but the flush fails we still return -1: the batch's hooks
  * may or may not survive a crash, so the caller answers 503 and the sender's
- * retry may store a duplicate, which at-least-once allows.  The writer's
- * batches instead commit lazily and have the log files fdatasync'ed in the
- * syncer's thread (store_sync_fds, store_sync_ended: docs/DEPARTURES 18);
- * that thread calls nothing here.
+ * retry may store a duplicate, which at-least-once allows.
  */
 #include "config.h"
 
@@ -134,7 +131,6 @@
 #include "ids.h"
 #include "log.h"
 #include "store.h"
-#include "syncer.h"
 
 enum store_table {
 	T_META = 0,
@@ -247,18 +243,6 @@ struct store {
 						 * record logged */
 	DB_LSN			 flushed_end;	/* and of the last one that a
 						 * log flush wrote out */
-	int			 sy_fd;		/* log file sy_file open for
-						 * syncer.c, or -1 */
-	uint32_t		 sy_file;
-	uint32_t		 sy_from;	/* the oldest log file that
-						 * may hold records no sync
-						 * covered; 0: the current */
-	uint32_t		 sy_to;		/* the sync in flight: up to
-						 * this file */
-	DB_LSN			 sy_end;	/* and logged_end then */
-	int			 sy_extra[SYNCER_MAX_FDS];	/* opened
-						 * for it, closed at its end */
-	int			 nsy_extra;
 	uint64_t		 body_reads;	/* bodies read from the log */
 	uint64_t		 body_preads;	/* and the reads that took */
 	unsigned char		*lbuf;		/* a body's log record */
@@ -339,7 +323,6 @@ struct list_ctx {
 };
 
 static void	 store_set_lost(struct store *);
-static void	 sync_extra_close(struct store *);
 static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
 static void	 store_seterr(struct store *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
@@ -570,7 +553,6 @@ store_open(const char *dir, char *err, size_t errlen)
 	}
 	st->opening = 1;
 	st->ra_fd = -1;
-	st->sy_fd = -1;
 	st->body_retain = STORE_BODY_RETAIN_FILES;
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
@@ -1032,10 +1014,6 @@ store_close_handles(struct store *st)
 	int i, ret;
 
 	ra_close(st);
-	sync_extra_close(st);
-	if (st->sy_fd != -1)
-		close(st->sy_fd);
-	st->sy_fd = -1;
 	free(st->ra_buf);
 	st->ra_buf = NULL;
 	trash_clear(st, 0);
@@ -2164,102 +2142,6 @@ store_log_flush(struct store *st)
 		return -1;
 	}
 	st->flushed_end = st->logged_end;
-	return 0;
-}
-
-/*
- * The flush's sync in another thread (syncer.c).  A batch committed with
- * store_batch_commit_lazy has its records written to the log files; an
- * fdatasync of each file they may be in makes them durable, as the
- * flush's would.  Those files are the ones from the oldest a sync has not
- * covered since a record went into it (sy_from) to the current one: a
- * batch may cross into a new file.  The current file stays open for the
- * next sync; older ones are opened for this one and closed at its end.
- */
-static void
-sync_extra_close(struct store *st)
-{
-	while (st->nsy_extra > 0)
-		close(st->sy_extra[--st->nsy_extra]);
-}
-
-/* Log file f open read-only (fdatasync needs no more), or -1. */
-static int
-sync_open(struct store *st, uint32_t f)
-{
-	char name[PATH_MAX];
-	DB_LSN lsn;
-	int ret, fd;
-
-	lsn.file = f;
-	lsn.offset = 0;
-	if ((ret = st->env->log_file(st->env, &lsn, name,
-	    sizeof(name))) != 0) {
-		store_seterr(st, ret, "store %s: log file %" PRIu32 ": no "
-		    "name", st->dir, f);
-		return -1;
-	}
-	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) == -1)
-		store_seterr(st, 0, "store %s: %s: %s", st->dir, name,
-		    strerror(errno));
-	return fd;
-}
-
-int
-store_sync_fds(struct store *st, int *fds, int max)
-{
-	uint32_t cur, from, f;
-	int n = 0, fd;
-
-	if (st->lost) {
-		store_seterr(st, 0, "store %s: lost: %s", st->dir,
-		    st->lost_why);
-		return -1;
-	}
-	if (st->nsy_extra > 0)
-		return 0;	/* one in flight: not ours to guess */
-	if ((cur = store_log_current(st)) == 0)
-		return 0;
-	from = st->sy_from != 0 && st->sy_from <= cur ? st->sy_from : cur;
-	if (cur - from >= (uint32_t)max)
-		return 0;	/* too many files: the flush does it */
-	if (st->sy_fd != -1 && st->sy_file != cur) {
-		close(st->sy_fd);
-		st->sy_fd = -1;
-	}
-	if (st->sy_fd == -1) {
-		if ((st->sy_fd = sync_open(st, cur)) == -1)
-			return 0;
-		st->sy_file = cur;
-	}
-	for (f = from; f < cur; f++) {
-		if ((fd = sync_open(st, f)) == -1) {
-			sync_extra_close(st);
-			return 0;
-		}
-		st->sy_extra[st->nsy_extra++] = fd;
-		fds[n++] = fd;
-	}
-	fds[n++] = st->sy_fd;
-	st->sy_to = cur;
-	st->sy_end = st->logged_end;
-	return n;
-}
-
-int
-store_sync_ended(struct store *st, int err)
-{
-	sync_extra_close(st);
-	if (err != 0) {
-		store_seterr(st, 0, "store %s: log flush after commit: "
-		    "fdatasync: %s (the batch may not survive a crash; "
-		    "restart to run recovery)", st->dir, strerror(err));
-		store_set_lost(st);
-		return -1;
-	}
-	st->sy_from = st->sy_to;
-	if (log_compare(&st->sy_end, &st->flushed_end) > 0)
-		st->flushed_end = st->sy_end;
 	return 0;
 }
 

@@ -154,15 +154,6 @@ int		 store_batch_commit_lazy(struct store_batch *);
  * store_batch_commit_lazy then store_log_flush is a store_batch_commit
  * with other work between the two. */
 int		 store_log_flush(struct store *);
-/* The flush's sync done elsewhere (daemon/syncer.c): the descriptors
- * (at most max) whose fdatasync makes every batch committed so far
- * durable, into fds; their number, 0 when the caller must
- * store_log_flush instead (a sync in flight, more files than max, a
- * file that would not open), or -1 and the store is lost.  Then
- * store_sync_ended with the sync's result (0 or an errno), before the
- * next call: 0, or -1 and the store is lost, as after a failed flush. */
-int		 store_sync_fds(struct store *, int *fds, int max);
-int		 store_sync_ended(struct store *, int err);
 /* The seq the next hook put will get: rows of hooks put from now on have
  * this seq or a larger one. */
 uint64_t	 store_next_seq(const struct store *);

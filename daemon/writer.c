@@ -48,7 +48,6 @@
 #include "ratelimit.h"
 #include "store.h"
 #include "supervisor.h"
-#include "syncer.h"
 #include "writer.h"
 
 #define WRITER_START_DEADLINE_MS	15000	/* to start committing */
@@ -95,10 +94,6 @@ struct pending {
 TAILQ_HEAD(pendingq, pending);
 
 static struct pendingq	 queue = TAILQ_HEAD_INITIALIZER(queue);
-/* The batch the syncer's thread syncs: committed, answered when synced. */
-static struct pendingq	 syncing = TAILQ_HEAD_INITIALIZER(syncing);
-static uint32_t		 syncing_n;
-static uint64_t		 syncing_t0;
 static size_t		 nqueued;
 static uint64_t		 queued_bytes;
 static uint64_t		 queued_pen_bytes;	/* pen bodies not yet stored */
@@ -114,8 +109,6 @@ static void	writer_enqueue(struct pending *);
 static void	writer_arm(void);
 static void	writer_commit_cb(evutil_socket_t, short, void *);
 static int	writer_commit_batch(int);
-static void	writer_synced(int, void *);
-static int	writer_batch_end(struct pendingq *, uint32_t, uint64_t, int);
 static int	writer_parse(struct pending *, struct msg *, uint8_t *);
 static int	writer_parse_tail(struct pending *, struct msg *);
 static void	writer_bind_rows(struct pending *, const struct source_conf *,
@@ -134,7 +127,6 @@ writer_init(void)
 		fatalx("writer: evtimer_new");
 	rl_tenants = ratelimit_new();
 	rl_pen = ratelimit_new();
-	syncer_start(env->base, writer_synced, NULL);
 }
 
 size_t
@@ -555,8 +547,6 @@ writer_arm(void)
 	struct timeval tv = { 0, 0 };
 	uint64_t d = env->conf->batcher.max_delay_ms;
 
-	if (syncer_busy())
-		return;		/* writer_synced arms it */
 	if (nqueued >= env->conf->batcher.max_batch) {
 		evtimer_add(ev_commit, &tv);
 		commit_armed = 1;
@@ -574,8 +564,6 @@ static void
 writer_commit_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	commit_armed = 0;
-	if (syncer_busy())
-		return;
 	(void)writer_commit_batch(1);
 	writer_arm();
 }
@@ -583,7 +571,6 @@ writer_commit_cb(evutil_socket_t fd, short ev, void *arg)
 void
 writer_flush_all(void)
 {
-	syncer_wait();		/* the batch in the syncer's hands first */
 	evtimer_del(ev_commit);
 	commit_armed = 0;
 	while (nqueued > 0)
@@ -656,10 +643,7 @@ writer_put(struct store_batch *sb, struct pending *p)
  * start deadline are answered 503 and dropped first.  0, or -1 when the
  * store refused (every hook of the batch answered 503 store_unavailable).
  * With step, dispatch takes a turn between the batch's commit and its sync
- * (pipeline_step), claiming no row of the batch, and the sync runs in the
- * syncer's thread: the batch waits in syncing, its rows held from claims
- * (pipeline_hold), and is answered by writer_synced; no other batch
- * commits meanwhile.  Without step (writer_flush_all) it syncs here.
+ * (pipeline_step), claiming no row of the batch.
  */
 static int
 writer_commit_batch(int step)
@@ -670,7 +654,7 @@ writer_commit_batch(int step)
 	uint64_t now = time_mono_ms(), t0;
 	uint64_t seq0;
 	uint32_t n = 0, max = env->conf->batcher.max_batch;
-	int fds[SYNCER_MAX_FDS], nfds, rc = 0;
+	int rc = 0;
 
 	while (n < max && (p = TAILQ_FIRST(&queue)) != NULL) {
 		TAILQ_REMOVE(&queue, p, entry);
@@ -711,44 +695,8 @@ writer_commit_batch(int step)
 		rc = -1;
 	if (rc == 0 && step)
 		pipeline_step(seq0);
-	if (rc == 0 && step) {
-		/* The sync in the syncer's thread: the loop goes on with
-		 * the deliver processes meanwhile, and answers the batch
-		 * when it ends (writer_synced). */
-		if ((nfds = store_sync_fds(env->store, fds,
-		    SYNCER_MAX_FDS)) == -1)
-			rc = -1;
-		else if (nfds > 0) {
-			TAILQ_CONCAT(&syncing, &batch, entry);
-			syncing_n = n;
-			syncing_t0 = t0;
-			pipeline_hold(seq0);
-			syncer_request(fds, nfds);
-			return 0;
-		}
-	}
 	if (rc == 0 && store_log_flush(env->store) == -1)
 		rc = -1;
-	return writer_batch_end(&batch, n, t0, rc);
-}
-
-/* The syncer's thread synced the batch in syncing, or failed to. */
-static void
-writer_synced(int err, void *arg)
-{
-	int rc = store_sync_ended(env->store, err);
-
-	pipeline_hold(0);
-	(void)writer_batch_end(&syncing, syncing_n, syncing_t0, rc);
-	writer_arm();
-}
-
-/* The batch (n hooks, begun at t0) is durable (rc 0) or not (-1): answer
- * every hook.  Returns rc. */
-static int
-writer_batch_end(struct pendingq *batch, uint32_t n, uint64_t t0, int rc)
-{
-	struct pending *p;
 
 	if (rc == -1) {
 		if (env->store_ok)
@@ -762,7 +710,7 @@ writer_batch_end(struct pendingq *batch, uint32_t n, uint64_t t0, int rc)
 		{
 			uint64_t min_due = UINT64_MAX;
 
-			TAILQ_FOREACH(p, batch, entry)
+			TAILQ_FOREACH(p, &batch, entry)
 				if (p->hook.received_at < min_due)
 					min_due = p->hook.received_at;
 			pipeline_wake(min_due);
@@ -770,8 +718,8 @@ writer_batch_end(struct pendingq *batch, uint32_t n, uint64_t t0, int rc)
 		log_debug("writer: committed %u hooks in %llu ms", n,
 		    (unsigned long long)(time_mono_ms() - t0));
 	}
-	while ((p = TAILQ_FIRST(batch)) != NULL) {
-		TAILQ_REMOVE(batch, p, entry);
+	while ((p = TAILQ_FIRST(&batch)) != NULL) {
+		TAILQ_REMOVE(&batch, p, entry);
 		dd_remove(p);
 		if (rc == -1 || p->gone)
 			writer_answer(p, HOOK_STORE_UNAVAILABLE, 1);

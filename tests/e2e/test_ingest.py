@@ -767,7 +767,7 @@ def test_fsync_failure_503():
     acked = [expect_accepted(*post(d.port, "/webhooks/github", b"{}"))
              for _ in range(3)]
     trace = os.path.join(tmpdir(), "strace.out")
-    s = subprocess.Popen(["strace", "-f", "-qq", "-o", trace, "-e",
+    s = subprocess.Popen(["strace", "-qq", "-o", trace, "-e",
                           "trace=fdatasync,fsync", "-e",
                           "inject=fdatasync,fsync:error=EIO", "-p",
                           str(d.pid)], stdin=subprocess.DEVNULL,
