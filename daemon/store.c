@@ -157,7 +157,7 @@ static const char *const store_tables[T_COUNT] = {
 #define STORE_LOG_BUFFER	(4u * 1024 * 1024)
 #define STORE_LOG_FILE		(32u * 1024 * 1024)
 #define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
-#define STORE_HOOK_PAGESIZE	32768	/* hooks, quarantine: see open */
+#define STORE_HOOK_PAGESIZE	8192	/* hooks, quarantine: see open */
 #define HOOK_FLAG_FLAGGED	0x01
 #define HOOK_FLAG_CLAIMED	0x02
 #define HOOK_FLAG_LOGGED	0x04	/* the body is in the log: the record
@@ -608,10 +608,14 @@ store_open_tables(struct store *st, char *err, size_t errlen)
 			    st->dir, file);
 			goto fail;
 		}
-		/* Hook bodies: pages large enough that a hook of a few KiB
-		 * with its headers stays on its leaf page instead of taking
-		 * overflow pages of its own (set at creation only; an
-		 * existing file keeps its page size). */
+		/* Hooks: pages large enough that a hook's head with a
+		 * provider's usual headers (1-2 KiB) stays on its leaf page
+		 * instead of taking an overflow page of its own; its body is
+		 * mostly in the log.  Not larger: deleting the oldest record
+		 * of a page moves every record put after it, and a split
+		 * logs the page (8 KiB against the 32 KiB of stores made
+		 * before bodies went to the log: docs/PERFORMANCE).  Set at
+		 * creation only; an existing file keeps its page size. */
 		if ((i == T_HOOKS || i == T_QUARANTINE) &&
 		    (ret = st->db[i]->set_pagesize(st->db[i],
 		    STORE_HOOK_PAGESIZE)) != 0) {
