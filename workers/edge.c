@@ -143,7 +143,6 @@ static void	conn_body_append(struct conn *, const void *, size_t);
 static void	conn_submit(struct conn *);
 static void	conn_wait(struct conn *, enum conn_wait, uint64_t);
 static void	conn_answer(struct conn *, struct httpreq_answer *);
-static void	conn_write(struct conn *, const char *, size_t);
 static void	conn_refuse(struct conn *, int, const char *);
 static void	msg_add_tail(struct msg *, const struct source_conf *,
 		    struct keys_ctx *, const char *, const struct header_kv *,
@@ -1071,38 +1070,9 @@ conn_answer(struct conn *c, struct httpreq_answer *a)
 	httpreq_answer_free(a);
 	c->state = CS_WRITE;
 	conn_timer(c, 0);
-	conn_write(c, buf, len);
-	free(buf);
-}
-
-/*
- * Write len bytes at buf to the client.  An answer mostly fits the socket's
- * buffer at once: written here, its write callback is only scheduled, as
- * the bufferevent would run it once its output drained, without arming
- * and disarming the write event around a write that needs no wait (two
- * epoll_ctl calls per request).  Whatever the socket does not take now,
- * and any error, goes through the bufferevent as before.
- */
-static void
-conn_write(struct conn *c, const char *buf, size_t len)
-{
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	ssize_t n = 0;
-
-	if (evbuffer_get_length(out) == 0) {
-		do
-			n = write(bufferevent_getfd(c->bev), buf, len);
-		while (n == -1 && errno == EINTR);
-		if (n == -1)
-			n = 0;
-	}
-	if ((size_t)n == len) {
-		bufferevent_trigger(c->bev, EV_WRITE,
-		    BEV_TRIG_DEFER_CALLBACKS);
-		return;
-	}
-	if (bufferevent_write(c->bev, buf + n, len - (size_t)n) == -1)
+	if (bufferevent_write(c->bev, buf, len) == -1)
 		fatalx("bufferevent_write");
+	free(buf);
 }
 
 /* The answer is out and the connection stays: on to the next request,
