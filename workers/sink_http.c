@@ -513,7 +513,7 @@ sink_http_lines(const struct job *j, time_t now, sink_http_line_fn fn,
 	if (j->dedupe_key != NULL && *j->dedupe_key != '\0') {
 		if (asprintf(&idem, "%s:%s:%s", j->tenant, j->source,
 		    j->dedupe_key) == -1)
-			fatal("sink_http_headers");
+			fatal("sink_http_lines");
 		sink_http_add(fn, arg, "x-ankusa-idempotency-key", idem);
 		free(idem);
 	} else
@@ -543,7 +543,7 @@ sink_http_slist_line(void *arg, const char *line)
 	struct curl_slist **l = arg, *n;
 
 	if ((n = curl_slist_append(*l, line)) == NULL)
-		fatalx("sink_http_add: curl_slist_append");
+		fatalx("sink_http_headers: curl_slist_append");
 	*l = n;
 }
 
