@@ -788,10 +788,12 @@ assign(struct dispatch *d)
 		}
 		r->job = d->next_job++;
 		if (d->ops.start(d->ops.arg, r) == -1) {
-			/* No idle deliver process: it waits for one. */
+			/* No idle deliver process: it waits for one, and
+			 * the next slot is still its key's. */
 			if (r->probe)
 				breaker_probe_lost(&q->br);
 			r->probe = 0;
+			sinkq_unturn(&d->ring, q);
 			break;
 		}
 		sinkq_pop(q);

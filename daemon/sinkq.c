@@ -121,6 +121,17 @@ sinkq_next(struct dtenant_list *ring, uint32_t cap)
 	return NULL;
 }
 
+void
+sinkq_unturn(struct dtenant_list *ring, struct dsinkq *q)
+{
+	struct dtenant *t = q->t;
+
+	TAILQ_REMOVE(&t->ready, q, ring);
+	TAILQ_INSERT_HEAD(&t->ready, q, ring);
+	TAILQ_REMOVE(ring, t, ring);
+	TAILQ_INSERT_HEAD(ring, t, ring);
+}
+
 int
 sinkq_waiting(struct dtenant_list *ring, struct dsinkq **sole)
 {

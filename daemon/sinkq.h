@@ -77,6 +77,10 @@ void		 sinkq_ready(struct dtenant_list *, struct dsinkq *);
  * no key may start.
  */
 struct dsinkq	*sinkq_next(struct dtenant_list *ring, uint32_t cap);
+/* The key sinkq_next gave could not start (no idle deliver process): it
+ * and its tenant go back to the front of their rings, so the next slot
+ * is still theirs. */
+void		 sinkq_unturn(struct dtenant_list *ring, struct dsinkq *);
 /* How many keys of ring have queued rows: 0, 1 (*sole is the key) or 2
  * for two or more.  Keys and tenants with nothing queued leave their
  * rings on the way. */

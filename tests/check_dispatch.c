@@ -615,6 +615,31 @@ START_TEST(test_idle_workers)
 }
 END_TEST
 
+/* A slot no deliver process could take keeps its key's turn: the next
+ * idle process goes to the key that was refused, not to the one after. */
+START_TEST(test_idle_keeps_turn)
+{
+	char first;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	fake.idle = 1;
+	for (k = 0; k < 4; k++) {
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+		fake_add("b", "s", 0, MODULE_LOG, T0 - 100, 100);
+	}
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake.njobs, 1);
+	first = fake.jobs[0]->row.tenant[0];
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 1);
+	fake_flush(d);
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(fake.njobs, 2);
+	ck_assert_int_ne(fake.jobs[1]->row.tenant[0], first);
+	done();
+}
+END_TEST
+
 /* --- breakers --- */
 
 /* permanent answers never count toward a breaker. */
@@ -1859,6 +1884,7 @@ dispatch_suite(void)
 	tcase_add_loop_test(tc, test_sink_concurrency, 0, 5);
 	ADD_LOOP(tc, test_slots, slots);
 	tcase_add_test(tc, test_idle_workers);
+	tcase_add_test(tc, test_idle_keeps_turn);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("breakers");
