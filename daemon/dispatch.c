@@ -117,6 +117,7 @@ static void		 claim_row(struct dispatch *, struct dtenant *,
 static int		 bind_row(struct dispatch *, struct drow *, char *,
 			    size_t);
 static void		 assign(struct dispatch *);
+static void		 run_begin(struct dispatch *, struct drow *, uint64_t);
 static void		 assign_batched(struct dispatch *);
 static void		 deck_fill(struct dispatch *);
 static void		 deck_unlink(struct dispatch *, struct drow *);
@@ -797,16 +798,24 @@ assign(struct dispatch *d)
 			break;
 		}
 		sinkq_pop(q);
-		if (r->row.first_attempt == 0)
-			r->row.first_attempt = d->now;
-		r->state = DROW_RUNNING;
-		TAILQ_INSERT_TAIL(&d->running, r, link);
-		window_run(&d->win);
-		window_run(&q->t->win);
-		q->running++;
-		d->st.running++;
+		run_begin(d, r, d->now);
 	}
 	deck_fill(d);
+}
+
+/* r's attempt started at now: it takes a slot of its key, its tenant's
+ * window and the global one. */
+static void
+run_begin(struct dispatch *d, struct drow *r, uint64_t now)
+{
+	if (r->row.first_attempt == 0)
+		r->row.first_attempt = now;
+	r->state = DROW_RUNNING;
+	TAILQ_INSERT_TAIL(&d->running, r, link);
+	window_run(&d->win);
+	window_run(&r->t->win);
+	r->q->running++;
+	d->st.running++;
 }
 
 /*
@@ -927,14 +936,7 @@ dispatch_deck_done(struct dispatch *d, uint64_t job, int started,
 		return;
 	}
 	deck_unlink(d, r);
-	if (r->row.first_attempt == 0)
-		r->row.first_attempt = now;
-	r->state = DROW_RUNNING;
-	TAILQ_INSERT_TAIL(&d->running, r, link);
-	window_run(&d->win);
-	window_run(&r->t->win);
-	r->q->running++;
-	d->st.running++;
+	run_begin(d, r, now);
 }
 
 /*

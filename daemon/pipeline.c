@@ -373,6 +373,9 @@ op_deck(void *arg, struct drow *r, struct drow *ahead)
 	return 0;
 }
 
+/* Every deck the dispatch holds is some process's (whoever forgets one
+ * tells the dispatch first); found in none, no process can run it, and
+ * it goes back to its queue. */
 static int
 op_deck_cancel(void *arg, struct drow *r)
 {

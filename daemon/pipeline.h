@@ -6,10 +6,11 @@
  * pool's idle/busy state, the job each busy process holds on deck
  * (common/deck.h), and each attempt's deadline
  * (dispatch.attempt_timeout_ms, from the attempt's start: SIGKILL, then
- * the attempt is a failure "attempt_timeout:<ms>"), writes the settles of one loop turn as one store
- * transaction, and runs the scheduler after commits, settles and at the
- * time it asked for: one timer.  It also answers the dispatch functions of
- * the control socket: tick, pressure, breakers, dead_letter_source.
+ * the attempt is a failure "attempt_timeout:<ms>"), writes the settles of
+ * one loop turn as one store transaction, and runs the scheduler after
+ * commits, settles and at the time it asked for: one timer.  It also
+ * answers the dispatch functions of the control socket: tick, pressure,
+ * breakers, dead_letter_source.
  */
 #ifndef ANKUSA_PIPELINE_H
 #define ANKUSA_PIPELINE_H

@@ -81,6 +81,28 @@ sinkq_ready(struct dtenant_list *ring, struct dsinkq *q)
 	}
 }
 
+/* Keys with nothing queued leave their tenant's ring, and a tenant with
+ * no ready key left leaves the dispatch's: the walks below prune as they
+ * go.  Returns whether q left. */
+static int
+key_prune(struct dtenant *t, struct dsinkq *q)
+{
+	if (q->nqueued != 0)
+		return 0;
+	TAILQ_REMOVE(&t->ready, q, ring);
+	q->in_ring = 0;
+	return 1;
+}
+
+static void
+tenant_prune(struct dtenant_list *ring, struct dtenant *t)
+{
+	if (TAILQ_EMPTY(&t->ready)) {
+		TAILQ_REMOVE(ring, t, ring);
+		t->in_ring = 0;
+	}
+}
+
 struct dsinkq *
 sinkq_next(struct dtenant_list *ring, uint32_t cap)
 {
@@ -96,11 +118,8 @@ sinkq_next(struct dtenant_list *ring, uint32_t cap)
 			qlast = TAILQ_LAST(&t->ready, dsinkq_list);
 			for (q = TAILQ_FIRST(&t->ready); q != NULL; q = qnext) {
 				qnext = q == qlast ? NULL : TAILQ_NEXT(q, ring);
-				if (q->nqueued == 0) {
-					TAILQ_REMOVE(&t->ready, q, ring);
-					q->in_ring = 0;
+				if (key_prune(t, q))
 					continue;
-				}
 				if (q->batched ||
 				    (cap != 0 && q->running >= cap))
 					continue;
@@ -113,10 +132,7 @@ sinkq_next(struct dtenant_list *ring, uint32_t cap)
 				return q;
 			}
 		}
-		if (TAILQ_EMPTY(&t->ready)) {
-			TAILQ_REMOVE(ring, t, ring);
-			t->in_ring = 0;
-		}
+		tenant_prune(ring, t);
 	}
 	return NULL;
 }
@@ -145,18 +161,12 @@ sinkq_waiting(struct dtenant_list *ring, struct dsinkq **sole)
 		for (q = TAILQ_FIRST(&t->ready); q != NULL && n < 2;
 		    q = qnext) {
 			qnext = TAILQ_NEXT(q, ring);
-			if (q->nqueued == 0) {
-				TAILQ_REMOVE(&t->ready, q, ring);
-				q->in_ring = 0;
+			if (key_prune(t, q))
 				continue;
-			}
 			*sole = q;
 			n++;
 		}
-		if (TAILQ_EMPTY(&t->ready)) {
-			TAILQ_REMOVE(ring, t, ring);
-			t->in_ring = 0;
-		}
+		tenant_prune(ring, t);
 	}
 	if (n != 1)
 		*sole = NULL;

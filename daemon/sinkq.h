@@ -71,10 +71,10 @@ struct drow	*sinkq_pop(struct dsinkq *);
  * with ready keys in the dispatch's ring. */
 void		 sinkq_ready(struct dtenant_list *, struct dsinkq *);
 /*
- * The next key to start from (keys that batch are not: see dispatch.c): round-robin over the tenants of ring whose
- * window may run, then over that tenant's ready keys whose running count is
- * under cap (0: no cap).  Moves both to the back of their rings.  NULL if
- * no key may start.
+ * The next key to start from (keys that batch are not: see dispatch.c):
+ * round-robin over the tenants of ring whose window may run, then over
+ * that tenant's ready keys whose running count is under cap (0: no cap).
+ * Moves both to the back of their rings.  NULL if no key may start.
  */
 struct dsinkq	*sinkq_next(struct dtenant_list *ring, uint32_t cap);
 /* The key sinkq_next gave could not start (no idle deliver process): it

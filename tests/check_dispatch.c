@@ -45,6 +45,7 @@ static struct conf	*cf;
 static struct conf	*parse(const char *, const char *);
 static void		 mk(const char *, const char *);
 static void		 done(void);
+static void		 next_ok(uint64_t);
 static uint64_t		 turn(uint64_t);
 static const struct fsettle *last_settle(uint64_t);
 static size_t		 finish_key(const char *, const char *, size_t,
@@ -105,6 +106,16 @@ done(void)
 	fake_free();
 	d = NULL;
 	cf = NULL;
+}
+
+/* The first running job ends delivered at now; its settle is written and
+ * dispatch runs. */
+static void
+next_ok(uint64_t now)
+{
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", now);
+	fake_flush(d);
+	dispatch_run(d, now);
 }
 
 /* One loop turn of the glue: run, write the settles, run again while there
@@ -606,9 +617,7 @@ START_TEST(test_idle_workers)
 	ck_assert_uint_eq(st.claimed, 10);
 	ck_assert_uint_eq(st.running, 2);
 	ck_assert_uint_eq(st.queued, 8);
-	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 1);
-	fake_flush(d);
-	dispatch_run(d, T0 + 1);
+	next_ok(T0 + 1);
 	ck_assert_uint_eq(fake.njobs, 3);
 	ck_assert_uint_eq(fake_running(NULL, NULL), 2);
 	done();
@@ -631,9 +640,7 @@ START_TEST(test_idle_keeps_turn)
 	dispatch_run(d, T0);
 	ck_assert_uint_eq(fake.njobs, 1);
 	first = fake.jobs[0]->row.tenant[0];
-	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 1);
-	fake_flush(d);
-	dispatch_run(d, T0 + 1);
+	next_ok(T0 + 1);
 	ck_assert_uint_eq(fake.njobs, 2);
 	ck_assert_int_ne(fake.jobs[1]->row.tenant[0], first);
 	done();
@@ -1234,9 +1241,7 @@ START_TEST(test_lower_concurrency)
 	fake_flush(d);
 	dispatch_run(d, T0 + 2);
 	ck_assert_uint_eq(fake.njobs, 8);	/* 2 running: not below 2 */
-	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 3);
-	fake_flush(d);
-	dispatch_run(d, T0 + 3);
+	next_ok(T0 + 3);
 	ck_assert_uint_eq(fake.njobs, 9);
 	ck_assert_uint_eq(fake_running(NULL, NULL), 2);
 	dispatch_get_stats(d, &st);
@@ -1732,10 +1737,7 @@ START_TEST(test_deck_fairness)
 		ck_assert_int_eq(fake.decks[k]->state, FDECK_CANCELLED);
 	/* a's jobs end one by one: no deck while b waits. */
 	for (n = 0; n < 3 && fake_running("b", NULL) == 0; n++) {
-		fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "",
-		    T0 + 2 + n);
-		fake_flush(d);
-		dispatch_run(d, T0 + 2 + n);
+		next_ok(T0 + 2 + n);
 		if (fake_running("b", NULL) == 0)
 			ck_assert_uint_eq(fake_decked(NULL), 0);
 	}
@@ -1824,14 +1826,10 @@ START_TEST(test_deck_stop_lowered)
 	ck_assert_uint_eq(st.queued, 7);
 	dispatch_run(d, T0 + 1);
 	ck_assert_uint_eq(fake_decked(NULL), 0);	/* 3 run, cap 1 */
-	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 2);
-	fake_flush(d);
-	dispatch_run(d, T0 + 2);
+	next_ok(T0 + 2);
 	ck_assert_uint_eq(fake_decked(NULL), 0);	/* 2 run */
 	ck_assert_uint_eq(fake_running(NULL, NULL), 2);
-	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 3);
-	fake_flush(d);
-	dispatch_run(d, T0 + 3);
+	next_ok(T0 + 3);
 	ck_assert_uint_eq(fake_running(NULL, NULL), 1);
 	ck_assert_uint_eq(fake_decked(NULL), 1);	/* its slot passes on */
 	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 4);

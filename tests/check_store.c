@@ -2716,7 +2716,8 @@ fill_log(struct store *st, uint32_t upto)
 		ck_assert_ptr_nonnull(b = store_batch_begin(st));
 		for (i = 0; i < 8; i++) {
 			store_key_row(rk, seqs[i], 0);
-			ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL), 0);
+			ck_assert_int_eq(store_batch_row_delivered(b, rk,
+			    NULL), 0);
 		}
 		ck_assert_int_eq(store_batch_commit_lazy(b), 0);
 	}

@@ -240,8 +240,9 @@ deliver_msg(struct chan *c, struct msg *m, void *arg)
 			    "after a retire");
 		if (has_next) {
 			if (deck_offered(dshm, next.id))
-				fatalx("job %" PRIu64 " on deck from the master "
-				    "while job %" PRIu64 " is", m->id, next.id);
+				fatalx("job %" PRIu64 " on deck from the "
+				    "master while job %" PRIu64 " is", m->id,
+				    next.id);
 			job_free(&next);	/* taken back */
 			has_next = 0;
 		}

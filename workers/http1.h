@@ -16,9 +16,9 @@
  * read to its end (checked for a close by the server first when it has
  * been idle HTTP1_FRESH_MS or more).  A request on a reused connection
  * that finds it closed before any byte of the answer is sent once more on
- * a new connection, as libcurl does.  No redirects are followed.  At most max_response_bytes of
- * the body are read; past that the connection is closed and the status
- * decides.  timeout_ms bounds the whole attempt (0: none); the abort watch
+ * a new connection, as libcurl does.  No redirects are followed.  At
+ * most max_response_bytes of the body are read; past that the connection
+ * is closed and the status decides.  timeout_ms bounds the whole attempt (0: none); the abort watch
  * is called at least every HTTP1_WATCH_MS while waiting.
  */
 #ifndef ANKUSA_HTTP1_H
