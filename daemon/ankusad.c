@@ -38,6 +38,7 @@
 #include "control.h"
 #include "ids.h"
 #include "log.h"
+#include "logsum.h"
 #include "pipeline.h"
 #include "store.h"
 #include "supervisor.h"
@@ -437,6 +438,10 @@ main(int argc, char *argv[])
 	env->started_ms = time_wall_ms();
 
 	lock_data_dir(env->conf->data_dir);
+	if (logsum_install(err, sizeof(err)))
+		log_debug("store: log checksums eight bytes a step");
+	else
+		log_info("store: log checksums by libdb: %s", err);
 	if ((env->store = store_open(env->conf->data_dir, err, sizeof(err))) ==
 	    NULL)
 		fatalx("store: %s", err);
