@@ -424,8 +424,12 @@ chan_send(struct chan *c, struct msg *m)
 		msg_set_fd(m, -1);
 		return -1;
 	}
-	if ((o = calloc(1, sizeof(*o))) == NULL ||
-	    (o->buf = malloc(MSG_HDR_LEN + m->len)) == NULL)
+	/* malloc and memset, not calloc: glibc's calloc skips its per-thread
+	 * cache, and a frame is sent per job and per hook. */
+	if ((o = malloc(sizeof(*o))) == NULL)
+		fatal("chan_send");
+	memset(o, 0, sizeof(*o));
+	if ((o->buf = malloc(MSG_HDR_LEN + m->len)) == NULL)
 		fatal("chan_send");
 	msg_encode_header(m, o->buf);
 	if (m->len > 0)

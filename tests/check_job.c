@@ -139,6 +139,7 @@ compare(const struct job *a, const struct job *b)
 	ck_assert_uint_eq(a->bodylen, b->bodylen);
 	ck_assert_ptr_nonnull(b->body);
 	ck_assert_int_eq(memcmp(a->body, b->body, a->bodylen), 0);
+	ck_assert_uint_eq(b->body[b->bodylen], '\0');	/* the sinks' C string */
 
 	ck_assert_int_eq(a->sink.type, b->sink.type);
 	ck_assert_int_eq(a->sink.ordered, b->sink.ordered);
