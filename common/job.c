@@ -71,13 +71,13 @@
 static void	job_add_pairs(struct msg *, const struct header_kv *, int);
 static void	job_add_sink(struct msg *, const struct sink_conf *);
 static int	job_get_str(struct msg *, char **);
-static int	job_get_opt(struct msg *, char **);
+static int	job_get_opt(struct msg *, char **, int);
 static int	job_ref_str(struct msg *, char **);
 static int	job_get_pairs(struct msg *, struct header_kv **, int *, int);
-static int	job_get_sink(struct msg *, struct sink_conf *);
+static int	job_get_sink(struct msg *, struct sink_conf *, int);
 static int	job_get_body(struct msg *, struct job *);
 static void	job_free_pairs(struct header_kv *, int);
-static void	job_free_sink(struct sink_conf *);
+static void	job_free_sink(struct sink_conf *, int);
 static int	batch_get_entry(struct msg *, struct batch_entry *,
 		    uint64_t *, uint64_t *);
 static int	batch_get_bodies(struct msg *, struct batch *,
@@ -115,14 +115,14 @@ claim_store_add(struct msg *m, const struct claim_store *s)
 static int
 claim_store_get(struct msg *m, struct claim_store *s)
 {
-	if (job_get_opt(m, &s->type) == -1 ||
-	    job_get_opt(m, &s->root) == -1 ||
-	    job_get_opt(m, &s->bucket) == -1 ||
-	    job_get_opt(m, &s->region) == -1 ||
-	    job_get_opt(m, &s->endpoint) == -1 ||
-	    job_get_opt(m, &s->access_key_id) == -1 ||
-	    job_get_opt(m, &s->secret_access_key) == -1 ||
-	    job_get_opt(m, &s->session_token) == -1 ||
+	if (job_get_opt(m, &s->type, 0) == -1 ||
+	    job_get_opt(m, &s->root, 0) == -1 ||
+	    job_get_opt(m, &s->bucket, 0) == -1 ||
+	    job_get_opt(m, &s->region, 0) == -1 ||
+	    job_get_opt(m, &s->endpoint, 0) == -1 ||
+	    job_get_opt(m, &s->access_key_id, 0) == -1 ||
+	    job_get_opt(m, &s->secret_access_key, 0) == -1 ||
+	    job_get_opt(m, &s->session_token, 0) == -1 ||
 	    msg_get_u64(m, &s->pack_max_bytes) == -1 ||
 	    msg_get_u32(m, &s->retention_days) == -1)
 		return -1;
@@ -298,7 +298,7 @@ job_decode(struct msg *m, struct job *j)
 	    msg_get_u32(&v, &j->attempt) == -1 ||
 	    job_ref_str(&v, &j->claim_ref) == -1 ||
 	    msg_get_u32(&v, &j->sink_index) == -1 ||
-	    job_get_sink(&v, &j->sink) == -1 ||
+	    job_get_sink(&v, &j->sink, 1) == -1 ||
 	    job_get_body(&v, j) == -1 ||
 	    msg_end(&v) == -1) {
 		job_free(j);
@@ -331,9 +331,9 @@ job_ref_str(struct msg *m, char **out)
 	return 0;
 }
 
-/* A sink option: "" is absent. */
+/* A sink option: "" is absent.  inplace: as job_ref_str. */
 static int
-job_get_opt(struct msg *m, char **out)
+job_get_opt(struct msg *m, char **out, int inplace)
 {
 	const char *s;
 
@@ -341,6 +341,8 @@ job_get_opt(struct msg *m, char **out)
 		return -1;
 	if (*s == '\0')
 		*out = NULL;
+	else if (inplace)
+		*out = (char *)s;
 	else if ((*out = strdup(s)) == NULL)
 		fatal("job_decode");
 	return 0;
@@ -380,7 +382,7 @@ job_get_pairs(struct msg *m, struct header_kv **kvp, int *np, int inplace)
 }
 
 static int
-job_get_sink(struct msg *m, struct sink_conf *s)
+job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 {
 	const void *p;
 	size_t len;
@@ -398,17 +400,17 @@ job_get_sink(struct msg *m, struct sink_conf *s)
 	s->type = type;
 	s->ordered = ordered;
 	s->order_key.kind = kind;
-	if (job_get_opt(m, &s->order_key.name) == -1 ||
+	if (job_get_opt(m, &s->order_key.name, inplace) == -1 ||
 	    msg_get_u64(m, &s->timeout_ms) == -1 ||
 	    msg_get_u64(m, &s->inline_max_bytes) == -1 ||
 	    msg_get_u64(m, &s->max_message_bytes) == -1)
 		return -1;
 	switch (s->type) {
 	case SINK_HTTP:
-		if (job_get_opt(m, &s->u.http.url) == -1 ||
-		    job_get_opt(m, &s->u.http.method) == -1 ||
+		if (job_get_opt(m, &s->u.http.url, inplace) == -1 ||
+		    job_get_opt(m, &s->u.http.method, inplace) == -1 ||
 		    job_get_pairs(m, &s->u.http.headers,
-		    &s->u.http.nheaders, 0) == -1 ||
+		    &s->u.http.nheaders, inplace) == -1 ||
 		    msg_get_u32(m, &n) == -1)
 			return -1;
 		if (n > CONF_MAX_SECRETS) {
@@ -418,32 +420,34 @@ job_get_sink(struct msg *m, struct sink_conf *s)
 		for (i = 0; i < n; i++) {
 			if (msg_get_data(m, &p, &len) == -1)
 				return -1;
-			if ((s->u.http.secrets[i].data = malloc(len + 1)) ==
-			    NULL)
+			if (inplace)
+				s->u.http.secrets[i].data = (unsigned char *)p;
+			else if ((s->u.http.secrets[i].data = malloc(len +
+			    1)) == NULL)
 				fatal("job_decode");
-			if (len > 0)
+			else if (len > 0)
 				memcpy(s->u.http.secrets[i].data, p, len);
 			s->u.http.secrets[i].len = len;
 			s->u.http.nsecrets = i + 1;
 		}
 		return msg_get_u64(m, &s->u.http.max_response_bytes);
 	case SINK_SQS:
-		if (job_get_opt(m, &s->u.sqs.queue_url) == -1 ||
-		    job_get_opt(m, &s->u.sqs.region) == -1 ||
-		    job_get_opt(m, &s->u.sqs.endpoint) == -1 ||
-		    job_get_opt(m, &s->u.sqs.message_group_id) == -1 ||
-		    job_get_opt(m, &s->u.sqs.access_key_id) == -1 ||
-		    job_get_opt(m, &s->u.sqs.secret_access_key) == -1 ||
-		    job_get_opt(m, &s->u.sqs.session_token) == -1)
+		if (job_get_opt(m, &s->u.sqs.queue_url, inplace) == -1 ||
+		    job_get_opt(m, &s->u.sqs.region, inplace) == -1 ||
+		    job_get_opt(m, &s->u.sqs.endpoint, inplace) == -1 ||
+		    job_get_opt(m, &s->u.sqs.message_group_id, inplace) == -1 ||
+		    job_get_opt(m, &s->u.sqs.access_key_id, inplace) == -1 ||
+		    job_get_opt(m, &s->u.sqs.secret_access_key, inplace) == -1 ||
+		    job_get_opt(m, &s->u.sqs.session_token, inplace) == -1)
 			return -1;
 		return 0;
 	case SINK_PUBSUB:
-		if (job_get_opt(m, &s->u.pubsub.project) == -1 ||
-		    job_get_opt(m, &s->u.pubsub.topic) == -1 ||
-		    job_get_opt(m, &s->u.pubsub.endpoint) == -1 ||
-		    job_get_opt(m, &s->u.pubsub.ordering_key) == -1 ||
-		    job_get_opt(m, &s->u.pubsub.auth) == -1 ||
-		    job_get_opt(m, &s->u.pubsub.token) == -1)
+		if (job_get_opt(m, &s->u.pubsub.project, inplace) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.topic, inplace) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.endpoint, inplace) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.ordering_key, inplace) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.auth, inplace) == -1 ||
+		    job_get_opt(m, &s->u.pubsub.token, inplace) == -1)
 			return -1;
 		return 0;
 	default:
@@ -504,10 +508,17 @@ job_free_pairs(struct header_kv *kv, int n)
 }
 
 static void
-job_free_sink(struct sink_conf *s)
+job_free_sink(struct sink_conf *s, int inplace)
 {
 	int i;
 
+	if (inplace) {
+		/* Only the header array: the rest is in the frame, which the
+		 * caller clears. */
+		if (s->type == SINK_HTTP)
+			free(s->u.http.headers);
+		return;
+	}
 	free(s->order_key.name);
 	switch (s->type) {
 	case SINK_HTTP:
@@ -552,7 +563,7 @@ job_free(struct job *j)
 	free(j->headers);	/* names and values are in the frame */
 	if (!j->body_in_frame)
 		free(j->body);
-	job_free_sink(&j->sink);
+	job_free_sink(&j->sink, 1);
 	if (j->frame != NULL) {
 		/* It holds the sink's secrets too. */
 		explicit_bzero(j->frame, j->framelen);
@@ -694,7 +705,7 @@ batch_decode(struct msg *m, struct batch *b)
 
 	memset(b, 0, sizeof(*b));
 	b->id = m->id;
-	if (m->type != MSG_BATCH_JOB || job_get_sink(m, &b->sink) == -1 ||
+	if (m->type != MSG_BATCH_JOB || job_get_sink(m, &b->sink, 0) == -1 ||
 	    msg_get_u32(m, &n) == -1)
 		goto bad;
 	if (n == 0 || n > BATCH_MAX_ENTRIES) {
@@ -841,7 +852,7 @@ batch_free(struct batch *b)
 			batch_free_entry(&b->entries[i]);
 	free(b->entries);
 	free(b->bodies);
-	job_free_sink(&b->sink);
+	job_free_sink(&b->sink, 0);
 	if (b->claim != NULL) {
 		claim_store_free(b->claim);
 		free(b->claim);
