@@ -366,8 +366,9 @@ job_get_pairs(struct msg *m, struct header_kv **kvp, int *np, int inplace)
 	/* Not calloc, which skips glibc's per-thread cache (chan_send). */
 	if ((kv = malloc((n + 1) * sizeof(*kv))) == NULL)
 		fatal("job_decode");
-	memset(kv, 0, (n + 1) * sizeof(*kv));
 	*kvp = kv;
+	for (i = 0; i <= n; i++)
+		kv[i].name = kv[i].value = NULL;
 	for (i = 0; i < n; i++) {
 		if (get(m, &kv[i].name) == -1 ||
 		    get(m, &kv[i].value) == -1) {

@@ -424,17 +424,18 @@ chan_send(struct chan *c, struct msg *m)
 		msg_set_fd(m, -1);
 		return -1;
 	}
-	/* malloc and memset, not calloc: glibc's calloc skips its per-thread
-	 * cache, and a frame is sent per job and per hook. */
-	if ((o = malloc(sizeof(*o))) == NULL)
-		fatal("chan_send");
-	memset(o, 0, sizeof(*o));
-	if ((o->buf = malloc(MSG_HDR_LEN + m->len)) == NULL)
+	/* Not calloc, which skips glibc's per-thread cache (nor malloc and
+	 * memset, which gcc turns into calloc): a frame is sent per job and
+	 * per hook. */
+	if ((o = malloc(sizeof(*o))) == NULL ||
+	    (o->buf = malloc(MSG_HDR_LEN + m->len)) == NULL)
 		fatal("chan_send");
 	msg_encode_header(m, o->buf);
 	if (m->len > 0)
 		memcpy(o->buf + MSG_HDR_LEN, m->buf, m->len);
+	o->next = NULL;
 	o->len = MSG_HDR_LEN + m->len;
+	o->off = 0;
 	o->fd = m->fd;
 	m->fd = -1;	/* the channel owns it now */
 	if (c->out_tail != NULL)
