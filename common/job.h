@@ -46,7 +46,8 @@ struct job {
 	uint32_t		 sink_index;	/* in the source, for logs */
 	struct sink_conf	 sink;		/* the sink's options, now */
 	/* job_decode's copy of the frame: the strings above, the headers'
-	 * names and values and an inline body point into it. */
+	 * names and values, the sink's options and an inline body point
+	 * into it. */
 	unsigned char		*frame;
 	size_t			 framelen;
 	int			 body_in_frame;
@@ -72,8 +73,8 @@ struct job_outcome {
  * with errno if the memfd cannot be made (m is then freed). */
 int	job_encode(struct msg *m, const struct job *j);
 /* Read a job strictly (msg_end included), out of one copy of the frame
- * (its strings point into it; the sink's options are copied one by one)
- * and reading a passed body descriptor.  0, or -1 for a frame that is not
+ * (its strings, the sink's options among them, point into it) and
+ * reading a passed body descriptor.  0, or -1 for a frame that is not
  * exactly a job (j is then left empty: nothing to free). */
 int	job_decode(struct msg *m, struct job *j);
 void	job_free(struct job *j);

@@ -51,9 +51,12 @@ static hamfn	 bdb;
 uint32_t
 logsum(const void *p, size_t len)
 {
-	const unsigned char *q = p, *end = q + len;
+	const unsigned char *q = p, *end;
 	uint32_t h = 0;
 
+	if (len == 0)
+		return 0;	/* as libdb's, which may be given NULL */
+	end = q + len;
 #ifdef LOGSUM_AVX2
 	if (len >= 64 && has_avx2()) {
 		h = sum_avx2(q, len / 32);
