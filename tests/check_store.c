@@ -3258,7 +3258,6 @@ START_TEST(test_pending_rows)
 }
 END_TEST
 
-
 /*
  * logsum is libdb's __ham_func4 (h = h * 33 + byte) eight bytes a step:
  * the same sum for every length and alignment, over random bytes.
