@@ -475,7 +475,6 @@ job_get_body(struct msg *m, struct job *j)
 		}
 		/* In place: the frame's last field, NUL after it. */
 		j->body = (unsigned char *)p;
-		j->body_in_frame = 1;
 		j->bodylen = n;
 		return 0;
 	}
@@ -562,8 +561,8 @@ void
 job_free(struct job *j)
 {
 	free(j->headers);	/* names and values are in the frame */
-	if (!j->body_in_frame)
-		free(j->body);
+	if (j->bodylen > MSG_INLINE_MAX)
+		free(j->body);	/* read from its memfd; else in the frame */
 	job_free_sink(&j->sink, 1);
 	if (j->frame != NULL) {
 		/* It holds the sink's secrets too. */

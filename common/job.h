@@ -46,11 +46,11 @@ struct job {
 	uint32_t		 sink_index;	/* in the source, for logs */
 	struct sink_conf	 sink;		/* the sink's options, now */
 	/* job_decode's copy of the frame: the strings above, the headers'
-	 * names and values, the sink's options and an inline body point
-	 * into it. */
+	 * names and values, the sink's options and an inline body (up to
+	 * MSG_INLINE_MAX bytes; a longer one came in a memfd) point into
+	 * it. */
 	unsigned char		*frame;
 	size_t			 framelen;
-	int			 body_in_frame;
 };
 
 enum job_result {

@@ -439,7 +439,7 @@ main(int argc, char *argv[])
 
 	lock_data_dir(env->conf->data_dir);
 	if (logsum_install(err, sizeof(err)))
-		log_debug("store: log checksums eight bytes a step");
+		log_debug("store: log checksums by logsum");
 	else
 		log_info("store: log checksums by libdb: %s", err);
 	if ((env->store = store_open(env->conf->data_dir, err, sizeof(err))) ==

@@ -3,13 +3,14 @@
  * DB_CHKSUM, on every page it writes: h = h * 33 + byte over the bytes,
  * mod 2^32, which BDB computes one byte a step in its __ham_func4.
  *
- * logsum computes the same sum eight bytes a step.  ankusad defines
- * __ham_func4 itself and exports it (the link's dynamic list), so libdb's
- * calls through its PLT come here: until logsum_install has compared
- * logsum with libdb's own function over a set of inputs, and whenever that
- * comparison failed, the call goes on to libdb's.  A program that does not
- * export the symbol (a test, a linker without the list) keeps libdb's
- * function and only loses the speed.  docs/DEPARTURES 18.
+ * logsum computes the same sum eight bytes a step (32 with AVX2).
+ * ankusad defines __ham_func4 itself and exports it (the link's dynamic
+ * list), so libdb's calls through its PLT come here: until logsum_install
+ * has compared logsum with libdb's own function over a set of inputs, and
+ * whenever that comparison failed, the call goes on to libdb's.  A program
+ * that does not export the symbol (a test linked without the list, a
+ * linker that has none) keeps libdb's function and only loses the speed.
+ * docs/DEPARTURES 18.
  */
 #ifndef ANKUSA_LOGSUM_H
 #define ANKUSA_LOGSUM_H

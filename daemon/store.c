@@ -545,8 +545,8 @@ store_open(const char *dir, char *err, size_t errlen)
 		free(st);
 		return NULL;
 	}
-	/* libdb's checksums eight bytes a step, if this program exports
-	 * __ham_func4 (logsum.h; ankusad says which at its start). */
+	/* libdb's checksums by logsum, if this program exports __ham_func4
+	 * (logsum.h; ankusad says which at its start). */
 	(void)logsum_install(st->err, sizeof(st->err));
 	st->err[0] = '\0';
 	st->opening = 1;

@@ -18,8 +18,9 @@
  * that finds it closed before any byte of the answer is sent once more on
  * a new connection, as libcurl does.  No redirects are followed.  At
  * most max_response_bytes of the body are read; past that the connection
- * is closed and the status decides.  timeout_ms bounds the whole attempt (0: none); the abort watch
- * is called at least every HTTP1_WATCH_MS while waiting.
+ * is closed and the status decides.  timeout_ms bounds the whole attempt
+ * (0: none); the abort watch is called at least every HTTP1_WATCH_MS
+ * while waiting.
  */
 #ifndef ANKUSA_HTTP1_H
 #define ANKUSA_HTTP1_H
