@@ -7,7 +7,9 @@
  * Listens on ADDR (127.0.0.1) and PORT (0: any; the port is printed as
  * "test_sink: listening on ADDR:PORT" on stdout either way).  Every
  * request outside /_ctl/ is counted and, with -o, recorded as one JSON
- * line, flushed at once:
+ * line, written out at the end of the loop pass that read the request
+ * (before its answer leaves: one write for all the requests of a pass) and
+ * before any /_ctl/ request is answered:
  *
  *   {"seq":N,"t":<wall ms>,"method":"POST","path":"/hook-a","status":200,
  *    "x-ankusa-id":..,"x-ankusa-idempotency-key":..,"x-ankusa-tenant":..,
@@ -114,6 +116,8 @@ static struct {
 } ts_secrets[TS_MAX_SECRETS];
 static int			 ts_nsecrets;
 static FILE			*ts_record;
+static struct event		*ts_flush_ev;	/* writes ts_record out */
+static int			 ts_flush_armed;
 static unsigned long long	 ts_received;
 static json_t			*ts_by_path;
 
@@ -130,6 +134,7 @@ static void	ts_timer_cb(evutil_socket_t, short, void *);
 static void	ts_close_cb(struct evhttp_connection *, void *);
 static void	ts_watch_cb(evutil_socket_t, short, void *);
 static void	ts_signal_cb(evutil_socket_t, short, void *);
+static void	ts_flush_cb(evutil_socket_t, short, void *);
 static const char *ts_sig(struct evkeyvalq *, const unsigned char *, size_t);
 static void	ts_record_line(struct evhttp_request *, const char *, int,
 		    const unsigned char *, size_t, const char *);
@@ -240,6 +245,10 @@ main(int argc, char *argv[])
 	    EVHTTP_REQ_HEAD);
 	evhttp_set_timeout(http, TS_TIMEOUT_S);
 	evhttp_set_gencb(http, ts_request_cb, NULL);
+	if (ts_record != NULL && (setvbuf(ts_record, NULL, _IOFBF, 1 << 20) ||
+	    (ts_flush_ev = event_new(ts_base, -1, 0, ts_flush_cb, NULL)) ==
+	    NULL))
+		return 1;
 	if (evhttp_accept_socket(http, fd) == -1)
 		return 1;
 	ev_int = evsignal_new(ts_base, SIGINT, ts_signal_cb, NULL);
@@ -256,9 +265,11 @@ main(int argc, char *argv[])
 	evhttp_free(http);
 	event_free(ev_int);
 	event_free(ev_term);
-	event_base_free(ts_base);
-	if (ts_record != NULL)
+	if (ts_record != NULL) {
+		event_free(ts_flush_ev);
 		fclose(ts_record);
+	}
+	event_base_free(ts_base);
 	json_decref(ts_by_path);
 	return 0;
 }
@@ -267,6 +278,19 @@ static void
 ts_signal_cb(evutil_socket_t sig, short ev, void *arg)
 {
 	event_base_loopbreak(ts_base);
+}
+
+/*
+ * Activated by the first record of a loop pass, it runs after the pass's
+ * other active events, so the records of one pass go out in one write.
+ * An answer leaves from its connection's write event, in a later pass.
+ */
+static void
+ts_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	ts_flush_armed = 0;
+	if (fflush(ts_record) == EOF)
+		fprintf(stderr, "test_sink: record: %s\n", strerror(errno));
 }
 
 static void
@@ -453,6 +477,9 @@ ts_ctl(struct evhttp_request *req, const char *what)
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	struct ts_mode *m;
 
+	/* Whoever asks sees every request recorded so far in the file. */
+	if (ts_record != NULL && fflush(ts_record) == EOF)
+		fprintf(stderr, "test_sink: record: %s\n", strerror(errno));
 	if (strcmp(what, "mode") == 0 && cmd == EVHTTP_REQ_POST)
 		ts_ctl_mode(req);
 	else if (strcmp(what, "stats") == 0 && cmd == EVHTTP_REQ_GET)
@@ -465,12 +492,10 @@ ts_ctl(struct evhttp_request *req, const char *what)
 		}
 		ts_received = 0;
 		json_object_clear(ts_by_path);
-		if (ts_record != NULL) {
-			fflush(ts_record);
-			if (ftruncate(fileno(ts_record), 0) == -1)
-				fprintf(stderr, "test_sink: truncate: %s\n",
-				    strerror(errno));
-		}
+		if (ts_record != NULL &&
+		    ftruncate(fileno(ts_record), 0) == -1)
+			fprintf(stderr, "test_sink: truncate: %s\n",
+			    strerror(errno));
 		ts_reply_json(req, 200, json_pack("{s:b}", "ok", 1));
 	} else
 		ts_reply_json(req, 404, json_pack("{s:s}", "error",
@@ -637,6 +662,9 @@ ts_record_line(struct evhttp_request *req, const char *path, int status,
 	}
 	json_dumpf(o, ts_record, JSON_COMPACT);
 	fputc('\n', ts_record);
-	fflush(ts_record);
 	json_decref(o);
+	if (!ts_flush_armed) {
+		ts_flush_armed = 1;
+		event_active(ts_flush_ev, EV_TIMEOUT, 1);
+	}
 }
