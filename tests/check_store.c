@@ -159,6 +159,18 @@ open_ok(void)
 	return st;
 }
 
+/* The forked child pid exited with 0. */
+static void
+child_ok(pid_t pid)
+{
+	int status;
+
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
 static void
 hook_fill(struct store_hook *h, const char *source, const void *body,
     size_t len)
@@ -787,7 +799,7 @@ START_TEST(test_recovery)
 	struct store *st;
 	struct listed l;
 	pid_t pid;
-	int status, i;
+	int i;
 
 	if ((pid = fork()) == 0) {
 		struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
@@ -811,10 +823,7 @@ START_TEST(test_recovery)
 			_exit(4);
 		_exit(0);	/* no close, no checkpoint: as SIGKILL */
 	}
-	ck_assert_int_gt(pid, 0);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	child_ok(pid);
 
 	st = open_ok();
 	memset(&l, 0, sizeof(l));
@@ -830,6 +839,62 @@ START_TEST(test_recovery)
 	ck_assert_int_eq(store_debug_count(st, "rows"), 5);
 	ck_assert_int_eq(store_debug_count(st, "due"), 5);
 	ck_assert_uint_eq(put_one(st, "github", "next", 4, 1), 6);
+	store_close(st);
+}
+END_TEST
+
+/*
+ * The log file is zero-filled ahead of the log's end after a commit, so
+ * that a commit's sync does not allocate blocks or grow the file; after a
+ * crash, recovery takes the zeros for the end of the log, and commits go
+ * on into them.
+ */
+START_TEST(test_log_zero_ahead)
+{
+	unsigned char *buf;
+	uint32_t len;
+	char path[PATH_MAX];
+	off_t end = 0, hole;
+	struct store *st;
+	pid_t pid;
+	size_t i;
+	int fd, n;
+
+	if ((pid = fork()) == 0) {
+		st = open_ok();
+		for (n = 0; n < 20; n++)
+			if (put_one(st, "github", "z", 1, 1) == 0)
+				_exit(3);
+		_exit(0);	/* no close, no checkpoint: as SIGKILL */
+	}
+	child_ok(pid);
+
+	/* The records end at a zero header; 1 MiB past it is written. */
+	snprintf(path, sizeof(path), "%s/log.0000000001", tmpdir);
+	ck_assert_int_ne(fd = open(path, O_RDONLY), -1);
+	for (;;) {
+		ck_assert_int_eq(pread(fd, &len, 4, end + 4), 4);
+		if (len == 0)
+			break;
+		end += len;
+	}
+	ck_assert_int_gt(end, 0);
+	hole = lseek(fd, end, SEEK_HOLE);
+	ck_assert_msg(hole >= end + (1 << 20), "log end %lld, hole at %lld",
+	    (long long)end, (long long)hole);
+	ck_assert_ptr_nonnull(buf = malloc(1 << 20));
+	ck_assert_int_eq(pread(fd, buf, 1 << 20, end), 1 << 20);
+	for (i = 0; i < (1 << 20); i++)
+		ck_assert_uint_eq(buf[i], 0);
+	free(buf);
+	close(fd);
+
+	st = open_ok();
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 20);
+	ck_assert_uint_eq(put_one(st, "github", "next", 4, 1), 21);
+	store_close(st);
+	st = open_ok();
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 21);
 	store_close(st);
 }
 END_TEST
@@ -3416,6 +3481,7 @@ store_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_restart);
 	tcase_add_test(tc, test_recovery);
+	tcase_add_test(tc, test_log_zero_ahead);
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);
 	tcase_add_test(tc, test_body_pin_current);
