@@ -869,7 +869,8 @@ START_TEST(test_log_zero_ahead)
 	}
 	child_ok(pid);
 
-	/* The records end at a zero header; 1 MiB past it is written. */
+	/* The records end at a zero header; 1 MiB past it is written
+	 * (STORE_LOG_REFILL). */
 	snprintf(path, sizeof(path), "%s/log.0000000001", tmpdir);
 	ck_assert_int_ne(fd = open(path, O_RDONLY), -1);
 	for (;;) {
