@@ -2758,6 +2758,44 @@ START_TEST(test_body_in_log)
 }
 END_TEST
 
+/*
+ * Hooks whose bodies fill three log files, each zeroed ahead of its end
+ * when the next began: after a crash, recovery reads the whole log, from
+ * file to file past their zeros, and every body is there.
+ */
+START_TEST(test_log_zero_ahead_files)
+{
+	static unsigned char body[200 * 1024];
+	struct store *st;
+	uint64_t seq, n;
+	pid_t pid;
+
+	memset(body, 'z', sizeof(body));
+	if ((pid = fork()) == 0) {
+		st = open_ok();
+		for (n = 0; store_log_current(st) < 3; n++) {
+			body[0] = (unsigned char)n;
+			if (put_one(st, "github", body, sizeof(body), 1) !=
+			    n + 1)
+				_exit(3);
+		}
+		_exit(0);	/* no close, no checkpoint: as SIGKILL */
+	}
+	child_ok(pid);
+
+	st = open_ok();
+	ck_assert_uint_eq(store_log_current(st), 3);
+	n = (uint64_t)store_debug_count(st, "hooks");
+	ck_assert_uint_gt(n, 300);	/* two files of 32 MiB */
+	for (seq = 1; seq <= n; seq++) {
+		body[0] = (unsigned char)(seq - 1);
+		expect_body(st, seq, 1, body, sizeof(body));
+	}
+	ck_assert_uint_eq(put_one(st, "github", "next", 4, 1), n + 1);
+	store_close(st);
+}
+END_TEST
+
 /* Log records until the log is in file upto: batches of hooks with 64 KiB
  * bodies, each delivered (so gone) in the batch after it. */
 static void
@@ -3483,6 +3521,7 @@ store_suite(void)
 	tcase_add_test(tc, test_restart);
 	tcase_add_test(tc, test_recovery);
 	tcase_add_test(tc, test_log_zero_ahead);
+	tcase_add_test(tc, test_log_zero_ahead_files);
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);
 	tcase_add_test(tc, test_body_pin_current);
