@@ -239,7 +239,7 @@ struct store {
 	int			 z_fd;		/* the log file z_file, open to
 						 * zero ahead, or -1 */
 	uint32_t		 z_file;
-	uint64_t		 z_end;		/* its size (zeroed to here) */
+	uint64_t		 z_end;		/* zeroed up to here */
 	int			 z_off;		/* failed on z_file: no more */
 	DB_LSN			 logged_end;	/* the end of the last body
 						 * record logged */
@@ -2166,10 +2166,10 @@ store_log_flush(struct store *st)
  * a log file sparse at its full size, so a commit's pages land in a hole:
  * its sync must allocate their blocks and write the inode that maps them,
  * on ext4 three I/Os a commit instead of one (ext4_write_inode was 14 %
- * of the master's profile with paced hooks: docs/DEPARTURES 20, docs/
- * PERFORMANCE).  Zeros past the last record are
- * the end of the log to BDB, as in its own DB_LOG_ZERO files, whose
- * whole 32 MiB it zeroes when it creates one, in the committing thread.
+ * of the master's profile with paced hooks: docs/DEPARTURES 20).  Zeros
+ * past the last record are the end of the log to BDB, as in its own
+ * DB_LOG_ZERO files, whose whole 32 MiB it zeroes when it creates one, in
+ * the committing thread.
  * Here the zeros reach STORE_LOG_AHEAD past the end whenever less than
  * STORE_LOG_REFILL are left, and their write-back starts at once (the
  * next commit's sync waits for it: fdatasync waits on the whole file; 3
@@ -2188,6 +2188,7 @@ log_zero_ahead(struct store *st)
 	uint64_t end, at, off;
 	uint32_t file;
 	ssize_t n;
+	int ret;
 
 	if (st->env->log_stat(st->env, &sp, 0) != 0)
 		return;
@@ -2204,8 +2205,12 @@ log_zero_ahead(struct store *st)
 		st->z_off = 0;
 		lsn.file = file;
 		lsn.offset = 0;
-		if (st->env->log_file(st->env, &lsn, name, sizeof(name)) !=
-		    0 || (st->z_fd = open(name, O_WRONLY | O_CLOEXEC)) == -1)
+		if ((ret = st->env->log_file(st->env, &lsn, name,
+		    sizeof(name))) != 0) {
+			errno = ret;
+			goto fail;
+		}
+		if ((st->z_fd = open(name, O_WRONLY | O_CLOEXEC)) == -1)
 			goto fail;
 		st->z_end = off;
 	}
@@ -2230,8 +2235,8 @@ log_zero_ahead(struct store *st)
 	return;
  fail:
 	log_warnx("store %s: log file %" PRIu32 ": zeroing ahead of the "
-	    "log's end: %s; its commits grow the file", st->dir, file,
-	    strerror(errno));
+	    "log's end: %s; its commits' syncs allocate their blocks",
+	    st->dir, file, db_strerror(errno));
 	if (st->z_fd != -1)
 		close(st->z_fd);
 	st->z_fd = -1;
