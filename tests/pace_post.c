@@ -16,8 +16,9 @@
  * request is one write of bytes built at the start, an answer usually one
  * read; the wait for the next due request is epoll_pwait2's, to the
  * microsecond, so no timer is armed per request.  An answer that is not a
- * 201, a connection that closes with a request in hand and a request that
- * cannot be written count as errors; a closed connection is reopened.
+ * 201, a connection that closes with a request in hand, a request that
+ * cannot be written and one unanswered 60 s after the last was due count
+ * as errors; a closed connection is reopened.
  */
 #include "config.h"
 
@@ -38,6 +39,7 @@
 
 #define PP_BUF		8192	/* an answer's head and body */
 #define PP_EVENTS	64
+#define PP_DRAIN_S	60	/* after the last request, for the answers */
 
 struct pconn {
 	int	 fd;
@@ -321,19 +323,21 @@ main(int argc, char *argv[])
 		due = t0 + next_j * 1000.0 / rate;
 		if (due >= t0 + secs * 1000.0 && nbusy == 0)
 			break;
+		if (now > t0 + (secs + PP_DRAIN_S) * 1000.0) {
+			errors += nbusy;	/* never answered */
+			break;
+		}
 		if (due >= t0 + secs * 1000.0 || nidle == 0)
-			wait = -1;	/* for an answer */
+			wait = 1000;	/* for an answer */
 		else
 			wait = due - now_ms();
-		if (wait >= 0) {
-			ts.tv_sec = (time_t)(wait / 1000);
-			ts.tv_nsec = (long)((wait - ts.tv_sec * 1000.0) * 1e6);
-		}
-		n = epoll_pwait2(ep, evs, PP_EVENTS, wait >= 0 ? &ts : NULL,
-		    NULL);
+		if (wait < 0)
+			wait = 0;
+		ts.tv_sec = (time_t)(wait / 1000);
+		ts.tv_nsec = (long)((wait - ts.tv_sec * 1000.0) * 1e6);
+		n = epoll_pwait2(ep, evs, PP_EVENTS, &ts, NULL);
 		if (n == -1 && errno == ENOSYS)
-			n = epoll_wait(ep, evs, PP_EVENTS,
-			    wait >= 0 ? (int)wait + 1 : -1);
+			n = epoll_wait(ep, evs, PP_EVENTS, (int)wait + 1);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
