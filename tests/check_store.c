@@ -859,9 +859,9 @@ END_TEST
 
 /*
  * The log file is zero-filled ahead of the log's end after a commit, so
- * that a commit's sync does not allocate blocks or grow the file; after a
- * crash, recovery takes the zeros for the end of the log, and commits go
- * on into them.
+ * that a commit's sync does not allocate blocks (BDB's file is sparse);
+ * after a crash, recovery takes the zeros for the end of the log, and
+ * commits go on into them.
  */
 START_TEST(test_log_zero_ahead)
 {
