@@ -2161,22 +2161,22 @@ store_log_flush(struct store *st)
 }
 
 /*
- * Keep the current log file zero-filled ahead of the log's end, so that
- * a commit's sync writes the commit's pages and nothing else.  BDB makes
- * a log file sparse at its full size, so a commit's pages land in a hole:
- * its sync must allocate their blocks and write the inode that maps them,
- * on ext4 three I/Os a commit instead of one (ext4_write_inode was 14 %
- * of the master's profile with paced hooks: docs/DEPARTURES 20).  Zeros
- * past the last record are the end of the log to BDB, as in its own
- * DB_LOG_ZERO files, whose whole 32 MiB it zeroes when it creates one, in
- * the committing thread.
- * Here the zeros reach STORE_LOG_AHEAD past the end whenever less than
- * STORE_LOG_REFILL are left, and their write-back starts at once (the
- * next commit's sync waits for it: fdatasync waits on the whole file; 3
- * MiB chunks gave shorter syncs than half-megabyte ones, whose blocks
- * and inode are written eight times as often).  Only past the log's end
- * (after a flush everything before it is written), in the one thread that
- * writes the log.  A failure (the disk full) ends it for that file.
+ * Keep the current log file zero-filled ahead of the log's end, so that a
+ * commit's sync writes the commit's pages and nothing else.  BDB makes a log
+ * file sparse at its full size, so a commit's pages land in a hole: its sync
+ * must allocate their blocks and write the inode that maps them, on ext4
+ * three I/Os a commit instead of two: the pages, the inode, the disk's cache
+ * flush (ext4_write_inode was 14 % of the master's profile with paced hooks:
+ * docs/DEPARTURES 20).  Zeros past the last record are the end of the log to
+ * BDB, as in its own DB_LOG_ZERO files, whose whole 32 MiB it zeroes when it
+ * creates one, in the committing thread.  Here the zeros reach
+ * STORE_LOG_AHEAD past the end whenever less than STORE_LOG_REFILL are left,
+ * and their write-back starts at once (the next commit's sync waits for it:
+ * fdatasync waits on the whole file; 3 MiB chunks gave shorter syncs than
+ * half-megabyte ones, whose blocks and inode are written eight times as
+ * often).  Only past the log's end (after a flush everything before it is
+ * written), in the one thread that writes the log.  A failure (the disk
+ * full) ends it for that file.
  */
 static void
 log_zero_ahead(struct store *st)
