@@ -344,13 +344,16 @@ trash_cb(evutil_socket_t fd, short ev, void *arg)
  * in the log"); the checkpoint then removes the files before it.  A pass
  * that stopped short (a sink keeps many bodies, or many hooks are to be
  * passed over) is behind: the next one comes soon, in small steps between
- * the loop's other work. */
+ * the loop's other work.  Each pass first starts the write-back of the
+ * table pages written out since the last (store_writeback), so that the
+ * checkpoint does not find them all dirty. */
 static void
 migrate_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct timeval tv = { 0, MIGRATE_MS * 1000 };
 	int n;
 
+	store_writeback(env->store);
 	if ((n = store_body_migrate(env->store, MIGRATE_MAX)) == -1)
 		log_warnx("store: moving bodies out of the log: %s",
 		    store_strerror(env->store));

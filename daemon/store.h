@@ -343,6 +343,10 @@ int		 store_hook_get(struct store *, uint64_t seq,
 		    struct store_hook_rec *);
 void		 store_hook_rec_free(struct store_hook_rec *);
 
+/* Start the kernel's write-back of the tables' pages written out since
+ * the last call (asynchronous: nothing waits for it). */
+void		 store_writeback(struct store *);
+
 /* Number of records in a table by name ("hooks", "due", ...): a full
  * cursor walk, for tests and ankusactl debugging.  -1 on error. */
 int64_t		 store_debug_count(struct store *, const char *table);
