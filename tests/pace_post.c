@@ -30,6 +30,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,8 @@ pp_open(struct pconn *c)
 	int one = 1;
 
 	if ((c->fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
-	    connect(c->fd, (struct sockaddr *)&sin_to, sizeof(sin_to)) == -1) {
+	    connect(c->fd, (struct sockaddr *)&sin_to, sizeof(sin_to)) == -1 ||
+	    fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK) == -1) {
 		perror("pace_post: connect");
 		exit(1);
 	}
