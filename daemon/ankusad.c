@@ -344,16 +344,21 @@ trash_cb(evutil_socket_t fd, short ev, void *arg)
  * in the log"); the checkpoint then removes the files before it.  A pass
  * that stopped short (a sink keeps many bodies, or many hooks are to be
  * passed over) is behind: the next one comes soon, in small steps between
- * the loop's other work.  Each pass first starts the write-back of the
- * table pages written out since the last (store_writeback), so that the
- * checkpoint does not find them all dirty. */
+ * the loop's other work.  Every MIGRATE_MS a pass first starts the
+ * write-back of the table pages written out since (store_writeback), so
+ * that the checkpoint does not find them all dirty. */
 static void
 migrate_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	static uint64_t written_back;
 	struct timeval tv = { 0, MIGRATE_MS * 1000 };
+	uint64_t now = time_mono_ms();
 	int n;
 
-	store_writeback(env->store);
+	if (now - written_back >= MIGRATE_MS) {
+		store_writeback(env->store);
+		written_back = now;
+	}
 	if ((n = store_body_migrate(env->store, MIGRATE_MAX)) == -1)
 		log_warnx("store: moving bodies out of the log: %s",
 		    store_strerror(env->store));
