@@ -57,6 +57,7 @@
 #define MIGRATE_BEHIND_MS	5	/* this soon after one stopped short */
 #define MIGRATE_MAX		256	/* its most, a few ms of the loop */
 #define TRASH_MS		10	/* between steps emptying pruned logs */
+#define WRITEBACK_MS		250	/* between the tables' write-backs */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 #define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
 #define LISTEN_STEP_MS		100	/* between tries */
@@ -67,6 +68,7 @@ static struct ankusad	 ankusad_env;
 static struct event	*ev_checkpoint;
 static struct event	*ev_migrate;
 static struct event	*ev_trash;
+static struct event	*ev_writeback;
 static struct event	*ev_shutdown;
 static uint64_t		 shutdown_started;
 static int		 lock_fd = -1;
@@ -82,6 +84,7 @@ static void	signal_cb(evutil_socket_t, short, void *);
 static void	checkpoint_cb(evutil_socket_t, short, void *);
 static void	migrate_cb(evutil_socket_t, short, void *);
 static void	trash_cb(evutil_socket_t, short, void *);
+static void	writeback_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
 
@@ -344,21 +347,13 @@ trash_cb(evutil_socket_t fd, short ev, void *arg)
  * in the log"); the checkpoint then removes the files before it.  A pass
  * that stopped short (a sink keeps many bodies, or many hooks are to be
  * passed over) is behind: the next one comes soon, in small steps between
- * the loop's other work.  Every MIGRATE_MS a pass first starts the
- * write-back of the table pages written out since (store_writeback), so
- * that the checkpoint does not find them all dirty. */
+ * the loop's other work. */
 static void
 migrate_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	static uint64_t written_back;
 	struct timeval tv = { 0, MIGRATE_MS * 1000 };
-	uint64_t now = time_mono_ms();
 	int n;
 
-	if (now - written_back >= MIGRATE_MS) {
-		store_writeback(env->store);
-		written_back = now;
-	}
 	if ((n = store_body_migrate(env->store, MIGRATE_MAX)) == -1)
 		log_warnx("store: moving bodies out of the log: %s",
 		    store_strerror(env->store));
@@ -368,6 +363,15 @@ migrate_cb(evutil_socket_t fd, short ev, void *arg)
 	if (n != -1 && store_body_behind(env->store))
 		tv.tv_usec = MIGRATE_BEHIND_MS * 1000;
 	event_add(ev_migrate, &tv);
+}
+
+/* The table pages the buffer pool wrote out since the last tick start
+ * their write-back, so that the checkpoint does not find them all dirty
+ * (store_writeback). */
+static void
+writeback_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	store_writeback(env->store);
 }
 
 int
@@ -478,6 +482,10 @@ main(int argc, char *argv[])
 	tv.tv_sec = 0;
 	tv.tv_usec = MIGRATE_MS * 1000;
 	event_add(ev_migrate, &tv);
+	ev_writeback = event_new(env->base, -1, EV_PERSIST, writeback_cb,
+	    NULL);
+	tv.tv_usec = WRITEBACK_MS * 1000;
+	event_add(ev_writeback, &tv);
 
 	supervisor_init();
 	writer_init();

@@ -239,8 +239,8 @@ struct store {
 	int			 z_fd;		/* the log file z_file, open to
 						 * zero ahead, or -1 */
 	uint32_t		 z_file;
-	uint64_t		 z_end;		/* zeroed up to here */
-	int			 z_off;		/* failed on z_file: no more */
+	uint64_t		 z_end;		/* zeroed up to here (the file's
+						 * end after a failure) */
 	DB_LSN			 logged_end;	/* the end of the last body
 						 * record logged */
 	DB_LSN			 flushed_end;	/* and of the last one that a
@@ -444,6 +444,8 @@ static void	*hook_encode(const struct store_hook *, uint32_t, const char *,
 		    const char *, const DB_LSN *, size_t *);
 static int	 body_log(struct store *, const struct store_hook *, DB_LSN *);
 static void	 log_zero_ahead(struct store *);
+static int	 log_end(struct store *, uint32_t *, uint64_t *);
+static int	 log_open(struct store *, uint32_t, int, int *);
 static int	 body_fetch(struct store *, uint64_t, struct store_hook_rec *);
 static void	 body_err(struct store *, int, uint64_t,
 		    const struct store_hook_rec *, const char *, ...)
@@ -1353,18 +1355,13 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	uint64_t at;
 	unsigned char *big = NULL;
 	const unsigned char *p;
-	char name[PATH_MAX];
 	uint32_t len;
 	int rc;
-	DB_LSN lsn;
 
 	if (st->ra_fd == -1 || st->ra_file != out->body_file) {
 		ra_close(st);
-		lsn.file = out->body_file;
-		lsn.offset = 0;
-		if ((rc = st->env->log_file(st->env, &lsn, name,
-		    sizeof(name))) != 0 || (st->ra_fd = open(name,
-		    O_RDONLY | O_CLOEXEC)) == -1) {
+		if ((st->ra_fd = log_open(st, out->body_file, O_RDONLY,
+		    &rc)) == -1) {
 			body_err(st, rc, seq, out, "cannot be read: %s",
 			    rc != 0 ? "no log file name" : strerror(errno));
 			return -1;
@@ -1422,17 +1419,44 @@ store_body_reads(struct store *st, uint64_t *reads, uint64_t *preads)
 	*preads = st->body_preads;
 }
 
+/* The log's end: the file the next record goes to and its offset there.
+ * -1 if BDB cannot say. */
+static int
+log_end(struct store *st, uint32_t *file, uint64_t *off)
+{
+	DB_LOG_STAT *sp;
+
+	if (st->env->log_stat(st->env, &sp, 0) != 0)
+		return -1;
+	*file = sp->st_cur_file;
+	*off = sp->st_cur_offset;
+	free(sp);
+	return 0;
+}
+
+/* Log file n opened with flags: its descriptor, or -1 with errno set, or
+ * with *dbrc set when BDB gave no name for it. */
+static int
+log_open(struct store *st, uint32_t n, int flags, int *dbrc)
+{
+	char name[PATH_MAX];
+	DB_LSN lsn;
+
+	lsn.file = n;
+	lsn.offset = 0;
+	if ((*dbrc = st->env->log_file(st->env, &lsn, name,
+	    sizeof(name))) != 0)
+		return -1;
+	return open(name, flags | O_CLOEXEC);
+}
+
 uint32_t
 store_log_current(struct store *st)
 {
-	DB_LOG_STAT *sp;
+	uint64_t off;
 	uint32_t cur;
 
-	if (st->env->log_stat(st->env, &sp, 0) != 0)
-		return 0;
-	cur = sp->st_cur_file;
-	free(sp);
-	return cur;
+	return log_end(st, &cur, &off) == 0 ? cur : 0;
 }
 
 uint32_t
@@ -2182,37 +2206,23 @@ static void
 log_zero_ahead(struct store *st)
 {
 	static const unsigned char zeros[STORE_ZERO_BUF];
-	DB_LOG_STAT *sp;
-	DB_LSN lsn;
-	char name[PATH_MAX];
 	uint64_t end, at, off;
 	uint32_t file;
 	ssize_t n;
-	int ret;
+	int rc;
 
-	if (st->env->log_stat(st->env, &sp, 0) != 0)
+	if (log_end(st, &file, &off) == -1)
 		return;
-	file = sp->st_cur_file;
-	off = sp->st_cur_offset;
-	free(sp);
-	if (file != st->z_file || st->z_fd == -1) {
-		if (file == st->z_file && st->z_off)
-			return;
+	if (file != st->z_file) {
 		if (st->z_fd != -1)
 			close(st->z_fd);
-		st->z_fd = -1;
 		st->z_file = file;
-		st->z_off = 0;
-		lsn.file = file;
-		lsn.offset = 0;
-		if ((ret = st->env->log_file(st->env, &lsn, name,
-		    sizeof(name))) != 0) {
-			errno = ret;
+		st->z_end = off;
+		if ((st->z_fd = log_open(st, file, O_WRONLY, &rc)) == -1) {
+			if (rc != 0)
+				errno = rc;
 			goto fail;
 		}
-		if ((st->z_fd = open(name, O_WRONLY | O_CLOEXEC)) == -1)
-			goto fail;
-		st->z_end = off;
 	}
 	if (st->z_end >= off + STORE_LOG_REFILL || st->z_end >= STORE_LOG_FILE)
 		return;
@@ -2240,7 +2250,7 @@ log_zero_ahead(struct store *st)
 	if (st->z_fd != -1)
 		close(st->z_fd);
 	st->z_fd = -1;
-	st->z_off = 1;
+	st->z_end = STORE_LOG_FILE;	/* nothing more for this file */
 }
 
 /*

@@ -2774,9 +2774,10 @@ START_TEST(test_body_in_log)
 END_TEST
 
 /*
- * Hooks whose bodies fill three log files, each zeroed ahead of its end
- * when the next began: after a crash, recovery reads the whole log, from
- * file to file past their zeros, and every body is there.
+ * Hooks whose bodies fill three log files, committed (so zeroed ahead of
+ * the log's end) as they go: after a crash, recovery reads the whole log,
+ * from file to file past whatever zeros follow their last records, and
+ * every body is there.
  */
 START_TEST(test_log_zero_ahead_files)
 {

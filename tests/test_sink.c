@@ -135,6 +135,7 @@ static void	ts_close_cb(struct evhttp_connection *, void *);
 static void	ts_watch_cb(evutil_socket_t, short, void *);
 static void	ts_signal_cb(evutil_socket_t, short, void *);
 static void	ts_flush_cb(evutil_socket_t, short, void *);
+static void	ts_flush(void);
 static const char *ts_sig(struct evkeyvalq *, const unsigned char *, size_t);
 static void	ts_record_line(struct evhttp_request *, const char *, int,
 		    const unsigned char *, size_t, const char *);
@@ -289,7 +290,14 @@ static void
 ts_flush_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	ts_flush_armed = 0;
-	if (fflush(ts_record) == EOF)
+	ts_flush();
+}
+
+/* The records so far into the file. */
+static void
+ts_flush(void)
+{
+	if (ts_record != NULL && fflush(ts_record) == EOF)
 		fprintf(stderr, "test_sink: record: %s\n", strerror(errno));
 }
 
@@ -477,9 +485,7 @@ ts_ctl(struct evhttp_request *req, const char *what)
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	struct ts_mode *m;
 
-	/* Whoever asks sees every request recorded so far in the file. */
-	if (ts_record != NULL && fflush(ts_record) == EOF)
-		fprintf(stderr, "test_sink: record: %s\n", strerror(errno));
+	ts_flush();	/* whoever asks sees every request recorded so far */
 	if (strcmp(what, "mode") == 0 && cmd == EVHTTP_REQ_POST)
 		ts_ctl_mode(req);
 	else if (strcmp(what, "stats") == 0 && cmd == EVHTTP_REQ_GET)
