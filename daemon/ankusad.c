@@ -58,6 +58,9 @@
 #define MIGRATE_MAX		256	/* its most, a few ms of the loop */
 #define TRASH_MS		10	/* between steps emptying pruned logs */
 #define WRITEBACK_MS		250	/* between the tables' write-backs */
+#define CLEAN_MS		5	/* between the checkpoint's page steps */
+#define CLEAN_PAGES		64	/* a step's pages, about a millisecond */
+#define CLEAN_SETTLE_MS		100	/* their write-back, before the sync */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 #define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
 #define LISTEN_STEP_MS		100	/* between tries */
@@ -66,6 +69,9 @@ struct ankusad	*env;
 
 static struct ankusad	 ankusad_env;
 static struct event	*ev_checkpoint;
+static struct event	*ev_clean;
+static struct event	*ev_ckpt_run;
+static long		 clean_steps, clean_budget;
 static struct event	*ev_migrate;
 static struct event	*ev_trash;
 static struct event	*ev_writeback;
@@ -82,6 +88,8 @@ static int	open_listener(const char *, const char *, uint16_t);
 static void	lock_data_dir(const char *);
 static void	signal_cb(evutil_socket_t, short, void *);
 static void	checkpoint_cb(evutil_socket_t, short, void *);
+static void	clean_cb(evutil_socket_t, short, void *);
+static void	ckpt_run_cb(evutil_socket_t, short, void *);
 static void	migrate_cb(evutil_socket_t, short, void *);
 static void	trash_cb(evutil_socket_t, short, void *);
 static void	writeback_cb(evutil_socket_t, short, void *);
@@ -322,8 +330,57 @@ ankusad_store_check(void)
 	    "(%s)", store_strerror(env->store));
 }
 
+/*
+ * The checkpoint, once a minute, in three stages so that no one holds the
+ * loop long: the buffer pool's dirty pages written a step at a time (after
+ * a backlog filled the cache, one checkpoint writing them all held the
+ * loop 300 ms: store_clean_step), their write-back started, and the
+ * checkpoint itself, which then has few pages to write and short syncs.
+ * The steps write as many pages as were dirty at the first: under a load
+ * that dirties pages as fast as they write them, more steps would write
+ * the same hot pages again, and the checkpoint writes what is left.
+ */
 static void
 checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct timeval tv = { 0, CLEAN_MS * 1000 };
+
+	if (event_pending(ev_clean, EV_TIMEOUT, NULL) ||
+	    event_pending(ev_ckpt_run, EV_TIMEOUT, NULL))
+		return;		/* the last one is still under way */
+	clean_steps = 0;
+	event_add(ev_clean, &tv);
+}
+
+static void
+clean_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct timeval tv = { 0, CLEAN_MS * 1000 };
+	long left;
+
+	left = store_clean_step(env->store, CLEAN_PAGES);
+	/* Their write-back at once, a step's worth: left for the quarter
+	 * second's, 2,000 pages went to the disk in one go, and a log sync
+	 * behind them took 10-20 ms. */
+	store_writeback(env->store);
+	if (left == -1)
+		log_warnx("checkpoint: %s", store_strerror(env->store));
+	else {
+		if (clean_steps++ == 0)
+			clean_budget = left / CLEAN_PAGES + 1;
+		if (left > CLEAN_PAGES && clean_steps <= clean_budget) {
+			event_add(ev_clean, &tv);
+			return;
+		}
+	}
+	log_debug("checkpoint: %ld steps wrote dirty pages, %ld left",
+	    clean_steps, left);
+	tv.tv_usec = CLEAN_SETTLE_MS * 1000;
+	event_add(ev_ckpt_run, &tv);
+}
+
+static void
+ckpt_run_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	if (store_checkpoint(env->store) == -1)
 		log_warnx("checkpoint: %s", store_strerror(env->store));
@@ -477,6 +534,8 @@ main(int argc, char *argv[])
 	ev_checkpoint = event_new(env->base, -1, EV_PERSIST, checkpoint_cb,
 	    NULL);
 	event_add(ev_checkpoint, &tv);
+	ev_clean = event_new(env->base, -1, 0, clean_cb, NULL);
+	ev_ckpt_run = event_new(env->base, -1, 0, ckpt_run_cb, NULL);
 	ev_migrate = event_new(env->base, -1, 0, migrate_cb, NULL);
 	ev_trash = event_new(env->base, -1, 0, trash_cb, NULL);
 	tv.tv_sec = 0;

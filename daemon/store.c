@@ -1101,6 +1101,47 @@ store_checkpoint(struct store *st)
 }
 
 /*
+ * The checkpoint writes every page dirty in the buffer pool and then syncs
+ * the tables, all in the loop: after a backlog has filled the cache with
+ * dirty pages, some 7,000 writes and 300 ms in which the master does
+ * nothing else (docs/PERFORMANCE).  A step writes `pages` of them through
+ * memp_trickle, whose argument is the share of the cache to make clean:
+ * the clean share now plus `pages`, rounded up.  It walks the cache and
+ * sorts its dirty pages each time, so a step costs about as much again as
+ * its writes; a few dozen steps a checkpoint.
+ */
+long
+store_clean_step(struct store *st, int pages)
+{
+	DB_MPOOL_STAT *sp;
+	unsigned long total, dirty, pct;
+	int ret, wrote = 0;
+
+	st->dberr[0] = '\0';
+	if ((ret = st->env->memp_stat(st->env, &sp, NULL, 0)) != 0) {
+		store_seterr(st, ret, "store %s: cache statistics", st->dir);
+		return -1;
+	}
+	total = sp->st_pages;
+	dirty = sp->st_page_dirty;
+	free(sp);
+	if (dirty > total)	/* counted while pages changed */
+		dirty = total;
+	if (dirty <= (unsigned long)pages)
+		return (long)dirty;
+	pct = ((total - dirty + (unsigned long)pages) * 100 + total - 1) /
+	    total;
+	if (pct > 100)
+		pct = 100;
+	if ((ret = st->env->memp_trickle(st->env, (int)pct, &wrote)) != 0) {
+		store_seterr(st, ret, "store %s: writing cache pages", st->dir);
+		return -1;
+	}
+	return (long)(dirty - ((unsigned long)wrote < dirty ?
+	    (unsigned long)wrote : dirty));
+}
+
+/*
  * Bodies in the log.
  *
  * A body of STORE_LOGBODY_MIN to STORE_LOGBODY_MAX bytes is written once,

@@ -110,6 +110,11 @@ void		 store_close(struct store *);
 /* A checkpoint, then the log files that neither recovery nor a hook's
  * body needs are removed.  0, or -1 on a store error. */
 int		 store_checkpoint(struct store *);
+/* Write about `pages` of the buffer pool's dirty pages to their files (no
+ * sync), so that the checkpoint after a few such steps, spread over the
+ * loop's turns, finds few left to write while it holds the loop.  The
+ * dirty pages left, or -1 on a store error. */
+long		 store_clean_step(struct store *, int pages);
 /* Empty the log files the checkpoint removed (renamed aside), a few
  * megabytes per call, so that no call holds the loop for long.  1 while
  * there is more to do, else 0. */

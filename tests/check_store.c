@@ -915,6 +915,58 @@ START_TEST(test_log_zero_ahead)
 }
 END_TEST
 
+/*
+ * The checkpoint's page writes, a step at a time: each step writes about
+ * the pages asked for (and more than none), the pages reach the table's
+ * file before any checkpoint, and after the checkpoint none are dirty.
+ */
+START_TEST(test_clean_step)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	struct stat sb0, sb1;
+	char path[PATH_MAX], body[200];
+	long before, left, prev;
+	int i, j, steps;
+
+	memset(body, 'x', sizeof(body));
+	st = open_ok();
+	snprintf(path, sizeof(path), "%s/hooks.db", tmpdir);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(stat(path, &sb0), 0);
+	for (i = 0; i < 40; i++) {
+		ck_assert_ptr_nonnull(b = store_batch_begin(st));
+		for (j = 0; j < 100; j++) {
+			hook_fill(&h, "github", body, sizeof(body));
+			ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1),
+			    0);
+		}
+		ck_assert_int_eq(store_batch_commit(b), 0);
+	}
+	/* 4,000 hooks of 200 bytes: a megabyte of hook pages, 8 KiB each,
+	 * and the rows' and due keys' pages, all dirty in the cache. */
+	before = store_clean_step(st, 1000000);
+	ck_assert_int_gt(before, 150);
+	left = store_clean_step(st, 16);
+	ck_assert_int_ge(before - left, 16);
+	ck_assert_int_gt(left, 16);
+	for (steps = 1, prev = left; left > 16; steps++, prev = left) {
+		left = store_clean_step(st, 16);
+		ck_assert_int_ge(left, 0);
+		ck_assert_int_lt(left, prev);
+	}
+	ck_assert_int_gt(steps, 3);
+	ck_assert_int_eq(stat(path, &sb1), 0);
+	ck_assert_int_ge(sb1.st_size - sb0.st_size, 100 * 8192);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(store_clean_step(st, 0), 0);
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 4000);
+	store_close(st);
+}
+END_TEST
+
 START_TEST(test_ordered_rows)
 {
 	struct store_row_spec rows[3] = {
@@ -3538,6 +3590,7 @@ store_suite(void)
 	tcase_add_test(tc, test_restart);
 	tcase_add_test(tc, test_recovery);
 	tcase_add_test(tc, test_log_zero_ahead);
+	tcase_add_test(tc, test_clean_step);
 	tcase_add_test(tc, test_log_zero_ahead_files);
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);
