@@ -316,8 +316,9 @@ class Daemon:
 
     def __init__(self, sources=None, name="d", workers=2, routing="path",
                  prefix="/webhooks", max_body=1000000, batcher=None,
-                 extra=None, data_dir=None):
+                 extra=None, data_dir=None, verbose=False):
         self.dir = tmpdir(name)
+        self.verbose = verbose          # ankusad -v: debug lines too
         self.data_dir = data_dir or os.path.join(self.dir, "data")
         self.sock = os.path.join(self.dir, "control.sock")
         self.conf = os.path.join(self.dir, "ankusa.yml")
@@ -375,7 +376,8 @@ class Daemon:
                                             time.ctime().encode()))
         log.flush()
         self.proc = subprocess.Popen(
-            [binary("ankusad"), "-d", "-c", self.conf],
+            [binary("ankusad"), "-d", "-c", self.conf] +
+            (["-v"] if self.verbose else []),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env=self.env(), start_new_session=True, preexec_fn=preexec_fn)
         log.close()

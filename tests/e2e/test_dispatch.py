@@ -14,6 +14,7 @@ import hashlib
 import http.client
 import os
 import random
+import re
 import threading
 import time
 
@@ -223,6 +224,51 @@ def test_bodies_survive_sigkill():
     assert (st["hooks"], st["pending"], st["dead"]) == (0, 0, 0), \
         "after delivering everything: status %r" % st
     assert d.stop() == 0, "exit status after SIGTERM"
+
+
+def test_checkpoint_steps_then_sigkill():
+    """The minute's checkpoint writes the buffer pool's dirty pages in
+    steps before it checkpoints (daemon/ankusad.c, checkpoint_cb): with
+    hooks waiting on a failing sink, the steps run and the checkpoint
+    follows; a SIGKILL after it and the restart's recovery lose nothing.
+    Waits for the first checkpoint, a minute after the start."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "c": sink_source([{"type": "http", "url": s.url("/c")}],
+                         tenant="tc",
+                         retry={"base_ms": 20000, "max_ms": 20000}),
+    }, verbose=True,
+        extra={"dispatch": dispatch_conf(breaker_failures=0)}).start()
+    s.mode("/c", status=503)
+    rng = random.Random(61)
+    bodies = [bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 600)))
+              for _ in range(3000)]
+    sent = post_par(d, "c", bodies)
+    assert len(sent) == len(bodies), "ids not unique"
+    pat = re.compile(r"checkpoint: (\d+) steps wrote dirty pages, "
+                     r"(\d+) left")
+    wait_until(lambda: pat.search(d.log_since_start()), 90, 0.5,
+               "the first checkpoint's steps (a minute after the start)")
+    steps, left = map(int, pat.search(d.log_since_start()).groups())
+    assert steps >= 2 and left <= 64, \
+        "3,000 hooks dirty more than one step's 64 pages, and the steps " \
+        "stop with at most 64 left: %d steps, %d left" % (steps, left)
+    time.sleep(0.5)         # the checkpoint, 100 ms after the last step
+    bad = [ln for ln in d.log_since_start().splitlines()
+           if "checkpoint:" in ln and not pat.search(ln)]
+    assert not bad, "checkpoint warnings: %s" % bad
+    d.kill9()
+    s.mode("/c", status=200)
+    d.start()
+    wait_delivered(s, sent, "/c", 60, "hooks after the restart")
+    settle(d)
+    st = d.status()
+    assert (st["hooks"], st["pending"], st["dead"]) == (0, 0, 0), \
+        "after delivering everything: status %r" % st
+    assert d.stop() == 0, "exit status after SIGTERM"
+
+
+test_checkpoint_steps_then_sigkill.timeout = 240
 
 
 # ------------------------------------------------------------ retries
