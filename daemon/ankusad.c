@@ -331,7 +331,7 @@ ankusad_store_check(void)
 }
 
 /*
- * The checkpoint, once a minute, in three stages so that no one holds the
+ * The checkpoint, once a minute, in three stages, none of which holds the
  * loop long: the buffer pool's dirty pages written a step at a time (after
  * a backlog filled the cache, one checkpoint writing them all held the
  * loop 300 ms: store_clean_step), their write-back started, and the

@@ -1108,7 +1108,8 @@ store_checkpoint(struct store *st)
  * memp_trickle, whose argument is the share of the cache to make clean:
  * the clean share now plus `pages`, rounded up.  It walks the cache and
  * sorts its dirty pages each time, so a step costs about as much again as
- * its writes; a few dozen steps a checkpoint.
+ * its writes.  BDB flushes the log first if a lazy commit left some of it
+ * unsynced, which the WAL rule needs before any page is written.
  */
 long
 store_clean_step(struct store *st, int pages)
