@@ -59,8 +59,9 @@
 #define TRASH_MS		10	/* between steps emptying pruned logs */
 #define WRITEBACK_MS		250	/* between the tables' write-backs */
 #define CLEAN_MS		5	/* between the checkpoint's page steps */
-#define CLEAN_PAGES		64	/* a step's pages, about a millisecond */
+#define CLEAN_PAGES		64	/* a step's pages, at least: 1-4 ms */
 #define CLEAN_SETTLE_MS		100	/* their write-back, before the sync */
+#define CLEAN_KEEP_PCT		80	/* of the cache kept clean, every tick */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 #define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
 #define LISTEN_STEP_MS		100	/* between tries */
@@ -71,7 +72,7 @@ static struct ankusad	 ankusad_env;
 static struct event	*ev_checkpoint;
 static struct event	*ev_clean;
 static struct event	*ev_ckpt_run;
-static long		 clean_steps, clean_budget;
+static long		 clean_steps, clean_budget, clean_max_us, clean_sum_us;
 static struct event	*ev_migrate;
 static struct event	*ev_trash;
 static struct event	*ev_writeback;
@@ -338,7 +339,9 @@ ankusad_store_check(void)
  * checkpoint itself, which then has few pages to write and short syncs.
  * The steps write as many pages as were dirty at the first: under a load
  * that dirties pages as fast as they write them, more steps would write
- * the same hot pages again, and the checkpoint writes what is left.
+ * the same hot pages again, and the checkpoint writes what is left.  With
+ * the cache kept four-fifths clean (writeback_cb), a checkpoint after a
+ * backlog's fill takes some 20 steps of 3 ms instead of 100 of 4-7 ms.
  */
 static void
 checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
@@ -348,7 +351,7 @@ checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
 	if (event_pending(ev_clean, EV_TIMEOUT, NULL) ||
 	    event_pending(ev_ckpt_run, EV_TIMEOUT, NULL))
 		return;		/* the last one is still under way */
-	clean_steps = 0;
+	clean_steps = clean_max_us = clean_sum_us = 0;
 	event_add(ev_clean, &tv);
 }
 
@@ -356,9 +359,15 @@ static void
 clean_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct timeval tv = { 0, CLEAN_MS * 1000 };
-	long left;
+	struct timespec a, b;
+	long left, us;
 
+	clock_gettime(CLOCK_MONOTONIC, &a);
 	left = store_clean_step(env->store, CLEAN_PAGES);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	us = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+	if (us > clean_max_us) clean_max_us = us;
+	clean_sum_us += us;
 	/* Their write-back at once, a step's worth: left for the quarter
 	 * second's, 2,000 pages went to the disk in one go, and a log sync
 	 * behind them took 10-20 ms. */
@@ -373,8 +382,9 @@ clean_cb(evutil_socket_t fd, short ev, void *arg)
 			return;
 		}
 	}
-	log_debug("checkpoint: %ld steps wrote dirty pages, %ld left",
-	    clean_steps, left);
+	log_debug("checkpoint: %ld steps wrote dirty pages, %ld left "
+	    "(%ld us in all, the longest %ld us)", clean_steps, left,
+	    clean_sum_us, clean_max_us);
 	tv.tv_usec = CLEAN_SETTLE_MS * 1000;
 	event_add(ev_ckpt_run, &tv);
 }
@@ -422,12 +432,18 @@ migrate_cb(evutil_socket_t fd, short ev, void *arg)
 	event_add(ev_migrate, &tv);
 }
 
-/* The table pages the buffer pool wrote out since the last tick start
- * their write-back, so that the checkpoint does not find them all dirty
+/* Every quarter second: the buffer pool's dirty pages beyond a fifth of
+ * the cache are written out (store_keep_clean), and the table pages the
+ * pool wrote out since the last tick start their write-back, so that the
+ * checkpoint finds neither the pool nor the kernel full of dirty pages
  * (store_writeback). */
 static void
 writeback_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	if (store_keep_clean(env->store, CLEAN_KEEP_PCT) == -1)
+		log_warnx("store: writing cache pages: %s",
+		    store_strerror(env->store));
+	ankusad_store_check();
 	store_writeback(env->store);
 }
 

@@ -1143,6 +1143,27 @@ store_clean_step(struct store *st, int pages)
 }
 
 /*
+ * Keep pct per cent of the buffer pool clean (memp_trickle).  Under a load
+ * that dirties pages as fast as it can, such as a backlog's fill, the whole
+ * cache is otherwise dirty when the checkpoint comes; called every quarter
+ * second it writes what was dirtied since, 300-400 pages in 3-4 ms during a
+ * fill (pages that eviction would have written anyway), a few in (b)'s
+ * steady state (with a log flush when a lazy commit left the log unsynced).
+ */
+int
+store_keep_clean(struct store *st, int pct)
+{
+	int ret, wrote = 0;
+
+	st->dberr[0] = '\0';
+	if ((ret = st->env->memp_trickle(st->env, pct, &wrote)) != 0) {
+		store_seterr(st, ret, "store %s: writing cache pages", st->dir);
+		return -1;
+	}
+	return wrote;
+}
+
+/*
  * Bodies in the log.
  *
  * A body of STORE_LOGBODY_MIN to STORE_LOGBODY_MAX bytes is written once,

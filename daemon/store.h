@@ -115,6 +115,9 @@ int		 store_checkpoint(struct store *);
  * loop's turns, finds few left to write while it holds the loop.  The
  * dirty pages left, or -1 on a store error. */
 long		 store_clean_step(struct store *, int pages);
+/* Write dirty pages of the buffer pool until pct per cent of it is clean
+ * (no sync).  The pages written, or -1 on a store error. */
+int		 store_keep_clean(struct store *, int pct);
 /* Empty the log files the checkpoint removed (renamed aside), a few
  * megabytes per call, so that no call holds the loop for long.  1 while
  * there is more to do, else 0. */

@@ -920,22 +920,18 @@ END_TEST
  * the pages asked for (and more than none), the pages reach the table's
  * file before any checkpoint, and after the checkpoint none are dirty.
  */
-START_TEST(test_clean_step)
+/* 4,000 hooks of 200 bytes in batches of 100: a megabyte of hook pages,
+ * 8 KiB each, and the rows' and due keys' pages, all dirty in the cache. */
+static void
+put_4000(struct store *st)
 {
 	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
 	struct store_batch *b;
 	struct store_hook h;
-	struct store *st;
-	struct stat sb0, sb1;
-	char path[PATH_MAX], body[200];
-	long before, left, prev;
-	int i, j, steps;
+	char body[200];
+	int i, j;
 
 	memset(body, 'x', sizeof(body));
-	st = open_ok();
-	snprintf(path, sizeof(path), "%s/hooks.db", tmpdir);
-	ck_assert_int_eq(store_checkpoint(st), 0);
-	ck_assert_int_eq(stat(path, &sb0), 0);
 	for (i = 0; i < 40; i++) {
 		ck_assert_ptr_nonnull(b = store_batch_begin(st));
 		for (j = 0; j < 100; j++) {
@@ -945,8 +941,21 @@ START_TEST(test_clean_step)
 		}
 		ck_assert_int_eq(store_batch_commit(b), 0);
 	}
-	/* 4,000 hooks of 200 bytes: a megabyte of hook pages, 8 KiB each,
-	 * and the rows' and due keys' pages, all dirty in the cache. */
+}
+
+START_TEST(test_clean_step)
+{
+	struct store *st;
+	struct stat sb0, sb1;
+	char path[PATH_MAX];
+	long before, left, prev;
+	int steps;
+
+	st = open_ok();
+	snprintf(path, sizeof(path), "%s/hooks.db", tmpdir);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(stat(path, &sb0), 0);
+	put_4000(st);
 	before = store_clean_step(st, 1000000);
 	ck_assert_int_gt(before, 150);
 	left = store_clean_step(st, 16);
@@ -962,6 +971,33 @@ START_TEST(test_clean_step)
 	ck_assert_int_ge(sb1.st_size - sb0.st_size, 100 * 8192);
 	ck_assert_int_eq(store_checkpoint(st), 0);
 	ck_assert_int_eq(store_clean_step(st, 0), 0);
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 4000);
+	store_close(st);
+}
+END_TEST
+
+/*
+ * The cache kept a share clean: the dirty pages beyond it are written, a
+ * second call at the same share finds nothing to write, and a call at a
+ * higher share writes more.
+ */
+START_TEST(test_keep_clean)
+{
+	struct store *st;
+	long before, after;
+	int wrote, more;
+
+	st = open_ok();
+	put_4000(st);
+	before = store_clean_step(st, 1000000);	/* counts, writes none */
+	ck_assert_int_gt(before, 150);
+	ck_assert_int_gt(wrote = store_keep_clean(st, 50), 0);
+	after = store_clean_step(st, 1000000);
+	ck_assert_int_eq(after, before - wrote);
+	ck_assert_int_eq(store_keep_clean(st, 50), 0);
+	ck_assert_int_gt(more = store_keep_clean(st, 100), 0);
+	ck_assert_int_le(more, after);
+	ck_assert_int_eq(store_clean_step(st, 1000000), after - more);
 	ck_assert_int_eq(store_debug_count(st, "hooks"), 4000);
 	store_close(st);
 }
@@ -3591,6 +3627,7 @@ store_suite(void)
 	tcase_add_test(tc, test_recovery);
 	tcase_add_test(tc, test_log_zero_ahead);
 	tcase_add_test(tc, test_clean_step);
+	tcase_add_test(tc, test_keep_clean);
 	tcase_add_test(tc, test_log_zero_ahead_files);
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);

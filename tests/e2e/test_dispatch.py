@@ -228,7 +228,8 @@ def test_bodies_survive_sigkill():
 
 def test_checkpoint_steps_then_sigkill():
     """The minute's checkpoint writes the buffer pool's dirty pages in
-    steps before it checkpoints (daemon/ankusad.c, checkpoint_cb): with
+    steps before it checkpoints (daemon/ankusad.c, checkpoint_cb), and the
+    cache is kept four-fifths clean every quarter second meanwhile: with
     hooks waiting on a failing sink, the steps run and the checkpoint
     follows; a SIGKILL after it and the restart's recovery lose nothing.
     Waits for the first checkpoint, a minute after the start."""
@@ -250,9 +251,10 @@ def test_checkpoint_steps_then_sigkill():
     wait_until(lambda: pat.search(d.log_since_start()), 90, 0.5,
                "the first checkpoint's steps (a minute after the start)")
     steps, left = map(int, pat.search(d.log_since_start()).groups())
-    assert steps >= 2 and left <= 64, \
-        "3,000 hooks dirty more than one step's 64 pages, and the steps " \
-        "stop with at most 64 left: %d steps, %d left" % (steps, left)
+    assert steps >= 1 and left <= 64, \
+        "the steps stop with at most 64 dirty pages left (the cache is " \
+        "kept four-fifths clean meanwhile): %d steps, %d left" % (
+            steps, left)
     time.sleep(0.5)         # the checkpoint, 100 ms after the last step
     bad = [ln for ln in d.log_since_start().splitlines()
            if "checkpoint:" in ln and not pat.search(ln)]
