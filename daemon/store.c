@@ -217,6 +217,7 @@ struct store {
 	DB_ENV			*env;
 	DB			*db[T_COUNT];
 	char			*dir;
+	char			*home;		/* region files, if not dir */
 	uint64_t		 next_seq;	/* ahead of meta after aborts */
 	uint64_t		 seq_saved;	/* next_seq as meta has it */
 	struct store_counts	 counts;	/* as committed */
@@ -527,11 +528,72 @@ store_strerror(struct store *st)
  * Open and close.
  */
 
+/*
+ * Where Berkeley DB keeps its region files (the environment's home): on
+ * a tmpfs, in a directory of this user's named after the data directory's
+ * device and inode, while the tables and the log stay in the data
+ * directory (set_data_dir, set_lg_dir).  The regions are mapped shared;
+ * in the data directory the kernel wrote the 42 MB that hold the buffer
+ * pool back to the disk every 30 s, and after a backlog's fill that held
+ * the master 60-90 ms (docs/DEPARTURES 21).  Nothing in them outlives the
+ * process: every open recovers from the log and makes them anew.  NULL
+ * (the data directory then) when no safe directory can be had there.
+ */
+static const char	*store_region_base = "/dev/shm";
+
+void
+store_set_region_base(const char *base)
+{
+	store_region_base = base;
+}
+
+static char *
+region_home(const struct stat *dsb)
+{
+	struct stat sb;
+	char path[PATH_MAX];
+	int n;
+
+	if (store_region_base == NULL)
+		return NULL;
+	n = snprintf(path, sizeof(path), "%s/ankusa-store-%lu-%llx-%llx",
+	    store_region_base, (unsigned long)geteuid(),
+	    (unsigned long long)dsb->st_dev, (unsigned long long)dsb->st_ino);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return NULL;
+	if (mkdir(path, 0700) == -1 && errno != EEXIST)
+		return NULL;
+	/* Someone else's, or a link planted in a shared /dev/shm: no. */
+	if (lstat(path, &sb) == -1 || !S_ISDIR(sb.st_mode) ||
+	    sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
+		log_warnx("store: %s is not a private directory of ours; "
+		    "the region files stay in the data directory", path);
+		return NULL;
+	}
+	return strdup(path);
+}
+
+/* The region files of a home (__db.001, ...), and the home if not dir. */
+static void
+region_remove(const char *home, int rmhome)
+{
+	char path[PATH_MAX];
+	int i;
+
+	for (i = 1; i <= 9; i++) {
+		snprintf(path, sizeof(path), "%s/__db.%03d", home, i);
+		(void)unlink(path);
+	}
+	if (rmhome)
+		(void)rmdir(home);
+}
+
 struct store *
 store_open(const char *dir, char *err, size_t errlen)
 {
 	struct store *st;
 	struct stat sb;
+	char abs[PATH_MAX];
 	int ret;
 
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
@@ -582,8 +644,20 @@ store_open(const char *dir, char *err, size_t errlen)
 	 * master's one thread runs one transaction at a time, so there is
 	 * no one for a page lock to keep out, and taking them cost a tenth
 	 * of the master's CPU per delivered hook (docs/DEPARTURES 15). */
-	if ((ret = st->env->open(st->env, dir, DB_CREATE | DB_INIT_TXN |
-	    DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER,
+	/* The data directory by its absolute name: BDB takes a relative
+	 * one from the home. */
+	if (realpath(dir, abs) != NULL && (st->home = region_home(&sb)) !=
+	    NULL) {
+		if ((ret = st->env->set_data_dir(st->env, abs)) != 0 ||
+		    (ret = st->env->set_lg_dir(st->env, abs)) != 0) {
+			store_seterr(st, ret, "store %s: configure "
+			    "directories", dir);
+			goto fail;
+		}
+		region_remove(dir, 0);	/* an older build's */
+	}
+	if ((ret = st->env->open(st->env, st->home != NULL ? st->home : dir,
+	    DB_CREATE | DB_INIT_TXN | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER,
 	    0600)) != 0) {
 		store_seterr(st, ret, "store %s: cannot open or recover the "
 		    "environment", dir);
@@ -1061,6 +1135,11 @@ store_close_handles(struct store *st)
 			log_warnx("store %s: close environment: %s", st->dir,
 			    db_strerror(ret));
 		st->env = NULL;
+	}
+	if (st->home != NULL) {
+		region_remove(st->home, 1);
+		free(st->home);
+		st->home = NULL;
 	}
 }
 

@@ -105,6 +105,9 @@ struct store_quarantine_info {
 /* Open (creating if needed) the environment in dir, running recovery.
  * NULL on failure, with err naming the file and the problem. */
 struct store	*store_open(const char *dir, char *err, size_t errlen);
+/* Where the region files go: a directory per data directory under base
+ * ("/dev/shm"), or with NULL the data directory itself.  For tests. */
+void		 store_set_region_base(const char *base);
 /* Checkpoint and close. */
 void		 store_close(struct store *);
 /* A checkpoint, then the log files that neither recovery nor a hook's

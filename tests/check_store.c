@@ -1003,6 +1003,74 @@ START_TEST(test_keep_clean)
 }
 END_TEST
 
+/*
+ * The region files live in a private directory under /dev/shm named after
+ * the data directory, removed at close; an older build's in the data
+ * directory go.  No such base, or a directory there that is not private:
+ * the data directory, as before.
+ */
+static void
+region_path(char *buf, size_t len)
+{
+	struct stat sb;
+
+	ck_assert_int_eq(stat(tmpdir, &sb), 0);
+	snprintf(buf, len, "/dev/shm/ankusa-store-%lu-%llx-%llx",
+	    (unsigned long)geteuid(), (unsigned long long)sb.st_dev,
+	    (unsigned long long)sb.st_ino);
+}
+
+static int
+exists(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+START_TEST(test_region_home)
+{
+	struct store *st;
+	struct stat sb;
+	char home[PATH_MAX], old[PATH_MAX];
+	int fd;
+
+	region_path(home, sizeof(home));
+	snprintf(old, sizeof(old), "%s/__db.001", tmpdir);
+	ck_assert_int_ne(fd = open(old, O_CREAT | O_WRONLY, 0600), -1);
+	close(fd);
+	st = open_ok();
+	ck_assert(!exists(tmpdir, "__db.001"));
+	ck_assert(exists(home, "__db.001"));
+	ck_assert_int_eq(stat(home, &sb), 0);
+	ck_assert_int_eq(sb.st_mode & 0777, 0700);
+	ck_assert_uint_eq(put_one(st, "github", "one", 3, 1), 1);
+	store_close(st);
+	ck_assert_int_eq(access(home, F_OK), -1);
+
+	/* Recovery from the data directory alone. */
+	st = open_ok();
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 1);
+	store_close(st);
+
+	store_set_region_base("/nonexistent-ankusa-base");
+	st = open_ok();
+	ck_assert(exists(tmpdir, "__db.001"));
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 1);
+	store_close(st);
+	store_set_region_base("/dev/shm");
+
+	ck_assert_int_eq(mkdir(home, 0755), 0);
+	ck_assert_int_eq(chmod(home, 0755), 0);
+	st = open_ok();
+	ck_assert(exists(tmpdir, "__db.001"));
+	ck_assert(!exists(home, "__db.001"));
+	store_close(st);
+	ck_assert_int_eq(rmdir(home), 0);
+}
+END_TEST
+
 START_TEST(test_ordered_rows)
 {
 	struct store_row_spec rows[3] = {
@@ -3628,6 +3696,7 @@ store_suite(void)
 	tcase_add_test(tc, test_log_zero_ahead);
 	tcase_add_test(tc, test_clean_step);
 	tcase_add_test(tc, test_keep_clean);
+	tcase_add_test(tc, test_region_home);
 	tcase_add_test(tc, test_log_zero_ahead_files);
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);
