@@ -143,9 +143,26 @@ rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/* The store's region files' directory for tmpdir (store.c, region_home). */
+static void
+region_path(char *buf, size_t len)
+{
+	struct stat sb;
+
+	ck_assert_int_eq(stat(tmpdir, &sb), 0);
+	snprintf(buf, len, "/dev/shm/ankusa-store-%lu-%llx-%llx",
+	    (unsigned long)geteuid(), (unsigned long long)sb.st_dev,
+	    (unsigned long long)sb.st_ino);
+}
+
+/* The temp dir, and the region files a killed child's store left. */
 static void
 teardown(void)
 {
+	char home[PATH_MAX];
+
+	region_path(home, sizeof(home));
+	nftw(home, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -1009,16 +1026,6 @@ END_TEST
  * directory go.  No such base, or a directory there that is not private:
  * the data directory, as before.
  */
-static void
-region_path(char *buf, size_t len)
-{
-	struct stat sb;
-
-	ck_assert_int_eq(stat(tmpdir, &sb), 0);
-	snprintf(buf, len, "/dev/shm/ankusa-store-%lu-%llx-%llx",
-	    (unsigned long)geteuid(), (unsigned long long)sb.st_dev,
-	    (unsigned long long)sb.st_ino);
-}
 
 static int
 exists(const char *dir, const char *name)
