@@ -191,8 +191,9 @@ static const char *const store_tables[T_COUNT] = {
 					 * (a few ms: a restart may find a
 					 * million hooks to pass over) */
 #define STORE_TRASH_PREFIX	"removed-log."	/* a pruned log file */
-#define STORE_TRASH_STEP	(4u * 1024 * 1024)	/* bytes one step
-						 * truncates: a few ms */
+#define STORE_TRASH_STEP	(1u * 1024 * 1024)	/* bytes one step
+						 * truncates: 4 MiB took
+						 * 1.8 ms, every 10 ms */
 #define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
 					 * head length, flags, id and
 					 * received_at */

@@ -121,8 +121,8 @@ long		 store_clean_step(struct store *, int pages);
 /* Write dirty pages of the buffer pool until pct per cent of it is clean
  * (no sync).  The pages written, or -1 on a store error. */
 int		 store_keep_clean(struct store *, int pct);
-/* Empty the log files the checkpoint removed (renamed aside), a few
- * megabytes per call, so that no call holds the loop for long.  1 while
+/* Empty the log files the checkpoint removed (renamed aside), a megabyte
+ * per call, so that no call holds the loop for long.  1 while
  * there is more to do, else 0. */
 int		 store_trash_step(struct store *);
 /* Bodies kept in the log (see store.c, "Bodies in the log"): move up to

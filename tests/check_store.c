@@ -3082,7 +3082,7 @@ START_TEST(test_body_migrate)
 	ck_assert_int_eq(file_exists("removed-log.", 2), 1);
 	for (i = 0; store_trash_step(st); i++)
 		;
-	ck_assert_uint_ge(i, 2 * 32 / 4 - 1);	/* 4 MiB a step */
+	ck_assert_uint_ge(i, 2 * 32 - 1);	/* 1 MiB a step */
 	ck_assert_int_eq(file_exists("removed-log.", 1), 0);
 	ck_assert_int_eq(file_exists("removed-log.", 2), 0);
 	ck_assert_int_eq(store_body_migrate(st, 100), 0);
