@@ -640,13 +640,9 @@ store_open(const char *dir, char *err, size_t errlen)
 		store_seterr(st, ret, "store %s: configure environment", dir);
 		goto fail;
 	}
-	/* DB_RECOVER at every start: after a crash it replays the log; after
-	 * a clean stop it only rebuilds the regions.  No DB_INIT_LOCK: the
-	 * master's one thread runs one transaction at a time, so there is
-	 * no one for a page lock to keep out, and taking them cost a tenth
-	 * of the master's CPU per delivered hook (docs/DEPARTURES 15). */
-	/* The data directory by its absolute name: BDB takes a relative
-	 * one from the home. */
+	/* The region files on a tmpfs (region_home), the tables and the
+	 * log in the data directory, by its absolute name: BDB takes a
+	 * relative one from the home. */
 	if (realpath(dir, abs) != NULL && (st->home = region_home(&sb)) !=
 	    NULL) {
 		if ((ret = st->env->set_data_dir(st->env, abs)) != 0 ||
@@ -657,6 +653,11 @@ store_open(const char *dir, char *err, size_t errlen)
 		}
 		region_remove(dir, 0);	/* an older build's */
 	}
+	/* DB_RECOVER at every start: after a crash it replays the log; after
+	 * a clean stop it only rebuilds the regions.  No DB_INIT_LOCK: the
+	 * master's one thread runs one transaction at a time, so there is
+	 * no one for a page lock to keep out, and taking them cost a tenth
+	 * of the master's CPU per delivered hook (docs/DEPARTURES 15). */
 	if ((ret = st->env->open(st->env, st->home != NULL ? st->home : dir,
 	    DB_CREATE | DB_INIT_TXN | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER,
 	    0600)) != 0) {
@@ -1196,7 +1197,7 @@ store_clean_step(struct store *st, int pages)
 {
 	DB_MPOOL_STAT *sp;
 	unsigned long total, dirty, pct;
-	int ret, wrote = 0;
+	int ret, wrote;
 
 	st->dberr[0] = '\0';
 	if ((ret = st->env->memp_stat(st->env, &sp, NULL, 0)) != 0) {
@@ -1214,10 +1215,8 @@ store_clean_step(struct store *st, int pages)
 	    total;
 	if (pct > 100)
 		pct = 100;
-	if ((ret = st->env->memp_trickle(st->env, (int)pct, &wrote)) != 0) {
-		store_seterr(st, ret, "store %s: writing cache pages", st->dir);
+	if ((wrote = store_keep_clean(st, (int)pct)) == -1)
 		return -1;
-	}
 	return (long)(dirty - ((unsigned long)wrote < dirty ?
 	    (unsigned long)wrote : dirty));
 }
