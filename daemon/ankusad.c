@@ -366,7 +366,8 @@ clean_cb(evutil_socket_t fd, short ev, void *arg)
 	left = store_clean_step(env->store, CLEAN_PAGES);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	us = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
-	if (us > clean_max_us) clean_max_us = us;
+	if (us > clean_max_us)
+		clean_max_us = us;
 	clean_sum_us += us;
 	/* Their write-back at once, a step's worth: left for the quarter
 	 * second's, 2,000 pages went to the disk in one go, and a log sync
