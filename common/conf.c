@@ -314,8 +314,10 @@ static const struct conf_key conftab[] = {
 	  .doc = "This node." },
 	{ .name = "node.data_dir", .type = T_STR, .scope = S_CONF,
 	  .off = CO(data_dir), .def = ANKUSA_DATADIR, .flags = F_RESTART,
-	  .doc = "The directory of the store (a Berkeley DB environment), "
-	    "its lock file and, by default, local claims." },
+	  .doc = "The directory of the store (Berkeley DB's tables and "
+	    "log; its region files, rebuilt at every start, go to a private "
+	    "directory under /dev/shm), its lock file and, by default, "
+	    "local claims." },
 
 	/* log */
 	{ .name = "log", .type = T_SECTION, .doc = "Logging." },

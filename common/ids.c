@@ -124,6 +124,15 @@ time_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+uint64_t
+time_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /*
  * Layout (RFC 9562, method 1 of section 6.2): unix_ts_ms (48) | ver 7 (4) |
  * rand_a used as a 12-bit counter | var 0b10 (2) | rand_b (62).  Within one

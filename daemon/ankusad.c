@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
 #include <signal.h>
@@ -72,7 +73,8 @@ static struct ankusad	 ankusad_env;
 static struct event	*ev_checkpoint;
 static struct event	*ev_clean;
 static struct event	*ev_ckpt_run;
-static long		 clean_steps, clean_budget, clean_max_us, clean_sum_us;
+static long		 clean_steps, clean_budget;
+static uint64_t		 clean_max_us, clean_sum_us;	/* for the debug line */
 static struct event	*ev_migrate;
 static struct event	*ev_trash;
 static struct event	*ev_writeback;
@@ -359,13 +361,12 @@ static void
 clean_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct timeval tv = { 0, CLEAN_MS * 1000 };
-	struct timespec a, b;
-	long left, us;
+	uint64_t t0, us;
+	long left;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	t0 = time_mono_us();
 	left = store_clean_step(env->store, CLEAN_PAGES);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	us = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+	us = time_mono_us() - t0;
 	if (us > clean_max_us)
 		clean_max_us = us;
 	clean_sum_us += us;
@@ -384,8 +385,8 @@ clean_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 	}
 	log_debug("checkpoint: %ld steps wrote dirty pages, %ld left "
-	    "(%ld us in all, the longest %ld us)", clean_steps, left,
-	    clean_sum_us, clean_max_us);
+	    "(%" PRIu64 " us in all, the longest %" PRIu64 " us)",
+	    clean_steps, left, clean_sum_us, clean_max_us);
 	tv.tv_usec = CLEAN_SETTLE_MS * 1000;
 	event_add(ev_ckpt_run, &tv);
 }

@@ -1,14 +1,16 @@
 /*
  * store.c: the Berkeley DB store; see store.h.
  *
- * Owns the node's only durable state: one transactional environment in
- * node.data_dir, opened with DB_RECOVER at every start, and one B-tree file
- * per table in it ("<table>.db"), so that damage is reported with the file
- * that holds it and a hot table (rows, due) never shares pages with hook
- * bodies.  Pages carry checksums (DB_CHKSUM): a damaged page is an error on
- * read, never garbage.  Nothing here is fatal: every failure is a -1 with
- * store_strerror() saying what and where; the caller decides (a failed
- * commit is a 503, a failed open refuses to start).  After BDB panics
+ * Owns the node's only durable state: one transactional environment whose
+ * log and tables are in node.data_dir (its region files, which nothing
+ * needs after the process, on a tmpfs: region_home), opened with
+ * DB_RECOVER at every start, and one B-tree file per table ("<table>.db"),
+ * so that damage is reported with the file that holds it and a hot table
+ * (rows, due) never shares pages with hook bodies.  Pages carry checksums
+ * (DB_CHKSUM): a damaged page is an error on read, never garbage.  Nothing
+ * here is fatal: every failure is a -1 with store_strerror() saying what
+ * and where; the caller decides (a failed commit is a 503, a failed open
+ * refuses to start).  After BDB panics
  * (DB_RUNRECOVERY) every call fails until the daemon restarts and recovers.
  * So does every batch after a log flush failed: the kernel may have
  * dropped the log pages it could not write, and a later commit that did
@@ -1185,12 +1187,14 @@ store_checkpoint(struct store *st)
  * The checkpoint writes every page dirty in the buffer pool and then syncs
  * the tables, all in the loop: after a backlog has filled the cache with
  * dirty pages, some 7,000 writes and 300 ms in which the master does
- * nothing else (docs/PERFORMANCE).  A step writes `pages` of them through
- * memp_trickle, whose argument is the share of the cache to make clean:
- * the clean share now plus `pages`, rounded up.  It walks the cache and
- * sorts its dirty pages each time, so a step costs about as much again as
- * its writes.  BDB flushes the log first if a lazy commit left some of it
- * unsynced, which the WAL rule needs before any page is written.
+ * nothing else (docs/PERFORMANCE).  A step writes `pages` of them or more
+ * through store_keep_clean, whose argument is the share of the cache to
+ * make clean, in whole per cents: the clean share now plus `pages`,
+ * rounded up, so up to a per cent of the cache more.  memp_trickle walks
+ * the cache and sorts its dirty pages each time, so a step costs about as
+ * much again as its writes.  BDB flushes the log first if a lazy commit
+ * left some of it unsynced, which the WAL rule needs before any page is
+ * written.
  */
 long
 store_clean_step(struct store *st, int pages)
@@ -1225,9 +1229,10 @@ store_clean_step(struct store *st, int pages)
  * Keep pct per cent of the buffer pool clean (memp_trickle).  Under a load
  * that dirties pages as fast as it can, such as a backlog's fill, the whole
  * cache is otherwise dirty when the checkpoint comes; called every quarter
- * second it writes what was dirtied since, 300-400 pages in 3-4 ms during a
- * fill (pages that eviction would have written anyway), a few in (b)'s
- * steady state (with a log flush when a lazy commit left the log unsynced).
+ * second it writes what was dirtied beyond the share since the last call,
+ * 300-400 pages in 3-4 ms during a fill (pages that eviction would have
+ * written anyway), a few in (b)'s steady state (with a log flush when a
+ * lazy commit left the log unsynced).
  */
 int
 store_keep_clean(struct store *st, int pct)
@@ -2397,12 +2402,13 @@ log_zero_ahead(struct store *st)
 
 /*
  * Start the write-back of the tables' pages the buffer pool has written
- * out (evicted) since the last call.  Left to the kernel, they wait up to
- * its 30 s expiry and then go in bulk, and the next checkpoint's sync of
- * the tables must write whatever is still dirty: with a backlog that
- * fills the cache, half a second or more in which the loop is held, and
- * log syncs of 100-250 ms behind the kernel's bulk write-back (docs/
- * PERFORMANCE).  Called every quarter second, it spreads those writes.
+ * out (evicted, or cleaned: store_keep_clean) since the last call.  Left
+ * to the kernel, they wait up to its 30 s expiry and then go in bulk, and
+ * the next checkpoint's sync of the tables must write whatever is still
+ * dirty: with a backlog that fills the cache, half a second or more in
+ * which the loop is held, and log syncs of 100-250 ms behind the kernel's
+ * bulk write-back (docs/PERFORMANCE).  Called every quarter second, it
+ * spreads those writes.
  */
 void
 store_writeback(struct store *st)

@@ -113,10 +113,11 @@ void		 store_close(struct store *);
 /* A checkpoint, then the log files that neither recovery nor a hook's
  * body needs are removed.  0, or -1 on a store error. */
 int		 store_checkpoint(struct store *);
-/* Write about `pages` of the buffer pool's dirty pages to their files (no
- * sync), so that the checkpoint after a few such steps, spread over the
- * loop's turns, finds few left to write while it holds the loop.  The
- * dirty pages left, or -1 on a store error. */
+/* Write `pages` or more (up to a per cent of the cache more) of the buffer
+ * pool's dirty pages to their files (no sync), so that the checkpoint
+ * after a few such steps, spread over the loop's turns, finds few left to
+ * write while it holds the loop.  The dirty pages left, or -1 on a store
+ * error. */
 long		 store_clean_step(struct store *, int pages);
 /* Write dirty pages of the buffer pool until pct per cent of it is clean
  * (no sync).  The pages written, or -1 on a store error. */
