@@ -112,6 +112,7 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -221,6 +222,7 @@ struct store {
 	DB			*db[T_COUNT];
 	char			*dir;
 	char			*home;		/* region files, if not dir */
+	int			 home_fd;	/* its REGION_LOCK, held */
 	uint64_t		 next_seq;	/* ahead of meta after aborts */
 	uint64_t		 seq_saved;	/* next_seq as meta has it */
 	struct store_counts	 counts;	/* as committed */
@@ -550,12 +552,102 @@ store_set_region_base(const char *base)
 	store_region_base = base;
 }
 
+/*
+ * A home is in use while a store holds the flock of its REGION_LOCK; one
+ * whose lock can be had is a crashed store's, whose region files no open
+ * needs (each recovers from the log), and every open removes those of its
+ * user (region_sweep): a data directory that is never started again after
+ * a crash would otherwise keep its cache's tens of MiB in memory until a
+ * reboot.  The open takes its own home's lock first, and keeps the home
+ * only if the lock file it holds is still the one in it (a sweep in
+ * another process removes the lock file before the home).
+ */
+#define REGION_LOCK	"lock"
+#define REGION_FILES	9	/* __db.001 to __db.009 */
+
+static int
+region_lock(const char *home, int create)
+{
+	struct stat a, b;
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" REGION_LOCK, home);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
+	    (create ? O_CREAT : 0), 0600)) == -1)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1 || fstat(fd, &a) == -1 ||
+	    lstat(path, &b) == -1 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		int e = errno == EWOULDBLOCK ? EWOULDBLOCK : ESTALE;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* The region files of a home (__db.001, ...), and with rmhome its lock
+ * and the home itself (the lock held by the caller). */
+static void
+region_remove(const char *home, int rmhome)
+{
+	char path[PATH_MAX];
+	int i;
+
+	for (i = 1; i <= REGION_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/__db.%03d", home, i);
+		(void)unlink(path);
+	}
+	if (rmhome) {
+		snprintf(path, sizeof(path), "%s/" REGION_LOCK, home);
+		(void)unlink(path);
+		(void)rmdir(home);
+	}
+}
+
+/* Our user's homes other than ours whose lock no one holds. */
+static void
+region_sweep(const char *ours)
+{
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+	char prefix[64], path[PATH_MAX];
+	int fd, n;
+
+	if ((d = opendir(store_region_base)) == NULL)
+		return;
+	snprintf(prefix, sizeof(prefix), "ankusa-store-%lu-",
+	    (unsigned long)geteuid());
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		n = snprintf(path, sizeof(path), "%s/%s", store_region_base,
+		    de->d_name);
+		if (n < 0 || (size_t)n >= sizeof(path) ||
+		    strcmp(path, ours) == 0)
+			continue;
+		if (lstat(path, &sb) == -1 || !S_ISDIR(sb.st_mode) ||
+		    sb.st_uid != geteuid())
+			continue;
+		if ((fd = region_lock(path, 0)) == -1)
+			continue;	/* in use, or not one of ours */
+		log_debug("store: removing %s, left by a store that did not "
+		    "close", path);
+		region_remove(path, 1);
+		close(fd);
+	}
+	closedir(d);
+}
+
 static char *
-region_home(const struct stat *dsb)
+region_home(const struct stat *dsb, int *fdp)
 {
 	struct stat sb;
-	char path[PATH_MAX];
-	int n;
+	char path[PATH_MAX], *home;
+	int n, tries;
 
 	if (store_region_base == NULL)
 		return NULL;
@@ -564,31 +656,36 @@ region_home(const struct stat *dsb)
 	    (unsigned long long)dsb->st_dev, (unsigned long long)dsb->st_ino);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return NULL;
-	if (mkdir(path, 0700) == -1 && errno != EEXIST)
-		return NULL;
-	/* Someone else's, or a link planted in a shared /dev/shm: no. */
-	if (lstat(path, &sb) == -1 || !S_ISDIR(sb.st_mode) ||
-	    sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
-		log_warnx("store: %s is not a private directory of ours; "
-		    "the region files stay in the data directory", path);
-		return NULL;
+	for (tries = 0; tries < 3; tries++) {
+		if (mkdir(path, 0700) == -1 && errno != EEXIST)
+			return NULL;
+		/* Someone else's, or a link planted in a shared /dev/shm:
+		 * no. */
+		if (lstat(path, &sb) == -1 || !S_ISDIR(sb.st_mode) ||
+		    sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
+			log_warnx("store: %s is not a private directory of "
+			    "ours; the region files stay in the data "
+			    "directory", path);
+			return NULL;
+		}
+		if ((*fdp = region_lock(path, 1)) != -1)
+			break;
+		if (errno == EWOULDBLOCK) {
+			log_warnx("store: %s is in use by another process; "
+			    "the region files stay in the data directory",
+			    path);
+			return NULL;
+		}
+		/* Removed by another's sweep meanwhile: make it anew. */
 	}
-	return strdup(path);
-}
-
-/* The region files of a home (__db.001, ...), and the home if not dir. */
-static void
-region_remove(const char *home, int rmhome)
-{
-	char path[PATH_MAX];
-	int i;
-
-	for (i = 1; i <= 9; i++) {
-		snprintf(path, sizeof(path), "%s/__db.%03d", home, i);
-		(void)unlink(path);
+	if (tries == 3)
+		return NULL;
+	region_sweep(path);
+	if ((home = strdup(path)) == NULL) {
+		close(*fdp);
+		*fdp = -1;
 	}
-	if (rmhome)
-		(void)rmdir(home);
+	return home;
 }
 
 struct store *
@@ -628,6 +725,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	st->opening = 1;
 	st->ra_fd = -1;
 	st->z_fd = -1;
+	st->home_fd = -1;
 	st->body_retain = STORE_BODY_RETAIN_FILES;
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
@@ -645,8 +743,8 @@ store_open(const char *dir, char *err, size_t errlen)
 	/* The region files on a tmpfs (region_home), the tables and the
 	 * log in the data directory, by its absolute name: BDB takes a
 	 * relative one from the home. */
-	if (realpath(dir, abs) != NULL && (st->home = region_home(&sb)) !=
-	    NULL) {
+	if (realpath(dir, abs) != NULL &&
+	    (st->home = region_home(&sb, &st->home_fd)) != NULL) {
 		if ((ret = st->env->set_data_dir(st->env, abs)) != 0 ||
 		    (ret = st->env->set_lg_dir(st->env, abs)) != 0) {
 			store_seterr(st, ret, "store %s: configure "
@@ -1145,6 +1243,9 @@ store_close_handles(struct store *st)
 		free(st->home);
 		st->home = NULL;
 	}
+	if (st->home_fd != -1)
+		close(st->home_fd);
+	st->home_fd = -1;
 }
 
 void

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -1075,6 +1076,116 @@ START_TEST(test_region_home)
 	ck_assert(!exists(home, "__db.001"));
 	store_close(st);
 	ck_assert_int_eq(rmdir(home), 0);
+}
+END_TEST
+
+/* A home under base for a made-up data directory, with its region files
+ * and, if lock, its lock file; its path in buf. */
+static void
+fake_home(char *buf, size_t len, const char *base, unsigned long uid,
+    int ino, int lock)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(buf, len, "%s/ankusa-store-%lu-1-%x", base, uid, ino);
+	ck_assert_int_eq(mkdir(buf, 0700), 0);
+	snprintf(path, sizeof(path), "%s/__db.001", buf);
+	ck_assert_int_ne(fd = open(path, O_CREAT | O_WRONLY, 0600), -1);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/lock", buf);
+	if (lock) {
+		ck_assert_int_ne(fd = open(path, O_CREAT | O_WRONLY, 0600),
+		    -1);
+		close(fd);
+	}
+}
+
+/* The home of store dir dir under base. */
+static void
+home_of(char *buf, size_t len, const char *base, const char *dir)
+{
+	struct stat sb;
+
+	ck_assert_int_eq(stat(dir, &sb), 0);
+	snprintf(buf, len, "%s/ankusa-store-%lu-%llx-%llx", base,
+	    (unsigned long)geteuid(), (unsigned long long)sb.st_dev,
+	    (unsigned long long)sb.st_ino);
+}
+
+/* An open removes the homes of its user whose lock no one holds (a
+ * crashed store's); a held one, one without a lock file and another
+ * user's stay. */
+START_TEST(test_region_sweep)
+{
+	static char base[PATH_MAX];
+	char stale[PATH_MAX], held[PATH_MAX], nolock[PATH_MAX];
+	char other[PATH_MAX], two[PATH_MAX], three[PATH_MAX];
+	char home[PATH_MAX], home2[PATH_MAX], home3[PATH_MAX];
+	char path[PATH_MAX], err[256];
+	struct store *st, *st2;
+	unsigned long uid = (unsigned long)geteuid();
+	pid_t pid;
+	int hfd;
+
+	snprintf(base, sizeof(base), "%s/shm", tmpdir);
+	ck_assert_int_eq(mkdir(base, 0700), 0);
+	store_set_region_base(base);
+	fake_home(stale, sizeof(stale), base, uid, 1, 1);
+	fake_home(held, sizeof(held), base, uid, 2, 1);
+	fake_home(nolock, sizeof(nolock), base, uid, 3, 0);
+	fake_home(other, sizeof(other), base, uid + 1, 4, 1);
+	snprintf(path, sizeof(path), "%s/lock", held);
+	ck_assert_int_ne(hfd = open(path, O_RDWR), -1);
+	ck_assert_int_eq(flock(hfd, LOCK_EX | LOCK_NB), 0);
+
+	st = open_ok();
+	home_of(home, sizeof(home), base, tmpdir);
+	ck_assert(exists(home, "__db.001"));
+	ck_assert(exists(home, "lock"));
+	ck_assert_int_eq(access(stale, F_OK), -1);
+	ck_assert(exists(held, "__db.001"));
+	ck_assert(exists(nolock, "__db.001"));
+	ck_assert(exists(other, "__db.001"));
+
+	/* An open store's home is held: another store's open keeps it. */
+	snprintf(two, sizeof(two), "%s/two", tmpdir);
+	st2 = store_open(two, err, sizeof(err));
+	ck_assert_msg(st2 != NULL, "store_open: %s", err);
+	home_of(home2, sizeof(home2), base, two);
+	ck_assert(exists(home2, "__db.001"));
+	ck_assert(exists(home, "__db.001"));
+	store_close(st2);
+	ck_assert_int_eq(access(home2, F_OK), -1);
+
+	/* A store killed with its home: the next open elsewhere sweeps it,
+	 * and its own next open recovers without it. */
+	snprintf(three, sizeof(three), "%s/three", tmpdir);
+	if ((pid = fork()) == 0) {
+		st2 = store_open(three, err, sizeof(err));
+		if (st2 == NULL || put_one(st2, "github", "k", 1, 1) == 0)
+			_exit(3);
+		kill(getpid(), SIGKILL);
+		_exit(4);
+	}
+	child_killed(pid);
+	home_of(home3, sizeof(home3), base, three);
+	ck_assert(exists(home3, "__db.001"));
+	st2 = store_open(two, err, sizeof(err));
+	ck_assert_msg(st2 != NULL, "store_open: %s", err);
+	ck_assert_int_eq(access(home3, F_OK), -1);
+	ck_assert(exists(home, "__db.001"));
+	ck_assert(exists(held, "__db.001"));
+	store_close(st2);
+	st2 = store_open(three, err, sizeof(err));
+	ck_assert_msg(st2 != NULL, "store_open: %s", err);
+	ck_assert_int_eq(store_debug_count(st2, "hooks"), 1);
+	store_close(st2);
+
+	store_close(st);
+	ck_assert_int_eq(access(home, F_OK), -1);
+	close(hfd);
+	store_set_region_base("/dev/shm");
 }
 END_TEST
 
@@ -3704,6 +3815,7 @@ store_suite(void)
 	tcase_add_test(tc, test_clean_step);
 	tcase_add_test(tc, test_keep_clean);
 	tcase_add_test(tc, test_region_home);
+	tcase_add_test(tc, test_region_sweep);
 	tcase_add_test(tc, test_log_zero_ahead_files);
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);
