@@ -57,12 +57,12 @@
 #define MIGRATE_MS		250	/* a pass moving bodies from the log */
 #define MIGRATE_BEHIND_MS	5	/* this soon after one stopped short */
 #define MIGRATE_MAX		256	/* its most, a few ms of the loop */
-#define TRASH_MS		10	/* between steps emptying pruned logs */
 #define WRITEBACK_MS		250	/* between the tables' write-backs */
 #define CLEAN_MS		5	/* between the checkpoint's page steps */
 #define CLEAN_PAGES		64	/* a step's pages, at least: 1-4 ms */
 #define CLEAN_SETTLE_MS		100	/* their write-back, before the sync */
 #define CLEAN_KEEP_PCT		80	/* of the cache kept clean, every tick */
+#define CLEAN_HYST_PCT		5	/* cleaned beyond it when it is not */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 #define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
 #define LISTEN_STEP_MS		100	/* between tries */
@@ -76,7 +76,6 @@ static struct event	*ev_ckpt_run;
 static long		 clean_steps, clean_budget;
 static uint64_t		 clean_max_us, clean_sum_us;	/* for the debug line */
 static struct event	*ev_migrate;
-static struct event	*ev_trash;
 static struct event	*ev_writeback;
 static struct event	*ev_shutdown;
 static uint64_t		 shutdown_started;
@@ -94,7 +93,6 @@ static void	checkpoint_cb(evutil_socket_t, short, void *);
 static void	clean_cb(evutil_socket_t, short, void *);
 static void	ckpt_run_cb(evutil_socket_t, short, void *);
 static void	migrate_cb(evutil_socket_t, short, void *);
-static void	trash_cb(evutil_socket_t, short, void *);
 static void	writeback_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
@@ -394,21 +392,15 @@ clean_cb(evutil_socket_t fd, short ev, void *arg)
 static void
 ckpt_run_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	uint64_t t0 = time_mono_us(), t1;
+
 	if (store_checkpoint(env->store) == -1)
 		log_warnx("checkpoint: %s", store_strerror(env->store));
+	t1 = time_mono_us();
 	ankusad_store_check();
 	writer_sweep();
-	trash_cb(-1, 0, NULL);
-}
-
-/* The log files the checkpoint removed are emptied a step at a time. */
-static void
-trash_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct timeval tv = { 0, TRASH_MS * 1000 };
-
-	if (store_trash_step(env->store))
-		event_add(ev_trash, &tv);
+	log_debug("checkpoint done in %" PRIu64 " us, the dedupe sweep in %"
+	    PRIu64 " us", t1 - t0, time_mono_us() - t1);
 }
 
 /* Bodies that sat in the log too long move into their hook records, and
@@ -434,17 +426,24 @@ migrate_cb(evutil_socket_t fd, short ev, void *arg)
 	event_add(ev_migrate, &tv);
 }
 
-/* Every quarter second: the buffer pool's dirty pages beyond a fifth of
- * the cache are written out (store_keep_clean), and the table pages the
- * pool wrote out since the last tick start their write-back, so that the
- * checkpoint finds neither the pool nor the kernel full of dirty pages
- * (store_writeback). */
+/* Every quarter second: when more than a fifth of the buffer pool is
+ * dirty, pages are written out until 85 per cent of it is clean
+ * (store_keep_clean), and the table pages the pool wrote out since the
+ * last tick start their write-back, so that the checkpoint finds neither
+ * the pool nor the kernel full of dirty pages (store_writeback). */
 static void
 writeback_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	if (store_keep_clean(env->store, CLEAN_KEEP_PCT) == -1)
+	uint64_t t0 = time_mono_us();
+	int n;
+
+	if ((n = store_keep_clean(env->store, CLEAN_KEEP_PCT, CLEAN_KEEP_PCT +
+	    CLEAN_HYST_PCT)) == -1)
 		log_warnx("store: writing cache pages: %s",
 		    store_strerror(env->store));
+	else if (n > 0)
+		log_debug("store: %d dirty pages written (%" PRIu64 " us)", n,
+		    time_mono_us() - t0);
 	ankusad_store_check();
 	store_writeback(env->store);
 }
@@ -555,7 +554,6 @@ main(int argc, char *argv[])
 	ev_clean = event_new(env->base, -1, 0, clean_cb, NULL);
 	ev_ckpt_run = event_new(env->base, -1, 0, ckpt_run_cb, NULL);
 	ev_migrate = event_new(env->base, -1, 0, migrate_cb, NULL);
-	ev_trash = event_new(env->base, -1, 0, trash_cb, NULL);
 	tv.tv_sec = 0;
 	tv.tv_usec = MIGRATE_MS * 1000;
 	event_add(ev_migrate, &tv);

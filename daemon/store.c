@@ -123,10 +123,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <db.h>
@@ -195,8 +197,10 @@ static const char *const store_tables[T_COUNT] = {
 					 * million hooks to pass over) */
 #define STORE_TRASH_PREFIX	"removed-log."	/* a pruned log file */
 #define STORE_TRASH_STEP	(1u * 1024 * 1024)	/* bytes one step
-						 * truncates: 4 MiB took
-						 * 1.8 ms, every 10 ms */
+						 * truncates: 0.5-4 ms,
+						 * 40-80 ms on a disk
+						 * mounted with discard */
+#define STORE_TRASH_PAUSE_MS	5	/* between the steps */
 #define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
 					 * head length, flags, id and
 					 * received_at */
@@ -268,8 +272,15 @@ struct store {
 						 * max or visit limit */
 	uint64_t		 stuck_seq;	/* 1 + the hook a pass stopped
 						 * at, unreadable; 0 none */
-	uint32_t		*trash;		/* pruned log files to empty */
+	/* Pruned log files to empty, shared with the trash thread. */
+	pthread_mutex_t		 trash_mu;
+	pthread_cond_t		 trash_cv;
+	pthread_t		 trasher;
+	int			 trasher_on;	/* started, not joined */
+	int			 trash_stop;
+	uint32_t		*trash;		/* [0]: in hand */
 	size_t			 ntrash, captrash;
+	uint64_t		 trash_steps;	/* done, for the tests */
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 };
@@ -462,6 +473,8 @@ static int	 store_log_prune(struct store *);
 static void	 dbt_user(DBT *, void *, size_t, int);
 static void	 migrate_stuck(struct store *, uint64_t);
 static void	 trash_path(const struct store *, uint32_t, char *, size_t);
+static int	 trash_shrink(const struct store *, const char *);
+static void	*trash_main(void *);
 static void	 trash_clear(struct store *, int);
 static int	 hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
@@ -711,6 +724,8 @@ store_open(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "store %s: out of memory", dir);
 		return NULL;
 	}
+	pthread_mutex_init(&st->trash_mu, NULL);
+	pthread_cond_init(&st->trash_cv, NULL);
 	if ((ret = db_env_create(&st->env, 0)) != 0) {
 		snprintf(err, errlen, "store %s: db_env_create: %s", dir,
 		    db_strerror(ret));
@@ -777,6 +792,12 @@ store_open(const char *dir, char *err, size_t errlen)
 	    store_load_meta(st, err, errlen) == -1)
 		goto failed;
 	trash_clear(st, 1);
+	if ((ret = pthread_create(&st->trasher, NULL, trash_main, st)) != 0) {
+		snprintf(err, errlen, "store %s: cannot start the thread that "
+		    "removes pruned log files: %s", dir, strerror(ret));
+		goto failed;
+	}
+	st->trasher_on = 1;
 	st->opening = 0;
 	return st;
 
@@ -1217,6 +1238,14 @@ store_close_handles(struct store *st)
 	if (st->z_fd != -1)
 		close(st->z_fd);
 	st->z_fd = -1;
+	if (st->trasher_on) {
+		pthread_mutex_lock(&st->trash_mu);
+		st->trash_stop = 1;
+		pthread_cond_signal(&st->trash_cv);
+		pthread_mutex_unlock(&st->trash_mu);
+		pthread_join(st->trasher, NULL);
+		st->trasher_on = 0;
+	}
 	trash_clear(st, 0);
 	free(st->trash);
 	st->trash = NULL;
@@ -1284,59 +1313,29 @@ store_checkpoint(struct store *st)
 	return store_log_prune(st);
 }
 
-/*
- * The checkpoint writes every page dirty in the buffer pool and then syncs
- * the tables, all in the loop: after a backlog has filled the cache with
- * dirty pages, some 7,000 writes and 300 ms in which the master does
- * nothing else (docs/PERFORMANCE).  A step writes `pages` of them or more
- * through store_keep_clean, whose argument is the share of the cache to
- * make clean, in whole per cents: the clean share now plus `pages`,
- * rounded up, so up to a per cent of the cache more.  memp_trickle walks
- * the cache and sorts its dirty pages each time, so a step costs about as
- * much again as its writes.  BDB flushes the log first if a lazy commit
- * left some of it unsynced, which the WAL rule needs before any page is
- * written.
- */
-long
-store_clean_step(struct store *st, int pages)
+/* The buffer pool's pages and the dirty ones among them. */
+static int
+cache_pages(struct store *st, unsigned long *total, unsigned long *dirty)
 {
 	DB_MPOOL_STAT *sp;
-	unsigned long total, dirty, pct;
-	int ret, wrote;
+	int ret;
 
 	st->dberr[0] = '\0';
 	if ((ret = st->env->memp_stat(st->env, &sp, NULL, 0)) != 0) {
 		store_seterr(st, ret, "store %s: cache statistics", st->dir);
 		return -1;
 	}
-	total = sp->st_pages;
-	dirty = sp->st_page_dirty;
+	*total = sp->st_pages;
+	*dirty = sp->st_page_dirty;
 	free(sp);
-	if (dirty > total)	/* counted while pages changed */
-		dirty = total;
-	if (dirty <= (unsigned long)pages)
-		return (long)dirty;
-	pct = ((total - dirty + (unsigned long)pages) * 100 + total - 1) /
-	    total;
-	if (pct > 100)
-		pct = 100;
-	if ((wrote = store_keep_clean(st, (int)pct)) == -1)
-		return -1;
-	return (long)(dirty - ((unsigned long)wrote < dirty ?
-	    (unsigned long)wrote : dirty));
+	if (*dirty > *total)	/* counted while pages changed */
+		*dirty = *total;
+	return 0;
 }
 
-/*
- * Keep pct per cent of the buffer pool clean (memp_trickle).  Under a load
- * that dirties pages as fast as it can, such as a backlog's fill, the whole
- * cache is otherwise dirty when the checkpoint comes; called every quarter
- * second it writes what was dirtied beyond the share since the last call,
- * 300-400 pages in 3-4 ms during a fill (pages that eviction would have
- * written anyway), a few in (b)'s steady state (with a log flush when a
- * lazy commit left the log unsynced).
- */
-int
-store_keep_clean(struct store *st, int pct)
+/* memp_trickle to pct per cent clean: the pages written, or -1. */
+static int
+trickle(struct store *st, int pct)
 {
 	int ret, wrote = 0;
 
@@ -1346,6 +1345,68 @@ store_keep_clean(struct store *st, int pct)
 		return -1;
 	}
 	return wrote;
+}
+
+/*
+ * The checkpoint writes every page dirty in the buffer pool and then syncs
+ * the tables, all in the loop: after a backlog has filled the cache with
+ * dirty pages, some 7,000 writes and 300 ms in which the master does
+ * nothing else (docs/PERFORMANCE).  A step writes `pages` of them or more
+ * through memp_trickle, whose argument is the share of the cache to make
+ * clean, in whole per cents: the clean share now plus `pages`,
+ * rounded up, so up to a per cent of the cache more.  memp_trickle walks
+ * the cache and sorts its dirty pages each time, so a step costs about as
+ * much again as its writes.  BDB flushes the log first if a lazy commit
+ * left some of it unsynced, which the WAL rule needs before any page is
+ * written.
+ */
+long
+store_clean_step(struct store *st, int pages)
+{
+	unsigned long total, dirty, pct;
+	int wrote;
+
+	if (cache_pages(st, &total, &dirty) == -1)
+		return -1;
+	if (dirty <= (unsigned long)pages)
+		return (long)dirty;
+	pct = ((total - dirty + (unsigned long)pages) * 100 + total - 1) /
+	    total;
+	if (pct > 100)
+		pct = 100;
+	if ((wrote = trickle(st, (int)pct)) == -1)
+		return -1;
+	return (long)(dirty - ((unsigned long)wrote < dirty ?
+	    (unsigned long)wrote : dirty));
+}
+
+/*
+ * Keep at least low per cent of the buffer pool clean: when less is, write
+ * dirty pages until high per cent is (memp_trickle).  Under a load that
+ * dirties pages as fast as it can, such as a backlog's fill, the whole
+ * cache is otherwise dirty when the checkpoint comes; called every quarter
+ * second it writes 300-400 pages in 3-4 ms during a fill (pages that
+ * eviction would have written anyway).  The margin between low and high
+ * is for a light load that dirties a few pages a tick: memp_trickle sorts
+ * every dirty page before it writes the first, about a millisecond with
+ * a fifth of the cache dirty, and called each tick to write a handful it
+ * held the loop that long four times a second; the count here
+ * (memp_stat) takes some 40 us.  BDB flushes the log first if a lazy
+ * commit left some of it unsynced, which the WAL rule needs before any
+ * page is written.
+ */
+int
+store_keep_clean(struct store *st, int low, int high)
+{
+	unsigned long total, dirty;
+
+	if (cache_pages(st, &total, &dirty) == -1)
+		return -1;
+	/* As memp_trickle counts: enough when the clean pages are as many
+	 * as low per cent of the pages, rounded down. */
+	if (total == 0 || total - dirty >= total * (unsigned long)low / 100)
+		return 0;
+	return trickle(st, high);
 }
 
 /*
@@ -1865,9 +1926,9 @@ store_body_migrate(struct store *st, int max)
 /* Remove the log files that recovery no longer needs (log_archive) and
  * that hold no live body (below the pin).  Nothing before a migrate pass
  * has found the pin.  Each is renamed out of the log's names at once and
- * emptied later by store_trash_step: unlinking a 32 MiB file that was
- * just written took 15-20 ms here (the kernel drops its cached pages), a
- * stall of the loop for each file at every checkpoint. */
+ * emptied later by the trash thread (trash_main): unlinking a 32 MiB
+ * file that was just written took 15-20 ms here (the kernel drops its
+ * cached pages), a stall of the loop for each file at every checkpoint. */
 static int
 store_log_prune(struct store *st)
 {
@@ -1895,15 +1956,18 @@ store_log_prune(struct store *st)
 		n = strtoul(base + 4, NULL, 10);
 		if (n >= st->pin || n == 0 || n > UINT32_MAX)
 			continue;
+		pthread_mutex_lock(&st->trash_mu);
 		if (st->ntrash == st->captrash) {
 			if ((nt = reallocarray(st->trash, st->captrash ?
 			    st->captrash * 2 : 16, sizeof(*nt))) == NULL) {
+				pthread_mutex_unlock(&st->trash_mu);
 				log_warnx("store %s: out of memory", st->dir);
 				break;
 			}
 			st->trash = nt;
 			st->captrash = st->captrash ? st->captrash * 2 : 16;
 		}
+		pthread_mutex_unlock(&st->trash_mu);
 		trash_path(st, (uint32_t)n, to, sizeof(to));
 		if (rename(*p, to) == -1) {
 			if (errno != ENOENT)
@@ -1911,7 +1975,10 @@ store_log_prune(struct store *st)
 				    *p, to);
 			continue;
 		}
+		pthread_mutex_lock(&st->trash_mu);
 		st->trash[st->ntrash++] = (uint32_t)n;
+		pthread_cond_signal(&st->trash_cv);
+		pthread_mutex_unlock(&st->trash_mu);
 	}
 	free(list);
 	return 0;
@@ -1923,34 +1990,83 @@ trash_path(const struct store *st, uint32_t n, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s%010" PRIu32, st->dir, STORE_TRASH_PREFIX, n);
 }
 
-int
-store_trash_step(struct store *st)
+/* Shorten the file at path by STORE_TRASH_STEP: 1 while some is left,
+ * 0 when it is short enough to unlink at once (or cannot be opened). */
+static int
+trash_shrink(const struct store *st, const char *path)
 {
-	char path[PATH_MAX];
 	struct stat sb;
 	int fd, rc = 0;
 
-	if (st->ntrash == 0)
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
 		return 0;
-	trash_path(st, st->trash[0], path, sizeof(path));
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) != -1) {
-		if (fstat(fd, &sb) == 0 && sb.st_size > STORE_TRASH_STEP) {
-			if (ftruncate(fd, sb.st_size - STORE_TRASH_STEP) == 0)
-				rc = 1;
-			else
-				log_warn("store %s: truncate %s", st->dir,
-				    path);
-		}
-		close(fd);
+	if (fstat(fd, &sb) == 0 && sb.st_size > STORE_TRASH_STEP) {
+		if (ftruncate(fd, sb.st_size - STORE_TRASH_STEP) == 0)
+			rc = 1;
+		else
+			log_warn("store %s: truncate %s", st->dir, path);
 	}
-	if (rc == 0) {
+	close(fd);
+	return rc;
+}
+
+/*
+ * The trash thread: empties the pruned log files a megabyte at a time
+ * and removes them.  Freeing a file's blocks (and, on a disk mounted with
+ * discard, trimming them) took 0.5-4 ms a megabyte, and in the master's
+ * loop, every 10 ms for the seconds after a checkpoint that followed a
+ * backlog, that was a small tenant's p99 (docs/PERFORMANCE).  It makes no
+ * Berkeley DB call and touches nothing of the store but the queue, under
+ * trash_mu; the queue's head is the file in hand, and goes from the queue
+ * when the file is gone.
+ */
+static void *
+trash_main(void *arg)
+{
+	struct store *st = arg;
+	struct timespec pause = { 0, STORE_TRASH_PAUSE_MS * 1000000L };
+	char path[PATH_MAX];
+	uint32_t n;
+
+	pthread_mutex_lock(&st->trash_mu);
+	for (;;) {
+		while (st->ntrash == 0 && !st->trash_stop)
+			pthread_cond_wait(&st->trash_cv, &st->trash_mu);
+		if (st->trash_stop)
+			break;
+		n = st->trash[0];
+		pthread_mutex_unlock(&st->trash_mu);
+		trash_path(st, n, path, sizeof(path));
+		if (trash_shrink(st, path)) {
+			nanosleep(&pause, NULL);
+			pthread_mutex_lock(&st->trash_mu);
+			st->trash_steps++;
+			continue;	/* the same file, unless stopped */
+		}
 		if (unlink(path) == -1 && errno != ENOENT)
 			log_warn("store %s: remove %s", st->dir, path);
+		pthread_mutex_lock(&st->trash_mu);
+		st->trash_steps++;
 		memmove(st->trash, st->trash + 1, (st->ntrash - 1) *
 		    sizeof(*st->trash));
 		st->ntrash--;
+		pthread_cond_broadcast(&st->trash_cv);
 	}
-	return st->ntrash > 0 || rc;
+	pthread_mutex_unlock(&st->trash_mu);
+	return NULL;
+}
+
+uint64_t
+store_trash_wait(struct store *st)
+{
+	uint64_t steps;
+
+	pthread_mutex_lock(&st->trash_mu);
+	while (st->ntrash > 0 && st->trasher_on && !st->trash_stop)
+		pthread_cond_wait(&st->trash_cv, &st->trash_mu);
+	steps = st->trash_steps;
+	pthread_mutex_unlock(&st->trash_mu);
+	return steps;
 }
 
 /* Remove the pruned log files: those queued (at close), or every one in

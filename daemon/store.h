@@ -119,13 +119,14 @@ int		 store_checkpoint(struct store *);
  * write while it holds the loop.  The dirty pages left, or -1 on a store
  * error. */
 long		 store_clean_step(struct store *, int pages);
-/* Write dirty pages of the buffer pool until pct per cent of it is clean
- * (no sync).  The pages written, or -1 on a store error. */
-int		 store_keep_clean(struct store *, int pct);
-/* Empty the log files the checkpoint removed (renamed aside), a megabyte
- * per call, so that no call holds the loop for long.  1 while
- * there is more to do, else 0. */
-int		 store_trash_step(struct store *);
+/* When less than low per cent of the buffer pool is clean, write dirty
+ * pages until high per cent is (no sync).  The pages written (0 when
+ * enough was clean), or -1 on a store error. */
+int		 store_keep_clean(struct store *, int low, int high);
+/* The log files the checkpoint removes are renamed aside and emptied by a
+ * thread of the store's, a megabyte at a time.  For the tests: wait until
+ * it has removed every one queued; the steps it has taken so far. */
+uint64_t	 store_trash_wait(struct store *);
 /* Bodies kept in the log (see store.c, "Bodies in the log"): move up to
  * max bodies that sit in a log file more than the store's retain count
  * behind the current one into their hook records, so that the file can

@@ -255,7 +255,8 @@ def test_checkpoint_steps_then_sigkill():
         "the steps stop with at most 64 dirty pages left (the cache is " \
         "kept four-fifths clean meanwhile): %d steps, %d left" % (
             steps, left)
-    time.sleep(0.5)         # the checkpoint, 100 ms after the last step
+    wait_until(lambda: "checkpoint done in" in d.log_since_start(), 10,
+               0.1, "the checkpoint, 100 ms after the last step")
     bad = [ln for ln in d.log_since_start().splitlines()
            if "checkpoint:" in ln and not pat.search(ln)]
     assert not bad, "checkpoint warnings: %s" % bad
