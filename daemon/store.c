@@ -1385,8 +1385,8 @@ store_clean_step(struct store *st, int pages)
  * dirty pages until high per cent is (memp_trickle).  Under a load that
  * dirties pages as fast as it can, such as a backlog's fill, the whole
  * cache is otherwise dirty when the checkpoint comes; called every quarter
- * second it writes 300-400 pages in 3-4 ms during a fill (pages that
- * eviction would have written anyway).  The margin between low and high
+ * second with 80 and 85 it writes 350-700 pages in 2-5 ms every tick or
+ * two during a fill (pages that eviction would have written anyway).  The margin between low and high
  * is for a light load that dirties a few pages a tick: memp_trickle sorts
  * every dirty page before it writes the first, about a millisecond with
  * a fifth of the cache dirty, and called each tick to write a handful it
