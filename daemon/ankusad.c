@@ -341,7 +341,8 @@ ankusad_store_check(void)
  * that dirties pages as fast as they write them, more steps would write
  * the same hot pages again, and the checkpoint writes what is left.  With
  * the cache kept four-fifths clean (writeback_cb), a checkpoint after a
- * backlog's fill takes some 20 steps of 3 ms instead of 100 of 4-7 ms.
+ * backlog's fill takes 15-20 steps of up to 3 ms instead of 100 of 4-7
+ * ms.
  */
 static void
 checkpoint_cb(evutil_socket_t fd, short ev, void *arg)

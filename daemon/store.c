@@ -10,8 +10,8 @@
  * (DB_CHKSUM): a damaged page is an error on read, never garbage.  Nothing
  * here is fatal: every failure is a -1 with store_strerror() saying what
  * and where; the caller decides (a failed commit is a 503, a failed open
- * refuses to start).  After BDB panics
- * (DB_RUNRECOVERY) every call fails until the daemon restarts and recovers.
+ * refuses to start).  After BDB panics (DB_RUNRECOVERY) every call fails
+ * until the daemon restarts and recovers.
  * So does every batch after a log flush failed: the kernel may have
  * dropped the log pages it could not write, and a later commit that did
  * reach the disk would sit behind that hole, where recovery never reads
@@ -554,8 +554,7 @@ store_strerror(struct store *st)
  * in the data directory the kernel wrote the 42 MB that hold the buffer
  * pool back to the disk every 30 s, and after a backlog's fill that held
  * the master 60-90 ms (docs/DEPARTURES 21).  Nothing in them outlives the
- * process: every open recovers from the log and makes them anew.  NULL
- * (the data directory then) when no safe directory can be had there.
+ * process: every open recovers from the log and makes them anew.
  */
 static const char	*store_region_base = "/dev/shm";
 
@@ -655,6 +654,8 @@ region_sweep(const char *ours)
 	closedir(d);
 }
 
+/* The home for the data directory dsb, its lock held in *fdp; NULL (the
+ * data directory then) when no safe directory can be had. */
 static char *
 region_home(const struct stat *dsb, int *fdp)
 {
@@ -1333,7 +1334,9 @@ cache_pages(struct store *st, unsigned long *total, unsigned long *dirty)
 	return 0;
 }
 
-/* memp_trickle to pct per cent clean: the pages written, or -1. */
+/* memp_trickle to pct per cent clean: the pages written, or -1.  BDB
+ * flushes the log first if a lazy commit left some of it unsynced, which
+ * the WAL rule needs before any page is written. */
 static int
 trickle(struct store *st, int pct)
 {
@@ -1356,9 +1359,7 @@ trickle(struct store *st, int pct)
  * clean, in whole per cents: the clean share now plus `pages`,
  * rounded up, so up to a per cent of the cache more.  memp_trickle walks
  * the cache and sorts its dirty pages each time, so a step costs about as
- * much again as its writes.  BDB flushes the log first if a lazy commit
- * left some of it unsynced, which the WAL rule needs before any page is
- * written.
+ * much again as its writes.
  */
 long
 store_clean_step(struct store *st, int pages)
@@ -1386,14 +1387,12 @@ store_clean_step(struct store *st, int pages)
  * dirties pages as fast as it can, such as a backlog's fill, the whole
  * cache is otherwise dirty when the checkpoint comes; called every quarter
  * second with 80 and 85 it writes 350-700 pages in 2-5 ms every tick or
- * two during a fill (pages that eviction would have written anyway).  The margin between low and high
- * is for a light load that dirties a few pages a tick: memp_trickle sorts
- * every dirty page before it writes the first, about a millisecond with
- * a fifth of the cache dirty, and called each tick to write a handful it
- * held the loop that long four times a second; the count here
- * (memp_stat) takes some 40 us.  BDB flushes the log first if a lazy
- * commit left some of it unsynced, which the WAL rule needs before any
- * page is written.
+ * two during a fill (pages that eviction would have written anyway).  The
+ * margin between low and high is for a light load that dirties a few
+ * pages a tick: memp_trickle sorts every dirty page before it writes the
+ * first, about a millisecond with a fifth of the cache dirty, and called
+ * each tick to write a handful it held the loop that long four times a
+ * second; the count here (memp_stat) takes some 40 us.
  */
 int
 store_keep_clean(struct store *st, int low, int high)
@@ -1956,6 +1955,8 @@ store_log_prune(struct store *st)
 		n = strtoul(base + 4, NULL, 10);
 		if (n >= st->pin || n == 0 || n > UINT32_MAX)
 			continue;
+		/* Under the queue's mutex throughout: the thread waits for
+		 * it, never the loop. */
 		pthread_mutex_lock(&st->trash_mu);
 		if (st->ntrash == st->captrash) {
 			if ((nt = reallocarray(st->trash, st->captrash ?
@@ -1967,17 +1968,12 @@ store_log_prune(struct store *st)
 			st->trash = nt;
 			st->captrash = st->captrash ? st->captrash * 2 : 16;
 		}
-		pthread_mutex_unlock(&st->trash_mu);
 		trash_path(st, (uint32_t)n, to, sizeof(to));
-		if (rename(*p, to) == -1) {
-			if (errno != ENOENT)
-				log_warn("store %s: rename %s to %s", st->dir,
-				    *p, to);
-			continue;
-		}
-		pthread_mutex_lock(&st->trash_mu);
-		st->trash[st->ntrash++] = (uint32_t)n;
-		pthread_cond_signal(&st->trash_cv);
+		if (rename(*p, to) == 0) {
+			st->trash[st->ntrash++] = (uint32_t)n;
+			pthread_cond_signal(&st->trash_cv);
+		} else if (errno != ENOENT)
+			log_warn("store %s: rename %s to %s", st->dir, *p, to);
 		pthread_mutex_unlock(&st->trash_mu);
 	}
 	free(list);

@@ -144,14 +144,15 @@ rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
-/* The store's region files' directory for tmpdir (store.c, region_home). */
+/* The region files' directory under base of the store in dir (store.c,
+ * region_home). */
 static void
-region_path(char *buf, size_t len)
+home_of(char *buf, size_t len, const char *base, const char *dir)
 {
 	struct stat sb;
 
-	ck_assert_int_eq(stat(tmpdir, &sb), 0);
-	snprintf(buf, len, "/dev/shm/ankusa-store-%lu-%llx-%llx",
+	ck_assert_int_eq(stat(dir, &sb), 0);
+	snprintf(buf, len, "%s/ankusa-store-%lu-%llx-%llx", base,
 	    (unsigned long)geteuid(), (unsigned long long)sb.st_dev,
 	    (unsigned long long)sb.st_ino);
 }
@@ -162,7 +163,7 @@ teardown(void)
 {
 	char home[PATH_MAX];
 
-	region_path(home, sizeof(home));
+	home_of(home, sizeof(home), "/dev/shm", tmpdir);
 	nftw(home, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
@@ -933,11 +934,6 @@ START_TEST(test_log_zero_ahead)
 }
 END_TEST
 
-/*
- * The checkpoint's page writes, a step at a time: each step writes about
- * the pages asked for (and more than none), the pages reach the table's
- * file before any checkpoint, and after the checkpoint none are dirty.
- */
 /* 4,000 hooks of 200 bytes in batches of 100: a megabyte of hook pages,
  * 8 KiB each, and the rows' and due keys' pages, all dirty in the cache. */
 static void
@@ -961,6 +957,11 @@ put_4000(struct store *st)
 	}
 }
 
+/*
+ * The checkpoint's page writes, a step at a time: each step writes about
+ * the pages asked for (and more than none), the pages reach the table's
+ * file before any checkpoint, and after the checkpoint none are dirty.
+ */
 START_TEST(test_clean_step)
 {
 	struct store *st;
@@ -995,9 +996,9 @@ START_TEST(test_clean_step)
 END_TEST
 
 /*
- * The cache kept a share clean: the dirty pages beyond it are written, a
- * second call at the same share finds nothing to write, and a call at a
- * higher share writes more.
+ * The cache kept at least low per cent clean: below it, dirty pages are
+ * written until high per cent is clean; at or above it nothing is
+ * written, whatever high.
  */
 START_TEST(test_keep_clean)
 {
@@ -1049,7 +1050,7 @@ START_TEST(test_region_home)
 	char home[PATH_MAX], old[PATH_MAX];
 	int fd;
 
-	region_path(home, sizeof(home));
+	home_of(home, sizeof(home), "/dev/shm", tmpdir);
 	snprintf(old, sizeof(old), "%s/__db.001", tmpdir);
 	ck_assert_int_ne(fd = open(old, O_CREAT | O_WRONLY, 0600), -1);
 	close(fd);
@@ -1104,18 +1105,6 @@ fake_home(char *buf, size_t len, const char *base, unsigned long uid,
 		    -1);
 		close(fd);
 	}
-}
-
-/* The home of store dir dir under base. */
-static void
-home_of(char *buf, size_t len, const char *base, const char *dir)
-{
-	struct stat sb;
-
-	ck_assert_int_eq(stat(dir, &sb), 0);
-	snprintf(buf, len, "%s/ankusa-store-%lu-%llx-%llx", base,
-	    (unsigned long)geteuid(), (unsigned long long)sb.st_dev,
-	    (unsigned long long)sb.st_ino);
 }
 
 /* An open removes the homes of its user whose lock no one holds (a

@@ -673,27 +673,14 @@ ts_json_str(FILE *f, const char *s)
 			continue;
 		fwrite(q, 1, p - q, f);
 		q = p + 1;
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
+		if (*p == '"' || *p == '\\') {
+			putc('\\', f);
+			putc(*p, f);
+		} else {
+			/* a control character: the same string parsed */
 			fputs("\\u00", f);
 			putc(hexd[*p >> 4], f);
 			putc(hexd[*p & 15], f);
-			break;
 		}
 	}
 	fwrite(q, 1, p - q, f);

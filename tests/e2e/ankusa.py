@@ -469,7 +469,8 @@ class Daemon:
                     os.kill(e, signal.SIGKILL)
                 except OSError:
                     pass
-        # A killed master leaves its region files (docs/DEPARTURES 21).
+        # A killed master leaves its region files (docs/DEPARTURES 21)
+        # until another store's open sweeps them: none may come.
         try:
             st = os.stat(self.data_dir)
             shutil.rmtree("/dev/shm/ankusa-store-%d-%x-%x" % (

@@ -229,7 +229,7 @@ def test_bodies_survive_sigkill():
 def test_checkpoint_steps_then_sigkill():
     """The minute's checkpoint writes the buffer pool's dirty pages in
     steps before it checkpoints (daemon/ankusad.c, checkpoint_cb), and the
-    cache is kept four-fifths clean every quarter second meanwhile: with
+    cache is kept at least four-fifths clean meanwhile: with
     hooks waiting on a failing sink, the steps run and the checkpoint
     follows; a SIGKILL after it and the restart's recovery lose nothing.
     Waits for the first checkpoint, a minute after the start."""
