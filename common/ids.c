@@ -109,10 +109,16 @@ ids_fnv1a(uint64_t h, const void *p, size_t len)
 uint64_t
 time_wall_ms(void)
 {
+	return time_wall_us() / 1000;
+}
+
+uint64_t
+time_wall_us(void)
+{
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 uint64_t

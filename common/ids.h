@@ -31,6 +31,7 @@ void	ulid_format(uint64_t ms, const unsigned char rnd[10],
 
 void	ids_random(void *, size_t);	/* getrandom(2), or fatal */
 uint64_t time_wall_ms(void);		/* CLOCK_REALTIME in ms */
+uint64_t time_wall_us(void);		/* CLOCK_REALTIME in us */
 uint64_t time_mono_ms(void);		/* CLOCK_MONOTONIC in ms */
 uint64_t time_mono_us(void);		/* CLOCK_MONOTONIC in us */
 
