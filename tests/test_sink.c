@@ -710,12 +710,13 @@ ts_record_line(struct evhttp_request *req, const char *path, int status,
 	unsigned char md[SHA256_DIGEST_LENGTH];
 	char hex[SHA256_DIGEST_LENGTH * 2 + 1];
 	const char *method;
-	uint64_t t = time_wall_us();
+	uint64_t t;
 	int i;
 
 	seq++;
 	if (ts_record == NULL)
 		return;
+	t = time_wall_us();
 	switch (evhttp_request_get_command(req)) {
 	case EVHTTP_REQ_POST:
 		method = "POST";
