@@ -485,9 +485,9 @@ deliver_run_cb(evutil_socket_t fd, short ev, void *arg)
 	if (chan_send(master, &m) == -1)
 		log_warnx("job %" PRIu64 ": outcome not sent", m.id);
 	msg_free(&m);
-	/* Now, not after the next attempt; and with none on deck, not from
-	 * the zero timer of the next loop pass either: one epoll_wait less
-	 * a job, and the master has the outcome sooner. */
+	/* Now: not after the next attempt, when one is on deck; and with
+	 * none, not from the zero timer of the next loop pass, which cost an
+	 * epoll_wait of its own before the outcome went. */
 	chan_flush_now(master);
 	if (!busy && retiring)
 		event_base_loopexit(base, NULL);
