@@ -198,8 +198,9 @@ static const char *const store_tables[T_COUNT] = {
 #define STORE_TRASH_PREFIX	"removed-log."	/* a pruned log file */
 #define STORE_TRASH_STEP	(1u * 1024 * 1024)	/* bytes one step
 						 * truncates: 0.5-4 ms,
-						 * 40-80 ms on a disk
-						 * mounted with discard */
+						 * now and then 40-110
+						 * ms on a disk mounted
+						 * with discard */
 #define STORE_TRASH_PAUSE_MS	5	/* between the steps */
 #define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
 					 * head length, flags, id and
@@ -274,7 +275,10 @@ struct store {
 						 * at, unreadable; 0 none */
 	/* Pruned log files to empty, shared with the trash thread. */
 	pthread_mutex_t		 trash_mu;
-	pthread_cond_t		 trash_cv;
+	pthread_cond_t		 trash_cv;	/* the queue or stop changed;
+						 * the thread and
+						 * store_trash_wait wait on
+						 * it: broadcast */
 	pthread_t		 trasher;
 	int			 trasher_on;	/* started, not joined */
 	int			 trash_stop;
@@ -1242,7 +1246,7 @@ store_close_handles(struct store *st)
 	if (st->trasher_on) {
 		pthread_mutex_lock(&st->trash_mu);
 		st->trash_stop = 1;
-		pthread_cond_signal(&st->trash_cv);
+		pthread_cond_broadcast(&st->trash_cv);
 		pthread_mutex_unlock(&st->trash_mu);
 		pthread_join(st->trasher, NULL);
 		st->trasher_on = 0;
@@ -1971,7 +1975,7 @@ store_log_prune(struct store *st)
 		trash_path(st, (uint32_t)n, to, sizeof(to));
 		if (rename(*p, to) == 0) {
 			st->trash[st->ntrash++] = (uint32_t)n;
-			pthread_cond_signal(&st->trash_cv);
+			pthread_cond_broadcast(&st->trash_cv);
 		} else if (errno != ENOENT)
 			log_warn("store %s: rename %s to %s", st->dir, *p, to);
 		pthread_mutex_unlock(&st->trash_mu);

@@ -124,6 +124,7 @@ static int			 ts_flush_armed;
 static off_t			 ts_wb_off;	/* write-back started to */
 static unsigned long long	 ts_received;
 static json_t			*ts_by_path;
+static const char		 ts_hexd[] = "0123456789abcdef";
 
 static void	ts_usage(void) __attribute__((noreturn));
 static void	ts_request_cb(struct evhttp_request *, void *);
@@ -639,7 +640,6 @@ ts_sig(struct evkeyvalq *h, const unsigned char *body, size_t len)
 static void
 ts_json_str(FILE *f, const char *s)
 {
-	static const char hexd[] = "0123456789abcdef";
 	const unsigned char *p, *q;
 	int n, i;
 
@@ -681,8 +681,8 @@ ts_json_str(FILE *f, const char *s)
 		} else {
 			/* a control character: the same string parsed */
 			fputs("\\u00", f);
-			putc(hexd[*p >> 4], f);
-			putc(hexd[*p & 15], f);
+			putc(ts_hexd[*p >> 4], f);
+			putc(ts_hexd[*p & 15], f);
 		}
 	}
 	fwrite(q, 1, p - q, f);
@@ -704,7 +704,6 @@ ts_record_line(struct evhttp_request *req, const char *path, int status,
 		"x-ankusa-source", "x-ankusa-dedupe-key", "x-ankusa-replay-id",
 		"x-order", "content-type", "webhook-id", NULL
 	};
-	static const char hexd[] = "0123456789abcdef";
 	static unsigned long long seq;
 	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
 	unsigned char md[SHA256_DIGEST_LENGTH];
@@ -736,8 +735,8 @@ ts_record_line(struct evhttp_request *req, const char *path, int status,
 	}
 	SHA256(body, len, md);
 	for (i = 0; i < SHA256_DIGEST_LENGTH; i++) {
-		hex[2 * i] = hexd[md[i] >> 4];
-		hex[2 * i + 1] = hexd[md[i] & 15];
+		hex[2 * i] = ts_hexd[md[i] >> 4];
+		hex[2 * i + 1] = ts_hexd[md[i] & 15];
 	}
 	hex[2 * i] = '\0';
 	fprintf(ts_record, "{\"seq\":%llu,\"t\":%llu.%03u,\"method\":\"%s\","

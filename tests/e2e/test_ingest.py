@@ -18,10 +18,9 @@ import threading
 import time
 
 from ankusa import (SRCDIR, Daemon, Raw, Skip, ankusactl, binary,
-                    check_config,
-                    expect,
-                    expect_accepted, get, head_bytes, jbody, hold_source, note,
-                    post, request, tail, tmpdir, uuid7_ms, wait_until)
+                    check_config, expect, expect_accepted, get, head_bytes,
+                    jbody, hold_source, note, post, request, tail, tmpdir,
+                    uuid7_ms, wait_until)
 
 LIMIT = 1000000          # http.max_body_bytes of these tests
 
