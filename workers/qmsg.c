@@ -19,6 +19,7 @@
 #include "log.h"
 #include "qmsg.h"
 #include "sha256.h"
+#include "utf8.h"
 
 static void	qmsg_grow(char **, size_t *, size_t *, size_t);
 static void	qmsg_put(char **, size_t *, size_t *, const char *, size_t);
@@ -26,7 +27,6 @@ static void	qmsg_puts(char **, size_t *, size_t *, const char *);
 static void	qmsg_key(char **, size_t *, size_t *, const char *);
 static void	qmsg_opt(char **, size_t *, size_t *, const char *);
 static void	qmsg_u(char **, size_t *, size_t *, unsigned);
-static size_t	qmsg_utf8(const unsigned char *, size_t, unsigned *);
 static void	qmsg_headers(char **, size_t *, size_t *,
 		    const struct batch_entry *);
 static void	qmsg_lower(char **, size_t *, size_t *, const char *);
@@ -103,44 +103,6 @@ qmsg_u(char **buf, size_t *len, size_t *cap, unsigned c)
 	qmsg_put(buf, len, cap, e, 6);
 }
 
-/*
- * One UTF-8 sequence at p (n > 0 bytes left, p[0] >= 0x80): its length
- * and code point, or 0 for a byte that starts no valid sequence (an
- * overlong form, a surrogate, past U+10FFFF, a bad continuation).
- */
-static size_t
-qmsg_utf8(const unsigned char *p, size_t n, unsigned *cp)
-{
-	size_t k, i;
-	unsigned c, min;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		k = 2;
-		c = p[0] & 0x1f;
-		min = 0x80;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		k = 3;
-		c = p[0] & 0x0f;
-		min = 0x800;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		k = 4;
-		c = p[0] & 0x07;
-		min = 0x10000;
-	} else
-		return 0;
-	if (n < k)
-		return 0;
-	for (i = 1; i < k; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return k;
-}
-
 void
 qmsg_json_str(char **buf, size_t *len, size_t *cap, const char *s,
     size_t slen)
@@ -182,7 +144,7 @@ qmsg_json_str(char **buf, size_t *len, size_t *cap, const char *s,
 				qmsg_u(buf, len, cap, c);	/* controls, DEL */
 				break;
 			}
-			if ((k = qmsg_utf8(p + i, slen - i, &c)) == 0) {
+			if ((k = utf8_seq(p + i, slen - i, &c)) == 0) {
 				qmsg_u(buf, len, cap, 0xfffd);
 				break;
 			}
