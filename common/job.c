@@ -67,6 +67,7 @@
 #include "log.h"
 #include "msg.h"
 #include "proc.h"
+#include "utf8.h"
 
 static void	job_add_pairs(struct msg *, const struct header_kv *, int);
 static void	job_add_sink(struct msg *, const struct sink_conf *);
@@ -78,6 +79,7 @@ static int	job_get_sink(struct msg *, struct sink_conf *, int);
 static int	job_get_body(struct msg *, struct job *);
 static void	job_free_pairs(struct header_kv *, int);
 static void	job_free_sink(struct sink_conf *, int);
+static void	job_detail_vset(char *, const char *, va_list);
 static int	batch_get_entry(struct msg *, struct batch_entry *,
 		    uint64_t *, uint64_t *);
 static int	batch_get_bodies(struct msg *, struct batch *,
@@ -577,6 +579,26 @@ job_free(struct job *j)
 
 /* --- outcomes --- */
 
+/*
+ * An outcome's detail quotes the sink (an error text, a curl message) and
+ * is cut to JOB_DETAIL_MAX: formatted into room to spare, then cleaned to
+ * well-formed UTF-8 and cut between characters (common/utf8.h), so the
+ * master stores and shows it as text.  The decoders clean it again: the
+ * master does not trust a deliver process to have done so.
+ */
+static void
+job_detail_vset(char *detail, const char *fmt, va_list ap)
+{
+	char buf[4 * JOB_DETAIL_MAX];
+	int n;
+
+	if ((n = vsnprintf(buf, sizeof(buf), fmt, ap)) < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	(void)utf8_clean(detail, JOB_DETAIL_MAX, buf, (size_t)n);
+}
+
 void
 job_outcome_set(struct job_outcome *o, enum job_result r, const char *fmt,
     ...)
@@ -585,7 +607,7 @@ job_outcome_set(struct job_outcome *o, enum job_result r, const char *fmt,
 
 	o->result = r;
 	va_start(ap, fmt);
-	(void)vsnprintf(o->detail, sizeof(o->detail), fmt, ap);
+	job_detail_vset(o->detail, fmt, ap);
 	va_end(ap);
 }
 
@@ -619,7 +641,7 @@ job_outcome_decode(struct msg *m, struct job_outcome *o)
 		return -1;
 	}
 	o->result = r;
-	memcpy(o->detail, s, strlen(s) + 1);
+	(void)utf8_clean(o->detail, sizeof(o->detail), s, strlen(s));
 	return 0;
 }
 
@@ -904,7 +926,7 @@ batch_outcome_set(struct batch_result *r, enum job_result res,
 
 	r->result = res;
 	va_start(ap, fmt);
-	(void)vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	job_detail_vset(r->detail, fmt, ap);
 	va_end(ap);
 }
 
@@ -969,7 +991,8 @@ batch_outcome_decode(struct msg *m, struct batch_outcome *o)
 			goto bad;
 		}
 		o->r[i].result = r;
-		memcpy(o->r[i].detail, s, strlen(s) + 1);
+		(void)utf8_clean(o->r[i].detail, JOB_DETAIL_MAX, s,
+		    strlen(s));
 	}
 	if (msg_get_u32(m, &o->http_status) == -1 ||
 	    msg_get_u64(m, &o->duration_ms) == -1 || msg_end(m) == -1)
@@ -1189,7 +1212,7 @@ claim_outcome_decode(struct msg *m, struct claim_outcome *o)
 	if (r >= JOB_RESULT_MAX || strlen(s) >= sizeof(o->detail))
 		goto bad;
 	o->result = r;
-	memcpy(o->detail, s, strlen(s) + 1);
+	(void)utf8_clean(o->detail, sizeof(o->detail), s, strlen(s));
 	if (job_get_str(m, &o->key) == -1 || msg_get_u32(m, &n) == -1)
 		goto bad;
 	if (n > CLAIM_MAX_BODIES || (n > 0 && o->result != JOB_OK))

@@ -38,11 +38,13 @@
 #include "quarantine.h"
 #include "store.h"
 #include "supervisor.h"
+#include "utf8.h"
 #include "writer.h"
 
 #define CONTROL_MAX_LINE	65536
 #define CONTROL_LIST_CHUNK	512	/* hooks listed per write */
 #define CONTROL_LOW_WATER	16384
+#define CONTROL_TEXT_MAX	1024	/* an error answer's text, bytes */
 
 struct ctl_conn {
 	struct bufferevent	*bev;
@@ -73,6 +75,7 @@ static void	ctl_write(struct bufferevent *, void *);
 static void	ctl_event(struct bufferevent *, short, void *);
 static void	ctl_free(struct ctl_conn *);
 static void	ctl_send(struct ctl_conn *, json_t *);
+static json_t	*ctl_str(const char *);
 static void	ctl_end(struct ctl_conn *, json_t *);
 static void	ctl_error(struct ctl_conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
@@ -221,22 +224,53 @@ ctl_event(struct bufferevent *bev, short what, void *arg)
 	ctl_free(c);
 }
 
+/*
+ * One JSON object, one line.  An answer that could not be built (o is
+ * NULL: json_pack refused a string) or encoded is replaced by an error
+ * object: text from outside must never stop the master.
+ */
 static void
 ctl_send(struct ctl_conn *c, json_t *o)
 {
-	char *s = json_dumps(o, JSON_COMPACT);
+	char *s = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
 
-	if (s == NULL)
-		fatalx("control: json_dumps");
-	evbuffer_add_printf(bufferevent_get_output(c->bev), "%s\n", s);
+	if (s == NULL) {
+		log_warnx("control: an answer could not be encoded");
+		evbuffer_add_printf(bufferevent_get_output(c->bev),
+		    "{\"ok\":false,\"error\":\"an answer could not be "
+		    "encoded\"}\n");
+	} else
+		evbuffer_add_printf(bufferevent_get_output(c->bev), "%s\n",
+		    s);
 	free(s);
 	json_decref(o);
+}
+
+/*
+ * A JSON string of text that came from outside the master (a sink's error
+ * text, a reason, an argument): as it is when it is UTF-8, else cleaned
+ * (common/utf8.h), as records stored before the cleaning may need.
+ */
+static json_t *
+ctl_str(const char *s)
+{
+	char buf[4 * CONTROL_TEXT_MAX + 1];
+	json_t *j;
+
+	if ((j = json_string(s)) != NULL)
+		return j;
+	(void)utf8_clean(buf, sizeof(buf), s, strlen(s));
+	return json_string(buf);
 }
 
 /* The last object of an answer; the connection closes once it is sent. */
 static void
 ctl_end(struct ctl_conn *c, json_t *o)
 {
+	if (o == NULL) {
+		ctl_send(c, NULL);
+		o = json_pack("{s:b}", "ok", 0);
+	}
 	json_object_set_new(o, "end", json_true());
 	if (json_object_get(o, "ok") == NULL)
 		json_object_set_new(o, "ok", json_true());
@@ -244,16 +278,23 @@ ctl_end(struct ctl_conn *c, json_t *o)
 	c->closing = 1;
 }
 
+/* An error answer; arguments quoted in it are cut between characters. */
 static void
 ctl_error(struct ctl_conn *c, const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[CONTROL_TEXT_MAX * 4], text[CONTROL_TEXT_MAX];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	ctl_end(c, json_pack("{s:b, s:s}", "ok", 0, "error", buf));
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	(void)utf8_clean(text, sizeof(text), buf, (size_t)n);
+	ctl_end(c, json_pack("{s:b, s:s}", "ok", 0, "error", text));
 }
 
 static void
@@ -351,12 +392,13 @@ ctl_list_dead(const struct store_dead_info *di, void *arg)
 {
 	struct ctl_conn *c = arg;
 
-	ctl_send(c, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:i, s:I, "
-	    "s:s, s:I}", "hook_id", di->hook_id, "tenant", di->tenant,
-	    "source", di->source, "sink", (int)di->sink_index, "module",
-	    dispatch_module_name(di->module), "reason", di->reason,
-	    "attempts", (int)di->attempts, "dead_at", (json_int_t)di->dead_at,
-	    "last_error", di->last_error, "seq", (json_int_t)di->seq));
+	ctl_send(c, json_pack("{s:s, s:o, s:o, s:i, s:s, s:o, s:i, s:I, "
+	    "s:o, s:I}", "hook_id", di->hook_id, "tenant", ctl_str(di->tenant),
+	    "source", ctl_str(di->source), "sink", (int)di->sink_index,
+	    "module", dispatch_module_name(di->module), "reason",
+	    ctl_str(di->reason), "attempts", (int)di->attempts, "dead_at",
+	    (json_int_t)di->dead_at, "last_error", ctl_str(di->last_error),
+	    "seq", (json_int_t)di->seq));
 	c->count++;
 	return 0;
 }
@@ -373,10 +415,11 @@ ctl_list_pen(const struct store_quarantine_info *q, void *arg)
 		c->skipped++;
 		return 0;
 	}
-	ctl_send(c, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:s}",
-	    "id", q->id, "seq", (json_int_t)q->seq, "tenant", q->tenant,
-	    "source", q->source, "received_at", (json_int_t)q->received_at,
-	    "size", (json_int_t)q->size, "reason", q->reason));
+	ctl_send(c, json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:o}",
+	    "id", q->id, "seq", (json_int_t)q->seq, "tenant",
+	    ctl_str(q->tenant), "source", ctl_str(q->source), "received_at",
+	    (json_int_t)q->received_at, "size", (json_int_t)q->size, "reason",
+	    ctl_str(q->reason)));
 	return 0;
 }
 
@@ -385,9 +428,10 @@ ctl_list_one(const struct store_hook_info *h, void *arg)
 {
 	struct ctl_conn *c = arg;
 
-	ctl_send(c, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:i, s:b}",
-	    "id", h->id, "seq", (json_int_t)h->seq, "tenant", h->tenant,
-	    "source", h->source, "received_at", (json_int_t)h->received_at,
+	ctl_send(c, json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:i, s:b}",
+	    "id", h->id, "seq", (json_int_t)h->seq, "tenant",
+	    ctl_str(h->tenant), "source", ctl_str(h->source), "received_at",
+	    (json_int_t)h->received_at,
 	    "size", (json_int_t)h->size, "rows", (int)h->rows,
 	    "flagged", h->flagged));
 	c->after_seq = h->seq;
@@ -448,8 +492,15 @@ ctl_list_args(struct ctl_conn *c, json_t *req)
 		}
 		snprintf(c->source, sizeof(c->source), "%s", src);
 	}
-	if (id != NULL)
+	if (id != NULL) {
+		unsigned char u[UUID_LEN];
+
+		if (strlen(id) != UUID_STRLEN || uuid_parse(id, u) == -1) {
+			ctl_error(c, "id %s is not a hook id", id);
+			return -1;
+		}
 		snprintf(c->id, sizeof(c->id), "%s", id);
+	}
 	if (lim != NULL && (!json_is_integer(lim) ||
 	    json_integer_value(lim) < 0)) {
 		ctl_error(c, "limit must be a whole number >= 0");
