@@ -2244,6 +2244,38 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 	return -1;
 }
 
+int
+store_hook_fits(const struct store_hook *h, const char *reason, char *why,
+    size_t whylen)
+{
+	unsigned char dk[STORE_KEY_MAX], xk[STORE_KEY_MAX];
+	size_t dklen;
+
+	if (h->tenant == NULL || h->source == NULL ||
+	    strlen(h->tenant) > STORE_NAME_MAX ||
+	    strlen(h->source) > STORE_NAME_MAX) {
+		snprintf(why, whylen, "a tenant or source id over %d bytes",
+		    STORE_NAME_MAX);
+		return -1;
+	}
+	if (reason != NULL && strlen(reason) > STORE_QREASON_MAX) {
+		snprintf(why, whylen, "a reason of %zu bytes (at most %d)",
+		    strlen(reason), STORE_QREASON_MAX);
+		return -1;
+	}
+	/* The same keys store_put_dedupe makes, so the two cannot differ. */
+	if (reason == NULL && h->dedupe_key != NULL &&
+	    h->dedupe_key[0] != '\0' && !h->flagged &&
+	    ((dklen = store_key_dedupe(dk, sizeof(dk), h->tenant, h->source,
+	    h->dedupe_key)) == 0 || store_key_dedupe_exp(xk, sizeof(xk),
+	    h->dedupe_expires, dk, dklen) == 0)) {
+		snprintf(why, whylen, "a dedupe key of %zu bytes, too long to "
+		    "store", strlen(h->dedupe_key));
+		return -1;
+	}
+	return 0;
+}
+
 /* The dedupe entry of h and its expiry index entry, in txn. */
 static int
 store_put_dedupe(struct store *st, DB_TXN *txn, const struct store_hook *h)

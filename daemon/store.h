@@ -155,6 +155,13 @@ struct store_batch *store_batch_begin(struct store *);
  * assigns h->seq.  -1 on a store error (the batch must then be aborted). */
 int		 store_batch_put_hook(struct store_batch *, struct store_hook *,
 		    const struct store_row_spec *, int nrows);
+/* Whether h (held in the pen when reason is not NULL) can be stored:
+ * the checks of store_batch_put_hook and store_batch_put_quarantine that
+ * depend on h alone (tenant and source lengths, the dedupe keys, the
+ * reason's length).  0, or -1 with why.  The writer asks before a hook
+ * joins a batch, so that one that cannot be stored fails alone. */
+int		 store_hook_fits(const struct store_hook *, const char *reason,
+		    char *why, size_t whylen);
 /* Commit and flush: 0 only when durable; -1 after aborting. */
 int		 store_batch_commit(struct store_batch *);
 /* Commit without the flush (DB_TXN_WRITE_NOSYNC only): for settles and

@@ -109,6 +109,7 @@ static void	writer_enqueue(struct pending *);
 static void	writer_arm(void);
 static void	writer_commit_cb(evutil_socket_t, short, void *);
 static int	writer_commit_batch(int);
+static int	writer_fits(struct pending *, uint32_t, const char *);
 static int	writer_parse(struct pending *, struct msg *, uint8_t *);
 static int	writer_parse_tail(struct pending *, struct msg *);
 static void	writer_bind_rows(struct pending *, const struct source_conf *,
@@ -323,6 +324,26 @@ writer_bind_rows(struct pending *p, const struct source_conf *src,
 }
 
 /*
+ * A hook that the store would refuse must not join a batch, where it would
+ * abort every other hook of it (all answered 503).  An edge caps what it
+ * sends below what the store takes (a dedupe key at KEYS_DEDUPE_MAX, its
+ * reasons are its own short names), so such a frame broke the protocol:
+ * -1, and the caller recycles the edge.  The frame's other hooks, queued
+ * or in flight, are not touched.
+ */
+static int
+writer_fits(struct pending *p, uint32_t serial, const char *reason)
+{
+	char why[128];
+
+	if (store_hook_fits(&p->hook, reason, why, sizeof(why)) == 0)
+		return 0;
+	log_warnx("writer: hook for %s from child %u refused: %s",
+	    p->hook.source, serial, why);
+	return -1;
+}
+
+/*
  * Read MSG_HOOK_SUBMIT (field order in workers/edge.c).  Strings point into
  * p->payload.  -1 on a malformed frame.
  */
@@ -388,7 +409,8 @@ writer_submit(uint32_t serial, struct msg *m)
 		fatal("writer");
 	memcpy(p->payload, m->buf, m->len);
 	m->buf = p->payload;
-	if (writer_parse(p, m, &verdict) == -1) {
+	if (writer_parse(p, m, &verdict) == -1 || writer_fits(p, serial,
+	    verdict == VERDICT_QUARANTINE ? p->verify_reason : NULL) == -1) {
 		writer_free(p);
 		return -1;
 	}
@@ -504,7 +526,8 @@ writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
 	 * a fresh submission would: dedupe key, forwarded headers, lanes. */
 	p->hook = rec->hook;
 	p->hook.flagged = 0;
-	if (writer_parse_tail(p, m) == -1 || msg_end(m) == -1) {
+	if (writer_parse_tail(p, m) == -1 || msg_end(m) == -1 ||
+	    writer_fits(p, 0, NULL) == -1) {
 		writer_free(p);
 		return -1;
 	}

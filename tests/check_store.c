@@ -1305,6 +1305,59 @@ START_TEST(test_dedupe_round_trip)
 END_TEST
 
 /* Two hooks of one batch with one key: the second sees the first. */
+/*
+ * store_hook_fits says yes exactly when the put succeeds: dedupe keys
+ * around the length where the lookup key still fits and the expiry
+ * index's (8 bytes longer) no longer does, and reasons around 63 bytes.
+ */
+START_TEST(test_hook_fits)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	char key[STORE_KEY_MAX + 1], reason[80], why[128];
+	size_t n;
+	int fits, put;
+
+	st = open_ok();
+	for (n = 990; n <= 1024; n++) {
+		memset(key, 'k', n);
+		key[n] = '\0';
+		hook_fill(&h, "github", "d", 1);
+		h.dedupe_key = key;
+		fits = store_hook_fits(&h, NULL, why, sizeof(why));
+		ck_assert_ptr_nonnull(b = store_batch_begin(st));
+		put = store_batch_put_hook(b, &h, &row, 1);
+		store_batch_abort(b);
+		ck_assert_msg(fits == put, "dedupe key of %zu bytes: fits %d, "
+		    "put %d", n, fits, put);
+		if (fits == -1)
+			ck_assert_ptr_nonnull(strstr(why, "dedupe key"));
+	}
+	/* 1,013 bytes ("acme", "github"): the lookup key fits, the index
+	 * key does not -- the batch-wide failure of issue 22. */
+	memset(key, 'k', 1013);
+	key[1013] = '\0';
+	h.dedupe_key = key;
+	ck_assert_int_eq(store_hook_fits(&h, NULL, why, sizeof(why)), -1);
+	for (n = 60; n <= 66; n++) {
+		memset(reason, 'r', n);
+		reason[n] = '\0';
+		hook_fill(&h, "github", "d", 1);
+		h.dedupe_key = NULL;
+		fits = store_hook_fits(&h, reason, why, sizeof(why));
+		ck_assert_ptr_nonnull(b = store_batch_begin(st));
+		put = store_batch_put_quarantine(b, &h, reason);
+		store_batch_abort(b);
+		ck_assert_msg(fits == put, "reason of %zu bytes: fits %d, put "
+		    "%d", n, fits, put);
+		ck_assert_int_eq(fits, n <= STORE_QREASON_MAX ? 0 : -1);
+	}
+	store_close(st);
+}
+END_TEST
+
 START_TEST(test_dedupe_in_batch)
 {
 	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
@@ -3758,6 +3811,7 @@ store_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_dedupe_round_trip);
 	tcase_add_test(tc, test_dedupe_in_batch);
+	tcase_add_test(tc, test_hook_fits);
 	tcase_add_test(tc, test_dedupe_sweep);
 	suite_add_tcase(s, tc);
 

@@ -7,12 +7,17 @@ never fail to encode.  Each test reproduces an attack that killed the
 master before the fix.
 """
 
+import hashlib
 import json
+import os
+import re
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import ankusa
+import frames
 from ankusa import Daemon, post, expect_accepted, wait_until
 
 # 1,015 'a' then eight 'é': a 1,024-byte buffer cut the last 'é' in half.
@@ -152,3 +157,119 @@ def test_stored_broken_text_lists():
         assert e["last_error"] == \
             "sqs InvalidParameterValue: \u00e9\\xc3", e["last_error"]
         assert e["reason"] == "permanent:\\x80\\xff\\xe2\\x82", e["reason"]
+
+
+# ------------------------------------------------- a fake edge's frames
+
+class FakeEdges(Daemon):
+    """A daemon whose edge slot 1 runs tests/e2e/fake_edge.py while frame
+    files are queued (one file a start, in name order), the real edge
+    otherwise; slot 0 is always the real one."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.fake = os.path.join(self.dir, "fake")
+        self.libexec = os.path.join(self.dir, "libexec")
+        os.makedirs(os.path.join(self.fake, "queue"))
+        os.makedirs(self.libexec)
+        for b in ("ankusa-deliver", "ankusa-gateway"):
+            os.symlink(ankusa.binary(b), os.path.join(self.libexec, b))
+        script = os.path.join(self.libexec, "ankusa-edge")
+        with open(script, "w") as f:
+            f.write("""#!/bin/sh
+q=%(fake)s/queue
+case " $* " in
+*" -i 1 "*)
+	f=$(ls "$q" | sort | head -n 1)
+	if [ -n "$f" ] && mv "$q/$f" %(fake)s/sent.$f; then
+		exec python3 %(py)s %(fake)s/sent.$f %(fake)s/answers.$f
+	fi;;
+esac
+exec %(edge)s "$@"
+""" % {"fake": self.fake, "py": os.path.join(ankusa.SRCDIR, "tests",
+                                             "e2e", "fake_edge.py"),
+       "edge": ankusa.binary("ankusa-edge")})
+        os.chmod(script, 0o755)
+
+    def env(self):
+        e = super().env()
+        e["ANKUSA_LIBEXECDIR"] = self.libexec
+        return e
+
+    def queue_frames(self, name, frames_):
+        tmp = os.path.join(self.fake, "tmp." + name)
+        with open(tmp, "wb") as f:
+            f.write(hello_frame() + b"".join(frames_))
+        os.rename(tmp, os.path.join(self.fake, "queue", name))
+
+    def answers(self, name):
+        """The master's MSG_HOOK_RESULT frames to the fake: {id: result}."""
+        try:
+            with open(os.path.join(self.fake, "answers." + name), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return {}
+        out = {}
+        while len(data) >= frames.HDR.size:
+            t, _, n, mid = frames.HDR.unpack(data[:frames.HDR.size])
+            payload = data[frames.HDR.size:frames.HDR.size + n]
+            data = data[frames.HDR.size + n:]
+            if t == frames.MSG["MSG_HOOK_RESULT"]:
+                out[mid] = frames.Reader(payload).u8()
+        return out
+
+
+HOOK_ACCEPTED, HOOK_STORE_UNAVAILABLE = 0, 3
+PROTO = int(re.search(r"#define MSG_PROTO_VERSION\s+(\d+)", open(
+    os.path.join(ankusa.SRCDIR, "common", "msg.h")).read()).group(1))
+
+
+def hello_frame():
+    w = frames.Writer().u32(PROTO).str("edge").u32(1).u32(os.getpid())
+    return frames.frame(frames.MSG["MSG_CHILD_HELLO"], 0, bytes(w.b))
+
+
+def submit_frame(req, source, body, dedupe="", verdict=0, reason="",
+                 tenant=None):
+    w = frames.Writer()
+    w.str(tenant or source).str(source).str("POST")
+    w.str("/webhooks/" + source).str("application/json")
+    w.u64(int(time.time() * 1000)).u8(verdict).str(reason)
+    w.str(dedupe).u32(1).str("content-type").str("application/json")
+    w.u32(0)
+    w.data(hashlib.sha256(body).digest()).u64(len(body)).data(body)
+    return frames.frame(frames.MSG["MSG_HOOK_SUBMIT"], req, bytes(w.b))
+
+
+def test_bad_frame_fails_alone():
+    """A hook the store cannot take (a dedupe key too long for its expiry
+    index, a quarantine reason over 63 bytes) is refused alone: the
+    good hooks beside it in the same write, so in the same batch, are
+    committed, the fake edge is recycled, and the real edge goes on."""
+    d = FakeEdges(sources={
+        "s": ankusa.hold_source(),
+        "pen": ankusa.hold_source(on_verify_failure="quarantine")})
+    # Queued before the start: the fake runs at the first start of slot 1.
+    d.queue_frames("1-dedupe", [
+        submit_frame(1, "s", b'{"good":1}', dedupe="k1"),
+        submit_frame(2, "s", b'{"good":22}', dedupe="k2"),
+        submit_frame(3, "s", b'{"bad":1}', dedupe="x" * 1015)])
+    d.queue_frames("2-reason", [
+        submit_frame(4, "s", b'{"good":333}'),
+        submit_frame(5, "pen", b'{"bad":2}', verdict=2, reason="r" * 100)])
+    d.start()
+    for name, n, refusal in (("1-dedupe", 3, "dedupe key of 1015 bytes"),
+                             ("2-reason", 2, "reason of 100 bytes")):
+        wait_until(lambda: refusal in d.log_text() or
+                   len(d.answers(name)) == n, 15,
+                   what="%s: a refusal or every answer" % name)
+        bad = [mid for mid, r in d.answers(name).items()
+               if r == HOOK_STORE_UNAVAILABLE]
+        assert not bad, "%s: hooks %r answered 503" % (name, bad)
+        assert refusal in d.log_text(), ankusa.tail(d.logpath)
+    sizes = sorted(h["size"] for h in d.queue(source="s"))
+    assert sizes == [10, 11, 12], "stored: %r" % d.queue()
+    assert d.queue(source="pen") == [], d.queue(source="pen")
+    # The real edges (slot 0, and slot 1 once the queue is empty) commit.
+    st, h, data = post(d.port, "/webhooks/s", b'{"after":1}')
+    expect_accepted(st, h, data, "a hook after the fake edges")
