@@ -7,10 +7,10 @@
 #include <sys/mman.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "deck.h"
-#include "proc.h"
 
 int
 deck_create(struct deck **deckp)
@@ -18,9 +18,14 @@ deck_create(struct deck **deckp)
 	struct deck *dk;
 	int fd, save;
 
-	if ((fd = proc_memfd("ankusa-deck", NULL, 0)) == -1)
+	/* Sealed at its size: a process that truncated it would make the
+	 * master's next touch of the mapping a SIGBUS. */
+	if ((fd = memfd_create("ankusa-deck", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1)
 		return -1;
 	if (ftruncate(fd, sizeof(*dk)) == -1 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_SEAL) == -1 ||
 	    (dk = mmap(NULL, sizeof(*dk), PROT_READ | PROT_WRITE, MAP_SHARED,
 	    fd, 0)) == MAP_FAILED) {
 		save = errno;

@@ -5,10 +5,11 @@
  * next attempt of the same sink key (MSG_DELIVER_NEXT, "on deck"), which
  * the process starts as soon as its attempt ends instead of sleeping until
  * the master's next turn.  Whether that job runs is decided by one word of
- * a page the two share (a memfd the master passes on PROC_FD_DECK): the
- * master offers the job's id; then either the process takes it (a
- * compare-and-swap to id | DECK_STARTED, its start time written first) or
- * the master takes it back (a compare-and-swap to 0).  Exactly one of them
+ * a page the two share (a memfd the master passes on PROC_FD_DECK, sealed
+ * at its size so that the process can neither shrink it under the
+ * master's mapping nor grow it): the master offers the job's id; then
+ * either the process takes it (a compare-and-swap to id | DECK_STARTED,
+ * its start time written first) or the master takes it back (a compare-and-swap to 0).  Exactly one of them
  * wins, and the master knows which at once: a job on deck is attempted
  * once, or given back with nothing sent.  docs/DEPARTURES 17.
  */
