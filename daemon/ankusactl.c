@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
 #define EXIT_UNREACH	3
+#define DRAIN_WAIT_S	120	/* drain without a timeout_s */
 
 struct command {
 	const char	*name;
@@ -46,7 +48,7 @@ static void	 usage(void) __attribute__((noreturn));
 static json_t	*build_plain(int, char **);
 static json_t	*build_queue(int, char **);
 static json_t	*build_quarantine(int, char **);
-static json_t	*build_tick(int, char **);
+static json_t	*build_timeout(int, char **);
 static json_t	*build_dls(int, char **);
 static json_t	*build_dlq(int, char **);
 static void	 print_dlq(json_t *);
@@ -56,19 +58,21 @@ static void	 print_stats(json_t *);
 static void	 print_status(json_t *);
 static void	 print_queue(json_t *);
 static void	 print_result(json_t *);
+static int	 drain_wait(FILE *, long long);
 
 static const struct command commands[] = {
 	{ "status", "", build_plain, print_status },
 	{ "queue", "[-S source] [-n limit]", build_queue, print_queue },
 	{ "reload", "", build_plain, print_result },
-	{ "drain", "", build_plain, print_result },
+	{ "drain", "[timeout_s]", build_timeout, print_result },
 	{ "stats", "", build_plain, print_stats },
-	{ "tick", "[timeout_s]", build_tick, print_result },
+	{ "tick", "[timeout_s]", build_timeout, print_result },
 	{ "pressure", "", build_plain, print_status },
 	{ "breakers", "", build_plain, print_breakers },
 	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_dlq },
 	{ "dead-letter-source", "source", build_dls, print_result },
-	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]",
+	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]"
+	    " | purge --all",
 	    build_quarantine, print_pen },
 };
 
@@ -136,6 +140,7 @@ build_quarantine(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "id", required_argument, NULL, 'i' },
+		{ "all", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	json_t *req;
@@ -157,6 +162,13 @@ build_quarantine(int argc, char **argv)
 		case 'i':
 			json_object_set_new(req, "id", json_string(optarg));
 			break;
+		case 'a':
+			if (strcmp(argv[1], "purge") != 0) {
+				json_decref(req);
+				return NULL;
+			}
+			json_object_set_new(req, "all", json_true());
+			break;
 		case 'n':
 			errno = 0;
 			n = strtoll(optarg, &end, 10);
@@ -172,17 +184,21 @@ build_quarantine(int argc, char **argv)
 			return NULL;
 		}
 	}
-	if (optind != argc - 1) {
+	/* --all is the whole pen: with a filter it is a mistake. */
+	if (optind != argc - 1 || (json_object_get(req, "all") != NULL &&
+	    (json_object_get(req, "source") != NULL ||
+	    json_object_get(req, "id") != NULL))) {
 		json_decref(req);
 		return NULL;
 	}
 	return req;
 }
 
+/* tick [timeout_s], drain [timeout_s] */
 static json_t *
-build_tick(int argc, char **argv)
+build_timeout(int argc, char **argv)
 {
-	json_t *req = json_pack("{s:s}", "cmd", "tick");
+	json_t *req = json_pack("{s:s}", "cmd", argv[0]);
 	char *end;
 	long long n;
 
@@ -400,6 +416,47 @@ print_result(json_t *o)
 		printf("%s\n", r);
 }
 
+/*
+ * After the drain's answer the daemon holds the connection open until it
+ * exits, when the kernel closes it: the end of the stream is the stop.
+ * 0 once it came, EXIT_REFUSED if the daemon still runs after timeout_s.
+ */
+static int
+drain_wait(FILE *fp, long long timeout_s)
+{
+	struct pollfd pfd;
+	struct timespec t0, t;
+	long long left_ms;
+	char buf[256];
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pfd.fd = fileno(fp);
+	pfd.events = POLLIN;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left_ms = timeout_s * 1000 - ((t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left_ms <= 0) {
+			fprintf(stderr, "ankusactl: drain: ankusad is still "
+			    "running after %lld s\n", timeout_s);
+			return EXIT_REFUSED;
+		}
+		r = poll(&pfd, 1, left_ms > 1000 ? 1000 : (int)left_ms);
+		if (r == -1 && errno != EINTR) {
+			fprintf(stderr, "ankusactl: drain: poll: %s\n",
+			    strerror(errno));
+			return EXIT_UNREACH;
+		}
+		/* Anything but the end of the stream is ignored. */
+		if (r > 0 && read(pfd.fd, buf, sizeof(buf)) <= 0)
+			break;
+	}
+	if (!json_out)
+		printf("stopped\n");
+	return 0;
+}
+
 static int
 ctl_connect(const char *path)
 {
@@ -516,6 +573,8 @@ main(int argc, char *argv[])
 	}
 	if (rc == EXIT_UNREACH && n <= 0)
 		fprintf(stderr, "ankusactl: ankusad closed the connection\n");
+	if (rc == 0 && strcmp(cmd->name, "drain") == 0)
+		rc = drain_wait(fp, argc == 2 ? atoll(argv[1]) : DRAIN_WAIT_S);
 	free(line);
 	fclose(fp);
 	return rc;

@@ -58,6 +58,7 @@ struct ctl_conn {
 	char			 source[CONF_ID_MAX + 1];
 	int			 closing;	/* free once the output drains */
 	int			 busy;		/* a release or tick answers later */
+	int			 held;		/* drain: open until the exit */
 };
 
 struct ctl_cmd {
@@ -165,7 +166,7 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 		return -1;
 	}
 	listener = evconnlistener_new(env->base, ctl_accept, NULL,
-	    LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
 	if (listener == NULL) {
 		snprintf(err, errlen, "control.socket %s: cannot listen", path);
 		close(fd);
@@ -322,7 +323,7 @@ ctl_read(struct bufferevent *bev, void *arg)
 	char *line;
 	size_t len, i;
 
-	if (c->closing || c->listing)
+	if (c->closing || c->listing || c->held)
 		return;		/* one request per connection */
 	if ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) == NULL) {
 		if (evbuffer_get_length(in) > CONTROL_MAX_LINE)
@@ -531,10 +532,17 @@ cmd_reload(struct ctl_conn *c, json_t *req)
 	ctl_end(c, json_pack("{s:s}", "result", "reloaded"));
 }
 
+/*
+ * The answer, then the connection stays open until the process exits:
+ * its end tells the client (ankusactl drain TIMEOUT_S) that the daemon
+ * has stopped.  A second drain while one runs waits the same way.
+ */
 static void
 cmd_drain(struct ctl_conn *c, json_t *req)
 {
 	ctl_end(c, json_pack("{s:s}", "result", "draining"));
+	c->closing = 0;
+	c->held = 1;
 	ankusad_shutdown("drain requested");
 }
 
@@ -597,6 +605,13 @@ cmd_quarantine(struct ctl_conn *c, json_t *req)
 			ctl_error(c, "%s", err);
 		}
 	} else if (strcmp(op, "purge") == 0) {
+		/* The whole pen only when asked for by name. */
+		if (src == NULL && id == NULL &&
+		    !json_is_true(json_object_get(req, "all"))) {
+			ctl_error(c, "quarantine purge needs a source (-S), a "
+			    "hook id (--id) or --all");
+			return;
+		}
 		if ((n = quarantine_purge(src, id, err, sizeof(err))) == -1)
 			ctl_error(c, "%s", err);
 		else

@@ -15,9 +15,11 @@ import http.client
 import os
 import random
 import re
+import subprocess
 import threading
 import time
 
+import ankusa
 from ankusa import (Daemon, TestSink, dispatch_conf, expect,
                     expect_accepted, jbody, note, post, sink_source,
                     wait_until)
@@ -706,6 +708,30 @@ def test_dead_letter_source():
     assert rc in (0, 1), (rc, out, err)
 
 
+def test_drain_timeout():
+    """ankusactl drain TIMEOUT_S exits non-zero while the daemon is still
+    running at the timeout (an attempt of 6 s settles first); the drain
+    goes on and the daemon stops by itself."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "dt": sink_source([{"type": "http", "url": s.url("/slow")}]),
+    }, extra={"dispatch": dispatch_conf(attempt_timeout_ms=20000)}).start()
+    s.mode("/slow", delay_ms=6000)
+    post_seq(d, "dt", [b"{}"])
+    wait_until(lambda: s.received("/slow") >= 1, 5, what="the attempt")
+    t0 = time.monotonic()
+    rc, out, err = d.ctl("drain", "1", check=False)
+    dt = time.monotonic() - t0
+    assert rc == 1, (rc, out, err)
+    assert "still running" in err, err
+    assert 0.9 <= dt < 5, "drain 1 took %.1f s" % dt
+    assert d.running(), "ankusad stopped before its attempt was answered"
+    rc = d.proc.wait(30)
+    assert rc == 0, rc
+    rc, out, err = d.ctl("drain", "x", check=False)
+    assert rc == 2, (rc, out, err)
+
+
 # ------------------------------------------------------------ binding
 
 def test_binding_reorder_remove_reload():
@@ -784,18 +810,28 @@ def test_drain_settles_running_attempts():
     wait_until(lambda: s.received("/slow") >= 4, 5, 0.02,
                "4 attempts running")
     t0 = time.monotonic()
-    rc, out, err = d.ctl("drain")
-    assert rc == 0, (out, err)
+    # ankusactl drain 30 returns once the daemon has stopped (exit 0).
+    ctl = subprocess.Popen([ankusa.binary("ankusactl"), "-s", d.sock,
+                            "drain", "30"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    wait_until(lambda: "stopping: drain requested" in d.log_since_start(),
+               5, what="the drain to begin")
     # New hooks are refused while draining.
     try:
         st, h, data = post(d.port, "/webhooks/dr", b"{}", timeout=3)
         assert st == 503, "POST while draining: %d %r" % (st, data)
     except (OSError, http.client.HTTPException):
         pass                    # or the listener is already closed
+    assert ctl.poll() is None, "ankusactl drain returned while attempts " \
+        "(1.5 s each) were still running: %r" % (ctl.communicate(),)
+    out, err = ctl.communicate(timeout=40)
+    assert ctl.returncode == 0, (ctl.returncode, out, err)
+    assert b"stopped" in out, out
     try:
-        rc = d.proc.wait(30)
+        rc = d.proc.wait(5)
     except Exception:
-        raise AssertionError("ankusad did not exit within 30 s of drain")
+        raise AssertionError("ankusactl drain said stopped, but ankusad "
+                             "is still running")
     dt = time.monotonic() - t0
     assert rc == 0, "exit status %r after drain" % rc
     assert dt >= 1.0, "exited %.2f s after drain: before its attempts " \

@@ -297,8 +297,15 @@ def test_quarantine_list_release_purge():
     # Purge one by id, then the rest.
     _, out, _ = d.ctl("quarantine", "purge", "--id", forged, json_out=True)
     assert json.loads(out) == {"purged": 1}, out
-    _, out, _ = d.ctl("quarantine", "purge", json_out=True)
+    # Without -S or --id, purge refuses unless given --all.
+    rc, out, err = d.ctl("quarantine", "purge", check=False)
+    assert rc == 1 and "--all" in err, (rc, out, err)
+    assert len(d.ctl("quarantine", "list", json_out=True)[1].split()) == 1
+    _, out, _ = d.ctl("quarantine", "purge", "--all", json_out=True)
     assert json.loads(out) == {"purged": 1}, out
+    rc, out, err = d.ctl("quarantine", "purge", "--all", "-S", "x",
+                         check=False)
+    assert rc == 2, (rc, out, err)
     _, out, _ = d.ctl("quarantine", "list", json_out=True)
     assert out.strip() == "", out
     rc, _, err = d.ctl("quarantine", "bogus", check=False)
