@@ -10,6 +10,7 @@ master before the fix.
 import hashlib
 import json
 import os
+import random
 import re
 import subprocess
 import threading
@@ -202,8 +203,9 @@ exec %(edge)s "$@"
             f.write(hello_frame() + b"".join(frames_))
         os.rename(tmp, os.path.join(self.fake, "queue", name))
 
-    def answers(self, name):
-        """The master's MSG_HOOK_RESULT frames to the fake: {id: result}."""
+    def answers(self, name, ids=False):
+        """The master's MSG_HOOK_RESULT frames to the fake: {frame id:
+        result}, or {frame id: (result, hook id)} with ids."""
         try:
             with open(os.path.join(self.fake, "answers." + name), "rb") as f:
                 data = f.read()
@@ -215,7 +217,9 @@ exec %(edge)s "$@"
             payload = data[frames.HDR.size:frames.HDR.size + n]
             data = data[frames.HDR.size + n:]
             if t == frames.MSG["MSG_HOOK_RESULT"]:
-                out[mid] = frames.Reader(payload).u8()
+                r = frames.Reader(payload)
+                res = r.u8()
+                out[mid] = (res, r.str()) if ids else res
         return out
 
 
@@ -273,3 +277,82 @@ def test_bad_frame_fails_alone():
     # The real edges (slot 0, and slot 1 once the queue is empty) commit.
     st, h, data = post(d.port, "/webhooks/s", b'{"after":1}')
     expect_accepted(st, h, data, "a hook after the fake edges")
+
+
+def _mutations(rng, good):
+    """Frames a broken or hostile edge might write, from good ones: bytes
+    flipped in the payload, the payload cut (its length told true or
+    false), a string's length made huge, types the edge never sends,
+    payloads for frames that take none."""
+    out = []
+    for _ in range(12):
+        f = bytearray(rng.choice(good))
+        kind = rng.randrange(6)
+        if kind == 0:
+            for _ in range(rng.randrange(1, 6)):
+                i = rng.randrange(frames.HDR.size, len(f))
+                f[i] ^= 1 << rng.randrange(8)
+        elif kind == 1:
+            cut = rng.randrange(frames.HDR.size, len(f))
+            f = f[:cut]
+            f[4:8] = (cut - frames.HDR.size).to_bytes(4, "big")
+        elif kind == 2:
+            i = frames.HDR.size
+            f[i:i + 4] = rng.choice([0xffffffff, 0x7fffffff,
+                                     len(f)]).to_bytes(4, "big")
+        elif kind == 3:
+            t = rng.choice(["MSG_DELIVER_OUTCOME", "MSG_BATCH_OUTCOME",
+                            "MSG_CHILD_HELLO", "MSG_HOOK_RESULT",
+                            "MSG_CLAIM_OUTCOME"])
+            f[0:2] = frames.MSG[t].to_bytes(2, "big")
+        elif kind == 4:
+            t = rng.choice(["MSG_READY_QUERY", "MSG_INGEST_EVENT",
+                            "MSG_QUARANTINE_VERDICT"])
+            payload = bytes(rng.randrange(256)
+                            for _ in range(rng.randrange(0, 40)))
+            f = bytearray(frames.frame(frames.MSG[t], 9, payload))
+        else:
+            f += bytes(rng.randrange(256) for _ in range(3))
+            f[4:8] = (len(f) - frames.HDR.size).to_bytes(4, "big")
+        out.append(bytes(f))
+    return out
+
+
+def test_fake_edge_random_frames():
+    """A fake edge writes mutated frames of every kind an edge sends, four
+    starts in a row: the master recycles it each time, keeps every hook it
+    acknowledged, and its real edge and control socket go on working."""
+    rng = random.Random(22)
+    d = FakeEdges(sources={"s": ankusa.hold_source(),
+                           "pen": ankusa.hold_source(
+                               on_verify_failure="quarantine")})
+    good = [submit_frame(100 + i, "s", b'{"n":%d}' % i,
+                         dedupe="d%d" % i) for i in range(4)]
+    good.append(submit_frame(200, "pen", b'{"q":1}', verdict=2,
+                             reason="signature_mismatch"))
+    for r in range(4):
+        d.queue_frames("%d-random" % r, _mutations(rng, good))
+    # Not d.start(): that waits for every edge's hello, and slot 1's
+    # fakes come and go.
+    d.spawn()
+    wait_until(lambda: ankusa.get(d.port, "/health", timeout=1.0)[0] ==
+               200, 15, what="GET /health")
+    wait_until(lambda: not os.listdir(os.path.join(d.fake, "queue")), 30,
+               what="four fake edge starts")
+    wait_until(lambda: d.log_text().count("recycling it") >= 4, 15,
+               what="four recycled fakes")
+    assert d.running(), ankusa.tail(d.logpath)
+    st, h, data = post(d.port, "/webhooks/s", b'{"after":1}')
+    hid = expect_accepted(st, h, data, "a hook after the fake edges")
+    assert hid in {x["id"] for x in d.queue(source="s")}
+    # No good frame was failed by a bad one beside it, and every hook
+    # the fakes were told was accepted is stored.
+    stored = {x["id"] for x in d.queue(source="s")}
+    for name in ("%d-random" % r for r in range(4)):
+        for mid, (res, hid) in d.answers(name, ids=True).items():
+            assert res != HOOK_STORE_UNAVAILABLE, (name, mid, res)
+            if res == HOOK_ACCEPTED:
+                assert hid in stored, (name, mid, hid)
+    d.status()
+    d.stop()
+    assert d.proc.returncode == 0, d.proc.returncode
