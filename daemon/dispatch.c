@@ -1130,7 +1130,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 
 	switch (res) {
 	case ATTEMPT_OK:
-		if (q->br.state != BREAKER_CLOSED) {
+		if (breaker_ok(&q->br, r->probe)) {
 			log_info("dispatch: sink %s/%s#%u (%s): breaker closed",
 			    r->t->name, q->source, q->sink,
 			    dispatch_module_name(q->module));
@@ -1138,11 +1138,10 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 			    1, "sink", dispatch_module_name(q->module), "state",
 			    "closed", NULL);
 		}
-		breaker_ok(&q->br);
 		settle_delivered(d, r);
 		return;
 	case ATTEMPT_PERMANENT:
-		breaker_permanent(&q->br);
+		breaker_permanent(&q->br, r->probe);
 		r->row.attempts++;
 		snprintf(why, sizeof(why), "permanent:%s", detail);
 		snprintf(r->row.last_error, sizeof(r->row.last_error), "%s",
@@ -1155,7 +1154,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	}
 
 	/* A failed attempt: the breaker, then the retry policy. */
-	opened = breaker_fail(&q->br, &d->bconf, now);
+	opened = breaker_fail(&q->br, &d->bconf, now, r->probe);
 	if (opened) {
 		log_info("dispatch: sink %s/%s#%u (%s): breaker open for "
 		    "%" PRIu64 " ms", r->t->name, q->source, q->sink,

@@ -828,10 +828,59 @@ START_TEST(test_breaker_doubling)
 }
 END_TEST
 
+/*
+ * Only the probe moves a breaker out of half-open: a straggler (started
+ * before the open) that fails while the probe runs neither reopens it nor
+ * doubles its time; the probe's failure then is the second open (2000 ms
+ * from its end).
+ */
+START_TEST(test_breaker_straggler)
+{
+	struct breaker b;
+	struct fjob *j, *probe = NULL, *late = NULL;
+	size_t i;
+	int k;
+
+	mk("  sink_concurrency: 3\n  breaker_failures: 1\n" RETRY, SRC);
+	for (k = 0; k < 3; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running("a", "s"), 3);
+	fake_finish(d, fake_running_job(0), ATTEMPT_ERROR, 0, "x", T0);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.open_until, T0 + 1000);
+	turn(T0 + 1000);
+	ck_assert_uint_eq(fake_running("a", "s"), 3);
+	for (i = 0; (j = fake_running_job(i)) != NULL; i++) {
+		if (j->probe)
+			probe = j;
+		else
+			late = j;
+	}
+	ck_assert_ptr_nonnull(probe);
+	ck_assert_ptr_nonnull(late);
+	fake_finish(d, late, ATTEMPT_ERROR, 0, "x", T0 + 1001);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_HALF_OPEN);
+	ck_assert_uint_eq(b.opens, 1);
+	fake_finish(d, probe, ATTEMPT_ERROR, 0, "x", T0 + 1500);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.opens, 2);
+	ck_assert_uint_eq(b.open_until, T0 + 1500 + 2000);
+	done();
+}
+END_TEST
+
 /* Breakers are per key, and a key carries the tenant. */
 START_TEST(test_breaker_per_key)
 {
 	struct breaker b;
+	struct frow *f;
 	int k;
 
 	mk("  sink_concurrency: 3\n  breaker_failures: 1\n" RETRY, SRC);
@@ -857,13 +906,32 @@ START_TEST(test_breaker_per_key)
 	fake_flush(d);
 	fake_add("b", "s", 0, MODULE_LOG, T0 + 1, 100);
 	fake_add("a", "s2", 0, MODULE_LOG, T0 + 1, 100);
-	fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+	f = fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+	/* Every running attempt succeeds, a/s's two that started before its
+	 * breaker opened among them: stragglers, not the probe, so a/s
+	 * stays open and its new row is parked; the other keys run on. */
+	ck_assert_uint_eq(fake_running("a", "s"), 2);
 	fake_finish_all(d, ATTEMPT_OK, "", T0 + 1);
 	fake_flush(d);
-	dispatch_run(d, T0 + 1);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.open_until, T0 + 1000);
+	turn(T0 + 1);
 	ck_assert_uint_eq(fake_running("b", "s"), 1);
 	ck_assert_uint_eq(fake_running("a", "s2"), 1);
-	/* the a/s ok above closed it: attempts started before the open */
+	ck_assert_uint_eq(fake_running("a", "s"), 0);
+	ck_assert_uint_eq(f->row.due, T0 + 1000);
+	ck_assert_int_eq(f->row.state, STORE_ROW_PARKED);
+	ck_assert_uint_eq(f->row.attempts, 0);
+	/* At open_until the probe runs, and its success closes it. */
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 2);
+	fake_flush(d);
+	turn(T0 + 1000);
+	ck_assert_uint_eq(fake_running("a", "s"), 1);
+	ck_assert_int_eq(fake_running_job(0)->probe, 1);
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 1001);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
 	done();
 }
 END_TEST
@@ -1890,6 +1958,7 @@ dispatch_suite(void)
 	tcase_add_test(tc, test_permanent_not_counted);
 	tcase_add_test(tc, test_breaker_cycle);
 	tcase_add_test(tc, test_breaker_doubling);
+	tcase_add_test(tc, test_breaker_straggler);
 	tcase_add_test(tc, test_breaker_per_key);
 	ADD_LOOP(tc, test_horizon, horizons);
 	tcase_add_test(tc, test_horizon_queued);
