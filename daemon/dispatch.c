@@ -501,25 +501,27 @@ settle_reschedule(struct dispatch *d, struct drow *r)
 
 /*
  * Park r until until, attempts unchanged: the spec's breaker park.  Its
- * retry horizon (retry.max_elapsed_ms from the first attempt; a row parked
- * before any attempt starts counting now) bounds the park, and a row parked
- * at or past its horizon is dead-lettered as retry_horizon.
+ * retry horizon (retry.max_elapsed_ms from the first attempt) bounds the
+ * park, and a row parked at or past its horizon is dead-lettered as
+ * retry_horizon.  A row never attempted has no horizon yet (the spec counts
+ * it from the first attempt, not from a park): its park is bounded by the
+ * breaker's open time alone (at most breaker_max_open_ms each).
  */
 static void
 park(struct dispatch *d, struct drow *r, uint64_t until)
 {
 	const struct retry_policy *p = row_policy(d, r);
-	uint64_t horizon;
+	uint64_t horizon = UINT64_MAX;
 	char why[64];
 
-	if (r->row.first_attempt == 0)
-		r->row.first_attempt = d->now;
-	horizon = r->row.first_attempt + p->max_elapsed_ms;
-	if (d->now >= horizon) {
-		snprintf(why, sizeof(why), "retry_horizon:%s",
-		    dispatch_module_name(r->row.module));
-		settle_dead(d, r, why, NULL);
-		return;
+	if (r->row.first_attempt != 0) {
+		horizon = r->row.first_attempt + p->max_elapsed_ms;
+		if (d->now >= horizon) {
+			snprintf(why, sizeof(why), "retry_horizon:%s",
+			    dispatch_module_name(r->row.module));
+			settle_dead(d, r, why, NULL);
+			return;
+		}
 	}
 	r->row.due = until < horizon ? until : horizon;
 	if (r->row.state != STORE_ROW_HEAD)

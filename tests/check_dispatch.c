@@ -954,7 +954,7 @@ static const struct {
 	{ T0 - 4500, 1, T0 + 500, 1 },	/* horizon before open_until */
 	{ T0 - 4000, 1, T0 + 1000, 0 },	/* exactly open_until */
 	{ T0 - 10, 2, T0 + 1000, 0 },
-	{ 0, 0, T0 + 1000, 0 },		/* not attempted: counts from now */
+	{ 0, 0, T0 + 1000, 0 },		/* not attempted: no horizon yet */
 };
 
 START_TEST(test_horizon)
@@ -986,14 +986,66 @@ START_TEST(test_horizon)
 		ck_assert(!f->dead);
 		ck_assert_uint_eq(f->row.due, horizons[_i].want_due);
 		ck_assert_uint_eq(f->row.attempts, horizons[_i].attempts);
-		ck_assert_uint_eq(f->row.first_attempt, horizons[_i].fa ?
-		    horizons[_i].fa : T0 + 1);
+		ck_assert_uint_eq(f->row.first_attempt, horizons[_i].fa);
 		if (horizons[_i].then_dead) {
 			turn(horizons[_i].want_due);
 			ck_assert(f->dead);
 			ck_assert_str_eq(f->reason, "retry_horizon:log");
 		}
 	}
+	done();
+}
+END_TEST
+
+/*
+ * The horizon counts from a row's first attempt, not from a park: a row
+ * parked before it was ever attempted keeps first_attempt 0 through parks
+ * that last past max_elapsed_ms (5000) from the first, and its first
+ * attempt, the probe at T0 + 7000 or later, starts its horizon.
+ */
+START_TEST(test_horizon_from_first_attempt)
+{
+	struct frow *a, *f;
+	struct fjob *j;
+	uint64_t now = T0, w, tried = 0;
+	int guard;
+
+	mk("  sink_concurrency: 1\n  breaker_failures: 1\n"
+	    "  retry: {jitter: false, base_ms: 100, max_elapsed_ms: 5000}\n",
+	    SRC);
+	a = fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+	dispatch_run(d, T0);
+	fake_finish(d, fake_running_job(0), ATTEMPT_ERROR, 0, "x", T0);
+	fake_flush(d);
+	f = fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+	now = T0 + 1;
+	/* Every probe fails, a's first: opens of 1, 2, 4 s; a dies at its
+	 * horizon (T0 + 5000) and f's turn as the probe comes. */
+	for (guard = 0; tried == 0; guard++) {
+		ck_assert_int_lt(guard, 50);
+		w = turn(now);
+		if ((j = fake_running_job(0)) != NULL) {
+			if (j->seq == f->seq) {
+				ck_assert_uint_eq(f->row.first_attempt, 0);
+				ck_assert_uint_eq(f->row.attempts, 0);
+				tried = now;
+			}
+			fake_finish(d, j, ATTEMPT_ERROR, 0, "x", now);
+			fake_flush(d);
+			continue;
+		}
+		ck_assert(!f->dead);
+		ck_assert_uint_eq(f->row.first_attempt, 0);
+		ck_assert_uint_eq(f->row.attempts, 0);
+		ck_assert_uint_gt(w, now);
+		now = w;
+	}
+	ck_assert(a->dead);
+	ck_assert_str_eq(a->reason, "retry_horizon:log");
+	ck_assert_uint_ge(tried, T0 + 7000);
+	ck_assert(!f->dead);
+	ck_assert_uint_eq(f->row.attempts, 1);
+	ck_assert_uint_eq(f->row.first_attempt, tried);
 	done();
 }
 END_TEST
@@ -1962,6 +2014,7 @@ dispatch_suite(void)
 	tcase_add_test(tc, test_breaker_per_key);
 	ADD_LOOP(tc, test_horizon, horizons);
 	tcase_add_test(tc, test_horizon_queued);
+	tcase_add_test(tc, test_horizon_from_first_attempt);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lanes");
