@@ -131,6 +131,16 @@ int		 batcher_all_done(const struct batcher_req *);
 /* Drop a queued (not in flight) entry by job id (its row was settled
  * elsewhere); 1 dropped, 0 not found. */
 int		 batcher_remove(struct batcher *, uint64_t job);
+/*
+ * Drop the queued (not in flight) entries of the n jobs, given in
+ * ascending order (their rows were taken back: a breaker that opened parks
+ * them); taken[i] is set to 1 for jobs[i] dropped and left alone for one
+ * in flight or not found (taken may be NULL).  Returns how many were
+ * dropped.  One pass over the queued entries, so a breaker that opens over
+ * a large backlog costs entries * log n, not entries * n.
+ */
+uint32_t	 batcher_remove_jobs(struct batcher *, const uint64_t *jobs,
+		    size_t n, char *taken);
 /* Counts for status and tests; NULL matches all. */
 uint32_t	 batcher_queued(const struct batcher *, const char *dest,
 		    const char *tenant);
