@@ -131,6 +131,8 @@ static void		 settle_reschedule(struct dispatch *, struct drow *);
 static void		 park(struct dispatch *, struct drow *, uint64_t);
 static void		 park_queued(struct dispatch *, struct dsinkq *,
 			    uint64_t);
+static void		 park_batched(struct dispatch *, struct dsinkq *,
+			    uint64_t);
 static const struct retry_policy *row_policy(struct dispatch *,
 			    const struct drow *);
 
@@ -539,6 +541,69 @@ park_queued(struct dispatch *d, struct dsinkq *q, uint64_t until)
 		park(d, r, until);
 }
 
+static int
+cmp_row_job(const void *a, const void *b)
+{
+	uint64_t x = (*(struct drow *const *)a)->job;
+	uint64_t y = (*(struct drow *const *)b)->job;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A batching key's attempts waiting in their batcher are queued, in the
+ * spec's words ("the key's queued rows ... are parked"): when its breaker
+ * opens they are taken back and parked like the rows in its queue, so none
+ * of them is sent while it is open (nor shares another tenant's batch).
+ * Their attempt never went out: first_attempt is as it was before.  Those
+ * in a request in flight have started; they settle on their results.
+ */
+static void
+park_batched(struct dispatch *d, struct dsinkq *q, uint64_t until)
+{
+	struct drow *r, **v;
+	uint64_t *jobs;
+	char *taken;
+	size_t i, n = 0;
+
+	if (!q->batched || d->ops.batch_cancel == NULL)
+		return;
+	TAILQ_FOREACH(r, &d->running, link)
+		if (r->q == q && r->state == DROW_BATCHED)
+			n++;
+	if (n == 0)
+		return;
+	if ((v = reallocarray(NULL, n, sizeof(*v))) == NULL ||
+	    (jobs = reallocarray(NULL, n, sizeof(*jobs))) == NULL ||
+	    (taken = calloc(n, 1)) == NULL)
+		fatal("dispatch: park");
+	i = 0;
+	TAILQ_FOREACH(r, &d->running, link)
+		if (r->q == q && r->state == DROW_BATCHED)
+			v[i++] = r;
+	qsort(v, n, sizeof(*v), cmp_row_job);
+	for (i = 0; i < n; i++)
+		jobs[i] = v[i]->job;
+	d->ops.batch_cancel(d->ops.arg, jobs, n, taken);
+	for (i = 0; i < n; i++) {
+		if (!taken[i])
+			continue;
+		r = v[i];
+		/* Out of the running list and the batched count; its
+		 * state stays BATCHED, which settle_begin leaves alone. */
+		TAILQ_REMOVE(&d->running, r, link);
+		d->st.batched--;
+		if (r->probe)
+			breaker_probe_lost(&q->br);
+		r->probe = 0;
+		r->row.first_attempt = r->first0;
+		park(d, r, until);
+	}
+	free(taken);
+	free(jobs);
+	free(v);
+}
+
 void
 dispatch_settled(struct dispatch *d, const unsigned char *key, int ok)
 {
@@ -945,6 +1010,7 @@ dispatch_deck_done(struct dispatch *d, uint64_t job, int started,
  * The spec's "Batching sinks": a batching key's queued rows go to their
  * destination's batcher while it has room, counted against no concurrency
  * (the claimed-row windows bound them); the key's breaker is asked first,
+ * and one that opens takes its entries still waiting back (park_batched),
  * so a tenant whose breaker is open never has an entry in a batch.
  */
 static void
@@ -986,6 +1052,7 @@ assign_batched(struct dispatch *d)
 					break;	/* full: this key waits */
 				}
 				sinkq_pop(q);
+				r->first0 = r->row.first_attempt;
 				if (r->row.first_attempt == 0)
 					r->row.first_attempt = d->now;
 				r->state = DROW_BATCHED;
@@ -1194,6 +1261,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	if (opened) {
 		decks_cancel(d, q);
 		park_queued(d, q, q->br.open_until);
+		park_batched(d, q, q->br.open_until);
 	}
 }
 

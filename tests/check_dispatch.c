@@ -1593,7 +1593,9 @@ END_TEST
 /* What the fake batcher took: job ids in order; room: how many more it
  * takes (-1: no bound). */
 static uint64_t	batched_jobs[256];
+static char	batched_gone[256];	/* taken back */
 static size_t	nbatched;
+static size_t	batch_sent;	/* the first batch_sent are in requests */
 static int	batch_room;
 
 static int
@@ -1604,8 +1606,40 @@ fake_batch_add(void *arg, struct drow *r)
 	if (batch_room > 0)
 		batch_room--;
 	ck_assert_uint_lt(nbatched, 256);
+	batched_gone[nbatched] = 0;
 	batched_jobs[nbatched++] = r->job;
 	return 0;
+}
+
+static void
+fake_batch_cancel(void *arg, const uint64_t *jobs, size_t n, char *taken)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			ck_assert_uint_lt(jobs[i - 1], jobs[i]);
+		for (k = batch_sent; k < nbatched; k++)
+			if (batched_jobs[k] == jobs[i] && !batched_gone[k]) {
+				batched_gone[k] = 1;
+				taken[i] = 1;
+			}
+	}
+}
+
+/* Entries of tenant still waiting in the fake batcher. */
+static size_t
+batch_waiting(const char *tenant)
+{
+	struct drow *r;
+	size_t k, n = 0;
+
+	for (k = batch_sent; k < nbatched; k++)
+		if (!batched_gone[k] &&
+		    (r = dispatch_job_row(d, batched_jobs[k])) != NULL &&
+		    strcmp(r->row.tenant, tenant) == 0)
+			n++;
+	return n;
 }
 
 static void
@@ -1616,7 +1650,9 @@ mk_batching(const char *dkeys)
 	fake_init();
 	fake_ops(&ops);
 	ops.batch_add = fake_batch_add;
+	ops.batch_cancel = fake_batch_cancel;
 	nbatched = 0;
+	batch_sent = 0;
 	batch_room = -1;
 	cf = parse(dkeys, SQS);
 	d = dispatch_new(cf, &ops);
@@ -1730,6 +1766,72 @@ START_TEST(test_batch_breaker)
 	dispatch_run(d, T0 + 2);
 	ck_assert_uint_eq(nbatched, before);
 	ck_assert_uint_ge(fake_flush(d), 4);	/* parked */
+	done();
+}
+END_TEST
+
+/*
+ * A breaker that opens parks its key's entries still waiting in the
+ * batcher (queued, in the spec's words), attempts and first attempt as
+ * they were, due at its close; entries in a request in flight stay and
+ * settle on their results, which leave the breaker open.  Tenant b shares
+ * the destination: its entries stay, so no batch carries one of a's while
+ * its breaker is open.
+ */
+START_TEST(test_batch_breaker_parks_waiting)
+{
+	struct dispatch_stats st;
+	struct breaker b;
+	struct frow *rows[12], *brow[3];
+	size_t i;
+	int k;
+
+	mk_batching(RETRY);
+	for (k = 0; k < 12; k++) {
+		rows[k] = fake_add("a", "q", 0, MODULE_SQS, T0 - 100, 100);
+		if (k == 11)
+			rows[k]->row.first_attempt = T0 - 5000;
+	}
+	for (k = 0; k < 3; k++)
+		brow[k] = fake_add("b", "q", 0, MODULE_SQS, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(nbatched, 15);
+	batch_sent = 5;		/* a's first five are in a request */
+	ck_assert_uint_eq(batch_waiting("a"), 7);
+	for (i = 0; i < 3; i++)
+		dispatch_outcome(d, batched_jobs[i], ATTEMPT_ERROR, 0,
+		    "sqs http 500", T0 + 1);
+	get_breaker("a", "q", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.open_until, T0 + 1001);
+	ck_assert_uint_eq(batch_waiting("a"), 0);
+	ck_assert_uint_eq(batch_waiting("b"), 3);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.batched, 2 + 3);
+	ck_assert_uint_eq(fake_flush(d), 3 + 7);
+	for (k = 5; k < 12; k++) {
+		ck_assert_uint_eq(rows[k]->row.due, T0 + 1001);
+		ck_assert_int_eq(rows[k]->row.state, STORE_ROW_PARKED);
+		ck_assert_uint_eq(rows[k]->row.attempts, 0);
+		ck_assert_uint_eq(rows[k]->row.first_attempt,
+		    k == 11 ? T0 - 5000 : 0);
+	}
+	/* The two left in flight answer ok: stragglers, the breaker stays
+	 * open, their rows are delivered. */
+	for (i = 3; i < 5; i++)
+		dispatch_outcome(d, batched_jobs[i], ATTEMPT_OK, 0, "",
+		    T0 + 2);
+	get_breaker("a", "q", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(fake_flush(d), 2);
+	ck_assert(!rows[3]->live && !rows[4]->live);
+	/* Nothing of a's is batched again while it is open; b's flow. */
+	turn(T0 + 3);
+	ck_assert_uint_eq(nbatched, 15);
+	for (k = 0; k < 3; k++)
+		ck_assert(brow[k]->live && !brow[k]->dead);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.batched, 3);
 	done();
 }
 END_TEST
@@ -2042,6 +2144,7 @@ dispatch_suite(void)
 	tcase_add_test(tc, test_batch_per_entry_settle);
 	tcase_add_test(tc, test_batch_full_waits);
 	tcase_add_test(tc, test_batch_breaker);
+	tcase_add_test(tc, test_batch_breaker_parks_waiting);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("decks");
