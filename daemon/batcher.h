@@ -24,7 +24,9 @@
  * caller from when it entered the batcher), times out on its own
  * (batcher_expire), settles its own row on its own entry's result and moves
  * its own key's breaker (the caller's business: a key whose breaker is open
- * adds nothing, so it never has an entry in another tenant's batch).
+ * adds nothing, and one whose breaker opens takes its queued entries back
+ * with batcher_remove_jobs, so it never has an entry in another tenant's
+ * batch).
  *
  * Memory is bounded by the queue limits: a batch's entry array grows with
  * its entries, and a destination holding nothing is freed.  Inconsistency
