@@ -30,7 +30,9 @@
  * the tail, so a busy destination cannot starve the others.
  *
  * Costs: batcher_remove and the lookups by destination are linear in the
- * destinations and queued entries, which the queue limits bound.
+ * destinations and queued entries, which the queue limits bound;
+ * batcher_remove_jobs is one pass over the queued entries, each looked up
+ * in the sorted jobs.
  */
 #include "config.h"
 
@@ -87,8 +89,12 @@ static uint64_t		 batch_ready_at(const struct batcher_req *,
 static struct batcher_req	*batch_open(struct batcher *, struct bdest *,
 			    uint64_t);
 static void		 batch_append(struct batcher_req *, uint32_t);
+static void		 entry_leave(struct bdest *, struct batcher_req *,
+			    const struct batcher_entry *);
+static int		 batch_free_empty(struct bdest *, struct batcher_req *);
 static void		 batch_drop_entry(struct bdest *, struct batcher_req *,
 			    uint32_t);
+static int		 job_index(const uint64_t *, size_t, uint64_t);
 static void		 batch_free(struct batcher_req *);
 
 static void
@@ -273,6 +279,33 @@ batch_append(struct batcher_req *b, uint32_t max)
 	b->cap = cap;
 }
 
+/* A queued entry leaves the queue counts and its batch's bytes (the
+ * caller takes it out of the array). */
+static void
+entry_leave(struct bdest *d, struct batcher_req *b,
+    const struct batcher_entry *e)
+{
+	if (b->in_flight)
+		fatalx("batcher: batch %llu: drop from a batch in flight",
+		    (unsigned long long)b->id);
+	btenant_dec(d, e->tenant);
+	d->nqueued--;
+	b->bytes -= e->bytes;
+}
+
+/* A queued batch left empty is freed: 1 if it was. */
+static int
+batch_free_empty(struct bdest *d, struct batcher_req *b)
+{
+	if (b->n != 0)
+		return 0;
+	TAILQ_REMOVE(&d->queued, b, link);
+	if (d->open == b)
+		d->open = NULL;
+	batch_free(b);
+	return 1;
+}
+
 /* A queued entry leaves its batch and the queue counts; a batch left
  * empty is freed. */
 static void
@@ -280,20 +313,10 @@ batch_drop_entry(struct bdest *d, struct batcher_req *b, uint32_t i)
 {
 	struct batcher_entry *e = &b->entries[i];
 
-	if (b->in_flight)
-		fatalx("batcher: batch %llu: drop from a batch in flight",
-		    (unsigned long long)b->id);
-	btenant_dec(d, e->tenant);
-	d->nqueued--;
-	b->bytes -= e->bytes;
+	entry_leave(d, b, e);
 	b->n--;
 	memmove(e, e + 1, (b->n - i) * sizeof(*e));
-	if (b->n == 0) {
-		TAILQ_REMOVE(&d->queued, b, link);
-		if (d->open == b)
-			d->open = NULL;
-		batch_free(b);
-	}
+	(void)batch_free_empty(d, b);
 }
 
 static void
@@ -512,22 +535,62 @@ batcher_all_done(const struct batcher_req *b)
 int
 batcher_remove(struct batcher *bt, uint64_t job)
 {
-	struct bdest *d;
-	struct batcher_req *b;
-	uint32_t i;
+	return batcher_remove_jobs(bt, &job, 1, NULL) == 1;
+}
 
-	TAILQ_FOREACH(d, &bt->dests, link) {
-		TAILQ_FOREACH(b, &d->queued, link) {
-			for (i = 0; i < b->n; i++) {
-				if (b->entries[i].job != job)
-					continue;
-				batch_drop_entry(d, b, i);
-				bdest_maybe_free(bt, d);
-				return 1;
-			}
-		}
+/* The index of job in the ascending jobs, or -1. */
+static int
+job_index(const uint64_t *jobs, size_t n, uint64_t job)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (jobs[mid] == job)
+			return (int)mid;
+		if (jobs[mid] < job)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return 0;
+	return -1;
+}
+
+uint32_t
+batcher_remove_jobs(struct batcher *bt, const uint64_t *jobs, size_t n,
+    char *taken)
+{
+	struct bdest *d, *dnext;
+	struct batcher_req *b, *bnext;
+	uint32_t i, k, dropped = 0;
+	int at;
+
+	if (n == 0)
+		return 0;
+	for (d = TAILQ_FIRST(&bt->dests); d != NULL; d = dnext) {
+		dnext = TAILQ_NEXT(d, link);
+		for (b = TAILQ_FIRST(&d->queued); b != NULL; b = bnext) {
+			bnext = TAILQ_NEXT(b, link);
+			/* Compacted in place, in arrival order. */
+			for (i = k = 0; i < b->n; i++) {
+				if ((at = job_index(jobs, n,
+				    b->entries[i].job)) != -1) {
+					entry_leave(d, b, &b->entries[i]);
+					if (taken != NULL)
+						taken[at] = 1;
+					dropped++;
+					continue;
+				}
+				if (k != i)
+					b->entries[k] = b->entries[i];
+				k++;
+			}
+			b->n = k;
+			(void)batch_free_empty(d, b);
+		}
+		bdest_maybe_free(bt, d);
+	}
+	return dropped;
 }
 
 uint32_t

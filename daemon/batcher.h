@@ -24,7 +24,9 @@
  * caller from when it entered the batcher), times out on its own
  * (batcher_expire), settles its own row on its own entry's result and moves
  * its own key's breaker (the caller's business: a key whose breaker is open
- * adds nothing, so it never has an entry in another tenant's batch).
+ * adds nothing, and one whose breaker opens takes its queued entries back
+ * with batcher_remove_jobs, so it never has an entry in another tenant's
+ * batch).
  *
  * Memory is bounded by the queue limits: a batch's entry array grows with
  * its entries, and a destination holding nothing is freed.  Inconsistency
@@ -131,6 +133,16 @@ int		 batcher_all_done(const struct batcher_req *);
 /* Drop a queued (not in flight) entry by job id (its row was settled
  * elsewhere); 1 dropped, 0 not found. */
 int		 batcher_remove(struct batcher *, uint64_t job);
+/*
+ * Drop the queued (not in flight) entries of the n jobs, given in
+ * ascending order (their rows were taken back: a breaker that opened parks
+ * them); taken[i] is set to 1 for jobs[i] dropped and left alone for one
+ * in flight or not found (taken may be NULL).  Returns how many were
+ * dropped.  One pass over the queued entries, so a breaker that opens over
+ * a large backlog costs entries * log n, not entries * n.
+ */
+uint32_t	 batcher_remove_jobs(struct batcher *, const uint64_t *jobs,
+		    size_t n, char *taken);
 /* Counts for status and tests; NULL matches all. */
 uint32_t	 batcher_queued(const struct batcher *, const char *dest,
 		    const char *tenant);

@@ -102,17 +102,26 @@ breaker_parks(const struct breaker *b, const struct breaker_conf *c,
 	return 0;
 }
 
-void
-breaker_ok(struct breaker *b)
+/* A straggler's answer (an attempt started before the breaker opened)
+ * says how the sink was then, not now: only the probe's moves a breaker
+ * that is open or half-open. */
+int
+breaker_ok(struct breaker *b, int probe)
 {
+	int closed = b->state != BREAKER_CLOSED;
+
+	if (closed && !probe)
+		return 0;
 	b->state = BREAKER_CLOSED;
 	b->fails = 0;
 	b->opens = 0;
 	b->probing = 0;
+	return closed;
 }
 
 int
-breaker_fail(struct breaker *b, const struct breaker_conf *c, uint64_t now)
+breaker_fail(struct breaker *b, const struct breaker_conf *c, uint64_t now,
+    int probe)
 {
 	if (c->failures == 0)
 		return 0;
@@ -123,24 +132,24 @@ breaker_fail(struct breaker *b, const struct breaker_conf *c, uint64_t now)
 		breaker_open(b, c, now);
 		return 1;
 	case BREAKER_HALF_OPEN:
-		/* The probe failed (or an attempt started before the open
-		 * did): open again, for longer. */
+		/* The probe failed: open again, for longer. */
+		if (!probe)
+			return 0;
 		breaker_open(b, c, now);
 		return 1;
 	case BREAKER_OPEN:
-		/* An attempt started before the breaker opened failed too:
-		 * already open, nothing more. */
+		/* Already open, nothing more. */
 		return 0;
 	}
 	return 0;
 }
 
 void
-breaker_permanent(struct breaker *b)
+breaker_permanent(struct breaker *b, int probe)
 {
 	/* Not the sink's health: never counts.  A probe that got one has
 	 * told nothing; the next attempt probes again. */
-	if (b->state == BREAKER_HALF_OPEN)
+	if (b->state == BREAKER_HALF_OPEN && probe)
 		b->probing = 0;
 }
 

@@ -8,7 +8,9 @@
  * At open_until one attempt runs as a probe (half-open); rows claimed
  * while it runs are parked for breaker_open_ms.  The probe's success
  * closes the breaker; its failure opens it again for twice as long, up to
- * breaker_max_open_ms.
+ * breaker_max_open_ms.  Only the probe moves a breaker that is not closed:
+ * an attempt that started before the open and ends after it (a straggler)
+ * neither closes it nor opens it again.
  */
 #ifndef ANKUSA_BREAKER_H
 #define ANKUSA_BREAKER_H
@@ -52,11 +54,14 @@ enum breaker_verdict breaker_may_start(struct breaker *,
  * running probe parks for open_ms. */
 int	breaker_parks(const struct breaker *, const struct breaker_conf *,
 	    uint64_t now, uint64_t *until);
-/* Outcomes of attempts.  breaker_fail returns 1 when it opened the breaker
- * (the caller then parks the key's queued rows until b->open_until). */
-void	breaker_ok(struct breaker *);
-int	breaker_fail(struct breaker *, const struct breaker_conf *, uint64_t now);
-void	breaker_permanent(struct breaker *);
+/* Outcomes of attempts; probe: the attempt was started as the probe
+ * (BREAKER_PROBE).  breaker_ok returns 1 when it closed the breaker;
+ * breaker_fail returns 1 when it opened it (the caller then parks the
+ * key's queued rows until b->open_until). */
+int	breaker_ok(struct breaker *, int probe);
+int	breaker_fail(struct breaker *, const struct breaker_conf *, uint64_t now,
+	    int probe);
+void	breaker_permanent(struct breaker *, int probe);
 /* A running probe vanished without an outcome (its row was settled by
  * something else): let another probe run. */
 void	breaker_probe_lost(struct breaker *);

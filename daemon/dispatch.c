@@ -131,6 +131,8 @@ static void		 settle_reschedule(struct dispatch *, struct drow *);
 static void		 park(struct dispatch *, struct drow *, uint64_t);
 static void		 park_queued(struct dispatch *, struct dsinkq *,
 			    uint64_t);
+static void		 park_batched(struct dispatch *, struct dsinkq *,
+			    uint64_t);
 static const struct retry_policy *row_policy(struct dispatch *,
 			    const struct drow *);
 
@@ -501,25 +503,27 @@ settle_reschedule(struct dispatch *d, struct drow *r)
 
 /*
  * Park r until until, attempts unchanged: the spec's breaker park.  Its
- * retry horizon (retry.max_elapsed_ms from the first attempt; a row parked
- * before any attempt starts counting now) bounds the park, and a row parked
- * at or past its horizon is dead-lettered as retry_horizon.
+ * retry horizon (retry.max_elapsed_ms from the first attempt) bounds the
+ * park, and a row parked at or past its horizon is dead-lettered as
+ * retry_horizon.  A row never attempted has no horizon yet (the spec counts
+ * it from the first attempt, not from a park): its park is bounded by the
+ * breaker's open time alone (at most breaker_max_open_ms each).
  */
 static void
 park(struct dispatch *d, struct drow *r, uint64_t until)
 {
 	const struct retry_policy *p = row_policy(d, r);
-	uint64_t horizon;
+	uint64_t horizon = UINT64_MAX;
 	char why[64];
 
-	if (r->row.first_attempt == 0)
-		r->row.first_attempt = d->now;
-	horizon = r->row.first_attempt + p->max_elapsed_ms;
-	if (d->now >= horizon) {
-		snprintf(why, sizeof(why), "retry_horizon:%s",
-		    dispatch_module_name(r->row.module));
-		settle_dead(d, r, why, NULL);
-		return;
+	if (r->row.first_attempt != 0) {
+		horizon = r->row.first_attempt + p->max_elapsed_ms;
+		if (d->now >= horizon) {
+			snprintf(why, sizeof(why), "retry_horizon:%s",
+			    dispatch_module_name(r->row.module));
+			settle_dead(d, r, why, NULL);
+			return;
+		}
 	}
 	r->row.due = until < horizon ? until : horizon;
 	if (r->row.state != STORE_ROW_HEAD)
@@ -535,6 +539,69 @@ park_queued(struct dispatch *d, struct dsinkq *q, uint64_t until)
 
 	while ((r = TAILQ_FIRST(&q->queue)) != NULL)
 		park(d, r, until);
+}
+
+static int
+cmp_row_job(const void *a, const void *b)
+{
+	uint64_t x = (*(struct drow *const *)a)->job;
+	uint64_t y = (*(struct drow *const *)b)->job;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A batching key's attempts waiting in their batcher are queued, in the
+ * spec's words ("the key's queued rows ... are parked"): when its breaker
+ * opens they are taken back and parked like the rows in its queue, so none
+ * of them is sent while it is open (nor shares another tenant's batch).
+ * Their attempt never went out: first_attempt is as it was before.  Those
+ * in a request in flight have started; they settle on their results.
+ */
+static void
+park_batched(struct dispatch *d, struct dsinkq *q, uint64_t until)
+{
+	struct drow *r, **v;
+	uint64_t *jobs;
+	char *taken;
+	size_t i, n = 0;
+
+	if (!q->batched || d->ops.batch_cancel == NULL)
+		return;
+	TAILQ_FOREACH(r, &d->running, link)
+		if (r->q == q && r->state == DROW_BATCHED)
+			n++;
+	if (n == 0)
+		return;
+	if ((v = reallocarray(NULL, n, sizeof(*v))) == NULL ||
+	    (jobs = reallocarray(NULL, n, sizeof(*jobs))) == NULL ||
+	    (taken = calloc(n, 1)) == NULL)
+		fatal("dispatch: park");
+	i = 0;
+	TAILQ_FOREACH(r, &d->running, link)
+		if (r->q == q && r->state == DROW_BATCHED)
+			v[i++] = r;
+	qsort(v, n, sizeof(*v), cmp_row_job);
+	for (i = 0; i < n; i++)
+		jobs[i] = v[i]->job;
+	d->ops.batch_cancel(d->ops.arg, jobs, n, taken);
+	for (i = 0; i < n; i++) {
+		if (!taken[i])
+			continue;
+		r = v[i];
+		/* Out of the running list and the batched count; its
+		 * state stays BATCHED, which settle_begin leaves alone. */
+		TAILQ_REMOVE(&d->running, r, link);
+		d->st.batched--;
+		if (r->probe)
+			breaker_probe_lost(&q->br);
+		r->probe = 0;
+		r->row.first_attempt = r->first0;
+		park(d, r, until);
+	}
+	free(taken);
+	free(jobs);
+	free(v);
 }
 
 void
@@ -943,6 +1010,7 @@ dispatch_deck_done(struct dispatch *d, uint64_t job, int started,
  * The spec's "Batching sinks": a batching key's queued rows go to their
  * destination's batcher while it has room, counted against no concurrency
  * (the claimed-row windows bound them); the key's breaker is asked first,
+ * and one that opens takes its entries still waiting back (park_batched),
  * so a tenant whose breaker is open never has an entry in a batch.
  */
 static void
@@ -984,6 +1052,7 @@ assign_batched(struct dispatch *d)
 					break;	/* full: this key waits */
 				}
 				sinkq_pop(q);
+				r->first0 = r->row.first_attempt;
 				if (r->row.first_attempt == 0)
 					r->row.first_attempt = d->now;
 				r->state = DROW_BATCHED;
@@ -1130,7 +1199,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 
 	switch (res) {
 	case ATTEMPT_OK:
-		if (q->br.state != BREAKER_CLOSED) {
+		if (breaker_ok(&q->br, r->probe)) {
 			log_info("dispatch: sink %s/%s#%u (%s): breaker closed",
 			    r->t->name, q->source, q->sink,
 			    dispatch_module_name(q->module));
@@ -1138,11 +1207,10 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 			    1, "sink", dispatch_module_name(q->module), "state",
 			    "closed", NULL);
 		}
-		breaker_ok(&q->br);
 		settle_delivered(d, r);
 		return;
 	case ATTEMPT_PERMANENT:
-		breaker_permanent(&q->br);
+		breaker_permanent(&q->br, r->probe);
 		r->row.attempts++;
 		snprintf(why, sizeof(why), "permanent:%s", detail);
 		snprintf(r->row.last_error, sizeof(r->row.last_error), "%s",
@@ -1155,7 +1223,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	}
 
 	/* A failed attempt: the breaker, then the retry policy. */
-	opened = breaker_fail(&q->br, &d->bconf, now);
+	opened = breaker_fail(&q->br, &d->bconf, now, r->probe);
 	if (opened) {
 		log_info("dispatch: sink %s/%s#%u (%s): breaker open for "
 		    "%" PRIu64 " ms", r->t->name, q->source, q->sink,
@@ -1193,6 +1261,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	if (opened) {
 		decks_cancel(d, q);
 		park_queued(d, q, q->br.open_until);
+		park_batched(d, q, q->br.open_until);
 	}
 }
 

@@ -26,6 +26,7 @@
 
 #include <sys/queue.h>
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "breaker.h"
@@ -82,6 +83,8 @@ struct drow {
 	struct drow		*deck;		/* running: the row on deck
 						 * behind it */
 	struct drow		*ahead;		/* on deck: the attempt ahead */
+	uint64_t		 first0;	/* batched: first_attempt before
+						 * it entered the batcher */
 };
 
 struct dispatch_ops {
@@ -126,6 +129,12 @@ struct dispatch_ops {
 	 * has no room (the row stays queued).  NULL: every sink is started
 	 * one attempt at a time. */
 	int	(*batch_add)(void *, struct drow *);
+	/* Take back from their batcher the entries of the n jobs (ascending)
+	 * that wait in no request: taken[i] = 1 for each (nothing of it was
+	 * sent); a job left alone is in a request in flight, or has its
+	 * outcome on the way.  NULL with batch_add NULL. */
+	void	(*batch_cancel)(void *, const uint64_t *jobs, size_t n,
+		    char *taken);
 	/* The claim check: 0 the row may go on, 1 it waits for its hook's
 	 * check-in (dispatch_claim_release follows), 2 it cannot be sent
 	 * (a body above inline_max_bytes with no claim store: dead-letter).

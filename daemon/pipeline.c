@@ -473,6 +473,13 @@ op_batch_add(void *arg, struct drow *r)
 	return 0;
 }
 
+/* A breaker that opened takes its key's waiting entries back. */
+static void
+op_batch_cancel(void *arg, const uint64_t *jobs, size_t n, char *taken)
+{
+	(void)batcher_remove_jobs(batcher, jobs, n, taken);
+}
+
 static int
 op_claim_gate(void *arg, struct drow *r)
 {
@@ -498,6 +505,7 @@ pipeline_init(void)
 		.settle = op_settle,
 		.random = op_random,
 		.batch_add = op_batch_add,
+		.batch_cancel = op_batch_cancel,
 		.claim_gate = op_claim_gate,
 	};
 

@@ -528,6 +528,61 @@ START_TEST(test_remove)
 }
 END_TEST
 
+/*
+ * batcher_remove_jobs takes back the queued entries of a set of jobs (a
+ * key whose breaker opened) in one pass: entries in flight stay, the
+ * tenant that shares the batch keeps its entries and their order, and a
+ * batch or destination left empty is gone.
+ */
+START_TEST(test_remove_jobs)
+{
+	static const uint64_t jobs[] = { 1, 3, 5, 7, 8, 99 };
+	struct batcher_limits lim = base;
+	struct batcher *bt = batcher_new();
+	struct batcher_req *f, *b;
+	char taken[6] = { 0 };
+
+	lim.max_entries = 4;
+	add_ok(bt, "d", &lim, "a", 1, 10, 0, FAR);
+	add_ok(bt, "d", &lim, "b", 2, 10, 0, FAR);
+	add_ok(bt, "d", &lim, "a", 3, 10, 0, FAR);
+	add_ok(bt, "d", &lim, "b", 4, 10, 0, FAR);
+	add_ok(bt, "d", &lim, "a", 5, 10, 1, FAR);
+	add_ok(bt, "d", &lim, "b", 6, 20, 1, FAR);
+	add_ok(bt, "d", &lim, "a", 8, 10, 1, FAR);
+	add_ok(bt, "e", &lim, "a", 7, 10, 1, FAR);
+	f = batcher_take(bt, 0);	/* d's full batch: 1-4, in flight */
+	ck_assert(f != NULL);
+	ck_assert_uint_eq(f->n, 4);
+	ck_assert_uint_eq(batcher_remove_jobs(bt, jobs, 6, taken), 3);
+	ck_assert_int_eq(taken[0], 0);	/* 1: in flight */
+	ck_assert_int_eq(taken[1], 0);	/* 3: in flight */
+	ck_assert_int_eq(taken[2], 1);
+	ck_assert_int_eq(taken[3], 1);
+	ck_assert_int_eq(taken[4], 1);
+	ck_assert_int_eq(taken[5], 0);	/* 99: unknown */
+	ck_assert_uint_eq(f->n, 4);
+	ck_assert_uint_eq(batcher_queued(bt, NULL, "a"), 0);
+	ck_assert_uint_eq(batcher_queued(bt, "d", "b"), 1);
+	ck_assert_uint_eq(batcher_queued(bt, "e", NULL), 0);
+	/* The open batch keeps b's entry, from its first entry's time. */
+	ck_assert_uint_eq(batcher_next_ready(bt, 1), 11);
+	b = batcher_take(bt, 11);
+	ck_assert(b != NULL);
+	ck_assert_str_eq(b->dest, "d");
+	ck_assert_uint_eq(b->n, 1);
+	ck_assert_uint_eq(b->bytes, 20);
+	ck_assert_uint_eq(b->entries[0].job, 6);
+	ck_assert_str_eq(b->entries[0].tenant, "b");
+	ck_assert(batcher_take(bt, 1000) == NULL);
+	ck_assert_uint_eq(batcher_remove_jobs(bt, jobs, 0, NULL), 0);
+	batcher_done(bt, f);
+	batcher_done(bt, b);
+	ck_assert_uint_eq(batcher_in_flight(bt, NULL), 0);
+	batcher_free(bt);
+}
+END_TEST
+
 /* Limits changed between calls: a lowered max_entries closes the open
  * batch as it is (nothing dropped) and applies to the next. */
 START_TEST(test_limits_change)
@@ -674,6 +729,7 @@ batcher_suite(void)
 	tcase_add_test(tc, test_round_robin);
 	tcase_add_test(tc, test_queue_bounds);
 	tcase_add_test(tc, test_remove);
+	tcase_add_test(tc, test_remove_jobs);
 	tcase_add_test(tc, test_free_busy);
 	suite_add_tcase(s, tc);
 	return s;

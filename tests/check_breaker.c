@@ -14,9 +14,11 @@
 #define MAXSTEP	24
 
 /*
- * Ops: 'f' breaker_fail (ret: opened), 'o' breaker_ok, 'p'
- * breaker_permanent, 's' breaker_may_start (ret: verdict, until when PARK),
- * 'k' breaker_parks (ret: 0/1, until when 1), 'l' breaker_probe_lost.
+ * Ops: 'f' breaker_fail (ret: opened), 'o' breaker_ok (ret: closed), 'p'
+ * breaker_permanent, each of an attempt that is not the probe (one that
+ * started while the breaker was closed); 'F', 'O', 'P' the same of the
+ * probe; 's' breaker_may_start (ret: verdict, until when PARK), 'k'
+ * breaker_parks (ret: 0/1, until when 1), 'l' breaker_probe_lost.
  * After each step the state, and open_until when not closed, must match.
  */
 struct step {
@@ -67,35 +69,35 @@ static const struct {
 		/* meanwhile: parked for open_ms */
 		{ 's', 1000, BREAKER_PARK, 2000, BREAKER_HALF_OPEN, 1000 },
 		{ 'k', 1500, 1, 2500, BREAKER_HALF_OPEN, 1000 },
-		{ 'o', 1600, 0, 0, BREAKER_CLOSED, 0 },
+		{ 'O', 1600, 1, 0, BREAKER_CLOSED, 0 },
 		{ 's', 1600, BREAKER_START, 0, BREAKER_CLOSED, 0 },
 		{ 'k', 1600, 0, 0, BREAKER_CLOSED, 0 },
 	} },
 	{ "probe failure doubles up to the max", { 1, 1000, 8000 }, {
 		{ 'f', 0, 1, 0, BREAKER_OPEN, 1000 },
 		{ 's', 1000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 1000 },
-		{ 'f', 1000, 1, 0, BREAKER_OPEN, 3000 },
+		{ 'F', 1000, 1, 0, BREAKER_OPEN, 3000 },
 		{ 's', 2999, BREAKER_PARK, 3000, BREAKER_OPEN, 3000 },
 		{ 's', 3000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 3000 },
-		{ 'f', 3000, 1, 0, BREAKER_OPEN, 7000 },
+		{ 'F', 3000, 1, 0, BREAKER_OPEN, 7000 },
 		{ 's', 7000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 7000 },
-		{ 'f', 7000, 1, 0, BREAKER_OPEN, 15000 },
+		{ 'F', 7000, 1, 0, BREAKER_OPEN, 15000 },
 		{ 's', 15000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 15000 },
-		{ 'f', 15000, 1, 0, BREAKER_OPEN, 23000 },
+		{ 'F', 15000, 1, 0, BREAKER_OPEN, 23000 },
 		{ 's', 23000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 23000 },
-		{ 'f', 23000, 1, 0, BREAKER_OPEN, 31000 },
+		{ 'F', 23000, 1, 0, BREAKER_OPEN, 31000 },
 		/* success resets the doubling */
 		{ 's', 31000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 31000 },
-		{ 'o', 31000, 0, 0, BREAKER_CLOSED, 0 },
+		{ 'O', 31000, 1, 0, BREAKER_CLOSED, 0 },
 		{ 'f', 40000, 1, 0, BREAKER_OPEN, 41000 },
 	} },
 	{ "max equal to open", { 2, 500, 500 }, {
 		{ 'f', 0, 0, 0, BREAKER_CLOSED, 0 },
 		{ 'f', 0, 1, 0, BREAKER_OPEN, 500 },
 		{ 's', 500, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 500 },
-		{ 'f', 500, 1, 0, BREAKER_OPEN, 1000 },
+		{ 'F', 500, 1, 0, BREAKER_OPEN, 1000 },
 		{ 's', 1000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 1000 },
-		{ 'f', 1000, 1, 0, BREAKER_OPEN, 1500 },
+		{ 'F', 1000, 1, 0, BREAKER_OPEN, 1500 },
 	} },
 	{ "a late failure while open changes nothing", { 2, 1000, 8000 }, {
 		{ 'f', 0, 0, 0, BREAKER_CLOSED, 0 },
@@ -107,7 +109,7 @@ static const struct {
 	{ "a permanent probe lets another probe", { 1, 1000, 8000 }, {
 		{ 'f', 0, 1, 0, BREAKER_OPEN, 1000 },
 		{ 's', 1000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 1000 },
-		{ 'p', 1001, 0, 0, BREAKER_HALF_OPEN, 1000 },
+		{ 'P', 1001, 0, 0, BREAKER_HALF_OPEN, 1000 },
 		{ 'k', 1001, 0, 0, BREAKER_HALF_OPEN, 1000 },
 		{ 's', 1001, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 1000 },
 	} },
@@ -117,6 +119,29 @@ static const struct {
 		{ 'l', 1000, 0, 0, BREAKER_HALF_OPEN, 1000 },
 		{ 's', 1000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 1000 },
 		{ 's', 1000, BREAKER_PARK, 2000, BREAKER_HALF_OPEN, 1000 },
+	} },
+	/* Only the probe moves a breaker out of open or half-open: an
+	 * attempt that started before the open and ends after it is not
+	 * the sink's answer to the probe. */
+	{ "a late success while open does not close it", { 2, 1000, 8000 }, {
+		{ 'f', 0, 0, 0, BREAKER_CLOSED, 0 },
+		{ 'f', 0, 1, 0, BREAKER_OPEN, 1000 },
+		{ 'o', 500, 0, 0, BREAKER_OPEN, 1000 },
+		{ 'k', 500, 1, 1000, BREAKER_OPEN, 1000 },
+		{ 's', 1000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 1000 },
+		{ 'o', 1001, 0, 0, BREAKER_HALF_OPEN, 1000 },
+		{ 's', 1001, BREAKER_PARK, 2001, BREAKER_HALF_OPEN, 1000 },
+		{ 'O', 1002, 1, 0, BREAKER_CLOSED, 0 },
+	} },
+	{ "a late failure in half-open does not reopen it", { 1, 1000, 8000 }, {
+		{ 'f', 0, 1, 0, BREAKER_OPEN, 1000 },
+		{ 's', 1000, BREAKER_PROBE, 0, BREAKER_HALF_OPEN, 1000 },
+		{ 'f', 1001, 0, 0, BREAKER_HALF_OPEN, 1000 },
+		{ 'p', 1002, 0, 0, BREAKER_HALF_OPEN, 1000 },
+		/* still one probe, the first */
+		{ 's', 1003, BREAKER_PARK, 2003, BREAKER_HALF_OPEN, 1000 },
+		/* and its failure is the second open: 2000 ms, not 4000 */
+		{ 'F', 1500, 1, 0, BREAKER_OPEN, 3500 },
 	} },
 	{ "breaker_failures 0: off", { 0, 1000, 8000 }, {
 		{ 'f', 0, 0, 0, BREAKER_CLOSED, 0 },
@@ -144,13 +169,16 @@ START_TEST(test_script)
 		until = 0;
 		switch (st->op) {
 		case 'f':
-			ret = breaker_fail(&b, c, st->at);
+		case 'F':
+			ret = breaker_fail(&b, c, st->at, st->op == 'F');
 			break;
 		case 'o':
-			breaker_ok(&b);
+		case 'O':
+			ret = breaker_ok(&b, st->op == 'O');
 			break;
 		case 'p':
-			breaker_permanent(&b);
+		case 'P':
+			breaker_permanent(&b, st->op == 'P');
 			break;
 		case 'l':
 			breaker_probe_lost(&b);
@@ -195,12 +223,12 @@ START_TEST(test_idle)
 
 	breaker_init(&b);
 	ck_assert(breaker_is_idle(&b));
-	breaker_fail(&b, &c, 0);
+	breaker_fail(&b, &c, 0, 0);
 	ck_assert(!breaker_is_idle(&b));
-	breaker_ok(&b);
+	ck_assert_int_eq(breaker_ok(&b, 0), 0);
 	ck_assert(breaker_is_idle(&b));
-	breaker_fail(&b, &c, 0);
-	breaker_fail(&b, &c, 0);
+	breaker_fail(&b, &c, 0, 0);
+	breaker_fail(&b, &c, 0, 0);
 	ck_assert(!breaker_is_idle(&b));
 	ck_assert_str_eq(breaker_state_name(b.state), "open");
 	ck_assert_str_eq(breaker_state_name(BREAKER_HALF_OPEN), "half_open");
@@ -217,12 +245,12 @@ START_TEST(test_no_overflow)
 	int i;
 
 	breaker_init(&b);
-	ck_assert_int_eq(breaker_fail(&b, &c, now), 1);
+	ck_assert_int_eq(breaker_fail(&b, &c, now, 0), 1);
 	for (i = 0; i < 100; i++) {
 		now = b.open_until;
 		ck_assert_int_eq(breaker_may_start(&b, &c, now, &now),
 		    BREAKER_PROBE);
-		ck_assert_int_eq(breaker_fail(&b, &c, now), 1);
+		ck_assert_int_eq(breaker_fail(&b, &c, now, 1), 1);
 		ck_assert_uint_eq(b.open_ms, 86400000);
 		ck_assert_uint_eq(b.open_until, now + 86400000);
 	}

@@ -828,10 +828,59 @@ START_TEST(test_breaker_doubling)
 }
 END_TEST
 
+/*
+ * Only the probe moves a breaker out of half-open: a straggler (started
+ * before the open) that fails while the probe runs neither reopens it nor
+ * doubles its time; the probe's failure then is the second open (2000 ms
+ * from its end).
+ */
+START_TEST(test_breaker_straggler)
+{
+	struct breaker b;
+	struct fjob *j, *probe = NULL, *late = NULL;
+	size_t i;
+	int k;
+
+	mk("  sink_concurrency: 3\n  breaker_failures: 1\n" RETRY, SRC);
+	for (k = 0; k < 3; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running("a", "s"), 3);
+	fake_finish(d, fake_running_job(0), ATTEMPT_ERROR, 0, "x", T0);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.open_until, T0 + 1000);
+	turn(T0 + 1000);
+	ck_assert_uint_eq(fake_running("a", "s"), 3);
+	for (i = 0; (j = fake_running_job(i)) != NULL; i++) {
+		if (j->probe)
+			probe = j;
+		else
+			late = j;
+	}
+	ck_assert_ptr_nonnull(probe);
+	ck_assert_ptr_nonnull(late);
+	fake_finish(d, late, ATTEMPT_ERROR, 0, "x", T0 + 1001);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_HALF_OPEN);
+	ck_assert_uint_eq(b.opens, 1);
+	fake_finish(d, probe, ATTEMPT_ERROR, 0, "x", T0 + 1500);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.opens, 2);
+	ck_assert_uint_eq(b.open_until, T0 + 1500 + 2000);
+	done();
+}
+END_TEST
+
 /* Breakers are per key, and a key carries the tenant. */
 START_TEST(test_breaker_per_key)
 {
 	struct breaker b;
+	struct frow *f;
 	int k;
 
 	mk("  sink_concurrency: 3\n  breaker_failures: 1\n" RETRY, SRC);
@@ -857,13 +906,32 @@ START_TEST(test_breaker_per_key)
 	fake_flush(d);
 	fake_add("b", "s", 0, MODULE_LOG, T0 + 1, 100);
 	fake_add("a", "s2", 0, MODULE_LOG, T0 + 1, 100);
-	fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+	f = fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+	/* Every running attempt succeeds, a/s's two that started before its
+	 * breaker opened among them: stragglers, not the probe, so a/s
+	 * stays open and its new row is parked; the other keys run on. */
+	ck_assert_uint_eq(fake_running("a", "s"), 2);
 	fake_finish_all(d, ATTEMPT_OK, "", T0 + 1);
 	fake_flush(d);
-	dispatch_run(d, T0 + 1);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.open_until, T0 + 1000);
+	turn(T0 + 1);
 	ck_assert_uint_eq(fake_running("b", "s"), 1);
 	ck_assert_uint_eq(fake_running("a", "s2"), 1);
-	/* the a/s ok above closed it: attempts started before the open */
+	ck_assert_uint_eq(fake_running("a", "s"), 0);
+	ck_assert_uint_eq(f->row.due, T0 + 1000);
+	ck_assert_int_eq(f->row.state, STORE_ROW_PARKED);
+	ck_assert_uint_eq(f->row.attempts, 0);
+	/* At open_until the probe runs, and its success closes it. */
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 2);
+	fake_flush(d);
+	turn(T0 + 1000);
+	ck_assert_uint_eq(fake_running("a", "s"), 1);
+	ck_assert_int_eq(fake_running_job(0)->probe, 1);
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 1001);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
 	done();
 }
 END_TEST
@@ -886,7 +954,7 @@ static const struct {
 	{ T0 - 4500, 1, T0 + 500, 1 },	/* horizon before open_until */
 	{ T0 - 4000, 1, T0 + 1000, 0 },	/* exactly open_until */
 	{ T0 - 10, 2, T0 + 1000, 0 },
-	{ 0, 0, T0 + 1000, 0 },		/* not attempted: counts from now */
+	{ 0, 0, T0 + 1000, 0 },		/* not attempted: no horizon yet */
 };
 
 START_TEST(test_horizon)
@@ -918,14 +986,66 @@ START_TEST(test_horizon)
 		ck_assert(!f->dead);
 		ck_assert_uint_eq(f->row.due, horizons[_i].want_due);
 		ck_assert_uint_eq(f->row.attempts, horizons[_i].attempts);
-		ck_assert_uint_eq(f->row.first_attempt, horizons[_i].fa ?
-		    horizons[_i].fa : T0 + 1);
+		ck_assert_uint_eq(f->row.first_attempt, horizons[_i].fa);
 		if (horizons[_i].then_dead) {
 			turn(horizons[_i].want_due);
 			ck_assert(f->dead);
 			ck_assert_str_eq(f->reason, "retry_horizon:log");
 		}
 	}
+	done();
+}
+END_TEST
+
+/*
+ * The horizon counts from a row's first attempt, not from a park: a row
+ * parked before it was ever attempted keeps first_attempt 0 through parks
+ * that last past max_elapsed_ms (5000) from the first, and its first
+ * attempt, the probe at T0 + 7000 or later, starts its horizon.
+ */
+START_TEST(test_horizon_from_first_attempt)
+{
+	struct frow *a, *f;
+	struct fjob *j;
+	uint64_t now = T0, w, tried = 0;
+	int guard;
+
+	mk("  sink_concurrency: 1\n  breaker_failures: 1\n"
+	    "  retry: {jitter: false, base_ms: 100, max_elapsed_ms: 5000}\n",
+	    SRC);
+	a = fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+	dispatch_run(d, T0);
+	fake_finish(d, fake_running_job(0), ATTEMPT_ERROR, 0, "x", T0);
+	fake_flush(d);
+	f = fake_add("a", "s", 0, MODULE_LOG, T0 + 1, 100);
+	now = T0 + 1;
+	/* Every probe fails, a's first: opens of 1, 2, 4 s; a dies at its
+	 * horizon (T0 + 5000) and f's turn as the probe comes. */
+	for (guard = 0; tried == 0; guard++) {
+		ck_assert_int_lt(guard, 50);
+		w = turn(now);
+		if ((j = fake_running_job(0)) != NULL) {
+			if (j->seq == f->seq) {
+				ck_assert_uint_eq(f->row.first_attempt, 0);
+				ck_assert_uint_eq(f->row.attempts, 0);
+				tried = now;
+			}
+			fake_finish(d, j, ATTEMPT_ERROR, 0, "x", now);
+			fake_flush(d);
+			continue;
+		}
+		ck_assert(!f->dead);
+		ck_assert_uint_eq(f->row.first_attempt, 0);
+		ck_assert_uint_eq(f->row.attempts, 0);
+		ck_assert_uint_gt(w, now);
+		now = w;
+	}
+	ck_assert(a->dead);
+	ck_assert_str_eq(a->reason, "retry_horizon:log");
+	ck_assert_uint_ge(tried, T0 + 7000);
+	ck_assert(!f->dead);
+	ck_assert_uint_eq(f->row.attempts, 1);
+	ck_assert_uint_eq(f->row.first_attempt, tried);
 	done();
 }
 END_TEST
@@ -1473,7 +1593,9 @@ END_TEST
 /* What the fake batcher took: job ids in order; room: how many more it
  * takes (-1: no bound). */
 static uint64_t	batched_jobs[256];
+static char	batched_gone[256];	/* taken back */
 static size_t	nbatched;
+static size_t	batch_sent;	/* the first batch_sent are in requests */
 static int	batch_room;
 
 static int
@@ -1484,8 +1606,40 @@ fake_batch_add(void *arg, struct drow *r)
 	if (batch_room > 0)
 		batch_room--;
 	ck_assert_uint_lt(nbatched, 256);
+	batched_gone[nbatched] = 0;
 	batched_jobs[nbatched++] = r->job;
 	return 0;
+}
+
+static void
+fake_batch_cancel(void *arg, const uint64_t *jobs, size_t n, char *taken)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			ck_assert_uint_lt(jobs[i - 1], jobs[i]);
+		for (k = batch_sent; k < nbatched; k++)
+			if (batched_jobs[k] == jobs[i] && !batched_gone[k]) {
+				batched_gone[k] = 1;
+				taken[i] = 1;
+			}
+	}
+}
+
+/* Entries of tenant still waiting in the fake batcher. */
+static size_t
+batch_waiting(const char *tenant)
+{
+	struct drow *r;
+	size_t k, n = 0;
+
+	for (k = batch_sent; k < nbatched; k++)
+		if (!batched_gone[k] &&
+		    (r = dispatch_job_row(d, batched_jobs[k])) != NULL &&
+		    strcmp(r->row.tenant, tenant) == 0)
+			n++;
+	return n;
 }
 
 static void
@@ -1496,7 +1650,9 @@ mk_batching(const char *dkeys)
 	fake_init();
 	fake_ops(&ops);
 	ops.batch_add = fake_batch_add;
+	ops.batch_cancel = fake_batch_cancel;
 	nbatched = 0;
+	batch_sent = 0;
 	batch_room = -1;
 	cf = parse(dkeys, SQS);
 	d = dispatch_new(cf, &ops);
@@ -1610,6 +1766,72 @@ START_TEST(test_batch_breaker)
 	dispatch_run(d, T0 + 2);
 	ck_assert_uint_eq(nbatched, before);
 	ck_assert_uint_ge(fake_flush(d), 4);	/* parked */
+	done();
+}
+END_TEST
+
+/*
+ * A breaker that opens parks its key's entries still waiting in the
+ * batcher (queued, in the spec's words), attempts and first attempt as
+ * they were, due at its close; entries in a request in flight stay and
+ * settle on their results, which leave the breaker open.  Tenant b shares
+ * the destination: its entries stay, so no batch carries one of a's while
+ * its breaker is open.
+ */
+START_TEST(test_batch_breaker_parks_waiting)
+{
+	struct dispatch_stats st;
+	struct breaker b;
+	struct frow *rows[12], *brow[3];
+	size_t i;
+	int k;
+
+	mk_batching(RETRY);
+	for (k = 0; k < 12; k++) {
+		rows[k] = fake_add("a", "q", 0, MODULE_SQS, T0 - 100, 100);
+		if (k == 11)
+			rows[k]->row.first_attempt = T0 - 5000;
+	}
+	for (k = 0; k < 3; k++)
+		brow[k] = fake_add("b", "q", 0, MODULE_SQS, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(nbatched, 15);
+	batch_sent = 5;		/* a's first five are in a request */
+	ck_assert_uint_eq(batch_waiting("a"), 7);
+	for (i = 0; i < 3; i++)
+		dispatch_outcome(d, batched_jobs[i], ATTEMPT_ERROR, 0,
+		    "sqs http 500", T0 + 1);
+	get_breaker("a", "q", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(b.open_until, T0 + 1001);
+	ck_assert_uint_eq(batch_waiting("a"), 0);
+	ck_assert_uint_eq(batch_waiting("b"), 3);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.batched, 2 + 3);
+	ck_assert_uint_eq(fake_flush(d), 3 + 7);
+	for (k = 5; k < 12; k++) {
+		ck_assert_uint_eq(rows[k]->row.due, T0 + 1001);
+		ck_assert_int_eq(rows[k]->row.state, STORE_ROW_PARKED);
+		ck_assert_uint_eq(rows[k]->row.attempts, 0);
+		ck_assert_uint_eq(rows[k]->row.first_attempt,
+		    k == 11 ? T0 - 5000 : 0);
+	}
+	/* The two left in flight answer ok: stragglers, the breaker stays
+	 * open, their rows are delivered. */
+	for (i = 3; i < 5; i++)
+		dispatch_outcome(d, batched_jobs[i], ATTEMPT_OK, 0, "",
+		    T0 + 2);
+	get_breaker("a", "q", &b);
+	ck_assert_int_eq(b.state, BREAKER_OPEN);
+	ck_assert_uint_eq(fake_flush(d), 2);
+	ck_assert(!rows[3]->live && !rows[4]->live);
+	/* Nothing of a's is batched again while it is open; b's flow. */
+	turn(T0 + 3);
+	ck_assert_uint_eq(nbatched, 15);
+	for (k = 0; k < 3; k++)
+		ck_assert(brow[k]->live && !brow[k]->dead);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.batched, 3);
 	done();
 }
 END_TEST
@@ -1890,9 +2112,11 @@ dispatch_suite(void)
 	tcase_add_test(tc, test_permanent_not_counted);
 	tcase_add_test(tc, test_breaker_cycle);
 	tcase_add_test(tc, test_breaker_doubling);
+	tcase_add_test(tc, test_breaker_straggler);
 	tcase_add_test(tc, test_breaker_per_key);
 	ADD_LOOP(tc, test_horizon, horizons);
 	tcase_add_test(tc, test_horizon_queued);
+	tcase_add_test(tc, test_horizon_from_first_attempt);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lanes");
@@ -1920,6 +2144,7 @@ dispatch_suite(void)
 	tcase_add_test(tc, test_batch_per_entry_settle);
 	tcase_add_test(tc, test_batch_full_waits);
 	tcase_add_test(tc, test_batch_breaker);
+	tcase_add_test(tc, test_batch_breaker_parks_waiting);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("decks");
