@@ -18,7 +18,7 @@ import re
 import threading
 import time
 
-from ankusa import (Daemon, TestSink, dispatch_conf, expect,
+from ankusa import (Daemon, FakeSQS, TestSink, dispatch_conf, expect,
                     expect_accepted, jbody, note, post, sink_source,
                     wait_until)
 
@@ -767,6 +767,46 @@ def test_binding_reorder_remove_reload():
     st = d.status()
     assert (st["pending"], st["dead"]) == (0, 7), st
     del g_ids
+
+
+def test_reload_reorders_sinks_rows_queued():
+    """Rows claimed before a reload that reorders their source's sinks and
+    started after it: each hook reaches the sink of its module once, none
+    goes to the sink that now holds its index.  The http rows wait queued
+    behind a slow attempt (concurrency 1); the sqs rows wait in the
+    batcher behind a held request (sink_concurrency 1)."""
+    s = TestSink().start()
+    q = FakeSQS().start()
+    s.mode("/h", delay_ms=400)
+    q.delay_s = 1.5
+    n = 8
+    src = {"re": sink_source([{"type": "http", "url": s.url("/h")},
+                              q.sink()], tenant="tr")}
+    d = Daemon(sources=src, extra={"dispatch": dispatch_conf(
+        concurrency=1, sink_concurrency=1, breaker_failures=0)}).start()
+    ids = [i for i, _ in post_seq(d, "re", [b'{"r":%d}' % k
+                                            for k in range(n)])]
+    wait_until(lambda: s.received("/h") >= 1 and q.in_flight >= 1, 10,
+               0.02, "an http attempt and an sqs request under way")
+    st = d.status()
+    assert st["pending"] == 2 * n, st
+    d.sources = {"re": sink_source([q.sink(), {"type": "http",
+                                                "url": s.url("/h")}],
+                                   tenant="tr")}
+    d.write_config()
+    d.ctl("reload")
+    s.mode("/h", delay_ms=0)
+    q.delay_s = 0.0
+    settle(d)
+    http = [r["x-ankusa-id"] for r in s.records()]
+    sqs = [e["body"]["id"] for e in q.entries()]
+    assert sorted(http) == sorted(ids), \
+        "http got %d requests for %d hooks (paths %r)" % (
+            len(http), n, sorted({r["path"] for r in s.records()}))
+    assert sorted(sqs) == sorted(ids), \
+        "sqs got %d messages for %d hooks" % (len(sqs), n)
+    st = d.status()
+    assert (st["pending"], st["dead"]) == (0, 0), st
 
 
 # ------------------------------------------------------------ drain
