@@ -33,6 +33,7 @@
 #include "dispatch.h"
 #include "ids.h"
 #include "job.h"
+#include "jobfill.h"
 #include "log.h"
 #include "metrics.h"
 #include "msg.h"
@@ -270,8 +271,7 @@ job_msg(struct drow *r, struct msg *m, enum attempt_result *res,
 	const struct sink_conf *sk;
 	struct store_hook_rec rec;
 	struct job j;
-	char hook_id[UUID_STRLEN + 1], replay[UUID_STRLEN + 1] = "";
-	static const unsigned char zero[UUID_LEN];
+	struct jobfill_ids ids;
 	int rc;
 
 	if ((sk = bound_sink(r, res, detail, len)) == NULL)
@@ -289,24 +289,8 @@ job_msg(struct drow *r, struct msg *m, enum attempt_result *res,
 		return -1;
 	}
 	memset(&j, 0, sizeof(j));
-	uuid_format(rec.hook.id, hook_id);
-	if (memcmp(r->row.replay_id, zero, UUID_LEN) != 0)
-		uuid_format(r->row.replay_id, replay);
 	j.id = r->job;
-	j.hook_id = hook_id;
-	j.tenant = (char *)rec.hook.tenant;
-	j.source = (char *)rec.hook.source;
-	j.received_at = rec.hook.received_at;
-	j.content_type = (char *)rec.hook.content_type;
-	j.headers = (struct header_kv *)rec.hook.headers;
-	j.nheaders = rec.hook.nheaders;
-	j.dedupe_key = (char *)(rec.hook.dedupe_key != NULL ?
-	    rec.hook.dedupe_key : "");
-	j.replay_id = replay;
-	j.attempt = r->row.attempts + 1;
-	j.claim_ref = (char *)(rec.claim_ref != NULL ? rec.claim_ref : "");
-	j.body = (unsigned char *)rec.hook.body;
-	j.bodylen = rec.hook.body_len;
+	jobfill_job(&j, &ids, r, &rec);
 	j.sink_index = r->bound;
 	j.sink = *sk;
 	rc = job_encode(m, &j);
@@ -1239,7 +1223,8 @@ batch_send(struct batcher_req *req, struct worker *w)
 	struct drow *r;
 	struct msg m;
 	enum attempt_result res;
-	char (*ids)[UUID_STRLEN + 1], why[JOB_DETAIL_MAX];
+	struct jobfill_ids *ids;
+	char why[JOB_DETAIL_MAX];
 	uint32_t i, n = 0;
 	int rc = -1;
 
@@ -1282,24 +1267,8 @@ batch_send(struct batcher_req *req, struct worker *w)
 				    "store: %s", store_strerror(env->store));
 			continue;
 		}
-		uuid_format(recs[n].hook.id, ids[n]);
 		be[n].id = e->job;
-		be[n].hook_id = ids[n];
-		be[n].tenant = (char *)recs[n].hook.tenant;
-		be[n].source = (char *)recs[n].hook.source;
-		be[n].received_at = recs[n].hook.received_at;
-		be[n].content_type = (char *)recs[n].hook.content_type;
-		be[n].headers = (struct header_kv *)recs[n].hook.headers;
-		be[n].nheaders = recs[n].hook.nheaders;
-		be[n].dedupe_key = (char *)(recs[n].hook.dedupe_key != NULL ?
-		    recs[n].hook.dedupe_key : "");
-		be[n].replay_id = "";
-		be[n].attempt = r->row.attempts + 1;
-		be[n].claim_ref = (char *)(recs[n].claim_ref != NULL ?
-		    recs[n].claim_ref : "");
-		be[n].order_key = "";
-		be[n].body = recs[n].hook.body;
-		be[n].bodylen = recs[n].hook.body_len;
+		jobfill_entry(&be[n], &ids[n], r, &recs[n]);
 		n++;
 	}
 	if (n > 0) {
