@@ -33,6 +33,7 @@ jobfill_ids(struct jobfill_ids *ids, const struct drow *r,
 	(x)->nheaders = (rec)->hook.nheaders;				\
 	(x)->dedupe_key = (char *)((rec)->hook.dedupe_key != NULL ?	\
 	    (rec)->hook.dedupe_key : "");				\
+	(x)->replay_id = (ids)->replay;					\
 	(x)->attempt = (r)->row.attempts + 1;				\
 	(x)->claim_ref = (char *)((rec)->claim_ref != NULL ?		\
 	    (rec)->claim_ref : "");					\
@@ -45,7 +46,6 @@ jobfill_job(struct job *j, struct jobfill_ids *ids, const struct drow *r,
 {
 	jobfill_ids(ids, r, rec);
 	JOBFILL_COMMON(j, ids, r, rec);
-	j->replay_id = ids->replay;
 	j->body = (unsigned char *)rec->hook.body;
 }
 
@@ -55,7 +55,6 @@ jobfill_entry(struct batch_entry *e, struct jobfill_ids *ids,
 {
 	jobfill_ids(ids, r, rec);
 	JOBFILL_COMMON(e, ids, r, rec);
-	e->replay_id = "";
 	e->order_key = "";
 	e->body = rec->hook.body;
 }
