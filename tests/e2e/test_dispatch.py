@@ -18,6 +18,7 @@ import re
 import threading
 import time
 
+from ankusa import free_port as ankusa_free_port
 from ankusa import (Daemon, FakeSQS, TestSink, dispatch_conf, expect,
                     expect_accepted, jbody, note, post, sink_source,
                     wait_until)
@@ -807,6 +808,58 @@ def test_reload_reorders_sinks_rows_queued():
         "sqs got %d messages for %d hooks" % (len(sqs), n)
     st = d.status()
     assert (st["pending"], st["dead"]) == (0, 0), st
+
+
+def test_reload_restart_only_keys_kept():
+    """One SIGHUP changes restart-only keys (http.port, and claim_check
+    added) and a reloadable one (a new source): the new source is served,
+    the restart-only keys are reported and keep their old values until a
+    restart: ingest still on the old port, none on the new one, and no
+    claim check (a body above the sink's inline_max_bytes is
+    dead-lettered as inline_max_bytes, not sent by claim)."""
+    q = FakeSQS().start()
+    sink = q.sink(inline_max_bytes=1000)
+    d = Daemon(sources={"big": sink_source([sink], tenant="acme")},
+               extra={"dispatch": dispatch_conf()}).start()
+    old_port, new_port = d.port, ankusa_free_port()
+    d.http = dict(d.http, port=new_port)
+    d.extra["claim_check"] = {"ip": "127.0.0.1",
+                              "port": ankusa_free_port(),
+                              "store": {"type": "local",
+                                        "root": os.path.join(d.dir,
+                                                             "claims")}}
+    d.sources["fresh"] = sink_source([q.sink()], tenant="acme")
+    d.write_config()
+    d.ctl("reload")
+    log = d.log_since_start()
+    for key in ("http.port", "claim_check"):
+        assert "reload: %s changed; it needs a restart" % key in log, \
+            "%s not reported:\n%s" % (key, log[-2000:])
+    ok = []
+
+    def fresh():
+        st, h, data = post(old_port, "/webhooks/fresh", b'{"f":1}')
+        if st == 201:
+            ok.append(jbody(data)["id"])
+        return st == 201
+    wait_until(fresh, 10, 0.1, "the new source served on the old port")
+    fid = ok[0]
+    try:
+        post(new_port, "/webhooks/fresh", b"{}", timeout=2)
+        raise AssertionError("ingest answered on the new http.port %d "
+                             "before a restart" % new_port)
+    except OSError:
+        pass
+    st, h, data = post(old_port, "/webhooks/big", os.urandom(5000))
+    bid = expect_accepted(st, h, data, "a body above inline_max_bytes")
+    settle(d)
+    got = {e["body"]["id"]: e["body"] for e in q.entries()}
+    assert fid in got and "body_base64" in got[fid], got.get(fid)
+    assert bid not in got, "sent by claim with claim_check not yet in " \
+        "force: %r" % sorted(got[bid])
+    dead = d.dlq(source="big")
+    assert [(e["hook_id"], e["reason"]) for e in dead] == \
+        [(bid, "inline_max_bytes")], dead
 
 
 # ------------------------------------------------------------ drain
