@@ -456,7 +456,11 @@ static const struct conf_key conftab[] = {
 	  .doc = "The most due rows claimed per scan." },
 	{ .name = "dispatch.concurrency", .type = T_U32, .scope = S_CONF,
 	  .off = CO(dispatch.concurrency), .def = "32", .min = 1, .max = 1024,
-	  .doc = "The most delivery attempts running at once." },
+	  .doc = "The most delivery attempts running at once.  The deliver "
+	    "pool has as many processes, plus dispatch.sink_concurrency "
+	    "for each sqs and google_pubsub sink (its batch requests in "
+	    "flight; concurrency when sink_concurrency is null), plus one "
+	    "for claim-check uploads: at most 128 in all." },
 	{ .name = "dispatch.max_inflight", .type = T_U32, .scope = S_CONF,
 	  .off = CO(dispatch.max_inflight), .def = "4096", .min = 1,
 	  .max = 10000000,

@@ -862,6 +862,36 @@ def test_reload_restart_only_keys_kept():
         [(bid, "inline_max_bytes")], dead
 
 
+def test_deliver_pool_room_for_batches():
+    """Single http attempts hold all of dispatch.concurrency (a slow sink)
+    while an sqs destination still has several batch requests in flight
+    at once, up to sink_concurrency: the deliver pool has room for both."""
+    s = TestSink().start()
+    q = FakeSQS().start()
+    s.mode("/slow", delay_ms=3000)
+    q.delay_s = 1.0
+    d = Daemon(sources={
+        "web": sink_source([{"type": "http", "url": s.url("/slow")}],
+                           tenant="t"),
+        "queue": sink_source([q.sink()], tenant="t")},
+        extra={"dispatch": dispatch_conf(
+            concurrency=3, sink_concurrency=3, breaker_failures=0,
+            tenants={"default": {"concurrency": 3}})}).start()
+    post_par(d, "web", [b'{"w":%d}' % k for k in range(6)], threads=6)
+    wait_until(lambda: d.status()["running"] == 3, 10, 0.02,
+               "every single-attempt slot busy")
+    post_par(d, "queue", [b'{"q":%d}' % k for k in range(60)], threads=6)
+    wait_until(lambda: len(q.entries()) == 60, 20, 0.05,
+               "the 60 sqs messages")
+    note("sqs requests %d, at most %d in flight" % (q.requests,
+                                                    q.max_in_flight))
+    assert q.max_in_flight >= 3, \
+        "at most %d batch request(s) in flight beside 3 running single " \
+        "attempts; sink_concurrency is 3" % q.max_in_flight
+    s.mode("/slow", delay_ms=0)
+    settle(d)
+
+
 # ------------------------------------------------------------ drain
 
 def test_drain_settles_running_attempts():
