@@ -456,7 +456,11 @@ static const struct conf_key conftab[] = {
 	  .doc = "The most due rows claimed per scan." },
 	{ .name = "dispatch.concurrency", .type = T_U32, .scope = S_CONF,
 	  .off = CO(dispatch.concurrency), .def = "32", .min = 1, .max = 1024,
-	  .doc = "The most delivery attempts running at once." },
+	  .doc = "The most delivery attempts running at once.  The deliver "
+	    "pool has as many processes, plus dispatch.sink_concurrency "
+	    "for each sqs and google_pubsub sink (its batch requests in "
+	    "flight; concurrency when sink_concurrency is null), plus one "
+	    "for claim-check uploads: at most 128 in all." },
 	{ .name = "dispatch.max_inflight", .type = T_U32, .scope = S_CONF,
 	  .off = CO(dispatch.max_inflight), .def = "4096", .min = 1,
 	  .max = 10000000,
@@ -2765,43 +2769,124 @@ conf_verify_type_name(enum verify_type t)
 	return "unknown";
 }
 
+/* Whether restart-only key k (of struct conf) differs between o and w. */
+static int
+ckey_differs(const struct conf_key *k, const char *o, const char *w)
+{
+	const char *a, *b;
+
+	switch (k->type) {
+	case T_U16:
+		return *(const uint16_t *)(const void *)(o + k->off) !=
+		    *(const uint16_t *)(const void *)(w + k->off);
+	case T_BOOL:
+	case T_SECTION:		/* the section's presence */
+		return *(const int *)(const void *)(o + k->off) !=
+		    *(const int *)(const void *)(w + k->off);
+	default:
+		a = *(char *const *)(const void *)(o + k->off);
+		b = *(char *const *)(const void *)(w + k->off);
+		return (a == NULL) != (b == NULL) ||
+		    (a != NULL && strcmp(a, b) != 0);
+	}
+}
+
+/* Put o's value of key k (of struct conf) into w.  -1: out of memory. */
+static int
+ckey_keep(const struct conf_key *k, const char *o, char *w)
+{
+	char **dst, *const *src;
+
+	switch (k->type) {
+	case T_U16:
+		memcpy(w + k->off, o + k->off, sizeof(uint16_t));
+		return 0;
+	case T_U32:
+	case T_MODE:
+		memcpy(w + k->off, o + k->off, sizeof(uint32_t));
+		return 0;
+	case T_U64:
+		memcpy(w + k->off, o + k->off, sizeof(uint64_t));
+		return 0;
+	case T_FLOAT:
+		memcpy(w + k->off, o + k->off, sizeof(double));
+		return 0;
+	case T_BOOL:
+	case T_SECTION:
+	case T_ENUM:
+		memcpy(w + k->off, o + k->off, sizeof(int));
+		return 0;
+	case T_STR:
+	case T_IDENT:
+	case T_ADDR:
+	case T_URL:
+	case T_PREFIX:
+	case T_SOCKPATH:
+	case T_ENUMSTR:
+		dst = (char **)(void *)(w + k->off);
+		src = (char *const *)(const void *)(o + k->off);
+		if (*dst != NULL)
+			explicit_bzero(*dst, strlen(*dst));	/* a secret */
+		free(*dst);
+		*dst = NULL;
+		if (*src != NULL && (*dst = strdup(*src)) == NULL)
+			return -1;
+		return 0;
+	default:
+		return 0;	/* no such key is restart-only */
+	}
+}
+
+static int
+conf_restart_keys(const struct conf *old, struct conf *nw, int keep,
+    void (*report)(const char *, void *), void *arg)
+{
+	const struct conf_key *k, *j;
+	const char *o = (const char *)old;
+	char *w = (char *)nw;
+	size_t i, m, len;
+	int n = 0;
+
+	for (i = 0; i < CONFTAB_N; i++) {
+		k = &conftab[i];
+		if (!(k->flags & F_RESTART) || k->scope != S_CONF ||
+		    !ckey_differs(k, o, w))
+			continue;
+		n++;
+		if (report != NULL)
+			report(k->name, arg);
+		if (!keep)
+			continue;
+		if (ckey_keep(k, o, w) == -1)
+			return -1;
+		if (k->type != T_SECTION)
+			continue;
+		/* A section added or removed: all of it as it was. */
+		len = strlen(k->name);
+		for (m = 0; m < CONFTAB_N; m++) {
+			j = &conftab[m];
+			if (j->scope == S_CONF && j != k &&
+			    strncmp(j->name, k->name, len) == 0 &&
+			    j->name[len] == '.' && ckey_keep(j, o, w) == -1)
+				return -1;
+		}
+	}
+	return n;
+}
+
 int
 conf_reload_check(const struct conf *old, const struct conf *nw,
     void (*report)(const char *, void *), void *arg)
 {
-	const struct conf_key *k;
-	const char *a, *b, *o = (const char *)old, *w = (const char *)nw;
-	size_t i;
-	int n = 0, diff;
+	return conf_restart_keys(old, (struct conf *)(uintptr_t)nw, 0, report,
+	    arg);
+}
 
-	for (i = 0; i < CONFTAB_N; i++) {
-		k = &conftab[i];
-		if (!(k->flags & F_RESTART) || k->scope != S_CONF)
-			continue;
-		switch (k->type) {
-		case T_U16:
-			diff = *(const uint16_t *)(const void *)(o + k->off) !=
-			    *(const uint16_t *)(const void *)(w + k->off);
-			break;
-		case T_BOOL:
-		case T_SECTION:		/* the section's presence */
-			diff = *(const int *)(const void *)(o + k->off) !=
-			    *(const int *)(const void *)(w + k->off);
-			break;
-		default:
-			a = *(char *const *)(const void *)(o + k->off);
-			b = *(char *const *)(const void *)(w + k->off);
-			diff = (a == NULL) != (b == NULL) ||
-			    (a != NULL && strcmp(a, b) != 0);
-			break;
-		}
-		if (diff) {
-			n++;
-			if (report != NULL)
-				report(k->name, arg);
-		}
-	}
-	return n;
+int
+conf_reload_keep(const struct conf *old, struct conf *nw,
+    void (*report)(const char *, void *), void *arg)
+{
+	return conf_restart_keys(old, nw, 1, report, arg);
 }
 
 int

@@ -282,6 +282,12 @@ const char	*conf_verify_type_name(enum verify_type);
  * without a restart; calls report(key, arg) for each, returns the count. */
 int		 conf_reload_check(const struct conf *old, const struct conf *nw,
 		    void (*report)(const char *key, void *), void *arg);
+/* The same, and each such key of nw takes old's value (a section added or
+ * removed: the whole section as it was), so that nw can be swapped in and
+ * the restart-only keys stay as they are until a restart (DESIGN.md 6).
+ * The count, or -1 when out of memory (nw is then to be freed). */
+int		 conf_reload_keep(const struct conf *old, struct conf *nw,
+		    void (*report)(const char *key, void *), void *arg);
 
 /* Write the key reference (ankusa.yml(5) body, man format) from the table. */
 void		 conf_write_manual(FILE *);

@@ -241,7 +241,13 @@ ankusad_reload(char *err, size_t errlen)
 		free(text);
 		return -1;
 	}
-	(void)conf_reload_check(env->conf, nc, report_restart_key, NULL);
+	if (conf_reload_keep(env->conf, nc, report_restart_key, NULL) == -1) {
+		snprintf(err, errlen, "out of memory, old config kept");
+		log_warnx("reload: %s", err);
+		conf_free(nc);
+		free(text);
+		return -1;
+	}
 	conf_free(env->conf);
 	free(env->conf_text);
 	env->conf = nc;

@@ -25,7 +25,8 @@
  * Binding: at claim time a row is bound to the sink of its source as the
  * config is now: (index, module), else the one sink with its module, else
  * it is dead-lettered as sink_gone; a row of a deleted source as
- * source_gone.
+ * source_gone.  A reload binds every claimed row that has not started
+ * again, before the next start (rebind_claimed).
  *
  * Fatal: only inconsistency of this module's own counts (fatalx).
  */
@@ -71,6 +72,8 @@ struct dispatch {
 	char			 fair_first[65];	/* the tenant the last
 							 * page did not reach */
 	int			 stopped;
+	int			 rebind;	/* the config changed since the
+						 * last run */
 	uint64_t		 next_job;
 	struct dispatch_stats	 st;
 	/* during a scan */
@@ -114,8 +117,7 @@ static int		 scan_row(const unsigned char *, const struct store_row *,
 static int		 scan_want(const unsigned char *, void *);
 static void		 claim_row(struct dispatch *, struct dtenant *,
 			    const unsigned char *, const struct store_row *);
-static int		 bind_row(struct dispatch *, struct drow *, char *,
-			    size_t);
+static void		 rebind_claimed(struct dispatch *);
 static void		 assign(struct dispatch *);
 static void		 run_begin(struct dispatch *, struct drow *, uint64_t);
 static void		 assign_batched(struct dispatch *);
@@ -301,8 +303,10 @@ dispatch_reconfigure(struct dispatch *d, const struct conf *conf)
 	d->bconf.max_open_ms = conf->dispatch.breaker_max_open_ms;
 	TAILQ_FOREACH(t, &d->tenants, all)
 		tenant_window(d, t);
-	/* Decks form again at the next run, under the new limits. */
+	/* Decks form again at the next run, under the new limits and
+	 * bound anew. */
 	decks_cancel(d, NULL);
+	d->rebind = 1;
 }
 
 void
@@ -402,8 +406,8 @@ row_policy(struct dispatch *d, const struct drow *r)
  * Bind r to a sink of its source as the config is now.  0, or -1 with the
  * dead-letter reason in why.
  */
-static int
-bind_row(struct dispatch *d, struct drow *r, char *why, size_t len)
+int
+dispatch_bind(struct dispatch *d, struct drow *r, char *why, size_t len)
 {
 	const struct source_conf *src = conf_source(d->conf, r->row.source);
 	int i, found = -1, n = 0;
@@ -431,6 +435,55 @@ bind_row(struct dispatch *d, struct drow *r, char *why, size_t len)
 	snprintf(why, len, "sink_gone:%u:%s", r->row.sink_index,
 	    dispatch_module_name(r->row.module));
 	return -1;
+}
+
+/*
+ * After a reload, every claimed row that has not started (queued, decks
+ * taken back, waiting for its check-in) binds again, so that no attempt
+ * starts on the sink a row was bound to at claim when that index now
+ * holds another sink: one that binds elsewhere moves to that key's queue
+ * (the order among a key's rows is not kept: only a lane orders, and a
+ * lane has one claimed row), one that cannot bind is dead-lettered.
+ * Running and batched attempts started under the old config; the glue
+ * binds a batcher's entries again when their request is built.
+ */
+static void
+rebind_claimed(struct dispatch *d)
+{
+	struct drow *r, *next;
+	struct dsinkq *q;
+	char why[STORE_ERROR_MAX];
+	size_t i;
+
+	d->rebind = 0;
+	for (i = 0; i < DISPATCH_HASH; i++)
+		for (r = d->rows[i]; r != NULL; r = next) {
+			next = r->hnext;
+			if (r->state != DROW_QUEUED &&
+			    r->state != DROW_CLAIMWAIT)
+				continue;
+			q = r->q;
+			if (dispatch_bind(d, r, why, sizeof(why)) == -1) {
+				if (r->state == DROW_CLAIMWAIT)
+					d->st.claimwait--;
+				settle_dead(d, r, why, NULL);
+				continue;
+			}
+			if (r->bound == q->sink)
+				continue;
+			if (r->state == DROW_QUEUED) {
+				TAILQ_REMOVE(&q->queue, r, link);
+				q->nqueued--;
+			}
+			q->claimed--;
+			r->q = sinkq_get(r->t, r->row.source, r->bound,
+			    r->row.module);
+			r->q->batched = q->batched;
+			r->q->claimed++;
+			if (r->state == DROW_QUEUED)
+				enqueue_row(d, r);
+			sinkq_maybe_free(q);
+		}
 }
 
 /* --- settling --- */
@@ -704,7 +757,7 @@ claim_row(struct dispatch *d, struct dtenant *t, const unsigned char *key,
 	d->st.claimed++;
 	d->st.claimed_bytes += row->body_size;
 
-	if (bind_row(d, r, why, sizeof(why)) == -1) {
+	if (dispatch_bind(d, r, why, sizeof(why)) == -1) {
 		settle_dead(d, r, why, NULL);	/* in no queue: r->q NULL */
 		return;
 	}
@@ -1077,6 +1130,8 @@ dispatch_run(struct dispatch *d, uint64_t now)
 	if (d->stopped)
 		return UINT64_MAX;
 	d->now = now;
+	if (d->rebind)
+		rebind_claimed(d);
 	memset(&sc, 0, sizeof(sc));
 	sc.d = d;
 	if (d->ops.due_tenants(d->ops.arg, scan_add, &sc) == -1) {
@@ -1216,6 +1271,9 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		snprintf(r->row.last_error, sizeof(r->row.last_error), "%s",
 		    detail);
 		settle_dead(d, r, why, detail);
+		return;
+	case ATTEMPT_UNBOUND:
+		settle_dead(d, r, detail, NULL);
 		return;
 	case ATTEMPT_ERROR:
 	case ATTEMPT_TIMEOUT:

@@ -43,6 +43,9 @@ enum attempt_result {
 	ATTEMPT_ERROR,		/* transient: the retry policy decides */
 	ATTEMPT_PERMANENT,	/* dead-letter now; never counts for breakers */
 	ATTEMPT_TIMEOUT,	/* killed at dispatch.attempt_timeout_ms */
+	ATTEMPT_UNBOUND,	/* the glue found no sink to bind it to as the
+				 * config is now: dead-letter with the detail
+				 * as the reason; no attempt, no breaker */
 };
 
 enum settle_kind {
@@ -192,6 +195,10 @@ void	dispatch_stop(struct dispatch *);
 int	dispatch_is_claimed(struct dispatch *, const unsigned char *key);
 /* The row of a running or batched attempt, or NULL (settled meanwhile). */
 struct drow *dispatch_job_row(struct dispatch *, uint64_t job);
+/* Bind r (r->bound) to a sink of its source as the config of the last
+ * dispatch_reconfigure is: 0, or -1 with the dead-letter reason
+ * (sink_gone:<index>:<module>, source_gone:<source>) in why. */
+int	dispatch_bind(struct dispatch *, struct drow *r, char *why, size_t);
 /* Whether a module's sink batches (SQS, Pub/Sub). */
 int	dispatch_module_batches(uint8_t module);
 void	dispatch_get_stats(struct dispatch *, struct dispatch_stats *);

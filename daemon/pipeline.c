@@ -33,6 +33,7 @@
 #include "dispatch.h"
 #include "ids.h"
 #include "job.h"
+#include "jobfill.h"
 #include "log.h"
 #include "metrics.h"
 #include "msg.h"
@@ -238,29 +239,44 @@ op_random(void *arg)
 }
 
 /*
+ * The sink r binds to as the config is now (dispatch.c binds every row
+ * that has not started again after a reload; a batcher's entries waited
+ * there across it): so a sink's options are never read through another
+ * type's branch.  NULL with the outcome r must have instead in *res and
+ * detail (sink_gone, source_gone: dead-lettered).
+ */
+static const struct sink_conf *
+bound_sink(struct drow *r, enum attempt_result *res, char *detail,
+    size_t len)
+{
+	const struct source_conf *src;
+
+	if (dispatch_bind(disp, r, detail, len) == -1 ||
+	    (src = conf_source(env->conf, r->row.source)) == NULL) {
+		*res = ATTEMPT_UNBOUND;
+		return NULL;
+	}
+	return &src->sinks[r->bound];
+}
+
+/*
  * The job of r as a MSG_DELIVER_JOB in m: 0, or -1 with the outcome the
  * attempt must have instead in *res and detail (the hook is gone, the
- * store erred, the config changed since the claim).
+ * store erred, the row's sink is gone).
  */
 static int
 job_msg(struct drow *r, struct msg *m, enum attempt_result *res,
     char *detail, size_t len)
 {
-	const struct source_conf *src;
+	const struct sink_conf *sk;
 	struct store_hook_rec rec;
 	struct job j;
-	char hook_id[UUID_STRLEN + 1], replay[UUID_STRLEN + 1] = "";
-	static const unsigned char zero[UUID_LEN];
+	struct jobfill_ids ids;
 	int rc;
 
-	*res = ATTEMPT_ERROR;
-	src = conf_source(env->conf, r->row.source);
-	if (src == NULL || r->bound >= (uint32_t)src->nsinks) {
-		/* A reload between claim and start: try again, binding
-		 * anew at the next claim. */
-		snprintf(detail, len, "config changed");
+	if ((sk = bound_sink(r, res, detail, len)) == NULL)
 		return -1;
-	}
+	*res = ATTEMPT_ERROR;
 	memset(&rec, 0, sizeof(rec));
 	if ((rc = store_hook_get(env->store, r->seq, &rec)) != 0) {
 		if (rc == 1) {
@@ -273,26 +289,10 @@ job_msg(struct drow *r, struct msg *m, enum attempt_result *res,
 		return -1;
 	}
 	memset(&j, 0, sizeof(j));
-	uuid_format(rec.hook.id, hook_id);
-	if (memcmp(r->row.replay_id, zero, UUID_LEN) != 0)
-		uuid_format(r->row.replay_id, replay);
 	j.id = r->job;
-	j.hook_id = hook_id;
-	j.tenant = (char *)rec.hook.tenant;
-	j.source = (char *)rec.hook.source;
-	j.received_at = rec.hook.received_at;
-	j.content_type = (char *)rec.hook.content_type;
-	j.headers = (struct header_kv *)rec.hook.headers;
-	j.nheaders = rec.hook.nheaders;
-	j.dedupe_key = (char *)(rec.hook.dedupe_key != NULL ?
-	    rec.hook.dedupe_key : "");
-	j.replay_id = replay;
-	j.attempt = r->row.attempts + 1;
-	j.claim_ref = (char *)(rec.claim_ref != NULL ? rec.claim_ref : "");
-	j.body = (unsigned char *)rec.hook.body;
-	j.bodylen = rec.hook.body_len;
+	jobfill_job(&j, &ids, r, &rec);
 	j.sink_index = r->bound;
-	j.sink = src->sinks[r->bound];
+	j.sink = *sk;
 	rc = job_encode(m, &j);
 	store_hook_rec_free(&rec);
 	if (rc == -1) {
@@ -426,28 +426,26 @@ op_settle(void *arg, const struct dsettle *s)
 static int
 op_batch_add(void *arg, struct drow *r)
 {
-	const struct source_conf *src;
 	const struct sink_conf *sk;
 	const struct tenant_window *tw;
 	struct batcher_limits lim;
-	char dest[2048];
+	enum attempt_result res;
+	char dest[2048], why[JOB_DETAIL_MAX];
 	uint64_t bytes, now = time_wall_ms();
 
-	src = conf_source(env->conf, r->row.source);
-	if (src == NULL || r->bound >= (uint32_t)src->nsinks) {
-		outcome_later(r->job, ATTEMPT_ERROR, "config changed");
+	if ((sk = bound_sink(r, &res, why, sizeof(why))) == NULL) {
+		outcome_later(r->job, res, "%s", why);
 		return 0;
 	}
-	sk = &src->sinks[r->bound];
 	memset(&lim, 0, sizeof(lim));
 	if (sk->type == SINK_SQS) {
-		snprintf(dest, sizeof(dest), "%s#%u|sqs|%s", src->id,
+		snprintf(dest, sizeof(dest), "%s#%u|sqs|%s", r->row.source,
 		    r->bound, sk->u.sqs.queue_url);
 		lim.max_entries = 10;
 		lim.max_bytes = sk->max_message_bytes;
 	} else {
-		snprintf(dest, sizeof(dest), "%s#%u|pubsub|%s/%s|%s", src->id,
-		    r->bound, sk->u.pubsub.project, sk->u.pubsub.topic,
+		snprintf(dest, sizeof(dest), "%s#%u|pubsub|%s/%s|%s",
+		    r->row.source, r->bound, sk->u.pubsub.project, sk->u.pubsub.topic,
 		    sk->u.pubsub.ordering_key != NULL ?
 		    sk->u.pubsub.ordering_key : "");
 		lim.max_entries = 1000;
@@ -1225,15 +1223,17 @@ batch_expired(struct batcher_entry *e, void *arg)
 static int
 batch_send(struct batcher_req *req, struct worker *w)
 {
-	const struct source_conf *src = NULL;
+	const struct sink_conf *sink = NULL, *sk;
 	struct store_hook_rec *recs;
 	struct batch_entry *be;
 	struct claim_store cstore;
 	struct batch b;
 	struct drow *r;
 	struct msg m;
-	char (*ids)[UUID_STRLEN + 1];
-	uint32_t i, n = 0, bound = 0;
+	enum attempt_result res;
+	struct jobfill_ids *ids;
+	char why[JOB_DETAIL_MAX];
+	uint32_t i, n = 0;
 	int rc = -1;
 
 	recs = calloc(req->n, sizeof(*recs));
@@ -1251,11 +1251,16 @@ batch_send(struct batcher_req *req, struct worker *w)
 			e->done = 1;
 			continue;
 		}
-		if (src == NULL) {
-			src = conf_source(env->conf, r->row.source);
-			bound = r->bound;
+		if ((sk = bound_sink(r, &res, why, sizeof(why))) == NULL) {
+			e->done = 1;
+			outcome_later(e->job, res, "%s", why);
+			continue;
 		}
-		if (src == NULL || bound >= (uint32_t)src->nsinks) {
+		if (sink == NULL)
+			sink = sk;
+		else if (sk != sink) {
+			/* Bound elsewhere by a reload since it was added
+			 * (two sinks of its module): not this request's. */
 			e->done = 1;
 			outcome_later(e->job, ATTEMPT_ERROR, "config changed");
 			continue;
@@ -1270,30 +1275,14 @@ batch_send(struct batcher_req *req, struct worker *w)
 				    "store: %s", store_strerror(env->store));
 			continue;
 		}
-		uuid_format(recs[n].hook.id, ids[n]);
 		be[n].id = e->job;
-		be[n].hook_id = ids[n];
-		be[n].tenant = (char *)recs[n].hook.tenant;
-		be[n].source = (char *)recs[n].hook.source;
-		be[n].received_at = recs[n].hook.received_at;
-		be[n].content_type = (char *)recs[n].hook.content_type;
-		be[n].headers = (struct header_kv *)recs[n].hook.headers;
-		be[n].nheaders = recs[n].hook.nheaders;
-		be[n].dedupe_key = (char *)(recs[n].hook.dedupe_key != NULL ?
-		    recs[n].hook.dedupe_key : "");
-		be[n].replay_id = "";
-		be[n].attempt = r->row.attempts + 1;
-		be[n].claim_ref = (char *)(recs[n].claim_ref != NULL ?
-		    recs[n].claim_ref : "");
-		be[n].order_key = "";
-		be[n].body = recs[n].hook.body;
-		be[n].bodylen = recs[n].hook.body_len;
+		jobfill_entry(&be[n], &ids[n], r, &recs[n]);
 		n++;
 	}
 	if (n > 0) {
 		memset(&b, 0, sizeof(b));
 		b.id = req->id;
-		b.sink = src->sinks[bound];
+		b.sink = *sink;
 		if (env->conf->claim_check.enabled) {
 			claim_store_from_conf(&cstore, env->conf);
 			b.claim = &cstore;
@@ -1321,18 +1310,15 @@ batch_send(struct batcher_req *req, struct worker *w)
 			w->state = WORKER_RETIRING;
 		} else {
 			msg_free(&m);
+			w->module = dispatch_sink_module(sink->type);
 			metrics_add("ankusa_dispatch_batches_total", 1, "sink",
-			    src->sinks[bound].type == SINK_SQS ? "sqs" :
-			    "google_pubsub", NULL);
+			    dispatch_module_name(w->module), NULL);
 			metrics_add("ankusa_dispatch_batch_entries_total", n,
-			    "sink", src->sinks[bound].type == SINK_SQS ? "sqs" :
-			    "google_pubsub", NULL);
+			    "sink", dispatch_module_name(w->module), NULL);
 			w->state = WORKER_BUSY;
 			w->job = req->id;
 			w->req = req;
 			w->reported = 0;
-			w->module = src->sinks[bound].type == SINK_SQS ?
-			    MODULE_SQS : MODULE_PUBSUB;
 			rc = 0;
 		}
 	}

@@ -2,12 +2,11 @@
  * supervisor.c: the master's children.
  *
  * Two pools: edges (ankusa-edge, http.workers slots, the ingest listener on
- * fd 4) and deliver processes (ankusa-deliver, dispatch.concurrency + 1
- * slots).  Every child is fork+exec'd from env->libexecdir with its
- * socketpair on fd 3 and the config text on fd 5, a deliver process its
- * on-deck page (common/deck.h) on fd 6 (see proc.h), says
- * MSG_CHILD_HELLO with the protocol version, and exits when its channel
- * closes.  A child of the current generation that
+ * fd 4) and deliver processes (ankusa-deliver, deliver_slots()).  Every
+ * child is fork+exec'd from env->libexecdir with its socketpair on fd 3
+ * and the config text on fd 5, a deliver process its on-deck page
+ * (common/deck.h) on fd 6 (see proc.h), says MSG_CHILD_HELLO with the
+ * protocol version, and exits when its channel closes.  A child of the current generation that
  * dies is respawned: at once if it had lived SUPERVISOR_STABLE_MS, else
  * after a delay that doubles from 1 s to 60 s (crash-loop throttle).  A
  * child that sends a frame we cannot read is logged and recycled (killed;
@@ -109,6 +108,7 @@ static void		 child_retire(struct child *);
 static void		 sigchld_cb(evutil_socket_t, short, void *);
 static void		 respawn_cb(evutil_socket_t, short, void *);
 static void		 pool_resize(enum child_kind, int);
+static int		 deliver_slots(const struct conf *);
 static void		 slot_retry(struct slot *);
 
 void
@@ -329,6 +329,31 @@ child_retire(struct child *c)
 		pipeline_worker_retiring(c->serial);
 }
 
+/*
+ * The deliver pool (DESIGN.md 1): dispatch.concurrency for single
+ * attempts, which the dispatch never exceeds, plus what every batching
+ * destination may have in flight at once (dispatch.sink_concurrency
+ * requests each, or concurrency when that is 0), plus one for claim-check
+ * uploads.  A destination is a batching sink of a source, so the sum is
+ * known from the config; pool_resize bounds it.
+ */
+static int
+deliver_slots(const struct conf *cf)
+{
+	uint64_t n, per;
+	int i, k;
+
+	per = cf->dispatch.sink_concurrency != 0 ?
+	    cf->dispatch.sink_concurrency : cf->dispatch.concurrency;
+	n = (uint64_t)cf->dispatch.concurrency + 1;
+	for (i = 0; i < cf->nsources; i++)
+		for (k = 0; k < cf->sources[i].nsinks; k++)
+			if (cf->sources[i].sinks[k].type == SINK_SQS ||
+			    cf->sources[i].sinks[k].type == SINK_PUBSUB)
+				n += per;
+	return n > SUPERVISOR_MAX_CHILDREN ? SUPERVISOR_MAX_CHILDREN : (int)n;
+}
+
 /* Bring a pool to n slots: new slots spawn, surplus slots retire their
  * child (a deliver process finishes its job first). */
 static void
@@ -384,7 +409,7 @@ supervisor_new_generation(void)
 	 * its sink's options): the pool only follows the concurrency. */
 	if (pools[KIND_DELIVER].gen == 0)
 		pools[KIND_DELIVER].gen = 1;
-	pool_resize(KIND_DELIVER, env->conf->dispatch.concurrency + 1);
+	pool_resize(KIND_DELIVER, deliver_slots(env->conf));
 	log_info("supervisor: generation %u: %d edges, %d deliver processes",
 	    p->gen, pools[KIND_EDGE].nslots, pools[KIND_DELIVER].nslots);
 }

@@ -1103,6 +1103,37 @@ START_TEST(test_reload_check)
 }
 END_TEST
 
+/* conf_reload_keep: the restart-only keys of the new config take the old
+ * values (a section added or removed: all of it), the others stay new. */
+START_TEST(test_reload_keep)
+{
+	struct conf *a, *b;
+	char keys[512] = "";
+
+	a = parse_ok("claim_check: {port: 4101, store: {type: local, root: "
+	    "/r}}\n" SRC);
+	b = parse_ok("node:\n  data_dir: /elsewhere\nhttp:\n  port: 4100\n"
+	    "  workers: 4\ncontrol:\n  socket: /tmp/x.sock\n"
+	    "dispatch:\n  concurrency: 8\n" SRC);
+	ck_assert_int_eq(conf_reload_keep(a, b, report_key, keys), 4);
+	ck_assert_str_eq(keys, "node.data_dir http.port control.socket "
+	    "claim_check ");
+	ck_assert_str_eq(b->data_dir, a->data_dir);
+	ck_assert_uint_eq(b->http.port, a->http.port);
+	ck_assert_str_eq(b->control.socket, a->control.socket);
+	ck_assert_int_eq(b->claim_check.enabled, 1);
+	ck_assert_uint_eq(b->claim_check.port, 4101);
+	ck_assert_str_eq(b->claim_check.store_type, "local");
+	ck_assert_str_eq(b->claim_check.root, "/r");
+	/* reloadable: as the new file says */
+	ck_assert_uint_eq(b->http.workers, 4);
+	ck_assert_uint_eq(b->dispatch.concurrency, 8);
+	ck_assert_int_eq(conf_reload_check(a, b, NULL, NULL), 0);
+	conf_free(b);
+	conf_free(a);
+}
+END_TEST
+
 START_TEST(test_load)
 {
 	struct conf_errors e = { NULL, 0 };
@@ -1212,6 +1243,7 @@ conf_suite(void)
 	tc = tcase_create("reload");
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_reload_check);
+	tcase_add_test(tc, test_reload_keep);
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_manual);
 	suite_add_tcase(s, tc);

@@ -1594,6 +1594,7 @@ END_TEST
  * takes (-1: no bound). */
 static uint64_t	batched_jobs[256];
 static char	batched_gone[256];	/* taken back */
+static uint32_t	batched_bound[256];	/* the sink index each was bound to */
 static size_t	nbatched;
 static size_t	batch_sent;	/* the first batch_sent are in requests */
 static int	batch_room;
@@ -1607,6 +1608,7 @@ fake_batch_add(void *arg, struct drow *r)
 		batch_room--;
 	ck_assert_uint_lt(nbatched, 256);
 	batched_gone[nbatched] = 0;
+	batched_bound[nbatched] = r->bound;
 	batched_jobs[nbatched++] = r->job;
 	return 0;
 }
@@ -1832,6 +1834,119 @@ START_TEST(test_batch_breaker_parks_waiting)
 		ck_assert(brow[k]->live && !brow[k]->dead);
 	dispatch_get_stats(d, &st);
 	ck_assert_uint_eq(st.batched, 3);
+	done();
+}
+END_TEST
+
+/* --- binding after a reload --- */
+
+/*
+ * A reload between a row's claim and its start: the row binds again as the
+ * spec binds (same index and module, else the one sink with its module,
+ * else sink_gone), so a queued http row whose index now holds a log sink
+ * never starts as a log job.
+ */
+static const struct {
+	const char	*name;
+	const char	*after;		/* s's sinks after the reload */
+	int		 bound;		/* -1: dead-lettered */
+	const char	*reason;
+} rebinds[] = {
+	{ "reordered", "  s: {sinks: [" LOG ", " HTTP "]}\n", 1, NULL },
+	{ "moved further", "  s: {sinks: [" LOG ", " LOG ", " HTTP "]}\n", 2,
+	    NULL },
+	{ "in place", "  s: {sinks: [" HTTP ", " LOG "]}\n", 0, NULL },
+	{ "module gone", "  s: {sinks: [" LOG ", " LOG "]}\n", -1,
+	    "sink_gone:0:http" },
+	{ "source gone", "  other: {sinks: [" HTTP "]}\n", -1,
+	    "source_gone:s" },
+};
+
+START_TEST(test_rebind_queued)
+{
+	struct dispatch_stats st;
+	struct conf *c2;
+	struct frow *f[3];
+	char src[512];
+	size_t i;
+	int k;
+
+	mk("  concurrency: 1\n" RETRY,
+	    "sources:\n  s: {sinks: [" HTTP ", " LOG "]}\n");
+	for (k = 0; k < 3; k++)
+		f[k] = fake_add("a", "s", 0, MODULE_HTTP, T0 - 100 + k, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake.njobs, 1);
+	ck_assert_uint_eq(fake.jobs[0]->bound, 0);
+	snprintf(src, sizeof(src), "sources:\n%s", rebinds[_i].after);
+	c2 = parse("  concurrency: 1\n" RETRY, src);
+	dispatch_reconfigure(d, c2);
+	conf_free(cf);
+	cf = c2;
+	/* The attempt running since before the reload settles as it is. */
+	next_ok(T0 + 1);
+	turn(T0 + 1);
+	if (rebinds[_i].bound >= 0) {
+		for (k = 0; k < 2; k++) {
+			ck_assert_uint_eq(fake.njobs, 2 + k);
+			ck_assert_uint_eq(fake.jobs[1 + k]->bound,
+			    (uint32_t)rebinds[_i].bound);
+			ck_assert_uint_eq(fake.jobs[1 + k]->row.module,
+			    MODULE_HTTP);
+			/* The row keeps its binding at ack. */
+			ck_assert_uint_eq(fake.jobs[1 + k]->row.sink_index, 0);
+			next_ok(T0 + 2 + k);
+		}
+		fake_flush(d);
+		for (k = 0; k < 3; k++)
+			ck_assert(!f[k]->live && !f[k]->dead);
+	} else {
+		ck_assert_uint_eq(fake.njobs, 1);
+		ck_assert(!f[0]->live && !f[0]->dead);
+		for (k = 1; k < 3; k++) {
+			ck_assert(f[k]->dead);
+			ck_assert_str_eq(f[k]->reason, rebinds[_i].reason);
+			ck_assert_uint_eq(f[k]->dead_attempts, 0);
+		}
+	}
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 0);
+	for (i = 0; i < fake.njobs; i++)
+		ck_assert_uint_eq(fake.jobs[i]->row.module, MODULE_HTTP);
+	done();
+}
+END_TEST
+
+/* The same for a batching sink's rows that wait for room in their
+ * batcher: they go to the batcher bound to the sqs sink as it is now. */
+START_TEST(test_rebind_batched)
+{
+	struct conf *c2;
+	size_t i;
+	int k;
+
+	mk_batching(RETRY);
+	c2 = parse(RETRY, "sources:\n  q: {sinks: [{type: sqs, queue_url: "
+	    "\"http://127.0.0.1:9/1/q\"}, " HTTP "]}\n");
+	dispatch_reconfigure(d, c2);
+	conf_free(cf);
+	cf = c2;
+	batch_room = 0;
+	for (k = 0; k < 4; k++)
+		fake_add("a", "q", 0, MODULE_SQS, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(nbatched, 0);
+	c2 = parse(RETRY, "sources:\n  q: {sinks: [" HTTP ", {type: sqs, "
+	    "queue_url: \"http://127.0.0.1:9/1/q\"}]}\n");
+	dispatch_reconfigure(d, c2);
+	conf_free(cf);
+	cf = c2;
+	batch_room = -1;
+	dispatch_run(d, T0 + 1);
+	ck_assert_uint_eq(nbatched, 4);
+	for (i = 0; i < nbatched; i++)
+		ck_assert_uint_eq(batched_bound[i], 1);
+	ck_assert_uint_eq(fake.njobs, 0);
 	done();
 }
 END_TEST
@@ -2129,6 +2244,8 @@ dispatch_suite(void)
 	tc = tcase_create("binding");
 	tcase_set_timeout(tc, TIMEOUT);
 	ADD_LOOP(tc, test_binding, bindings);
+	ADD_LOOP(tc, test_rebind_queued, rebinds);
+	tcase_add_test(tc, test_rebind_batched);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("life");

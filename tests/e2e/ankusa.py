@@ -907,6 +907,108 @@ class TestSink:
                 if status is None or r.get("status") == status]
 
 
+class FakeSQS:
+    """A loopback stand-in for SQS's SendMessageBatch (JSON protocol), for
+    tests that need what moto cannot give: a request held for delay_s,
+    the most requests in flight at once, every entry as it came.
+
+        q = FakeSQS().start()
+        q.delay_s = 1.0         # hold each request this long
+        q.entries()             # [{"body": v1 dict, "attrs": {..}}]
+        q.max_in_flight         # the most requests held at once
+
+    It answers every entry Successful with the MD5 of its body; it checks
+    no signature (the sink signs; moto's tests check that)."""
+
+    __test__ = False
+
+    def __init__(self):
+        import hashlib
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.delay_s = 0.0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.requests = 0
+        self._entries = []
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                req = json.loads(self.rfile.read(n))
+                with fake._lock:
+                    fake.in_flight += 1
+                    fake.requests += 1
+                    fake.max_in_flight = max(fake.max_in_flight,
+                                             fake.in_flight)
+                try:
+                    if fake.delay_s > 0:
+                        time.sleep(fake.delay_s)
+                    ok = []
+                    with fake._lock:
+                        for e in req["Entries"]:
+                            fake._entries.append({
+                                "body": json.loads(e["MessageBody"]),
+                                "attrs": {k: a["StringValue"] for k, a in
+                                          e.get("MessageAttributes",
+                                                {}).items()}})
+                            ok.append({"Id": e["Id"], "MessageId": "m%d" %
+                                       len(fake._entries),
+                                       "MD5OfMessageBody": hashlib.md5(
+                                           e["MessageBody"].encode()
+                                       ).hexdigest()})
+                    b = json.dumps({"Successful": ok, "Failed": []}
+                                   ).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type",
+                                     "application/x-amz-json-1.0")
+                    self.send_header("Content-Length", str(len(b)))
+                    self.end_headers()
+                    self.wfile.write(b)
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = None
+        if _ctx is not None:
+            with _ctx.lock:
+                _ctx.daemons.append(self)
+
+    def start(self):
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+        return self
+
+    def entries(self):
+        with self._lock:
+            return list(self._entries)
+
+    def sink(self, **extra):
+        """An sqs sink entry that sends here."""
+        s = {"type": "sqs", "queue_url": "http://127.0.0.1:%d/1/q" %
+             self.port, "endpoint": "http://127.0.0.1:%d" % self.port,
+             "region": "us-east-1", "access_key_id": "AKIAFAKE",
+             "secret_access_key": "fake"}
+        s.update(extra)
+        return s
+
+    def destroy(self):
+        self.delay_s = 0.0
+        self.server.shutdown()
+        self.server.server_close()
+
+    # The harness's clean-up asks these of everything it holds.
+    logpath = os.devnull
+
+
 def sink_source(sinks, tenant=None, retry=None, **extra):
     """A verify-none source with the given sinks (and retry override)."""
     s = hold_source(tenant=tenant, sinks=sinks, **extra)

@@ -20,7 +20,8 @@ import threading
 import time
 
 import ankusa
-from ankusa import (Daemon, TestSink, dispatch_conf, expect,
+from ankusa import free_port as ankusa_free_port
+from ankusa import (Daemon, FakeSQS, TestSink, dispatch_conf, expect,
                     expect_accepted, jbody, note, post, sink_source,
                     wait_until)
 
@@ -793,6 +794,128 @@ def test_binding_reorder_remove_reload():
     st = d.status()
     assert (st["pending"], st["dead"]) == (0, 7), st
     del g_ids
+
+
+def test_reload_reorders_sinks_rows_queued():
+    """Rows claimed before a reload that reorders their source's sinks and
+    started after it: each hook reaches the sink of its module once, none
+    goes to the sink that now holds its index.  The http rows wait queued
+    behind a slow attempt (concurrency 1); the sqs rows wait in the
+    batcher behind a held request (sink_concurrency 1)."""
+    s = TestSink().start()
+    q = FakeSQS().start()
+    s.mode("/h", delay_ms=400)
+    q.delay_s = 1.5
+    n = 8
+    src = {"re": sink_source([{"type": "http", "url": s.url("/h")},
+                              q.sink()], tenant="tr")}
+    d = Daemon(sources=src, extra={"dispatch": dispatch_conf(
+        concurrency=1, sink_concurrency=1, breaker_failures=0)}).start()
+    ids = [i for i, _ in post_seq(d, "re", [b'{"r":%d}' % k
+                                            for k in range(n)])]
+    wait_until(lambda: s.received("/h") >= 1 and q.in_flight >= 1, 10,
+               0.02, "an http attempt and an sqs request under way")
+    st = d.status()
+    assert st["pending"] == 2 * n, st
+    d.sources = {"re": sink_source([q.sink(), {"type": "http",
+                                                "url": s.url("/h")}],
+                                   tenant="tr")}
+    d.write_config()
+    d.ctl("reload")
+    s.mode("/h", delay_ms=0)
+    q.delay_s = 0.0
+    settle(d)
+    http = [r["x-ankusa-id"] for r in s.records()]
+    sqs = [e["body"]["id"] for e in q.entries()]
+    assert sorted(http) == sorted(ids), \
+        "http got %d requests for %d hooks (paths %r)" % (
+            len(http), n, sorted({r["path"] for r in s.records()}))
+    assert sorted(sqs) == sorted(ids), \
+        "sqs got %d messages for %d hooks" % (len(sqs), n)
+    st = d.status()
+    assert (st["pending"], st["dead"]) == (0, 0), st
+
+
+def test_reload_restart_only_keys_kept():
+    """One SIGHUP changes restart-only keys (http.port, and claim_check
+    added) and a reloadable one (a new source): the new source is served,
+    the restart-only keys are reported and keep their old values until a
+    restart: ingest still on the old port, none on the new one, and no
+    claim check (a body above the sink's inline_max_bytes is
+    dead-lettered as inline_max_bytes, not sent by claim)."""
+    q = FakeSQS().start()
+    sink = q.sink(inline_max_bytes=1000)
+    d = Daemon(sources={"big": sink_source([sink], tenant="acme")},
+               extra={"dispatch": dispatch_conf()}).start()
+    old_port, new_port = d.port, ankusa_free_port()
+    d.http = dict(d.http, port=new_port)
+    d.extra["claim_check"] = {"ip": "127.0.0.1",
+                              "port": ankusa_free_port(),
+                              "store": {"type": "local",
+                                        "root": os.path.join(d.dir,
+                                                             "claims")}}
+    d.sources["fresh"] = sink_source([q.sink()], tenant="acme")
+    d.write_config()
+    d.ctl("reload")
+    log = d.log_since_start()
+    for key in ("http.port", "claim_check"):
+        assert "reload: %s changed; it needs a restart" % key in log, \
+            "%s not reported:\n%s" % (key, log[-2000:])
+    ok = []
+
+    def fresh():
+        st, h, data = post(old_port, "/webhooks/fresh", b'{"f":1}')
+        if st == 201:
+            ok.append(jbody(data)["id"])
+        return st == 201
+    wait_until(fresh, 10, 0.1, "the new source served on the old port")
+    fid = ok[0]
+    try:
+        post(new_port, "/webhooks/fresh", b"{}", timeout=2)
+        raise AssertionError("ingest answered on the new http.port %d "
+                             "before a restart" % new_port)
+    except OSError:
+        pass
+    st, h, data = post(old_port, "/webhooks/big", os.urandom(5000))
+    bid = expect_accepted(st, h, data, "a body above inline_max_bytes")
+    settle(d)
+    got = {e["body"]["id"]: e["body"] for e in q.entries()}
+    assert fid in got and "body_base64" in got[fid], got.get(fid)
+    assert bid not in got, "sent by claim with claim_check not yet in " \
+        "force: %r" % sorted(got[bid])
+    dead = d.dlq(source="big")
+    assert [(e["hook_id"], e["reason"]) for e in dead] == \
+        [(bid, "inline_max_bytes")], dead
+
+
+def test_deliver_pool_room_for_batches():
+    """Single http attempts hold all of dispatch.concurrency (a slow sink)
+    while an sqs destination still has several batch requests in flight
+    at once, up to sink_concurrency: the deliver pool has room for both."""
+    s = TestSink().start()
+    q = FakeSQS().start()
+    s.mode("/slow", delay_ms=3000)
+    q.delay_s = 1.0
+    d = Daemon(sources={
+        "web": sink_source([{"type": "http", "url": s.url("/slow")}],
+                           tenant="t"),
+        "queue": sink_source([q.sink()], tenant="t")},
+        extra={"dispatch": dispatch_conf(
+            concurrency=3, sink_concurrency=3, breaker_failures=0,
+            tenants={"default": {"concurrency": 3}})}).start()
+    post_par(d, "web", [b'{"w":%d}' % k for k in range(6)], threads=6)
+    wait_until(lambda: d.status()["running"] == 3, 10, 0.02,
+               "every single-attempt slot busy")
+    post_par(d, "queue", [b'{"q":%d}' % k for k in range(60)], threads=6)
+    wait_until(lambda: len(q.entries()) == 60, 20, 0.05,
+               "the 60 sqs messages")
+    note("sqs requests %d, at most %d in flight" % (q.requests,
+                                                    q.max_in_flight))
+    assert q.max_in_flight >= 3, \
+        "at most %d batch request(s) in flight beside 3 running single " \
+        "attempts; sink_concurrency is 3" % q.max_in_flight
+    s.mode("/slow", delay_ms=0)
+    settle(d)
 
 
 # ------------------------------------------------------------ drain
