@@ -53,7 +53,7 @@
 #endif
 
 #define EX_CONFIG		78
-#define CHECKPOINT_SECONDS	60
+#define CHECKPOINT_MS		60000	/* ANKUSA_CHECKPOINT_MS for tests */
 #define MIGRATE_MS		250	/* a pass moving bodies from the log */
 #define MIGRATE_BEHIND_MS	5	/* this soon after one stopped short */
 #define MIGRATE_MAX		256	/* its most, a few ms of the loop */
@@ -96,6 +96,7 @@ static void	migrate_cb(evutil_socket_t, short, void *);
 static void	writeback_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
+static uint64_t	checkpoint_ms(void);
 
 static void
 usage(void)
@@ -331,6 +332,27 @@ ankusad_store_check(void)
 	    "(%s)", store_strerror(env->store));
 }
 
+/* The checkpoint's interval: a minute, or ANKUSA_CHECKPOINT_MS (100 to an
+ * hour), which the tests set to reach a checkpoint in seconds. */
+static uint64_t
+checkpoint_ms(void)
+{
+	const char *s = getenv("ANKUSA_CHECKPOINT_MS");
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0')
+		return CHECKPOINT_MS;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 100 || v > 3600000) {
+		log_warnx("ANKUSA_CHECKPOINT_MS=%s: not 100 to 3600000; "
+		    "checkpoints every %d ms", s, CHECKPOINT_MS);
+		return CHECKPOINT_MS;
+	}
+	return v;
+}
+
 /*
  * The checkpoint, once a minute, in three stages, none of which holds the
  * loop long: the buffer pool's dirty pages written a step at a time (after
@@ -454,7 +476,8 @@ main(int argc, char *argv[])
 {
 	struct conf_errors errs = { NULL, 0 };
 	struct event *ev_sig[4];
-	struct timeval tv = { CHECKPOINT_SECONDS, 0 };
+	struct timeval tv;
+	uint64_t ms;
 	const char *path = NULL, *lx;
 	enum log_level lvl;
 	char err[4096];
@@ -551,6 +574,9 @@ main(int argc, char *argv[])
 	}
 	ev_checkpoint = event_new(env->base, -1, EV_PERSIST, checkpoint_cb,
 	    NULL);
+	ms = checkpoint_ms();
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = ms % 1000 * 1000;
 	event_add(ev_checkpoint, &tv);
 	ev_clean = event_new(env->base, -1, 0, clean_cb, NULL);
 	ev_ckpt_run = event_new(env->base, -1, 0, ckpt_run_cb, NULL);
