@@ -578,6 +578,12 @@ writer_flush_all(void)
 			break;
 	/* What could not be stored is answered 503 by now; what is left
 	 * (the store refused) is answered too. */
+	writer_refuse_all();
+}
+
+void
+writer_refuse_all(void)
+{
 	while (nqueued > 0) {
 		struct pending *p = TAILQ_FIRST(&queue);
 
