@@ -326,7 +326,9 @@ ankusad_store_check(void)
 {
 	if (!store_lost(env->store))
 		return;
-	/* The edges' 503s first. */
+	/* The edges' 503s first: the batch that failed is answered, and
+	 * so is every hook still queued for a commit that cannot come. */
+	writer_refuse_all();
 	supervisor_flush(KIND_EDGE);
 	fatalx("stopping: the store must be recovered, which a restart does "
 	    "(%s)", store_strerror(env->store));
@@ -395,9 +397,10 @@ clean_cb(evutil_socket_t fd, short ev, void *arg)
 	 * second's, 2,000 pages went to the disk in one go, and a log sync
 	 * behind them took 10-20 ms. */
 	store_writeback(env->store);
-	if (left == -1)
+	if (left == -1) {
 		log_warnx("checkpoint: %s", store_strerror(env->store));
-	else {
+		ankusad_store_check();	/* a log flush a page waited on */
+	} else {
 		if (clean_steps++ == 0)
 			clean_budget = left / CLEAN_PAGES + 1;
 		if (left > CLEAN_PAGES && clean_steps <= clean_budget) {
@@ -601,7 +604,13 @@ main(int argc, char *argv[])
 	event_base_dispatch(env->base);
 
 	control_close();
-	store_close(env->store);
+	/* A close whose checkpoint or syncs failed is no orderly stop: the
+	 * restart's recovery replays the log, all of which is kept. */
+	if (store_close(env->store) == -1) {
+		log_warnx("stopped, but the store was not closed cleanly: the "
+		    "next start's recovery replays its log");
+		return 1;
+	}
 	log_info("stopped");
 	return 0;
 }

@@ -590,6 +590,8 @@ writer_refuse_all(void)
 		TAILQ_REMOVE(&queue, p, entry);
 		nqueued--;
 		queued_bytes -= p->bytes;
+		if (p->kind == PENDING_PEN)
+			queued_pen_bytes -= p->hook.body_len;
 		dd_remove(p);
 		writer_answer(p, HOOK_STORE_UNAVAILABLE, 1);
 		writer_free(p);
