@@ -562,13 +562,14 @@ store_lost(struct store *st)
  * reports that once, so the next sync of the file "succeeds" (BDB's own
  * call tries again at once on EIO, though it still returns the first
  * error), and a checkpoint after it would let go of the log that held the
- * only good copy (docs/DEPARTURES 12).  Not retried but on EINTR.  It returns -1 as
- * fsync does (the hook's documented interface), which BDB passes up as its
- * error and logs as "Unknown error -1"; the line before names the file and
- * the errno.  The hook is the process's, not a store's: a failure counts
- * against every store open in the process (the master has one).  The
- * store's own descriptors never sync (store_writeback, log_zero_ahead),
- * and the removal of log files needs none (store_log_prune).
+ * only good copy (docs/DEPARTURES 12).  Not retried but on EINTR.  It
+ * returns -1 as fsync does (the hook's documented interface), which BDB
+ * passes up as its error and logs as "Unknown error -1"; the line before
+ * names the file and the errno.  The hook is the process's, not a
+ * store's: a failure counts against every store open in the process (the
+ * master has one).  The store's own descriptors never sync
+ * (store_writeback, log_zero_ahead), and the removal of log files needs
+ * none (store_log_prune).
  */
 void
 store_set_sync_func(int (*fn)(int))
@@ -2052,10 +2053,11 @@ store_body_migrate(struct store *st, int max)
  * counts from the last checkpoint, and one after a failed sync would have
  * claimed pages that were dropped).  Nothing here syncs: a failure leaves
  * a file that is no longer needed on the disk, which costs only its space,
- * and the trash thread's truncations and unlinks likewise.  Each is renamed out of the log's names at once and
- * emptied later by the trash thread (trash_main): unlinking a 32 MiB
- * file that was just written took 15-20 ms here (the kernel drops its
- * cached pages), a stall of the loop for each file at every checkpoint. */
+ * and the trash thread's truncations and unlinks likewise.  Each is
+ * renamed out of the log's names at once and emptied later by the trash
+ * thread (trash_main): unlinking a 32 MiB file that was just written took
+ * 15-20 ms here (the kernel drops its cached pages), a stall of the loop
+ * for each file at every checkpoint. */
 static int
 store_log_prune(struct store *st)
 {
