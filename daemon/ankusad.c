@@ -53,7 +53,7 @@
 #endif
 
 #define EX_CONFIG		78
-#define CHECKPOINT_SECONDS	60
+#define CHECKPOINT_MS		60000	/* ANKUSA_CHECKPOINT_MS for tests */
 #define MIGRATE_MS		250	/* a pass moving bodies from the log */
 #define MIGRATE_BEHIND_MS	5	/* this soon after one stopped short */
 #define MIGRATE_MAX		256	/* its most, a few ms of the loop */
@@ -96,6 +96,7 @@ static void	migrate_cb(evutil_socket_t, short, void *);
 static void	writeback_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
+static uint64_t	checkpoint_ms(void);
 
 static void
 usage(void)
@@ -331,10 +332,33 @@ ankusad_store_check(void)
 {
 	if (!store_lost(env->store))
 		return;
-	/* The edges' 503s first. */
+	/* The edges' 503s first: the batch that failed is answered, and
+	 * so is every hook still queued for a commit that cannot come. */
+	writer_refuse_all();
 	supervisor_flush(KIND_EDGE);
 	fatalx("stopping: the store must be recovered, which a restart does "
 	    "(%s)", store_strerror(env->store));
+}
+
+/* The checkpoint's interval: a minute, or ANKUSA_CHECKPOINT_MS (100 to an
+ * hour), which the tests set to reach a checkpoint in seconds. */
+static uint64_t
+checkpoint_ms(void)
+{
+	const char *s = getenv("ANKUSA_CHECKPOINT_MS");
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0')
+		return CHECKPOINT_MS;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 100 || v > 3600000) {
+		log_warnx("ANKUSA_CHECKPOINT_MS=%s: not 100 to 3600000; "
+		    "checkpoints every %d ms", s, CHECKPOINT_MS);
+		return CHECKPOINT_MS;
+	}
+	return v;
 }
 
 /*
@@ -379,9 +403,10 @@ clean_cb(evutil_socket_t fd, short ev, void *arg)
 	 * second's, 2,000 pages went to the disk in one go, and a log sync
 	 * behind them took 10-20 ms. */
 	store_writeback(env->store);
-	if (left == -1)
+	if (left == -1) {
 		log_warnx("checkpoint: %s", store_strerror(env->store));
-	else {
+		ankusad_store_check();	/* a log flush a page waited on */
+	} else {
 		if (clean_steps++ == 0)
 			clean_budget = left / CLEAN_PAGES + 1;
 		if (left > CLEAN_PAGES && clean_steps <= clean_budget) {
@@ -460,7 +485,8 @@ main(int argc, char *argv[])
 {
 	struct conf_errors errs = { NULL, 0 };
 	struct event *ev_sig[4];
-	struct timeval tv = { CHECKPOINT_SECONDS, 0 };
+	struct timeval tv;
+	uint64_t ms;
 	const char *path = NULL, *lx;
 	enum log_level lvl;
 	char err[4096];
@@ -557,6 +583,9 @@ main(int argc, char *argv[])
 	}
 	ev_checkpoint = event_new(env->base, -1, EV_PERSIST, checkpoint_cb,
 	    NULL);
+	ms = checkpoint_ms();
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = ms % 1000 * 1000;
 	event_add(ev_checkpoint, &tv);
 	ev_clean = event_new(env->base, -1, 0, clean_cb, NULL);
 	ev_ckpt_run = event_new(env->base, -1, 0, ckpt_run_cb, NULL);
@@ -581,7 +610,13 @@ main(int argc, char *argv[])
 	event_base_dispatch(env->base);
 
 	control_close();
-	store_close(env->store);
+	/* A close whose checkpoint or syncs failed is no orderly stop: the
+	 * restart's recovery replays the log, all of which is kept. */
+	if (store_close(env->store) == -1) {
+		log_warnx("stopped, but the store was not closed cleanly: the "
+		    "next start's recovery replays its log");
+		return 1;
+	}
 	log_info("stopped");
 	return 0;
 }

@@ -38,11 +38,13 @@ extern struct ankusad *env;
 /* Re-read the config file; 0 on success, -1 (logged, old config kept). */
 int	ankusad_reload(char *err, size_t errlen);
 /* Begin an orderly stop: answer new hooks 503, commit what is queued,
- * retire the children, checkpoint, exit 0. */
+ * retire the children, checkpoint, exit 0 (1 when the close of the
+ * store fails: store_close). */
 void	ankusad_shutdown(const char *why);
-/* If the store is lost (store_lost: a log flush failed, or BDB panicked),
- * exit 1 naming the cause: nothing can be acknowledged any more, and the
- * restart that init makes runs the recovery that keeps what was synced. */
+/* If the store is lost (store_lost: a sync of the log or a table failed,
+ * or BDB panicked), answer every waiting hook 503 and exit 1 naming the
+ * cause: nothing can be acknowledged any more, and the restart that init
+ * makes runs the recovery that keeps what was synced. */
 void	ankusad_store_check(void);
 
 #endif

@@ -12,10 +12,11 @@
  * and where; the caller decides (a failed commit is a 503, a failed open
  * refuses to start).  After BDB panics (DB_RUNRECOVERY) every call fails
  * until the daemon restarts and recovers.
- * So does every batch after a log flush failed: the kernel may have
- * dropped the log pages it could not write, and a later commit that did
- * reach the disk would sit behind that hole, where recovery never reads
- * it; store_lost() tells the daemon to restart.
+ * So does every batch after a sync of the log or of a table failed,
+ * wherever Berkeley DB made it (store_sync): the kernel may have dropped
+ * the pages it could not write, and a later commit or checkpoint that did
+ * reach the disk would sit behind that hole (docs/DEPARTURES 12);
+ * store_lost() tells the daemon to restart.
  *
  * Only the master calls this, from one thread, one transaction at a time.
  *
@@ -234,8 +235,9 @@ struct store {
 	unsigned char		 id[16];	/* meta store_id */
 	struct store_batch	 batch;
 	int			 batch_open;
-	int			 lost;		/* a log flush failed, or BDB
+	int			 lost;		/* a sync failed, or BDB
 						 * panicked: restart */
+	unsigned long		 sync_seen;	/* sync_failures at the open */
 	char			 lost_why[512];	/* its error */
 	int			 opening;	/* in store_open */
 	int			 lm_unsaved;	/* meta lane_members missing:
@@ -365,7 +367,7 @@ static int	 store_meta_u64(struct store *, const char *, uint64_t *, int,
 		    char *, size_t);
 static int	 store_put(struct store *, DB_TXN *, int, const void *,
 		    size_t, const void *, size_t, uint32_t);
-static void	 store_close_handles(struct store *);
+static int	 store_close_handles(struct store *, int);
 static DB_TXN	*store_readtxn(struct store *);
 static int	 store_put_dedupe(struct store *, DB_TXN *,
 		    const struct store_hook *);
@@ -472,6 +474,7 @@ static void	 body_err(struct store *, int, uint64_t,
 		    const struct store_hook_rec *, const char *, ...)
 		    __attribute__((format(printf, 5, 6)));
 static void	 ra_close(struct store *);
+static void	 sync_check(struct store *, const char *);
 static int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
 static int	 store_log_prune(struct store *);
 static void	 dbt_user(DBT *, void *, size_t, int);
@@ -482,6 +485,12 @@ static void	*trash_main(void *);
 static void	 trash_clear(struct store *, int);
 static int	 hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
+
+/* store_sync's: the call, the failures in the process, the first one's. */
+static int	(*sync_func)(int) = fdatasync;
+static unsigned long	 sync_failures;
+static int		 sync_errno;
+static char		 sync_path[PATH_MAX];
 
 /*
  * Errors.
@@ -509,8 +518,10 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 	vsnprintf(st->err, sizeof(st->err), fmt, ap);
 	va_end(ap);
 	n = strlen(st->err);
+	/* -1 is store_sync's failure, passed up as BDB got it. */
 	if (ret != 0 && n < sizeof(st->err))
 		snprintf(st->err + n, sizeof(st->err) - n, ": %s",
+		    ret == -1 && sync_failures > 0 ? strerror(sync_errno) :
 		    db_strerror(ret));
 	n = strlen(st->err);
 	if (st->dberr[0] != '\0' && n < sizeof(st->err))
@@ -537,7 +548,72 @@ store_set_lost(struct store *st)
 int
 store_lost(struct store *st)
 {
+	sync_check(st, "a sync outside a commit");
 	return st->lost;
+}
+
+/*
+ * Every sync Berkeley DB makes comes here (db_env_set_func_fsync, set at
+ * each open): the group commit's log flush, and those outside it -- the
+ * checkpoint's syncs of the tables and of its own record, the log flush
+ * that a page write must wait for (memp_trickle's cleaning, an eviction in
+ * a put), the syncs of a close.  A failure of any is fatal to the store
+ * (sync_check): Linux may drop the pages whose write-back failed and
+ * reports that once, so the next sync of the file "succeeds" (BDB's own
+ * call tries again at once on EIO, though it still returns the first
+ * error), and a checkpoint after it would let go of the log that held the
+ * only good copy (docs/DEPARTURES 12).  Not retried but on EINTR.  It
+ * returns -1 as fsync does (the hook's documented interface), which BDB
+ * passes up as its error and logs as "Unknown error -1"; the line before
+ * names the file and the errno.  The hook is the process's, not a
+ * store's: a failure counts against every store open in the process (the
+ * master has one).  The store's own descriptors never sync
+ * (store_writeback, log_zero_ahead), and the removal of log files needs
+ * none (store_log_prune).
+ */
+void
+store_set_sync_func(int (*fn)(int))
+{
+	sync_func = fn != NULL ? fn : fdatasync;
+}
+
+static int
+store_sync(int fd)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+	int rc, e;
+
+	while ((rc = sync_func(fd)) == -1 && errno == EINTR)
+		;
+	if (rc == 0)
+		return 0;
+	e = errno;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, path, sizeof(path) - 1)) == -1)
+		snprintf(path, sizeof(path), "fd %d", fd);
+	else
+		path[n] = '\0';
+	log_warnx("store: fdatasync of %s failed: %s", path, strerror(e));
+	if (sync_failures++ == 0) {
+		sync_errno = e;
+		snprintf(sync_path, sizeof(sync_path), "%s", path);
+	}
+	errno = e;
+	return -1;
+}
+
+/* After a failed sync the store is lost: what: in what the failure was
+ * found, for the error. */
+static void
+sync_check(struct store *st, const char *what)
+{
+	if (st->lost || sync_failures == st->sync_seen)
+		return;
+	store_seterr(st, 0, "store %s: %s: fdatasync of %s failed: %s; the "
+	    "kernel may have dropped the pages it could not write: restart "
+	    "to run recovery", st->dir, what, sync_path, strerror(sync_errno));
+	store_set_lost(st);
 }
 
 const char *
@@ -742,6 +818,9 @@ store_open(const char *dir, char *err, size_t errlen)
 	 * (logsum.h; ankusad says which at its start). */
 	(void)logsum_install(st->err, sizeof(st->err));
 	st->err[0] = '\0';
+	/* Every sync through store_sync, which keeps a failure. */
+	(void)db_env_set_func_fsync(store_sync);
+	st->sync_seen = sync_failures;
 	st->opening = 1;
 	st->ra_fd = -1;
 	st->z_fd = -1;
@@ -809,7 +888,7 @@ store_open(const char *dir, char *err, size_t errlen)
  fail:
 	snprintf(err, errlen, "%s", st->err);
  failed:
-	store_close_handles(st);
+	(void)store_close_handles(st, 0);
 	free(st->dir);
 	free(st);
 	return NULL;
@@ -1232,10 +1311,13 @@ store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 	return 0;
 }
 
-static void
-store_close_handles(struct store *st)
+/* 0, or -1 when a table or the environment did not close (logged).  With
+ * nosync the tables are closed without their sync: after a failed one, a
+ * second would "succeed" on pages the kernel may have dropped. */
+static int
+store_close_handles(struct store *st, int nosync)
 {
-	int i, ret;
+	int i, ret, rc = 0;
 
 	ra_close(st);
 	free(st->ra_buf);
@@ -1261,15 +1343,21 @@ store_close_handles(struct store *st)
 	for (i = T_COUNT - 1; i >= 0; i--) {
 		if (st->db[i] == NULL)
 			continue;
-		if ((ret = st->db[i]->close(st->db[i], 0)) != 0)
+		if ((ret = st->db[i]->close(st->db[i], nosync ? DB_NOSYNC :
+		    0)) != 0) {
 			log_warnx("store %s/%s.db: close: %s", st->dir,
-			    store_tables[i], db_strerror(ret));
+			    store_tables[i], ret == -1 && sync_failures > 0 ?
+			    strerror(sync_errno) : db_strerror(ret));
+			rc = -1;
+		}
 		st->db[i] = NULL;
 	}
 	if (st->env != NULL) {
-		if ((ret = st->env->close(st->env, 0)) != 0)
+		if ((ret = st->env->close(st->env, 0)) != 0) {
 			log_warnx("store %s: close environment: %s", st->dir,
 			    db_strerror(ret));
+			rc = -1;
+		}
 		st->env = NULL;
 	}
 	if (st->home != NULL) {
@@ -1280,41 +1368,70 @@ store_close_handles(struct store *st)
 	if (st->home_fd != -1)
 		close(st->home_fd);
 	st->home_fd = -1;
+	return rc;
 }
 
-void
+/* A close whose checkpoint or syncs failed is not a clean stop (-1): the
+ * next open's recovery replays the log from the last good checkpoint,
+ * every log file being kept. */
+int
 store_close(struct store *st)
 {
 	struct lane_resume *r;
+	int rc = 0;
 
 	if (st == NULL)
-		return;
+		return 0;
 	if (st->batch_open)
 		store_batch_abort(&st->batch);
-	if (store_checkpoint(st) == -1)
+	if (store_checkpoint(st) == -1) {
 		log_warnx("%s", st->err);
-	store_close_handles(st);
+		rc = -1;
+	}
+	if (store_close_handles(st, st->lost) == -1)
+		rc = -1;
+	if (sync_failures != st->sync_seen && rc == 0) {
+		sync_check(st, "close");
+		log_warnx("%s", st->err);
+		rc = -1;
+	}
 	while ((r = st->resume) != NULL) {
 		st->resume = r->next;
 		free(r);
 	}
 	free(st->dir);
 	free(st);
+	return rc;
 }
 
 /* Log files no longer needed after this are removed here, not by BDB
  * (no DB_LOG_AUTO_REMOVE): a file recovery no longer needs may still hold
  * a live hook's body (store_log_prune). */
+/* None after a failed sync: it would write the checkpoint record over
+ * pages the kernel may have dropped, and let go of the log that recovery
+ * needs to write them again (docs/DEPARTURES 12).  A failure that is not a
+ * sync's (a page write, the disk full) loses nothing: the pages stay dirty
+ * in the cache, no checkpoint record is written, no log file goes. */
 int
 store_checkpoint(struct store *st)
 {
 	int ret;
 
 	st->dberr[0] = '\0';
-	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, 0)) != 0) {
-		store_seterr(st, ret, "store %s: checkpoint", st->dir);
+	sync_check(st, "before a checkpoint");
+	if (st->lost) {
+		store_seterr(st, 0, "store %s: no checkpoint until a restart "
+		    "runs recovery, after: %s", st->dir, st->lost_why);
 		return -1;
 	}
+	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, 0)) != 0) {
+		store_seterr(st, ret, "store %s: checkpoint", st->dir);
+		sync_check(st, "checkpoint");
+		return -1;
+	}
+	sync_check(st, "checkpoint");
+	if (st->lost)
+		return -1;
 	return store_log_prune(st);
 }
 
@@ -1340,7 +1457,11 @@ cache_pages(struct store *st, unsigned long *total, unsigned long *dirty)
 
 /* memp_trickle to pct per cent clean: the pages written, or -1.  BDB
  * flushes the log first if a lazy commit left some of it unsynced, which
- * the WAL rule needs before any page is written. */
+ * the WAL rule needs before any page is written.  That flush's sync is one
+ * of those store_sync keeps: its failure loses the store.  A page write
+ * that fails (the disk full) is not fatal: the page stays dirty in the
+ * cache and the checkpoint writes and syncs it again; a write-back that
+ * fails later is reported to the checkpoint's sync of the file. */
 static int
 trickle(struct store *st, int pct)
 {
@@ -1928,10 +2049,15 @@ store_body_migrate(struct store *st, int max)
 
 /* Remove the log files that recovery no longer needs (log_archive) and
  * that hold no live body (below the pin).  Nothing before a migrate pass
- * has found the pin.  Each is renamed out of the log's names at once and
- * emptied later by the trash thread (trash_main): unlinking a 32 MiB
- * file that was just written took 15-20 ms here (the kernel drops its
- * cached pages), a stall of the loop for each file at every checkpoint. */
+ * has found the pin, nor after a failed sync (store_checkpoint: log_archive
+ * counts from the last checkpoint, and one after a failed sync would have
+ * claimed pages that were dropped).  Nothing here syncs: a failure leaves
+ * a file that is no longer needed on the disk, which costs only its space,
+ * and the trash thread's truncations and unlinks likewise.  Each is
+ * renamed out of the log's names at once and emptied later by the trash
+ * thread (trash_main): unlinking a 32 MiB file that was just written took
+ * 15-20 ms here (the kernel drops its cached pages), a stall of the loop
+ * for each file at every checkpoint. */
 static int
 store_log_prune(struct store *st)
 {
@@ -2117,6 +2243,7 @@ store_batch_begin(struct store *st)
 		    st->dir);
 		return NULL;
 	}
+	sync_check(st, "a sync outside a commit");
 	if (st->lost) {
 		store_seterr(st, 0, "nothing more is committed until a restart "
 		    "runs recovery, after: %s", st->lost_why);
@@ -2635,6 +2762,12 @@ log_zero_ahead(struct store *st)
 			goto fail;
 		at += (uint64_t)n;
 	}
+	/* Not a sync: SYNC_FILE_RANGE_WRITE starts the write-back and
+	 * neither waits nor collects its error, which stays for the next
+	 * log flush's sync, BDB's (a failed write-back of zeros stops the
+	 * daemon too, as it cannot be told from the log's).  A failure here
+	 * is the zeros', which nothing reads: only the end of this file's
+	 * zeroing. */
 	(void)sync_file_range(st->z_fd, (off_t)st->z_end,
 	    (off_t)(end - st->z_end), SYNC_FILE_RANGE_WRITE);
 	st->z_end = end;
@@ -2657,7 +2790,12 @@ log_zero_ahead(struct store *st)
  * dirty: with a backlog that fills the cache, half a second or more in
  * which the loop is held, and log syncs of 100-250 ms behind the kernel's
  * bulk write-back (docs/PERFORMANCE).  Called every quarter second, it
- * spreads those writes.
+ * spreads those writes.  Its failure is not fatal and is not looked at:
+ * SYNC_FILE_RANGE_WRITE only starts the write-back, and a write-back that
+ * fails is reported to the next fsync of the file, the checkpoint's.  It
+ * must stay without SYNC_FILE_RANGE_WAIT_*: waiting collects the error on
+ * BDB's own descriptor (Linux reports it once per open file), and the
+ * checkpoint's sync would then succeed over the dropped pages.
  */
 void
 store_writeback(struct store *st)

@@ -108,8 +108,13 @@ struct store	*store_open(const char *dir, char *err, size_t errlen);
 /* Where the region files go: a directory per data directory under base
  * ("/dev/shm"), or with NULL the data directory itself.  For tests. */
 void		 store_set_region_base(const char *base);
-/* Checkpoint and close. */
-void		 store_close(struct store *);
+/* Checkpoint and close: 0, or -1 when the checkpoint or a sync failed or
+ * the store was lost (logged): not a clean stop, the next open's recovery
+ * replays the log. */
+int		 store_close(struct store *);
+/* For tests: the call store_sync makes for every sync Berkeley DB asks
+ * for (NULL: fdatasync). */
+void		 store_set_sync_func(int (*)(int));
 /* A checkpoint, then the log files that neither recovery nor a hook's
  * body needs are removed.  0, or -1 on a store error. */
 int		 store_checkpoint(struct store *);
@@ -250,10 +255,12 @@ int		 store_quarantine_usage(struct store *, uint64_t *bytes,
 
 /* The last error the store met, for logs. */
 const char	*store_strerror(struct store *);
-/* 1 once a log flush failed or BDB panicked: every batch is refused from
- * then on (what a later commit wrote could sit behind log pages the kernel
- * dropped), and only a restart, whose recovery keeps what was synced,
- * makes the store usable again. */
+/* 1 once a sync of the log or of a table failed (a log flush, a
+ * checkpoint, a close, any sync Berkeley DB makes) or BDB panicked: every
+ * batch and checkpoint is refused from then on (what a later one wrote
+ * could sit behind pages the kernel dropped), and only a restart, whose
+ * recovery replays from the last good checkpoint, makes the store usable
+ * again. */
 int		 store_lost(struct store *);
 
 /*

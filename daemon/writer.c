@@ -601,12 +601,20 @@ writer_flush_all(void)
 			break;
 	/* What could not be stored is answered 503 by now; what is left
 	 * (the store refused) is answered too. */
+	writer_refuse_all();
+}
+
+void
+writer_refuse_all(void)
+{
 	while (nqueued > 0) {
 		struct pending *p = TAILQ_FIRST(&queue);
 
 		TAILQ_REMOVE(&queue, p, entry);
 		nqueued--;
 		queued_bytes -= p->bytes;
+		if (p->kind == PENDING_PEN)
+			queued_pen_bytes -= p->hook.body_len;
 		dd_remove(p);
 		writer_answer(p, HOOK_STORE_UNAVAILABLE, 1);
 		writer_free(p);

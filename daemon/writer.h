@@ -28,6 +28,8 @@ void	writer_init(void);
 int	writer_submit(uint32_t serial, struct msg *);
 /* Commit everything queued now (shutdown). */
 void	writer_flush_all(void);
+/* Answer everything queued 503 store_unavailable, committing nothing. */
+void	writer_refuse_all(void);
 size_t	writer_queued(void);
 uint64_t writer_queued_bytes(void);
 /* Sweep expired dedupe keys (a timer calls it; commits sweep too). */

@@ -316,9 +316,11 @@ class Daemon:
 
     def __init__(self, sources=None, name="d", workers=2, routing="path",
                  prefix="/webhooks", max_body=1000000, batcher=None,
-                 extra=None, data_dir=None, verbose=False):
+                 extra=None, data_dir=None, verbose=False,
+                 checkpoint_ms=None):
         self.dir = tmpdir(name)
         self.verbose = verbose          # ankusad -v: debug lines too
+        self.checkpoint_ms = checkpoint_ms  # ANKUSA_CHECKPOINT_MS
         self.data_dir = data_dir or os.path.join(self.dir, "data")
         self.sock = os.path.join(self.dir, "control.sock")
         self.conf = os.path.join(self.dir, "ankusa.yml")
@@ -365,6 +367,9 @@ class Daemon:
         e = dict(os.environ)
         e["ANKUSA_LIBEXECDIR"] = BUILD
         e.pop("ANKUSA_CONTROL_SOCKET", None)
+        e.pop("ANKUSA_CHECKPOINT_MS", None)
+        if self.checkpoint_ms is not None:
+            e["ANKUSA_CHECKPOINT_MS"] = str(self.checkpoint_ms)
         return e
 
     def spawn(self, preexec_fn=None):
