@@ -13,6 +13,7 @@ import concurrent.futures
 import json
 import os
 import urllib.request
+import zipfile
 
 import ankusa
 import qmsg
@@ -163,3 +164,69 @@ def test_daemon_claim_check_gateway():
         part = r.read()
     whole = posted[[i for i, u in first.items() if u == urn][0]]
     assert part == whole[10:20]
+
+
+def _one_pack(pack_max_bytes):
+    """Six large-body hooks of one tenant claimed in one scan: the
+    tenant's window (max_inflight 1) is held by a hanging http attempt
+    while they are committed, then a reload opens it, and the next scan
+    claims every row.  Returns (pack files, {hook id: claim})."""
+    s = ankusa.TestSink().start()
+    s.mode("/hang", hang=True)
+    q = ankusa.FakeSQS().start()
+    name = "p%d" % pack_max_bytes
+    root = os.path.join(ankusa.tmpdir(name), "claims")
+    src = ankusa.sink_source([{"type": "http", "url": s.url("/hang")},
+                              q.sink(inline_max_bytes=1000)],
+                             tenant="acme", retry=dict(ankusa.FAST_RETRY))
+    d = Daemon(name=name, sources={"big": src}, extra={
+        "dispatch": ankusa.dispatch_conf(
+            attempt_timeout_ms=60000,
+            tenants={"acme": {"max_inflight": 1}}),
+        "claim_check": {"ip": "127.0.0.1", "port": ankusa.free_port(),
+                        "pack_max_bytes": pack_max_bytes,
+                        "store": {"type": "local", "root": root}}})
+    d.start()
+    first = _post_all(d, "big", [os.urandom(3000)], workers=1)
+    ankusa.wait_until(lambda: s.received("/hang") == 1, 10,
+                      what="the hanging attempt that holds the window")
+    posted = dict(first)
+    posted.update(_post_all(d, "big", [os.urandom(3000 + i)
+                                       for i in range(5)], workers=5))
+    assert q.entries() == [], "sent before the window opened"
+    d.extra["dispatch"]["tenants"] = {"acme": {"max_inflight": 100}}
+    d.write_config()
+    d.ctl("reload")
+    ankusa.wait_until(lambda: len(q.entries()) == 6, 20,
+                      what="six messages")
+    claims = {}
+    for e in q.entries():
+        v = e["body"]
+        assert v["id"] in posted and "claim" in v, v
+        claims[v["id"]] = v["claim"]
+    packs = [os.path.join(dp, f) for dp, _, fs in os.walk(root) for f in fs]
+    return packs, claims
+
+
+def _bodies_in(pack):
+    with zipfile.ZipFile(pack) as z:
+        return len([n for n in z.namelist()
+                    if n not in ("index.bin", "manifest.json")])
+
+
+def test_daemon_claims_one_pack():
+    """Several hooks of one tenant claimed in one scan are checked in as
+    one pack (one upload), each with a claim of its own.  The first hook
+    is checked in alone, when its http row is claimed (a hook is checked
+    in before any of its sinks runs); the five behind it share a pack.
+    With pack_max_bytes below one body, a pack each (so the count is the
+    glue's doing)."""
+    packs, claims = _one_pack(16 << 20)
+    assert len(set(claims.values())) == 6, claims
+    assert sorted(_bodies_in(p) for p in packs) == [1, 5], \
+        "bodies per pack: %r" % [_bodies_in(p) for p in packs]
+    packs, claims = _one_pack(1)
+    assert len(set(claims.values())) == 6, claims
+    assert sorted(_bodies_in(p) for p in packs) == [1] * 6, \
+        "pack_max_bytes 1: bodies per pack %r" % [_bodies_in(p)
+                                                  for p in packs]
