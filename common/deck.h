@@ -9,9 +9,10 @@
  * at its size so that the process can neither shrink it under the
  * master's mapping nor grow it): the master offers the job's id; then
  * either the process takes it (a compare-and-swap to id | DECK_STARTED,
- * its start time written first) or the master takes it back (a compare-and-swap to 0).  Exactly one of them
- * wins, and the master knows which at once: a job on deck is attempted
- * once, or given back with nothing sent.  docs/DEPARTURES 17.
+ * its start time written first) or the master takes it back (a
+ * compare-and-swap to 0).  Exactly one of them wins, and the master knows
+ * which at once: a job on deck is attempted once, or given back with
+ * nothing sent.  docs/DEPARTURES 17.
  */
 #ifndef ANKUSA_DECK_H
 #define ANKUSA_DECK_H

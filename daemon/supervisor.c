@@ -6,12 +6,13 @@
  * child is fork+exec'd from env->libexecdir with its socketpair on fd 3
  * and the config text on fd 5, a deliver process its on-deck page
  * (common/deck.h) on fd 6 (see proc.h), says MSG_CHILD_HELLO with the
- * protocol version, and exits when its channel closes.  A child of the current generation that
- * dies is respawned: at once if it had lived SUPERVISOR_STABLE_MS, else
- * after a delay that doubles from 1 s to 60 s (crash-loop throttle).  A
- * child that sends a frame we cannot read is logged and recycled (killed;
- * the respawn follows).  Children of an old generation (after a reload)
- * are sent MSG_CHILD_RETIRE and are not replaced.
+ * protocol version, and exits when its channel closes.  A child of the
+ * current generation that dies is respawned: at once if it had lived
+ * SUPERVISOR_STABLE_MS, else after a delay that doubles from 1 s to 60 s
+ * (crash-loop throttle).  A child that sends a frame we cannot read is
+ * logged and recycled (killed; the respawn follows).  Children of an old
+ * generation (after a reload) are sent MSG_CHILD_RETIRE and are not
+ * replaced.
  *
  * Fatal: nothing here; a child that cannot be spawned is retried.
  */
