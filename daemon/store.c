@@ -426,6 +426,10 @@ static int	 lane_promote(struct store_batch *, const unsigned char *,
 static int	 lane_release(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 static int	 hook_unref(struct store_batch *, uint64_t);
+static int	 row_unindex(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+static int	 row_gone(struct store_batch *, const unsigned char *,
+		    const struct store_row *, int, int);
 static int	 batch_ok(struct store_batch *);
 static struct lane_resume *resume_find(struct store *,
 		    const unsigned char *, size_t);
@@ -3738,31 +3742,57 @@ store_batch_row_delivered(struct store_batch *b,
 			    get_u64(rk), get_u32(rk + 8));
 			return 1;
 		}
-		if ((head = lane_is_head(b, rk, &r)) == -1)
-			goto fail;
-		if (r.state == STORE_ROW_MEMBER)
-			ret = lane_leave(b, rk, &r);
-		else
-			ret = due_del(st, b->txn, r.tenant, r.due, rk);
-		if (ret == -1)
+		if ((head = row_unindex(b, rk, &r)) == -1)
 			goto fail;
 	}
  gone:
-	if ((ret = tdel(st, b->txn, T_ROWS, rk, STORE_ROWKEY_LEN)) == -1)
+	if ((ret = row_gone(b, rk, &r, head, 1)) == -1)
 		goto fail;
-	if (ret == 0)
-		return 1;	/* a due key without its row */
-	if (hook_unref(b, get_u64(rk)) == -1)
-		goto fail;
-	if (b->counts.rows > 0)
-		b->counts.rows--;
-	if (head && lane_release(b, rk, &r) == -1)
-		goto fail;
-	return 0;
+	return ret;
 
  fail:
 	b->failed = 1;
 	return -1;
+}
+
+/* Take the pending row r at rk out of the due keys, or out of its lane's
+ * members: 1 when it is its lane's head (row_gone releases the lane), 0,
+ * or -1 on a store error. */
+static int
+row_unindex(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r)
+{
+	int ret, head;
+
+	if ((head = lane_is_head(b, rk, r)) == -1)
+		return -1;
+	if (r->state == STORE_ROW_MEMBER)
+		ret = lane_leave(b, rk, r);
+	else
+		ret = due_del(b->st, b->txn, r->tenant, r->due, rk);
+	return ret == -1 ? -1 : head;
+}
+
+/* Delete the row at rk, unindexed already, with its count and (unref) its
+ * hook's, and release its lane if it was the head.  0, 1 when the row was
+ * not there, or -1 on a store error. */
+static int
+row_gone(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r, int head, int unref)
+{
+	int ret;
+
+	if ((ret = tdel(b->st, b->txn, T_ROWS, rk, STORE_ROWKEY_LEN)) == -1)
+		return -1;
+	if (ret == 0)
+		return 1;	/* a due key without its row */
+	if (unref && hook_unref(b, get_u64(rk)) == -1)
+		return -1;
+	if (b->counts.rows > 0)
+		b->counts.rows--;
+	if (head && lane_release(b, rk, r) == -1)
+		return -1;
+	return 0;
 }
 
 int
@@ -3831,7 +3861,7 @@ store_batch_row_dead(struct store_batch *b,
 	struct store_dead dl;
 	unsigned char dk[STORE_DEADKEY_LEN], val[STORE_REC_MAX];
 	size_t vlen;
-	int ret, head;
+	int head;
 
 	if (!batch_ok(b))
 		return -1;
@@ -3847,13 +3877,7 @@ store_batch_row_dead(struct store_batch *b,
 	}
 	if (r.state == STORE_ROW_DEAD)
 		return 1;
-	if ((head = lane_is_head(b, rk, &r)) == -1)
-		goto fail;
-	if (r.state == STORE_ROW_MEMBER)
-		ret = lane_leave(b, rk, &r);
-	else
-		ret = due_del(st, b->txn, r.tenant, r.due, rk);
-	if (ret == -1)
+	if ((head = row_unindex(b, rk, &r)) == -1)
 		goto fail;
 
 	memset(&dl, 0, sizeof(dl));
