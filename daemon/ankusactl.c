@@ -46,6 +46,7 @@ static void	 usage(void) __attribute__((noreturn));
 static json_t	*build_plain(int, char **);
 static json_t	*build_queue(int, char **);
 static json_t	*build_quarantine(int, char **);
+static json_t	*with_timeout(json_t *, int, char **, int);
 static json_t	*build_tick(int, char **);
 static json_t	*build_dls(int, char **);
 static json_t	*build_dlq(int, char **);
@@ -179,27 +180,34 @@ build_quarantine(int argc, char **argv)
 	return req;
 }
 
+/* req with argv[at], the last argument, if given, as its timeout_s; NULL
+ * (usage) when more are given or it is not a count of seconds. */
 static json_t *
-build_tick(int argc, char **argv)
+with_timeout(json_t *req, int argc, char **argv, int at)
 {
-	json_t *req = json_pack("{s:s}", "cmd", "tick");
 	char *end;
 	long long n;
 
-	if (argc > 2) {
+	if (argc > at + 1) {
 		json_decref(req);
 		return NULL;
 	}
-	if (argc == 2) {
+	if (argc == at + 1) {
 		errno = 0;
-		n = strtoll(argv[1], &end, 10);
-		if (errno != 0 || *end != '\0' || end == argv[1] || n < 0) {
+		n = strtoll(argv[at], &end, 10);
+		if (errno != 0 || *end != '\0' || end == argv[at] || n < 0) {
 			json_decref(req);
 			return NULL;
 		}
 		json_object_set_new(req, "timeout_s", json_integer(n));
 	}
 	return req;
+}
+
+static json_t *
+build_tick(int argc, char **argv)
+{
+	return with_timeout(json_pack("{s:s}", "cmd", "tick"), argc, argv, 1);
 }
 
 static json_t *

@@ -571,21 +571,31 @@ tick_done(void *arg, uint64_t settled, int timed_out)
 		    "settled", (json_int_t)settled));
 }
 
+/* A request's "timeout_s" in ms (60 s when absent): 0, or -1 answered. */
+static int
+ctl_timeout(struct ctl_conn *c, json_t *req, uint64_t *ms)
+{
+	json_t *t = json_object_get(req, "timeout_s");
+
+	*ms = 60000;
+	if (t == NULL)
+		return 0;
+	if (!json_is_integer(t) || json_integer_value(t) < 0) {
+		ctl_error(c, "timeout must be a whole number of seconds");
+		return -1;
+	}
+	*ms = (uint64_t)json_integer_value(t) * 1000;
+	return 0;
+}
+
 /* tick [timeout_s]: answers once nothing is claimed, running or due. */
 static void
 cmd_tick(struct ctl_conn *c, json_t *req)
 {
-	json_t *t = json_object_get(req, "timeout_s");
-	uint64_t ms = 60000;
+	uint64_t ms;
 
-	if (t != NULL) {
-		if (!json_is_integer(t) || json_integer_value(t) < 0) {
-			ctl_error(c, "timeout must be a whole number of "
-			    "seconds");
-			return;
-		}
-		ms = (uint64_t)json_integer_value(t) * 1000;
-	}
+	if (ctl_timeout(c, req, &ms) == -1)
+		return;
 	c->busy = 1;
 	pipeline_tick(ms, tick_done, c);
 }
