@@ -431,6 +431,7 @@ static int	 row_unindex(struct store_batch *, const unsigned char *,
 static int	 row_gone(struct store_batch *, const unsigned char *,
 		    const struct store_row *, int, int);
 static int	 batch_ok(struct store_batch *);
+static int	 hook_present(struct store *, DB_TXN *, uint64_t);
 static struct lane_resume *resume_find(struct store *,
 		    const unsigned char *, size_t);
 static void	 resume_set(struct store *, const unsigned char *, size_t,
@@ -3861,7 +3862,7 @@ store_batch_row_dead(struct store_batch *b,
 	struct store_dead dl;
 	unsigned char dk[STORE_DEADKEY_LEN], val[STORE_REC_MAX];
 	size_t vlen;
-	int head;
+	int ret, head;
 
 	if (!batch_ok(b))
 		return -1;
@@ -3877,8 +3878,15 @@ store_batch_row_dead(struct store_batch *b,
 	}
 	if (r.state == STORE_ROW_DEAD)
 		return 1;
-	if ((head = row_unindex(b, rk, &r)) == -1)
+	if ((ret = hook_present(st, b->txn, get_u64(rk))) == -1 ||
+	    (head = row_unindex(b, rk, &r)) == -1)
 		goto fail;
+	if (ret == 0) {
+		/* An orphan: a dead letter could never be replayed. */
+		if ((ret = row_gone(b, rk, &r, head, 0)) == -1)
+			goto fail;
+		return ret == 0 ? 2 : 1;
+	}
 
 	memset(&dl, 0, sizeof(dl));
 	snprintf(dl.reason, sizeof(dl.reason), "%s",
@@ -4388,6 +4396,29 @@ store_pending_rows_of_source(struct store *st, const char *source,
 			full = 1;
 	}
 	return walk_done(&w, ret == -1 ? -1 : 0);
+}
+
+/* Whether hook seq is stored: 1, 0, or -1 on a store error.  Reads no
+ * byte of the record. */
+static int
+hook_present(struct store *st, DB_TXN *txn, uint64_t seq)
+{
+	unsigned char hk[8];
+	DBT k, v;
+	int ret;
+
+	store_key_hook(hk, seq);
+	dbt_user(&k, hk, sizeof(hk), 0);
+	dbt_user(&v, hk, 0, 1);
+	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], txn, &k, &v, 0);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
+		    st->dir, seq);
+		return -1;
+	}
+	return 1;
 }
 
 /*

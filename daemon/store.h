@@ -539,7 +539,9 @@ int		 store_batch_row_reschedule(struct store_batch *,
  * row is kept in state DEAD with attempts and last_error, a dead entry
  * (dead_at, rowkey) -> (reason, attempts, last_error) is written and the
  * dead counter goes up; a lane head releases its lane.  Strings longer
- * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 1. */
+ * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 1.
+ * An orphan, a row whose hook is gone, is dropped instead (deleted with
+ * its due key or members entry, its lane released the same): 2. */
 int		 store_batch_row_dead(struct store_batch *,
 		    const unsigned char rowkey[STORE_ROWKEY_LEN],
 		    uint64_t dead_at, const char *reason,

@@ -111,6 +111,7 @@ static int	 kill_row(struct store *, uint64_t, uint32_t, uint64_t,
 		    const char *, const char *, uint32_t);
 static void	 kill_scanned(struct store *, const struct scanned *);
 static int	 lane_sweep(struct store *, const char *, unsigned);
+static void	 head_alone(struct store *, uint64_t);
 static int	 tenants_cb(const char *, uint64_t, void *);
 static int	 scan_cb(const unsigned char *, const struct store_row *,
 		    void *);
@@ -508,6 +509,21 @@ kill_scanned(struct store *st, const struct scanned *sc)
 		    "source_gone:github", "", 0), 0);
 	}
 	commit_ok(st, b);
+}
+
+/* Sink 0 of seq heads its lane, and no member is left behind it. */
+static void
+head_alone(struct store *st, uint64_t seq)
+{
+	struct store_row r;
+	unsigned char rk[STORE_ROWKEY_LEN];
+
+	store_key_row(rk, seq, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_debug_count(st, "members"), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
 }
 
 static int
@@ -2819,11 +2835,68 @@ START_TEST(test_lane_heal)
 }
 END_TEST
 
+/*
+ * An orphan (a row whose hook is gone) is a terminal transition of its
+ * head: settled as dispatch settles it (dead, permanent), the row is
+ * dropped and its lane released in the same batch, the next member its
+ * head; an orphaned member leaves its lane the same way.
+ */
+START_TEST(test_lane_orphan_head)
+{
+	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x77 };
+	struct store_counts c;
+	struct store_row r;
+	struct scanned sc;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN], hk[8];
+	uint64_t s1, s2, s3, s4;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s2 = put_rows(st, "acme", "github", 200, &ord, 1);
+	s3 = put_rows(st, "acme", "github", 300, &ord, 1);
+	s4 = put_rows(st, "acme", "github", 400, &ord, 1);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);	/* s1 heads */
+	store_close(st);
+	store_key_hook(hk, s1);
+	table_del("hooks.db", hk, sizeof(hk));
+	store_key_hook(hk, s3);
+	table_del("hooks.db", hk, sizeof(hk));
+	st = open_ok();
+
+	ck_assert_int_eq(kill_row(st, s1, 0, 500, "permanent:hook 1 is gone",
+	    "hook 1 is gone", 1), 2);
+	store_key_row(rk, s1, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	store_key_row(rk, s2, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 2);
+	/* The new head is due, the orphan's key gone. */
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_int_eq(sc.null[0], 0);
+	ck_assert_uint_eq(sc.seq[0], s2);
+
+	/* An orphaned member leaves its lane; the lane goes on to s4. */
+	ck_assert_int_eq(kill_row(st, s3, 0, 600, "source_gone:github", "",
+	    0), 2);
+	ck_assert_uint_eq(store_lane_members(st), 1);
+	ck_assert_int_eq(deliver(st, s2, 0), 0);
+	head_alone(st, s4);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.dead, 0);
+	ck_assert_uint_eq(c.rows, 1);
+	ck_assert_int_eq(store_debug_count(st, "dead"), 0);
+	store_close(st);
+}
+END_TEST
+
 /* A member whose row is gone is dropped at promotion, not stalling. */
 START_TEST(test_lane_member_gone)
 {
 	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x66 };
-	struct store_row r;
 	struct store *st;
 	unsigned char rk[STORE_ROWKEY_LEN];
 	uint64_t s1, s2;
@@ -2836,12 +2909,7 @@ START_TEST(test_lane_member_gone)
 	table_del("rows.db", rk, sizeof(rk));
 	st = open_ok();
 	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
-	store_key_row(rk, s2, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
-	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
-	ck_assert_uint_eq(store_lane_members(st), 0);
-	ck_assert_int_eq(store_debug_count(st, "members"), 0);
-	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	head_alone(st, s2);
 	store_close(st);
 }
 END_TEST
@@ -3790,6 +3858,7 @@ store_suite(void)
 	tcase_add_test(tc, test_lanes);
 	tcase_add_test(tc, test_lane_head_parked);
 	tcase_add_test(tc, test_lane_heal);
+	tcase_add_test(tc, test_lane_orphan_head);
 	tcase_add_test(tc, test_lane_member_gone);
 	tcase_add_test(tc, test_lane_member_dead);
 	tcase_add_test(tc, test_lane_members_restart);
