@@ -68,7 +68,8 @@ static const struct command commands[] = {
 	{ "pressure", "", build_plain, print_status },
 	{ "breakers", "", build_plain, print_breakers },
 	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_dlq },
-	{ "dead-letter-source", "source", build_dls, print_result },
+	{ "dead-letter-source", "source [timeout_s]", build_dls,
+	    print_result },
 	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]",
 	    build_quarantine, print_pen },
 };
@@ -213,10 +214,10 @@ build_tick(int argc, char **argv)
 static json_t *
 build_dls(int argc, char **argv)
 {
-	if (argc != 2)
+	if (argc < 2)
 		return NULL;
-	return json_pack("{s:s, s:s}", "cmd", "dead-letter-source", "source",
-	    argv[1]);
+	return with_timeout(json_pack("{s:s, s:s}", "cmd",
+	    "dead-letter-source", "source", argv[1]), argc, argv, 2);
 }
 
 /* dlq list [-S source] [-n limit] */
