@@ -627,10 +627,12 @@ def test_ordered_sink_per_key_commit_order():
 
 def test_tenant_fairness_dead_sink_backlog():
     """Tenant A's sink is slow and answers 503 (breaker off), with a backlog
-    of 2000 hooks, more than dispatch.max_inflight (1000; no per-tenant
-    window configured, so each tenant's is the global one); tenant B's
-    hooks are delivered promptly meanwhile: "a tenant whose sink is slow
-    fills its own window and nobody else's"."""
+    of 2000 hooks, more than dispatch.max_inflight (1000).  No per-tenant
+    window is configured, so each tenant's is a quarter of the global one
+    (docs/DEPARTURES 13): A holds at most 250 claimed rows, the global
+    window is never full, and tenant B's hooks are delivered promptly
+    meanwhile: "a tenant whose sink is slow fills its own window and nobody
+    else's"."""
     s = TestSink().start()
     d = Daemon(sources={
         "sa": sink_source([{"type": "http", "url": s.url("/a")}],
@@ -645,14 +647,26 @@ def test_tenant_fairness_dead_sink_backlog():
     assert len(a_ids) == 2000
     wait_until(lambda: s.received("/a") >= 8, 10, 0.05,
                "tenant A's sink to be busy")
+    # A's share: a quarter of the global window, reached and never passed.
+    wait_until(lambda: d.status()["inflight"] >= 240, 10, 0.05,
+               "tenant A's window to fill")
     lat = []
     b_ids = []
+    inflight = []
+    fulls = []
     c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
     for n in range(100):
         st, h, data = post(d.port, "/webhooks/sb", b'{"b":%d}' % n, conn=c)
         b_ids.append((expect_accepted(st, h, data), now_ms()))
+        if n % 10 == 0:
+            inflight.append(d.status()["inflight"])
+            fulls.append(d.pressure()["window_full"])
         time.sleep(0.02)
     c.close()
+    assert max(inflight) <= 250 + 1, "claimed rows %r: tenant A passed its " \
+        "share of 250 (B holds at most the one being posted)" % inflight
+    assert not any(fulls), "the global window was full: %r (claimed %r)" % (
+        fulls, inflight)
     ids = [i for i, _ in b_ids]
     wait_delivered(s, ids, "/b", 30, "tenant B's hooks")
     t_rec = {r["x-ankusa-id"]: r["t"] for r in s.records("/b")}
@@ -666,6 +680,45 @@ def test_tenant_fairness_dead_sink_backlog():
     assert st["pending"] >= 1900, "A's backlog drained? status %r" % st
     assert p99 < 2000, "tenant B's p99 delivery latency %d ms (p50 %d) " \
         "behind tenant A's backlog of 2000 dead rows" % (p99, p50)
+
+
+def test_pressure():
+    """pressure: lag_ms is the age of the oldest due row (0 when nothing is
+    due) and window_full whether the global in-flight window is: idle, a
+    backlog held by one tenant's own window, then the global window full,
+    then idle again once everything settled."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "sa": sink_source([{"type": "http", "url": s.url("/a")}],
+                          tenant="ta"),
+        "sb": sink_source([{"type": "http", "url": s.url("/b")}],
+                          tenant="tb"),
+    }, extra={"dispatch": dispatch_conf(
+        breaker_failures=0, max_inflight=40,
+        tenants={"tb": {"max_inflight": 1000}})}).start()
+    assert d.pressure() == {"lag_ms": 0, "window_full": False}, d.pressure()
+    s.mode("/a", delay_ms=4000)
+    s.mode("/b", delay_ms=4000)
+    t0 = now_ms()
+    post_seq(d, "sa", [b'{"a":%d}' % n for n in range(30)])
+    # Tenant A holds its own share (a quarter of 40), not the global window.
+    wait_until(lambda: s.received("/a") >= 10, 10, 0.05, "A's attempts")
+    time.sleep(1.0)
+    pr, t1 = d.pressure(), now_ms()
+    assert d.status()["inflight"] == 10, d.status()
+    assert pr["window_full"] is False, pr
+    assert 1000 <= pr["lag_ms"] <= t1 - t0 + 50, (pr, t1 - t0)
+    # Tenant B may take the rest: the global window fills.
+    post_seq(d, "sb", [b'{"b":%d}' % n for n in range(60)])
+    wait_until(lambda: d.status()["inflight"] == 40, 10, 0.05,
+               "the global window to fill")
+    pr, t2 = d.pressure(), now_ms()
+    assert pr["window_full"] is True, pr
+    assert pr["lag_ms"] >= 1000 and pr["lag_ms"] <= t2 - t0 + 50, (pr, t2 - t0)
+    s.mode("/a", delay_ms=0)
+    s.mode("/b", delay_ms=0)
+    settle(d)
+    assert d.pressure() == {"lag_ms": 0, "window_full": False}, d.pressure()
 
 
 # ------------------------------------------------------------ dead-letter-source
