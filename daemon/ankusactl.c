@@ -48,6 +48,7 @@ static void	 usage(void) __attribute__((noreturn));
 static json_t	*build_plain(int, char **);
 static json_t	*build_queue(int, char **);
 static json_t	*build_quarantine(int, char **);
+static json_t	*with_timeout(json_t *, int, char **, int);
 static json_t	*build_timeout(int, char **);
 static json_t	*build_dls(int, char **);
 static json_t	*build_dlq(int, char **);
@@ -70,7 +71,8 @@ static const struct command commands[] = {
 	{ "pressure", "", build_plain, print_status },
 	{ "breakers", "", build_plain, print_breakers },
 	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_dlq },
-	{ "dead-letter-source", "source", build_dls, print_result },
+	{ "dead-letter-source", "source [timeout_s]", build_dls,
+	    print_result },
 	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]"
 	    " | purge --all",
 	    build_quarantine, print_pen },
@@ -194,22 +196,22 @@ build_quarantine(int argc, char **argv)
 	return req;
 }
 
-/* tick [timeout_s], drain [timeout_s] */
+/* req with argv[at], the last argument, if given, as its timeout_s; NULL
+ * (usage) when more are given or it is not a count of seconds. */
 static json_t *
-build_timeout(int argc, char **argv)
+with_timeout(json_t *req, int argc, char **argv, int at)
 {
-	json_t *req = json_pack("{s:s}", "cmd", argv[0]);
 	char *end;
 	long long n;
 
-	if (argc > 2) {
+	if (argc > at + 1) {
 		json_decref(req);
 		return NULL;
 	}
-	if (argc == 2) {
+	if (argc == at + 1) {
 		errno = 0;
-		n = strtoll(argv[1], &end, 10);
-		if (errno != 0 || *end != '\0' || end == argv[1] || n < 0) {
+		n = strtoll(argv[at], &end, 10);
+		if (errno != 0 || *end != '\0' || end == argv[at] || n < 0) {
 			json_decref(req);
 			return NULL;
 		}
@@ -218,13 +220,21 @@ build_timeout(int argc, char **argv)
 	return req;
 }
 
+/* tick [timeout_s], drain [timeout_s] */
+static json_t *
+build_timeout(int argc, char **argv)
+{
+	return with_timeout(json_pack("{s:s}", "cmd", argv[0]), argc, argv,
+	    1);
+}
+
 static json_t *
 build_dls(int argc, char **argv)
 {
-	if (argc != 2)
+	if (argc < 2)
 		return NULL;
-	return json_pack("{s:s, s:s}", "cmd", "dead-letter-source", "source",
-	    argv[1]);
+	return with_timeout(json_pack("{s:s, s:s}", "cmd",
+	    "dead-letter-source", "source", argv[1]), argc, argv, 2);
 }
 
 /* dlq list [-S source] [-n limit] */

@@ -33,6 +33,7 @@
 #include "ids.h"
 #include "log.h"
 #include "dispatch.h"
+#include "dlsource.h"
 #include "metrics.h"
 #include "pipeline.h"
 #include "quarantine.h"
@@ -57,7 +58,9 @@ struct ctl_conn {
 	uint64_t		 skipped;	/* walked past, not listed */
 	char			 source[CONF_ID_MAX + 1];
 	int			 closing;	/* free once the output drains */
-	int			 busy;		/* a release or tick answers later */
+	int			 busy;		/* a release, tick or
+						 * dead-letter-source answers
+						 * later */
 	int			 held;		/* drain: open until the exit */
 };
 
@@ -217,10 +220,12 @@ ctl_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct ctl_conn *c = arg;
 
-	/* A release or tick in progress finishes without telling anyone. */
+	/* A release or tick in progress finishes without telling anyone; a
+	 * dead-letter-source stops. */
 	if (c->busy) {
 		quarantine_release_detach(c);
 		pipeline_tick_detach(c);
+		dlsource_detach(c);
 	}
 	ctl_free(c);
 }
@@ -637,21 +642,31 @@ tick_done(void *arg, uint64_t settled, int timed_out)
 		    "settled", (json_int_t)settled));
 }
 
+/* A request's "timeout_s" in ms (60 s when absent): 0, or -1 answered. */
+static int
+ctl_timeout(struct ctl_conn *c, json_t *req, uint64_t *ms)
+{
+	json_t *t = json_object_get(req, "timeout_s");
+
+	*ms = 60000;
+	if (t == NULL)
+		return 0;
+	if (!json_is_integer(t) || json_integer_value(t) < 0) {
+		ctl_error(c, "timeout must be a whole number of seconds");
+		return -1;
+	}
+	*ms = (uint64_t)json_integer_value(t) * 1000;
+	return 0;
+}
+
 /* tick [timeout_s]: answers once nothing is claimed, running or due. */
 static void
 cmd_tick(struct ctl_conn *c, json_t *req)
 {
-	json_t *t = json_object_get(req, "timeout_s");
-	uint64_t ms = 60000;
+	uint64_t ms;
 
-	if (t != NULL) {
-		if (!json_is_integer(t) || json_integer_value(t) < 0) {
-			ctl_error(c, "timeout must be a whole number of "
-			    "seconds");
-			return;
-		}
-		ms = (uint64_t)json_integer_value(t) * 1000;
-	}
+	if (ctl_timeout(c, req, &ms) == -1)
+		return;
 	c->busy = 1;
 	pipeline_tick(ms, tick_done, c);
 }
@@ -700,20 +715,32 @@ cmd_dlq(struct ctl_conn *c, json_t *req)
 }
 
 static void
+dls_done(void *arg, uint64_t n, const char *err)
+{
+	struct ctl_conn *c = arg;
+
+	c->busy = 0;
+	if (err != NULL)
+		ctl_error(c, "%s", err);
+	else
+		ctl_end(c, json_pack("{s:s, s:I}", "result", "dead_lettered",
+		    "dead_lettered", (json_int_t)n));
+}
+
+/* dead-letter-source source [timeout_s]: answers once every pending row of
+ * the source is dead-lettered, or unavailable past the timeout. */
+static void
 cmd_dead_letter_source(struct ctl_conn *c, json_t *req)
 {
 	const char *src = json_string_value(json_object_get(req, "source"));
-	char err[256];
-	int64_t n;
+	uint64_t ms;
 
 	if (src == NULL || !conf_valid_id(src)) {
 		ctl_error(c, "dead-letter-source needs a source id");
 		return;
 	}
-	if ((n = pipeline_dead_letter_source(src, err, sizeof(err))) == -1) {
-		ctl_error(c, "%s", err);
+	if (ctl_timeout(c, req, &ms) == -1)
 		return;
-	}
-	ctl_end(c, json_pack("{s:s, s:I}", "result", "dead_lettered",
-	    "dead_lettered", (json_int_t)n));
+	c->busy = 1;
+	dlsource_start(src, ms, dls_done, c);
 }

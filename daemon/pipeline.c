@@ -31,6 +31,7 @@
 #include "conf.h"
 #include "deck.h"
 #include "dispatch.h"
+#include "dlsource.h"
 #include "ids.h"
 #include "job.h"
 #include "jobfill.h"
@@ -43,7 +44,6 @@
 
 #define PIPELINE_MAX_WORKERS	512
 #define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
-#define PIPELINE_DLS_PAGE	512	/* dead_letter_source rows per batch */
 
 enum worker_state {
 	WORKER_IDLE = 1,
@@ -125,6 +125,9 @@ static void	batch_pump(void);
 static void	claim_pump(void);
 static void	claim_release(const unsigned char *, void *);
 static void	batch_cb(evutil_socket_t, short, void *);
+static int	dls_claimed(const unsigned char *, void *);
+static void	dls_ended(void *);
+static uint64_t	settled_count(void);
 
 /* --- dispatch_ops over the store --- */
 
@@ -489,6 +492,10 @@ op_claim_gate(void *arg, struct drow *r)
 void
 pipeline_init(void)
 {
+	static const struct dlsource_ops dls_ops = {
+		.claimed = dls_claimed,
+		.ended = dls_ended,
+	};
 	struct dispatch_ops ops = {
 		.arg = NULL,
 		.due_tenants = op_due_tenants,
@@ -514,7 +521,24 @@ pipeline_init(void)
 	    (ev_batch = evtimer_new(env->base, batch_cb, NULL)) == NULL)
 		fatalx("pipeline: evtimer_new");
 	batcher = batcher_new();
+	dlsource_init(&dls_ops);
 	turn_arm();	/* rows due from before a restart */
+}
+
+static int
+dls_claimed(const unsigned char *key, void *arg)
+{
+	return dispatch_is_claimed(disp, key);
+}
+
+/* A dead_letter_source call ended: the lanes it released have new heads,
+ * due at their receive time, behind the tenants' cursors; and its end may be
+ * what a tick waits for. */
+static void
+dls_ended(void *arg)
+{
+	dispatch_hint(disp, 0);
+	turn_arm();
 }
 
 static void
@@ -546,6 +570,7 @@ void
 pipeline_stop(void)
 {
 	dispatch_stop(disp);
+	dlsource_stop();
 	evtimer_del(ev_wake);
 }
 
@@ -1023,7 +1048,7 @@ pipeline_pressure(uint64_t *lag_ms, int *window_full)
 }
 
 /* Nothing claimed, running or due (a row waiting out a backoff is not
- * due). */
+ * due), and no dead_letter_source moving rows. */
 static int
 settled_now(void)
 {
@@ -1033,21 +1058,30 @@ settled_now(void)
 
 	dispatch_get_stats(disp, &st);
 	if (st.claimed > 0 || st.running > 0 || nsettles > 0 ||
-	    noutcomes > 0)
+	    noutcomes > 0 || dlsource_busy())
 		return 0;
 	rc = store_oldest_due(env->store, &due);
 	return rc == 0 || (rc == 1 && due > time_wall_ms());
 }
 
+/* The rows settled since the start: delivered or dead-lettered by
+ * dispatch, and dead-lettered by dead_letter_source. */
+static uint64_t
+settled_count(void)
+{
+	struct dispatch_stats st;
+
+	dispatch_get_stats(disp, &st);
+	return st.settled + dlsource_moved();
+}
+
 static void
 check_ticks(int timer)
 {
-	struct dispatch_stats st;
 	struct ptick *t, *next;
 	uint64_t now = time_mono_ms();
 	int settled = -1;
 
-	dispatch_get_stats(disp, &st);
 	for (t = TAILQ_FIRST(&ticks); t != NULL; t = next) {
 		next = TAILQ_NEXT(t, entry);
 		if (settled == -1)
@@ -1055,7 +1089,7 @@ check_ticks(int timer)
 		if (!settled && now < t->deadline)
 			continue;
 		TAILQ_REMOVE(&ticks, t, entry);
-		t->done(t->arg, st.settled - t->settled0, !settled);
+		t->done(t->arg, settled_count() - t->settled0, !settled);
 		free(t);
 	}
 	if (!TAILQ_EMPTY(&ticks)) {
@@ -1076,15 +1110,13 @@ void
 pipeline_tick(uint64_t timeout_ms, void (*done)(void *, uint64_t, int),
     void *arg)
 {
-	struct dispatch_stats st;
 	struct ptick *t;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		fatal("pipeline");
-	dispatch_get_stats(disp, &st);
 	t->done = done;
 	t->arg = arg;
-	t->settled0 = st.settled;
+	t->settled0 = settled_count();
 	t->deadline = time_mono_ms() + timeout_ms;
 	TAILQ_INSERT_TAIL(&ticks, t, entry);
 	turn_arm();
@@ -1102,87 +1134,6 @@ pipeline_tick_detach(void *arg)
 			free(t);
 		}
 	}
-}
-
-struct dls {
-	const char		*source;
-	unsigned char		 keys[PIPELINE_DLS_PAGE + 64][STORE_ROWKEY_LEN];
-	uint32_t		 attempts[PIPELINE_DLS_PAGE + 64];
-	size_t			 n;
-	uint64_t		 last_seq;
-};
-
-static int
-dls_cb(const unsigned char *key, const struct store_row *row, void *arg)
-{
-	struct dls *d = arg;
-	int i;
-
-	d->last_seq = 0;
-	for (i = 0; i < 8; i++)
-		d->last_seq = (d->last_seq << 8) | key[i];
-	/* Rows claimed by a running attempt are left to settle. */
-	if (dispatch_is_claimed(disp, key) ||
-	    d->n == sizeof(d->keys) / sizeof(d->keys[0]))
-		return 0;
-	memcpy(d->keys[d->n], key, STORE_ROWKEY_LEN);
-	d->attempts[d->n] = row->attempts;
-	d->n++;
-	return 0;
-}
-
-/*
- * The spec's dead_letter_source: every pending row of source, as
- * source_gone:<id>, page by page.  It runs inside the master's loop, the
- * only place that moves pending rows, so no claim can race it.
- */
-int64_t
-pipeline_dead_letter_source(const char *source, char *err, size_t errlen)
-{
-	struct store_batch *sb;
-	struct dls *d;
-	uint64_t after = 0, now = time_wall_ms();
-	char reason[128];
-	int64_t total = 0;
-	size_t i;
-
-	if ((d = calloc(1, sizeof(*d))) == NULL)
-		fatal("pipeline");
-	snprintf(reason, sizeof(reason), "source_gone:%s", source);
-	for (;;) {
-		d->n = 0;
-		d->last_seq = after;
-		if (store_pending_rows_of_source(env->store, source, after,
-		    PIPELINE_DLS_PAGE, dls_cb, d) == -1)
-			goto fail;
-		if (d->last_seq == after)
-			break;
-		after = d->last_seq;
-		if (d->n == 0)
-			continue;
-		if ((sb = store_batch_begin(env->store)) == NULL)
-			goto fail;
-		for (i = 0; i < d->n; i++)
-			if (store_batch_row_dead(sb, d->keys[i], now, reason,
-			    "", d->attempts[i]) == -1) {
-				store_batch_abort(sb);
-				goto fail;
-			}
-		if (store_batch_commit(sb) == -1)
-			goto fail;
-		total += d->n;
-	}
-	free(d);
-	metrics_add("ankusa_dispatch_dead_lettered_total", total,
-	    "source_id", source, "sink", "", NULL);
-	log_info("pipeline: %" PRId64 " rows of source %s dead-lettered as "
-	    "%s", total, source, reason);
-	turn_arm();
-	return total;
- fail:
-	free(d);
-	snprintf(err, errlen, "store: %s", store_strerror(env->store));
-	return -1;
 }
 
 static void

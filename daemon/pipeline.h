@@ -10,7 +10,7 @@
  * one loop turn as one store transaction, and runs the scheduler after
  * commits, settles and at the time it asked for: one timer.  It also
  * answers the dispatch functions of the control socket: tick, pressure,
- * breakers, dead_letter_source.
+ * breakers (dead_letter_source is dlsource.c, which it sets up).
  */
 #ifndef ANKUSA_PIPELINE_H
 #define ANKUSA_PIPELINE_H
@@ -50,12 +50,12 @@ void	pipeline_stats(struct dispatch_stats *, int *idle, int *busy);
 /* The spec's pressure(): -1 when the store cannot answer. */
 int	pipeline_pressure(uint64_t *lag_ms, int *window_full);
 /* The spec's tick(): done(arg, settled, timed_out) once nothing is
- * claimed, running or due, or after timeout_ms. */
+ * claimed, running or due and no dead_letter_source runs, or after
+ * timeout_ms; settled is the rows delivered or dead-lettered (by dispatch
+ * or dead_letter_source) meanwhile. */
 void	pipeline_tick(uint64_t timeout_ms, void (*done)(void *, uint64_t, int),
 	    void *arg);
 void	pipeline_tick_detach(void *arg);
-/* The spec's dead_letter_source(): the rows dead-lettered, or -1. */
-int64_t	pipeline_dead_letter_source(const char *source, char *err, size_t);
 /* Breakers that are not idle, as JSON objects. */
 json_t	*pipeline_breakers(void);
 

@@ -428,7 +428,15 @@ static int	 lane_promote(struct store_batch *, const unsigned char *,
 static int	 lane_release(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 static int	 hook_unref(struct store_batch *, uint64_t);
+static int	 row_unindex(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+static int	 row_gone(struct store_batch *, const unsigned char *,
+		    const struct store_row *, int, int);
 static int	 batch_ok(struct store_batch *);
+static int	 pending_page(struct store *, const char *, uint64_t *,
+		    uint64_t, uint64_t, int *, int (*)(const unsigned char *,
+		    const struct store_row *, void *), void *);
+static int	 hook_present(struct store *, DB_TXN *, uint64_t);
 static struct lane_resume *resume_find(struct store *,
 		    const unsigned char *, size_t);
 static void	 resume_set(struct store *, const unsigned char *, size_t,
@@ -3908,31 +3916,57 @@ store_batch_row_delivered(struct store_batch *b,
 			    get_u64(rk), get_u32(rk + 8));
 			return 1;
 		}
-		if ((head = lane_is_head(b, rk, &r)) == -1)
-			goto fail;
-		if (r.state == STORE_ROW_MEMBER)
-			ret = lane_leave(b, rk, &r);
-		else
-			ret = due_del(st, b->txn, r.tenant, r.due, rk);
-		if (ret == -1)
+		if ((head = row_unindex(b, rk, &r)) == -1)
 			goto fail;
 	}
  gone:
-	if ((ret = tdel(st, b->txn, T_ROWS, rk, STORE_ROWKEY_LEN)) == -1)
+	if ((ret = row_gone(b, rk, &r, head, 1)) == -1)
 		goto fail;
-	if (ret == 0)
-		return 1;	/* a due key without its row */
-	if (hook_unref(b, get_u64(rk)) == -1)
-		goto fail;
-	if (b->counts.rows > 0)
-		b->counts.rows--;
-	if (head && lane_release(b, rk, &r) == -1)
-		goto fail;
-	return 0;
+	return ret;
 
  fail:
 	b->failed = 1;
 	return -1;
+}
+
+/* Take the pending row r at rk out of the due keys, or out of its lane's
+ * members: 1 when it is its lane's head (row_gone releases the lane), 0,
+ * or -1 on a store error. */
+static int
+row_unindex(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r)
+{
+	int ret, head;
+
+	if ((head = lane_is_head(b, rk, r)) == -1)
+		return -1;
+	if (r->state == STORE_ROW_MEMBER)
+		ret = lane_leave(b, rk, r);
+	else
+		ret = due_del(b->st, b->txn, r->tenant, r->due, rk);
+	return ret == -1 ? -1 : head;
+}
+
+/* Delete the row at rk, unindexed already, with its count and (unref) its
+ * hook's, and release its lane if it was the head.  0, 1 when the row was
+ * not there, or -1 on a store error. */
+static int
+row_gone(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r, int head, int unref)
+{
+	int ret;
+
+	if ((ret = tdel(b->st, b->txn, T_ROWS, rk, STORE_ROWKEY_LEN)) == -1)
+		return -1;
+	if (ret == 0)
+		return 1;	/* a due key without its row */
+	if (unref && hook_unref(b, get_u64(rk)) == -1)
+		return -1;
+	if (b->counts.rows > 0)
+		b->counts.rows--;
+	if (head && lane_release(b, rk, r) == -1)
+		return -1;
+	return 0;
 }
 
 int
@@ -4017,14 +4051,15 @@ store_batch_row_dead(struct store_batch *b,
 	}
 	if (r.state == STORE_ROW_DEAD)
 		return 1;
-	if ((head = lane_is_head(b, rk, &r)) == -1)
+	if ((ret = hook_present(st, b->txn, get_u64(rk))) == -1 ||
+	    (head = row_unindex(b, rk, &r)) == -1)
 		goto fail;
-	if (r.state == STORE_ROW_MEMBER)
-		ret = lane_leave(b, rk, &r);
-	else
-		ret = due_del(st, b->txn, r.tenant, r.due, rk);
-	if (ret == -1)
-		goto fail;
+	if (ret == 0) {
+		/* An orphan: a dead letter could never be replayed. */
+		if ((ret = row_gone(b, rk, &r, head, 0)) == -1)
+			goto fail;
+		return ret == 0 ? 2 : 1;
+	}
 
 	memset(&dl, 0, sizeof(dl));
 	snprintf(dl.reason, sizeof(dl.reason), "%s",
@@ -4498,16 +4533,36 @@ store_pending_rows_of_source(struct store *st, const char *source,
     int (*cb)(const unsigned char *, const struct store_row *, void *),
     void *arg)
 {
+	int seen;
+
+	return pending_page(st, source, &after_seq, limit, 0, &seen, cb,
+	    arg) == -1 ? -1 : 0;
+}
+
+/*
+ * The walk of store_pending_rows_of_source from *after_seq: once limit rows
+ * went to cb or visits rows were read (0: no bound), it ends with the hook
+ * it is in, and *after_seq is then that hook's seq.  *seen is set once a
+ * row of source is read, DEAD or not.  1 the page ended (or cb stopped
+ * it), 0 the table did, -1 on a store error.
+ */
+static int
+pending_page(struct store *st, const char *source, uint64_t *after_seq,
+    uint64_t limit, uint64_t visits, int *seen,
+    int (*cb)(const unsigned char *, const struct store_row *, void *),
+    void *arg)
+{
 	struct store_row r;
 	unsigned char start[STORE_ROWKEY_LEN], rk[STORE_ROWKEY_LEN];
-	uint64_t n = 0, last = 0;
+	uint64_t n = 0, read = 0, last = *after_seq;
 	struct walk w;
 	int ret, full = 0;
 
 	st->dberr[0] = '\0';
-	if (source == NULL || after_seq == UINT64_MAX)
+	*seen = 0;
+	if (source == NULL || *after_seq == UINT64_MAX)
 		return 0;
-	store_key_row(start, after_seq + 1, 0);
+	store_key_row(start, *after_seq + 1, 0);
 	walk_init(&w, st, NULL, T_ROWS, start, sizeof(start));
 	while ((ret = walk_next(&w)) == 1) {
 		if (w.klen != STORE_ROWKEY_LEN) {
@@ -4518,22 +4573,99 @@ store_pending_rows_of_source(struct store *st, const char *source,
 		/* A full page ends with the hook it is in. */
 		if (full && get_u64(w.key) != last)
 			break;
+		last = get_u64(w.key);
+		if (visits != 0 && ++read >= visits)
+			full = 1;
 		if (store_rec_row_decode(w.key, w.klen, w.val, w.vlen, &r,
 		    st->err, sizeof(st->err)) == -1) {
 			log_warnx("store %s: %s: skipped", st->dir, st->err);
 			continue;
 		}
-		if (r.state == STORE_ROW_DEAD || strcmp(r.source, source) != 0)
+		if (strcmp(r.source, source) != 0)
+			continue;
+		*seen = 1;
+		if (r.state == STORE_ROW_DEAD)
 			continue;
 		memcpy(rk, w.key, sizeof(rk));
 		walk_pause(&w);
-		last = get_u64(rk);
 		if (cb(rk, &r, arg) != 0)
 			break;
 		if (limit != 0 && ++n >= limit)
 			full = 1;
 	}
-	return walk_done(&w, ret == -1 ? -1 : 0);
+	*after_seq = last;
+	return walk_done(&w, ret);
+}
+
+/* Whether hook seq is stored: 1, 0, or -1 on a store error.  Reads no
+ * byte of the record. */
+static int
+hook_present(struct store *st, DB_TXN *txn, uint64_t seq)
+{
+	unsigned char hk[8];
+	DBT k, v;
+	int ret;
+
+	store_key_hook(hk, seq);
+	dbt_user(&k, hk, sizeof(hk), 0);
+	dbt_user(&v, hk, 0, 1);
+	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], txn, &k, &v, 0);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
+		    st->dir, seq);
+		return -1;
+	}
+	return 1;
+}
+
+struct dls_walk {
+	struct store_batch	*b;
+	struct store_dls	*s;
+	int			 failed;
+};
+
+static int
+dls_row(const unsigned char *rk, const struct store_row *r, void *arg)
+{
+	struct dls_walk *w = arg;
+	struct store_dls *s = w->s;
+	int ret;
+
+	if (s->skip != NULL && s->skip(rk, s->arg))
+		return 0;
+	if ((ret = store_batch_row_dead(w->b, rk, s->dead_at, s->reason,
+	    r->last_error, r->attempts)) == -1) {
+		w->failed = 1;
+		return 1;
+	}
+	if (ret == 0)
+		s->moved++;
+	else if (ret == 2)
+		s->dropped++;
+	return 0;
+}
+
+int
+store_batch_source_dead(struct store_batch *b, struct store_dls *s)
+{
+	struct dls_walk w;
+	int ret;
+
+	if (!batch_ok(b))
+		return -1;
+	memset(&w, 0, sizeof(w));
+	w.b = b;
+	w.s = s;
+	s->moved = s->dropped = 0;
+	ret = pending_page(b->st, s->source, &s->after_seq, s->limit,
+	    s->visits, &s->seen, dls_row, &w);
+	if (ret == -1 || w.failed) {
+		b->failed = 1;
+		return -1;
+	}
+	return ret;
 }
 
 /*

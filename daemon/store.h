@@ -553,7 +553,9 @@ int		 store_batch_row_reschedule(struct store_batch *,
  * row is kept in state DEAD with attempts and last_error, a dead entry
  * (dead_at, rowkey) -> (reason, attempts, last_error) is written and the
  * dead counter goes up; a lane head releases its lane.  Strings longer
- * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 1. */
+ * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 1.
+ * An orphan, a row whose hook is gone, is dropped instead (deleted with
+ * its due key or members entry, its lane released the same): 2. */
 int		 store_batch_row_dead(struct store_batch *,
 		    const unsigned char rowkey[STORE_ROWKEY_LEN],
 		    uint64_t dead_at, const char *reason,
@@ -608,6 +610,36 @@ int		 store_pending_rows_of_source(struct store *,
 		    const char *source, uint64_t after_seq, uint64_t limit,
 		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
 		    const struct store_row *, void *), void *);
+
+/*
+ * One step of the spec's dead_letter_source, in the open batch: the
+ * source's pending rows of hooks with seq > after_seq, a page as
+ * store_pending_rows_of_source makes one (limit rows; the rows of other
+ * sources it reads count against visits, so that a step reads a bounded
+ * part of the table whatever it finds), each dead-lettered at dead_at as
+ * reason, its attempts and last error kept, as store_batch_row_dead does
+ * it: a row whose hook is gone is dropped, and counted apart.  A row
+ * skip() names (claimed by a running attempt) is left alone.
+ */
+struct store_dls {
+	const char	*source;
+	const char	*reason;
+	uint64_t	 dead_at;
+	uint64_t	 limit;		/* rows a step (0: all) */
+	uint64_t	 visits;	/* rows read a step (0: no bound) */
+	int		(*skip)(const unsigned char *, void *);	/* or NULL */
+	void		*arg;
+	uint64_t	 after_seq;	/* in: where the step starts; out: the
+					 * next step's */
+	uint64_t	 moved;		/* out: dead-lettered by the step */
+	uint64_t	 dropped;	/* out: dropped, their hook gone */
+	int		 seen;		/* out: 1 once a row of the source was
+					 * read, dead ones too */
+};
+/* 1 when rows may follow, 0 when the step reached the end of the table,
+ * -1 on a store error (the batch must then be aborted). */
+int		 store_batch_source_dead(struct store_batch *,
+		    struct store_dls *);
 
 /* A hook's claim reference (the claim check): 1 with it in ref, 2 when it
  * has none, 0 when the hook is gone, -1 on a store error.  Reads the

@@ -111,6 +111,8 @@ static int	 kill_row(struct store *, uint64_t, uint32_t, uint64_t,
 		    const char *, const char *, uint32_t);
 static void	 kill_scanned(struct store *, const struct scanned *);
 static int	 lane_sweep(struct store *, const char *, unsigned);
+static void	 head_alone(struct store *, uint64_t);
+static struct store *orphan(struct store *, uint64_t, uint64_t);
 static int	 tenants_cb(const char *, uint64_t, void *);
 static int	 scan_cb(const unsigned char *, const struct store_row *,
 		    void *);
@@ -508,6 +510,36 @@ kill_scanned(struct store *st, const struct scanned *sc)
 		    "source_gone:github", "", 0), 0);
 	}
 	commit_ok(st, b);
+}
+
+/* Hooks a and b deleted behind the store's back, their rows left: the
+ * store reopened. */
+static struct store *
+orphan(struct store *st, uint64_t a, uint64_t b)
+{
+	unsigned char hk[8];
+
+	store_close(st);
+	store_key_hook(hk, a);
+	table_del("hooks.db", hk, sizeof(hk));
+	store_key_hook(hk, b);
+	table_del("hooks.db", hk, sizeof(hk));
+	return open_ok();
+}
+
+/* Sink 0 of seq heads its lane, and no member is left behind it. */
+static void
+head_alone(struct store *st, uint64_t seq)
+{
+	struct store_row r;
+	unsigned char rk[STORE_ROWKEY_LEN];
+
+	store_key_row(rk, seq, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_debug_count(st, "members"), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
 }
 
 static int
@@ -2872,11 +2904,63 @@ START_TEST(test_lane_heal)
 }
 END_TEST
 
+/*
+ * An orphan (a row whose hook is gone) is a terminal transition of its
+ * head: settled as dispatch settles it (dead, permanent), the row is
+ * dropped and its lane released in the same batch, the next member its
+ * head; an orphaned member leaves its lane the same way.
+ */
+START_TEST(test_lane_orphan_head)
+{
+	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x77 };
+	struct store_counts c;
+	struct store_row r;
+	struct scanned sc;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1, s2, s3, s4;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s2 = put_rows(st, "acme", "github", 200, &ord, 1);
+	s3 = put_rows(st, "acme", "github", 300, &ord, 1);
+	s4 = put_rows(st, "acme", "github", 400, &ord, 1);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);	/* s1 heads */
+	st = orphan(st, s1, s3);
+
+	ck_assert_int_eq(kill_row(st, s1, 0, 500, "permanent:hook 1 is gone",
+	    "hook 1 is gone", 1), 2);
+	store_key_row(rk, s1, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	store_key_row(rk, s2, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
+	ck_assert_uint_eq(store_lane_members(st), 2);
+	/* The new head is due, the orphan's key gone. */
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_int_eq(sc.null[0], 0);
+	ck_assert_uint_eq(sc.seq[0], s2);
+
+	/* An orphaned member leaves its lane; the lane goes on to s4. */
+	ck_assert_int_eq(kill_row(st, s3, 0, 600, "source_gone:github", "",
+	    0), 2);
+	ck_assert_uint_eq(store_lane_members(st), 1);
+	ck_assert_int_eq(deliver(st, s2, 0), 0);
+	head_alone(st, s4);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.dead, 0);
+	ck_assert_uint_eq(c.rows, 1);
+	ck_assert_int_eq(store_debug_count(st, "dead"), 0);
+	store_close(st);
+}
+END_TEST
+
 /* A member whose row is gone is dropped at promotion, not stalling. */
 START_TEST(test_lane_member_gone)
 {
 	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x66 };
-	struct store_row r;
 	struct store *st;
 	unsigned char rk[STORE_ROWKEY_LEN];
 	uint64_t s1, s2;
@@ -2889,12 +2973,7 @@ START_TEST(test_lane_member_gone)
 	table_del("rows.db", rk, sizeof(rk));
 	st = open_ok();
 	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
-	store_key_row(rk, s2, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
-	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
-	ck_assert_uint_eq(store_lane_members(st), 0);
-	ck_assert_int_eq(store_debug_count(st, "members"), 0);
-	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	head_alone(st, s2);
 	store_close(st);
 }
 END_TEST
@@ -3790,6 +3869,154 @@ START_TEST(test_pending_rows)
 }
 END_TEST
 
+/* The one row a dead_letter_source step must leave: claimed. */
+static uint64_t claimed_seq;
+
+static int
+claimed_cb(const unsigned char *rk, void *arg)
+{
+	return store_rowkey_seq(rk) == claimed_seq;
+}
+
+/* One dead_letter_source step in its own committed batch: its answer. */
+static int
+dls_step(struct store *st, struct store_dls *s)
+{
+	struct store_batch *b;
+	int ret;
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ret = store_batch_source_dead(b, s);
+	ck_assert_msg(ret >= 0, "step: %s", store_strerror(st));
+	commit_ok(st, b);
+	return ret;
+}
+
+/* Run dead_letter_source steps to the end: the steps it took. */
+static int
+dls_run(struct store *st, struct store_dls *s, uint64_t *moved,
+    uint64_t *dropped, int *seen)
+{
+	int ret, steps = 0;
+
+	*moved = *dropped = 0;
+	*seen = 0;
+	do {
+		ret = dls_step(st, s);
+		*moved += s->moved;
+		*dropped += s->dropped;
+		*seen |= s->seen;
+		steps++;
+		ck_assert_int_lt(steps, 100);
+	} while (ret == 1);
+	return steps;
+}
+
+/*
+ * dead_letter_source's steps: pages that never split a hook, rows of
+ * other sources bounding a step too; a row whose hook is gone is dropped,
+ * not counted (a lane's head among them: its lane is released); a claimed
+ * row is left; the count is the rows moved.
+ */
+START_TEST(test_source_dead_step)
+{
+	struct store_row_spec two[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_SQS, 0, 0 },
+	};
+	struct store_row_spec one = { 0, MODULE_HTTP, 0, 0 };
+	struct store_row_spec ord = { 0, MODULE_HTTP, 1, 0x7 };
+	struct store_dls s;
+	struct store_counts c;
+	struct store_row r;
+	struct scanned sc;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1, s3, s4, s5, s6, s7, s8, moved, dropped;
+	int seen;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, two, 2);
+	put_rows(st, "acme", "stripe", 100, &one, 1);
+	s3 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s4 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s5 = put_rows(st, "acme", "github", 100, &ord, 1);
+	s6 = put_rows(st, "acme", "github", 100, &one, 1);
+	s7 = put_rows(st, "acme", "github", 100, &one, 1);
+	s8 = put_rows(st, "acme", "github", 100, &one, 1);
+	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);	/* s3 heads */
+	ck_assert_int_eq(kill_row(st, s8, 0, 50, "permanent:x", "", 1), 0);
+	st = orphan(st, s5, s6);
+
+	/* A page of 2 rows is s1's hook, whole. */
+	memset(&s, 0, sizeof(s));
+	s.source = "github";
+	s.reason = "source_gone:github";
+	s.dead_at = 1000;
+	s.limit = 2;
+	s.skip = claimed_cb;
+	claimed_seq = s7;
+	ck_assert_int_eq(dls_step(st, &s), 1);
+	ck_assert_uint_eq(s.moved, 2);
+	ck_assert_uint_eq(s.dropped, 0);
+	ck_assert_uint_eq(s.after_seq, s1);
+	ck_assert_int_eq(s.seen, 1);
+	store_key_row(rk, s1, 1);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
+
+	/* The rest: s3 and s4 moved (each release makes the next member
+	 * the head), s5 (the head by then) and s6 dropped, s7 left to its
+	 * attempt, s8 dead already. */
+	ck_assert_int_ge(dls_run(st, &s, &moved, &dropped, &seen), 2);
+	ck_assert_uint_eq(moved, 2);
+	ck_assert_uint_eq(dropped, 2);
+	ck_assert_int_eq(seen, 1);
+	store_key_row(rk, s3, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
+	store_key_row(rk, s4, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
+	store_key_row(rk, s5, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	store_key_row(rk, s6, 0);
+	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	ck_assert_int_eq(store_debug_count(st, "lanes"), 0);
+	ck_assert_int_eq(store_debug_count(st, "members"), 0);
+	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
+	ck_assert_uint_eq(store_lane_members(st), 0);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.dead, 5);
+	ck_assert_uint_eq(c.rows, 7);
+	memset(&sc, 0, sizeof(sc));
+	ck_assert_int_eq(store_pending_rows_of_source(st, "github", 0, 0,
+	    pending_cb, &sc), 0);
+	ck_assert_int_eq(sc.n, 1);
+	ck_assert_uint_eq(sc.seq[0], s7);
+	/* Due: s7 and stripe's row, nothing stale. */
+	ck_assert_int_eq(store_debug_count(st, "due"), 2);
+
+	/* Again: nothing moves, but the source is known (its dead rows). */
+	s.after_seq = 0;
+	ck_assert_int_eq(dls_run(st, &s, &moved, &dropped, &seen), 1);
+	ck_assert_uint_eq(moved + dropped, 0);
+	ck_assert_int_eq(seen, 1);
+
+	/* A bound on the rows read: a step a hook, whatever its source (six
+	 * hooks have rows left). */
+	s.after_seq = 0;
+	s.limit = 0;
+	s.visits = 1;
+	ck_assert_int_eq(dls_run(st, &s, &moved, &dropped, &seen), 6);
+	s.source = "nosuch";
+	s.after_seq = 0;
+	ck_assert_int_eq(dls_run(st, &s, &moved, &dropped, &seen), 6);
+	ck_assert_int_eq(seen, 0);
+	ck_assert_uint_eq(moved + dropped, 0);
+	store_close(st);
+}
+END_TEST
+
 /*
  * logsum is libdb's __ham_func4 (h = h * 33 + byte) eight bytes a step:
  * the same sum for every length and alignment, over random bytes.
@@ -3927,6 +4154,7 @@ store_suite(void)
 	tcase_add_test(tc, test_dead);
 	tcase_add_test(tc, test_dead_list);
 	tcase_add_test(tc, test_pending_rows);
+	tcase_add_test(tc, test_source_dead_step);
 	tcase_add_test(tc, test_commit_lazy);
 	tcase_add_test(tc, test_flush_fails);
 	tcase_add_test(tc, test_checkpoint_sync_fails);
@@ -3939,6 +4167,7 @@ store_suite(void)
 	tcase_add_test(tc, test_lanes);
 	tcase_add_test(tc, test_lane_head_parked);
 	tcase_add_test(tc, test_lane_heal);
+	tcase_add_test(tc, test_lane_orphan_head);
 	tcase_add_test(tc, test_lane_member_gone);
 	tcase_add_test(tc, test_lane_member_dead);
 	tcase_add_test(tc, test_lane_members_restart);

@@ -22,8 +22,8 @@ import time
 import ankusa
 from ankusa import free_port as ankusa_free_port
 from ankusa import (Daemon, FakeSQS, TestSink, dispatch_conf, expect,
-                    expect_accepted, jbody, note, post, sink_source,
-                    wait_until)
+                    expect_accepted, hold_source, jbody, note, post,
+                    sink_source, wait_until)
 
 SECRET = "whsec_" + base64.b64encode(b"ankusa-e2e-dispatch-secret-0001"
                                      ).decode()
@@ -630,10 +630,12 @@ def test_ordered_sink_per_key_commit_order():
 
 def test_tenant_fairness_dead_sink_backlog():
     """Tenant A's sink is slow and answers 503 (breaker off), with a backlog
-    of 2000 hooks, more than dispatch.max_inflight (1000; no per-tenant
-    window configured, so each tenant's is the global one); tenant B's
-    hooks are delivered promptly meanwhile: "a tenant whose sink is slow
-    fills its own window and nobody else's"."""
+    of 2000 hooks, more than dispatch.max_inflight (1000).  No per-tenant
+    window is configured, so each tenant's is a quarter of the global one
+    (docs/DEPARTURES 13): A holds at most 250 claimed rows, the global
+    window is never full, and tenant B's hooks are delivered promptly
+    meanwhile: "a tenant whose sink is slow fills its own window and nobody
+    else's"."""
     s = TestSink().start()
     d = Daemon(sources={
         "sa": sink_source([{"type": "http", "url": s.url("/a")}],
@@ -648,14 +650,26 @@ def test_tenant_fairness_dead_sink_backlog():
     assert len(a_ids) == 2000
     wait_until(lambda: s.received("/a") >= 8, 10, 0.05,
                "tenant A's sink to be busy")
+    # A's share: a quarter of the global window, reached and never passed.
+    wait_until(lambda: d.status()["inflight"] >= 240, 10, 0.05,
+               "tenant A's window to fill")
     lat = []
     b_ids = []
+    inflight = []
+    fulls = []
     c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
     for n in range(100):
         st, h, data = post(d.port, "/webhooks/sb", b'{"b":%d}' % n, conn=c)
         b_ids.append((expect_accepted(st, h, data), now_ms()))
+        if n % 10 == 0:
+            inflight.append(d.status()["inflight"])
+            fulls.append(d.pressure()["window_full"])
         time.sleep(0.02)
     c.close()
+    assert max(inflight) <= 250 + 1, "claimed rows %r: tenant A passed its " \
+        "share of 250 (B holds at most the one being posted)" % inflight
+    assert not any(fulls), "the global window was full: %r (claimed %r)" % (
+        fulls, inflight)
     ids = [i for i, _ in b_ids]
     wait_delivered(s, ids, "/b", 30, "tenant B's hooks")
     t_rec = {r["x-ankusa-id"]: r["t"] for r in s.records("/b")}
@@ -669,6 +683,45 @@ def test_tenant_fairness_dead_sink_backlog():
     assert st["pending"] >= 1900, "A's backlog drained? status %r" % st
     assert p99 < 2000, "tenant B's p99 delivery latency %d ms (p50 %d) " \
         "behind tenant A's backlog of 2000 dead rows" % (p99, p50)
+
+
+def test_pressure():
+    """pressure: lag_ms is the age of the oldest due row (0 when nothing is
+    due) and window_full whether the global in-flight window is: idle, a
+    backlog held by one tenant's own window, then the global window full,
+    then idle again once everything settled."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "sa": sink_source([{"type": "http", "url": s.url("/a")}],
+                          tenant="ta"),
+        "sb": sink_source([{"type": "http", "url": s.url("/b")}],
+                          tenant="tb"),
+    }, extra={"dispatch": dispatch_conf(
+        breaker_failures=0, max_inflight=40,
+        tenants={"tb": {"max_inflight": 1000}})}).start()
+    assert d.pressure() == {"lag_ms": 0, "window_full": False}, d.pressure()
+    s.mode("/a", delay_ms=4000)
+    s.mode("/b", delay_ms=4000)
+    t0 = now_ms()
+    post_seq(d, "sa", [b'{"a":%d}' % n for n in range(30)])
+    # Tenant A holds its own share (a quarter of 40), not the global window.
+    wait_until(lambda: s.received("/a") >= 10, 10, 0.05, "A's attempts")
+    time.sleep(1.0)
+    pr, t1 = d.pressure(), now_ms()
+    assert d.status()["inflight"] == 10, d.status()
+    assert pr["window_full"] is False, pr
+    assert 1000 <= pr["lag_ms"] <= t1 - t0 + 50, (pr, t1 - t0)
+    # Tenant B may take the rest: the global window fills.
+    post_seq(d, "sb", [b'{"b":%d}' % n for n in range(60)])
+    wait_until(lambda: d.status()["inflight"] == 40, 10, 0.05,
+               "the global window to fill")
+    pr, t2 = d.pressure(), now_ms()
+    assert pr["window_full"] is True, pr
+    assert pr["lag_ms"] >= 1000 and pr["lag_ms"] <= t2 - t0 + 50, (pr, t2 - t0)
+    s.mode("/a", delay_ms=0)
+    s.mode("/b", delay_ms=0)
+    settle(d)
+    assert d.pressure() == {"lag_ms": 0, "window_full": False}, d.pressure()
 
 
 # ------------------------------------------------------------ dead-letter-source
@@ -705,8 +758,113 @@ def test_dead_letter_source():
     (kid, _), = post_seq(d, "keep", [b"{}"])
     wait_delivered(s, [kid], "/k", 5, "a hook of another source")
     assert s.received("/x") == 7
+    # A source neither configured nor in the store: refused, named.
     rc, out, err = d.ctl("dead-letter-source", "nosuch", check=False)
-    assert rc in (0, 1), (rc, out, err)
+    assert rc == 1, "unknown source: exit %d, want 1 (%r %r)" % (rc, out, err)
+    assert "nosuch" in err and "unknown source" in err, err
+    # A source the store still holds rows of is known, configured or not.
+    rc, out, err = d.ctl("dead-letter-source", "doomed")
+    assert out.strip() == "dead_lettered 0", out
+
+
+def test_tick_counts_dead_letter_source():
+    """tick's count is the rows settled during the call: a delivery that
+    ends in it and the rows dead_letter_source moves while it waits, and
+    not the rows that only wait out a backoff."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "doomed": sink_source([{"type": "http", "url": s.url("/x")}],
+                              tenant="tx",
+                              retry={"base_ms": 60000, "max_ms": 60000}),
+        "keep": sink_source([{"type": "http", "url": s.url("/k")}]),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0)}).start()
+    s.mode("/x", status=503)
+    post_seq(d, "doomed", [b'{"d":%d}' % n for n in range(9)])
+    wait_until(lambda: s.received("/x") == 9, 10, 0.05, "first attempts")
+    assert settle(d) == 0, "tick counted rows that only wait a backoff"
+    s.mode("/k", delay_ms=1500)
+    (kid, _), = post_seq(d, "keep", [b"{}"])
+    wait_until(lambda: s.received("/k") == 1, 10, 0.02, "the slow attempt")
+    got = {}
+    th = threading.Thread(target=lambda: got.update(n=d.tick(30)))
+    th.start()
+    time.sleep(0.3)     # the tick waits for the running attempt
+    rc, out, err = d.ctl("dead-letter-source", "doomed")
+    assert out.strip() == "dead_lettered 9", out
+    th.join(40)
+    assert got.get("n") == 10, "tick settled %r, want 10 (1 delivered, 9 " \
+        "dead-lettered by dead-letter-source)" % got.get("n")
+    wait_delivered(s, [kid], "/k", 5, "the slow hook")
+
+
+def test_dead_letter_source_backlog():
+    """dead_letter_source over a backlog of 30,000 rows behind a down sink
+    works in steps: ingest keeps answering 201 promptly and another
+    source's hooks are delivered promptly while it runs (done in one go, it
+    held the loop for the whole backlog), and the count it returns is the
+    rows it moved.  Past its deadline it answers unavailable, and what it moved by
+    then stays moved."""
+    n = 30000
+    s = TestSink().start()
+    d = Daemon(sources={
+        "big": hold_source(tenant="tb"),
+        "live": sink_source([{"type": "http", "url": s.url("/l")}],
+                            tenant="tl"),
+    }, workers=2).start()
+    body = b'{"pad":"' + b"b" * 100 + b'"}'
+    got = post_par(d, "big", [body] * n, threads=8)
+    assert len(got) == n
+    wait_until(lambda: d.status()["inflight"] == 0, 60, 0.2,
+               "the backlog's first attempts")
+    assert d.status()["pending"] == n, d.status()
+    # A deadline of 0 s: the first step runs, then the call is unavailable.
+    rc, out, err = d.ctl("dead-letter-source", "big", "0", check=False)
+    assert rc == 1 and "unavailable" in err, (rc, out, err)
+    m = re.search(r"(\d+) rows? dead-lettered", err)
+    assert m is not None, err
+    first = int(m.group(1))
+    assert 0 < first < n, err
+    assert d.status()["dead"] == first, (d.status(), first)
+
+    lat, ids, stop = [], [], threading.Event()
+
+    def ingest():
+        c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+        while not stop.is_set():
+            t0 = time.monotonic()
+            st, h, data = post(d.port, "/webhooks/live", b"{}", conn=c)
+            lat.append((t0, (time.monotonic() - t0) * 1000))
+            ids.append((expect_accepted(st, h, data), t0, now_ms()))
+            time.sleep(0.005)
+        c.close()
+
+    th = threading.Thread(target=ingest)
+    th.start()
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    rc, out, err = d.ctl("dead-letter-source", "big", timeout=120)
+    t1 = time.monotonic()
+    time.sleep(0.3)
+    stop.set()
+    th.join(30)
+    during = [ms for t, ms in lat if t0 <= t <= t1]
+    note("dead-letter-source: %d rows in %.2f s; ingest during it: %d posts,"
+         " max %.1f ms, p99 %.1f ms" % (n - first, t1 - t0, len(during),
+                                        max(during or [0]),
+                                        pct(during, 99) or 0))
+    assert out.strip() == "dead_lettered %d" % (n - first), (out, first)
+    st = d.status()
+    assert (st["pending"], st["dead"]) == (0, n), st
+    assert len(during) >= 3, "only %d posts answered while " \
+        "dead-letter-source ran (%.2f s)" % (len(during), t1 - t0)
+    assert max(during) < 100, "ingest stalled %.0f ms while " \
+        "dead-letter-source ran (%.2f s)" % (max(during), t1 - t0)
+    wait_delivered(s, [i for i, _, _ in ids], "/l", 20,
+                   "the live source's hooks")
+    t_rec = {r["x-ankusa-id"]: r["t"] for r in s.records("/l")}
+    dl = [t_rec[i] - at for i, t, at in ids if t0 <= t <= t1]
+    assert max(dl) < 250, "deliveries of hooks posted while " \
+        "dead-letter-source ran took up to %d ms" % max(dl)
 
 
 def test_drain_timeout():

@@ -1,0 +1,229 @@
+/*
+ * dlsource.c: the spec's dead_letter_source; see dlsource.h.
+ *
+ * Each call is a cursor over the rows table (a hook's seq).  One step a
+ * loop pass, from a zero timer, so that what became ready meanwhile (edges'
+ * hooks, outcomes, other control requests) runs between two steps; calls
+ * in progress take their steps in turn.  A step reads at most
+ * DLSOURCE_VISITS rows and moves at most DLSOURCE_PAGE (plus the rest of
+ * the hook it ends in) in one transaction, committed with a sync so the
+ * count a caller is given stays true after a crash.
+ *
+ * Fatal: nothing; a store error ends the call with the error.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "ankusad.h"
+#include "conf.h"
+#include "dlsource.h"
+#include "ids.h"
+#include "log.h"
+#include "metrics.h"
+#include "store.h"
+
+#define DLSOURCE_PAGE	256	/* rows dead-lettered a step */
+#define DLSOURCE_VISITS	4096	/* rows read a step */
+
+struct dlcall {
+	TAILQ_ENTRY(dlcall)	 entry;
+	char			 source[CONF_ID_MAX + 1];
+	char			 reason[CONF_ID_MAX + 16];
+	uint64_t		 deadline;	/* mono ms */
+	uint64_t		 after_seq;	/* the cursor */
+	uint64_t		 moved;
+	uint64_t		 dropped;
+	int			 seen;		/* a row of the source was read */
+	void			(*done)(void *, uint64_t, const char *);
+	void			*arg;
+};
+
+static TAILQ_HEAD(, dlcall) calls = TAILQ_HEAD_INITIALIZER(calls);
+static struct dlsource_ops ops;
+static struct event	*ev_step;
+static int		 stopped;
+static uint64_t		 moved_total;
+
+static void	step_cb(evutil_socket_t, short, void *);
+static void	step_arm(void);
+static void	call_end(struct dlcall *, const char *);
+static int	call_step(struct dlcall *, char *, size_t);
+
+void
+dlsource_init(const struct dlsource_ops *o)
+{
+	ops = *o;
+	if ((ev_step = evtimer_new(env->base, step_cb, NULL)) == NULL)
+		fatalx("dlsource: evtimer_new");
+}
+
+void
+dlsource_start(const char *source, uint64_t timeout_ms,
+    void (*done)(void *, uint64_t, const char *), void *arg)
+{
+	struct dlcall *c;
+
+	if (stopped) {
+		done(arg, 0, "unavailable: the pipeline is stopping");
+		return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		fatal("dlsource");
+	snprintf(c->source, sizeof(c->source), "%s", source);
+	snprintf(c->reason, sizeof(c->reason), "source_gone:%s", source);
+	c->deadline = time_mono_ms() + timeout_ms;
+	c->done = done;
+	c->arg = arg;
+	TAILQ_INSERT_TAIL(&calls, c, entry);
+	log_info("dlsource: dead-lettering the pending rows of source %s",
+	    source);
+	step_arm();
+}
+
+void
+dlsource_detach(void *arg)
+{
+	struct dlcall *c, *next;
+
+	for (c = TAILQ_FIRST(&calls); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->arg == arg) {
+			c->done = NULL;
+			call_end(c, "its caller went away");
+		}
+	}
+}
+
+void
+dlsource_stop(void)
+{
+	struct dlcall *c;
+
+	stopped = 1;
+	while ((c = TAILQ_FIRST(&calls)) != NULL)
+		call_end(c, "unavailable: the pipeline is stopping");
+}
+
+int
+dlsource_busy(void)
+{
+	return !TAILQ_EMPTY(&calls);
+}
+
+uint64_t
+dlsource_moved(void)
+{
+	return moved_total;
+}
+
+static void
+step_arm(void)
+{
+	struct timeval tv = { 0, 0 };
+
+	if (!TAILQ_EMPTY(&calls) && !evtimer_pending(ev_step, NULL))
+		evtimer_add(ev_step, &tv);
+}
+
+/* One step of the first call, which then goes to the back of the line. */
+static void
+step_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct dlcall *c;
+	char err[256], why[320];
+	int rc;
+
+	if ((c = TAILQ_FIRST(&calls)) == NULL)
+		return;
+	if ((rc = call_step(c, err, sizeof(err))) == -1)
+		call_end(c, err);
+	else if (rc == 0) {
+		/* Known: configured, or named by a row, dead ones too. */
+		if (!c->seen && conf_source(env->conf, c->source) == NULL) {
+			snprintf(why, sizeof(why), "unknown source %s",
+			    c->source);
+			call_end(c, why);
+		} else
+			call_end(c, NULL);
+	} else if (time_mono_ms() >= c->deadline) {
+		snprintf(why, sizeof(why), "unavailable: past the deadline, "
+		    "%" PRIu64 " rows dead-lettered", c->moved);
+		call_end(c, why);
+	} else {
+		TAILQ_REMOVE(&calls, c, entry);
+		TAILQ_INSERT_TAIL(&calls, c, entry);
+	}
+	step_arm();
+}
+
+/* 1 more to do, 0 done, -1 with err. */
+static int
+call_step(struct dlcall *c, char *err, size_t errlen)
+{
+	struct store_batch *sb;
+	struct store_dls s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.source = c->source;
+	s.reason = c->reason;
+	s.dead_at = time_wall_ms();
+	s.limit = DLSOURCE_PAGE;
+	s.visits = DLSOURCE_VISITS;
+	s.skip = ops.claimed;
+	s.arg = ops.arg;
+	s.after_seq = c->after_seq;
+	if ((sb = store_batch_begin(env->store)) == NULL)
+		goto fail;
+	if ((rc = store_batch_source_dead(sb, &s)) == -1) {
+		store_batch_abort(sb);
+		goto fail;
+	}
+	if (s.moved + s.dropped > 0) {
+		if (store_batch_commit(sb) == -1)
+			goto fail;
+		c->moved += s.moved;
+		c->dropped += s.dropped;
+		moved_total += s.moved;
+		if (s.moved > 0)
+			metrics_add("ankusa_dispatch_dead_lettered_total",
+			    s.moved, "source_id", c->source, "sink", "", NULL);
+	} else
+		store_batch_abort(sb);
+	c->after_seq = s.after_seq;
+	c->seen |= s.seen;
+	return rc;
+
+ fail:
+	snprintf(err, errlen, "store: %s", store_strerror(env->store));
+	ankusad_store_check();
+	return -1;
+}
+
+/* The call ends: err NULL done, else why it stopped. */
+static void
+call_end(struct dlcall *c, const char *err)
+{
+	TAILQ_REMOVE(&calls, c, entry);
+	if (err == NULL)
+		log_info("dlsource: %" PRIu64 " rows of source %s dead-lettered "
+		    "as %s", c->moved, c->source, c->reason);
+	else
+		log_warnx("dlsource: source %s: %s (%" PRIu64 " rows "
+		    "dead-lettered)", c->source, err, c->moved);
+	if (c->dropped > 0)
+		log_warnx("dlsource: %" PRIu64 " rows of source %s dropped: "
+		    "their hooks were gone", c->dropped, c->source);
+	if (c->done != NULL)
+		c->done(c->arg, c->moved, err);
+	free(c);
+	ops.ended(ops.arg);
+}
