@@ -193,7 +193,7 @@ def test_checkpoint_fsync_eio_fatal():
     note("checkpoint sync EIO (%s): exit 1, %d log files kept, %d "
          "acknowledged hooks delivered after the restart; the poster's "
          "other answers %r" % (injected[0].split("(")[0], len(kept),
-                               len(acked), sorted(set(poster.other))))
+                               len(acked), sorted(set(map(str, poster.other)))))
 
 
 test_checkpoint_fsync_eio_fatal.timeout = 90
