@@ -135,6 +135,13 @@ static void		 park_queued(struct dispatch *, struct dsinkq *,
 			    uint64_t);
 static void		 park_batched(struct dispatch *, struct dsinkq *,
 			    uint64_t);
+static void		 park_cb(struct dispatch *, struct drow *, void *);
+static void		 batched_take_back(struct dispatch *,
+			    const struct dsinkq *, const char *,
+			    void (*)(struct dispatch *, struct drow *, void *),
+			    void *);
+static int		 batched_of(const struct drow *, const struct dsinkq *,
+			    const char *);
 static const struct retry_policy *row_policy(struct dispatch *,
 			    const struct drow *);
 
@@ -604,35 +611,36 @@ cmp_row_job(const void *a, const void *b)
 }
 
 /*
- * A batching key's attempts waiting in their batcher are queued, in the
- * spec's words ("the key's queued rows ... are parked"): when its breaker
- * opens they are taken back and parked like the rows in its queue, so none
- * of them is sent while it is open (nor shares another tenant's batch).
- * Their attempt never went out: first_attempt is as it was before.  Those
- * in a request in flight have started; they settle on their results.
+ * The rows in a batcher of key q (or, q NULL, of every key of source) are
+ * taken back from it: each still waiting in no request (its attempt never
+ * went out) leaves the running list, gets its first attempt back and goes
+ * to fn; those in a request in flight have started and settle on their
+ * results.
  */
 static void
-park_batched(struct dispatch *d, struct dsinkq *q, uint64_t until)
+batched_take_back(struct dispatch *d, const struct dsinkq *q,
+    const char *source, void (*fn)(struct dispatch *, struct drow *, void *),
+    void *arg)
 {
 	struct drow *r, **v;
 	uint64_t *jobs;
 	char *taken;
 	size_t i, n = 0;
 
-	if (!q->batched || d->ops.batch_cancel == NULL)
+	if (d->ops.batch_cancel == NULL)
 		return;
 	TAILQ_FOREACH(r, &d->running, link)
-		if (r->q == q && r->state == DROW_BATCHED)
+		if (batched_of(r, q, source))
 			n++;
 	if (n == 0)
 		return;
 	if ((v = reallocarray(NULL, n, sizeof(*v))) == NULL ||
 	    (jobs = reallocarray(NULL, n, sizeof(*jobs))) == NULL ||
 	    (taken = calloc(n, 1)) == NULL)
-		fatal("dispatch: park");
+		fatal("dispatch: take back");
 	i = 0;
 	TAILQ_FOREACH(r, &d->running, link)
-		if (r->q == q && r->state == DROW_BATCHED)
+		if (batched_of(r, q, source))
 			v[i++] = r;
 	qsort(v, n, sizeof(*v), cmp_row_job);
 	for (i = 0; i < n; i++)
@@ -647,14 +655,43 @@ park_batched(struct dispatch *d, struct dsinkq *q, uint64_t until)
 		TAILQ_REMOVE(&d->running, r, link);
 		d->st.batched--;
 		if (r->probe)
-			breaker_probe_lost(&q->br);
+			breaker_probe_lost(&r->q->br);
 		r->probe = 0;
 		r->row.first_attempt = r->first0;
-		park(d, r, until);
+		fn(d, r, arg);
 	}
 	free(taken);
 	free(jobs);
 	free(v);
+}
+
+static int
+batched_of(const struct drow *r, const struct dsinkq *q, const char *source)
+{
+	if (r->state != DROW_BATCHED)
+		return 0;
+	if (q != NULL)
+		return r->q == q;
+	return source != NULL && strcmp(r->row.source, source) == 0;
+}
+
+static void
+park_cb(struct dispatch *d, struct drow *r, void *arg)
+{
+	park(d, r, *(const uint64_t *)arg);
+}
+
+/*
+ * A batching key's attempts waiting in their batcher are queued, in the
+ * spec's words ("the key's queued rows ... are parked"): when its breaker
+ * opens they are taken back and parked like the rows in its queue, so none
+ * of them is sent while it is open (nor shares another tenant's batch).
+ */
+static void
+park_batched(struct dispatch *d, struct dsinkq *q, uint64_t until)
+{
+	if (q->batched)
+		batched_take_back(d, q, NULL, park_cb, &until);
 }
 
 void
