@@ -142,6 +142,7 @@ static void		 batched_take_back(struct dispatch *,
 			    void *);
 static int		 batched_of(const struct drow *, const struct dsinkq *,
 			    const char *);
+static void		 dls_dead_cb(struct dispatch *, struct drow *, void *);
 static const struct retry_policy *row_policy(struct dispatch *,
 			    const struct drow *);
 
@@ -491,6 +492,60 @@ rebind_claimed(struct dispatch *d)
 				enqueue_row(d, r);
 			sinkq_maybe_free(q);
 		}
+}
+
+/*
+ * dead_letter_source's share (daemon/dlsource.c dead-letters what is in
+ * the store): the source's claimed rows that have not started are
+ * pending, so they are dead-lettered now as reason, attempts unchanged:
+ * those waiting for a slot or for their hook's check-in, decks taken back
+ * before their process took them, entries waiting in a batcher.  Rows of
+ * a running attempt, a started deck or a request in flight are left to
+ * settle, as the spec leaves "rows claimed by a running attempt".
+ * Returns how many; their settles go the usual way.
+ */
+struct dls_arg {
+	const char	*reason;
+	uint64_t	 n;
+};
+
+static void
+dls_dead_cb(struct dispatch *d, struct drow *r, void *arg)
+{
+	struct dls_arg *a = arg;
+
+	settle_dead(d, r, a->reason, NULL);
+	a->n++;
+}
+
+uint64_t
+dispatch_dead_letter_queued(struct dispatch *d, const char *source,
+    const char *reason, uint64_t now)
+{
+	struct dls_arg a = { reason, 0 };
+	struct drow *r, *next;
+	size_t i;
+
+	d->now = now;
+	for (r = TAILQ_FIRST(&d->decks); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, link);
+		if (strcmp(r->row.source, source) == 0 &&
+		    d->ops.deck_cancel(d->ops.arg, r) == 0)
+			deck_requeue(d, r);
+	}
+	batched_take_back(d, NULL, source, dls_dead_cb, &a);
+	for (i = 0; i < DISPATCH_HASH; i++)
+		for (r = d->rows[i]; r != NULL; r = next) {
+			next = r->hnext;
+			if ((r->state != DROW_QUEUED &&
+			    r->state != DROW_CLAIMWAIT) ||
+			    strcmp(r->row.source, source) != 0)
+				continue;
+			if (r->state == DROW_CLAIMWAIT)
+				d->st.claimwait--;
+			dls_dead_cb(d, r, &a);
+		}
+	return a.n;
 }
 
 /* --- settling --- */

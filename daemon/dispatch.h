@@ -193,6 +193,12 @@ void	dispatch_hint(struct dispatch *, uint64_t min_due);
 /* Draining: claim and start nothing more. */
 void	dispatch_stop(struct dispatch *);
 int	dispatch_is_claimed(struct dispatch *, const unsigned char *key);
+/* dead_letter_source: dead-letter as reason the source's claimed rows
+ * that have not started (waiting for a slot or a check-in, decks taken
+ * back, entries waiting in a batcher); those of running attempts, started
+ * decks and requests in flight settle as they are.  How many. */
+uint64_t dispatch_dead_letter_queued(struct dispatch *, const char *source,
+	    const char *reason, uint64_t now);
 /* The row of a running or batched attempt, or NULL (settled meanwhile). */
 struct drow *dispatch_job_row(struct dispatch *, uint64_t job);
 /* Bind r (r->bound) to a sink of its source as the config of the last

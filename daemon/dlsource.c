@@ -85,6 +85,11 @@ dlsource_start(const char *source, uint64_t timeout_ms,
 	TAILQ_INSERT_TAIL(&calls, c, entry);
 	log_info("dlsource: dead-lettering the pending rows of source %s",
 	    source);
+	/* Claimed but not started: pending too, and settled by dispatch
+	 * (which counts them for tick: not in moved_total). */
+	c->moved = ops.queued(source, c->reason, ops.arg);
+	if (c->moved > 0)
+		c->seen = 1;
 	step_arm();
 }
 

@@ -6,11 +6,12 @@
  *
  * It works in steps between the loop's other work, each its own
  * transaction of a bounded part of the rows table (store_batch_source_dead),
- * so a large backlog stalls neither ingest nor dispatch.  Rows claimed by a
- * running attempt are left to settle; a row whose hook is gone is dropped
- * and not counted, so the count is the rows it moved.  It runs inside the
- * master's loop, the only place that moves pending rows: no claim races a
- * step.
+ * so a large backlog stalls neither ingest nor dispatch.  Claimed rows that
+ * wait for a slot are dead-lettered by dispatch at the call's start; rows
+ * claimed by a running attempt are left to settle; a row whose hook is
+ * gone is dropped and not counted, so the count is the rows it moved.
+ * It runs inside the master's loop, the only place that moves pending
+ * rows: no claim races a step.
  */
 #ifndef ANKUSA_DLSOURCE_H
 #define ANKUSA_DLSOURCE_H
@@ -18,8 +19,11 @@
 #include <stdint.h>
 
 struct dlsource_ops {
-	/* Whether the row at key is claimed (left alone). */
+	/* Whether the row at key is claimed (left alone by the steps). */
 	int	(*claimed)(const unsigned char *key, void *);
+	/* Dead-letter as reason the source's claimed rows that have not
+	 * started (dispatch settles them, and counts them); how many. */
+	uint64_t (*queued)(const char *source, const char *reason, void *);
 	/* A call ended: the scheduler may look again (a lane released by a
 	 * step has a new head, due behind the tenant's cursor). */
 	void	(*ended)(void *);

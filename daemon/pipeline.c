@@ -126,6 +126,7 @@ static void	claim_pump(void);
 static void	claim_release(const unsigned char *, void *);
 static void	batch_cb(evutil_socket_t, short, void *);
 static int	dls_claimed(const unsigned char *, void *);
+static uint64_t	dls_queued(const char *, const char *, void *);
 static void	dls_ended(void *);
 static uint64_t	settled_count(void);
 
@@ -494,6 +495,7 @@ pipeline_init(void)
 {
 	static const struct dlsource_ops dls_ops = {
 		.claimed = dls_claimed,
+		.queued = dls_queued,
 		.ended = dls_ended,
 	};
 	struct dispatch_ops ops = {
@@ -529,6 +531,17 @@ static int
 dls_claimed(const unsigned char *key, void *arg)
 {
 	return dispatch_is_claimed(disp, key);
+}
+
+static uint64_t
+dls_queued(const char *source, const char *reason, void *arg)
+{
+	uint64_t n = dispatch_dead_letter_queued(disp, source, reason,
+	    time_wall_ms());
+
+	if (n > 0)
+		turn_arm();	/* their settles are written at the turn */
+	return n;
 }
 
 /* A dead_letter_source call ended: the lanes it released have new heads,

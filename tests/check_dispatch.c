@@ -1917,6 +1917,89 @@ START_TEST(test_rebind_queued)
 }
 END_TEST
 
+/*
+ * dead_letter_source's share in dispatch: the source's claimed rows that
+ * wait for a slot are pending, not started, so they are dead-lettered at
+ * once (attempts unchanged); the running attempt is left to settle, and
+ * other sources' rows are untouched.
+ */
+START_TEST(test_dead_letter_queued)
+{
+	struct dispatch_stats st;
+	struct frow *f[4], *o;
+	uint64_t n;
+	int k;
+
+	mk("  concurrency: 1\n" RETRY,
+	    "sources:\n  s: {sinks: [" HTTP "]}\n  o: {sinks: [" HTTP "]}\n");
+	for (k = 0; k < 4; k++)
+		f[k] = fake_add("a", "s", 0, MODULE_HTTP, T0 - 100 + k, 100);
+	o = fake_add("a", "o", 0, MODULE_HTTP, T0 - 50, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake.njobs, 1);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 5);
+	n = dispatch_dead_letter_queued(d, "s", "source_gone:s", T0 + 1);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(fake_flush(d), 3);
+	for (k = 1; k < 4; k++) {
+		ck_assert(f[k]->dead);
+		ck_assert_str_eq(f[k]->reason, "source_gone:s");
+		ck_assert_uint_eq(f[k]->dead_attempts, 0);
+	}
+	ck_assert(f[0]->live && !f[0]->dead);	/* running: left to settle */
+	ck_assert(o->live && !o->dead);
+	ck_assert_uint_eq(dispatch_dead_letter_queued(d, "s", "source_gone:s",
+	    T0 + 2), 0);
+	next_ok(T0 + 3);
+	turn(T0 + 3);
+	next_ok(T0 + 4);
+	fake_flush(d);
+	ck_assert(!f[0]->live && !f[0]->dead);
+	ck_assert(!o->live && !o->dead);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 0);
+	done();
+}
+END_TEST
+
+/* The same for a batching key: its entries waiting in the batcher are
+ * taken back and dead-lettered, those in a request in flight settle on
+ * their results. */
+START_TEST(test_dead_letter_batched)
+{
+	struct dispatch_stats st;
+	struct frow *rows[8];
+	size_t i;
+	int k;
+
+	mk_batching(RETRY);
+	for (k = 0; k < 8; k++)
+		rows[k] = fake_add("a", "q", 0, MODULE_SQS, T0 - 100, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(nbatched, 8);
+	batch_sent = 3;		/* the first three are in a request */
+	ck_assert_uint_eq(dispatch_dead_letter_queued(d, "q", "source_gone:q",
+	    T0 + 1), 5);
+	ck_assert_uint_eq(fake_flush(d), 5);
+	for (k = 3; k < 8; k++) {
+		ck_assert(rows[k]->dead);
+		ck_assert_str_eq(rows[k]->reason, "source_gone:q");
+		ck_assert_uint_eq(rows[k]->dead_attempts, 0);
+	}
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.batched, 3);
+	for (i = 0; i < 3; i++)
+		dispatch_outcome(d, batched_jobs[i], ATTEMPT_OK, 0, "", T0 + 2);
+	ck_assert_uint_eq(fake_flush(d), 3);
+	for (k = 0; k < 3; k++)
+		ck_assert(!rows[k]->live && !rows[k]->dead);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 0);
+	done();
+}
+END_TEST
+
 /* The same for a batching sink's rows that wait for room in their
  * batcher: they go to the batcher bound to the sqs sink as it is now. */
 START_TEST(test_rebind_batched)
@@ -2246,6 +2329,8 @@ dispatch_suite(void)
 	ADD_LOOP(tc, test_binding, bindings);
 	ADD_LOOP(tc, test_rebind_queued, rebinds);
 	tcase_add_test(tc, test_rebind_batched);
+	tcase_add_test(tc, test_dead_letter_queued);
+	tcase_add_test(tc, test_dead_letter_batched);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("life");

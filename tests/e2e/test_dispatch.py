@@ -797,6 +797,35 @@ def test_tick_counts_dead_letter_source():
     wait_delivered(s, [kid], "/k", 5, "the slow hook")
 
 
+def test_dead_letter_source_claimed_queued():
+    """Rows claimed but waiting for a slot are pending: dead_letter_source
+    moves them too (counted), and only the running attempt is left to
+    settle; none of the others reaches the sink."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "doomed": sink_source([{"type": "http", "url": s.url("/x")}],
+                              tenant="tq"),
+    }, extra={"dispatch": dispatch_conf(concurrency=1,
+                                        sink_concurrency=1)}).start()
+    s.mode("/x", delay_ms=2000)
+    ids = [i for i, _ in post_seq(d, "doomed", [b'{"q":%d}' % n
+                                                for n in range(5)])]
+    wait_until(lambda: s.received("/x") == 1, 5, what="the running attempt")
+    st = d.status()
+    assert st["inflight"] == 5, "claimed %r, want all 5" % st
+    rc, out, err = d.ctl("dead-letter-source", "doomed")
+    assert out.strip() == "dead_lettered 4", out
+    settle(d)
+    assert s.received("/x") == 1, "%d requests: a queued row was sent " \
+        "after dead_letter_source" % s.received("/x")
+    dl = d.dlq(source="doomed")
+    assert len(dl) == 4 and all(e["reason"] == "source_gone:doomed" and
+                                e["attempts"] == 0 for e in dl), dl
+    assert len(delivered(s, "/x")) == 1, "the running attempt settles"
+    st = d.status()
+    assert (st["pending"], st["dead"]) == (0, 4), st
+
+
 def test_dead_letter_source_backlog():
     """dead_letter_source over a backlog of 30,000 rows behind a down sink
     works in steps: ingest keeps answering 201 promptly and another
