@@ -48,6 +48,7 @@
 #include "ratelimit.h"
 #include "store.h"
 #include "supervisor.h"
+#include "utf8.h"
 #include "writer.h"
 
 #define WRITER_START_DEADLINE_MS	15000	/* to start committing */
@@ -336,7 +337,11 @@ writer_fits(struct pending *p, uint32_t serial, const char *reason)
 {
 	char why[128];
 
-	if (store_hook_fits(&p->hook, reason, why, sizeof(why)) == 0)
+	/* A reason is the edge's own name for a failure (verify.c), shown
+	 * in listings: text that is not UTF-8 is no name of ours. */
+	if (reason != NULL && !utf8_valid(reason, strlen(reason)))
+		snprintf(why, sizeof(why), "a reason that is not UTF-8");
+	else if (store_hook_fits(&p->hook, reason, why, sizeof(why)) == 0)
 		return 0;
 	log_warnx("writer: hook for %s from child %u refused: %s",
 	    p->hook.source, serial, why);

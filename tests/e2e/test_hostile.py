@@ -247,9 +247,10 @@ def submit_frame(req, source, body, dedupe="", verdict=0, reason="",
 
 def test_bad_frame_fails_alone():
     """A hook the store cannot take (a dedupe key too long for its expiry
-    index, a quarantine reason over 63 bytes) is refused alone: the
-    good hooks beside it in the same write, so in the same batch, are
-    committed, the fake edge is recycled, and the real edge goes on."""
+    index, a quarantine reason over 63 bytes or not UTF-8) is refused
+    alone: the good hooks beside it in the same write, so in the same
+    batch, are committed, the fake edge is recycled, and the real edge
+    goes on."""
     d = FakeEdges(sources={
         "s": ankusa.hold_source(),
         "pen": ankusa.hold_source(on_verify_failure="quarantine")})
@@ -261,9 +262,14 @@ def test_bad_frame_fails_alone():
     d.queue_frames("2-reason", [
         submit_frame(4, "s", b'{"good":333}'),
         submit_frame(5, "pen", b'{"bad":2}', verdict=2, reason="r" * 100)])
+    d.queue_frames("3-utf8", [
+        submit_frame(6, "s", b'{"good":4444}'),
+        submit_frame(7, "pen", b'{"bad":3}', verdict=2,
+                     reason=b"sig\xff\xfe")])
     d.start()
     for name, n, refusal in (("1-dedupe", 3, "dedupe key of 1015 bytes"),
-                             ("2-reason", 2, "reason of 100 bytes")):
+                             ("2-reason", 2, "reason of 100 bytes"),
+                             ("3-utf8", 2, "a reason that is not UTF-8")):
         wait_until(lambda: refusal in d.log_text() or
                    len(d.answers(name)) == n, 15,
                    what="%s: a refusal or every answer" % name)
@@ -272,7 +278,7 @@ def test_bad_frame_fails_alone():
         assert not bad, "%s: hooks %r answered 503" % (name, bad)
         assert refusal in d.log_text(), ankusa.tail(d.logpath)
     sizes = sorted(h["size"] for h in d.queue(source="s"))
-    assert sizes == [10, 11, 12], "stored: %r" % d.queue()
+    assert sizes == [10, 11, 12, 13], "stored: %r" % d.queue()
     assert d.queue(source="pen") == [], d.queue(source="pen")
     # The real edges (slot 0, and slot 1 once the queue is empty) commit.
     st, h, data = post(d.port, "/webhooks/s", b'{"after":1}')
