@@ -1,9 +1,10 @@
 /*
  * pipeline_int.h: what the dispatch glue's files share.  pipeline.c runs
- * the loop turn, answers control, and keeps the batch and claim glue;
- * pool.c keeps the deliver processes, their decks and deadlines;
- * pipeline_store.c is the store adapter (the dispatch_ops that read and
- * write the store, the settles of a turn).  Nothing else includes it.
+ * the loop turn and answers control; pool.c keeps the deliver processes,
+ * their decks and deadlines; pipeline_store.c is the store adapter (the
+ * dispatch_ops that read and write the store, the settles of a turn);
+ * pipeline_batch.c and pipeline_claim.c are the batching sinks' and the
+ * claim check's glue.  Nothing else includes it.
  */
 #ifndef ANKUSA_PIPELINE_INT_H
 #define ANKUSA_PIPELINE_INT_H
