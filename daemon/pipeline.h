@@ -11,6 +11,12 @@
  * commits, settles and at the time it asked for: one timer.  It also
  * answers the dispatch functions of the control socket: tick, pressure,
  * breakers (dead_letter_source is dlsource.c, which it sets up).
+ *
+ * Its files: pipeline.c the loop turn and control's questions, pool.c the
+ * deliver processes, decks and deadlines, pipeline_store.c the store
+ * adapter and the settles, pipeline_batch.c and pipeline_claim.c the
+ * batching sinks' and the claim check's glue; pipeline_int.h is what they
+ * share.
  */
 #ifndef ANKUSA_PIPELINE_H
 #define ANKUSA_PIPELINE_H

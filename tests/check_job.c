@@ -1,5 +1,6 @@
 /*
- * check_job.c: the job and outcome codec (common/job.c).
+ * check_job.c: the job, outcome and batch codecs (common/job.c,
+ * common/batch.c); the batch cases build on the job's sample.
  *
  * Every field round-trips, for each sink type, with an inline body and a
  * 1 MiB body by memfd, 8 secrets and headers; a truncated frame, one with

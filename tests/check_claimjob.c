@@ -1,5 +1,5 @@
 /*
- * check_claim_job.c: the claim check-in codec of common/job.c
+ * check_claimjob.c: the claim check-in codec, common/claimjob.c
  * (MSG_CLAIM_JOB, MSG_CLAIM_OUTCOME).
  *
  * Every field round-trips, for both store types, with bodies of 0, 1 and
@@ -7,7 +7,6 @@
  * a memfd of another size, a body past its end, a bad store type or
  * tenant, and counts out of range are refused; outcomes round-trip with
  * and without URNs, and an error outcome that carries URNs is refused.
- * (Kept apart from check_job.c, which another change is extending.)
  */
 #include "config.h"
 

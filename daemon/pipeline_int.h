@@ -1,0 +1,104 @@
+/*
+ * pipeline_int.h: what the dispatch glue's files share.  pipeline.c runs
+ * the loop turn and answers control; pool.c keeps the deliver processes,
+ * their decks and deadlines; pipeline_store.c is the store adapter (the
+ * dispatch_ops that read and write the store, the settles of a turn);
+ * pipeline_batch.c and pipeline_claim.c are the batching sinks' and the
+ * claim check's glue.  Nothing else includes it.
+ */
+#ifndef ANKUSA_PIPELINE_INT_H
+#define ANKUSA_PIPELINE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dispatch.h"
+#include "job.h"
+#include "store.h"
+
+#define PIPELINE_MAX_WORKERS	512
+
+struct deck;
+struct event;
+struct msg;
+struct batcher_req;
+
+enum worker_state {
+	WORKER_IDLE = 1,
+	WORKER_BUSY,		/* a job runs */
+	WORKER_RETIRING,	/* no new jobs; exits after the one in hand */
+};
+
+struct worker {
+	uint32_t	 serial;
+	enum worker_state state;
+	int		 retiring;
+	uint64_t	 job;		/* busy: its job */
+	int		 reported;	/* busy: the outcome is in (timeout) */
+	uint8_t		 module;	/* busy: its sink's module */
+	struct batcher_req *req;	/* busy with a batch: its request */
+	int		 claim;		/* busy with a check-in job */
+	uint64_t	 deck;		/* busy: the job on deck behind its
+					 * job, or 0 */
+	struct deck	*shm;		/* its on-deck page, or NULL */
+	struct event	*ev_timeout;
+};
+
+/* pipeline.c: the loop turn. */
+extern struct dispatch	*pipeline_disp;
+/* Not 0: rows of this seq and up are committed, not yet synced, and no
+ * scan claims them (pipeline_step). */
+extern uint64_t		 pipeline_scan_below;
+/* Run the turn once libevent has read everything readable. */
+void	pipeline_arm(void);
+/* An outcome the glue makes itself (timeouts, crashes, a hook gone),
+ * given to the dispatch at the next turn. */
+void	pipeline_later(uint64_t, enum attempt_result, const char *,
+	    ...) __attribute__((format(printf, 3, 4)));
+
+/* pool.c: the deliver processes, in pool_workers[0..pool_nworkers). */
+extern struct worker	 pool_workers[PIPELINE_MAX_WORKERS];
+extern int		 pool_nworkers;
+/* start, deck and deck_cancel of struct dispatch_ops. */
+void	pool_ops(struct dispatch_ops *);
+/* The first idle deliver process, or NULL. */
+struct worker *pool_idle(void);
+/* w's attempt deadline, ms from now. */
+void	pool_timer(struct worker *, uint64_t);
+/* A deliver process's result as the dispatch's, and its metric name. */
+enum attempt_result pool_result(enum job_result, const char **);
+
+/* pipeline_store.c: the store adapter. */
+/* The due scans, lanes, settle and random of struct dispatch_ops. */
+void	pipeline_store_ops(struct dispatch_ops *);
+const struct sink_conf *pipeline_store_sink(struct drow *,
+	    enum attempt_result *, char *, size_t);
+int	pipeline_store_hook(struct drow *, struct store_hook_rec *,
+	    enum attempt_result *, char *, size_t);
+int	pipeline_store_job(struct drow *, struct msg *, enum attempt_result *,
+	    char *, size_t);
+/* Write the turn's settles in one transaction, then end their claims. */
+void	pipeline_store_flush(void);
+/* Settles not yet written. */
+size_t	pipeline_store_pending(void);
+
+/* pipeline_batch.c: the batching sinks' glue. */
+void	pipeline_batch_init(void);
+/* batch_add and batch_cancel of struct dispatch_ops. */
+void	pipeline_batch_ops(struct dispatch_ops *);
+void	pipeline_batch_pump(void);
+/* MSG_BATCH_OUTCOME from busy w; -1 if malformed. */
+int	pipeline_batch_outcome(struct worker *, struct msg *);
+/* w died during its request: every attempt of it failed. */
+void	pipeline_batch_gone(struct worker *);
+
+/* pipeline_claim.c: the claim check's glue. */
+/* claim_gate of struct dispatch_ops. */
+void	pipeline_claim_ops(struct dispatch_ops *);
+void	pipeline_claim_pump(void);
+/* MSG_CLAIM_OUTCOME from busy w; -1 if malformed. */
+int	pipeline_claim_outcome(struct worker *, struct msg *);
+/* claim_done's release callback. */
+void	pipeline_claim_release(const unsigned char *, void *);
+
+#endif

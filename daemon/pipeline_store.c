@@ -1,0 +1,354 @@
+/*
+ * pipeline_store.c: the dispatch glue's store adapter; see pipeline_int.h.
+ *
+ * The dispatch_ops that read the store (due scans, lanes) and the hooks an
+ * attempt is built from, and the settles of one loop turn, written as one
+ * store transaction (committed without a sync of their own: losing one in
+ * a crash only means the row is tried again).
+ *
+ * Fatal: nothing; a store error fails the settles of the turn (their rows
+ * stay as they were and are tried again) and is logged.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ankusad.h"
+#include "conf.h"
+#include "dispatch.h"
+#include "ids.h"
+#include "job.h"
+#include "jobfill.h"
+#include "log.h"
+#include "metrics.h"
+#include "msg.h"
+#include "pipeline_int.h"
+#include "store.h"
+
+#define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
+
+/* A settle, copied out of the scheduler's call. */
+struct psettle {
+	struct dsettle		 s;
+	struct store_row	 row;
+	char			 reason[STORE_ERROR_MAX + 1];
+	char			 last_error[STORE_ERROR_MAX + 1];
+	char			 source[STORE_NAME_MAX + 1];
+};
+
+static struct psettle	*settles;
+static size_t		 nsettles, capsettles;
+static unsigned char	(*drops)[STORE_KEY_MAX + 2];
+static size_t		 ndrops, capdrops;
+
+static int	op_due_tenants(void *, int (*)(const char *, uint64_t, void *),
+		    void *);
+static int	op_due_scan(void *, const char *, uint64_t, uint64_t,
+		    const unsigned char *,
+		    int (*)(const unsigned char *, void *),
+		    int (*)(const unsigned char *, const struct store_row *,
+		    void *), void *);
+static int	op_due_next(void *, const char *, uint64_t, uint64_t *);
+static uint64_t	op_lane_members(void *);
+static int	op_marked_tenants(void *, int (*)(const char *, void *),
+		    void *);
+static int	op_lane_sweep(void *, const char *, uint64_t);
+static void	op_settle(void *, const struct dsettle *);
+static double	op_random(void *);
+
+void
+pipeline_store_ops(struct dispatch_ops *ops)
+{
+	ops->due_tenants = op_due_tenants;
+	ops->due_scan = op_due_scan;
+	ops->due_next = op_due_next;
+	ops->lane_members = op_lane_members;
+	ops->marked_tenants = op_marked_tenants;
+	ops->lane_sweep = op_lane_sweep;
+	ops->settle = op_settle;
+	ops->random = op_random;
+}
+
+size_t
+pipeline_store_pending(void)
+{
+	return nsettles;
+}
+
+static int
+op_due_tenants(void *arg, int (*cb)(const char *, uint64_t, void *),
+    void *cbarg)
+{
+	return store_due_tenants(env->store, cb, cbarg);
+}
+
+struct scan_ctx {
+	int	(*cb)(const unsigned char *, const struct store_row *, void *);
+	int	(*want)(const unsigned char *, void *);
+	void	*arg;
+};
+
+static int
+scan_keys_cb(const unsigned char *duekey, size_t len, uint64_t due,
+    const unsigned char *rowkey, const struct store_row *row, void *arg)
+{
+	struct scan_ctx *sc = arg;
+
+	if (row == NULL && len <= STORE_KEY_MAX) {
+		/* A due key without its row: drop it with the settles. */
+		if (ndrops == capdrops) {
+			capdrops = capdrops ? capdrops * 2 : 16;
+			if ((drops = reallocarray(drops, capdrops,
+			    sizeof(*drops))) == NULL)
+				fatal("pipeline");
+		}
+		drops[ndrops][0] = len >> 8;
+		drops[ndrops][1] = len & 0xff;
+		memcpy(drops[ndrops] + 2, duekey, len);
+		ndrops++;
+		pipeline_arm();
+	}
+	return sc->cb(rowkey, row, sc->arg);
+}
+
+static int
+scan_want_cb(const unsigned char *rowkey, void *arg)
+{
+	struct scan_ctx *sc = arg;
+
+	if (pipeline_scan_below != 0 &&
+	    store_rowkey_seq(rowkey) >= pipeline_scan_below)
+		return 0;	/* committed, not yet synced: pipeline_step */
+	return sc->want(rowkey, sc->arg);
+}
+
+static int
+op_due_scan(void *arg, const char *tenant, uint64_t now, uint64_t after_due,
+    const unsigned char *after_key, int (*want)(const unsigned char *, void *),
+    int (*cb)(const unsigned char *, const struct store_row *, void *),
+    void *cbarg)
+{
+	struct scan_ctx sc = { cb, want, cbarg };
+
+	return store_due_scan_from(env->store, tenant, now, after_due,
+	    after_key, want != NULL ? scan_want_cb : NULL, scan_keys_cb, &sc);
+}
+
+static int
+op_due_next(void *arg, const char *tenant, uint64_t after, uint64_t *due)
+{
+	return store_due_next(env->store, tenant, after, due);
+}
+
+static uint64_t
+op_lane_members(void *arg)
+{
+	return store_lane_members(env->store);
+}
+
+static int
+op_marked_tenants(void *arg, int (*cb)(const char *, void *), void *cbarg)
+{
+	return store_marked_tenants(env->store, cb, cbarg);
+}
+
+static int
+op_lane_sweep(void *arg, const char *tenant, uint64_t now)
+{
+	struct store_batch *sb;
+	int n;
+
+	if ((sb = store_batch_begin(env->store)) == NULL)
+		return -1;
+	if ((n = store_batch_lane_sweep(sb, tenant, now,
+	    PIPELINE_SWEEP_MAX)) == -1) {
+		store_batch_abort(sb);
+		return -1;
+	}
+	/* No sync of its own: a promotion lost in a crash is made again by
+	 * the next sweep. */
+	if (store_batch_commit_lazy(sb) == -1) {
+		log_warnx("pipeline: lane sweep of %s: %s", tenant,
+		    store_strerror(env->store));
+		return -1;
+	}
+	if (n > 0)
+		log_debug("pipeline: lane sweep of %s promoted %d", tenant, n);
+	return n;
+}
+
+static double
+op_random(void *arg)
+{
+	uint64_t r;
+
+	ids_random(&r, sizeof(r));
+	return (double)(r >> 11) / (double)(1ULL << 53);
+}
+
+/*
+ * The sink r binds to as the config is now (dispatch.c binds every row
+ * that has not started again after a reload; a batcher's entries waited
+ * there across it): so a sink's options are never read through another
+ * type's branch.  NULL with the outcome r must have instead in *res and
+ * detail (sink_gone, source_gone: dead-lettered).
+ */
+const struct sink_conf *
+pipeline_store_sink(struct drow *r, enum attempt_result *res, char *detail,
+    size_t len)
+{
+	const struct source_conf *src;
+
+	if (dispatch_bind(pipeline_disp, r, detail, len) == -1 ||
+	    (src = conf_source(env->conf, r->row.source)) == NULL) {
+		*res = ATTEMPT_UNBOUND;
+		return NULL;
+	}
+	return &src->sinks[r->bound];
+}
+
+/*
+ * r's hook into rec: 0, or -1 with the outcome the attempt must have
+ * instead in *res and detail (the hook is gone, the store erred).
+ */
+int
+pipeline_store_hook(struct drow *r, struct store_hook_rec *rec,
+    enum attempt_result *res, char *detail, size_t len)
+{
+	int rc;
+
+	if ((rc = store_hook_get(env->store, r->seq, rec)) == 0)
+		return 0;
+	if (rc == 1) {
+		*res = ATTEMPT_PERMANENT;
+		snprintf(detail, len, "hook %" PRIu64 " is gone", r->seq);
+	} else {
+		*res = ATTEMPT_ERROR;
+		snprintf(detail, len, "store: %s", store_strerror(env->store));
+	}
+	return -1;
+}
+
+/*
+ * The job of r as a MSG_DELIVER_JOB in m: 0, or -1 with the outcome the
+ * attempt must have instead in *res and detail (the hook is gone, the
+ * store erred, the row's sink is gone).
+ */
+int
+pipeline_store_job(struct drow *r, struct msg *m, enum attempt_result *res,
+    char *detail, size_t len)
+{
+	const struct sink_conf *sk;
+	struct store_hook_rec rec;
+	struct job j;
+	struct jobfill_ids ids;
+	int rc;
+
+	if ((sk = pipeline_store_sink(r, res, detail, len)) == NULL)
+		return -1;
+	memset(&rec, 0, sizeof(rec));
+	if (pipeline_store_hook(r, &rec, res, detail, len) == -1)
+		return -1;
+	*res = ATTEMPT_ERROR;
+	memset(&j, 0, sizeof(j));
+	j.id = r->job;
+	jobfill_job(&j, &ids, r, &rec);
+	j.sink_index = r->bound;
+	j.sink = *sk;
+	rc = job_encode(m, &j);
+	store_hook_rec_free(&rec);
+	if (rc == -1) {
+		snprintf(detail, len, "job: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+op_settle(void *arg, const struct dsettle *s)
+{
+	struct psettle *p;
+
+	if (nsettles == capsettles) {
+		capsettles = capsettles ? capsettles * 2 : 64;
+		if ((settles = reallocarray(settles, capsettles,
+		    sizeof(*settles))) == NULL)
+			fatal("pipeline");
+	}
+	p = &settles[nsettles++];
+	memset(p, 0, sizeof(*p));
+	p->s = *s;
+	if (s->row != NULL) {
+		p->row = *s->row;
+		p->s.row = NULL;	/* the copy's address moves on realloc */
+	}
+	if (s->reason != NULL)
+		snprintf(p->reason, sizeof(p->reason), "%s", s->reason);
+	if (s->last_error != NULL)
+		snprintf(p->last_error, sizeof(p->last_error), "%s",
+		    s->last_error);
+	if (s->source != NULL)
+		snprintf(p->source, sizeof(p->source), "%s", s->source);
+	p->s.reason = p->s.last_error = p->s.source = NULL;
+	pipeline_arm();
+}
+
+/* Write the turn's settles in one transaction, then end their claims. */
+void
+pipeline_store_flush(void)
+{
+	struct store_batch *sb;
+	struct psettle *p;
+	size_t i, n = nsettles;
+	int ok = 1, rc = 0;
+
+	if (nsettles == 0 && ndrops == 0)
+		return;
+	if ((sb = store_batch_begin(env->store)) == NULL)
+		ok = 0;
+	for (i = 0; ok && i < ndrops; i++)
+		if (store_batch_due_drop(sb, drops[i] + 2,
+		    (drops[i][0] << 8) | drops[i][1]) == -1)
+			ok = 0;
+	for (i = 0; ok && i < n; i++) {
+		p = &settles[i];
+		switch (p->s.kind) {
+		case SETTLE_DELIVERED:
+			rc = store_batch_row_delivered(sb, p->s.key, &p->row);
+			break;
+		case SETTLE_RESCHEDULE:
+			rc = store_batch_row_reschedule(sb, p->s.key, &p->row);
+			break;
+		case SETTLE_DEAD:
+			rc = store_batch_row_dead(sb, p->s.key, p->s.dead_at,
+			    p->reason, p->last_error, p->s.attempts);
+			break;
+		}
+		if (rc == -1)
+			ok = 0;
+	}
+	if (!ok) {
+		if (sb != NULL)
+			store_batch_abort(sb);
+	} else if (store_batch_commit_lazy(sb) == -1)
+		ok = 0;
+	if (!ok) {
+		log_warnx("pipeline: settling %zu rows failed: %s; they will "
+		    "be tried again", n, store_strerror(env->store));
+		ankusad_store_check();
+	}
+	ndrops = 0;
+	for (i = 0; i < n; i++) {
+		p = &settles[i];
+		if (ok && p->s.kind == SETTLE_DEAD)
+			metrics_add("ankusa_dispatch_dead_lettered_total", 1,
+			    "source_id", p->source, "sink",
+			    dispatch_module_name(p->s.module), NULL);
+		dispatch_settled(pipeline_disp, p->s.key, ok);
+	}
+	nsettles = 0;
+}
