@@ -28,6 +28,7 @@
 #include "ankusad.h"
 #include "batcher.h"
 #include "claim.h"
+#include "clock.h"
 #include "conf.h"
 #include "deck.h"
 #include "dispatch.h"
