@@ -151,6 +151,9 @@ extern const char *const	 sink_types[];
 extern const char *const	 sink_refused[];
 extern const char		 conf_default_yaml[];
 
+/* conf.c */
+void		 ckey_want(const struct conf_key *, char *, size_t);
+
 /* The cross checks the table names. */
 ccheck_fn	 ccheck_source;
 ccheck_fn	 ccheck_dedupe;
