@@ -151,8 +151,21 @@ extern const char *const	 sink_types[];
 extern const char *const	 sink_refused[];
 extern const char		 conf_default_yaml[];
 
-/* conf.c */
+/* Record an error; ", line N" is appended when line > 0. */
+void		 cerr(struct cparse *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/* YAML nodes: the line of a node (0: none), whether it is null. */
+int		 yline(const yaml_node_t *);
+int		 yisnull(const yaml_node_t *);
+yaml_node_t	*ymap_get(yaml_document_t *, yaml_node_t *, const char *);
+
+/* What a key must be: the words after "must be". */
 void		 ckey_want(const struct conf_key *, char *, size_t);
+void		 cset_str(char **, const char *);
+
+/* The checks that need the whole file, and values derived from others. */
+void		 cfinish(struct cparse *, yaml_node_t *);
 
 /* The cross checks the table names. */
 ccheck_fn	 ccheck_source;
