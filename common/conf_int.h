@@ -155,14 +155,25 @@ extern const char		 conf_default_yaml[];
 void		 cerr(struct cparse *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 
-/* YAML nodes: the line of a node (0: none), whether it is null. */
+/* YAML nodes: the line of a node (0: none), whether it is null, what it
+ * is in a message ("a map", "a list", ...). */
 int		 yline(const yaml_node_t *);
 int		 yisnull(const yaml_node_t *);
+const char	*ykind(const yaml_node_t *);
 yaml_node_t	*ymap_get(yaml_document_t *, yaml_node_t *, const char *);
 
 /* What a key must be: the words after "must be". */
 void		 ckey_want(const struct conf_key *, char *, size_t);
 void		 cset_str(char **, const char *);
+
+/* The walk: the defaults of one scope (and sink type), then a section. */
+void		 cdefaults(struct cparse *, struct cctx *, enum ckey_scope,
+		    int);
+void		 cwalk_section(struct cparse *, struct cctx *, const char *,
+		    yaml_node_t *, const char *);
+
+/* Zero and free n secrets (conf.c). */
+void		 cfree_blobs(struct blob *, int);
 
 /* The checks that need the whole file, and values derived from others. */
 void		 cfinish(struct cparse *, yaml_node_t *);
