@@ -392,7 +392,7 @@ const char *
 conf_sink_type_name(enum sink_type t)
 {
 	if (t >= SINK_HTTP && t <= SINK_LOG)
-		return sink_types[t - 1];
+		return csink_types[t - 1];
 	return "unknown";
 }
 
@@ -400,7 +400,7 @@ const char *
 conf_verify_type_name(enum verify_type t)
 {
 	if (t >= VERIFY_NONE && t <= VERIFY_HMAC)
-		return verify_types[t];
+		return cverify_types[t];
 	return "unknown";
 }
 

@@ -24,7 +24,7 @@ ccheck_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
 	struct source_conf *s = c->src;
 	struct verify_conf *v = &s->verify;
 	yaml_node_t *vm, *n;
-	const char *vt = verify_types[v->type];
+	const char *vt = cverify_types[v->type];
 	int i, line;
 
 	vm = ymap_get(p->doc, map, "verify");
@@ -56,11 +56,11 @@ ccheck_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
 			cerr(p, line, "%s.verify.version is required with "
 			    "parse space_versions", path);
 	} else {
-		for (i = 0; hmac_keys[i] != NULL; i++)
-			if ((n = ymap_get(p->doc, vm, hmac_keys[i])) != NULL)
+		for (i = 0; chmac_keys[i] != NULL; i++)
+			if ((n = ymap_get(p->doc, vm, chmac_keys[i])) != NULL)
 				cerr(p, yline(n), "%s.verify.%s is only valid "
 				    "with verify type hmac, not %s", path,
-				    hmac_keys[i], vt);
+				    chmac_keys[i], vt);
 	}
 
 	/* A shared source that checks nothing would let anyone post under
@@ -100,10 +100,10 @@ ccheck_dedupe(struct cparse *p, struct cctx *c, yaml_node_t *n,
 	}
 	if (d->preset == NULL)
 		return;
-	for (i = 0; presets[i] != NULL; i++)
-		if (strcmp(presets[i], d->preset) == 0) {
-			d->key.kind = preset_keys[i].kind;
-			cset_str(&d->key.name, preset_keys[i].name);
+	for (i = 0; cpresets[i] != NULL; i++)
+		if (strcmp(cpresets[i], d->preset) == 0) {
+			d->key.kind = cpreset_keys[i].kind;
+			cset_str(&d->key.name, cpreset_keys[i].name);
 		}
 }
 

@@ -143,12 +143,12 @@ struct cpreset_key {
 extern const struct conf_key	 conftab[];
 extern const size_t		 conftab_n;
 #define CONFTAB_N	conftab_n	/* the entries of conftab[] */
-extern const char *const	 verify_types[];
-extern const char *const	 presets[];
-extern const struct cpreset_key	 preset_keys[];
-extern const char *const	 hmac_keys[];
-extern const char *const	 sink_types[];
-extern const char *const	 sink_refused[];
+extern const char *const	 cverify_types[];
+extern const char *const	 cpresets[];
+extern const struct cpreset_key	 cpreset_keys[];
+extern const char *const	 chmac_keys[];
+extern const char *const	 csink_types[];
+extern const char *const	 csink_refused[];
 extern const char		 conf_default_yaml[];
 
 /* Record an error; ", line N" is appended when line > 0. */

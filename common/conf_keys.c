@@ -23,14 +23,14 @@ static const char *const log_levels[] = {
 	"error", "warning", "info", "debug", NULL
 };
 static const char *const routings[] = { "path", "tenant_path", NULL };
-const char *const verify_types[] = {
+const char *const cverify_types[] = {
 	"none", "stripe", "github", "standard_webhooks", "shopify", "slack",
 	"hmac", NULL
 };
 static const char *const vfails[] = {
 	"reject", "quarantine", "accept_flag", NULL
 };
-const char *const presets[] = {
+const char *const cpresets[] = {
 	"github", "standard_webhooks", "svix", "shopify", "stripe", NULL
 };
 static const char *const hashes[] = { "sha256", "sha512", "sha1", NULL };
@@ -43,16 +43,16 @@ static const char *const methods[] = { "post", "put", "patch", NULL };
 static const char *const auths[] = { "metadata", "token", "none", NULL };
 static const char *const store_types[] = { "local", "s3", NULL };
 /* Indexed by enum sink_type - 1. */
-const char *const sink_types[] = {
+const char *const csink_types[] = {
 	"http", "sqs", "google_pubsub", "log", NULL
 };
 /* Sink types of the Elixir Ankusa that this build does not have. */
-const char *const sink_refused[] = {
+const char *const csink_refused[] = {
 	"rabbitmq", "kafka", "nats", "redis", NULL
 };
 
-/* The key each dedupe preset reads; indexed like presets[]. */
-const struct cpreset_key preset_keys[] = {
+/* The key each dedupe preset reads; indexed like cpresets[]. */
+const struct cpreset_key cpreset_keys[] = {
 	{ KEY_HEADER, "x-github-delivery" },
 	{ KEY_HEADER, "webhook-id" },
 	{ KEY_HEADER, "svix-id" },
@@ -61,7 +61,7 @@ const struct cpreset_key preset_keys[] = {
 };
 
 /* The hmac descriptor keys, only valid with verify.type hmac. */
-const char *const hmac_keys[] = {
+const char *const chmac_keys[] = {
 	"signature_header", "signed", "hash", "encoding", "sig_prefix",
 	"timestamp_header", "parse", "sig_key", "version", "secret_decode",
 	NULL
@@ -384,7 +384,7 @@ const struct conf_key conftab[] = {
 	{ .name = "sources.*.verify", .type = T_SECTION,
 	  .doc = "How requests are authenticated.  Absent: type none." },
 	{ .name = "sources.*.verify.type", .type = T_ENUM, .scope = S_SOURCE,
-	  .off = SO(verify.type), .def = "none", .names = verify_types,
+	  .off = SO(verify.type), .def = "none", .names = cverify_types,
 	  .flags = F_FIRST,
 	  .doc = "The signature scheme; every type but none requires "
 	    "secret." },
@@ -450,7 +450,7 @@ const struct conf_key conftab[] = {
 	    "preset name, or a map of preset, header or json, and "
 	    "ttl_seconds.  Absent: no dedupe." },
 	{ .name = "sources.*.dedupe.preset", .type = T_ENUMSTR,
-	  .scope = S_SOURCE, .off = SO(dedupe.preset), .names = presets,
+	  .scope = S_SOURCE, .off = SO(dedupe.preset), .names = cpresets,
 	  .doc = "github (x-github-delivery), standard_webhooks "
 	    "(webhook-id), svix (svix-id), shopify (x-shopify-webhook-id), "
 	    "stripe (JSON id)." },
@@ -498,7 +498,7 @@ const struct conf_key conftab[] = {
 	  .check = ccheck_sink,
 	  .doc = "One sink: a type and its options." },
 	{ .name = "sources.*.sinks[].type", .type = T_SINKTYPE,
-	  .scope = S_SINK, .off = KO(type), .names = sink_types,
+	  .scope = S_SINK, .off = KO(type), .names = csink_types,
 	  .flags = F_REQUIRED | F_FIRST, .sinks = M_ALL,
 	  .doc = "http, sqs, google_pubsub or log." },
 	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,

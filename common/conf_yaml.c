@@ -718,8 +718,8 @@ cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		break;
 	case T_SINKTYPE:
 		if ((i = cenum(k, v)) == -1) {
-			for (i = 0; sink_refused[i] != NULL; i++)
-				if (strcmp(v, sink_refused[i]) == 0) {
+			for (i = 0; csink_refused[i] != NULL; i++)
+				if (strcmp(v, csink_refused[i]) == 0) {
 					cerr(p, line, "%s: %s is not supported "
 					    "by this build", path, v);
 					return -1;
