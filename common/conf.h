@@ -1,9 +1,9 @@
 /*
  * conf.h: the configuration of an Ankusa node, as parsed from YAML.
  *
- * Every key is declared once, in the table in conf.c (dotted name, type,
- * default, bounds, reloadable); the parser, the validator, the reload check
- * and the ankusa.yml(5) text all read that table.  conf_parse() builds a
+ * Every key is declared once, in the table in conf_keys.c (dotted name,
+ * type, default, bounds, reloadable); the parser, the validator, the reload
+ * check and the ankusa.yml(5) text all read that table.  conf_parse() builds a
  * struct conf from YAML text; any error leaves no struct and fills errors
  * reading "<dotted.key> must be <constraint>, got <value>" (with ", line N"
  * where libyaml knows it).  A struct conf is immutable once built: a reload

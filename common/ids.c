@@ -1,5 +1,5 @@
 /*
- * ids.c: UUIDv7 hook ids, ULIDs, randomness and clocks; see ids.h.
+ * ids.c: UUIDv7 hook ids, ULIDs and randomness; see ids.h.
  */
 #include "config.h"
 
@@ -7,8 +7,8 @@
 
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "ids.h"
 #include "log.h"
 
@@ -104,36 +104,6 @@ ids_fnv1a(uint64_t h, const void *p, size_t len)
 	while (len-- > 0)
 		h = (h ^ *b++) * 1099511628211ULL;
 	return h;
-}
-
-uint64_t
-time_wall_ms(void)
-{
-	return time_wall_us() / 1000;
-}
-
-uint64_t
-time_wall_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-uint64_t
-time_mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-uint64_t
-time_mono_ms(void)
-{
-	return time_mono_us() / 1000;
 }
 
 /*

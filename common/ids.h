@@ -30,10 +30,6 @@ void	ulid_format(uint64_t ms, const unsigned char rnd[10],
 	    char out[ULID_STRLEN + 1]);
 
 void	ids_random(void *, size_t);	/* getrandom(2), or fatal */
-uint64_t time_wall_ms(void);		/* CLOCK_REALTIME in ms */
-uint64_t time_wall_us(void);		/* CLOCK_REALTIME in us */
-uint64_t time_mono_ms(void);		/* CLOCK_MONOTONIC in ms */
-uint64_t time_mono_us(void);		/* CLOCK_MONOTONIC in us */
 
 /* FNV-1a over len bytes, from h (IDS_FNV_INIT to start): the hash of the
  * in-memory tables (series, buckets, dedupe keys, claimed rows). */

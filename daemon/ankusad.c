@@ -35,9 +35,9 @@
 #include <event2/event.h>
 
 #include "ankusad.h"
+#include "clock.h"
 #include "conf.h"
 #include "control.h"
-#include "ids.h"
 #include "log.h"
 #include "logsum.h"
 #include "pipeline.h"

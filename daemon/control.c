@@ -28,6 +28,7 @@
 #include <jansson.h>
 
 #include "ankusad.h"
+#include "clock.h"
 #include "conf.h"
 #include "control.h"
 #include "ids.h"

@@ -23,9 +23,9 @@
 #include <event2/event.h>
 
 #include "ankusad.h"
+#include "clock.h"
 #include "conf.h"
 #include "dlsource.h"
-#include "ids.h"
 #include "log.h"
 #include "metrics.h"
 #include "store.h"

@@ -19,6 +19,7 @@
 
 #include "ankusad.h"
 #include "batcher.h"
+#include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "job.h"

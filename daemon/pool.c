@@ -21,6 +21,7 @@
 
 #include "ankusad.h"
 #include "claim.h"
+#include "clock.h"
 #include "conf.h"
 #include "deck.h"
 #include "dispatch.h"

@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "ankusad.h"
+#include "clock.h"
 #include "conf.h"
 #include "ids.h"
 #include "log.h"

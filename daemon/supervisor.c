@@ -32,9 +32,9 @@
 #include <event2/event.h>
 
 #include "ankusad.h"
+#include "clock.h"
 #include "conf.h"
 #include "deck.h"
-#include "ids.h"
 #include "log.h"
 #include "msg.h"
 #include "metrics.h"

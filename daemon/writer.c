@@ -37,6 +37,7 @@
 #include <event2/event.h>
 
 #include "ankusad.h"
+#include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "ids.h"

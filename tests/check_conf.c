@@ -1,5 +1,5 @@
 /*
- * check_conf.c: unit tests of the configuration loader (common/conf.c).
+ * check_conf.c: unit tests of the configuration loader (common/conf*.c).
  *
  * Table-driven where it can be: the bounds test walks the key table through
  * conf_key_info() and builds a file for every numeric key, so a key added

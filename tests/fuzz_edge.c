@@ -20,7 +20,9 @@
  * Build (see Makefile.am, --enable-fuzz), or by hand from the tree:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Ibuild -Icommon
  *     -Iworkers tests/fuzz_edge.c workers/httpreq.c workers/keys.c
- *     workers/verify.c common/conf.c common/b64.c common/log.c
+ *     workers/verify.c common/conf.c common/conf_check.c common/conf_keys.c
+ *     common/conf_man.c common/conf_yaml.c common/b64.c common/log.c
+ *     common/sha256.c
  *     $(pkg-config --cflags --libs libcrypto jansson yaml-0.1)
  * Run: ./fuzz_edge -max_total_time=240 NEW_DIR tests/fuzz-corpus
  * With -DFUZZ_TRACE each source's verdict and dedupe key go to stderr, to

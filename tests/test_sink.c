@@ -76,7 +76,7 @@
 #include <openssl/sha.h>
 
 #include "b64.h"
-#include "ids.h"
+#include "clock.h"
 
 #define TS_MAX_SECRETS	16
 #define TS_BACKLOG	4096

@@ -35,7 +35,7 @@
 #include <curl/curl.h>
 
 #include "blob.h"
-#include "ids.h"
+#include "clock.h"
 #include "job.h"
 #include "log.h"
 #include "sha256.h"

@@ -23,6 +23,7 @@
 
 #include "blob.h"
 #include "claim_upload.h"
+#include "clock.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"

@@ -59,9 +59,9 @@
 #include <event2/event.h>
 
 #include "claim_upload.h"
+#include "clock.h"
 #include "conf.h"
 #include "deck.h"
-#include "ids.h"
 #include "job.h"
 #include "log.h"
 #include "msg.h"

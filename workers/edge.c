@@ -41,10 +41,10 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "conf.h"
 #include "httpreq.h"
 #include "keys.h"
-#include "ids.h"
 #include "log.h"
 #include "msg.h"
 #include "proc.h"

@@ -25,8 +25,8 @@
 
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "http1.h"
-#include "ids.h"
 #include "log.h"
 
 #define HTTP1_READ	16384

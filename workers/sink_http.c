@@ -51,8 +51,8 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include "clock.h"
 #include "http1.h"
-#include "ids.h"
 #include "job.h"
 #include "log.h"
 #include "sha256.h"

@@ -40,7 +40,7 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 
-#include "ids.h"
+#include "clock.h"
 #include "job.h"
 #include "log.h"
 #include "qmsg.h"

@@ -25,7 +25,7 @@
 
 #include <curl/curl.h>
 
-#include "ids.h"
+#include "clock.h"
 #include "job.h"
 #include "log.h"
 #include "sink.h"

@@ -1,0 +1,259 @@
+/*
+ * conf_check.c: the checks that relate keys.
+ *
+ * The table bounds each key alone.  What one key requires of another is
+ * here: a section's check (the table's .check) runs once its keys are set,
+ * and cfinish() once the whole file is, with the checks that need it all
+ * and the values derived from other keys.  They name the keys they relate.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "conf.h"
+#include "conf_int.h"
+
+void
+ccheck_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
+    const char *path)
+{
+	struct source_conf *s = c->src;
+	struct verify_conf *v = &s->verify;
+	yaml_node_t *vm, *n;
+	const char *vt = cverify_types[v->type];
+	int i, line;
+
+	vm = ymap_get(p->doc, map, "verify");
+	line = vm != NULL ? yline(vm) : yline(map);
+
+	if (v->type == VERIFY_NONE) {
+		if ((n = ymap_get(p->doc, vm, "secret")) != NULL)
+			cerr(p, yline(n), "%s.verify.secret must not be set "
+			    "with verify type none", path);
+	} else if (v->nsecrets == 0 &&
+	    ymap_get(p->doc, vm, "secret") == NULL)
+		cerr(p, line, "%s.verify.secret is required for verify type %s",
+		    path, vt);
+
+	if (v->type == VERIFY_HMAC) {
+		if (v->signature_header == NULL)
+			cerr(p, line, "%s.verify.signature_header is required "
+			    "for verify type hmac", path);
+		if (v->signed_template == NULL)
+			cerr(p, line, "%s.verify.signed is required for verify "
+			    "type hmac", path);
+		if (v->parse != NULL && strcmp(v->parse, "csv_pairs") == 0 &&
+		    v->sig_key == NULL)
+			cerr(p, line, "%s.verify.sig_key is required with "
+			    "parse csv_pairs", path);
+		if (v->parse != NULL &&
+		    strcmp(v->parse, "space_versions") == 0 &&
+		    v->version == NULL)
+			cerr(p, line, "%s.verify.version is required with "
+			    "parse space_versions", path);
+	} else {
+		for (i = 0; chmac_keys[i] != NULL; i++)
+			if ((n = ymap_get(p->doc, vm, chmac_keys[i])) != NULL)
+				cerr(p, yline(n), "%s.verify.%s is only valid "
+				    "with verify type hmac, not %s", path,
+				    chmac_keys[i], vt);
+	}
+
+	/* A shared source that checks nothing would let anyone post under
+	 * any tenant's URL. */
+	if (p->conf->http.routing == ROUTING_TENANT_PATH &&
+	    s->tenant == NULL && v->type == VERIFY_NONE &&
+	    !s->trust_url_tenant) {
+		n = ymap_get(p->doc, map, "trust_url_tenant");
+		cerr(p, n != NULL ? yline(n) : yline(map),
+		    "%s.trust_url_tenant must be true for a shared source "
+		    "with verify none under tenant_path routing, got false",
+		    path);
+	}
+}
+
+void
+ccheck_dedupe(struct cparse *p, struct cctx *c, yaml_node_t *n,
+    const char *path)
+{
+	struct dedupe_conf *d = &c->src->dedupe;
+	int i;
+
+	if (d->preset != NULL && d->key.kind != KEY_NONE) {
+		cerr(p, yline(n), "%s must have one of preset, header, json, "
+		    "got more", path);
+		return;
+	}
+	if (d->preset == NULL && d->key.kind == KEY_NONE) {
+		/* An error was reported for a bad value already. */
+		if (n->type == YAML_MAPPING_NODE &&
+		    ymap_get(p->doc, n, "preset") == NULL &&
+		    ymap_get(p->doc, n, "header") == NULL &&
+		    ymap_get(p->doc, n, "json") == NULL)
+			cerr(p, yline(n), "%s must have one of preset, header, "
+			    "json, got none", path);
+		return;
+	}
+	if (d->preset == NULL)
+		return;
+	for (i = 0; cpresets[i] != NULL; i++)
+		if (strcmp(cpresets[i], d->preset) == 0) {
+			d->key.kind = cpreset_keys[i].kind;
+			cset_str(&d->key.name, cpreset_keys[i].name);
+		}
+}
+
+void
+ccheck_order_key(struct cparse *p, struct cctx *c, yaml_node_t *n,
+    const char *path)
+{
+	if (c->sink->order_key.kind == KEY_NONE &&
+	    ymap_get(p->doc, n, "header") == NULL &&
+	    ymap_get(p->doc, n, "json") == NULL)
+		cerr(p, yline(n), "%s must have one of header, json, got none",
+		    path);
+}
+
+void
+ccheck_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
+    const char *path)
+{
+	struct sink_conf *sk = c->sink;
+	yaml_node_t *n;
+
+	if ((n = ymap_get(p->doc, map, "order_key")) != NULL && !yisnull(n) &&
+	    !sk->ordered)
+		cerr(p, yline(n), "%s.ordered must be true when order_key is "
+		    "set, got false", path);
+	if (sk->type == SINK_PUBSUB && sk->u.pubsub.auth != NULL) {
+		if (strcmp(sk->u.pubsub.auth, "token") == 0 &&
+		    sk->u.pubsub.token == NULL &&
+		    ymap_get(p->doc, map, "token") == NULL)
+			cerr(p, yline(map), "%s.token is required with auth "
+			    "token", path);
+		if (strcmp(sk->u.pubsub.auth, "token") != 0 &&
+		    (n = ymap_get(p->doc, map, "token")) != NULL)
+			cerr(p, yline(n), "%s.token must not be set with auth "
+			    "%s", path, sk->u.pubsub.auth);
+	}
+}
+
+void
+ccheck_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
+    const char *path)
+{
+	struct conf *cf = p->conf;
+	yaml_node_t *st, *n;
+	int s3 = cf->claim_check.store_type != NULL &&
+	    strcmp(cf->claim_check.store_type, "s3") == 0;
+
+	st = ymap_get(p->doc, map, "store");
+	if (s3) {
+		if (cf->claim_check.s3_bucket == NULL)
+			cerr(p, yline(st), "%s.store.s3.bucket is required "
+			    "with store type s3", path);
+		if ((n = ymap_get(p->doc, st, "root")) != NULL)
+			cerr(p, yline(n), "%s.store.root must not be set with "
+			    "store type s3", path);
+		if ((n = ymap_get(p->doc, map, "retention_days")) != NULL &&
+		    !yisnull(n))
+			cerr(p, yline(n), "%s.retention_days must be null with "
+			    "store type s3, got %s", path,
+			    (const char *)n->data.scalar.value);
+	} else if ((n = ymap_get(p->doc, st, "s3")) != NULL)
+		cerr(p, yline(n), "%s.store.s3 must not be set with store "
+		    "type local", path);
+}
+
+/* The checks that need the whole file, and values derived from others. */
+void
+cfinish(struct cparse *p, yaml_node_t *root)
+{
+	struct conf *cf = p->conf;
+	struct tenant_window *td = &cf->dispatch.tenant_default, *tw;
+	yaml_node_t *dm, *n, *mo;
+	int i;
+
+	dm = ymap_get(p->doc, root, "dispatch");
+
+	/* sink_concurrency: explicit values are bounded by concurrency; the
+	 * default (8) shrinks to it. */
+	n = ymap_get(p->doc, dm, "sink_concurrency");
+	if (n == NULL) {
+		if (cf->dispatch.sink_concurrency > cf->dispatch.concurrency)
+			cf->dispatch.sink_concurrency =
+			    cf->dispatch.concurrency;
+	} else if (cf->dispatch.sink_concurrency > cf->dispatch.concurrency)
+		cerr(p, yline(n), "dispatch.sink_concurrency must be null or "
+		    "an integer in 1..%u (dispatch.concurrency), got %u",
+		    cf->dispatch.concurrency, cf->dispatch.sink_concurrency);
+
+	/* breaker_max_open_ms: an explicit one must be at least open_ms; the
+	 * default grows to it. */
+	mo = ymap_get(p->doc, dm, "breaker_max_open_ms");
+	if (cf->dispatch.breaker_max_open_ms < cf->dispatch.breaker_open_ms) {
+		if (mo == NULL)
+			cf->dispatch.breaker_max_open_ms =
+			    cf->dispatch.breaker_open_ms;
+		else
+			cerr(p, yline(mo), "dispatch.breaker_max_open_ms must "
+			    "be at least dispatch.breaker_open_ms (%llu), got "
+			    "%llu", (unsigned long long)
+			    cf->dispatch.breaker_open_ms, (unsigned long long)
+			    cf->dispatch.breaker_max_open_ms);
+	}
+
+	/*
+	 * Tenant windows: unset fields inherit.  The default tenant window
+	 * is a share of the global one (a quarter of the rows and bytes,
+	 * three quarters of the attempts), so that a tenant whose sink is
+	 * slow fills its own window and never the whole global window: the
+	 * others always find room to claim and slots to run.
+	 */
+	if (td->max_inflight == 0)
+		td->max_inflight = cf->dispatch.max_inflight / 4 > 0 ?
+		    cf->dispatch.max_inflight / 4 : 1;
+	if (td->max_inflight_bytes == 0)
+		td->max_inflight_bytes = cf->dispatch.max_inflight_bytes / 4 > 0 ?
+		    cf->dispatch.max_inflight_bytes / 4 : 1;
+	if (td->concurrency == 0)
+		td->concurrency = cf->dispatch.concurrency * 3 / 4 > 0 ?
+		    cf->dispatch.concurrency * 3 / 4 : 1;
+	for (i = 0; i < cf->dispatch.ntenants; i++) {
+		tw = &cf->dispatch.tenants[i];
+		if (tw->max_inflight == 0)
+			tw->max_inflight = td->max_inflight;
+		if (tw->max_inflight_bytes == 0)
+			tw->max_inflight_bytes = td->max_inflight_bytes;
+		if (tw->concurrency == 0)
+			tw->concurrency = td->concurrency;
+	}
+
+	/* Listeners on one address cannot share a port. */
+	if (cf->admin.enabled && cf->admin.port != 0 &&
+	    cf->admin.port == cf->http.port)
+		cerr(p, yline(ymap_get(p->doc, ymap_get(p->doc, root, "admin"),
+		    "port")), "admin.port must differ from http.port, got %u",
+		    cf->admin.port);
+	if (cf->claim_check.enabled && cf->claim_check.port != 0 &&
+	    (cf->claim_check.port == cf->http.port ||
+	    (cf->admin.enabled && cf->claim_check.port == cf->admin.port)))
+		cerr(p, yline(ymap_get(p->doc, ymap_get(p->doc, root,
+		    "claim_check"), "port")), "claim_check.port must differ "
+		    "from http.port and admin.port, got %u",
+		    cf->claim_check.port);
+
+	if (cf->claim_check.enabled && cf->claim_check.root == NULL &&
+	    strcmp(cf->claim_check.store_type, "local") == 0) {
+		if (asprintf(&cf->claim_check.root, "%s/claims",
+		    cf->data_dir) == -1)
+			abort();
+	}
+
+	for (cf->nsinks = 0, i = 0; i < cf->nsources; i++)
+		cf->nsinks += cf->sources[i].nsinks;
+}

@@ -1,0 +1,188 @@
+/*
+ * conf_int.h: what the files of the configuration loader share (conf.c,
+ * conf_keys.c and the rest of conf_*.c); nothing else includes it.  The
+ * interface is conf.h.
+ */
+#ifndef ANKUSA_CONF_INT_H
+#define ANKUSA_CONF_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <yaml.h>
+
+#include "conf.h"
+
+#ifndef ANKUSA_RUNSTATEDIR
+#define ANKUSA_RUNSTATEDIR	"/var/run/ankusa"
+#endif
+#ifndef ANKUSA_SYSCONFDIR
+#define ANKUSA_SYSCONFDIR	"/etc/ankusa"
+#endif
+/* node.data_dir when the file does not say: the Elixir Ankusa's default. */
+#ifndef ANKUSA_DATADIR
+#define ANKUSA_DATADIR		"/var/lib/ankusa"
+#endif
+
+enum ckey_type {
+	T_SECTION,		/* a map of known keys */
+	T_MAPOF,		/* a map of id -> section */
+	T_LISTOF,		/* a list of sections (sinks) */
+	T_DEDUPE,		/* a preset name, or a section */
+	T_BOOL,			/* int */
+	T_U16,			/* uint16_t */
+	T_U32,			/* uint32_t */
+	T_U64,			/* uint64_t */
+	T_FLOAT,		/* double, > 0 */
+	T_MODE,			/* uint32_t, written in octal */
+	T_STR,			/* char *, non-empty */
+	T_IDENT,		/* char *, [A-Za-z0-9_-]{1,64} */
+	T_ADDR,			/* char *, numeric IPv4 or IPv6 address */
+	T_URL,			/* char *, http:// or https:// */
+	T_PREFIX,		/* char *, URL path prefix, "/" stored as "" */
+	T_SOCKPATH,		/* char *, fits in sun_path */
+	T_ENUM,			/* int, index into names */
+	T_ENUMSTR,		/* char *, the canonical name */
+	T_SINKTYPE,		/* enum sink_type of the sink */
+	T_SECRETS,		/* struct blob[] at off, int count at off2 */
+	T_STRLIST,		/* char ** at off, int count at off2 */
+	T_HEADERS,		/* struct header_kv * at off, count at off2 */
+	T_KEYHDR,		/* struct keyspec: a header name */
+	T_KEYJSON,		/* struct keyspec: a JSON dot path */
+};
+
+/* Which object a key's offset is relative to. */
+enum ckey_scope {
+	S_NONE = 0,
+	S_CONF,
+	S_SOURCE,
+	S_SINK,
+	S_TENANT,		/* struct tenant_window */
+	S_RATE,			/* struct rate_limit */
+};
+
+/* What a section creates or marks when it is present. */
+enum ckey_obj {
+	O_NONE = 0,
+	O_RATE_DEFAULT,
+	O_RATE_TENANT,
+	O_TENANT,
+	O_SOURCE,
+	O_SINK,
+	O_CLAIM,
+	O_RETRY,
+};
+
+#define F_REQUIRED	0x001	/* must be present in its section */
+#define F_RESTART	0x002	/* a reload cannot change it */
+#define F_NULLABLE	0x004	/* null is accepted: 0 or NULL */
+#define F_SECRET	0x008	/* never echoed in a message */
+#define F_FIRST		0x010	/* walked before its siblings */
+#define F_LAST		0x020	/* walked after its siblings */
+#define F_CROSS		0x040	/* also bounded by another key (cfinish) */
+#define F_DEFNULL	0x080	/* the id "default" means unset */
+
+#define M_HTTP		(1 << SINK_HTTP)
+#define M_SQS		(1 << SINK_SQS)
+#define M_PUBSUB	(1 << SINK_PUBSUB)
+#define M_LOG		(1 << SINK_LOG)
+#define M_NET		(M_HTTP | M_SQS | M_PUBSUB)
+#define M_QUEUE		(M_SQS | M_PUBSUB)
+#define M_ALL		(M_NET | M_LOG)
+
+struct cparse;
+struct cctx;
+
+/* A cross check of a section, run after its keys were walked and set. */
+typedef void	 ccheck_fn(struct cparse *, struct cctx *, yaml_node_t *,
+		    const char *);
+
+struct conf_key {
+	const char		*name;
+	enum ckey_type		 type;
+	enum ckey_scope		 scope;
+	size_t			 off;
+	size_t			 off2;
+	const char		*def;
+	uint64_t		 min;
+	uint64_t		 max;
+	double			 fmax;
+	const char *const	*names;		/* T_ENUM, T_ENUMSTR */
+	int			 flags;
+	int			 sinks;		/* sink types it applies to */
+	enum ckey_obj		 obj;
+	ccheck_fn		*check;		/* run after a section's walk */
+	const char		*doc;
+};
+
+/* One parse: the document, the result and the errors so far. */
+struct cparse {
+	yaml_document_t		*doc;
+	struct conf		*conf;
+	struct conf_errors	*errs;
+	int			 nerr;
+};
+
+/* The objects that keys of each scope are stored in, at this point of the
+ * walk. */
+struct cctx {
+	struct source_conf	*src;
+	struct sink_conf	*sink;
+	struct tenant_window	*tw;
+	struct rate_limit	*rl;
+	int			 mask;		/* 1 << sink type, 0: no sink */
+};
+
+/* The key a dedupe preset reads. */
+struct cpreset_key {
+	enum keyspec_kind	 kind;
+	const char		*name;
+};
+
+/* conf_keys.c: the table and the names it refers to. */
+extern const struct conf_key	 conftab[];
+extern const size_t		 conftab_n;
+#define CONFTAB_N	conftab_n	/* the entries of conftab[] */
+extern const char *const	 cverify_types[];
+extern const char *const	 cpresets[];
+extern const struct cpreset_key	 cpreset_keys[];
+extern const char *const	 chmac_keys[];
+extern const char *const	 csink_types[];
+extern const char *const	 csink_refused[];
+extern const char		 conf_default_yaml[];
+
+/* Record an error; ", line N" is appended when line > 0. */
+void		 cerr(struct cparse *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+/* YAML nodes: the line of a node (0: none), whether it is null, what it
+ * is in a message ("a map", "a list", ...). */
+int		 yline(const yaml_node_t *);
+int		 yisnull(const yaml_node_t *);
+const char	*ykind(const yaml_node_t *);
+yaml_node_t	*ymap_get(yaml_document_t *, yaml_node_t *, const char *);
+
+/* What a key must be: the words after "must be". */
+void		 ckey_want(const struct conf_key *, char *, size_t);
+void		 cset_str(char **, const char *);
+
+/* The walk: the defaults of one scope (and sink type), then a section. */
+void		 cdefaults(struct cparse *, struct cctx *, enum ckey_scope,
+		    int);
+void		 cwalk_section(struct cparse *, struct cctx *, const char *,
+		    yaml_node_t *, const char *);
+
+/* Zero and free n secrets (conf.c). */
+void		 cfree_blobs(struct blob *, int);
+
+/* The checks that need the whole file, and values derived from others. */
+void		 cfinish(struct cparse *, yaml_node_t *);
+
+/* The cross checks the table names. */
+ccheck_fn	 ccheck_source;
+ccheck_fn	 ccheck_dedupe;
+ccheck_fn	 ccheck_sink;
+ccheck_fn	 ccheck_order_key;
+ccheck_fn	 ccheck_claim;
+
+#endif

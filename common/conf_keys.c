@@ -1,0 +1,624 @@
+/*
+ * conf_keys.c: the configuration key table, the reference of every key.
+ *
+ * Every key is declared once, in conftab[] below: its dotted name pattern
+ * ("*" stands for an id, "[]" for a list element), its type, where it is
+ * stored, its default (as YAML text, run through the same setter as a value
+ * from the file), its bounds, whether a reload can change it, and a line of
+ * documentation.  The walker, the validator, conf_reload_check() and
+ * conf_write_manual() all read that table; nothing else knows key names,
+ * except the cross checks, which name the keys they relate.  The order of
+ * the table is the order of ankusa.yml(5).  The types (T_*), scopes (S_*)
+ * and flags (F_*) of an entry are explained in conf_int.h.
+ */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "conf_int.h"
+
+static const char *const log_levels[] = {
+	"error", "warning", "info", "debug", NULL
+};
+static const char *const routings[] = { "path", "tenant_path", NULL };
+const char *const cverify_types[] = {
+	"none", "stripe", "github", "standard_webhooks", "shopify", "slack",
+	"hmac", NULL
+};
+static const char *const vfails[] = {
+	"reject", "quarantine", "accept_flag", NULL
+};
+const char *const cpresets[] = {
+	"github", "standard_webhooks", "svix", "shopify", "stripe", NULL
+};
+static const char *const hashes[] = { "sha256", "sha512", "sha1", NULL };
+static const char *const encodings[] = { "hex", "base64", NULL };
+static const char *const parses[] = {
+	"whole", "csv_pairs", "space_versions", NULL
+};
+static const char *const decodes[] = { "raw", "whsec_base64", NULL };
+static const char *const methods[] = { "post", "put", "patch", NULL };
+static const char *const auths[] = { "metadata", "token", "none", NULL };
+static const char *const store_types[] = { "local", "s3", NULL };
+/* Indexed by enum sink_type - 1. */
+const char *const csink_types[] = {
+	"http", "sqs", "google_pubsub", "log", NULL
+};
+/* Sink types of the Elixir Ankusa that this build does not have. */
+const char *const csink_refused[] = {
+	"rabbitmq", "kafka", "nats", "redis", NULL
+};
+
+/* The key each dedupe preset reads; indexed like cpresets[]. */
+const struct cpreset_key cpreset_keys[] = {
+	{ KEY_HEADER, "x-github-delivery" },
+	{ KEY_HEADER, "webhook-id" },
+	{ KEY_HEADER, "svix-id" },
+	{ KEY_HEADER, "x-shopify-webhook-id" },
+	{ KEY_JSON, "id" },
+};
+
+/* The hmac descriptor keys, only valid with verify.type hmac. */
+const char *const chmac_keys[] = {
+	"signature_header", "signed", "hash", "encoding", "sig_prefix",
+	"timestamp_header", "parse", "sig_key", "version", "secret_decode",
+	NULL
+};
+
+#define CO(f)	offsetof(struct conf, f)
+#define SO(f)	offsetof(struct source_conf, f)
+#define KO(f)	offsetof(struct sink_conf, f)
+#define TO(f)	offsetof(struct tenant_window, f)
+#define RO(f)	offsetof(struct rate_limit, f)
+
+#define MS_DAY		86400000ULL
+#define GIB		1073741824ULL
+#define TIB		1099511627776ULL
+
+const struct conf_key conftab[] = {
+	/* node */
+	{ .name = "node", .type = T_SECTION,
+	  .doc = "This node." },
+	{ .name = "node.data_dir", .type = T_STR, .scope = S_CONF,
+	  .off = CO(data_dir), .def = ANKUSA_DATADIR, .flags = F_RESTART,
+	  .doc = "The directory of the store (Berkeley DB's tables and "
+	    "log; its region files, rebuilt at every start, go to a private "
+	    "directory under /dev/shm), its lock file and, by default, "
+	    "local claims." },
+
+	/* log */
+	{ .name = "log", .type = T_SECTION, .doc = "Logging." },
+	{ .name = "log.level", .type = T_ENUMSTR, .scope = S_CONF,
+	  .off = CO(log_level), .def = "info", .names = log_levels,
+	  .doc = "The least severe level logged." },
+
+	/* http */
+	{ .name = "http", .type = T_SECTION,
+	  .doc = "The ingest listener (see ankusad(8))." },
+	{ .name = "http.ip", .type = T_ADDR, .scope = S_CONF,
+	  .off = CO(http.ip), .def = "0.0.0.0", .flags = F_RESTART,
+	  .doc = "The address the ingest listener binds." },
+	{ .name = "http.port", .type = T_U16, .scope = S_CONF,
+	  .off = CO(http.port), .def = "4000", .max = 65535,
+	  .flags = F_RESTART,
+	  .doc = "The ingest listener's TCP port." },
+	{ .name = "http.max_body_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(http.max_body_bytes), .def = "8000000", .min = 1,
+	  .max = GIB,
+	  .doc = "The largest request body accepted; a larger one is "
+	    "answered 413." },
+	{ .name = "http.routing", .type = T_ENUM, .scope = S_CONF,
+	  .off = CO(http.routing), .def = "path", .names = routings,
+	  .doc = "path: POST {prefix}/{source_id}; tenant_path: POST "
+	    "{prefix}/{tenant_id}/{source_id}, the tenant taken from the "
+	    "URL." },
+	{ .name = "http.prefix", .type = T_PREFIX, .scope = S_CONF,
+	  .off = CO(http.prefix), .def = "/webhooks",
+	  .doc = "The path segments before the ids; \"/\" means none.  It "
+	    "starts with a slash and, unless it is \"/\", does not end with "
+	    "one." },
+	{ .name = "http.workers", .type = T_U32, .scope = S_CONF,
+	  .off = CO(http.workers), .def = "2", .min = 1, .max = 64,
+	  .doc = "The number of ankusa-edge processes." },
+
+	/* admin */
+	{ .name = "admin", .type = T_SECTION,
+	  .doc = "The admin API: health, metrics, configuration, dead "
+	    "letters, replays.  It is unauthenticated: keep it on loopback "
+	    "or behind a proxy." },
+	{ .name = "admin.enabled", .type = T_BOOL, .scope = S_CONF,
+	  .off = CO(admin.enabled), .def = "true", .flags = F_RESTART,
+	  .doc = "Whether the admin listener is opened." },
+	{ .name = "admin.ip", .type = T_ADDR, .scope = S_CONF,
+	  .off = CO(admin.ip), .def = "127.0.0.1", .flags = F_RESTART,
+	  .doc = "The address the admin listener binds." },
+	{ .name = "admin.port", .type = T_U16, .scope = S_CONF,
+	  .off = CO(admin.port), .def = "4002", .max = 65535,
+	  .flags = F_RESTART,
+	  .doc = "The admin listener's TCP port." },
+
+	/* control */
+	{ .name = "control", .type = T_SECTION,
+	  .doc = "The control socket of ankusactl(8)." },
+	{ .name = "control.socket", .type = T_SOCKPATH, .scope = S_CONF,
+	  .off = CO(control.socket), .def = ANKUSA_RUNSTATEDIR "/control.sock",
+	  .flags = F_RESTART,
+	  .doc = "The path of the UNIX socket; at most 103 bytes." },
+	{ .name = "control.mode", .type = T_MODE, .scope = S_CONF,
+	  .off = CO(control.mode), .def = "0660", .max = 0777,
+	  .doc = "The socket's permissions, in octal (0660 or \"0660\"; "
+	    "every digit is read as octal)." },
+
+	/* rate_limits */
+	{ .name = "rate_limits", .type = T_SECTION,
+	  .doc = "Per-tenant ingest limits, charged after verification: a "
+	    "token bucket of burst hooks refilled at rate per second.  A "
+	    "tenant with no entry takes the default; no default means "
+	    "unlimited.  A hook over its limit is answered 429." },
+	{ .name = "rate_limits.default", .type = T_SECTION,
+	  .obj = O_RATE_DEFAULT, .flags = F_NULLABLE,
+	  .doc = "The limit of a tenant with no entry of its own; null "
+	    "(the default) means unlimited." },
+	{ .name = "rate_limits.default.rate", .type = T_FLOAT,
+	  .scope = S_RATE, .off = RO(rate), .fmax = 1e9, .flags = F_REQUIRED,
+	  .doc = "Hooks per second; fractions are allowed." },
+	{ .name = "rate_limits.default.burst", .type = T_U32,
+	  .scope = S_RATE, .off = RO(burst), .min = 1, .max = 1000000000,
+	  .flags = F_REQUIRED,
+	  .doc = "The most hooks admitted back to back." },
+	{ .name = "rate_limits.tenants", .type = T_MAPOF,
+	  .obj = O_RATE_TENANT,
+	  .doc = "One limit per tenant id." },
+	{ .name = "rate_limits.tenants.*", .type = T_SECTION,
+	  .doc = "The limit of one tenant." },
+	{ .name = "rate_limits.tenants.*.rate", .type = T_FLOAT,
+	  .scope = S_RATE, .off = RO(rate), .fmax = 1e9, .flags = F_REQUIRED,
+	  .doc = "Hooks per second; fractions are allowed." },
+	{ .name = "rate_limits.tenants.*.burst", .type = T_U32,
+	  .scope = S_RATE, .off = RO(burst), .min = 1, .max = 1000000000,
+	  .flags = F_REQUIRED,
+	  .doc = "The most hooks admitted back to back." },
+
+	/* quarantine */
+	{ .name = "quarantine", .type = T_SECTION,
+	  .doc = "The pen for hooks that fail verification on a source with "
+	    "on_verify_failure: quarantine." },
+	{ .name = "quarantine.burst", .type = T_U32, .scope = S_CONF,
+	  .off = CO(quarantine.burst), .def = "100", .min = 1,
+	  .max = 1000000000,
+	  .doc = "Per source: the most hooks quarantined back to back." },
+	{ .name = "quarantine.rate", .type = T_FLOAT, .scope = S_CONF,
+	  .off = CO(quarantine.rate), .def = "10", .fmax = 1e9,
+	  .doc = "Per source: hooks quarantined per second beyond the burst; "
+	    "over it the answer is 429." },
+	{ .name = "quarantine.max_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(quarantine.max_bytes), .def = "268435456", .min = 1,
+	  .max = TIB,
+	  .doc = "The bytes the whole pen may hold; a full pen answers 503." },
+
+	/* batcher */
+	{ .name = "batcher", .type = T_SECTION,
+	  .doc = "The commit queue (group commit) in front of the store." },
+	{ .name = "batcher.max_batch", .type = T_U32, .scope = S_CONF,
+	  .off = CO(batcher.max_batch), .def = "256", .min = 1, .max = 65536,
+	  .doc = "The most hooks committed in one transaction." },
+	{ .name = "batcher.max_delay_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(batcher.max_delay_ms), .def = "0", .max = 60000,
+	  .doc = "How long a batch may wait to grow; 0 commits as soon as "
+	    "the previous commit is done." },
+	{ .name = "batcher.max_queue", .type = T_U32, .scope = S_CONF,
+	  .off = CO(batcher.max_queue), .def = "10000", .min = 1,
+	  .max = 10000000,
+	  .doc = "Hooks buffered or committing; over it ingest answers 503." },
+	{ .name = "batcher.max_queue_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(batcher.max_queue_bytes), .def = "268435456", .min = 1,
+	  .max = 64 * GIB,
+	  .doc = "The same bound in body bytes." },
+
+	/* dispatch */
+	{ .name = "dispatch", .type = T_SECTION,
+	  .doc = "Delivery: windows, per-sink isolation, breakers, retries." },
+	{ .name = "dispatch.batch", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.batch), .def = "128", .min = 1, .max = 65536,
+	  .doc = "The most due rows claimed per scan." },
+	{ .name = "dispatch.concurrency", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.concurrency), .def = "32", .min = 1, .max = 1024,
+	  .doc = "The most delivery attempts running at once.  The deliver "
+	    "pool has as many processes, plus dispatch.sink_concurrency "
+	    "for each sqs and google_pubsub sink (its batch requests in "
+	    "flight; concurrency when sink_concurrency is null), plus one "
+	    "for claim-check uploads: at most 128 in all." },
+	{ .name = "dispatch.max_inflight", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.max_inflight), .def = "4096", .min = 1,
+	  .max = 10000000,
+	  .doc = "The most rows claimed and not yet settled." },
+	{ .name = "dispatch.max_inflight_bytes", .type = T_U64,
+	  .scope = S_CONF, .off = CO(dispatch.max_inflight_bytes),
+	  .def = "134217728", .min = 1, .max = TIB,
+	  .doc = "The most body bytes of claimed rows." },
+	{ .name = "dispatch.attempt_timeout_ms", .type = T_U64,
+	  .scope = S_CONF, .off = CO(dispatch.attempt_timeout_ms),
+	  .def = "30000", .min = 1, .max = MS_DAY,
+	  .doc = "An attempt still running after this is killed and counts "
+	    "as failed.  Keep it above every sink's timeout_ms." },
+	{ .name = "dispatch.sink_concurrency", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.sink_concurrency), .def = "8", .min = 1,
+	  .max = 1024, .flags = F_NULLABLE | F_CROSS,
+	  .doc = "The most attempts of one sink running at once, at most "
+	    "dispatch.concurrency; null means only the global cap.  When "
+	    "not set it is 8, or dispatch.concurrency if that is lower." },
+	{ .name = "dispatch.breaker_failures", .type = T_U32, .scope = S_CONF,
+	  .off = CO(dispatch.breaker_failures), .def = "5", .max = 1000000,
+	  .doc = "Consecutive failures that open a sink's breaker; 0 turns "
+	    "breakers off." },
+	{ .name = "dispatch.breaker_open_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(dispatch.breaker_open_ms), .def = "30000", .min = 1,
+	  .max = MS_DAY,
+	  .doc = "How long an open breaker first stays open; it doubles on "
+	    "each consecutive open." },
+	{ .name = "dispatch.breaker_max_open_ms", .type = T_U64,
+	  .scope = S_CONF, .off = CO(dispatch.breaker_max_open_ms),
+	  .def = "300000", .min = 1, .max = MS_DAY, .flags = F_CROSS,
+	  .doc = "The longest a breaker stays open; at least "
+	    "dispatch.breaker_open_ms (when not set, raised to it)." },
+	{ .name = "dispatch.tenants", .type = T_MAPOF, .obj = O_TENANT,
+	  .doc = "Per-tenant windows, so that one tenant's backlog cannot "
+	    "take every slot.  The entry named default applies to every "
+	    "tenant without one; its unset fields are a share of the global "
+	    "window (a quarter of max_inflight and max_inflight_bytes, three "
+	    "quarters of concurrency), so that a slow tenant never fills the "
+	    "whole of it; a tenant's unset fields are the default entry's." },
+	{ .name = "dispatch.tenants.*", .type = T_SECTION,
+	  .doc = "The window of one tenant, or of every other tenant "
+	    "(default)." },
+	{ .name = "dispatch.tenants.*.max_inflight", .type = T_U32,
+	  .scope = S_TENANT, .off = TO(max_inflight), .min = 1,
+	  .max = 10000000,
+	  .doc = "The most claimed rows of the tenant." },
+	{ .name = "dispatch.tenants.*.max_inflight_bytes", .type = T_U64,
+	  .scope = S_TENANT, .off = TO(max_inflight_bytes), .min = 1,
+	  .max = TIB,
+	  .doc = "The most body bytes of the tenant's claimed rows." },
+	{ .name = "dispatch.tenants.*.concurrency", .type = T_U32,
+	  .scope = S_TENANT, .off = TO(concurrency), .min = 1, .max = 1024,
+	  .doc = "The most attempts of the tenant running at once." },
+	{ .name = "dispatch.retry", .type = T_SECTION,
+	  .doc = "The retry policy of every source without its own: delay = "
+	    "min(max_ms, base_ms * 2^(attempt-1)), times a factor in "
+	    "[0.5, 1] with jitter." },
+	{ .name = "dispatch.retry.base_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(dispatch.retry.base_ms), .def = "100", .min = 1,
+	  .max = MS_DAY,
+	  .doc = "The first delay." },
+	{ .name = "dispatch.retry.max_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(dispatch.retry.max_ms), .def = "300000", .min = 1,
+	  .max = MS_DAY,
+	  .doc = "The longest delay." },
+	{ .name = "dispatch.retry.max_attempts", .type = T_U32,
+	  .scope = S_CONF, .off = CO(dispatch.retry.max_attempts),
+	  .def = "84", .min = 1, .max = 1000000,
+	  .doc = "Attempts before the row is dead-lettered." },
+	{ .name = "dispatch.retry.jitter", .type = T_BOOL, .scope = S_CONF,
+	  .off = CO(dispatch.retry.jitter), .def = "true",
+	  .doc = "Multiply each delay by a random factor in [0.5, 1]." },
+	{ .name = "dispatch.retry.max_elapsed_ms", .type = T_U64,
+	  .scope = S_CONF, .off = CO(dispatch.retry.max_elapsed_ms),
+	  .def = "86400000", .min = 1, .max = 365 * MS_DAY,
+	  .doc = "The retry horizon from the first attempt; past it the row "
+	    "is dead-lettered." },
+
+	/* claim_check */
+	{ .name = "claim_check", .type = T_SECTION, .scope = S_CONF,
+	  .off = CO(claim_check.enabled), .obj = O_CLAIM,
+	  .flags = F_RESTART, .check = ccheck_claim,
+	  .doc = "Large bodies go to a blob store by reference; the "
+	    "read-only gateway listens only when this section is present." },
+	{ .name = "claim_check.ip", .type = T_ADDR, .scope = S_CONF,
+	  .off = CO(claim_check.ip), .def = "127.0.0.1", .flags = F_RESTART,
+	  .doc = "The address the claim gateway binds." },
+	{ .name = "claim_check.port", .type = T_U16, .scope = S_CONF,
+	  .off = CO(claim_check.port), .def = "4001", .max = 65535,
+	  .flags = F_RESTART,
+	  .doc = "The claim gateway's TCP port." },
+	{ .name = "claim_check.pack_max_bytes", .type = T_U64,
+	  .scope = S_CONF, .off = CO(claim_check.pack_max_bytes),
+	  .def = "16777216", .min = 1, .max = 4294967295ULL,
+	  .doc = "The target size of one pack." },
+	{ .name = "claim_check.retention_days", .type = T_U32,
+	  .scope = S_CONF, .off = CO(claim_check.retention_days),
+	  .def = "null", .min = 1, .max = 36500, .flags = F_NULLABLE,
+	  .doc = "Days a local pack is kept; null keeps them.  Local store "
+	    "only: use a bucket lifecycle rule for S3." },
+	{ .name = "claim_check.store", .type = T_SECTION,
+	  .doc = "Where claims live." },
+	{ .name = "claim_check.store.type", .type = T_ENUMSTR,
+	  .scope = S_CONF, .off = CO(claim_check.store_type), .def = "local",
+	  .names = store_types, .flags = F_FIRST,
+	  .doc = "local: files under root; s3: an S3-compatible bucket." },
+	{ .name = "claim_check.store.root", .type = T_STR, .scope = S_CONF,
+	  .off = CO(claim_check.root),
+	  .doc = "The directory of a local store; default "
+	    "node.data_dir/claims." },
+	{ .name = "claim_check.store.s3", .type = T_SECTION,
+	  .doc = "The bucket of an s3 store.  Credentials not given here "
+	    "come from the AWS_* environment." },
+	{ .name = "claim_check.store.s3.bucket", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_bucket),
+	  .doc = "The bucket; required with type s3." },
+	{ .name = "claim_check.store.s3.region", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_region),
+	  .doc = "The bucket's region." },
+	{ .name = "claim_check.store.s3.endpoint", .type = T_URL,
+	  .scope = S_CONF, .off = CO(claim_check.s3_endpoint),
+	  .doc = "An S3-compatible endpoint (MinIO ...)." },
+	{ .name = "claim_check.store.s3.access_key_id", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_access_key_id),
+	  .doc = "The access key id." },
+	{ .name = "claim_check.store.s3.secret_access_key", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_secret_access_key),
+	  .flags = F_SECRET,
+	  .doc = "The secret access key." },
+	{ .name = "claim_check.store.s3.session_token", .type = T_STR,
+	  .scope = S_CONF, .off = CO(claim_check.s3_session_token),
+	  .flags = F_SECRET,
+	  .doc = "A session token for temporary credentials." },
+
+	/* sources */
+	{ .name = "sources", .type = T_MAPOF, .obj = O_SOURCE,
+	  .flags = F_REQUIRED | F_LAST,
+	  .doc = "The sources, by id: POST {prefix}/{id} under routing path.  "
+	    "At least one." },
+	{ .name = "sources.*", .type = T_SECTION, .check = ccheck_source,
+	  .doc = "One source: a provider endpoint." },
+	{ .name = "sources.*.tenant", .type = T_IDENT, .scope = S_SOURCE,
+	  .off = SO(tenant), .flags = F_NULLABLE | F_DEFNULL,
+	  .doc = "The tenant the source belongs to; absent or default: a "
+	    "shared source (under tenant_path the URL names the tenant)." },
+	{ .name = "sources.*.trust_url_tenant", .type = T_BOOL,
+	  .scope = S_SOURCE, .off = SO(trust_url_tenant), .def = "false",
+	  .doc = "Under routing tenant_path, a shared source with verify "
+	    "none must set this to true: anyone can then post under any "
+	    "tenant." },
+	{ .name = "sources.*.verify", .type = T_SECTION,
+	  .doc = "How requests are authenticated.  Absent: type none." },
+	{ .name = "sources.*.verify.type", .type = T_ENUM, .scope = S_SOURCE,
+	  .off = SO(verify.type), .def = "none", .names = cverify_types,
+	  .flags = F_FIRST,
+	  .doc = "The signature scheme; every type but none requires "
+	    "secret." },
+	{ .name = "sources.*.verify.secret", .type = T_SECRETS,
+	  .scope = S_SOURCE, .off = SO(verify.secrets),
+	  .off2 = SO(verify.nsecrets), .flags = F_SECRET,
+	  .doc = "A secret, or a list of up to 8 (newest first, every one is "
+	    "tried).  standard_webhooks secrets (and hmac ones with "
+	    "secret_decode whsec_base64) are whsec_ followed by base64; the "
+	    "others are used as written.  None may be empty." },
+	{ .name = "sources.*.verify.tolerance_seconds", .type = T_U32,
+	  .scope = S_SOURCE, .off = SO(verify.tolerance_seconds),
+	  .def = "300", .min = 1, .max = 31536000,
+	  .doc = "The largest accepted distance between a signed timestamp "
+	    "and now." },
+	{ .name = "sources.*.verify.signature_header", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.signature_header),
+	  .doc = "hmac: the header carrying the signature (required)." },
+	{ .name = "sources.*.verify.signed", .type = T_STR, .scope = S_SOURCE,
+	  .off = SO(verify.signed_template),
+	  .doc = "hmac: the signed bytes, a template of {body}, {ts} and "
+	    "{header:NAME} (required; quote it)." },
+	{ .name = "sources.*.verify.hash", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(verify.hash), .def = "sha256",
+	  .names = hashes,
+	  .doc = "hmac: the hash function." },
+	{ .name = "sources.*.verify.encoding", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(verify.encoding), .def = "hex",
+	  .names = encodings,
+	  .doc = "hmac: how the signature is encoded." },
+	{ .name = "sources.*.verify.sig_prefix", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.sig_prefix),
+	  .doc = "hmac: a prefix before the signature (sha256=)." },
+	{ .name = "sources.*.verify.timestamp_header", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.timestamp_header),
+	  .doc = "hmac: the header carrying the signed timestamp." },
+	{ .name = "sources.*.verify.parse", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(verify.parse), .def = "whole",
+	  .names = parses,
+	  .doc = "hmac: whole (the header is one signature), csv_pairs "
+	    "(k=v pairs, the signatures under sig_key) or space_versions "
+	    "(space-separated tokens starting with version)." },
+	{ .name = "sources.*.verify.sig_key", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.sig_key),
+	  .doc = "hmac: the pair key of a signature under parse csv_pairs "
+	    "(required there)." },
+	{ .name = "sources.*.verify.version", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.version),
+	  .doc = "hmac: the token prefix under parse space_versions, e.g. "
+	    "\"v1,\" (required there)." },
+	{ .name = "sources.*.verify.secret_decode", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(verify.secret_decode), .def = "raw",
+	  .names = decodes, .flags = F_FIRST,
+	  .doc = "hmac: raw, or whsec_base64 for whsec_ secrets." },
+	{ .name = "sources.*.on_verify_failure", .type = T_ENUM,
+	  .scope = S_SOURCE, .off = SO(on_verify_failure), .def = "reject",
+	  .names = vfails,
+	  .doc = "reject (401), quarantine (202, held in the pen) or "
+	    "accept_flag (stored, flagged, without dedupe)." },
+	{ .name = "sources.*.dedupe", .type = T_DEDUPE,
+	  .check = ccheck_dedupe,
+	  .doc = "Drop a hook whose key was seen within ttl_seconds: a "
+	    "preset name, or a map of preset, header or json, and "
+	    "ttl_seconds.  Absent: no dedupe." },
+	{ .name = "sources.*.dedupe.preset", .type = T_ENUMSTR,
+	  .scope = S_SOURCE, .off = SO(dedupe.preset), .names = cpresets,
+	  .doc = "github (x-github-delivery), standard_webhooks "
+	    "(webhook-id), svix (svix-id), shopify (x-shopify-webhook-id), "
+	    "stripe (JSON id)." },
+	{ .name = "sources.*.dedupe.header", .type = T_KEYHDR,
+	  .scope = S_SOURCE, .off = SO(dedupe.key),
+	  .doc = "The key is this request header." },
+	{ .name = "sources.*.dedupe.json", .type = T_KEYJSON,
+	  .scope = S_SOURCE, .off = SO(dedupe.key),
+	  .doc = "The key is this dot path through the JSON body." },
+	{ .name = "sources.*.dedupe.ttl_seconds", .type = T_U64,
+	  .scope = S_SOURCE, .off = SO(dedupe.ttl_seconds), .def = "259200",
+	  .min = 1, .max = 31536000,
+	  .doc = "How long a key is remembered." },
+	{ .name = "sources.*.forward_headers", .type = T_STRLIST,
+	  .scope = S_SOURCE, .off = SO(forward_headers),
+	  .off2 = SO(nforward_headers), .flags = F_NULLABLE,
+	  .doc = "The request headers passed to sinks (names, any case).  "
+	    "Absent: every header but credentials, framing, hop-by-hop and "
+	    "x-ankusa-*." },
+	{ .name = "sources.*.retry", .type = T_SECTION, .obj = O_RETRY,
+	  .doc = "This source's retry policy; each key absent here is "
+	    "dispatch.retry's." },
+	{ .name = "sources.*.retry.base_ms", .type = T_U64, .scope = S_SOURCE,
+	  .off = SO(retry.base_ms), .min = 1, .max = MS_DAY,
+	  .doc = "The first delay." },
+	{ .name = "sources.*.retry.max_ms", .type = T_U64, .scope = S_SOURCE,
+	  .off = SO(retry.max_ms), .min = 1, .max = MS_DAY,
+	  .doc = "The longest delay." },
+	{ .name = "sources.*.retry.max_attempts", .type = T_U32,
+	  .scope = S_SOURCE, .off = SO(retry.max_attempts), .min = 1,
+	  .max = 1000000,
+	  .doc = "Attempts before the row is dead-lettered." },
+	{ .name = "sources.*.retry.jitter", .type = T_BOOL, .scope = S_SOURCE,
+	  .off = SO(retry.jitter),
+	  .doc = "Multiply each delay by a random factor in [0.5, 1]." },
+	{ .name = "sources.*.retry.max_elapsed_ms", .type = T_U64,
+	  .scope = S_SOURCE, .off = SO(retry.max_elapsed_ms), .min = 1,
+	  .max = 365 * MS_DAY,
+	  .doc = "The retry horizon from the first attempt." },
+	{ .name = "sources.*.sinks", .type = T_LISTOF, .obj = O_SINK,
+	  .flags = F_REQUIRED,
+	  .doc = "Where the source's hooks are delivered: a list of at least "
+	    "one sink, each delivered at least once." },
+	{ .name = "sources.*.sinks[]", .type = T_SECTION, .sinks = M_ALL,
+	  .check = ccheck_sink,
+	  .doc = "One sink: a type and its options." },
+	{ .name = "sources.*.sinks[].type", .type = T_SINKTYPE,
+	  .scope = S_SINK, .off = KO(type), .names = csink_types,
+	  .flags = F_REQUIRED | F_FIRST, .sinks = M_ALL,
+	  .doc = "http, sqs, google_pubsub or log." },
+	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,
+	  .scope = S_SINK, .off = KO(ordered), .def = "false", .sinks = M_ALL,
+	  .doc = "Deliver in order, one at a time, per lane: per order_key, "
+	    "or one lane for the sink." },
+	{ .name = "sources.*.sinks[].order_key", .type = T_SECTION,
+	  .sinks = M_ALL, .check = ccheck_order_key,
+	  .doc = "The lane key of an ordered sink: a map of header or "
+	    "json.  Absent: one lane per sink." },
+	{ .name = "sources.*.sinks[].order_key.header", .type = T_KEYHDR,
+	  .scope = S_SINK, .off = KO(order_key), .sinks = M_ALL,
+	  .doc = "The lane key is this request header." },
+	{ .name = "sources.*.sinks[].order_key.json", .type = T_KEYJSON,
+	  .scope = S_SINK, .off = KO(order_key), .sinks = M_ALL,
+	  .doc = "The lane key is this dot path through the JSON body." },
+	{ .name = "sources.*.sinks[].url", .type = T_URL, .scope = S_SINK,
+	  .off = KO(u.http.url), .flags = F_REQUIRED, .sinks = M_HTTP,
+	  .doc = "The endpoint, http:// or https://." },
+	{ .name = "sources.*.sinks[].method", .type = T_ENUMSTR,
+	  .scope = S_SINK, .off = KO(u.http.method), .def = "post",
+	  .names = methods, .sinks = M_HTTP,
+	  .doc = "The request method." },
+	{ .name = "sources.*.sinks[].headers", .type = T_HEADERS,
+	  .scope = S_SINK, .off = KO(u.http.headers),
+	  .off2 = KO(u.http.nheaders), .sinks = M_HTTP,
+	  .doc = "Headers added to every delivery: a map of name to value." },
+	{ .name = "sources.*.sinks[].secret", .type = T_SECRETS,
+	  .scope = S_SINK, .off = KO(u.http.secrets),
+	  .off2 = KO(u.http.nsecrets), .flags = F_SECRET, .sinks = M_HTTP,
+	  .doc = "Sign deliveries the Standard Webhooks way: a whsec_ "
+	    "secret, or a list of up to 8 while rotating." },
+	{ .name = "sources.*.sinks[].max_response_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(u.http.max_response_bytes),
+	  .def = "65536", .min = 1, .max = GIB, .sinks = M_HTTP,
+	  .doc = "At most this much of an answer is read." },
+	{ .name = "sources.*.sinks[].timeout_ms", .type = T_U64,
+	  .scope = S_SINK, .off = KO(timeout_ms), .def = "5000", .min = 1,
+	  .max = 3600000, .sinks = M_NET,
+	  .doc = "The time one request may take." },
+	{ .name = "sources.*.sinks[].inline_max_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(inline_max_bytes), .def = "65536",
+	  .min = 1, .max = GIB, .sinks = M_QUEUE,
+	  .doc = "A larger body is sent by claim reference." },
+	{ .name = "sources.*.sinks[].max_message_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(max_message_bytes), .def = "1048576",
+	  .min = 1, .max = 1048576, .sinks = M_SQS,
+	  .doc = "sqs: the largest message sent; a larger one is "
+	    "dead-lettered." },
+	{ .name = "sources.*.sinks[].max_message_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(max_message_bytes), .def = "10000000",
+	  .min = 1, .max = 10000000, .sinks = M_PUBSUB,
+	  .doc = "google_pubsub: the largest message sent; a larger one is "
+	    "dead-lettered." },
+	{ .name = "sources.*.sinks[].queue_url", .type = T_URL,
+	  .scope = S_SINK, .off = KO(u.sqs.queue_url), .flags = F_REQUIRED,
+	  .sinks = M_SQS,
+	  .doc = "The queue (never created); a name ending .fifo is a FIFO "
+	    "queue." },
+	{ .name = "sources.*.sinks[].region", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.sqs.region), .sinks = M_SQS,
+	  .doc = "The AWS region." },
+	{ .name = "sources.*.sinks[].endpoint", .type = T_URL,
+	  .scope = S_SINK, .off = KO(u.sqs.endpoint), .sinks = M_SQS,
+	  .doc = "sqs: the endpoint; default the queue URL's origin." },
+	{ .name = "sources.*.sinks[].message_group_id", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.sqs.message_group_id), .sinks = M_SQS,
+	  .doc = "The MessageGroupId; on a FIFO queue default "
+	    "tenant/source." },
+	{ .name = "sources.*.sinks[].access_key_id", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.sqs.access_key_id), .sinks = M_SQS,
+	  .doc = "The access key id; absent: the AWS_* environment." },
+	{ .name = "sources.*.sinks[].secret_access_key", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.sqs.secret_access_key),
+	  .flags = F_SECRET, .sinks = M_SQS,
+	  .doc = "The secret access key." },
+	{ .name = "sources.*.sinks[].session_token", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.sqs.session_token), .flags = F_SECRET,
+	  .sinks = M_SQS,
+	  .doc = "A session token for temporary credentials." },
+	{ .name = "sources.*.sinks[].project", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.pubsub.project), .flags = F_REQUIRED,
+	  .sinks = M_PUBSUB,
+	  .doc = "The Google Cloud project." },
+	{ .name = "sources.*.sinks[].topic", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.pubsub.topic), .flags = F_REQUIRED, .sinks = M_PUBSUB,
+	  .doc = "The topic (never created)." },
+	{ .name = "sources.*.sinks[].endpoint", .type = T_URL,
+	  .scope = S_SINK, .off = KO(u.pubsub.endpoint),
+	  .def = "https://pubsub.googleapis.com", .sinks = M_PUBSUB,
+	  .doc = "google_pubsub: the API endpoint (or an emulator)." },
+	{ .name = "sources.*.sinks[].ordering_key", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.pubsub.ordering_key),
+	  .sinks = M_PUBSUB,
+	  .doc = "A static ordering key." },
+	{ .name = "sources.*.sinks[].auth", .type = T_ENUMSTR,
+	  .scope = S_SINK, .off = KO(u.pubsub.auth), .def = "metadata",
+	  .names = auths, .sinks = M_PUBSUB,
+	  .doc = "metadata (the GCE/GKE metadata server), token (the token "
+	    "below) or none (an emulator)." },
+	{ .name = "sources.*.sinks[].token", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.pubsub.token), .flags = F_SECRET, .sinks = M_PUBSUB,
+	  .doc = "The bearer token; required with auth token, refused "
+	    "otherwise." },
+};
+
+const size_t conftab_n = sizeof(conftab) / sizeof(conftab[0]);
+
+const char conf_default_yaml[] =
+    "# The embedded default configuration of ankusad, used when no\n"
+    "# configuration file exists: one open source, logged.\n"
+    "#   curl -d '{\"hello\":1}' http://127.0.0.1:4000/webhooks/demo\n"
+    "node:\n"
+    "  data_dir: ./ankusa-data\n"
+    "http:\n"
+    "  ip: 127.0.0.1\n"
+    "  port: 4000\n"
+    "sources:\n"
+    "  demo:\n"
+    "    verify:\n"
+    "      type: none\n"
+    "    sinks:\n"
+    "      - type: log\n";

@@ -1,0 +1,1394 @@
+/*
+ * conf_yaml.c: the walk of the YAML document, and the typing of its values.
+ *
+ * The node tree libyaml built is walked once, section by section, each key
+ * looked up in the table (conf_keys.c) and its value typed, bounded and
+ * stored where the table says; the defaults go through the same setters.
+ *
+ * Environment interpolation, in every scalar value (never in keys), before
+ * the value is typed:
+ *	${VAR}		the value of VAR; an unset VAR is an error naming
+ *			the key
+ *			(a VAR set to the empty string gives "")
+ *	${VAR:-text}	the value of VAR, or text when VAR is unset or empty;
+ *			text is taken literally and cannot contain "}"
+ *	$${		a literal "${"; any other "$" is literal too
+ * Whether a value is null is decided on the text in the file, before
+ * interpolation: a variable never makes a value null.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <yaml.h>
+
+#include "b64.h"
+#include "conf.h"
+#include "conf_int.h"
+
+#define CPATH_MAX	512	/* longest dotted key path in a message */
+#define CSHOW_MAX	64	/* longest value echoed in a message */
+
+/* A growing string. */
+struct cbuf {
+	char	*s;
+	size_t	 len;
+	size_t	 cap;
+};
+
+static const struct conf_key *ckey_find(const char *, int, int *);
+static const struct conf_key *ckey_byname(const char *);
+static int	 ckey_parent_is(const struct conf_key *, const char *);
+static void	*ckey_base(struct cparse *, struct cctx *,
+		    const struct conf_key *);
+static void	 cshow(const struct conf_key *, const char *, char *, size_t);
+static void	 cjoin(char *, size_t, const char *, const char *);
+static void	 cfmt(char *, size_t, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+static void	 cbad(struct cparse *, const struct conf_key *, const char *,
+		    const char *, int);
+static void	 cbad_node(struct cparse *, const struct conf_key *,
+		    const char *, const yaml_node_t *);
+static void	 cbuf_add(struct cbuf *, const char *, size_t);
+static char	*cinterp(struct cparse *, const char *, const char *, int);
+static int	 cparse_u64(const char *, uint64_t *);
+static int	 cparse_bool(const char *, int *);
+static int	 cparse_mode(const char *, uint64_t *);
+static int	 cenum(const struct conf_key *, const char *);
+static int	 cvalid_url(const char *);
+static int	 cvalid_token(const char *);
+static int	 cvalid_jsonpath(const char *);
+static int	 cb64_decode(const char *, struct blob *);
+static int	 csecret_whsec(struct cparse *, struct cctx *);
+static int	 cset_text(struct cparse *, struct cctx *,
+		    const struct conf_key *, void *, const char *,
+		    const char *, int);
+static void	 cset_null(const struct conf_key *, void *);
+static char	*cscalar(struct cparse *, const yaml_node_t *, const char *);
+static void	 cset_node(struct cparse *, struct cctx *,
+		    const struct conf_key *, yaml_node_t *, const char *);
+static void	 cset_secrets(struct cparse *, struct cctx *,
+		    const struct conf_key *, void *, yaml_node_t *,
+		    const char *);
+static void	 cset_strlist(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+static void	 cset_headers(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+static void	 cwalk_value(struct cparse *, struct cctx *,
+		    const struct conf_key *, yaml_node_t *, const char *);
+static void	 cwalk_mapof(struct cparse *, struct cctx *,
+		    const struct conf_key *, yaml_node_t *, const char *);
+static void	 cwalk_sinks(struct cparse *, struct cctx *,
+		    const struct conf_key *, yaml_node_t *, const char *);
+
+/*
+ * YAML nodes.
+ */
+
+int
+yline(const yaml_node_t *n)
+{
+	return n == NULL ? 0 : (int)n->start_mark.line + 1;
+}
+
+/* Null is decided on the text in the file: a plain ~, null or nothing, or
+ * an explicit !!null. */
+int
+yisnull(const yaml_node_t *n)
+{
+	const char *v;
+
+	if (n == NULL)
+		return 1;
+	if (n->type != YAML_SCALAR_NODE)
+		return 0;
+	if (n->tag != NULL && strcmp((const char *)n->tag, YAML_NULL_TAG) == 0)
+		return 1;
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	v = (const char *)n->data.scalar.value;
+	return v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
+	    strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
+}
+
+const char *
+ykind(const yaml_node_t *n)
+{
+	if (yisnull(n))
+		return "null";
+	switch (n->type) {
+	case YAML_MAPPING_NODE:
+		return "a map";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	default:
+		return "a string";
+	}
+}
+
+yaml_node_t *
+ymap_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *pr;
+	yaml_node_t *k;
+
+	if (map == NULL || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (pr = map->data.mapping.pairs.start;
+	    pr < map->data.mapping.pairs.top; pr++) {
+		k = yaml_document_get_node(doc, pr->key);
+		if (k != NULL && k->type == YAML_SCALAR_NODE &&
+		    strcmp((const char *)k->data.scalar.value, key) == 0)
+			return yaml_document_get_node(doc, pr->value);
+	}
+	return NULL;
+}
+
+/*
+ * The table.
+ */
+
+/* The entry named pat that applies to sink type mask (mask 0: outside any
+ * sink).  *other is set to 1 if pat names a key of another sink type. */
+static const struct conf_key *
+ckey_find(const char *pat, int mask, int *other)
+{
+	size_t i;
+
+	if (other != NULL)
+		*other = 0;
+	for (i = 0; i < CONFTAB_N; i++) {
+		if (strcmp(conftab[i].name, pat) != 0)
+			continue;
+		if (mask == 0 || (conftab[i].sinks & mask))
+			return &conftab[i];
+		if (other != NULL)
+			*other = 1;
+	}
+	return NULL;
+}
+
+static const struct conf_key *
+ckey_byname(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CONFTAB_N; i++)
+		if (strcmp(conftab[i].name, name) == 0)
+			return &conftab[i];
+	return NULL;
+}
+
+/* True if the key sits directly in the section named pat ("" for the top). */
+static int
+ckey_parent_is(const struct conf_key *k, const char *pat)
+{
+	size_t pl = strlen(pat);
+	const char *rest;
+
+	if (pl == 0)
+		rest = k->name;
+	else if (strncmp(k->name, pat, pl) == 0 && k->name[pl] == '.')
+		rest = k->name + pl + 1;
+	else
+		return 0;
+	return strchr(rest, '.') == NULL && strchr(rest, '[') == NULL &&
+	    strcmp(rest, "*") != 0;
+}
+
+static void *
+ckey_base(struct cparse *p, struct cctx *c, const struct conf_key *k)
+{
+	switch (k->scope) {
+	case S_CONF:
+		return p->conf;
+	case S_SOURCE:
+		return c->src;
+	case S_SINK:
+		return c->sink;
+	case S_TENANT:
+		return c->tw;
+	case S_RATE:
+		return c->rl;
+	case S_NONE:
+		break;
+	}
+	return NULL;
+}
+
+/* What a key must be: the words after "must be". */
+void
+ckey_want(const struct conf_key *k, char *buf, size_t sz)
+{
+	const char *const *e;
+	size_t n;
+
+	switch (k->type) {
+	case T_SECTION:
+		snprintf(buf, sz, "a map");
+		break;
+	case T_MAPOF:
+		snprintf(buf, sz, "a map of ids");
+		break;
+	case T_LISTOF:
+		snprintf(buf, sz, "a list of at least one sink");
+		break;
+	case T_DEDUPE:
+		snprintf(buf, sz, "a preset name or a map");
+		break;
+	case T_BOOL:
+		snprintf(buf, sz, "true or false");
+		break;
+	case T_U16:
+	case T_U32:
+	case T_U64:
+		snprintf(buf, sz, "%san integer in %llu..%llu",
+		    (k->flags & F_NULLABLE) ? "null or " : "",
+		    (unsigned long long)k->min, (unsigned long long)k->max);
+		break;
+	case T_FLOAT:
+		snprintf(buf, sz, "a number greater than 0 and at most %.15g",
+		    k->fmax);
+		break;
+	case T_MODE:
+		snprintf(buf, sz, "an octal mode in %04llo..%04llo",
+		    (unsigned long long)k->min, (unsigned long long)k->max);
+		break;
+	case T_STR:
+		snprintf(buf, sz, "a non-empty string");
+		break;
+	case T_IDENT:
+		snprintf(buf, sz, "an id matching [A-Za-z0-9_-]{1,%d}",
+		    CONF_ID_MAX);
+		break;
+	case T_ADDR:
+		snprintf(buf, sz, "an IPv4 or IPv6 address");
+		break;
+	case T_URL:
+		snprintf(buf, sz, "an http:// or https:// URL");
+		break;
+	case T_PREFIX:
+		snprintf(buf, sz, "a path starting with / and not ending with "
+		    "/ (or just /)");
+		break;
+	case T_SOCKPATH:
+		snprintf(buf, sz, "a path of 1..%zu bytes",
+		    sizeof(((struct sockaddr_un *)NULL)->sun_path) - 5);
+		break;
+	case T_ENUM:
+	case T_ENUMSTR:
+	case T_SINKTYPE:
+		n = snprintf(buf, sz, "one of ");
+		for (e = k->names; *e != NULL && n < sz; e++)
+			n += snprintf(buf + n, sz - n, "%s%s", *e,
+			    e[1] != NULL ? ", " : "");
+		break;
+	case T_SECRETS:
+		snprintf(buf, sz, "a secret or a list of 1..%d secrets",
+		    CONF_MAX_SECRETS);
+		break;
+	case T_STRLIST:
+		snprintf(buf, sz, "a list of header names");
+		break;
+	case T_HEADERS:
+		snprintf(buf, sz, "a map of header names to strings");
+		break;
+	case T_KEYHDR:
+		snprintf(buf, sz, "a header name");
+		break;
+	case T_KEYJSON:
+		snprintf(buf, sz, "a dot path like a.b");
+		break;
+	}
+}
+
+/* A value as echoed in a message: secrets hidden, long ones cut. */
+static void
+cshow(const struct conf_key *k, const char *v, char *buf, size_t sz)
+{
+	size_t len = strlen(v);
+
+	if (k != NULL && (k->flags & F_SECRET))
+		snprintf(buf, sz, "a %zu-byte value (not shown)", len);
+	else if (len == 0)
+		snprintf(buf, sz, "\"\"");
+	else if (len > CSHOW_MAX)
+		snprintf(buf, sz, "%.*s...", CSHOW_MAX, v);
+	else
+		snprintf(buf, sz, "%s", v);
+}
+
+/* snprintf for key paths: a path too long for the buffer is cut, which
+ * only shortens a message. */
+static void
+cfmt(char *buf, size_t sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sz, fmt, ap);
+	va_end(ap);
+}
+
+static void
+cjoin(char *buf, size_t sz, const char *a, const char *b)
+{
+	if (a[0] == '\0')
+		cfmt(buf, sz, "%s", b);
+	else
+		cfmt(buf, sz, "%s.%s", a, b);
+}
+
+/* "<path> must be <constraint>, got <value>, line N" */
+static void
+cbad(struct cparse *p, const struct conf_key *k, const char *path,
+    const char *v, int line)
+{
+	char want[256], got[CSHOW_MAX + 32];
+
+	ckey_want(k, want, sizeof(want));
+	cshow(k, v, got, sizeof(got));
+	cerr(p, line, "%s must be %s, got %s", path, want, got);
+}
+
+/* The same for a node that has the wrong shape. */
+static void
+cbad_node(struct cparse *p, const struct conf_key *k, const char *path,
+    const yaml_node_t *n)
+{
+	char want[256];
+
+	ckey_want(k, want, sizeof(want));
+	if (n != NULL && n->type == YAML_SCALAR_NODE && !yisnull(n))
+		cbad(p, k, path, (const char *)n->data.scalar.value, yline(n));
+	else
+		cerr(p, yline(n), "%s must be %s, got %s", path, want,
+		    ykind(n));
+}
+
+/*
+ * Scalars: interpolation and typing.
+ */
+
+static void
+cbuf_add(struct cbuf *b, const char *s, size_t len)
+{
+	char *n;
+	size_t cap;
+
+	if (b->len + len + 1 > b->cap) {
+		cap = b->cap ? b->cap : 64;
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		if ((n = realloc(b->s, cap)) == NULL)
+			abort();
+		b->s = n;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, len);
+	b->len += len;
+	b->s[b->len] = '\0';
+}
+
+/* See the file header for the syntax.  NULL (and an error) on a bad or
+ * unset reference. */
+static char *
+cinterp(struct cparse *p, const char *in, const char *path, int line)
+{
+	struct cbuf b = { NULL, 0, 0 };
+	const char *s = in, *end, *name, *def, *v;
+	char var[256];
+	size_t nl;
+
+	cbuf_add(&b, "", 0);
+	while (*s != '\0') {
+		if (s[0] == '$' && s[1] == '$' && s[2] == '{') {
+			cbuf_add(&b, "${", 2);
+			s += 3;
+			continue;
+		}
+		if (s[0] != '$' || s[1] != '{') {
+			cbuf_add(&b, s, 1);
+			s++;
+			continue;
+		}
+		name = s + 2;
+		if ((end = strchr(name, '}')) == NULL) {
+			cerr(p, line, "%s: unterminated ${ in value", path);
+			goto fail;
+		}
+		nl = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789_");
+		def = NULL;
+		if (name + nl != end) {
+			if (name[nl] == ':' && name[nl + 1] == '-')
+				def = name + nl + 2;
+			else
+				nl = 0;
+		}
+		if (nl == 0 || nl >= sizeof(var) ||
+		    (name[0] >= '0' && name[0] <= '9')) {
+			cerr(p, line, "%s: bad variable reference %.*s", path,
+			    (int)(end - s + 1), s);
+			goto fail;
+		}
+		memcpy(var, name, nl);
+		var[nl] = '\0';
+		v = getenv(var);
+		if (def != NULL && (v == NULL || v[0] == '\0'))
+			cbuf_add(&b, def, end - def);
+		else if (v != NULL)
+			cbuf_add(&b, v, strlen(v));
+		else {
+			cerr(p, line, "%s: environment variable %s is not set",
+			    path, var);
+			goto fail;
+		}
+		s = end + 1;
+	}
+	return b.s;
+ fail:
+	free(b.s);
+	return NULL;
+}
+
+/* A decimal integer, digits only. */
+static int
+cparse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s == '+')
+		s++;
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+cparse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", NULL };
+	static const char *const no[] = { "false", "no", "off", NULL };
+	int i;
+
+	for (i = 0; yes[i] != NULL; i++)
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+	for (i = 0; no[i] != NULL; i++)
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	return -1;
+}
+
+/* Octal digits, optionally 0o-prefixed: 660, 0660 and 0o660 are 0660. */
+static int
+cparse_mode(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O'))
+		s += 2;
+	if (*s == '\0' || strlen(s) > 8)
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '7')
+			return -1;
+		v = v * 8 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+cenum(const struct conf_key *k, const char *s)
+{
+	int i;
+
+	for (i = 0; k->names[i] != NULL; i++)
+		if (strcasecmp(k->names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* http:// or https://, a host, no spaces or control characters. */
+static int
+cvalid_url(const char *s)
+{
+	const char *h, *c;
+
+	if (strncasecmp(s, "http://", 7) == 0)
+		h = s + 7;
+	else if (strncasecmp(s, "https://", 8) == 0)
+		h = s + 8;
+	else
+		return 0;
+	if (*h == '\0' || *h == '/' || *h == ':' || *h == '?' || *h == '#')
+		return 0;
+	for (c = s; *c != '\0'; c++)
+		if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+			return 0;
+	return 1;
+}
+
+/* An HTTP header name (RFC 9110 token). */
+static int
+cvalid_token(const char *s)
+{
+	static const char tchar[] = "!#$%&'*+-.^_`|~"
+	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+	return s[0] != '\0' && strspn(s, tchar) == strlen(s);
+}
+
+/* Non-empty segments separated by dots. */
+static int
+cvalid_jsonpath(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len > 0 && s[0] != '.' && s[len - 1] != '.' &&
+	    strstr(s, "..") == NULL;
+}
+
+/* Strict base64, see b64.h; the result is non-empty and malloc'd. */
+static int
+cb64_decode(const char *s, struct blob *out)
+{
+	size_t len = strlen(s), n;
+	unsigned char *d;
+
+	if ((d = malloc(B64_DECODED_MAX(len))) == NULL)
+		return -1;
+	if (b64_decode(s, len, d, &n) == -1) {
+		free(d);
+		return -1;
+	}
+	out->data = d;
+	out->len = n;
+	return 0;
+}
+
+/* Whether the secrets of the key being set are whsec_ + base64. */
+static int
+csecret_whsec(struct cparse *p, struct cctx *c)
+{
+	struct verify_conf *v;
+
+	if (c->sink != NULL)
+		return 1;
+	v = &c->src->verify;
+	return v->type == VERIFY_STANDARD_WEBHOOKS ||
+	    (v->type == VERIFY_HMAC && v->secret_decode != NULL &&
+	    strcmp(v->secret_decode, "whsec_base64") == 0);
+}
+
+void
+cset_str(char **dst, const char *v)
+{
+	char *n;
+
+	if ((n = strdup(v)) == NULL)
+		abort();
+	free(*dst);
+	*dst = n;
+}
+
+/* Type one scalar (after interpolation) into base + k->off. */
+static int
+cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    void *base, const char *v, const char *path, int line)
+{
+	char *dst = (char *)base + k->off;
+	struct keyspec *ks;
+	unsigned char a6[16];
+	uint64_t u;
+	double d;
+	char *end;
+	int i;
+
+	switch (k->type) {
+	case T_BOOL:
+		if (cparse_bool(v, &i) == -1)
+			goto bad;
+		*(int *)(void *)dst = i;
+		break;
+	case T_U16:
+	case T_U32:
+	case T_U64:
+		if (cparse_u64(v, &u) == -1 || u < k->min || u > k->max)
+			goto bad;
+		if (k->type == T_U16)
+			*(uint16_t *)(void *)dst = (uint16_t)u;
+		else if (k->type == T_U32)
+			*(uint32_t *)(void *)dst = (uint32_t)u;
+		else
+			*(uint64_t *)(void *)dst = u;
+		break;
+	case T_FLOAT:
+		errno = 0;
+		d = strtod(v, &end);
+		if (v[0] == '\0' || *end != '\0' || errno != 0 ||
+		    !isfinite(d) || d <= 0 || d > k->fmax)
+			goto bad;
+		*(double *)(void *)dst = d;
+		break;
+	case T_MODE:
+		if (cparse_mode(v, &u) == -1 || u < k->min || u > k->max)
+			goto bad;
+		*(uint32_t *)(void *)dst = (uint32_t)u;
+		break;
+	case T_STR:
+		if (v[0] == '\0')
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_IDENT:
+		if (!conf_valid_id(v))
+			goto bad;
+		if ((k->flags & F_DEFNULL) && strcmp(v, "default") == 0) {
+			free(*(char **)(void *)dst);
+			*(char **)(void *)dst = NULL;
+		} else
+			cset_str((char **)(void *)dst, v);
+		break;
+	case T_ADDR:
+		if (inet_pton(AF_INET, v, a6) != 1 &&
+		    inet_pton(AF_INET6, v, a6) != 1)
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_URL:
+		if (!cvalid_url(v))
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_PREFIX:
+		if (strcmp(v, "/") == 0) {
+			cset_str((char **)(void *)dst, "");
+			break;
+		}
+		if (v[0] != '/' || v[strlen(v) - 1] == '/' ||
+		    strcspn(v, " \t?#%") != strlen(v) ||
+		    strstr(v, "//") != NULL)
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_SOCKPATH:
+		/* 5 bytes short of sun_path: the portable bound (BSD's 104). */
+		if (v[0] == '\0' || strlen(v) >
+		    sizeof(((struct sockaddr_un *)NULL)->sun_path) - 5)
+			goto bad;
+		cset_str((char **)(void *)dst, v);
+		break;
+	case T_ENUM:
+		if ((i = cenum(k, v)) == -1)
+			goto bad;
+		*(int *)(void *)dst = i;
+		break;
+	case T_ENUMSTR:
+		if ((i = cenum(k, v)) == -1)
+			goto bad;
+		cset_str((char **)(void *)dst, k->names[i]);
+		break;
+	case T_SINKTYPE:
+		if ((i = cenum(k, v)) == -1) {
+			for (i = 0; csink_refused[i] != NULL; i++)
+				if (strcmp(v, csink_refused[i]) == 0) {
+					cerr(p, line, "%s: %s is not supported "
+					    "by this build", path, v);
+					return -1;
+				}
+			cerr(p, line, "%s must be one of http, sqs, "
+			    "google_pubsub, log, got %s", path,
+			    v[0] != '\0' ? v : "\"\"");
+			return -1;
+		}
+		*(enum sink_type *)(void *)dst = (enum sink_type)(i + 1);
+		break;
+	case T_KEYHDR:
+	case T_KEYJSON:
+		ks = (struct keyspec *)(void *)dst;
+		if (k->type == T_KEYHDR ? !cvalid_token(v) :
+		    !cvalid_jsonpath(v))
+			goto bad;
+		if (ks->kind != KEY_NONE) {
+			cerr(p, line, "%s must not be set together with %s",
+			    path, k->type == T_KEYHDR ? "json" : "header");
+			return -1;
+		}
+		ks->kind = k->type == T_KEYHDR ? KEY_HEADER : KEY_JSON;
+		cset_str(&ks->name, v);
+		break;
+	default:
+		/* Sections, lists and secrets are not scalars. */
+		goto bad;
+	}
+	return 0;
+ bad:
+	cbad(p, k, path, v, line);
+	return -1;
+}
+
+static void
+cset_null(const struct conf_key *k, void *base)
+{
+	char *dst = (char *)base + k->off;
+
+	switch (k->type) {
+	case T_U16:
+		*(uint16_t *)(void *)dst = 0;
+		break;
+	case T_U32:
+	case T_MODE:
+		*(uint32_t *)(void *)dst = 0;
+		break;
+	case T_U64:
+		*(uint64_t *)(void *)dst = 0;
+		break;
+	case T_STR:
+	case T_IDENT:
+	case T_ADDR:
+	case T_URL:
+	case T_PREFIX:
+	case T_SOCKPATH:
+	case T_ENUMSTR:
+		free(*(char **)(void *)dst);
+		*(char **)(void *)dst = NULL;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The interpolated text of a scalar node; NULL (and an error) otherwise. */
+static char *
+cscalar(struct cparse *p, const yaml_node_t *n, const char *path)
+{
+	return cinterp(p, (const char *)n->data.scalar.value, path, yline(n));
+}
+
+/* Set a leaf from a node. */
+static void
+cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    yaml_node_t *n, const char *path)
+{
+	void *base;
+	char *v;
+
+	if ((base = ckey_base(p, c, k)) == NULL)
+		return;
+	switch (k->type) {
+	case T_SECRETS:
+		cset_secrets(p, c, k, base, n, path);
+		return;
+	case T_STRLIST:
+		cset_strlist(p, k, base, n, path);
+		return;
+	case T_HEADERS:
+		cset_headers(p, k, base, n, path);
+		return;
+	default:
+		break;
+	}
+	if (yisnull(n)) {
+		if (k->flags & F_NULLABLE)
+			cset_null(k, base);
+		else
+			cbad_node(p, k, path, n);
+		return;
+	}
+	if (n->type != YAML_SCALAR_NODE) {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	if ((v = cscalar(p, n, path)) == NULL)
+		return;
+	cset_text(p, c, k, base, v, path, yline(n));
+	free(v);
+}
+
+/* One secret or a list of up to CONF_MAX_SECRETS, decoded as the context
+ * says: whsec_ + base64, or raw bytes.  None may be empty. */
+static void
+cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    void *base, yaml_node_t *n, const char *path)
+{
+	struct blob *bl = (struct blob *)(void *)((char *)base + k->off);
+	int *np = (int *)(void *)((char *)base + k->off2);
+	yaml_node_item_t *it;
+	yaml_node_t *e, *items[CONF_MAX_SECRETS];
+	char ipath[CPATH_MAX], *v;
+	int i, ni = 0, whsec = csecret_whsec(p, c), line;
+
+	if (n->type == YAML_SCALAR_NODE && !yisnull(n))
+		items[ni++] = n;
+	else if (n->type == YAML_SEQUENCE_NODE) {
+		for (it = n->data.sequence.items.start;
+		    it < n->data.sequence.items.top; it++) {
+			if (ni == CONF_MAX_SECRETS) {
+				cerr(p, yline(n), "%s must be a list of at "
+				    "most %d secrets, got a list of %d", path,
+				    CONF_MAX_SECRETS,
+				    (int)(n->data.sequence.items.top -
+				    n->data.sequence.items.start));
+				return;
+			}
+			items[ni++] = yaml_document_get_node(p->doc, *it);
+		}
+		if (ni == 0) {
+			cbad_node(p, k, path, n);
+			return;
+		}
+	} else {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	cfree_blobs(bl, *np);
+	*np = 0;
+	for (i = 0; i < ni; i++) {
+		e = items[i];
+		if (n->type == YAML_SEQUENCE_NODE)
+			cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
+		else
+			cfmt(ipath, sizeof(ipath), "%s", path);
+		line = yline(e);
+		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
+			cerr(p, line, "%s must be a non-empty string, got %s",
+			    ipath, ykind(e));
+			continue;
+		}
+		if ((v = cscalar(p, e, ipath)) == NULL)
+			continue;
+		if (v[0] == '\0')
+			cerr(p, line, "%s must be a non-empty secret, got \"\"",
+			    ipath);
+		else if (whsec) {
+			if (strncmp(v, "whsec_", 6) != 0 ||
+			    cb64_decode(v + 6, &bl[*np]) == -1)
+				cerr(p, line, "%s must be whsec_ followed by "
+				    "non-empty base64, got a %zu-byte value "
+				    "that is not", ipath, strlen(v));
+			else
+				(*np)++;
+		} else {
+			bl[*np].len = strlen(v);
+			if ((bl[*np].data = malloc(bl[*np].len)) == NULL)
+				abort();
+			memcpy(bl[*np].data, v, bl[*np].len);
+			(*np)++;
+		}
+		explicit_bzero(v, strlen(v));
+		free(v);
+	}
+}
+
+/* A list of header names, stored lowercase; [] is an empty, non-NULL list. */
+static void
+cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
+    yaml_node_t *n, const char *path)
+{
+	char ***lp = (char ***)(void *)((char *)base + k->off);
+	int *np = (int *)(void *)((char *)base + k->off2);
+	yaml_node_item_t *it;
+	yaml_node_t *e;
+	char ipath[CPATH_MAX], *v, *s;
+	size_t cnt;
+	int i;
+
+	if (yisnull(n))
+		return;
+	if (n->type != YAML_SEQUENCE_NODE) {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
+	if ((*lp = calloc(cnt + 1, sizeof(**lp))) == NULL)
+		abort();
+	for (i = 0, it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++, i++) {
+		e = yaml_document_get_node(p->doc, *it);
+		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
+		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
+			cerr(p, yline(e), "%s must be a header name, got %s",
+			    ipath, ykind(e));
+			continue;
+		}
+		if ((v = cscalar(p, e, ipath)) == NULL)
+			continue;
+		if (!cvalid_token(v)) {
+			cerr(p, yline(e), "%s must be a header name, got %s",
+			    ipath, v[0] != '\0' ? v : "\"\"");
+			free(v);
+			continue;
+		}
+		for (s = v; *s != '\0'; s++)
+			if (*s >= 'A' && *s <= 'Z')
+				*s += 'a' - 'A';
+		(*lp)[(*np)++] = v;
+	}
+}
+
+/* A map of header name to value (values may be empty). */
+static void
+cset_headers(struct cparse *p, const struct conf_key *k, void *base,
+    yaml_node_t *n, const char *path)
+{
+	struct header_kv **hp =
+	    (struct header_kv **)(void *)((char *)base + k->off);
+	int *np = (int *)(void *)((char *)base + k->off2);
+	yaml_node_pair_t *pr;
+	yaml_node_t *kn, *vn;
+	char ipath[CPATH_MAX], *v, *c;
+	size_t cnt;
+
+	if (yisnull(n))
+		return;
+	if (n->type != YAML_MAPPING_NODE) {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	cnt = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
+	if ((*hp = calloc(cnt + 1, sizeof(**hp))) == NULL)
+		abort();
+	for (pr = n->data.mapping.pairs.start;
+	    pr < n->data.mapping.pairs.top; pr++) {
+		kn = yaml_document_get_node(p->doc, pr->key);
+		vn = yaml_document_get_node(p->doc, pr->value);
+		if (kn == NULL || kn->type != YAML_SCALAR_NODE ||
+		    !cvalid_token((const char *)kn->data.scalar.value)) {
+			cerr(p, yline(kn), "%s must be %s, got a key that is "
+			    "not a header name", path,
+			    "a map of header names to strings");
+			continue;
+		}
+		cjoin(ipath, sizeof(ipath), path,
+		    (const char *)kn->data.scalar.value);
+		if (vn == NULL || vn->type != YAML_SCALAR_NODE) {
+			cerr(p, yline(vn), "%s must be a string, got %s",
+			    ipath, ykind(vn));
+			continue;
+		}
+		if ((v = cscalar(p, vn, ipath)) == NULL)
+			continue;
+		for (c = v; *c != '\0'; c++)
+			if (((unsigned char)*c < 0x20 && *c != '\t') ||
+			    (unsigned char)*c == 0x7f)
+				break;
+		if (*c != '\0') {
+			cerr(p, yline(vn), "%s must be a header value without "
+			    "control characters, got %s", ipath, "one with");
+			free(v);
+			continue;
+		}
+		(*hp)[*np].value = v;
+		cset_str(&(*hp)[*np].name,
+		    (const char *)kn->data.scalar.value);
+		(*np)++;
+	}
+}
+
+/* Apply the defaults of every key of one scope (and sink type). */
+void
+cdefaults(struct cparse *p, struct cctx *c, enum ckey_scope scope, int mask)
+{
+	size_t i;
+	const struct conf_key *k;
+	void *base;
+
+	for (i = 0; i < CONFTAB_N; i++) {
+		k = &conftab[i];
+		if (k->scope != scope || k->def == NULL ||
+		    k->type == T_SINKTYPE)
+			continue;
+		if (scope == S_SINK && !(k->sinks & mask))
+			continue;
+		if ((base = ckey_base(p, c, k)) == NULL)
+			continue;
+		if (strcmp(k->def, "null") == 0)
+			cset_null(k, base);
+		else
+			cset_text(p, c, k, base, k->def, k->name, 0);
+	}
+}
+
+/*
+ * The walk.
+ */
+
+/* Walk the keys of one map, in three passes: F_FIRST keys (which others
+ * depend on), the rest, F_LAST keys.  Then check required keys. */
+void
+cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
+    yaml_node_t *map, const char *path)
+{
+	const struct conf_key *k;
+	yaml_node_pair_t *pr, *q;
+	yaml_node_t *kn, *vn, *qn;
+	char cpat[CPATH_MAX], cpath[CPATH_MAX];
+	const char *key, *leaf;
+	int pass, want, other, dup;
+	size_t i;
+
+	for (pass = 0; pass < 3; pass++) {
+		for (pr = map->data.mapping.pairs.start;
+		    pr < map->data.mapping.pairs.top; pr++) {
+			kn = yaml_document_get_node(p->doc, pr->key);
+			vn = yaml_document_get_node(p->doc, pr->value);
+			if (kn == NULL || kn->type != YAML_SCALAR_NODE) {
+				if (pass == 1)
+					cerr(p, yline(kn), "%s has a key that "
+					    "is not a string", path[0] != '\0' ?
+					    path : "the top level");
+				continue;
+			}
+			key = (const char *)kn->data.scalar.value;
+			cjoin(cpat, sizeof(cpat), pat, key);
+			cjoin(cpath, sizeof(cpath), path, key);
+			k = ckey_find(cpat, c->mask, &other);
+			want = 1;
+			if (k != NULL && (k->flags & F_FIRST))
+				want = 0;
+			else if (k != NULL && (k->flags & F_LAST))
+				want = 2;
+			if (want != pass)
+				continue;
+			for (dup = 0, q = map->data.mapping.pairs.start;
+			    q < pr; q++) {
+				qn = yaml_document_get_node(p->doc, q->key);
+				if (qn != NULL &&
+				    qn->type == YAML_SCALAR_NODE &&
+				    strcmp((const char *)qn->data.scalar.value,
+				    key) == 0)
+					dup = 1;
+			}
+			if (dup) {
+				cerr(p, yline(kn), "%s is set twice", cpath);
+				continue;
+			}
+			if (k == NULL && other)
+				cerr(p, yline(kn), "%s is not a known key for "
+				    "sink type %s", cpath,
+				    conf_sink_type_name(c->sink->type));
+			else if (k == NULL)
+				cerr(p, yline(kn), "%s is not a known key",
+				    cpath);
+			else
+				cwalk_value(p, c, k, vn, cpath);
+		}
+	}
+
+	for (i = 0; i < CONFTAB_N; i++) {
+		k = &conftab[i];
+		if (!(k->flags & F_REQUIRED) || !ckey_parent_is(k, pat))
+			continue;
+		if (c->mask != 0 && !(k->sinks & c->mask))
+			continue;
+		leaf = pat[0] == '\0' ? k->name : k->name + strlen(pat) + 1;
+		if (ymap_get(p->doc, map, leaf) != NULL)
+			continue;
+		cjoin(cpath, sizeof(cpath), path, leaf);
+		if (c->mask != 0)
+			cerr(p, yline(map), "%s is required for sink type %s",
+			    cpath, conf_sink_type_name(c->sink->type));
+		else
+			cerr(p, yline(map), "%s is required", cpath);
+	}
+}
+
+static void
+cwalk_value(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    yaml_node_t *n, const char *path)
+{
+	struct cctx c2;
+	const struct conf_key *pk;
+	char *v;
+
+	switch (k->type) {
+	case T_SECTION:
+		/* A null section is an absent one: its defaults stand. */
+		if (yisnull(n))
+			return;
+		if (n->type != YAML_MAPPING_NODE) {
+			cbad_node(p, k, path, n);
+			return;
+		}
+		c2 = *c;
+		switch (k->obj) {
+		case O_RATE_DEFAULT:
+			c2.rl = &p->conf->rate_default;
+			c2.rl->set = 1;
+			break;
+		case O_CLAIM:
+			p->conf->claim_check.enabled = 1;
+			break;
+		case O_RETRY:
+			c->src->has_retry = 1;
+			break;
+		default:
+			break;
+		}
+		cwalk_section(p, &c2, k->name, n, path);
+		if (k->check != NULL)
+			k->check(p, &c2, n, path);
+		break;
+	case T_DEDUPE:
+		if (yisnull(n))
+			return;
+		c->src->dedupe.enabled = 1;
+		if (n->type == YAML_SCALAR_NODE) {
+			pk = ckey_byname("sources.*.dedupe.preset");
+			if ((v = cscalar(p, n, path)) == NULL)
+				return;
+			cset_text(p, c, pk, c->src, v, path, yline(n));
+			free(v);
+		} else if (n->type == YAML_MAPPING_NODE)
+			cwalk_section(p, c, k->name, n, path);
+		else {
+			cbad_node(p, k, path, n);
+			return;
+		}
+		if (k->check != NULL)
+			k->check(p, c, n, path);
+		break;
+	case T_MAPOF:
+		cwalk_mapof(p, c, k, n, path);
+		break;
+	case T_LISTOF:
+		cwalk_sinks(p, c, k, n, path);
+		break;
+	case T_SINKTYPE:
+		/* Set by cwalk_sinks before the walk. */
+		break;
+	default:
+		cset_node(p, c, k, n, path);
+		break;
+	}
+}
+
+/* A map of id -> section: sources, dispatch.tenants, rate_limits.tenants. */
+static void
+cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    yaml_node_t *n, const char *path)
+{
+	struct conf *cf = p->conf;
+	const struct conf_key *ek;
+	yaml_node_pair_t *pr, *q;
+	yaml_node_t *kn, *vn, *qn;
+	struct cctx c2;
+	struct source_conf *src;
+	struct tenant_window *tw;
+	struct tenant_rate *tr;
+	char epat[CPATH_MAX], epath[CPATH_MAX];
+	const char *id;
+	size_t cnt;
+	int pass, dup, isdef;
+
+	if (yisnull(n) && k->obj != O_SOURCE)
+		return;
+	if (yisnull(n) || n->type != YAML_MAPPING_NODE ||
+	    (k->obj == O_SOURCE && n->data.mapping.pairs.top ==
+	    n->data.mapping.pairs.start)) {
+		if (k->obj == O_SOURCE && n->type == YAML_MAPPING_NODE)
+			cerr(p, yline(n), "%s must be a map of at least one "
+			    "source, got an empty map", path);
+		else
+			cbad_node(p, k, path, n);
+		return;
+	}
+	cfmt(epat, sizeof(epat), "%s.*", k->name);
+	ek = ckey_byname(epat);
+	cnt = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
+	switch (k->obj) {
+	case O_SOURCE:
+		if ((cf->sources = calloc(cnt, sizeof(*cf->sources))) == NULL)
+			abort();
+		break;
+	case O_TENANT:
+		if ((cf->dispatch.tenants = calloc(cnt,
+		    sizeof(*cf->dispatch.tenants))) == NULL)
+			abort();
+		break;
+	case O_RATE_TENANT:
+		if ((cf->rate_tenants = calloc(cnt,
+		    sizeof(*cf->rate_tenants))) == NULL)
+			abort();
+		break;
+	default:
+		return;
+	}
+
+	/* dispatch.tenants.default first: the others inherit from it. */
+	for (pass = 0; pass < 2; pass++) {
+		for (pr = n->data.mapping.pairs.start;
+		    pr < n->data.mapping.pairs.top; pr++) {
+			kn = yaml_document_get_node(p->doc, pr->key);
+			vn = yaml_document_get_node(p->doc, pr->value);
+			if (kn == NULL || kn->type != YAML_SCALAR_NODE) {
+				if (pass == 1)
+					cerr(p, yline(kn), "%s has a key that "
+					    "is not a string", path);
+				continue;
+			}
+			id = (const char *)kn->data.scalar.value;
+			isdef = k->obj == O_TENANT &&
+			    strcmp(id, "default") == 0;
+			if ((pass == 0) != isdef)
+				continue;
+			cjoin(epath, sizeof(epath), path, id);
+			for (dup = 0, q = n->data.mapping.pairs.start; q < pr;
+			    q++) {
+				qn = yaml_document_get_node(p->doc, q->key);
+				if (qn != NULL &&
+				    qn->type == YAML_SCALAR_NODE &&
+				    strcmp((const char *)qn->data.scalar.value,
+				    id) == 0)
+					dup = 1;
+			}
+			if (dup) {
+				cerr(p, yline(kn), "%s is set twice", epath);
+				continue;
+			}
+			if (!conf_valid_id(id)) {
+				cerr(p, yline(kn), "%s keys must be ids "
+				    "matching [A-Za-z0-9_-]{1,%d}, got %s",
+				    path, CONF_ID_MAX,
+				    id[0] != '\0' ? id : "\"\"");
+				continue;
+			}
+			if (vn == NULL || vn->type != YAML_MAPPING_NODE) {
+				cbad_node(p, ek, epath, vn);
+				continue;
+			}
+			c2 = *c;
+			switch (k->obj) {
+			case O_SOURCE:
+				src = &cf->sources[cf->nsources++];
+				cset_str(&src->id, id);
+				src->retry = cf->dispatch.retry;
+				c2.src = src;
+				cdefaults(p, &c2, S_SOURCE, 0);
+				break;
+			case O_TENANT:
+				if (isdef)
+					tw = &cf->dispatch.tenant_default;
+				else {
+					tw = &cf->dispatch.tenants[
+					    cf->dispatch.ntenants++];
+					cset_str(&tw->tenant, id);
+				}
+				c2.tw = tw;
+				break;
+			case O_RATE_TENANT:
+				tr = &cf->rate_tenants[cf->nrate_tenants++];
+				cset_str(&tr->tenant, id);
+				tr->limit.set = 1;
+				c2.rl = &tr->limit;
+				break;
+			default:
+				break;
+			}
+			cwalk_section(p, &c2, epat, vn, epath);
+			if (ek != NULL && ek->check != NULL)
+				ek->check(p, &c2, vn, epath);
+		}
+	}
+}
+
+/* sources.<id>.sinks: the type of each sink first, then its options. */
+static void
+cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
+    yaml_node_t *n, const char *path)
+{
+	struct source_conf *src = c->src;
+	const struct conf_key *tk, *ek;
+	yaml_node_item_t *it;
+	yaml_node_t *e, *tn;
+	struct cctx c2;
+	struct sink_conf *sk, tmp;
+	char epat[CPATH_MAX], epath[CPATH_MAX], tpath[CPATH_MAX + 16], *v;
+	size_t cnt;
+	int i;
+
+	if (yisnull(n) || n->type != YAML_SEQUENCE_NODE ||
+	    n->data.sequence.items.top == n->data.sequence.items.start) {
+		if (n != NULL && n->type == YAML_SEQUENCE_NODE)
+			cerr(p, yline(n), "%s must be %s, got an empty list",
+			    path, "a list of at least one sink");
+		else
+			cbad_node(p, k, path, n);
+		return;
+	}
+	cfmt(epat, sizeof(epat), "%s[]", k->name);
+	ek = ckey_byname(epat);
+	cfmt(tpath, sizeof(tpath), "%s.type", epat);
+	tk = ckey_byname(tpath);
+	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
+	if (cnt > CONF_MAX_SINKS) {
+		cerr(p, yline(n), "%s must be a list of at most %d sinks, "
+		    "got %zu", path, CONF_MAX_SINKS, cnt);
+		return;
+	}
+	if ((src->sinks = calloc(cnt, sizeof(*src->sinks))) == NULL)
+		abort();
+	for (i = 0, it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++, i++) {
+		e = yaml_document_get_node(p->doc, *it);
+		cfmt(epath, sizeof(epath), "%s[%d]", path, i);
+		if (e == NULL || e->type != YAML_MAPPING_NODE) {
+			cbad_node(p, ek, epath, e);
+			continue;
+		}
+		cfmt(tpath, sizeof(tpath), "%s.type", epath);
+		if ((tn = ymap_get(p->doc, e, "type")) == NULL) {
+			cerr(p, yline(e), "%s is required", tpath);
+			continue;
+		}
+		if (tn->type != YAML_SCALAR_NODE || yisnull(tn)) {
+			cbad_node(p, tk, tpath, tn);
+			continue;
+		}
+		if ((v = cscalar(p, tn, tpath)) == NULL)
+			continue;
+		memset(&tmp, 0, sizeof(tmp));
+		if (cset_text(p, c, tk, &tmp, v, tpath, yline(tn)) == -1) {
+			free(v);
+			continue;
+		}
+		free(v);
+		sk = &src->sinks[src->nsinks++];
+		sk->type = tmp.type;
+		c2 = *c;
+		c2.sink = sk;
+		c2.mask = 1 << sk->type;
+		cdefaults(p, &c2, S_SINK, c2.mask);
+		cwalk_section(p, &c2, epat, e, epath);
+		if (ek != NULL && ek->check != NULL)
+			ek->check(p, &c2, e, epath);
+	}
+}
