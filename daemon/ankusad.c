@@ -34,12 +34,12 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "clock.h"
 #include "conf.h"
 #include "control.h"
 #include "log.h"
 #include "logsum.h"
+#include "master.h"
 #include "pipeline.h"
 #include "store.h"
 #include "supervisor.h"
@@ -67,9 +67,8 @@
 #define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
 #define LISTEN_STEP_MS		100	/* between tries */
 
-struct ankusad	*env;
 
-static struct ankusad	 ankusad_env;
+static struct master	 ankusad_env;
 static struct event	*ev_checkpoint;
 static struct event	*ev_clean;
 static struct event	*ev_ckpt_run;
@@ -97,6 +96,9 @@ static void	writeback_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
 static uint64_t	checkpoint_ms(void);
+static int	ankusad_reload(char *, size_t);
+static void	ankusad_shutdown(const char *);
+static void	ankusad_store_check(void);
 
 static void
 usage(void)
@@ -209,7 +211,7 @@ report_restart_key(const char *key, void *arg)
 	    "value until then", key);
 }
 
-int
+static int
 ankusad_reload(char *err, size_t errlen)
 {
 	struct conf_errors errs = { NULL, 0 };
@@ -264,7 +266,7 @@ ankusad_reload(char *err, size_t errlen)
 	return 0;
 }
 
-void
+static void
 ankusad_shutdown(const char *why)
 {
 	struct timeval tv = { 0, 50000 };
@@ -327,7 +329,7 @@ signal_cb(evutil_socket_t sig, short ev, void *arg)
 	}
 }
 
-void
+static void
 ankusad_store_check(void)
 {
 	if (!store_lost(env->store))
@@ -493,7 +495,13 @@ main(int argc, char *argv[])
 	int ch, checkonly = 0, i;
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
 
-	env = &ankusad_env;
+	static const struct master_ops ops = {
+		.reload = ankusad_reload,
+		.shutdown = ankusad_shutdown,
+		.store_check = ankusad_store_check,
+	};
+
+	master_init(&ankusad_env, &ops);
 	env->listen_fd = -1;
 	env->claim_fd = -1;
 	env->store_ok = 1;

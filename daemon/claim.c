@@ -16,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ankusad.h"
 #include "claim.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
+#include "master.h"
 #include "msg.h"
 #include "pack.h"
 #include "store.h"

@@ -27,7 +27,6 @@
 #include <event2/listener.h>
 #include <jansson.h>
 
-#include "ankusad.h"
 #include "clock.h"
 #include "conf.h"
 #include "control.h"
@@ -35,6 +34,7 @@
 #include "log.h"
 #include "dispatch.h"
 #include "dlsource.h"
+#include "master.h"
 #include "metrics.h"
 #include "pipeline.h"
 #include "quarantine.h"
@@ -531,7 +531,7 @@ cmd_reload(struct ctl_conn *c, json_t *req)
 {
 	char err[4096];
 
-	if (ankusad_reload(err, sizeof(err)) == -1) {
+	if (master_reload(err, sizeof(err)) == -1) {
 		ctl_error(c, "%s", err);
 		return;
 	}
@@ -549,7 +549,7 @@ cmd_drain(struct ctl_conn *c, json_t *req)
 	ctl_end(c, json_pack("{s:s}", "result", "draining"));
 	c->closing = 0;
 	c->held = 1;
-	ankusad_shutdown("drain requested");
+	master_shutdown("drain requested");
 }
 
 static void

@@ -22,11 +22,11 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "clock.h"
 #include "conf.h"
 #include "dlsource.h"
 #include "log.h"
+#include "master.h"
 #include "metrics.h"
 #include "store.h"
 
@@ -209,7 +209,7 @@ call_step(struct dlcall *c, char *err, size_t errlen)
 
  fail:
 	snprintf(err, errlen, "store: %s", store_strerror(env->store));
-	ankusad_store_check();
+	master_store_check();
 	return -1;
 }
 

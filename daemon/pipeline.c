@@ -25,13 +25,13 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "dlsource.h"
 #include "job.h"
 #include "log.h"
+#include "master.h"
 #include "pipeline.h"
 #include "pipeline_int.h"
 #include "store.h"

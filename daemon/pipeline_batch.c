@@ -17,7 +17,6 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "batcher.h"
 #include "clock.h"
 #include "conf.h"
@@ -25,6 +24,7 @@
 #include "job.h"
 #include "jobfill.h"
 #include "log.h"
+#include "master.h"
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline_int.h"

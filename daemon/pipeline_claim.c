@@ -12,11 +12,11 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "claim.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "job.h"
+#include "master.h"
 #include "msg.h"
 #include "pipeline_int.h"
 #include "supervisor.h"

@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ankusad.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "ids.h"
 #include "job.h"
 #include "jobfill.h"
 #include "log.h"
+#include "master.h"
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline_int.h"
@@ -339,7 +339,7 @@ pipeline_store_flush(void)
 	if (!ok) {
 		log_warnx("pipeline: settling %zu rows failed: %s; they will "
 		    "be tried again", n, store_strerror(env->store));
-		ankusad_store_check();
+		master_store_check();
 	}
 	ndrops = 0;
 	for (i = 0; i < n; i++) {

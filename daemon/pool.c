@@ -19,7 +19,6 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "claim.h"
 #include "clock.h"
 #include "conf.h"
@@ -27,6 +26,7 @@
 #include "dispatch.h"
 #include "job.h"
 #include "log.h"
+#include "master.h"
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline.h"

@@ -17,11 +17,11 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "clock.h"
 #include "conf.h"
 #include "ids.h"
 #include "log.h"
+#include "master.h"
 #include "msg.h"
 #include "proc.h"
 #include "quarantine.h"

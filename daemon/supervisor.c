@@ -31,11 +31,11 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "clock.h"
 #include "conf.h"
 #include "deck.h"
 #include "log.h"
+#include "master.h"
 #include "msg.h"
 #include "metrics.h"
 #include "proc.h"

@@ -36,12 +36,12 @@
 
 #include <event2/event.h>
 
-#include "ankusad.h"
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "ids.h"
 #include "log.h"
+#include "master.h"
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline.h"
@@ -767,6 +767,6 @@ writer_commit_batch(int step)
 		writer_free(p);
 	}
 	if (rc == -1)
-		ankusad_store_check();
+		master_store_check();
 	return rc;
 }
