@@ -1,8 +1,9 @@
 /*
- * store_int.h: what the store's own files share (store.c, store_rec.c) and
- * nothing else includes: struct store, the tables, the record helpers and
- * the walks.  The public verbs are in store.h; the store's contracts in
- * store.c's header comment, its layout in store_rec.c's.
+ * store_int.h: what the store's own files share (store.c, store_rec.c,
+ * store_maint.c, store_bdb.c, trash.c) and nothing else includes: struct
+ * store, the tables, the record helpers and the walks.  The public verbs are
+ * in store.h; the store's contracts in store.c's header comment, its layout
+ * in store_rec.c's.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
@@ -36,9 +37,15 @@ enum store_table {
 
 extern const char *const store_tables[T_COUNT];
 
+#define STORE_LOG_FILE		(32u * 1024 * 1024)
 #define HOOK_FLAG_LOGGED	0x04	/* the body is in the log: the record
 					 * ends in its position (u32 file,
 					 * u32 offset) instead */
+#define STORE_LOGBODY_MIN	256		/* smaller bodies stay in the
+						 * record: a position and
+						 * a log record cost more */
+#define STORE_LOGBODY_MAX	(1024u * 1024)	/* larger ones too: a log
+						 * record must fit a file */
 #define LANE_KEY_MAX		(2 * (STORE_NAME_MAX + 1) + 12)
 
 struct store_batch {
@@ -160,9 +167,13 @@ struct walk {
 };
 
 /* store.c */
+void	 store_seterr(struct store *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
 int	 store_table_index(const char *);
 int	 store_rec_get(struct store *, int, uint64_t,
 		    struct store_hook_rec *);
+void	 sync_check(struct store *, const char *);
+int	 store_sync(int);
 
 /* store_rec.c */
 void	 put_u32(unsigned char *, uint32_t);
@@ -178,5 +189,23 @@ void	*hook_encode(const struct store_hook *, uint32_t, const char *,
 		    const char *, const DB_LSN *, size_t *);
 int	 hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
+
+/* store_maint.c */
+int	 store_log_prune(struct store *);
+
+/* store_bdb.c */
+int	 body_log(struct store *, const struct store_hook *, DB_LSN *);
+void	 log_zero_ahead(struct store *);
+int	 body_fetch(struct store *, uint64_t, struct store_hook_rec *);
+void	 ra_close(struct store *);
+int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
+void	 dbt_user(DBT *, void *, size_t, int);
+void	 region_remove(const char *, int);
+char	*region_home(const struct stat *, int *);
+
+/* trash.c */
+void	 trash_path(const struct store *, uint32_t, char *, size_t);
+void	*trash_main(void *);
+void	 trash_clear(struct store *, int);
 
 #endif /* ANKUSA_STORE_INT_H */
