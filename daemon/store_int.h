@@ -1,9 +1,10 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
- * store_maint.c, store_bdb.c, trash.c) and nothing else includes: struct
- * store, the tables, the record helpers and the walks.  The public verbs are
- * in store.h; the store's contracts in store.c's header comment, its layout
- * in store_rec.c's.
+ * store_hooks.c, store_dedupe.c, store_rows.c, lanes.c, store_maint.c,
+ * store_bdb.c, trash.c) and nothing else includes: struct store, the tables,
+ * the record helpers and the walks.  The public verbs are in store.h; the
+ * store's contracts in store.c's header comment, its layout in
+ * store_rec.c's.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
@@ -166,12 +167,31 @@ struct walk {
 	size_t		 vlen;
 };
 
+/* The callers of store_due_tenants and store_marked_tenants. */
+struct tenants_ctx {
+	struct store	*st;
+	int		(*due_cb)(const char *, uint64_t, void *);
+	int		(*cb)(const char *, void *);
+	void		*arg;
+};
+
 /* store.c */
 void	 store_seterr(struct store *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 int	 store_table_index(const char *);
-int	 store_rec_get(struct store *, int, uint64_t,
-		    struct store_hook_rec *);
+int	 store_put(struct store *, DB_TXN *, int, const void *,
+		    size_t, const void *, size_t, uint32_t);
+DB_TXN	*store_readtxn(struct store *);
+void	 walk_init(struct walk *, struct store *, DB_TXN *, int,
+		    const void *, size_t);
+int	 walk_next(struct walk *);
+void	 walk_pause(struct walk *);
+void	 walk_seek(struct walk *, const void *, size_t);
+int	 walk_done(struct walk *, int);
+int	 tget(struct store *, DB_TXN *, int, const void *, size_t,
+		    void *, size_t, size_t *);
+int	 tdel(struct store *, DB_TXN *, int, const void *, size_t);
+int	 batch_ok(struct store_batch *);
 void	 sync_check(struct store *, const char *);
 int	 store_sync(int);
 
@@ -189,6 +209,35 @@ void	*hook_encode(const struct store_hook *, uint32_t, const char *,
 		    const char *, const DB_LSN *, size_t *);
 int	 hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
+
+/* store_hooks.c */
+int	 store_rec_get(struct store *, int, uint64_t,
+		    struct store_hook_rec *);
+int	 store_head_get(struct store *, DB_TXN *, int, uint64_t,
+		    struct store_hook_rec *);
+
+/* store_dedupe.c */
+int	 store_put_dedupe(struct store *, DB_TXN *,
+		    const struct store_hook *);
+
+/* store_rows.c */
+int	 row_read(struct store *, DB_TXN *, const unsigned char *,
+		    struct store_row *);
+int	 row_write(struct store *, DB_TXN *, const unsigned char *,
+		    const struct store_row *);
+int	 row_pending(const struct store_row *);
+int	 due_put(struct store *, DB_TXN *, const char *, uint64_t,
+		    const unsigned char *);
+int	 store_tenants(struct store *, int, int (*)(const char *,
+		    const unsigned char *, size_t, void *), void *);
+
+/* lanes.c */
+int	 lane_is_head(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+int	 lane_leave(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+int	 lane_release(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
 
 /* store_maint.c */
 int	 store_log_prune(struct store *);
