@@ -1,0 +1,597 @@
+/*
+ * store_hooks.c: hooks and quarantine in the store: a hook put in a batch
+ * (its body inline or in the log: store_bdb.c), the quarantine pen, the
+ * listings and reads of both tables, and a hook's claim ref.  The layout
+ * is in store_rec.c's header comment.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ids.h"
+#include "store.h"
+#include "store_int.h"
+
+#define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
+
+/* A listing's caller, behind store_list_heads. */
+struct list_ctx {
+	int	(*hook_cb)(const struct store_hook_info *, void *);
+	int	(*quarantine_cb)(const struct store_quarantine_info *, void *);
+	void	*arg;
+};
+
+static int	 store_list_heads(struct store *, int, const char *, uint64_t,
+		    uint64_t, int (*)(uint64_t, const struct store_hook_rec *,
+		    void *), void *);
+static int	 list_hook_fn(uint64_t, const struct store_hook_rec *, void *);
+static int	 list_quarantine_fn(uint64_t, const struct store_hook_rec *,
+		    void *);
+
+int
+store_batch_put_hook(struct store_batch *b, struct store_hook *h,
+    const struct store_row_spec *rows, int nrows)
+{
+	struct store *st = b->st;
+	struct store_row r;
+	unsigned char hk[8], rk[STORE_ROWKEY_LEN], key[STORE_KEY_MAX];
+	unsigned char lane[STORE_KEY_MAX], val[STORE_REC_MAX];
+	unsigned char *rec;
+	size_t klen, lanelen, vlen, reclen;
+	DB_LSN at;
+	int i, logged;
+
+	if (b->failed) {
+		store_seterr(st, 0, "store %s: batch already failed", st->dir);
+		return -1;
+	}
+	if (h->tenant == NULL || h->source == NULL ||
+	    strlen(h->tenant) > STORE_NAME_MAX ||
+	    strlen(h->source) > STORE_NAME_MAX || nrows < 0) {
+		store_seterr(st, 0, "store %s: hook with a bad tenant, source "
+		    "or row count", st->dir);
+		goto fail;
+	}
+
+	/* Taken before any write: an aborted batch burns its seqs (and the
+	 * body records it logged, which no hook then points to). */
+	h->seq = st->next_seq++;
+	store_key_hook(hk, h->seq);
+	logged = h->body != NULL && h->body_len >= STORE_LOGBODY_MIN &&
+	    h->body_len <= STORE_LOGBODY_MAX;
+	if (logged && body_log(st, h, &at) == -1)
+		goto fail;
+	if ((rec = hook_encode(h, nrows, "", NULL, logged ? &at : NULL,
+	    &reclen)) == NULL) {
+		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": cannot "
+		    "encode (out of memory or a field too long)", st->dir,
+		    h->seq);
+		goto fail;
+	}
+	if (store_put(st, b->txn, T_HOOKS, hk, sizeof(hk), rec, reclen,
+	    DB_NOOVERWRITE) == -1) {
+		free(rec);
+		goto fail;
+	}
+	free(rec);
+	if (h->dedupe_key != NULL && h->dedupe_key[0] != '\0' &&
+	    !h->flagged && store_put_dedupe(st, b->txn, h) == -1)
+		goto fail;
+
+	for (i = 0; i < nrows; i++) {
+		memset(&r, 0, sizeof(r));
+		snprintf(r.tenant, sizeof(r.tenant), "%s", h->tenant);
+		snprintf(r.source, sizeof(r.source), "%s", h->source);
+		r.sink_index = rows[i].sink_index;
+		r.module = rows[i].module;
+		r.due = h->received_at;
+		r.lane_hash = rows[i].ordered ? rows[i].lane_hash : 0;
+		r.state = rows[i].ordered ? STORE_ROW_MEMBER : STORE_ROW_DUE;
+		r.body_size = h->body_len;
+		store_key_row(rk, h->seq, r.sink_index);
+		if ((vlen = store_rec_row_encode(&r, val, sizeof(val))) == 0) {
+			store_seterr(st, 0, "store %s: row seq %" PRIu64
+			    " sink %u: cannot encode", st->dir, h->seq,
+			    r.sink_index);
+			goto fail;
+		}
+		if (store_put(st, b->txn, T_ROWS, rk, sizeof(rk), val, vlen,
+		    DB_NOOVERWRITE) == -1)
+			goto fail;
+		if (!rows[i].ordered) {
+			klen = store_key_due(key, sizeof(key), h->tenant,
+			    h->received_at, rk);
+			if (klen == 0)
+				goto fail_key;
+			vlen = store_rec_empty_encode(val, sizeof(val));
+			if (store_put(st, b->txn, T_DUE, key, klen, val, vlen,
+			    0) == -1)
+				goto fail;
+			continue;
+		}
+		/* Ordered: blind puts of the member and the lane's mark;
+		 * only dispatch reads or moves lane state. */
+		lanelen = store_key_lane(lane, sizeof(lane), h->tenant,
+		    h->source, r.sink_index, r.lane_hash);
+		klen = store_key_member(key, sizeof(key), lane, lanelen,
+		    h->seq);
+		if (lanelen == 0 || klen == 0)
+			goto fail_key;
+		vlen = store_rec_rowkey_encode(rk, val, sizeof(val));
+		if (store_put(st, b->txn, T_MEMBERS, key, klen, val, vlen,
+		    0) == -1)
+			goto fail;
+		vlen = store_rec_empty_encode(val, sizeof(val));
+		if (store_put(st, b->txn, T_MARKS, lane, lanelen, val, vlen,
+		    0) == -1)
+			goto fail;
+		b->counts.lane_members++;
+	}
+	b->counts.hooks++;
+	b->counts.rows += nrows;
+	return 0;
+
+ fail_key:
+	store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": key too long",
+	    st->dir, h->seq);
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+int
+store_hook_fits(const struct store_hook *h, const char *reason, char *why,
+    size_t whylen)
+{
+	unsigned char dk[STORE_KEY_MAX], xk[STORE_KEY_MAX];
+	size_t dklen;
+
+	if (h->tenant == NULL || h->source == NULL ||
+	    strlen(h->tenant) > STORE_NAME_MAX ||
+	    strlen(h->source) > STORE_NAME_MAX) {
+		snprintf(why, whylen, "a tenant or source id over %d bytes",
+		    STORE_NAME_MAX);
+		return -1;
+	}
+	if (reason != NULL && strlen(reason) > STORE_QREASON_MAX) {
+		snprintf(why, whylen, "a reason of %zu bytes (at most %d)",
+		    strlen(reason), STORE_QREASON_MAX);
+		return -1;
+	}
+	/* The same keys store_put_dedupe makes, so the two cannot differ. */
+	if (reason == NULL && h->dedupe_key != NULL &&
+	    h->dedupe_key[0] != '\0' && !h->flagged &&
+	    ((dklen = store_key_dedupe(dk, sizeof(dk), h->tenant, h->source,
+	    h->dedupe_key)) == 0 || store_key_dedupe_exp(xk, sizeof(xk),
+	    h->dedupe_expires, dk, dklen) == 0)) {
+		snprintf(why, whylen, "a dedupe key of %zu bytes, too long to "
+		    "store", strlen(h->dedupe_key));
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_batch_put_quarantine(struct store_batch *b, struct store_hook *h,
+    const char *reason)
+{
+	struct store *st = b->st;
+	unsigned char hk[8];
+	unsigned char *rec;
+	size_t reclen;
+
+	if (b->failed) {
+		store_seterr(st, 0, "store %s: batch already failed", st->dir);
+		return -1;
+	}
+	if (reason == NULL)
+		reason = "";
+	if (h->tenant == NULL || h->source == NULL ||
+	    strlen(h->tenant) > STORE_NAME_MAX ||
+	    strlen(h->source) > STORE_NAME_MAX ||
+	    strlen(reason) > STORE_QREASON_MAX) {
+		store_seterr(st, 0, "store %s: quarantined hook with a bad "
+		    "tenant, source or reason", st->dir);
+		goto fail;
+	}
+
+	/* The hooks' counter: a released hook gets a new seq from it, and
+	 * store_open checks both tables against it. */
+	h->seq = st->next_seq++;
+	store_key_hook(hk, h->seq);
+	if ((rec = hook_encode(h, 0, "", reason, NULL, &reclen)) == NULL) {
+		store_seterr(st, 0, "store %s: quarantine seq %" PRIu64 ": "
+		    "cannot encode (out of memory or a field too long)",
+		    st->dir, h->seq);
+		goto fail;
+	}
+	if (store_put(st, b->txn, T_QUARANTINE, hk, sizeof(hk), rec, reclen,
+	    DB_NOOVERWRITE) == -1) {
+		free(rec);
+		goto fail;
+	}
+	free(rec);
+	b->counts.qhooks++;
+	b->counts.qbytes += h->body_len;
+	return 0;
+
+ fail:
+	b->failed = 1;
+	return -1;
+}
+
+int
+store_batch_del_quarantine(struct store_batch *b, uint64_t seq)
+{
+	struct store *st = b->st;
+	struct store_hook_rec rec;
+	unsigned char hk[8];
+	DBT k;
+	int ret;
+
+	st->dberr[0] = '\0';
+	if (b->failed) {
+		store_seterr(st, 0, "store %s: batch already failed", st->dir);
+		return -1;
+	}
+	/* The head only, for the body size the counter drops by. */
+	if ((ret = store_head_get(st, b->txn, T_QUARANTINE, seq, &rec)) != 1) {
+		if (ret == -1)
+			b->failed = 1;
+		return ret;
+	}
+	store_key_hook(hk, seq);
+	memset(&k, 0, sizeof(k));
+	k.data = hk;
+	k.size = sizeof(hk);
+	if ((ret = st->db[T_QUARANTINE]->del(st->db[T_QUARANTINE], b->txn, &k,
+	    0)) != 0) {
+		store_seterr(st, ret, "store %s/quarantine.db: delete seq %"
+		    PRIu64, st->dir, seq);
+		store_hook_rec_free(&rec);
+		b->failed = 1;
+		return -1;
+	}
+	/* Never below 0, even if a counter was lost. */
+	if (b->counts.qhooks > 0)
+		b->counts.qhooks--;
+	b->counts.qbytes -= b->counts.qbytes < rec.body_size ?
+	    b->counts.qbytes : rec.body_size;
+	store_hook_rec_free(&rec);
+	return 1;
+}
+
+int
+store_hooks_list(struct store *st, const char *source, uint64_t after_seq,
+    uint64_t limit, int (*cb)(const struct store_hook_info *, void *),
+    void *arg)
+{
+	struct list_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.hook_cb = cb;
+	ctx.arg = arg;
+	return store_list_heads(st, T_HOOKS, source, after_seq, limit,
+	    list_hook_fn, &ctx);
+}
+
+int
+store_quarantine_list(struct store *st, const char *source,
+    uint64_t after_seq, uint64_t limit,
+    int (*cb)(const struct store_quarantine_info *, void *), void *arg)
+{
+	struct list_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.quarantine_cb = cb;
+	ctx.arg = arg;
+	return store_list_heads(st, T_QUARANTINE, source, after_seq, limit,
+	    list_quarantine_fn, &ctx);
+}
+
+static int
+list_hook_fn(uint64_t seq, const struct store_hook_rec *rec, void *arg)
+{
+	struct list_ctx *ctx = arg;
+	struct store_hook_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.seq = seq;
+	uuid_format(rec->hook.id, info.id);
+	snprintf(info.tenant, sizeof(info.tenant), "%s", rec->hook.tenant);
+	snprintf(info.source, sizeof(info.source), "%s", rec->hook.source);
+	info.received_at = rec->hook.received_at;
+	info.size = rec->body_size;
+	info.rows = rec->rows;
+	info.flagged = rec->hook.flagged;
+	return ctx->hook_cb(&info, ctx->arg);
+}
+
+static int
+list_quarantine_fn(uint64_t seq, const struct store_hook_rec *rec, void *arg)
+{
+	struct list_ctx *ctx = arg;
+	struct store_quarantine_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.seq = seq;
+	uuid_format(rec->hook.id, info.id);
+	snprintf(info.tenant, sizeof(info.tenant), "%s", rec->hook.tenant);
+	snprintf(info.source, sizeof(info.source), "%s", rec->hook.source);
+	info.received_at = rec->hook.received_at;
+	info.size = rec->body_size;
+	snprintf(info.reason, sizeof(info.reason), "%s",
+	    rec->reason != NULL ? rec->reason : "");
+	return ctx->quarantine_cb(&info, ctx->arg);
+}
+
+/* Hook records of table t (hooks or quarantine) in seq order after
+ * after_seq, of one source (NULL: all), at most limit (0: all), each
+ * handed to fn with only its head decoded (no body: the read is partial,
+ * STORE_LIST_PEEK bytes, or exactly the head when it is longer); fn
+ * returning non-zero stops.  0, or -1 on a store error. */
+static int
+store_list_heads(struct store *st, int t, const char *source,
+    uint64_t after_seq, uint64_t limit,
+    int (*fn)(uint64_t, const struct store_hook_rec *, void *), void *arg)
+{
+	struct store_hook_rec rec;
+	unsigned char kb[8], peek[STORE_LIST_PEEK], *full = NULL;
+	const unsigned char *data;
+	uint64_t n = 0;
+	uint32_t want;
+	uint32_t flag = DB_SET_RANGE;
+	size_t dlen;
+	DBC *c;
+	DBT k, v;
+	int ret, rv = 0, stop;
+
+	st->dberr[0] = '\0';
+	if (after_seq == UINT64_MAX)
+		return 0;
+	if ((ret = st->db[t]->cursor(st->db[t], store_readtxn(st), &c,
+	    0)) != 0) {
+		store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
+		    store_tables[t]);
+		return -1;
+	}
+	store_key_hook(kb, after_seq + 1);
+	for (;;) {
+		dbt_user(&k, kb, sizeof(kb), 0);
+		dbt_user(&v, peek, sizeof(peek), 1);
+		ret = c->get(c, &k, &v, flag);
+		flag = DB_NEXT;
+		if (ret == DB_NOTFOUND)
+			break;
+		if (ret != 0) {
+			store_seterr(st, ret, "store %s/%s.db: read", st->dir,
+			    store_tables[t]);
+			rv = -1;
+			break;
+		}
+		data = peek;
+		dlen = v.size;
+		/* The head did not fit the peek: read exactly the head. */
+		if (dlen >= 5 && peek[0] == STORE_REC_VERSION &&
+		    (want = get_u32(peek + 1)) > dlen - 5 &&
+		    dlen == sizeof(peek)) {
+			free(full);
+			if ((full = malloc(want + 5)) == NULL) {
+				store_seterr(st, 0, "store %s: out of memory",
+				    st->dir);
+				rv = -1;
+				break;
+			}
+			dbt_user(&v, full, want + 5, 1);
+			if ((ret = c->get(c, &k, &v, DB_CURRENT)) != 0) {
+				store_seterr(st, ret, "store %s/%s.db: read",
+				    st->dir, store_tables[t]);
+				rv = -1;
+				break;
+			}
+			data = full;
+			dlen = v.size;
+		}
+		if (hook_decode(t, kb, k.size, data, dlen, 1, &rec,
+		    st->err, sizeof(st->err)) == -1) {
+			rv = -1;
+			break;
+		}
+		if (source != NULL && strcmp(source, rec.hook.source) != 0) {
+			store_hook_rec_free(&rec);
+			continue;
+		}
+		n++;
+		stop = fn(get_u64(kb), &rec, arg);
+		store_hook_rec_free(&rec);
+		if (stop != 0 || (limit != 0 && n >= limit))
+			break;
+	}
+	free(full);
+	if ((ret = c->close(c)) != 0 && rv == 0) {
+		store_seterr(st, ret, "store %s/%s.db: cursor close", st->dir,
+		    store_tables[t]);
+		rv = -1;
+	}
+	return rv;
+}
+
+int
+store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
+{
+	return store_rec_get(st, T_HOOKS, seq, out);
+}
+
+int
+store_quarantine_get(struct store *st, uint64_t seq,
+    struct store_hook_rec *out, char *reason, size_t reasonlen)
+{
+	int ret;
+
+	if ((ret = store_rec_get(st, T_QUARANTINE, seq, out)) != 0)
+		return ret == 1 ? 0 : -1;
+	if (reason != NULL && reasonlen > 0)
+		snprintf(reason, reasonlen, "%s", out->reason);
+	return 1;
+}
+
+int
+store_quarantine_usage(struct store *st, uint64_t *bytes, uint64_t *hooks)
+{
+	const struct store_counts *c;
+
+	c = st->batch_open ? &st->batch.counts : &st->counts;
+	if (bytes != NULL)
+		*bytes = c->qbytes;
+	if (hooks != NULL)
+		*hooks = c->qhooks;
+	return 0;
+}
+
+/* A whole hook record of table t (hooks, quarantine): 0 found, 1 not
+ * found, -1 on a store error. */
+int
+store_rec_get(struct store *st, int t, uint64_t seq,
+    struct store_hook_rec *out)
+{
+	unsigned char kb[8];
+	DBT k, v;
+	int ret;
+
+	st->dberr[0] = '\0';
+	memset(out, 0, sizeof(*out));
+	store_key_hook(kb, seq);
+	memset(&k, 0, sizeof(k));
+	memset(&v, 0, sizeof(v));
+	k.data = kb;
+	k.size = sizeof(kb);
+	v.flags = DB_DBT_MALLOC;
+	ret = st->db[t]->get(st->db[t], store_readtxn(st), &k, &v, 0);
+	if (ret == DB_NOTFOUND)
+		return 1;
+	if (ret != 0) {
+		store_seterr(st, ret, "store %s/%s.db: read seq %" PRIu64,
+		    st->dir, store_tables[t], seq);
+		return -1;
+	}
+	if (hook_decode(t, kb, sizeof(kb), v.data, v.size, 0, out,
+	    st->err, sizeof(st->err)) == -1) {
+		free(v.data);
+		return -1;
+	}
+	out->mem = v.data;
+	if (out->body_logged && body_fetch(st, seq, out) == -1) {
+		store_hook_rec_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* The head of the hook record at seq of table t (hooks, quarantine),
+ * without its body (a partial read).  1 found (out->mem owns the bytes:
+ * store_hook_rec_free), 0 not found, -1 on a store error. */
+int
+store_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
+    struct store_hook_rec *out)
+{
+	unsigned char kb[8], *buf;
+	uint32_t want = STORE_LIST_PEEK, head;
+	DBT k, v;
+	int ret, pass;
+
+	memset(out, 0, sizeof(*out));
+	store_key_hook(kb, seq);
+	for (pass = 0;; pass++) {
+		if ((buf = malloc(want)) == NULL) {
+			store_seterr(st, 0, "store %s: out of memory",
+			    st->dir);
+			return -1;
+		}
+		dbt_user(&k, kb, sizeof(kb), 0);
+		dbt_user(&v, buf, want, 1);
+		ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
+		if (ret != 0) {
+			free(buf);
+			if (ret == DB_NOTFOUND)
+				return 0;
+			store_seterr(st, ret, "store %s/%s.db: read seq %"
+			    PRIu64, st->dir, store_tables[t], seq);
+			return -1;
+		}
+		/* The head did not fit: once more, exactly the head. */
+		if (pass == 0 && v.size == want && want >= 5 &&
+		    buf[0] == STORE_REC_VERSION &&
+		    (head = get_u32(buf + 1)) > want - 5 &&
+		    head <= UINT32_MAX - 5) {
+			free(buf);
+			want = head + 5;
+			continue;
+		}
+		break;
+	}
+	if (hook_decode(t, kb, sizeof(kb), buf, v.size, 1, out, st->err,
+	    sizeof(st->err)) == -1) {
+		free(buf);
+		return -1;
+	}
+	out->mem = buf;
+	return 1;
+}
+
+void
+store_hook_rec_free(struct store_hook_rec *rec)
+{
+	free(rec->hdrs);
+	free(rec->mem);
+	free(rec->body_mem);
+	rec->hdrs = NULL;
+	rec->mem = NULL;
+	rec->body_mem = NULL;
+}
+
+int
+store_hook_claim(struct store *st, uint64_t seq, char *ref, size_t reflen)
+{
+	struct store_hook_rec rec;
+	int ret;
+
+	if ((ret = store_head_get(st, store_readtxn(st), T_HOOKS, seq,
+	    &rec)) != 1)
+		return ret;
+	ret = rec.claim_ref != NULL && rec.claim_ref[0] != '\0' ? 1 : 2;
+	if (ret == 1 && ref != NULL)
+		snprintf(ref, reflen, "%s", rec.claim_ref);
+	store_hook_rec_free(&rec);
+	return ret;
+}
+
+int
+store_batch_hook_set_claim(struct store_batch *b, uint64_t seq,
+    const char *ref)
+{
+	struct store *st = b->st;
+	struct store_hook_rec rec;
+	unsigned char hk[8];
+	void *val;
+	size_t len;
+	int ret;
+
+	if ((ret = store_rec_get(st, T_HOOKS, seq, &rec)) != 0)
+		return ret == 1 ? 0 : -1;
+	if ((val = hook_encode(&rec.hook, rec.rows, ref, NULL, NULL,
+	    &len)) == NULL) {
+		store_hook_rec_free(&rec);
+		store_seterr(st, 0, "store %s: out of memory", st->dir);
+		return -1;
+	}
+	store_hook_rec_free(&rec);
+	store_key_hook(hk, seq);
+	ret = store_put(st, b->txn, T_HOOKS, hk, sizeof(hk), val, len, 0);
+	free(val);
+	return ret == 0 ? 1 : -1;
+}

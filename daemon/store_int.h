@@ -1,0 +1,260 @@
+/*
+ * store_int.h: what the store's own files share (store.c, store_rec.c,
+ * store_hooks.c, store_dedupe.c, store_rows.c, lanes.c, store_maint.c,
+ * store_bdb.c, trash.c) and nothing else includes: struct store, the tables,
+ * the record helpers and the walks.  The public verbs are in store.h; the
+ * store's contracts in store.c's header comment, its layout in
+ * store_rec.c's.
+ */
+#ifndef ANKUSA_STORE_INT_H
+#define ANKUSA_STORE_INT_H
+
+#include <sys/stat.h>
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <db.h>
+
+#include "store.h"
+
+enum store_table {
+	T_META = 0,
+	T_HOOKS,
+	T_ROWS,
+	T_DUE,
+	T_LANES,
+	T_MEMBERS,
+	T_MARKS,
+	T_DEAD,
+	T_DEDUPE,
+	T_DEDUPE_EXP,
+	T_REPLAYS,
+	T_QUARANTINE,
+	T_COUNT
+};
+
+extern const char *const store_tables[T_COUNT];
+
+#define STORE_LOG_FILE		(32u * 1024 * 1024)
+#define HOOK_FLAG_LOGGED	0x04	/* the body is in the log: the record
+					 * ends in its position (u32 file,
+					 * u32 offset) instead */
+#define STORE_LOGBODY_MIN	256		/* smaller bodies stay in the
+						 * record: a position and
+						 * a log record cost more */
+#define STORE_LOGBODY_MAX	(1024u * 1024)	/* larger ones too: a log
+						 * record must fit a file */
+#define LANE_KEY_MAX		(2 * (STORE_NAME_MAX + 1) + 12)
+
+struct store_batch {
+	struct store		*st;
+	DB_TXN			*txn;
+	struct store_counts	 counts;	/* committed plus this batch */
+	int			 failed;	/* a put failed: abort only */
+};
+
+/* Where the lane sweep of one tenant goes on (the last marks key it
+ * visited); only while it stopped at max before the tenant's end. */
+struct lane_resume {
+	struct lane_resume	*next;
+	size_t			 len;
+	unsigned char		 key[LANE_KEY_MAX];
+};
+
+struct store {
+	DB_ENV			*env;
+	DB			*db[T_COUNT];
+	char			*dir;
+	char			*home;		/* region files, if not dir */
+	int			 home_fd;	/* its REGION_LOCK, held */
+	uint64_t		 next_seq;	/* ahead of meta after aborts */
+	uint64_t		 seq_saved;	/* next_seq as meta has it */
+	struct store_counts	 counts;	/* as committed */
+	unsigned char		 id[16];	/* meta store_id */
+	struct store_batch	 batch;
+	int			 batch_open;
+	int			 lost;		/* a sync failed, or BDB
+						 * panicked: restart */
+	unsigned long		 sync_seen;	/* sync_failures at the open */
+	char			 lost_why[512];	/* its error */
+	int			 opening;	/* in store_open */
+	int			 lm_unsaved;	/* meta lane_members missing:
+						 * write it next commit */
+	struct lane_resume	*resume;	/* lane sweeps, per tenant */
+	int			 ra_fd;		/* body reads: log file ra_file
+						 * open, or -1 */
+	uint32_t		 ra_file;
+	uint64_t		 ra_start;	/* its offset of ra_buf[0] */
+	size_t			 ra_len;	/* bytes in ra_buf */
+	unsigned char		*ra_buf;	/* STORE_RA_SIZE */
+	int			 z_fd;		/* the log file z_file, open to
+						 * zero ahead, or -1 */
+	uint32_t		 z_file;
+	uint64_t		 z_end;		/* zeroed up to here (the file's
+						 * end after a failure) */
+	DB_LSN			 logged_end;	/* the end of the last body
+						 * record logged */
+	DB_LSN			 flushed_end;	/* and of the last one that a
+						 * log flush wrote out */
+	uint64_t		 body_reads;	/* bodies read from the log */
+	uint64_t		 body_preads;	/* and the reads that took */
+	unsigned char		*lbuf;		/* a body's log record */
+	size_t			 lbufcap;
+	uint32_t		 body_retain;	/* STORE_BODY_RETAIN_FILES */
+	uint64_t		 inline_below;	/* every hook below this seq
+						 * has its body in its record
+						 * (or none) */
+	uint32_t		 pin;		/* oldest log file with a live
+						 * body, as the last migrate
+						 * pass found (the then
+						 * current one if none) */
+	int			 pin_known;	/* a pass has found it */
+	int			 behind;	/* the last pass stopped at its
+						 * max or visit limit */
+	uint64_t		 stuck_seq;	/* 1 + the hook a pass stopped
+						 * at, unreadable; 0 none */
+	/* Pruned log files to empty, shared with the trash thread. */
+	pthread_mutex_t		 trash_mu;
+	pthread_cond_t		 trash_cv;	/* the queue or stop changed;
+						 * the thread and
+						 * store_trash_wait wait on
+						 * it: broadcast */
+	pthread_t		 trasher;
+	int			 trasher_on;	/* started, not joined */
+	int			 trash_stop;
+	uint32_t		*trash;		/* [0]: in hand */
+	size_t			 ntrash, captrash;
+	uint64_t		 trash_steps;	/* done, for the tests */
+	char			 err[1536];
+	char			 dberr[512];	/* BDB's last own message */
+};
+
+/* Encoder: a fixed buffer, or a growing one (hooks). */
+struct enc {
+	unsigned char	*buf;
+	size_t		 len;
+	size_t		 cap;
+	int		 grow;
+	int		 bad;		/* no room or no memory */
+};
+
+/* Decoder over one record. */
+struct dec {
+	const unsigned char	*p;
+	size_t			 len;
+	size_t			 off;
+	int			 bad;	/* truncated or malformed */
+};
+
+/*
+ * A walk over one table in key order that holds no cursor between steps
+ * once paused: before every callback and write, so that a callback may do
+ * anything (open a batch) and no read lock is left to block one.
+ */
+struct walk {
+	struct store	*st;
+	int		 t;
+	DB_TXN		*txn;		/* a batch's, or NULL: store_readtxn()
+					 * at each (re)open */
+	DBC		*c;		/* NULL: paused, the next step seeks */
+	int		 at;		/* next seek: 1 at key, 0 after it */
+	unsigned char	 key[STORE_KEY_MAX + 1];
+	size_t		 klen;
+	unsigned char	 val[STORE_REC_MAX];
+	size_t		 vlen;
+};
+
+/* The callers of store_due_tenants and store_marked_tenants. */
+struct tenants_ctx {
+	struct store	*st;
+	int		(*due_cb)(const char *, uint64_t, void *);
+	int		(*cb)(const char *, void *);
+	void		*arg;
+};
+
+/* store.c */
+void	 store_seterr(struct store *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+int	 store_table_index(const char *);
+int	 store_put(struct store *, DB_TXN *, int, const void *,
+		    size_t, const void *, size_t, uint32_t);
+DB_TXN	*store_readtxn(struct store *);
+void	 walk_init(struct walk *, struct store *, DB_TXN *, int,
+		    const void *, size_t);
+int	 walk_next(struct walk *);
+void	 walk_pause(struct walk *);
+void	 walk_seek(struct walk *, const void *, size_t);
+int	 walk_done(struct walk *, int);
+int	 tget(struct store *, DB_TXN *, int, const void *, size_t,
+		    void *, size_t, size_t *);
+int	 tdel(struct store *, DB_TXN *, int, const void *, size_t);
+int	 batch_ok(struct store_batch *);
+void	 sync_check(struct store *, const char *);
+int	 store_sync(int);
+
+/* store_rec.c */
+void	 put_u32(unsigned char *, uint32_t);
+void	 put_u64(unsigned char *, uint64_t);
+uint32_t	 get_u32(const unsigned char *);
+uint64_t	 get_u64(const unsigned char *);
+void	 key_describe(int, const void *, size_t, char *, size_t);
+int	 rec_version(int, const void *, size_t, const void *, size_t,
+		    char *, size_t);
+int	 rec_malformed(int, const void *, size_t, const char *,
+		    char *, size_t);
+void	*hook_encode(const struct store_hook *, uint32_t, const char *,
+		    const char *, const DB_LSN *, size_t *);
+int	 hook_decode(int, const void *, size_t, const void *, size_t,
+		    int, struct store_hook_rec *, char *, size_t);
+
+/* store_hooks.c */
+int	 store_rec_get(struct store *, int, uint64_t,
+		    struct store_hook_rec *);
+int	 store_head_get(struct store *, DB_TXN *, int, uint64_t,
+		    struct store_hook_rec *);
+
+/* store_dedupe.c */
+int	 store_put_dedupe(struct store *, DB_TXN *,
+		    const struct store_hook *);
+
+/* store_rows.c */
+int	 row_read(struct store *, DB_TXN *, const unsigned char *,
+		    struct store_row *);
+int	 row_write(struct store *, DB_TXN *, const unsigned char *,
+		    const struct store_row *);
+int	 row_pending(const struct store_row *);
+int	 due_put(struct store *, DB_TXN *, const char *, uint64_t,
+		    const unsigned char *);
+int	 store_tenants(struct store *, int, int (*)(const char *,
+		    const unsigned char *, size_t, void *), void *);
+
+/* lanes.c */
+int	 lane_is_head(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+int	 lane_leave(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+int	 lane_release(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+
+/* store_maint.c */
+int	 store_log_prune(struct store *);
+
+/* store_bdb.c */
+int	 body_log(struct store *, const struct store_hook *, DB_LSN *);
+void	 log_zero_ahead(struct store *);
+int	 body_fetch(struct store *, uint64_t, struct store_hook_rec *);
+void	 ra_close(struct store *);
+int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
+void	 dbt_user(DBT *, void *, size_t, int);
+void	 region_remove(const char *, int);
+char	*region_home(const struct stat *, int *);
+
+/* trash.c */
+void	 trash_path(const struct store *, uint32_t, char *, size_t);
+void	*trash_main(void *);
+void	 trash_clear(struct store *, int);
+
+#endif /* ANKUSA_STORE_INT_H */

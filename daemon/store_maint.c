@@ -1,0 +1,236 @@
+/*
+ * store_maint.c: the store's upkeep between batches: the checkpoint,
+ * keeping the buffer pool clean, the tables' write-back, and the removal
+ * of the log files recovery no longer needs (handed to trash.c's thread).
+ */
+#include "config.h"
+
+#include <fcntl.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "store.h"
+#include "store_int.h"
+
+/* Log files no longer needed after this are removed here, not by BDB
+ * (no DB_LOG_AUTO_REMOVE): a file recovery no longer needs may still hold
+ * a live hook's body (store_log_prune). */
+/* None after a failed sync: it would write the checkpoint record over
+ * pages the kernel may have dropped, and let go of the log that recovery
+ * needs to write them again (docs/DEPARTURES 12).  A failure that is not a
+ * sync's (a page write, the disk full) loses nothing: the pages stay dirty
+ * in the cache, no checkpoint record is written, no log file goes. */
+int
+store_checkpoint(struct store *st)
+{
+	int ret;
+
+	st->dberr[0] = '\0';
+	sync_check(st, "before a checkpoint");
+	if (st->lost) {
+		store_seterr(st, 0, "store %s: no checkpoint until a restart "
+		    "runs recovery, after: %s", st->dir, st->lost_why);
+		return -1;
+	}
+	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, 0)) != 0) {
+		store_seterr(st, ret, "store %s: checkpoint", st->dir);
+		sync_check(st, "checkpoint");
+		return -1;
+	}
+	sync_check(st, "checkpoint");
+	if (st->lost)
+		return -1;
+	return store_log_prune(st);
+}
+
+/* The buffer pool's pages and the dirty ones among them. */
+static int
+cache_pages(struct store *st, unsigned long *total, unsigned long *dirty)
+{
+	DB_MPOOL_STAT *sp;
+	int ret;
+
+	st->dberr[0] = '\0';
+	if ((ret = st->env->memp_stat(st->env, &sp, NULL, 0)) != 0) {
+		store_seterr(st, ret, "store %s: cache statistics", st->dir);
+		return -1;
+	}
+	*total = sp->st_pages;
+	*dirty = sp->st_page_dirty;
+	free(sp);
+	if (*dirty > *total)	/* counted while pages changed */
+		*dirty = *total;
+	return 0;
+}
+
+/* memp_trickle to pct per cent clean: the pages written, or -1.  BDB
+ * flushes the log first if a lazy commit left some of it unsynced, which
+ * the WAL rule needs before any page is written.  That flush's sync is one
+ * of those store_sync keeps: its failure loses the store.  A page write
+ * that fails (the disk full) is not fatal: the page stays dirty in the
+ * cache and the checkpoint writes and syncs it again; a write-back that
+ * fails later is reported to the checkpoint's sync of the file. */
+static int
+trickle(struct store *st, int pct)
+{
+	int ret, wrote = 0;
+
+	st->dberr[0] = '\0';
+	if ((ret = st->env->memp_trickle(st->env, pct, &wrote)) != 0) {
+		store_seterr(st, ret, "store %s: writing cache pages", st->dir);
+		return -1;
+	}
+	return wrote;
+}
+
+/*
+ * The checkpoint writes every page dirty in the buffer pool and then syncs
+ * the tables, all in the loop: after a backlog has filled the cache with
+ * dirty pages, some 7,000 writes and 300 ms in which the master does
+ * nothing else (docs/PERFORMANCE).  A step writes `pages` of them or more
+ * through memp_trickle, whose argument is the share of the cache to make
+ * clean, in whole per cents: the clean share now plus `pages`,
+ * rounded up, so up to a per cent of the cache more.  memp_trickle walks
+ * the cache and sorts its dirty pages each time, so a step costs about as
+ * much again as its writes.
+ */
+long
+store_clean_step(struct store *st, int pages)
+{
+	unsigned long total, dirty, pct;
+	int wrote;
+
+	if (cache_pages(st, &total, &dirty) == -1)
+		return -1;
+	if (dirty <= (unsigned long)pages)
+		return (long)dirty;
+	pct = ((total - dirty + (unsigned long)pages) * 100 + total - 1) /
+	    total;
+	if (pct > 100)
+		pct = 100;
+	if ((wrote = trickle(st, (int)pct)) == -1)
+		return -1;
+	return (long)(dirty - ((unsigned long)wrote < dirty ?
+	    (unsigned long)wrote : dirty));
+}
+
+/*
+ * Keep at least low per cent of the buffer pool clean: when less is, write
+ * dirty pages until high per cent is (memp_trickle).  Under a load that
+ * dirties pages as fast as it can, such as a backlog's fill, the whole
+ * cache is otherwise dirty when the checkpoint comes; called every quarter
+ * second with 80 and 85 it writes 350-700 pages in 2-5 ms every tick or
+ * two during a fill (pages that eviction would have written anyway).  The
+ * margin between low and high is for a light load that dirties a few
+ * pages a tick: memp_trickle sorts every dirty page before it writes the
+ * first, about a millisecond with a fifth of the cache dirty, and called
+ * each tick to write a handful it held the loop that long four times a
+ * second; the count here (memp_stat) takes some 40 us.
+ */
+int
+store_keep_clean(struct store *st, int low, int high)
+{
+	unsigned long total, dirty;
+
+	if (cache_pages(st, &total, &dirty) == -1)
+		return -1;
+	/* As memp_trickle counts: enough when the clean pages are as many
+	 * as low per cent of the pages, rounded down. */
+	if (total == 0 || total - dirty >= total * (unsigned long)low / 100)
+		return 0;
+	return trickle(st, high);
+}
+
+/* Remove the log files that recovery no longer needs (log_archive) and
+ * that hold no live body (below the pin).  Nothing before a migrate pass
+ * has found the pin, nor after a failed sync (store_checkpoint: log_archive
+ * counts from the last checkpoint, and one after a failed sync would have
+ * claimed pages that were dropped).  Nothing here syncs: a failure leaves
+ * a file that is no longer needed on the disk, which costs only its space,
+ * and the trash thread's truncations and unlinks likewise.  Each is
+ * renamed out of the log's names at once and emptied later by the trash
+ * thread (trash_main): unlinking a 32 MiB file that was just written took
+ * 15-20 ms here (the kernel drops its cached pages), a stall of the loop
+ * for each file at every checkpoint. */
+int
+store_log_prune(struct store *st)
+{
+	char **list, **p, to[PATH_MAX];
+	const char *base;
+	unsigned long n;
+	uint32_t *nt;
+	int ret;
+
+	if (!st->pin_known)
+		return 0;
+	if ((ret = st->env->log_archive(st->env, &list, DB_ARCH_ABS)) != 0) {
+		store_seterr(st, ret, "store %s: log_archive", st->dir);
+		return -1;
+	}
+	if (st->ra_fd != -1 && st->ra_file < st->pin)
+		ra_close(st);	/* its file may go now */
+	if (list == NULL)
+		return 0;
+	for (p = list; *p != NULL; p++) {
+		base = strrchr(*p, '/');
+		base = base != NULL ? base + 1 : *p;
+		if (strncmp(base, "log.", 4) != 0)
+			continue;
+		n = strtoul(base + 4, NULL, 10);
+		if (n >= st->pin || n == 0 || n > UINT32_MAX)
+			continue;
+		/* Under the queue's mutex throughout: the thread waits for
+		 * it, never the loop. */
+		pthread_mutex_lock(&st->trash_mu);
+		if (st->ntrash == st->captrash) {
+			if ((nt = reallocarray(st->trash, st->captrash ?
+			    st->captrash * 2 : 16, sizeof(*nt))) == NULL) {
+				pthread_mutex_unlock(&st->trash_mu);
+				log_warnx("store %s: out of memory", st->dir);
+				break;
+			}
+			st->trash = nt;
+			st->captrash = st->captrash ? st->captrash * 2 : 16;
+		}
+		trash_path(st, (uint32_t)n, to, sizeof(to));
+		if (rename(*p, to) == 0) {
+			st->trash[st->ntrash++] = (uint32_t)n;
+			pthread_cond_broadcast(&st->trash_cv);
+		} else if (errno != ENOENT)
+			log_warn("store %s: rename %s to %s", st->dir, *p, to);
+		pthread_mutex_unlock(&st->trash_mu);
+	}
+	free(list);
+	return 0;
+}
+
+/*
+ * Start the write-back of the tables' pages the buffer pool has written
+ * out (evicted, or cleaned: store_keep_clean) since the last call.  Left
+ * to the kernel, they wait up to its 30 s expiry and then go in bulk, and
+ * the next checkpoint's sync of the tables must write whatever is still
+ * dirty: with a backlog that fills the cache, half a second or more in
+ * which the loop is held, and log syncs of 100-250 ms behind the kernel's
+ * bulk write-back (docs/PERFORMANCE).  Called every quarter second, it
+ * spreads those writes.  Its failure is not fatal and is not looked at:
+ * SYNC_FILE_RANGE_WRITE only starts the write-back, and a write-back that
+ * fails is reported to the next fsync of the file, the checkpoint's.  It
+ * must stay without SYNC_FILE_RANGE_WAIT_*: waiting collects the error on
+ * BDB's own descriptor (Linux reports it once per open file), and the
+ * checkpoint's sync would then succeed over the dropped pages.
+ */
+void
+store_writeback(struct store *st)
+{
+	int i, fd;
+
+	for (i = 0; i < T_COUNT; i++)
+		if (st->db[i] != NULL && st->db[i]->fd(st->db[i], &fd) == 0)
+			(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}

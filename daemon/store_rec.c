@@ -1,0 +1,1005 @@
+/*
+ * store_rec.c: the store's keys and record codecs: big-endian integers,
+ * the encoder and decoder, every table's key builders, and the records'
+ * encoders and decoders (store_rec_*), with the words a damaged key or
+ * record is reported in.  No libdb calls: functions of their bytes alone.
+ *
+ * Layout.  All integers big-endian, so keys sort by number; "str" in a key
+ * is the bytes and a NUL; "str" in a value is a u32 length, the bytes and a
+ * NUL (so a decoded string points into the record).  Every value starts
+ * with a format version byte, today 1.
+ *
+ *   meta        name (no NUL) -> v1:
+ *                 "schema"    u32 STORE_SCHEMA_VERSION of the layout
+ *                 "next_seq"  u64 the next hook seq (written by each batch
+ *                             that takes seqs)
+ *                 "store_id"  16 random bytes, made at creation
+ *                 "hooks", "rows", "dead"  u64 counters, kept in the same
+ *                             transactions that change them
+ *                 "qhooks", "qbytes"  u64 hooks and body bytes held in
+ *                             quarantine, likewise; added after schema 1
+ *                             shipped, so (these two only) a missing
+ *                             record reads as 0 and is written by the
+ *                             first batch that changes the pen
+ *                 "lane_members"  u64 members entries (rows waiting
+ *                             behind a lane head), likewise kept; added
+ *                             later too: a missing record is counted
+ *                             from members at open and written by the
+ *                             next commit
+ *   hooks       seq u64 -> v1, u32 head length, head, body:
+ *                 head: u8 flags (1 flagged, 2 body checked in, 4 body
+ *                 in the log), id[16],
+ *                 u64 received_at, u32 live rows, sha256[32], u64 body
+ *                 size, str tenant, source, method, path, content type,
+ *                 dedupe key ("" none), claim ref ("" none), u32 nheaders,
+ *                 nheaders x (str name, str value);
+ *                 body: body size raw bytes, absent when checked in;
+ *                 in the log, its position there instead (u32 file, u32
+ *                 offset of the log record: "Bodies in the log" below).
+ *                 The head length lets a listing read the head alone
+ *                 (DB_DBT_PARTIAL) without the body.
+ *   quarantine  seq u64 -> v1, the hooks layout with str reason (the
+ *                 verification failure) after the headers, inside the
+ *                 head; live rows 0, claim ref "" (the body is always
+ *                 inline), headers: all of the request's
+ *   rows        seq u64, sink index u32 -> v1, u8 state, u8 module,
+ *                 u32 sink index, u32 attempts, u64 first attempt, u64 due,
+ *                 u64 lane hash, u64 body size, replay id[16],
+ *                 str tenant, str source, str last error.  State (enum
+ *                 store_row_state): DUE, HEAD (a lane's head) and PARKED
+ *                 have one due key at their due time; MEMBER has a
+ *                 members entry instead; DEAD has neither and a dead
+ *                 entry.  A delivered row is deleted; a DEAD one stays,
+ *                 and is counted in "rows" and in its hook's live rows.
+ *   due         str tenant, u64 due, row key -> v1.  Sorted by tenant,
+ *                 then due time: a tenant's earliest due row is its first
+ *                 key, and the next tenant starts at its id and a 0x01
+ *                 byte, so listing the tenants with work is a seek each.
+ *                 A key whose row is gone or elsewhere is stale: readers
+ *                 report it, store_batch_due_drop removes it.
+ *   lanes       str tenant, str source, u32 sink, u64 key hash (the lane
+ *                 key) -> v1, head row key[12]; present while the lane
+ *                 has a head (written at promotion, deleted at release)
+ *   members     lane key, u64 seq -> v1, row key[12]: the rows waiting
+ *                 behind the head, in commit order; put blind by the
+ *                 writer, deleted at promotion or when the member is
+ *                 settled (dead-lettered)
+ *   marks       lane key -> v1: put blind with each member, deleted once
+ *                 the lane has no member left; the sweep visits only
+ *                 marked lanes
+ *   dead        u64 dead time, row key -> v1, u32 attempts, str reason,
+ *                 str last error (the row stays, in state DEAD)
+ *   dedupe      str tenant, str source, key bytes (no NUL) -> v1, hook
+ *                 id[16], u64 expiry
+ *   dedupe_exp  u64 expiry, dedupe key -> v1 (the expiry index: the
+ *                 sweep walks it from the start; a dedupe entry stored
+ *                 again leaves its old index entry behind, which the sweep
+ *                 removes without touching the newer entry)
+ *   replays     job id[16] -> v1, u8 state, u8 kind, u32 rate, u32
+ *                 max lag ms, u64 since, until, created at, moved,
+ *                 cursor[20] (a dead key), str source
+ *
+ * Upgrading a record: add the new layout as version 2 beside version 1 in
+ * its decoder (a decoder reads every version it knows into the same
+ * struct), make the encoder write 2, and bump STORE_REC_VERSION for that
+ * table.  Old records are then rewritten lazily when next written; a
+ * downgrade refuses them by name.  A change that cannot be read lazily
+ * (a key layout) bumps STORE_SCHEMA_VERSION and migrates in store_open,
+ * inside one transaction, before anything else reads the store; a build
+ * refuses a store whose schema is newer than its own.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids.h"
+#include "store.h"
+#include "store_int.h"
+
+#define HOOK_FLAG_FLAGGED	0x01
+#define HOOK_FLAG_CLAIMED	0x02
+
+static void	 enc_init(struct enc *, unsigned char *, size_t, int);
+static void	 enc_room(struct enc *, size_t);
+static void	 enc_u8(struct enc *, uint8_t);
+static void	 enc_u32(struct enc *, uint32_t);
+static void	 enc_u64(struct enc *, uint64_t);
+static void	 enc_bytes(struct enc *, const void *, size_t);
+static void	 enc_str(struct enc *, const char *, size_t);
+static void	 dec_init(struct dec *, const void *, size_t);
+static uint8_t	 dec_u8(struct dec *);
+static uint32_t	 dec_u32(struct dec *);
+static uint64_t	 dec_u64(struct dec *);
+static const unsigned char *dec_bytes(struct dec *, size_t);
+static const char *dec_str(struct dec *);
+static void	 dec_strcpy(struct dec *, char *, size_t);
+static size_t	 key_str(unsigned char *, size_t, size_t, const char *);
+static size_t	 key_part(const unsigned char *, size_t, char *, size_t);
+static size_t	 key_describe_lane(const unsigned char *, size_t, char *,
+		    size_t);
+
+/*
+ * Keys.
+ */
+
+void
+put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+void
+put_u64(unsigned char *p, uint64_t v)
+{
+	put_u32(p, v >> 32);
+	put_u32(p + 4, (uint32_t)v);
+}
+
+uint32_t
+get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+uint64_t
+get_u64(const unsigned char *p)
+{
+	return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
+}
+
+/* Append a string and its NUL at off; 0 if it does not fit. */
+static size_t
+key_str(unsigned char *out, size_t outsz, size_t off, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (off > outsz || n > outsz - off)
+		return 0;
+	memcpy(out + off, s, n);
+	return off + n;
+}
+
+void
+store_key_hook(unsigned char out[8], uint64_t seq)
+{
+	put_u64(out, seq);
+}
+
+void
+store_key_row(unsigned char out[STORE_ROWKEY_LEN], uint64_t seq,
+    uint32_t sink_index)
+{
+	put_u64(out, seq);
+	put_u32(out + 8, sink_index);
+}
+
+uint64_t
+store_rowkey_seq(const unsigned char key[STORE_ROWKEY_LEN])
+{
+	return get_u64(key);
+}
+
+void
+store_key_dead(unsigned char out[STORE_DEADKEY_LEN], uint64_t dead_at,
+    const unsigned char rowkey[STORE_ROWKEY_LEN])
+{
+	put_u64(out, dead_at);
+	memcpy(out + 8, rowkey, STORE_ROWKEY_LEN);
+}
+
+size_t
+store_key_due(unsigned char *out, size_t outsz, const char *tenant,
+    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN])
+{
+	size_t off;
+
+	if ((off = key_str(out, outsz, 0, tenant)) == 0 ||
+	    outsz - off < 8 + STORE_ROWKEY_LEN)
+		return 0;
+	put_u64(out + off, due);
+	memcpy(out + off + 8, rowkey, STORE_ROWKEY_LEN);
+	return off + 8 + STORE_ROWKEY_LEN;
+}
+
+size_t
+store_key_lane(unsigned char *out, size_t outsz, const char *tenant,
+    const char *source, uint32_t sink_index, uint64_t lane_hash)
+{
+	size_t off;
+
+	if ((off = key_str(out, outsz, 0, tenant)) == 0 ||
+	    (off = key_str(out, outsz, off, source)) == 0 ||
+	    outsz - off < 12)
+		return 0;
+	put_u32(out + off, sink_index);
+	put_u64(out + off + 4, lane_hash);
+	return off + 12;
+}
+
+size_t
+store_key_member(unsigned char *out, size_t outsz, const unsigned char *lane,
+    size_t lanelen, uint64_t seq)
+{
+	if (lanelen == 0 || outsz < lanelen + 8)
+		return 0;
+	memmove(out, lane, lanelen);
+	put_u64(out + lanelen, seq);
+	return lanelen + 8;
+}
+
+size_t
+store_key_dedupe(unsigned char *out, size_t outsz, const char *tenant,
+    const char *source, const char *key)
+{
+	size_t off, n = strlen(key);
+
+	if ((off = key_str(out, outsz, 0, tenant)) == 0 ||
+	    (off = key_str(out, outsz, off, source)) == 0 ||
+	    outsz - off < n)
+		return 0;
+	memcpy(out + off, key, n);
+	return off + n;
+}
+
+size_t
+store_key_dedupe_exp(unsigned char *out, size_t outsz, uint64_t expires,
+    const unsigned char *dkey, size_t dkeylen)
+{
+	if (outsz < 8 + dkeylen)
+		return 0;
+	put_u64(out, expires);
+	memcpy(out + 8, dkey, dkeylen);
+	return 8 + dkeylen;
+}
+
+/* Printable bytes of a key part, others as '?'. */
+static size_t
+key_part(const unsigned char *p, size_t len, char *buf, size_t bufsz)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len && p[i] != '\0' && n + 1 < bufsz; i++)
+		buf[n++] = isprint(p[i]) ? p[i] : '?';
+	if (bufsz > 0)
+		buf[n] = '\0';
+	return i;
+}
+
+/* "acme/github#0 key 00ab...", returns the lane key's length or 0. */
+static size_t
+key_describe_lane(const unsigned char *k, size_t len, char *buf,
+    size_t bufsz)
+{
+	char t[STORE_NAME_MAX + 1], s[STORE_NAME_MAX + 1];
+	size_t a, b;
+
+	a = key_part(k, len, t, sizeof(t));
+	if (a >= len)
+		return 0;
+	b = key_part(k + a + 1, len - a - 1, s, sizeof(s));
+	if (a + 1 + b + 1 + 12 > len)
+		return 0;
+	snprintf(buf, bufsz, "lane %s/%s#%u key %016" PRIx64, t, s,
+	    get_u32(k + a + b + 2), get_u64(k + a + b + 6));
+	return a + b + 2 + 12;
+}
+
+/* A key in words, for error messages. */
+void
+key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
+{
+	const unsigned char *k = key;
+	char a[STORE_NAME_MAX + 1], s[STORE_NAME_MAX + 1], d[128];
+	size_t n, m;
+
+	switch (t) {
+	case T_META:
+		key_part(k, len, d, sizeof(d));
+		snprintf(buf, bufsz, "\"%s\"", d);
+		return;
+	case T_HOOKS:
+	case T_QUARANTINE:
+		if (len != 8)
+			break;
+		snprintf(buf, bufsz, "seq %" PRIu64, get_u64(k));
+		return;
+	case T_ROWS:
+		if (len != STORE_ROWKEY_LEN)
+			break;
+		snprintf(buf, bufsz, "seq %" PRIu64 " sink %u", get_u64(k),
+		    get_u32(k + 8));
+		return;
+	case T_DUE:
+		n = key_part(k, len, a, sizeof(a));
+		if (n + 1 + 8 + STORE_ROWKEY_LEN != len)
+			break;
+		snprintf(buf, bufsz, "tenant %s due %" PRIu64 " seq %" PRIu64
+		    " sink %u", a, get_u64(k + n + 1), get_u64(k + n + 9),
+		    get_u32(k + n + 17));
+		return;
+	case T_LANES:
+	case T_MARKS:
+		if (key_describe_lane(k, len, buf, bufsz) != len)
+			break;
+		return;
+	case T_MEMBERS:
+		if (len < 8 || key_describe_lane(k, len - 8, d, sizeof(d)) !=
+		    len - 8)
+			break;
+		snprintf(buf, bufsz, "%s seq %" PRIu64, d,
+		    get_u64(k + len - 8));
+		return;
+	case T_DEAD:
+		if (len != STORE_DEADKEY_LEN)
+			break;
+		snprintf(buf, bufsz, "at %" PRIu64 " seq %" PRIu64 " sink %u",
+		    get_u64(k), get_u64(k + 8), get_u32(k + 16));
+		return;
+	case T_DEDUPE:
+	case T_DEDUPE_EXP:
+		if (t == T_DEDUPE_EXP) {
+			if (len < 8)
+				break;
+			snprintf(buf, bufsz, "expiry %" PRIu64, get_u64(k));
+			return;
+		}
+		n = key_part(k, len, a, sizeof(a));
+		if (n >= len)
+			break;
+		m = key_part(k + n + 1, len - n - 1, s, sizeof(s));
+		if (n + 1 + m >= len)
+			break;
+		key_part(k + n + m + 2, len - n - m - 2, d, sizeof(d));
+		snprintf(buf, bufsz, "%s/%s key \"%s\"", a, s, d);
+		return;
+	case T_REPLAYS:
+		if (len != UUID_LEN)
+			break;
+		uuid_format(k, d);
+		snprintf(buf, bufsz, "job %s", d);
+		return;
+	}
+	snprintf(buf, bufsz, "(key of %zu bytes)", len);
+}
+
+/*
+ * Record codecs.
+ */
+
+static void
+enc_init(struct enc *e, unsigned char *buf, size_t cap, int grow)
+{
+	e->buf = buf;
+	e->len = 0;
+	e->cap = cap;
+	e->grow = grow;
+	e->bad = 0;
+}
+
+static void
+enc_room(struct enc *e, size_t n)
+{
+	unsigned char *nb;
+	size_t ncap;
+
+	if (e->bad || n <= e->cap - e->len)
+		return;
+	if (!e->grow || n > SIZE_MAX / 2 - e->len) {
+		e->bad = 1;
+		return;
+	}
+	ncap = e->cap > 0 ? e->cap : 256;
+	while (ncap - e->len < n)
+		ncap *= 2;
+	if ((nb = realloc(e->buf, ncap)) == NULL) {
+		e->bad = 1;
+		return;
+	}
+	e->buf = nb;
+	e->cap = ncap;
+}
+
+static void
+enc_bytes(struct enc *e, const void *p, size_t n)
+{
+	enc_room(e, n);
+	if (e->bad)
+		return;
+	if (n > 0)
+		memcpy(e->buf + e->len, p, n);
+	e->len += n;
+}
+
+static void
+enc_u8(struct enc *e, uint8_t v)
+{
+	enc_bytes(e, &v, 1);
+}
+
+static void
+enc_u32(struct enc *e, uint32_t v)
+{
+	unsigned char b[4];
+
+	put_u32(b, v);
+	enc_bytes(e, b, 4);
+}
+
+static void
+enc_u64(struct enc *e, uint64_t v)
+{
+	unsigned char b[8];
+
+	put_u64(b, v);
+	enc_bytes(e, b, 8);
+}
+
+/* u32 length, bytes, NUL; NULL is "".  max 0: no limit. */
+static void
+enc_str(struct enc *e, const char *s, size_t max)
+{
+	size_t n;
+
+	if (s == NULL)
+		s = "";
+	n = strlen(s);
+	if ((max != 0 && n > max) || n > UINT32_MAX - 1) {
+		e->bad = 1;
+		return;
+	}
+	enc_u32(e, n);
+	enc_bytes(e, s, n + 1);
+}
+
+static void
+dec_init(struct dec *d, const void *p, size_t len)
+{
+	d->p = p;
+	d->len = len;
+	d->off = 0;
+	d->bad = 0;
+}
+
+static const unsigned char *
+dec_bytes(struct dec *d, size_t n)
+{
+	const unsigned char *p;
+
+	if (d->bad || n > d->len - d->off) {
+		d->bad = 1;
+		return NULL;
+	}
+	p = d->p + d->off;
+	d->off += n;
+	return p;
+}
+
+static uint8_t
+dec_u8(struct dec *d)
+{
+	const unsigned char *p = dec_bytes(d, 1);
+
+	return p != NULL ? p[0] : 0;
+}
+
+static uint32_t
+dec_u32(struct dec *d)
+{
+	const unsigned char *p = dec_bytes(d, 4);
+
+	return p != NULL ? get_u32(p) : 0;
+}
+
+static uint64_t
+dec_u64(struct dec *d)
+{
+	const unsigned char *p = dec_bytes(d, 8);
+
+	return p != NULL ? get_u64(p) : 0;
+}
+
+/* A string in place: its NUL must be there and be the only one. */
+static const char *
+dec_str(struct dec *d)
+{
+	const unsigned char *p;
+	uint32_t n;
+
+	n = dec_u32(d);
+	if (d->bad || n == UINT32_MAX || (p = dec_bytes(d, n + 1)) == NULL)
+		goto bad;
+	if (p[n] != '\0' || memchr(p, '\0', n) != NULL)
+		goto bad;
+	return (const char *)p;
+ bad:
+	d->bad = 1;
+	return "";
+}
+
+static void
+dec_strcpy(struct dec *d, char *dst, size_t dstsz)
+{
+	const char *s = dec_str(d);
+
+	if (strlen(s) >= dstsz)
+		d->bad = 1;
+	else
+		memcpy(dst, s, strlen(s) + 1);
+}
+
+/* The version byte: 0, or -1 naming the record. */
+int
+rec_version(int t, const void *key, size_t klen, const void *val,
+    size_t vlen, char *err, size_t errlen)
+{
+	const unsigned char *v = val;
+	char desc[256];
+
+	if (vlen >= 1 && v[0] == STORE_REC_VERSION)
+		return 0;
+	key_describe(t, key, klen, desc, sizeof(desc));
+	if (vlen == 0)
+		snprintf(err, errlen, "%s record %s is empty (no format "
+		    "version)", store_tables[t], desc);
+	else
+		snprintf(err, errlen, "%s record %s has format version %u, "
+		    "this build reads %u", store_tables[t], desc, v[0],
+		    STORE_REC_VERSION);
+	return -1;
+}
+
+int
+rec_malformed(int t, const void *key, size_t klen, const char *why,
+    char *err, size_t errlen)
+{
+	char desc[256];
+
+	key_describe(t, key, klen, desc, sizeof(desc));
+	snprintf(err, errlen, "%s record %s is damaged: %s", store_tables[t],
+	    desc, why);
+	return -1;
+}
+
+void *
+store_rec_hook_encode(const struct store_hook *h, uint32_t rows,
+    const char *claim_ref, size_t *lenp)
+{
+	return hook_encode(h, rows, claim_ref, NULL, NULL, lenp);
+}
+
+void *
+store_rec_quarantine_encode(const struct store_hook *h, const char *reason,
+    size_t *lenp)
+{
+	return hook_encode(h, 0, "", reason != NULL ? reason : "", NULL,
+	    lenp);
+}
+
+/* reason: NULL for a hooks record, the failure for a quarantine one. */
+void *
+hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
+    const char *reason, const DB_LSN *at, size_t *lenp)
+{
+	struct enc e;
+	size_t headpos;
+	int i, claimed;
+
+	/* Checked in and dropped: a claim reference and no body to keep.
+	 * A hook that has a reference and its body keeps both (the body
+	 * still serves the sinks that send it whole). */
+	claimed = claim_ref != NULL && claim_ref[0] != '\0' &&
+	    h->body == NULL;
+	enc_init(&e, NULL, 0, 1);
+	if (claimed)
+		at = NULL;
+	enc_room(&e, 512 + (claimed || at != NULL ? 0 : h->body_len));
+	enc_u8(&e, STORE_REC_VERSION);
+	headpos = e.len;
+	enc_u32(&e, 0);		/* head length, below */
+	enc_u8(&e, (h->flagged ? HOOK_FLAG_FLAGGED : 0) |
+	    (claimed ? HOOK_FLAG_CLAIMED : 0) |
+	    (at != NULL ? HOOK_FLAG_LOGGED : 0));
+	enc_bytes(&e, h->id, UUID_LEN);
+	enc_u64(&e, h->received_at);
+	enc_u32(&e, rows);
+	enc_bytes(&e, h->sha256, sizeof(h->sha256));
+	enc_u64(&e, h->body_len);
+	enc_str(&e, h->tenant, STORE_NAME_MAX);
+	enc_str(&e, h->source, STORE_NAME_MAX);
+	enc_str(&e, h->method, 0);
+	enc_str(&e, h->path, 0);
+	enc_str(&e, h->content_type, 0);
+	enc_str(&e, h->dedupe_key, 0);
+	enc_str(&e, claim_ref, 0);
+	if (h->nheaders < 0)
+		e.bad = 1;
+	enc_u32(&e, h->nheaders);
+	for (i = 0; i < h->nheaders && !e.bad; i++) {
+		enc_str(&e, h->headers[i].name, 0);
+		enc_str(&e, h->headers[i].value, 0);
+	}
+	if (reason != NULL)
+		enc_str(&e, reason, STORE_QREASON_MAX);
+	if (!e.bad) {
+		if (e.len - headpos - 4 > UINT32_MAX)
+			e.bad = 1;
+		else
+			put_u32(e.buf + headpos, e.len - headpos - 4);
+	}
+	if (at != NULL) {
+		enc_u32(&e, at->file);
+		enc_u32(&e, at->offset);
+	} else if (!claimed)
+		enc_bytes(&e, h->body, h->body_len);
+	if (e.bad) {
+		free(e.buf);
+		return NULL;
+	}
+	*lenp = e.len;
+	return e.buf;
+}
+
+int
+store_rec_hook_decode(const char *table, const void *key, size_t klen,
+    const void *val, size_t vlen, struct store_hook_rec *out, char *err,
+    size_t errlen)
+{
+	int t = store_table_index(table);
+
+	if (t != T_HOOKS && t != T_QUARANTINE) {
+		snprintf(err, errlen, "store: %s holds no hooks", table);
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	return hook_decode(t, key, klen, val, vlen, 0, out, err, errlen);
+}
+
+/* head_only: val may end after the head (a listing's partial read). */
+int
+hook_decode(int t, const void *key, size_t klen, const void *val,
+    size_t vlen, int head_only, struct store_hook_rec *out, char *err,
+    size_t errlen)
+{
+	struct store_hook *h = &out->hook;
+	struct dec d;
+	const unsigned char *p;
+	uint32_t headlen, nh, i;
+	uint8_t flags;
+	size_t headend;
+
+	memset(out, 0, sizeof(*out));
+	if (rec_version(t, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	headlen = dec_u32(&d);
+	if (d.bad || headlen > vlen - d.off)
+		return rec_malformed(t, key, klen, "truncated head", err,
+		    errlen);
+	headend = d.off + headlen;
+	d.len = headend;	/* the head may not run into the body */
+	flags = dec_u8(&d);
+	if ((p = dec_bytes(&d, UUID_LEN)) != NULL)
+		memcpy(h->id, p, UUID_LEN);
+	h->received_at = dec_u64(&d);
+	out->rows = dec_u32(&d);
+	if ((p = dec_bytes(&d, sizeof(h->sha256))) != NULL)
+		memcpy(h->sha256, p, sizeof(h->sha256));
+	out->body_size = dec_u64(&d);
+	h->tenant = dec_str(&d);
+	h->source = dec_str(&d);
+	h->method = dec_str(&d);
+	h->path = dec_str(&d);
+	h->content_type = dec_str(&d);
+	h->dedupe_key = dec_str(&d);
+	out->claim_ref = dec_str(&d);
+	nh = dec_u32(&d);
+	if (d.bad || (flags & ~(HOOK_FLAG_FLAGGED | HOOK_FLAG_CLAIMED |
+	    HOOK_FLAG_LOGGED)) != 0 ||
+	    ((flags & HOOK_FLAG_LOGGED) && (t != T_HOOKS ||
+	    (flags & HOOK_FLAG_CLAIMED))) ||
+	    nh > (headend - d.off) / 10 ||
+	    strlen(h->tenant) > STORE_NAME_MAX ||
+	    strlen(h->source) > STORE_NAME_MAX)
+		return rec_malformed(t, key, klen, "bad head", err, errlen);
+	if (h->dedupe_key[0] == '\0')
+		h->dedupe_key = NULL;
+	h->flagged = (flags & HOOK_FLAG_FLAGGED) != 0;
+	if (nh > 0 && (out->hdrs = calloc(nh, sizeof(*out->hdrs))) == NULL) {
+		snprintf(err, errlen, "store: out of memory");
+		return -1;
+	}
+	for (i = 0; i < nh; i++) {
+		out->hdrs[i].name = dec_str(&d);
+		out->hdrs[i].value = dec_str(&d);
+	}
+	h->headers = out->hdrs;
+	h->nheaders = nh;
+	if (t == T_QUARANTINE)
+		out->reason = dec_str(&d);
+	if (d.bad || d.off != headend) {
+		store_hook_rec_free(out);
+		return rec_malformed(t, key, klen, "bad headers", err, errlen);
+	}
+	if (head_only)
+		return 0;
+
+	/* The body is the rest of the record: none when checked in, its log
+	 * position when logged (store_rec_get reads it). */
+	d.len = vlen;
+	if (flags & HOOK_FLAG_LOGGED) {
+		if (vlen - d.off != 8) {
+			store_hook_rec_free(out);
+			return rec_malformed(t, key, klen, "bad body position",
+			    err, errlen);
+		}
+		out->body_logged = 1;
+		out->body_file = get_u32((const unsigned char *)val + d.off);
+		out->body_off = get_u32((const unsigned char *)val + d.off +
+		    4);
+		h->body = NULL;
+		h->body_len = out->body_size;
+		return 0;
+	}
+	if (flags & HOOK_FLAG_CLAIMED) {
+		h->body = NULL;
+		h->body_len = 0;
+		if (d.off != vlen) {
+			store_hook_rec_free(out);
+			return rec_malformed(t, key, klen, "trailing bytes",
+			    err, errlen);
+		}
+		return 0;
+	}
+	if (out->body_size != vlen - d.off) {
+		store_hook_rec_free(out);
+		return rec_malformed(t, key, klen, "body length", err, errlen);
+	}
+	h->body = (const unsigned char *)val + d.off;
+	h->body_len = out->body_size;
+	return 0;
+}
+
+size_t
+store_rec_row_encode(const struct store_row *r, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_u8(&e, r->state);
+	enc_u8(&e, r->module);
+	enc_u32(&e, r->sink_index);
+	enc_u32(&e, r->attempts);
+	enc_u64(&e, r->first_attempt);
+	enc_u64(&e, r->due);
+	enc_u64(&e, r->lane_hash);
+	enc_u64(&e, r->body_size);
+	enc_bytes(&e, r->replay_id, UUID_LEN);
+	enc_str(&e, r->tenant, STORE_NAME_MAX);
+	enc_str(&e, r->source, STORE_NAME_MAX);
+	enc_str(&e, r->last_error, STORE_ERROR_MAX);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_row_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_row *r, char *err, size_t errlen)
+{
+	struct dec d;
+	const unsigned char *p;
+
+	memset(r, 0, sizeof(*r));
+	if (rec_version(T_ROWS, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	r->state = dec_u8(&d);
+	r->module = dec_u8(&d);
+	r->sink_index = dec_u32(&d);
+	r->attempts = dec_u32(&d);
+	r->first_attempt = dec_u64(&d);
+	r->due = dec_u64(&d);
+	r->lane_hash = dec_u64(&d);
+	r->body_size = dec_u64(&d);
+	if ((p = dec_bytes(&d, UUID_LEN)) != NULL)
+		memcpy(r->replay_id, p, UUID_LEN);
+	dec_strcpy(&d, r->tenant, sizeof(r->tenant));
+	dec_strcpy(&d, r->source, sizeof(r->source));
+	dec_strcpy(&d, r->last_error, sizeof(r->last_error));
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_ROWS, key, klen, "bad length", err,
+		    errlen);
+	if (r->state < STORE_ROW_DUE || r->state > STORE_ROW_DEAD)
+		return rec_malformed(T_ROWS, key, klen, "unknown state", err,
+		    errlen);
+	return 0;
+}
+
+size_t
+store_rec_dead_encode(const struct store_dead *dl, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_u32(&e, dl->attempts);
+	enc_str(&e, dl->reason, STORE_ERROR_MAX);
+	enc_str(&e, dl->last_error, STORE_ERROR_MAX);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_dead_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_dead *dl, char *err, size_t errlen)
+{
+	struct dec d;
+
+	memset(dl, 0, sizeof(*dl));
+	if (rec_version(T_DEAD, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	dl->attempts = dec_u32(&d);
+	dec_strcpy(&d, dl->reason, sizeof(dl->reason));
+	dec_strcpy(&d, dl->last_error, sizeof(dl->last_error));
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_DEAD, key, klen, "bad length", err,
+		    errlen);
+	return 0;
+}
+
+size_t
+store_rec_dedupe_encode(const struct store_dedupe *dd, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_bytes(&e, dd->hook_id, UUID_LEN);
+	enc_u64(&e, dd->expires);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_dedupe_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_dedupe *dd, char *err, size_t errlen)
+{
+	struct dec d;
+	const unsigned char *p;
+
+	memset(dd, 0, sizeof(*dd));
+	if (rec_version(T_DEDUPE, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	if ((p = dec_bytes(&d, UUID_LEN)) != NULL)
+		memcpy(dd->hook_id, p, UUID_LEN);
+	dd->expires = dec_u64(&d);
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_DEDUPE, key, klen, "bad length", err,
+		    errlen);
+	return 0;
+}
+
+size_t
+store_rec_replay_encode(const struct store_replay *rp, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_u8(&e, rp->state);
+	enc_u8(&e, rp->kind);
+	enc_u32(&e, rp->rate);
+	enc_u32(&e, rp->max_lag_ms);
+	enc_u64(&e, rp->since);
+	enc_u64(&e, rp->until);
+	enc_u64(&e, rp->created_at);
+	enc_u64(&e, rp->moved);
+	enc_bytes(&e, rp->cursor, STORE_DEADKEY_LEN);
+	enc_str(&e, rp->source, STORE_NAME_MAX);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_replay_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_replay *rp, char *err, size_t errlen)
+{
+	struct dec d;
+	const unsigned char *p;
+
+	memset(rp, 0, sizeof(*rp));
+	if (rec_version(T_REPLAYS, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	rp->state = dec_u8(&d);
+	rp->kind = dec_u8(&d);
+	rp->rate = dec_u32(&d);
+	rp->max_lag_ms = dec_u32(&d);
+	rp->since = dec_u64(&d);
+	rp->until = dec_u64(&d);
+	rp->created_at = dec_u64(&d);
+	rp->moved = dec_u64(&d);
+	if ((p = dec_bytes(&d, STORE_DEADKEY_LEN)) != NULL)
+		memcpy(rp->cursor, p, STORE_DEADKEY_LEN);
+	dec_strcpy(&d, rp->source, sizeof(rp->source));
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_REPLAYS, key, klen, "bad length", err,
+		    errlen);
+	if (rp->state < STORE_REPLAY_RUNNING || rp->state > STORE_REPLAY_DONE ||
+	    rp->kind != STORE_REPLAY_DLQ)
+		return rec_malformed(T_REPLAYS, key, klen, "unknown state or "
+		    "kind", err, errlen);
+	return 0;
+}
+
+size_t
+store_rec_rowkey_encode(const unsigned char rowkey[STORE_ROWKEY_LEN],
+    unsigned char *buf, size_t bufsz)
+{
+	if (bufsz < 1 + STORE_ROWKEY_LEN)
+		return 0;
+	buf[0] = STORE_REC_VERSION;
+	memcpy(buf + 1, rowkey, STORE_ROWKEY_LEN);
+	return 1 + STORE_ROWKEY_LEN;
+}
+
+int
+store_rec_rowkey_decode(const char *table, const void *key, size_t klen,
+    const void *val, size_t vlen, unsigned char rowkey[STORE_ROWKEY_LEN],
+    char *err, size_t errlen)
+{
+	int t = store_table_index(table);
+
+	if (t != T_LANES && t != T_MEMBERS) {
+		snprintf(err, errlen, "store: %s holds no row keys", table);
+		return -1;
+	}
+	if (rec_version(t, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	if (vlen != 1 + STORE_ROWKEY_LEN)
+		return rec_malformed(t, key, klen, "bad length", err, errlen);
+	memcpy(rowkey, (const unsigned char *)val + 1, STORE_ROWKEY_LEN);
+	return 0;
+}
+
+size_t
+store_rec_empty_encode(unsigned char *buf, size_t bufsz)
+{
+	if (bufsz < 1)
+		return 0;
+	buf[0] = STORE_REC_VERSION;
+	return 1;
+}
+
+int
+store_rec_empty_decode(const char *table, const void *key, size_t klen,
+    const void *val, size_t vlen, char *err, size_t errlen)
+{
+	int t = store_table_index(table);
+
+	if (t != T_DUE && t != T_MARKS && t != T_DEDUPE_EXP) {
+		snprintf(err, errlen, "store: %s has non-empty values", table);
+		return -1;
+	}
+	if (rec_version(t, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	if (vlen != 1)
+		return rec_malformed(t, key, klen, "bad length", err, errlen);
+	return 0;
+}
