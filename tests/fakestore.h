@@ -1,6 +1,7 @@
 /*
  * fakestore.h: an in-memory store and deliver pool behind struct
- * dispatch_ops, for the scheduler's unit tests (check_dispatch.c).
+ * dispatch_ops, for the scheduler's unit tests (check_dispatch.c,
+ * check_dispatch_sinks.c).
  *
  * One instance per test process (the tests fork): the global fake.  Rows
  * carry what the real store keeps (tenant, source, sink index, module,
