@@ -49,7 +49,7 @@ store_marked_tenants(struct store *st, int (*cb)(const char *, void *),
 	ctx.st = st;
 	ctx.cb = cb;
 	ctx.arg = arg;
-	return store_tenants(st, T_MARKS, marked_tenants_fn, &ctx);
+	return rows_tenants(st, T_MARKS, marked_tenants_fn, &ctx);
 }
 
 uint64_t
@@ -80,7 +80,7 @@ lane_head_get(struct store *st, DB_TXN *txn, const unsigned char *lane,
 	size_t vlen;
 	int ret;
 
-	if ((ret = tget(st, txn, T_LANES, lane, lanelen, val, sizeof(val),
+	if ((ret = store_tget(st, txn, T_LANES, lane, lanelen, val, sizeof(val),
 	    &vlen)) != 1)
 		return ret;
 	if (store_rec_rowkey_decode("lanes", lane, lanelen, val, vlen, rk,
@@ -120,8 +120,8 @@ lane_first_member(struct store *st, DB_TXN *txn, const unsigned char *lane,
 	struct walk w;
 	int ret;
 
-	walk_init(&w, st, txn, T_MEMBERS, lane, lanelen);
-	if ((ret = walk_next(&w)) == 1) {
+	store_walk_init(&w, st, txn, T_MEMBERS, lane, lanelen);
+	if ((ret = store_walk_next(&w)) == 1) {
 		/* Lane keys have one layout: lane + seq is a member of lane
 		 * only. */
 		if (w.klen != lanelen + 8 || memcmp(w.key, lane, lanelen) != 0)
@@ -138,7 +138,7 @@ lane_first_member(struct store *st, DB_TXN *txn, const unsigned char *lane,
 			*mklen = w.klen;
 		}
 	}
-	return walk_done(&w, ret);
+	return store_walk_done(&w, ret);
 }
 
 /* A MEMBER row is settled: its members entry goes, and the lane's mark with
@@ -155,19 +155,19 @@ lane_leave(struct store_batch *b, const unsigned char *rk,
 
 	if ((lanelen = row_lane(r, lane, sizeof(lane))) == 0 ||
 	    (mklen = store_key_member(mk, sizeof(mk), lane, lanelen,
-	    get_u64(rk))) == 0) {
+	    rec_get_u64(rk))) == 0) {
 		store_seterr(st, 0, "store %s: lane key of seq %" PRIu64
-		    " too long", st->dir, get_u64(rk));
+		    " too long", st->dir, rec_get_u64(rk));
 		return -1;
 	}
-	if ((ret = tdel(st, b->txn, T_MEMBERS, mk, mklen)) == -1)
+	if ((ret = store_tdel(st, b->txn, T_MEMBERS, mk, mklen)) == -1)
 		return -1;
 	if (ret == 1 && b->counts.lane_members > 0)
 		b->counts.lane_members--;
 	if ((ret = lane_first_member(st, b->txn, lane, lanelen, mk, &mklen,
 	    frk)) == -1)
 		return -1;
-	if (ret == 0 && tdel(st, b->txn, T_MARKS, lane, lanelen) == -1)
+	if (ret == 0 && store_tdel(st, b->txn, T_MARKS, lane, lanelen) == -1)
 		return -1;
 	return 0;
 }
@@ -196,28 +196,29 @@ lane_promote(struct store_batch *b, const unsigned char *lane,
 			break;
 		if (promoted)
 			return 1;	/* and members left: the mark stays */
-		if (tdel(st, b->txn, T_MEMBERS, mk, mklen) == -1)
+		if (store_tdel(st, b->txn, T_MEMBERS, mk, mklen) == -1)
 			return -1;
 		if (b->counts.lane_members > 0)
 			b->counts.lane_members--;
-		if ((ret = row_read(st, b->txn, rk, &r)) == -1)
+		if ((ret = rows_read(st, b->txn, rk, &r)) == -1)
 			return -1;
 		if (ret != 1 || r.state != STORE_ROW_MEMBER) {
-			key_describe(T_MEMBERS, mk, mklen, desc, sizeof(desc));
+			rec_key_describe(T_MEMBERS, mk, mklen, desc,
+			    sizeof(desc));
 			log_warnx("store %s: member %s dropped: its row is %s",
 			    st->dir, desc, ret == 0 ? "gone" : ret == -2 ?
 			    "damaged" : "not a member");
 			continue;
 		}
 		r.state = STORE_ROW_HEAD;
-		if (row_write(st, b->txn, rk, &r) == -1 ||
+		if (rows_write(st, b->txn, rk, &r) == -1 ||
 		    store_put(st, b->txn, T_LANES, lane, lanelen, val,
 		    store_rec_rowkey_encode(rk, val, sizeof(val)), 0) == -1 ||
-		    due_put(st, b->txn, r.tenant, r.due, rk) == -1)
+		    rows_due_put(st, b->txn, r.tenant, r.due, rk) == -1)
 			return -1;
 		promoted = 1;
 	}
-	if (tdel(st, b->txn, T_MARKS, lane, lanelen) == -1)
+	if (store_tdel(st, b->txn, T_MARKS, lane, lanelen) == -1)
 		return -1;
 	return promoted;
 }
@@ -236,14 +237,14 @@ lane_release(struct store_batch *b, const unsigned char *rk,
 
 	if ((lanelen = row_lane(r, lane, sizeof(lane))) == 0) {
 		store_seterr(st, 0, "store %s: lane key of seq %" PRIu64
-		    " too long", st->dir, get_u64(rk));
+		    " too long", st->dir, rec_get_u64(rk));
 		return -1;
 	}
 	if ((ret = lane_head_get(st, b->txn, lane, lanelen, hk)) == -1)
 		return -1;
 	if (ret == 1 && memcmp(hk, rk, STORE_ROWKEY_LEN) != 0)
 		return 0;
-	if (tdel(st, b->txn, T_LANES, lane, lanelen) == -1 ||
+	if (store_tdel(st, b->txn, T_LANES, lane, lanelen) == -1 ||
 	    lane_promote(b, lane, lanelen) == -1)
 		return -1;
 	return 0;
@@ -264,7 +265,7 @@ store_batch_lane_sweep(struct store_batch *b, const char *tenant,
 	int ret, promoted = 0, alive;
 
 	(void)now_ms;
-	if (!batch_ok(b))
+	if (!store_batch_ok(b))
 		return -1;
 	if (tenant == NULL || (plen = strlen(tenant)) > STORE_NAME_MAX) {
 		store_seterr(st, 0, "store %s: lane sweep of a bad tenant",
@@ -273,14 +274,14 @@ store_batch_lane_sweep(struct store_batch *b, const char *tenant,
 	}
 	if (max == 0)
 		return 0;
-	walk_init(&w, st, b->txn, T_MARKS, tenant, plen + 1);
+	store_walk_init(&w, st, b->txn, T_MARKS, tenant, plen + 1);
 	if ((res = resume_find(st, (const unsigned char *)tenant,
 	    plen + 1)) != NULL) {
-		walk_seek(&w, res->key, res->len);
+		store_walk_seek(&w, res->key, res->len);
 		w.at = 0;	/* after the last lane visited */
 	}
 	while (visited < max) {
-		if ((ret = walk_next(&w)) == -1)
+		if ((ret = store_walk_next(&w)) == -1)
 			goto fail_walk;
 		if (ret == 0 || w.klen <= plen ||
 		    memcmp(w.key, tenant, plen + 1) != 0) {
@@ -289,7 +290,7 @@ store_batch_lane_sweep(struct store_batch *b, const char *tenant,
 		}
 		lanelen = w.klen;
 		memcpy(lane, w.key, lanelen);
-		walk_pause(&w);
+		store_walk_pause(&w);
 		visited++;
 
 		if ((ret = lane_head_get(st, b->txn, lane, lanelen,
@@ -297,13 +298,14 @@ store_batch_lane_sweep(struct store_batch *b, const char *tenant,
 			goto fail_walk;
 		alive = 0;
 		if (ret == 1) {
-			if ((ret = row_read(st, b->txn, hk, &r)) == -1)
+			if ((ret = rows_read(st, b->txn, hk, &r)) == -1)
 				goto fail_walk;
-			alive = ret == 1 && row_pending(&r);
+			alive = ret == 1 && rows_pending(&r);
 			if (!alive)
 				log_warnx("store %s: lane head seq %" PRIu64
 				    " sink %u is %s: releasing its lane",
-				    st->dir, get_u64(hk), get_u32(hk + 8),
+				    st->dir, rec_get_u64(hk),
+				    rec_get_u32(hk + 8),
 				    ret == 0 ? "gone" : ret == -2 ?
 				    "damaged" : "no longer pending");
 		} else if (ret == -2)
@@ -315,24 +317,24 @@ store_batch_lane_sweep(struct store_batch *b, const char *tenant,
 			if ((ret = lane_first_member(st, b->txn, lane,
 			    lanelen, mk, &mklen, frk)) == -1)
 				goto fail_walk;
-			if (ret == 0 && tdel(st, b->txn, T_MARKS, lane,
+			if (ret == 0 && store_tdel(st, b->txn, T_MARKS, lane,
 			    lanelen) == -1)
 				goto fail_walk;
 			continue;
 		}
-		if (tdel(st, b->txn, T_LANES, lane, lanelen) == -1 ||
+		if (store_tdel(st, b->txn, T_LANES, lane, lanelen) == -1 ||
 		    (ret = lane_promote(b, lane, lanelen)) == -1)
 			goto fail_walk;
 		promoted += ret;
 	}
-	if (walk_done(&w, 0) == -1)
+	if (store_walk_done(&w, 0) == -1)
 		goto fail;
 	resume_set(st, (const unsigned char *)tenant, plen + 1, lane,
 	    visited == max ? lanelen : 0);
 	return promoted;
 
  fail_walk:
-	walk_done(&w, -1);
+	store_walk_done(&w, -1);
  fail:
 	b->failed = 1;
 	return -1;

@@ -3,7 +3,7 @@
  *
  * Owns the node's only durable state: one transactional environment whose
  * log and tables are in node.data_dir (its region files, which nothing
- * needs after the process, on a tmpfs: region_home), opened with
+ * needs after the process, on a tmpfs: bdb_region_home), opened with
  * DB_RECOVER at every start, and one B-tree file per table ("<table>.db"),
  * so that damage is reported with the file that holds it and a hot table
  * (rows, due) never shares pages with hook bodies.  Pages carry checksums
@@ -83,6 +83,7 @@ static int	 store_meta_u64(struct store *, const char *, uint64_t *, int,
 static int	 store_close_handles(struct store *, int);
 static int	 store_load_lane_members(struct store *, char *, size_t);
 static int	 batch_commit(struct store_batch *, int);
+static int	 store_sync(int);
 
 /* store_sync's: the call, the failures in the process, the first one's. */
 static int	(*sync_func)(int) = fdatasync;
@@ -146,7 +147,7 @@ store_set_lost(struct store *st)
 int
 store_lost(struct store *st)
 {
-	sync_check(st, "a sync outside a commit");
+	store_sync_check(st, "a sync outside a commit");
 	return st->lost;
 }
 
@@ -156,7 +157,7 @@ store_lost(struct store *st)
  * checkpoint's syncs of the tables and of its own record, the log flush
  * that a page write must wait for (memp_trickle's cleaning, an eviction in
  * a put), the syncs of a close.  A failure of any is fatal to the store
- * (sync_check): Linux may drop the pages whose write-back failed and
+ * (store_sync_check): Linux may drop the pages whose write-back failed and
  * reports that once, so the next sync of the file "succeeds" (BDB's own
  * call tries again at once on EIO, though it still returns the first
  * error), and a checkpoint after it would let go of the log that held the
@@ -166,7 +167,7 @@ store_lost(struct store *st)
  * names the file and the errno.  The hook is the process's, not a
  * store's: a failure counts against every store open in the process (the
  * master has one).  The store's own descriptors never sync
- * (store_writeback, log_zero_ahead), and the removal of log files needs
+ * (store_writeback, bdb_log_zero_ahead), and the removal of log files needs
  * none (store_log_prune).
  */
 void
@@ -175,7 +176,7 @@ store_set_sync_func(int (*fn)(int))
 	sync_func = fn != NULL ? fn : fdatasync;
 }
 
-int
+static int
 store_sync(int fd)
 {
 	char link[64], path[PATH_MAX];
@@ -204,7 +205,7 @@ store_sync(int fd)
 /* After a failed sync the store is lost: what: in what the failure was
  * found, for the error. */
 void
-sync_check(struct store *st, const char *what)
+store_sync_check(struct store *st, const char *what)
 {
 	if (st->lost || sync_failures == st->sync_seen)
 		return;
@@ -277,22 +278,22 @@ store_open(const char *dir, char *err, size_t errlen)
 	    (ret = st->env->log_set_config(st->env, DB_LOG_AUTO_REMOVE,
 	    0)) != 0 ||
 	    (ret = st->env->set_app_dispatch(st->env,
-	    store_app_dispatch)) != 0) {
+	    bdb_app_dispatch)) != 0) {
 		store_seterr(st, ret, "store %s: configure environment", dir);
 		goto fail;
 	}
-	/* The region files on a tmpfs (region_home), the tables and the
+	/* The region files on a tmpfs (bdb_region_home), the tables and the
 	 * log in the data directory, by its absolute name: BDB takes a
 	 * relative one from the home. */
 	if (realpath(dir, abs) != NULL &&
-	    (st->home = region_home(&sb, &st->home_fd)) != NULL) {
+	    (st->home = bdb_region_home(&sb, &st->home_fd)) != NULL) {
 		if ((ret = st->env->set_data_dir(st->env, abs)) != 0 ||
 		    (ret = st->env->set_lg_dir(st->env, abs)) != 0) {
 			store_seterr(st, ret, "store %s: configure "
 			    "directories", dir);
 			goto fail;
 		}
-		region_remove(dir, 0);	/* an older build's */
+		bdb_region_remove(dir, 0);	/* an older build's */
 	}
 	/* DB_RECOVER at every start: after a crash it replays the log; after
 	 * a clean stop it only rebuilds the regions.  No DB_INIT_LOCK: the
@@ -469,7 +470,7 @@ store_load_meta(struct store *st, char *err, size_t errlen)
 		    "\"schema\" has %zu bytes", st->dir, len);
 		goto fail;
 	}
-	schema = get_u32(buf + 1);
+	schema = rec_get_u32(buf + 1);
 	if (schema > STORE_SCHEMA_VERSION) {
 		store_seterr(st, 0, "store %s/meta.db: schema version %u is "
 		    "newer than this build (%u); run a newer ankusad", st->dir,
@@ -556,7 +557,7 @@ store_init_meta(struct store *st, char *err, size_t errlen)
 		goto fail;
 	}
 	v[0] = STORE_REC_VERSION;
-	put_u32(v + 1, STORE_SCHEMA_VERSION);
+	rec_put_u32(v + 1, STORE_SCHEMA_VERSION);
 	if (store_meta_put(st, txn, "schema", v, 5) == -1)
 		goto abort;
 	v[0] = STORE_REC_VERSION;
@@ -613,7 +614,7 @@ store_last_seq(struct store *st, int t, uint64_t *seq)
 		    st->dir, store_tables[t], k.size);
 		return -1;
 	}
-	*seq = get_u64(kb);
+	*seq = rec_get_u64(kb);
 	return 0;
 
  fail:
@@ -674,7 +675,7 @@ store_meta_u64(struct store *st, const char *name, uint64_t *val,
 
 	ret = store_meta_get(st, NULL, name, buf, sizeof(buf), &len);
 	if (ret == 0 && len == 9) {
-		*val = get_u64(buf + 1);
+		*val = rec_get_u64(buf + 1);
 		return 0;
 	}
 	if (ret == DB_NOTFOUND && missing_ok) {
@@ -726,7 +727,7 @@ store_meta_put_u64(struct store *st, DB_TXN *txn, const char *name,
 	unsigned char v[9];
 
 	v[0] = STORE_REC_VERSION;
-	put_u64(v + 1, n);
+	rec_put_u64(v + 1, n);
 	return store_meta_put(st, txn, name, v, sizeof(v));
 }
 
@@ -745,7 +746,7 @@ store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 	v.data = (void *)val;
 	v.size = vlen;
 	if ((ret = st->db[t]->put(st->db[t], txn, &k, &v, flags)) != 0) {
-		key_describe(t, key, klen, desc, sizeof(desc));
+		rec_key_describe(t, key, klen, desc, sizeof(desc));
 		store_seterr(st, ret, "store %s/%s.db: write %s", st->dir,
 		    store_tables[t], desc);
 		return -1;
@@ -761,7 +762,7 @@ store_close_handles(struct store *st, int nosync)
 {
 	int i, ret, rc = 0;
 
-	ra_close(st);
+	bdb_ra_close(st);
 	free(st->ra_buf);
 	st->ra_buf = NULL;
 	if (st->z_fd != -1)
@@ -803,7 +804,7 @@ store_close_handles(struct store *st, int nosync)
 		st->env = NULL;
 	}
 	if (st->home != NULL) {
-		region_remove(st->home, 1);
+		bdb_region_remove(st->home, 1);
 		free(st->home);
 		st->home = NULL;
 	}
@@ -833,7 +834,7 @@ store_close(struct store *st)
 	if (store_close_handles(st, st->lost) == -1)
 		rc = -1;
 	if (sync_failures != st->sync_seen && rc == 0) {
-		sync_check(st, "close");
+		store_sync_check(st, "close");
 		log_warnx("%s", st->err);
 		rc = -1;
 	}
@@ -862,7 +863,7 @@ store_batch_begin(struct store *st)
 		    st->dir);
 		return NULL;
 	}
-	sync_check(st, "a sync outside a commit");
+	store_sync_check(st, "a sync outside a commit");
 	if (st->lost) {
 		store_seterr(st, 0, "nothing more is committed until a restart "
 		    "runs recovery, after: %s", st->lost_why);
@@ -952,7 +953,7 @@ store_log_flush(struct store *st)
 		return -1;
 	}
 	st->flushed_end = st->logged_end;
-	log_zero_ahead(st);
+	bdb_log_zero_ahead(st);
 	return 0;
 }
 
@@ -1047,7 +1048,7 @@ store_table_index(const char *name)
  */
 
 void
-walk_init(struct walk *w, struct store *st, DB_TXN *txn, int t,
+store_walk_init(struct walk *w, struct store *st, DB_TXN *txn, int t,
     const void *from, size_t fromlen)
 {
 	w->st = st;
@@ -1055,15 +1056,15 @@ walk_init(struct walk *w, struct store *st, DB_TXN *txn, int t,
 	w->txn = txn;
 	w->c = NULL;
 	w->vlen = 0;
-	walk_seek(w, from, fromlen);
+	store_walk_seek(w, from, fromlen);
 }
 
 /* The next step lands on the first key >= key (the table's first with an
  * empty key). */
 void
-walk_seek(struct walk *w, const void *key, size_t klen)
+store_walk_seek(struct walk *w, const void *key, size_t klen)
 {
-	walk_pause(w);
+	store_walk_pause(w);
 	if (klen > STORE_KEY_MAX)
 		klen = STORE_KEY_MAX;
 	memmove(w->key, key, klen);
@@ -1072,7 +1073,7 @@ walk_seek(struct walk *w, const void *key, size_t klen)
 }
 
 void
-walk_pause(struct walk *w)
+store_walk_pause(struct walk *w)
 {
 	if (w->c != NULL) {
 		w->c->close(w->c);
@@ -1082,7 +1083,7 @@ walk_pause(struct walk *w)
 
 /* 1 a record in key/val, 0 the end, -1 on a store error. */
 int
-walk_next(struct walk *w)
+store_walk_next(struct walk *w)
 {
 	struct store *st = w->st;
 	uint32_t flag = DB_NEXT;
@@ -1140,7 +1141,7 @@ walk_next(struct walk *w)
 
 /* Close the walk; rv is what the caller returns unless closing fails. */
 int
-walk_done(struct walk *w, int rv)
+store_walk_done(struct walk *w, int rv)
 {
 	int ret;
 
@@ -1159,7 +1160,7 @@ walk_done(struct walk *w, int rv)
 /* One record of table t: 1 found (vlen set), 0 none, -1 on a store error
  * (a record larger than valsz is one). */
 int
-tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
+store_tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
     void *val, size_t valsz, size_t *vlen)
 {
 	char desc[256];
@@ -1180,7 +1181,7 @@ tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 		return rec_malformed(t, key, klen, "bad length", st->err,
 		    sizeof(st->err));
 	if (ret != 0) {
-		key_describe(t, key, klen, desc, sizeof(desc));
+		rec_key_describe(t, key, klen, desc, sizeof(desc));
 		store_seterr(st, ret, "store %s/%s.db: read %s", st->dir,
 		    store_tables[t], desc);
 		return -1;
@@ -1191,7 +1192,7 @@ tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 
 /* 1 deleted, 0 was not there, -1 on a store error. */
 int
-tdel(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen)
+store_tdel(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen)
 {
 	char desc[256];
 	DBT k;
@@ -1204,7 +1205,7 @@ tdel(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen)
 	if (ret == DB_NOTFOUND)
 		return 0;
 	if (ret != 0) {
-		key_describe(t, key, klen, desc, sizeof(desc));
+		rec_key_describe(t, key, klen, desc, sizeof(desc));
 		store_seterr(st, ret, "store %s/%s.db: delete %s", st->dir,
 		    store_tables[t], desc);
 		return -1;
@@ -1213,7 +1214,7 @@ tdel(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen)
 }
 
 int
-batch_ok(struct store_batch *b)
+store_batch_ok(struct store_batch *b)
 {
 	b->st->dberr[0] = '\0';
 	if (b->failed) {

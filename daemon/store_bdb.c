@@ -119,7 +119,7 @@ region_lock(const char *home, int create)
 /* The region files of a home (__db.001, ...), and with rmhome its lock
  * and the home itself (the lock held by the caller). */
 void
-region_remove(const char *home, int rmhome)
+bdb_region_remove(const char *home, int rmhome)
 {
 	char path[PATH_MAX];
 	int i;
@@ -164,7 +164,7 @@ region_sweep(const char *ours)
 			continue;	/* in use, or not one of ours */
 		log_debug("store: removing %s, left by a store that did not "
 		    "close", path);
-		region_remove(path, 1);
+		bdb_region_remove(path, 1);
 		close(fd);
 	}
 	closedir(d);
@@ -173,7 +173,7 @@ region_sweep(const char *ours)
 /* The home for the data directory dsb, its lock held in *fdp; NULL (the
  * data directory then) when no safe directory can be had. */
 char *
-region_home(const struct stat *dsb, int *fdp)
+bdb_region_home(const struct stat *dsb, int *fdp)
 {
 	struct stat sb;
 	char path[PATH_MAX], *home;
@@ -222,7 +222,7 @@ region_home(const struct stat *dsb, int *fdp)
  * Bodies in the log.
  *
  * A body of STORE_LOGBODY_MIN to STORE_LOGBODY_MAX bytes is written once,
- * as a log record of its own (body_log), and its hook's record keeps the
+ * as a log record of its own (bdb_body_log), and its hook's record keeps the
  * record's position instead of the bytes.  In the hooks B-tree a body was
  * logged with its put, logged again with the page split that moved it,
  * written and checksummed again with its page, and logged once more with
@@ -230,7 +230,7 @@ region_home(const struct stat *dsb, int *fdp)
  * bodies need not be anywhere but the log.  The batch's sync covers the
  * body record, which precedes the batch's commit record in the log.
  *
- * Reads (body_fetch) go to the log files themselves, through a read-ahead,
+ * Reads (bdb_body_fetch) go to the log files themselves, through a read-ahead,
  * and check BDB's checksum of the record and that the record is this
  * hook's body.
  *
@@ -265,7 +265,7 @@ migrate_stuck(struct store *st, uint64_t seq)
 /* d over the caller's len bytes at buf: a key (size len) to read into,
  * or with partial, a value of which only the first len bytes are read. */
 void
-dbt_user(DBT *d, void *buf, size_t len, int partial)
+bdb_dbt_user(DBT *d, void *buf, size_t len, int partial)
 {
 	memset(d, 0, sizeof(*d));
 	d->data = buf;
@@ -281,7 +281,7 @@ dbt_user(DBT *d, void *buf, size_t len, int partial)
 /* Recovery passes records of the application's types here: a body record
  * belongs to no transaction and needs nothing redone or undone. */
 int
-store_app_dispatch(DB_ENV *env, DBT *rec, DB_LSN *lsn, db_recops op)
+bdb_app_dispatch(DB_ENV *env, DBT *rec, DB_LSN *lsn, db_recops op)
 {
 	uint32_t type;
 
@@ -295,7 +295,7 @@ store_app_dispatch(DB_ENV *env, DBT *rec, DB_LSN *lsn, db_recops op)
 
 /* Log h's body (h->seq set); *at gets the record's position. */
 int
-body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
+bdb_body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
 {
 	uint32_t type = STORE_LOGREC_BODY;
 	size_t need = STORE_LOGREC_HDR + h->body_len;
@@ -314,7 +314,7 @@ body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
 	}
 	memcpy(st->lbuf, &type, sizeof(type));
 	memset(st->lbuf + 4, 0, STORE_LOGREC_SEQ - 4);	/* txnid, prev */
-	put_u64(st->lbuf + STORE_LOGREC_SEQ, h->seq);
+	rec_put_u64(st->lbuf + STORE_LOGREC_SEQ, h->seq);
 	memcpy(st->lbuf + STORE_LOGREC_HDR, h->body, h->body_len);
 	memset(&d, 0, sizeof(d));
 	d.data = st->lbuf;
@@ -341,7 +341,7 @@ body_is(uint64_t seq, const struct store_hook_rec *out,
 		return 0;
 	memcpy(&type, p, sizeof(type));
 	return type == STORE_LOGREC_BODY &&
-	    get_u64(p + STORE_LOGREC_SEQ) == seq;
+	    rec_get_u64(p + STORE_LOGREC_SEQ) == seq;
 }
 
 /* Copy the body out of its log record p into out->body_mem. */
@@ -376,7 +376,7 @@ body_err(struct store *st, int rc, uint64_t seq,
 }
 
 void
-ra_close(struct store *st)
+bdb_ra_close(struct store *st)
 {
 	if (st->ra_fd != -1)
 		close(st->ra_fd);
@@ -467,7 +467,7 @@ ra_fill(struct store *st, uint64_t seq, const struct store_hook_rec *out,
  * restart, flushed_end is not known) is read again.
  */
 int
-body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
+bdb_body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 {
 	size_t avail, need = LOGFILE_HDR + STORE_LOGREC_HDR + out->body_size;
 	uint64_t at;
@@ -477,7 +477,7 @@ body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	int rc;
 
 	if (st->ra_fd == -1 || st->ra_file != out->body_file) {
-		ra_close(st);
+		bdb_ra_close(st);
 		if ((st->ra_fd = log_open(st, out->body_file, O_RDONLY,
 		    &rc)) == -1) {
 			body_err(st, rc, seq, out, "cannot be read: %s",
@@ -627,15 +627,15 @@ store_body_migrate(struct store *st, int max)
 	store_key_hook(kb, st->inline_below);
 	/* Each record's version, head length and flags only: most of the
 	 * walk passes over hooks whose bodies are in their records. */
-	dbt_user(&k, kb, sizeof(kb), 0);
-	dbt_user(&v, head, sizeof(head), 1);
+	bdb_dbt_user(&k, kb, sizeof(kb), 0);
+	bdb_dbt_user(&v, head, sizeof(head), 1);
 	memset(&fv, 0, sizeof(fv));
 	fv.flags = DB_DBT_REALLOC;
 	for (ret = c->get(c, &k, &v, DB_SET_RANGE); ret == 0;
 	    ret = c->get(c, &k, &v, DB_NEXT)) {
 		if (k.size != sizeof(kb))
 			continue;
-		seq = get_u64(kb);
+		seq = rec_get_u64(kb);
 		if (++visited > STORE_MIGRATE_VISIT) {
 			st->behind = 1;
 			break;
@@ -651,8 +651,8 @@ store_body_migrate(struct store *st, int max)
 		 * pass stops there, the pin as it was (a read may fail for
 		 * a while, and the file may hold the body), and the next
 		 * one tries again. */
-		if (hook_decode(T_HOOKS, kb, sizeof(kb), fv.data, fv.size, 0,
-		    &rec, st->err, sizeof(st->err)) == -1) {
+		if (rec_hook_decode(T_HOOKS, kb, sizeof(kb), fv.data, fv.size,
+		    0, &rec, st->err, sizeof(st->err)) == -1) {
 			migrate_stuck(st, seq);
 			goto stuck;
 		}
@@ -664,12 +664,12 @@ store_body_migrate(struct store *st, int max)
 			store_hook_rec_free(&rec);
 			break;
 		}
-		if (body_fetch(st, seq, &rec) == -1) {
+		if (bdb_body_fetch(st, seq, &rec) == -1) {
 			store_hook_rec_free(&rec);
 			migrate_stuck(st, seq);
 			goto stuck;
 		}
-		val = hook_encode(&rec.hook, rec.rows, rec.claim_ref, NULL,
+		val = rec_hook_encode(&rec.hook, rec.rows, rec.claim_ref, NULL,
 		    NULL, &len);
 		store_hook_rec_free(&rec);
 		if (val == NULL) {
@@ -751,7 +751,7 @@ store_body_migrate(struct store *st, int max)
  * full) ends it for that file.
  */
 void
-log_zero_ahead(struct store *st)
+bdb_log_zero_ahead(struct store *st)
 {
 	static const unsigned char zeros[STORE_ZERO_BUF];
 	uint64_t end, at, off;

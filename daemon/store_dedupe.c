@@ -17,7 +17,7 @@
 
 /* The dedupe entry of h and its expiry index entry, in txn. */
 int
-store_put_dedupe(struct store *st, DB_TXN *txn, const struct store_hook *h)
+dedupe_put(struct store *st, DB_TXN *txn, const struct store_hook *h)
 {
 	struct store_dedupe dd;
 	unsigned char dk[STORE_KEY_MAX], xk[STORE_KEY_MAX], val[64];
@@ -96,7 +96,7 @@ store_batch_sweep_dedupe(struct store_batch *b, uint64_t now_ms,
 		if (store_rec_empty_decode("dedupe_exp", xk, k.size, xv,
 		    v.size, st->err, sizeof(st->err)) == -1)
 			goto fail;
-		if ((exp = get_u64(xk)) > now_ms)
+		if ((exp = rec_get_u64(xk)) > now_ms)
 			break;
 
 		/* The entry it names, unless stored again since. */

@@ -29,6 +29,8 @@ struct list_ctx {
 static int	 store_list_heads(struct store *, int, const char *, uint64_t,
 		    uint64_t, int (*)(uint64_t, const struct store_hook_rec *,
 		    void *), void *);
+static int	 store_rec_get(struct store *, int, uint64_t,
+		    struct store_hook_rec *);
 static int	 list_hook_fn(uint64_t, const struct store_hook_rec *, void *);
 static int	 list_quarantine_fn(uint64_t, const struct store_hook_rec *,
 		    void *);
@@ -64,9 +66,9 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 	store_key_hook(hk, h->seq);
 	logged = h->body != NULL && h->body_len >= STORE_LOGBODY_MIN &&
 	    h->body_len <= STORE_LOGBODY_MAX;
-	if (logged && body_log(st, h, &at) == -1)
+	if (logged && bdb_body_log(st, h, &at) == -1)
 		goto fail;
-	if ((rec = hook_encode(h, nrows, "", NULL, logged ? &at : NULL,
+	if ((rec = rec_hook_encode(h, nrows, "", NULL, logged ? &at : NULL,
 	    &reclen)) == NULL) {
 		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": cannot "
 		    "encode (out of memory or a field too long)", st->dir,
@@ -80,7 +82,7 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 	}
 	free(rec);
 	if (h->dedupe_key != NULL && h->dedupe_key[0] != '\0' &&
-	    !h->flagged && store_put_dedupe(st, b->txn, h) == -1)
+	    !h->flagged && dedupe_put(st, b->txn, h) == -1)
 		goto fail;
 
 	for (i = 0; i < nrows; i++) {
@@ -163,7 +165,7 @@ store_hook_fits(const struct store_hook *h, const char *reason, char *why,
 		    strlen(reason), STORE_QREASON_MAX);
 		return -1;
 	}
-	/* The same keys store_put_dedupe makes, so the two cannot differ. */
+	/* The same keys dedupe_put makes, so the two cannot differ. */
 	if (reason == NULL && h->dedupe_key != NULL &&
 	    h->dedupe_key[0] != '\0' && !h->flagged &&
 	    ((dklen = store_key_dedupe(dk, sizeof(dk), h->tenant, h->source,
@@ -204,7 +206,7 @@ store_batch_put_quarantine(struct store_batch *b, struct store_hook *h,
 	 * store_open checks both tables against it. */
 	h->seq = st->next_seq++;
 	store_key_hook(hk, h->seq);
-	if ((rec = hook_encode(h, 0, "", reason, NULL, &reclen)) == NULL) {
+	if ((rec = rec_hook_encode(h, 0, "", reason, NULL, &reclen)) == NULL) {
 		store_seterr(st, 0, "store %s: quarantine seq %" PRIu64 ": "
 		    "cannot encode (out of memory or a field too long)",
 		    st->dir, h->seq);
@@ -240,7 +242,7 @@ store_batch_del_quarantine(struct store_batch *b, uint64_t seq)
 		return -1;
 	}
 	/* The head only, for the body size the counter drops by. */
-	if ((ret = store_head_get(st, b->txn, T_QUARANTINE, seq, &rec)) != 1) {
+	if ((ret = hooks_head_get(st, b->txn, T_QUARANTINE, seq, &rec)) != 1) {
 		if (ret == -1)
 			b->failed = 1;
 		return ret;
@@ -362,8 +364,8 @@ store_list_heads(struct store *st, int t, const char *source,
 	}
 	store_key_hook(kb, after_seq + 1);
 	for (;;) {
-		dbt_user(&k, kb, sizeof(kb), 0);
-		dbt_user(&v, peek, sizeof(peek), 1);
+		bdb_dbt_user(&k, kb, sizeof(kb), 0);
+		bdb_dbt_user(&v, peek, sizeof(peek), 1);
 		ret = c->get(c, &k, &v, flag);
 		flag = DB_NEXT;
 		if (ret == DB_NOTFOUND)
@@ -378,7 +380,7 @@ store_list_heads(struct store *st, int t, const char *source,
 		dlen = v.size;
 		/* The head did not fit the peek: read exactly the head. */
 		if (dlen >= 5 && peek[0] == STORE_REC_VERSION &&
-		    (want = get_u32(peek + 1)) > dlen - 5 &&
+		    (want = rec_get_u32(peek + 1)) > dlen - 5 &&
 		    dlen == sizeof(peek)) {
 			free(full);
 			if ((full = malloc(want + 5)) == NULL) {
@@ -387,7 +389,7 @@ store_list_heads(struct store *st, int t, const char *source,
 				rv = -1;
 				break;
 			}
-			dbt_user(&v, full, want + 5, 1);
+			bdb_dbt_user(&v, full, want + 5, 1);
 			if ((ret = c->get(c, &k, &v, DB_CURRENT)) != 0) {
 				store_seterr(st, ret, "store %s/%s.db: read",
 				    st->dir, store_tables[t]);
@@ -397,7 +399,7 @@ store_list_heads(struct store *st, int t, const char *source,
 			data = full;
 			dlen = v.size;
 		}
-		if (hook_decode(t, kb, k.size, data, dlen, 1, &rec,
+		if (rec_hook_decode(t, kb, k.size, data, dlen, 1, &rec,
 		    st->err, sizeof(st->err)) == -1) {
 			rv = -1;
 			break;
@@ -407,7 +409,7 @@ store_list_heads(struct store *st, int t, const char *source,
 			continue;
 		}
 		n++;
-		stop = fn(get_u64(kb), &rec, arg);
+		stop = fn(rec_get_u64(kb), &rec, arg);
 		store_hook_rec_free(&rec);
 		if (stop != 0 || (limit != 0 && n >= limit))
 			break;
@@ -455,7 +457,7 @@ store_quarantine_usage(struct store *st, uint64_t *bytes, uint64_t *hooks)
 
 /* A whole hook record of table t (hooks, quarantine): 0 found, 1 not
  * found, -1 on a store error. */
-int
+static int
 store_rec_get(struct store *st, int t, uint64_t seq,
     struct store_hook_rec *out)
 {
@@ -479,13 +481,13 @@ store_rec_get(struct store *st, int t, uint64_t seq,
 		    st->dir, store_tables[t], seq);
 		return -1;
 	}
-	if (hook_decode(t, kb, sizeof(kb), v.data, v.size, 0, out,
+	if (rec_hook_decode(t, kb, sizeof(kb), v.data, v.size, 0, out,
 	    st->err, sizeof(st->err)) == -1) {
 		free(v.data);
 		return -1;
 	}
 	out->mem = v.data;
-	if (out->body_logged && body_fetch(st, seq, out) == -1) {
+	if (out->body_logged && bdb_body_fetch(st, seq, out) == -1) {
 		store_hook_rec_free(out);
 		return -1;
 	}
@@ -496,7 +498,7 @@ store_rec_get(struct store *st, int t, uint64_t seq,
  * without its body (a partial read).  1 found (out->mem owns the bytes:
  * store_hook_rec_free), 0 not found, -1 on a store error. */
 int
-store_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
+hooks_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
     struct store_hook_rec *out)
 {
 	unsigned char kb[8], *buf;
@@ -512,8 +514,8 @@ store_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
 			    st->dir);
 			return -1;
 		}
-		dbt_user(&k, kb, sizeof(kb), 0);
-		dbt_user(&v, buf, want, 1);
+		bdb_dbt_user(&k, kb, sizeof(kb), 0);
+		bdb_dbt_user(&v, buf, want, 1);
 		ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
 		if (ret != 0) {
 			free(buf);
@@ -526,7 +528,7 @@ store_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
 		/* The head did not fit: once more, exactly the head. */
 		if (pass == 0 && v.size == want && want >= 5 &&
 		    buf[0] == STORE_REC_VERSION &&
-		    (head = get_u32(buf + 1)) > want - 5 &&
+		    (head = rec_get_u32(buf + 1)) > want - 5 &&
 		    head <= UINT32_MAX - 5) {
 			free(buf);
 			want = head + 5;
@@ -534,7 +536,7 @@ store_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
 		}
 		break;
 	}
-	if (hook_decode(t, kb, sizeof(kb), buf, v.size, 1, out, st->err,
+	if (rec_hook_decode(t, kb, sizeof(kb), buf, v.size, 1, out, st->err,
 	    sizeof(st->err)) == -1) {
 		free(buf);
 		return -1;
@@ -560,7 +562,7 @@ store_hook_claim(struct store *st, uint64_t seq, char *ref, size_t reflen)
 	struct store_hook_rec rec;
 	int ret;
 
-	if ((ret = store_head_get(st, store_readtxn(st), T_HOOKS, seq,
+	if ((ret = hooks_head_get(st, store_readtxn(st), T_HOOKS, seq,
 	    &rec)) != 1)
 		return ret;
 	ret = rec.claim_ref != NULL && rec.claim_ref[0] != '\0' ? 1 : 2;
@@ -583,7 +585,7 @@ store_batch_hook_set_claim(struct store_batch *b, uint64_t seq,
 
 	if ((ret = store_rec_get(st, T_HOOKS, seq, &rec)) != 0)
 		return ret == 1 ? 0 : -1;
-	if ((val = hook_encode(&rec.hook, rec.rows, ref, NULL, NULL,
+	if ((val = rec_hook_encode(&rec.hook, rec.rows, ref, NULL, NULL,
 	    &len)) == NULL) {
 		store_hook_rec_free(&rec);
 		store_seterr(st, 0, "store %s: out of memory", st->dir);

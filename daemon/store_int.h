@@ -4,7 +4,9 @@
  * store_bdb.c, trash.c) and nothing else includes: struct store, the tables,
  * the record helpers and the walks.  The public verbs are in store.h; the
  * store's contracts in store.c's header comment, its layout in
- * store_rec.c's.
+ * store_rec.c's.  What one file shares with the others here takes that
+ * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, dedupe_,
+ * rows_, lane_ (lanes.c), bdb_ (store_bdb.c), trash_; the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
@@ -182,53 +184,50 @@ int	 store_table_index(const char *);
 int	 store_put(struct store *, DB_TXN *, int, const void *,
 		    size_t, const void *, size_t, uint32_t);
 DB_TXN	*store_readtxn(struct store *);
-void	 walk_init(struct walk *, struct store *, DB_TXN *, int,
+void	 store_walk_init(struct walk *, struct store *, DB_TXN *, int,
 		    const void *, size_t);
-int	 walk_next(struct walk *);
-void	 walk_pause(struct walk *);
-void	 walk_seek(struct walk *, const void *, size_t);
-int	 walk_done(struct walk *, int);
-int	 tget(struct store *, DB_TXN *, int, const void *, size_t,
+int	 store_walk_next(struct walk *);
+void	 store_walk_pause(struct walk *);
+void	 store_walk_seek(struct walk *, const void *, size_t);
+int	 store_walk_done(struct walk *, int);
+int	 store_tget(struct store *, DB_TXN *, int, const void *, size_t,
 		    void *, size_t, size_t *);
-int	 tdel(struct store *, DB_TXN *, int, const void *, size_t);
-int	 batch_ok(struct store_batch *);
-void	 sync_check(struct store *, const char *);
-int	 store_sync(int);
+int	 store_tdel(struct store *, DB_TXN *, int, const void *, size_t);
+int	 store_batch_ok(struct store_batch *);
+void	 store_sync_check(struct store *, const char *);
 
 /* store_rec.c */
-void	 put_u32(unsigned char *, uint32_t);
-void	 put_u64(unsigned char *, uint64_t);
-uint32_t	 get_u32(const unsigned char *);
-uint64_t	 get_u64(const unsigned char *);
-void	 key_describe(int, const void *, size_t, char *, size_t);
+void	 rec_put_u32(unsigned char *, uint32_t);
+void	 rec_put_u64(unsigned char *, uint64_t);
+uint32_t	 rec_get_u32(const unsigned char *);
+uint64_t	 rec_get_u64(const unsigned char *);
+void	 rec_key_describe(int, const void *, size_t, char *, size_t);
 int	 rec_version(int, const void *, size_t, const void *, size_t,
 		    char *, size_t);
 int	 rec_malformed(int, const void *, size_t, const char *,
 		    char *, size_t);
-void	*hook_encode(const struct store_hook *, uint32_t, const char *,
+void	*rec_hook_encode(const struct store_hook *, uint32_t, const char *,
 		    const char *, const DB_LSN *, size_t *);
-int	 hook_decode(int, const void *, size_t, const void *, size_t,
+int	 rec_hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 
 /* store_hooks.c */
-int	 store_rec_get(struct store *, int, uint64_t,
-		    struct store_hook_rec *);
-int	 store_head_get(struct store *, DB_TXN *, int, uint64_t,
+int	 hooks_head_get(struct store *, DB_TXN *, int, uint64_t,
 		    struct store_hook_rec *);
 
 /* store_dedupe.c */
-int	 store_put_dedupe(struct store *, DB_TXN *,
+int	 dedupe_put(struct store *, DB_TXN *,
 		    const struct store_hook *);
 
 /* store_rows.c */
-int	 row_read(struct store *, DB_TXN *, const unsigned char *,
+int	 rows_read(struct store *, DB_TXN *, const unsigned char *,
 		    struct store_row *);
-int	 row_write(struct store *, DB_TXN *, const unsigned char *,
+int	 rows_write(struct store *, DB_TXN *, const unsigned char *,
 		    const struct store_row *);
-int	 row_pending(const struct store_row *);
-int	 due_put(struct store *, DB_TXN *, const char *, uint64_t,
+int	 rows_pending(const struct store_row *);
+int	 rows_due_put(struct store *, DB_TXN *, const char *, uint64_t,
 		    const unsigned char *);
-int	 store_tenants(struct store *, int, int (*)(const char *,
+int	 rows_tenants(struct store *, int, int (*)(const char *,
 		    const unsigned char *, size_t, void *), void *);
 
 /* lanes.c */
@@ -239,18 +238,15 @@ int	 lane_leave(struct store_batch *, const unsigned char *,
 int	 lane_release(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 
-/* store_maint.c */
-int	 store_log_prune(struct store *);
-
 /* store_bdb.c */
-int	 body_log(struct store *, const struct store_hook *, DB_LSN *);
-void	 log_zero_ahead(struct store *);
-int	 body_fetch(struct store *, uint64_t, struct store_hook_rec *);
-void	 ra_close(struct store *);
-int	 store_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
-void	 dbt_user(DBT *, void *, size_t, int);
-void	 region_remove(const char *, int);
-char	*region_home(const struct stat *, int *);
+int	 bdb_body_log(struct store *, const struct store_hook *, DB_LSN *);
+void	 bdb_log_zero_ahead(struct store *);
+int	 bdb_body_fetch(struct store *, uint64_t, struct store_hook_rec *);
+void	 bdb_ra_close(struct store *);
+int	 bdb_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
+void	 bdb_dbt_user(DBT *, void *, size_t, int);
+void	 bdb_region_remove(const char *, int);
+char	*bdb_region_home(const struct stat *, int *);
 
 /* trash.c */
 void	 trash_path(const struct store *, uint32_t, char *, size_t);

@@ -18,6 +18,8 @@
 #include "store.h"
 #include "store_int.h"
 
+static int	 store_log_prune(struct store *);
+
 /* Log files no longer needed after this are removed here, not by BDB
  * (no DB_LOG_AUTO_REMOVE): a file recovery no longer needs may still hold
  * a live hook's body (store_log_prune). */
@@ -32,7 +34,7 @@ store_checkpoint(struct store *st)
 	int ret;
 
 	st->dberr[0] = '\0';
-	sync_check(st, "before a checkpoint");
+	store_sync_check(st, "before a checkpoint");
 	if (st->lost) {
 		store_seterr(st, 0, "store %s: no checkpoint until a restart "
 		    "runs recovery, after: %s", st->dir, st->lost_why);
@@ -40,10 +42,10 @@ store_checkpoint(struct store *st)
 	}
 	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, 0)) != 0) {
 		store_seterr(st, ret, "store %s: checkpoint", st->dir);
-		sync_check(st, "checkpoint");
+		store_sync_check(st, "checkpoint");
 		return -1;
 	}
-	sync_check(st, "checkpoint");
+	store_sync_check(st, "checkpoint");
 	if (st->lost)
 		return -1;
 	return store_log_prune(st);
@@ -158,7 +160,7 @@ store_keep_clean(struct store *st, int low, int high)
  * thread (trash_main): unlinking a 32 MiB file that was just written took
  * 15-20 ms here (the kernel drops its cached pages), a stall of the loop
  * for each file at every checkpoint. */
-int
+static int
 store_log_prune(struct store *st)
 {
 	char **list, **p, to[PATH_MAX];
@@ -174,7 +176,7 @@ store_log_prune(struct store *st)
 		return -1;
 	}
 	if (st->ra_fd != -1 && st->ra_file < st->pin)
-		ra_close(st);	/* its file may go now */
+		bdb_ra_close(st);	/* its file may go now */
 	if (list == NULL)
 		return 0;
 	for (p = list; *p != NULL; p++) {

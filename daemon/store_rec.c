@@ -128,7 +128,7 @@ static size_t	 key_describe_lane(const unsigned char *, size_t, char *,
  */
 
 void
-put_u32(unsigned char *p, uint32_t v)
+rec_put_u32(unsigned char *p, uint32_t v)
 {
 	p[0] = v >> 24;
 	p[1] = v >> 16;
@@ -137,23 +137,23 @@ put_u32(unsigned char *p, uint32_t v)
 }
 
 void
-put_u64(unsigned char *p, uint64_t v)
+rec_put_u64(unsigned char *p, uint64_t v)
 {
-	put_u32(p, v >> 32);
-	put_u32(p + 4, (uint32_t)v);
+	rec_put_u32(p, v >> 32);
+	rec_put_u32(p + 4, (uint32_t)v);
 }
 
 uint32_t
-get_u32(const unsigned char *p)
+rec_get_u32(const unsigned char *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
 	    (uint32_t)p[2] << 8 | p[3];
 }
 
 uint64_t
-get_u64(const unsigned char *p)
+rec_get_u64(const unsigned char *p)
 {
-	return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
+	return (uint64_t)rec_get_u32(p) << 32 | rec_get_u32(p + 4);
 }
 
 /* Append a string and its NUL at off; 0 if it does not fit. */
@@ -171,28 +171,28 @@ key_str(unsigned char *out, size_t outsz, size_t off, const char *s)
 void
 store_key_hook(unsigned char out[8], uint64_t seq)
 {
-	put_u64(out, seq);
+	rec_put_u64(out, seq);
 }
 
 void
 store_key_row(unsigned char out[STORE_ROWKEY_LEN], uint64_t seq,
     uint32_t sink_index)
 {
-	put_u64(out, seq);
-	put_u32(out + 8, sink_index);
+	rec_put_u64(out, seq);
+	rec_put_u32(out + 8, sink_index);
 }
 
 uint64_t
 store_rowkey_seq(const unsigned char key[STORE_ROWKEY_LEN])
 {
-	return get_u64(key);
+	return rec_get_u64(key);
 }
 
 void
 store_key_dead(unsigned char out[STORE_DEADKEY_LEN], uint64_t dead_at,
     const unsigned char rowkey[STORE_ROWKEY_LEN])
 {
-	put_u64(out, dead_at);
+	rec_put_u64(out, dead_at);
 	memcpy(out + 8, rowkey, STORE_ROWKEY_LEN);
 }
 
@@ -205,7 +205,7 @@ store_key_due(unsigned char *out, size_t outsz, const char *tenant,
 	if ((off = key_str(out, outsz, 0, tenant)) == 0 ||
 	    outsz - off < 8 + STORE_ROWKEY_LEN)
 		return 0;
-	put_u64(out + off, due);
+	rec_put_u64(out + off, due);
 	memcpy(out + off + 8, rowkey, STORE_ROWKEY_LEN);
 	return off + 8 + STORE_ROWKEY_LEN;
 }
@@ -220,8 +220,8 @@ store_key_lane(unsigned char *out, size_t outsz, const char *tenant,
 	    (off = key_str(out, outsz, off, source)) == 0 ||
 	    outsz - off < 12)
 		return 0;
-	put_u32(out + off, sink_index);
-	put_u64(out + off + 4, lane_hash);
+	rec_put_u32(out + off, sink_index);
+	rec_put_u64(out + off + 4, lane_hash);
 	return off + 12;
 }
 
@@ -232,7 +232,7 @@ store_key_member(unsigned char *out, size_t outsz, const unsigned char *lane,
 	if (lanelen == 0 || outsz < lanelen + 8)
 		return 0;
 	memmove(out, lane, lanelen);
-	put_u64(out + lanelen, seq);
+	rec_put_u64(out + lanelen, seq);
 	return lanelen + 8;
 }
 
@@ -256,7 +256,7 @@ store_key_dedupe_exp(unsigned char *out, size_t outsz, uint64_t expires,
 {
 	if (outsz < 8 + dkeylen)
 		return 0;
-	put_u64(out, expires);
+	rec_put_u64(out, expires);
 	memcpy(out + 8, dkey, dkeylen);
 	return 8 + dkeylen;
 }
@@ -289,13 +289,13 @@ key_describe_lane(const unsigned char *k, size_t len, char *buf,
 	if (a + 1 + b + 1 + 12 > len)
 		return 0;
 	snprintf(buf, bufsz, "lane %s/%s#%u key %016" PRIx64, t, s,
-	    get_u32(k + a + b + 2), get_u64(k + a + b + 6));
+	    rec_get_u32(k + a + b + 2), rec_get_u64(k + a + b + 6));
 	return a + b + 2 + 12;
 }
 
 /* A key in words, for error messages. */
 void
-key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
+rec_key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 {
 	const unsigned char *k = key;
 	char a[STORE_NAME_MAX + 1], s[STORE_NAME_MAX + 1], d[128];
@@ -310,21 +310,21 @@ key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 	case T_QUARANTINE:
 		if (len != 8)
 			break;
-		snprintf(buf, bufsz, "seq %" PRIu64, get_u64(k));
+		snprintf(buf, bufsz, "seq %" PRIu64, rec_get_u64(k));
 		return;
 	case T_ROWS:
 		if (len != STORE_ROWKEY_LEN)
 			break;
-		snprintf(buf, bufsz, "seq %" PRIu64 " sink %u", get_u64(k),
-		    get_u32(k + 8));
+		snprintf(buf, bufsz, "seq %" PRIu64 " sink %u", rec_get_u64(k),
+		    rec_get_u32(k + 8));
 		return;
 	case T_DUE:
 		n = key_part(k, len, a, sizeof(a));
 		if (n + 1 + 8 + STORE_ROWKEY_LEN != len)
 			break;
 		snprintf(buf, bufsz, "tenant %s due %" PRIu64 " seq %" PRIu64
-		    " sink %u", a, get_u64(k + n + 1), get_u64(k + n + 9),
-		    get_u32(k + n + 17));
+		    " sink %u", a, rec_get_u64(k + n + 1),
+		    rec_get_u64(k + n + 9), rec_get_u32(k + n + 17));
 		return;
 	case T_LANES:
 	case T_MARKS:
@@ -336,20 +336,20 @@ key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 		    len - 8)
 			break;
 		snprintf(buf, bufsz, "%s seq %" PRIu64, d,
-		    get_u64(k + len - 8));
+		    rec_get_u64(k + len - 8));
 		return;
 	case T_DEAD:
 		if (len != STORE_DEADKEY_LEN)
 			break;
 		snprintf(buf, bufsz, "at %" PRIu64 " seq %" PRIu64 " sink %u",
-		    get_u64(k), get_u64(k + 8), get_u32(k + 16));
+		    rec_get_u64(k), rec_get_u64(k + 8), rec_get_u32(k + 16));
 		return;
 	case T_DEDUPE:
 	case T_DEDUPE_EXP:
 		if (t == T_DEDUPE_EXP) {
 			if (len < 8)
 				break;
-			snprintf(buf, bufsz, "expiry %" PRIu64, get_u64(k));
+			snprintf(buf, bufsz, "expiry %" PRIu64, rec_get_u64(k));
 			return;
 		}
 		n = key_part(k, len, a, sizeof(a));
@@ -430,7 +430,7 @@ enc_u32(struct enc *e, uint32_t v)
 {
 	unsigned char b[4];
 
-	put_u32(b, v);
+	rec_put_u32(b, v);
 	enc_bytes(e, b, 4);
 }
 
@@ -439,7 +439,7 @@ enc_u64(struct enc *e, uint64_t v)
 {
 	unsigned char b[8];
 
-	put_u64(b, v);
+	rec_put_u64(b, v);
 	enc_bytes(e, b, 8);
 }
 
@@ -496,7 +496,7 @@ dec_u32(struct dec *d)
 {
 	const unsigned char *p = dec_bytes(d, 4);
 
-	return p != NULL ? get_u32(p) : 0;
+	return p != NULL ? rec_get_u32(p) : 0;
 }
 
 static uint64_t
@@ -504,7 +504,7 @@ dec_u64(struct dec *d)
 {
 	const unsigned char *p = dec_bytes(d, 8);
 
-	return p != NULL ? get_u64(p) : 0;
+	return p != NULL ? rec_get_u64(p) : 0;
 }
 
 /* A string in place: its NUL must be there and be the only one. */
@@ -546,7 +546,7 @@ rec_version(int t, const void *key, size_t klen, const void *val,
 
 	if (vlen >= 1 && v[0] == STORE_REC_VERSION)
 		return 0;
-	key_describe(t, key, klen, desc, sizeof(desc));
+	rec_key_describe(t, key, klen, desc, sizeof(desc));
 	if (vlen == 0)
 		snprintf(err, errlen, "%s record %s is empty (no format "
 		    "version)", store_tables[t], desc);
@@ -563,7 +563,7 @@ rec_malformed(int t, const void *key, size_t klen, const char *why,
 {
 	char desc[256];
 
-	key_describe(t, key, klen, desc, sizeof(desc));
+	rec_key_describe(t, key, klen, desc, sizeof(desc));
 	snprintf(err, errlen, "%s record %s is damaged: %s", store_tables[t],
 	    desc, why);
 	return -1;
@@ -573,21 +573,21 @@ void *
 store_rec_hook_encode(const struct store_hook *h, uint32_t rows,
     const char *claim_ref, size_t *lenp)
 {
-	return hook_encode(h, rows, claim_ref, NULL, NULL, lenp);
+	return rec_hook_encode(h, rows, claim_ref, NULL, NULL, lenp);
 }
 
 void *
 store_rec_quarantine_encode(const struct store_hook *h, const char *reason,
     size_t *lenp)
 {
-	return hook_encode(h, 0, "", reason != NULL ? reason : "", NULL,
+	return rec_hook_encode(h, 0, "", reason != NULL ? reason : "", NULL,
 	    lenp);
 }
 
 /* reason: NULL for a hooks record, the failure for a quarantine one. */
 void *
-hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
-    const char *reason, const DB_LSN *at, size_t *lenp)
+rec_hook_encode(const struct store_hook *h, uint32_t rows,
+    const char *claim_ref, const char *reason, const DB_LSN *at, size_t *lenp)
 {
 	struct enc e;
 	size_t headpos;
@@ -633,7 +633,7 @@ hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
 		if (e.len - headpos - 4 > UINT32_MAX)
 			e.bad = 1;
 		else
-			put_u32(e.buf + headpos, e.len - headpos - 4);
+			rec_put_u32(e.buf + headpos, e.len - headpos - 4);
 	}
 	if (at != NULL) {
 		enc_u32(&e, at->file);
@@ -660,12 +660,12 @@ store_rec_hook_decode(const char *table, const void *key, size_t klen,
 		return -1;
 	}
 	memset(out, 0, sizeof(*out));
-	return hook_decode(t, key, klen, val, vlen, 0, out, err, errlen);
+	return rec_hook_decode(t, key, klen, val, vlen, 0, out, err, errlen);
 }
 
 /* head_only: val may end after the head (a listing's partial read). */
 int
-hook_decode(int t, const void *key, size_t klen, const void *val,
+rec_hook_decode(int t, const void *key, size_t klen, const void *val,
     size_t vlen, int head_only, struct store_hook_rec *out, char *err,
     size_t errlen)
 {
@@ -743,9 +743,10 @@ hook_decode(int t, const void *key, size_t klen, const void *val,
 			    err, errlen);
 		}
 		out->body_logged = 1;
-		out->body_file = get_u32((const unsigned char *)val + d.off);
-		out->body_off = get_u32((const unsigned char *)val + d.off +
-		    4);
+		out->body_file = rec_get_u32((const unsigned char *)val +
+		    d.off);
+		out->body_off = rec_get_u32((const unsigned char *)val +
+		    d.off + 4);
 		h->body = NULL;
 		h->body_len = out->body_size;
 		return 0;

@@ -50,14 +50,14 @@ static int	 hook_present(struct store *, DB_TXN *, uint64_t);
 /* 1 found, 0 none, -1 on a store error, -2 a record that does not decode
  * (st->err says which). */
 int
-row_read(struct store *st, DB_TXN *txn, const unsigned char *rk,
+rows_read(struct store *st, DB_TXN *txn, const unsigned char *rk,
     struct store_row *r)
 {
 	unsigned char val[STORE_REC_MAX];
 	size_t vlen;
 	int ret;
 
-	if ((ret = tget(st, txn, T_ROWS, rk, STORE_ROWKEY_LEN, val,
+	if ((ret = store_tget(st, txn, T_ROWS, rk, STORE_ROWKEY_LEN, val,
 	    sizeof(val), &vlen)) != 1)
 		return ret;
 	if (store_rec_row_decode(rk, STORE_ROWKEY_LEN, val, vlen, r, st->err,
@@ -67,7 +67,7 @@ row_read(struct store *st, DB_TXN *txn, const unsigned char *rk,
 }
 
 int
-row_write(struct store *st, DB_TXN *txn, const unsigned char *rk,
+rows_write(struct store *st, DB_TXN *txn, const unsigned char *rk,
     const struct store_row *r)
 {
 	unsigned char val[STORE_REC_MAX];
@@ -75,7 +75,8 @@ row_write(struct store *st, DB_TXN *txn, const unsigned char *rk,
 
 	if ((vlen = store_rec_row_encode(r, val, sizeof(val))) == 0) {
 		store_seterr(st, 0, "store %s: row seq %" PRIu64 " sink %u: "
-		    "cannot encode", st->dir, get_u64(rk), get_u32(rk + 8));
+		    "cannot encode", st->dir, rec_get_u64(rk),
+		    rec_get_u32(rk + 8));
 		return -1;
 	}
 	return store_put(st, txn, T_ROWS, rk, STORE_ROWKEY_LEN, val, vlen, 0);
@@ -83,14 +84,14 @@ row_write(struct store *st, DB_TXN *txn, const unsigned char *rk,
 
 /* A row with a due key: DUE, HEAD, PARKED. */
 int
-row_pending(const struct store_row *r)
+rows_pending(const struct store_row *r)
 {
 	return r->state == STORE_ROW_DUE || r->state == STORE_ROW_HEAD ||
 	    r->state == STORE_ROW_PARKED;
 }
 
 int
-due_put(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
+rows_due_put(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
     const unsigned char *rk)
 {
 	unsigned char key[STORE_KEY_MAX], val[1];
@@ -118,7 +119,7 @@ due_del(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
 		    st->dir, tenant);
 		return -1;
 	}
-	return tdel(st, txn, T_DUE, key, klen);
+	return store_tdel(st, txn, T_DUE, key, klen);
 }
 
 /* Split a due key: tenant length (its NUL at key[*tlen]), due, row key.
@@ -134,7 +135,7 @@ due_parse(const unsigned char *key, size_t klen, size_t *tlen,
 	    klen != (size_t)(nul - key) + 1 + 8 + STORE_ROWKEY_LEN)
 		return -1;
 	*tlen = nul - key;
-	*due = get_u64(nul + 1);
+	*due = rec_get_u64(nul + 1);
 	*rk = nul + 9;
 	return 0;
 }
@@ -148,7 +149,7 @@ due_parse(const unsigned char *key, size_t klen, size_t *tlen,
  * 0 for the next tenant, > 0 to stop, < 0 to go on with the key after this
  * one (it is damaged). */
 int
-store_tenants(struct store *st, int t,
+rows_tenants(struct store *st, int t,
     int (*fn)(const char *, const unsigned char *, size_t, void *), void *arg)
 {
 	char tenant[STORE_NAME_MAX + 1];
@@ -158,8 +159,8 @@ store_tenants(struct store *st, int t,
 	int ret, rv;
 
 	st->dberr[0] = '\0';
-	walk_init(&w, st, NULL, t, "", 0);
-	while ((ret = walk_next(&w)) == 1) {
+	store_walk_init(&w, st, NULL, t, "", 0);
+	while ((ret = store_walk_next(&w)) == 1) {
 		if ((nul = memchr(w.key, '\0', w.klen)) == NULL ||
 		    (tlen = nul - w.key) > STORE_NAME_MAX) {
 			/* Not ours to judge here: step over it. */
@@ -169,7 +170,7 @@ store_tenants(struct store *st, int t,
 		}
 		memcpy(tenant, w.key, tlen);
 		tenant[tlen] = '\0';
-		walk_pause(&w);
+		store_walk_pause(&w);
 		if ((rv = fn(tenant, w.key, w.klen, arg)) > 0)
 			break;
 		if (rv < 0)
@@ -177,9 +178,9 @@ store_tenants(struct store *st, int t,
 		/* Past every key of this tenant: its id and a 1 sorts after
 		 * its id and a 0 and before any longer id it prefixes. */
 		w.key[tlen] = 0x01;
-		walk_seek(&w, w.key, tlen + 1);
+		store_walk_seek(&w, w.key, tlen + 1);
 	}
-	return walk_done(&w, ret == -1 ? -1 : 0);
+	return store_walk_done(&w, ret == -1 ? -1 : 0);
 }
 
 static int
@@ -209,7 +210,7 @@ store_due_tenants(struct store *st,
 	ctx.st = st;
 	ctx.due_cb = cb;
 	ctx.arg = arg;
-	return store_tenants(st, T_DUE, due_tenants_fn, &ctx);
+	return rows_tenants(st, T_DUE, due_tenants_fn, &ctx);
 }
 
 int
@@ -231,9 +232,9 @@ store_due_next(struct store *st, const char *tenant, uint64_t after,
 	if (after == UINT64_MAX)
 		return 0;
 	memcpy(key, tenant, plen + 1);
-	put_u64(key + plen + 1, after + 1);
-	walk_init(&w, st, NULL, T_DUE, key, plen + 9);
-	while ((ret = walk_next(&w)) == 1) {
+	rec_put_u64(key + plen + 1, after + 1);
+	store_walk_init(&w, st, NULL, T_DUE, key, plen + 9);
+	while ((ret = store_walk_next(&w)) == 1) {
 		if (w.klen <= plen || memcmp(w.key, tenant, plen + 1) != 0) {
 			ret = 0;
 			break;
@@ -243,7 +244,7 @@ store_due_next(struct store *st, const char *tenant, uint64_t after,
 		log_warnx("store %s/due.db: damaged key of tenant %s skipped",
 		    st->dir, tenant);
 	}
-	return walk_done(&w, ret);
+	return store_walk_done(&w, ret);
 }
 
 int
@@ -280,12 +281,12 @@ store_due_scan_from(struct store *st, const char *tenant, uint64_t now_ms,
 	/* From the tenant's first due key, or just after the given one. */
 	if (after_rk != NULL && (slen = store_key_due(start, sizeof(start),
 	    tenant, after_due, after_rk)) > 0)
-		walk_init(&w, st, NULL, T_DUE, start, slen);
+		store_walk_init(&w, st, NULL, T_DUE, start, slen);
 	else {
 		slen = 0;
-		walk_init(&w, st, NULL, T_DUE, tenant, plen + 1);
+		store_walk_init(&w, st, NULL, T_DUE, tenant, plen + 1);
 	}
-	while ((ret = walk_next(&w)) == 1) {
+	while ((ret = store_walk_next(&w)) == 1) {
 		if (w.klen <= plen || memcmp(w.key, tenant, plen + 1) != 0)
 			break;
 		if (slen > 0 && w.klen == slen &&
@@ -305,9 +306,9 @@ store_due_scan_from(struct store *st, const char *tenant, uint64_t now_ms,
 		klen = w.klen;
 		memcpy(key, w.key, klen);
 		memcpy(rk, krk, STORE_ROWKEY_LEN);
-		walk_pause(&w);
+		store_walk_pause(&w);
 
-		rr = row_read(st, store_readtxn(st), rk, &r);
+		rr = rows_read(st, store_readtxn(st), rk, &r);
 		if (rr == -1) {
 			ret = -1;
 			break;
@@ -316,24 +317,25 @@ store_due_scan_from(struct store *st, const char *tenant, uint64_t now_ms,
 		if (rr == 0) {
 			log_warnx("store %s: due key tenant %s due %" PRIu64
 			    " names seq %" PRIu64 " sink %u, which is gone",
-			    st->dir, tenant, due, get_u64(rk),
-			    get_u32(rk + 8));
+			    st->dir, tenant, due, rec_get_u64(rk),
+			    rec_get_u32(rk + 8));
 			rp = NULL;
 		} else if (rr == -2) {
 			log_warnx("store %s: %s", st->dir, st->err);
 			rp = NULL;
-		} else if (!row_pending(&r) || r.due != due ||
+		} else if (!rows_pending(&r) || r.due != due ||
 		    strcmp(r.tenant, tenant) != 0) {
 			log_warnx("store %s: due key tenant %s due %" PRIu64
 			    " of seq %" PRIu64 " sink %u is stale (row state "
 			    "%u due %" PRIu64 ")", st->dir, tenant, due,
-			    get_u64(rk), get_u32(rk + 8), r.state, r.due);
+			    rec_get_u64(rk), rec_get_u32(rk + 8), r.state,
+			    r.due);
 			rp = NULL;
 		}
 		if (cb(key, klen, due, rk, rp, arg) != 0)
 			break;
 	}
-	return walk_done(&w, ret == -1 ? -1 : 0);
+	return store_walk_done(&w, ret == -1 ? -1 : 0);
 }
 
 static int
@@ -389,7 +391,7 @@ store_row_get(struct store *st, const unsigned char rk[STORE_ROWKEY_LEN],
 	int ret;
 
 	st->dberr[0] = '\0';
-	ret = row_read(st, store_readtxn(st), rk, r);
+	ret = rows_read(st, store_readtxn(st), rk, r);
 	return ret == -2 ? -1 : ret;
 }
 
@@ -418,8 +420,8 @@ hook_unref(struct store_batch *b, uint64_t seq)
 		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
 		return -1;
 	}
-	dbt_user(&k, hk, sizeof(hk), 0);
-	dbt_user(&v, head, sizeof(head), 1);
+	bdb_dbt_user(&k, hk, sizeof(hk), 0);
+	bdb_dbt_user(&v, head, sizeof(head), 1);
 	ret = c->get(c, &k, &v, DB_SET);
 	if (ret == DB_NOTFOUND) {
 		log_warnx("store %s: hook seq %" PRIu64 " of a settled row is "
@@ -440,7 +442,7 @@ hook_unref(struct store_batch *b, uint64_t seq)
 		    st->err, sizeof(st->err));
 		goto done;
 	}
-	if ((rows = get_u32(head + HOOK_ROWS_OFF)) <= 1) {
+	if ((rows = rec_get_u32(head + HOOK_ROWS_OFF)) <= 1) {
 		if ((ret = c->del(c, 0)) != 0) {
 			store_seterr(st, ret, "store %s/hooks.db: delete seq %"
 			    PRIu64, st->dir, seq);
@@ -451,7 +453,7 @@ hook_unref(struct store_batch *b, uint64_t seq)
 		rc = 0;
 		goto done;
 	}
-	put_u32(cnt, rows - 1);
+	rec_put_u32(cnt, rows - 1);
 	memset(&v, 0, sizeof(v));
 	v.data = cnt;
 	v.size = sizeof(cnt);
@@ -481,12 +483,12 @@ store_batch_row_delivered(struct store_batch *b,
 	struct store_row r;
 	int ret, head = 0;
 
-	if (!batch_ok(b))
+	if (!store_batch_ok(b))
 		return -1;
 	/* The row as its claim read it: its due key is the proof that the
 	 * store still holds it so (only the dispatch moves a claimed row);
 	 * without that key the row is read after all. */
-	if (known != NULL && row_pending(known)) {
+	if (known != NULL && rows_pending(known)) {
 		r = *known;
 		if ((ret = due_del(st, b->txn, r.tenant, r.due, rk)) == -1)
 			goto fail;
@@ -496,7 +498,7 @@ store_batch_row_delivered(struct store_batch *b,
 			goto gone;
 		}
 	}
-	switch (row_read(st, b->txn, rk, &r)) {
+	switch (rows_read(st, b->txn, rk, &r)) {
 	case -1:
 		goto fail;
 	case 0:
@@ -512,7 +514,7 @@ store_batch_row_delivered(struct store_batch *b,
 		if (r.state == STORE_ROW_DEAD) {
 			log_warnx("store %s: delivered row seq %" PRIu64
 			    " sink %u is dead-lettered: left alone", st->dir,
-			    get_u64(rk), get_u32(rk + 8));
+			    rec_get_u64(rk), rec_get_u32(rk + 8));
 			return 1;
 		}
 		if ((head = row_unindex(b, rk, &r)) == -1)
@@ -555,11 +557,12 @@ row_gone(struct store_batch *b, const unsigned char *rk,
 {
 	int ret;
 
-	if ((ret = tdel(b->st, b->txn, T_ROWS, rk, STORE_ROWKEY_LEN)) == -1)
+	if ((ret = store_tdel(b->st, b->txn, T_ROWS, rk,
+	    STORE_ROWKEY_LEN)) == -1)
 		return -1;
 	if (ret == 0)
 		return 1;	/* a due key without its row */
-	if (unref && hook_unref(b, get_u64(rk)) == -1)
+	if (unref && hook_unref(b, rec_get_u64(rk)) == -1)
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
@@ -576,15 +579,15 @@ store_batch_row_reschedule(struct store_batch *b,
 	struct store_row r;
 	int head;
 
-	if (!batch_ok(b))
+	if (!store_batch_ok(b))
 		return -1;
-	if (!row_pending(nr)) {
+	if (!rows_pending(nr)) {
 		store_seterr(st, 0, "store %s: row seq %" PRIu64 " sink %u "
-		    "rescheduled in state %u", st->dir, get_u64(rk),
-		    get_u32(rk + 8), nr->state);
+		    "rescheduled in state %u", st->dir, rec_get_u64(rk),
+		    rec_get_u32(rk + 8), nr->state);
 		goto fail;
 	}
-	switch (row_read(st, b->txn, rk, &r)) {
+	switch (rows_read(st, b->txn, rk, &r)) {
 	case -1:
 		goto fail;
 	case 0:
@@ -596,10 +599,10 @@ store_batch_row_reschedule(struct store_batch *b,
 		r = *nr;
 		break;
 	default:
-		if (!row_pending(&r)) {
+		if (!rows_pending(&r)) {
 			log_warnx("store %s: rescheduled row seq %" PRIu64
 			    " sink %u is in state %u: left alone", st->dir,
-			    get_u64(rk), get_u32(rk + 8), r.state);
+			    rec_get_u64(rk), rec_get_u32(rk + 8), r.state);
 			return 1;
 		}
 		if ((head = lane_is_head(b, rk, &r)) == -1 ||
@@ -614,8 +617,8 @@ store_batch_row_reschedule(struct store_batch *b,
 		r.state = head && nr->state == STORE_ROW_DUE ? STORE_ROW_HEAD :
 		    nr->state;
 	}
-	if (row_write(st, b->txn, rk, &r) == -1 ||
-	    due_put(st, b->txn, r.tenant, r.due, rk) == -1)
+	if (rows_write(st, b->txn, rk, &r) == -1 ||
+	    rows_due_put(st, b->txn, r.tenant, r.due, rk) == -1)
 		goto fail;
 	return 0;
 
@@ -636,9 +639,9 @@ store_batch_row_dead(struct store_batch *b,
 	size_t vlen;
 	int ret, head;
 
-	if (!batch_ok(b))
+	if (!store_batch_ok(b))
 		return -1;
-	switch (row_read(st, b->txn, rk, &r)) {
+	switch (rows_read(st, b->txn, rk, &r)) {
 	case -1:
 		goto fail;
 	case 0:
@@ -650,7 +653,7 @@ store_batch_row_dead(struct store_batch *b,
 	}
 	if (r.state == STORE_ROW_DEAD)
 		return 1;
-	if ((ret = hook_present(st, b->txn, get_u64(rk))) == -1 ||
+	if ((ret = hook_present(st, b->txn, rec_get_u64(rk))) == -1 ||
 	    (head = row_unindex(b, rk, &r)) == -1)
 		goto fail;
 	if (ret == 0) {
@@ -672,11 +675,11 @@ store_batch_row_dead(struct store_batch *b,
 	store_key_dead(dk, dead_at, rk);
 	if ((vlen = store_rec_dead_encode(&dl, val, sizeof(val))) == 0) {
 		store_seterr(st, 0, "store %s: dead letter of seq %" PRIu64
-		    " sink %u: cannot encode", st->dir, get_u64(rk),
-		    get_u32(rk + 8));
+		    " sink %u: cannot encode", st->dir, rec_get_u64(rk),
+		    rec_get_u32(rk + 8));
 		goto fail;
 	}
-	if (row_write(st, b->txn, rk, &r) == -1 ||
+	if (rows_write(st, b->txn, rk, &r) == -1 ||
 	    store_put(st, b->txn, T_DEAD, dk, sizeof(dk), val, vlen, 0) == -1)
 		goto fail;
 	b->counts.dead++;
@@ -700,23 +703,23 @@ store_batch_due_drop(struct store_batch *b, const unsigned char *key,
 	size_t tlen;
 	int ret;
 
-	if (!batch_ok(b))
+	if (!store_batch_ok(b))
 		return -1;
 	if (due_parse(key, klen, &tlen, &due, &rk) == 0) {
 		/* Only a stale key: dropping a live one would lose its row
 		 * for good. */
-		if ((ret = row_read(st, b->txn, rk, &r)) == -1)
+		if ((ret = rows_read(st, b->txn, rk, &r)) == -1)
 			goto fail;
-		if (ret == 1 && row_pending(&r) && r.due == due &&
+		if (ret == 1 && rows_pending(&r) && r.due == due &&
 		    strlen(r.tenant) == tlen &&
 		    memcmp(r.tenant, key, tlen) == 0) {
 			log_warnx("store %s: due key of seq %" PRIu64 " sink "
-			    "%u is live: not dropped", st->dir, get_u64(rk),
-			    get_u32(rk + 8));
+			    "%u is live: not dropped", st->dir, rec_get_u64(rk),
+			    rec_get_u32(rk + 8));
 			return 1;
 		}
 	}
-	if ((ret = tdel(st, b->txn, T_DUE, key, klen)) == -1)
+	if ((ret = store_tdel(st, b->txn, T_DUE, key, klen)) == -1)
 		goto fail;
 	return ret == 1 ? 0 : 1;
 
@@ -755,9 +758,9 @@ store_dead_list_since(struct store *st, const char *source,
 		store_seterr(st, 0, "store %s: out of memory", st->dir);
 		return -1;
 	}
-	put_u64(start, since_ms);
-	walk_init(&w, st, NULL, T_DEAD, start, sizeof(start));
-	while ((ret = walk_next(&w)) == 1) {
+	rec_put_u64(start, since_ms);
+	store_walk_init(&w, st, NULL, T_DEAD, start, sizeof(start));
+	while ((ret = store_walk_next(&w)) == 1) {
 		if (w.klen != STORE_DEADKEY_LEN) {
 			log_warnx("store %s/dead.db: damaged key of %zu bytes "
 			    "skipped", st->dir, w.klen);
@@ -768,17 +771,17 @@ store_dead_list_since(struct store *st, const char *source,
 			log_warnx("store %s: %s: skipped", st->dir, st->err);
 			continue;
 		}
-		walk_pause(&w);
+		store_walk_pause(&w);
 		memset(info, 0, sizeof(*info));
 		memcpy(info->rowkey, w.key + 8, STORE_ROWKEY_LEN);
-		info->seq = get_u64(info->rowkey);
-		info->sink_index = get_u32(info->rowkey + 8);
-		info->dead_at = get_u64(w.key);
+		info->seq = rec_get_u64(info->rowkey);
+		info->sink_index = rec_get_u32(info->rowkey + 8);
+		info->dead_at = rec_get_u64(w.key);
 		info->attempts = dl.attempts;
 		memcpy(info->reason, dl.reason, sizeof(info->reason));
 		memcpy(info->last_error, dl.last_error,
 		    sizeof(info->last_error));
-		if ((rr = row_read(st, store_readtxn(st), info->rowkey,
+		if ((rr = rows_read(st, store_readtxn(st), info->rowkey,
 		    &r)) == -1) {
 			ret = -1;
 			break;
@@ -790,7 +793,7 @@ store_dead_list_since(struct store *st, const char *source,
 		}
 		if (source != NULL && strcmp(source, info->source) != 0)
 			continue;
-		if ((rr = store_head_get(st, store_readtxn(st), T_HOOKS,
+		if ((rr = hooks_head_get(st, store_readtxn(st), T_HOOKS,
 		    info->seq, &rec)) == -1) {
 			ret = -1;
 			break;
@@ -804,7 +807,7 @@ store_dead_list_since(struct store *st, const char *source,
 			break;
 	}
 	free(info);
-	return walk_done(&w, ret == -1 ? -1 : 0);
+	return store_walk_done(&w, ret == -1 ? -1 : 0);
 }
 
 int
@@ -843,17 +846,17 @@ pending_page(struct store *st, const char *source, uint64_t *after_seq,
 	if (source == NULL || *after_seq == UINT64_MAX)
 		return 0;
 	store_key_row(start, *after_seq + 1, 0);
-	walk_init(&w, st, NULL, T_ROWS, start, sizeof(start));
-	while ((ret = walk_next(&w)) == 1) {
+	store_walk_init(&w, st, NULL, T_ROWS, start, sizeof(start));
+	while ((ret = store_walk_next(&w)) == 1) {
 		if (w.klen != STORE_ROWKEY_LEN) {
 			log_warnx("store %s/rows.db: damaged key of %zu bytes "
 			    "skipped", st->dir, w.klen);
 			continue;
 		}
 		/* A full page ends with the hook it is in. */
-		if (full && get_u64(w.key) != last)
+		if (full && rec_get_u64(w.key) != last)
 			break;
-		last = get_u64(w.key);
+		last = rec_get_u64(w.key);
 		if (visits != 0 && ++read >= visits)
 			full = 1;
 		if (store_rec_row_decode(w.key, w.klen, w.val, w.vlen, &r,
@@ -867,14 +870,14 @@ pending_page(struct store *st, const char *source, uint64_t *after_seq,
 		if (r.state == STORE_ROW_DEAD)
 			continue;
 		memcpy(rk, w.key, sizeof(rk));
-		walk_pause(&w);
+		store_walk_pause(&w);
 		if (cb(rk, &r, arg) != 0)
 			break;
 		if (limit != 0 && ++n >= limit)
 			full = 1;
 	}
 	*after_seq = last;
-	return walk_done(&w, ret);
+	return store_walk_done(&w, ret);
 }
 
 /* Whether hook seq is stored: 1, 0, or -1 on a store error.  Reads no
@@ -887,8 +890,8 @@ hook_present(struct store *st, DB_TXN *txn, uint64_t seq)
 	int ret;
 
 	store_key_hook(hk, seq);
-	dbt_user(&k, hk, sizeof(hk), 0);
-	dbt_user(&v, hk, 0, 1);
+	bdb_dbt_user(&k, hk, sizeof(hk), 0);
+	bdb_dbt_user(&v, hk, 0, 1);
 	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], txn, &k, &v, 0);
 	if (ret == DB_NOTFOUND)
 		return 0;
@@ -933,7 +936,7 @@ store_batch_source_dead(struct store_batch *b, struct store_dls *s)
 	struct dls_walk w;
 	int ret;
 
-	if (!batch_ok(b))
+	if (!store_batch_ok(b))
 		return -1;
 	memset(&w, 0, sizeof(w));
 	w.b = b;

@@ -56,7 +56,7 @@ rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 }
 
 /* The region files' directory under base of the store in dir (store.c,
- * region_home). */
+ * bdb_region_home). */
 void
 home_of(char *buf, size_t len, const char *base, const char *dir)
 {
