@@ -274,9 +274,11 @@ ctl_str(const char *s)
 static void
 ctl_end(struct ctl_conn *c, json_t *o)
 {
+	/* An answer that could not be built ends as an error that says so. */
 	if (o == NULL) {
-		ctl_send(c, NULL);
-		o = json_pack("{s:b}", "ok", 0);
+		log_warnx("control: an answer could not be encoded");
+		o = json_pack("{s:b, s:s}", "ok", 0, "error",
+		    "an answer could not be encoded");
 	}
 	json_object_set_new(o, "end", json_true());
 	if (json_object_get(o, "ok") == NULL)
