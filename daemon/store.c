@@ -248,8 +248,8 @@ store_open(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "store %s: out of memory", dir);
 		return NULL;
 	}
-	pthread_mutex_init(&st->trash_mu, NULL);
-	pthread_cond_init(&st->trash_cv, NULL);
+	pthread_mutex_init(&st->trash.mu, NULL);
+	pthread_cond_init(&st->trash.cv, NULL);
 	if ((ret = db_env_create(&st->env, 0)) != 0) {
 		snprintf(err, errlen, "store %s: db_env_create: %s", dir,
 		    db_strerror(ret));
@@ -265,10 +265,10 @@ store_open(const char *dir, char *err, size_t errlen)
 	(void)db_env_set_func_fsync(store_sync);
 	st->sync_seen = sync_failures;
 	st->opening = 1;
-	st->ra_fd = -1;
-	st->z_fd = -1;
+	st->ra.fd = -1;
+	st->z.fd = -1;
 	st->home_fd = -1;
-	st->body_retain = STORE_BODY_RETAIN_FILES;
+	st->body.retain = STORE_BODY_RETAIN_FILES;
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
 	if ((ret = st->env->set_cachesize(st->env, 0, STORE_CACHE_BYTES,
@@ -319,12 +319,13 @@ store_open(const char *dir, char *err, size_t errlen)
 	    store_load_meta(st, err, errlen) == -1)
 		goto failed;
 	trash_clear(st, 1);
-	if ((ret = pthread_create(&st->trasher, NULL, trash_main, st)) != 0) {
+	if ((ret = pthread_create(&st->trash.thread, NULL, trash_main,
+	    st)) != 0) {
 		snprintf(err, errlen, "store %s: cannot start the thread that "
 		    "removes pruned log files: %s", dir, strerror(ret));
 		goto failed;
 	}
-	st->trasher_on = 1;
+	st->trash.on = 1;
 	st->opening = 0;
 	return st;
 
@@ -763,26 +764,26 @@ store_close_handles(struct store *st, int nosync)
 	int i, ret, rc = 0;
 
 	bdb_ra_close(st);
-	free(st->ra_buf);
-	st->ra_buf = NULL;
-	if (st->z_fd != -1)
-		close(st->z_fd);
-	st->z_fd = -1;
-	if (st->trasher_on) {
-		pthread_mutex_lock(&st->trash_mu);
-		st->trash_stop = 1;
-		pthread_cond_broadcast(&st->trash_cv);
-		pthread_mutex_unlock(&st->trash_mu);
-		pthread_join(st->trasher, NULL);
-		st->trasher_on = 0;
+	free(st->ra.buf);
+	st->ra.buf = NULL;
+	if (st->z.fd != -1)
+		close(st->z.fd);
+	st->z.fd = -1;
+	if (st->trash.on) {
+		pthread_mutex_lock(&st->trash.mu);
+		st->trash.stop = 1;
+		pthread_cond_broadcast(&st->trash.cv);
+		pthread_mutex_unlock(&st->trash.mu);
+		pthread_join(st->trash.thread, NULL);
+		st->trash.on = 0;
 	}
 	trash_clear(st, 0);
-	free(st->trash);
-	st->trash = NULL;
-	st->ntrash = st->captrash = 0;
-	free(st->lbuf);
-	st->lbuf = NULL;
-	st->lbufcap = 0;
+	free(st->trash.files);
+	st->trash.files = NULL;
+	st->trash.n = st->trash.cap = 0;
+	free(st->body.lbuf);
+	st->body.lbuf = NULL;
+	st->body.lbufcap = 0;
 	for (i = T_COUNT - 1; i >= 0; i--) {
 		if (st->db[i] == NULL)
 			continue;
@@ -952,7 +953,7 @@ store_log_flush(struct store *st)
 		store_set_lost(st);
 		return -1;
 	}
-	st->flushed_end = st->logged_end;
+	st->body.flushed_end = st->body.logged_end;
 	bdb_log_zero_ahead(st);
 	return 0;
 }

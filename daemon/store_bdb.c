@@ -241,7 +241,7 @@ bdb_region_home(const struct stat *dsb, int *fdp)
  * record still points into the log.  store_body_migrate walks the hooks
  * from inline_below (below which every hook holds its body, or none) to
  * that hook, moving into their records the bodies that sit more than
- * body_retain files behind the current one: a body a dead or slow sink
+ * body.retain files behind the current one: a body a dead or slow sink
  * keeps for long ends up where it was before, in the B-tree, and does not
  * hold its log file (and every file after it) on the disk.  The pass
  * records the file it stopped at (pin); store_log_prune removes the files
@@ -303,29 +303,29 @@ bdb_body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
 	DBT d;
 	int ret;
 
-	if (need > st->lbufcap) {
-		if ((nb = realloc(st->lbuf, need)) == NULL) {
+	if (need > st->body.lbufcap) {
+		if ((nb = realloc(st->body.lbuf, need)) == NULL) {
 			store_seterr(st, 0, "store %s: out of memory",
 			    st->dir);
 			return -1;
 		}
-		st->lbuf = nb;
-		st->lbufcap = need;
+		st->body.lbuf = nb;
+		st->body.lbufcap = need;
 	}
-	memcpy(st->lbuf, &type, sizeof(type));
-	memset(st->lbuf + 4, 0, STORE_LOGREC_SEQ - 4);	/* txnid, prev */
-	rec_put_u64(st->lbuf + STORE_LOGREC_SEQ, h->seq);
-	memcpy(st->lbuf + STORE_LOGREC_HDR, h->body, h->body_len);
+	memcpy(st->body.lbuf, &type, sizeof(type));
+	memset(st->body.lbuf + 4, 0, STORE_LOGREC_SEQ - 4); /* txnid, prev */
+	rec_put_u64(st->body.lbuf + STORE_LOGREC_SEQ, h->seq);
+	memcpy(st->body.lbuf + STORE_LOGREC_HDR, h->body, h->body_len);
 	memset(&d, 0, sizeof(d));
-	d.data = st->lbuf;
+	d.data = st->body.lbuf;
 	d.size = (uint32_t)need;
 	if ((ret = st->env->log_put(st->env, at, &d, 0)) != 0) {
 		store_seterr(st, ret, "store %s: hook seq %" PRIu64 ": log "
 		    "its body", st->dir, h->seq);
 		return -1;
 	}
-	st->logged_end.file = at->file;
-	st->logged_end.offset = at->offset + LOGFILE_HDR + (uint32_t)need;
+	st->body.logged_end.file = at->file;
+	st->body.logged_end.offset = at->offset + LOGFILE_HDR + (uint32_t)need;
 	return 0;
 }
 
@@ -378,10 +378,10 @@ body_err(struct store *st, int rc, uint64_t seq,
 void
 bdb_ra_close(struct store *st)
 {
-	if (st->ra_fd != -1)
-		close(st->ra_fd);
-	st->ra_fd = -1;
-	st->ra_len = 0;
+	if (st->ra.fd != -1)
+		close(st->ra.fd);
+	st->ra.fd = -1;
+	st->ra.len = 0;
 }
 
 /*
@@ -406,15 +406,15 @@ logrec_intact(const unsigned char *p, size_t avail)
 	    sum ? len : 0;
 }
 
-/* Read want bytes (need at least) of log file ra_file at off into buf. */
+/* Read want bytes (need at least) of log file ra.file at off into buf. */
 static int
 body_pread(struct store *st, uint64_t seq, const struct store_hook_rec *out,
     unsigned char *buf, size_t want, size_t need, size_t *got)
 {
 	ssize_t n;
 
-	st->body_preads++;
-	if ((n = pread(st->ra_fd, buf, want, (off_t)out->body_off)) == -1 ||
+	st->body.preads++;
+	if ((n = pread(st->ra.fd, buf, want, (off_t)out->body_off)) == -1 ||
 	    (size_t)n < need) {
 		body_err(st, 0, seq, out, "cannot be read: %s", n == -1 ?
 		    strerror(errno) : "the log file ends before it");
@@ -424,7 +424,7 @@ body_pread(struct store *st, uint64_t seq, const struct store_hook_rec *out,
 	return 0;
 }
 
-/* Fill ra_buf from the record of out's body (need bytes) on: not past the
+/* Fill ra.buf from the record of out's body (need bytes) on: not past the
  * end of the last body record flushed, after which the file may hold
  * zeros that later records replace. */
 static int
@@ -433,16 +433,16 @@ ra_fill(struct store *st, uint64_t seq, const struct store_hook_rec *out,
 {
 	size_t want = STORE_RA_SIZE;
 
-	if (out->body_file == st->flushed_end.file &&
-	    st->flushed_end.offset > out->body_off &&
-	    st->flushed_end.offset - out->body_off < want)
-		want = st->flushed_end.offset - out->body_off;
+	if (out->body_file == st->body.flushed_end.file &&
+	    st->body.flushed_end.offset > out->body_off &&
+	    st->body.flushed_end.offset - out->body_off < want)
+		want = st->body.flushed_end.offset - out->body_off;
 	if (want < need)
 		want = need;
-	st->ra_len = 0;
-	if (body_pread(st, seq, out, st->ra_buf, want, need, &st->ra_len) == -1)
+	st->ra.len = 0;
+	if (body_pread(st, seq, out, st->ra.buf, want, need, &st->ra.len) == -1)
 		return -1;
-	st->ra_start = out->body_off;
+	st->ra.start = out->body_off;
 	return 0;
 }
 
@@ -456,15 +456,15 @@ ra_fill(struct store *st, uint64_t seq, const struct store_hook_rec *out,
  * that end at the record.)
  *
  * Bodies are mostly read in the order they were logged, a few hundred
- * bytes apart, so a body of up to STORE_RA_SIZE is read through ra_buf, a
+ * bytes apart, so a body of up to STORE_RA_SIZE is read through ra.buf, a
  * read-ahead from the last record that missed it: one pread serves dozens.
  * A body is read only after the flush of its batch, whose commit record
  * follows it, and a record's bytes do not change once written (recovery,
  * which may cut the end of the last file, runs at open, before any read).
  * Past the last record written out, though, the file may hold zeros that
- * later records replace: ra_fill stops at flushed_end, and a record that
+ * later records replace: ra_fill stops at body.flushed_end, and a record that
  * does not check out in a buffer filled before this read (before a
- * restart, flushed_end is not known) is read again.
+ * restart, body.flushed_end is not known) is read again.
  */
 int
 bdb_body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
@@ -476,15 +476,15 @@ bdb_body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 	uint32_t len;
 	int rc;
 
-	if (st->ra_fd == -1 || st->ra_file != out->body_file) {
+	if (st->ra.fd == -1 || st->ra.file != out->body_file) {
 		bdb_ra_close(st);
-		if ((st->ra_fd = log_open(st, out->body_file, O_RDONLY,
+		if ((st->ra.fd = log_open(st, out->body_file, O_RDONLY,
 		    &rc)) == -1) {
 			body_err(st, rc, seq, out, "cannot be read: %s",
 			    rc != 0 ? "no log file name" : strerror(errno));
 			return -1;
 		}
-		st->ra_file = out->body_file;
+		st->ra.file = out->body_file;
 	}
 	if (need > STORE_RA_SIZE) {
 		if ((p = big = malloc(need)) == NULL) {
@@ -497,24 +497,25 @@ bdb_body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 		}
 		len = logrec_intact(p, avail);
 	} else {
-		if (st->ra_buf == NULL &&
-		    (st->ra_buf = malloc(STORE_RA_SIZE)) == NULL) {
+		if (st->ra.buf == NULL &&
+		    (st->ra.buf = malloc(STORE_RA_SIZE)) == NULL) {
 			store_seterr(st, 0, "store %s: out of memory", st->dir);
 			return -1;
 		}
 		at = out->body_off;
-		if (at < st->ra_start || at + need > st->ra_start + st->ra_len) {
+		if (at < st->ra.start ||
+		    at + need > st->ra.start + st->ra.len) {
 			if (ra_fill(st, seq, out, need) == -1)
 				return -1;
-			len = logrec_intact(st->ra_buf, st->ra_len);
-		} else if ((len = logrec_intact(st->ra_buf + (at -
-		    st->ra_start), st->ra_len - (at - st->ra_start))) == 0) {
+			len = logrec_intact(st->ra.buf, st->ra.len);
+		} else if ((len = logrec_intact(st->ra.buf + (at -
+		    st->ra.start), st->ra.len - (at - st->ra.start))) == 0) {
 			/* Filled before the record was written: again. */
 			if (ra_fill(st, seq, out, need) == -1)
 				return -1;
-			len = logrec_intact(st->ra_buf, st->ra_len);
+			len = logrec_intact(st->ra.buf, st->ra.len);
 		}
-		p = st->ra_buf + (at - st->ra_start);
+		p = st->ra.buf + (at - st->ra.start);
 	}
 	rc = -1;
 	if (len == 0)
@@ -525,7 +526,7 @@ bdb_body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 		    "record at %" PRIu32 "/%" PRIu32 " is not its body",
 		    st->dir, seq, out->body_file, out->body_off);
 	else if ((rc = body_take(st, out, p + LOGFILE_HDR)) == 0)
-		st->body_reads++;
+		st->body.reads++;
 	free(big);
 	return rc;
 }
@@ -533,8 +534,8 @@ bdb_body_fetch(struct store *st, uint64_t seq, struct store_hook_rec *out)
 void
 store_body_reads(struct store *st, uint64_t *reads, uint64_t *preads)
 {
-	*reads = st->body_reads;
-	*preads = st->body_preads;
+	*reads = st->body.reads;
+	*preads = st->body.preads;
 }
 
 /* The log's end: the file the next record goes to and its offset there.
@@ -592,7 +593,7 @@ store_body_behind(const struct store *st)
 void
 store_set_body_retain(struct store *st, uint32_t files)
 {
-	st->body_retain = files;
+	st->body.retain = files;
 }
 
 int
@@ -656,7 +657,7 @@ store_body_migrate(struct store *st, int max)
 			migrate_stuck(st, seq);
 			goto stuck;
 		}
-		if ((uint64_t)rec.body_file + st->body_retain >= cur ||
+		if ((uint64_t)rec.body_file + st->body.retain >= cur ||
 		    moved >= max) {
 			st->behind = moved >= max;
 			pin = rec.body_file;
@@ -761,25 +762,25 @@ bdb_log_zero_ahead(struct store *st)
 
 	if (log_end(st, &file, &off) == -1)
 		return;
-	if (file != st->z_file) {
-		if (st->z_fd != -1)
-			close(st->z_fd);
-		st->z_file = file;
-		st->z_end = off;
-		if ((st->z_fd = log_open(st, file, O_WRONLY, &rc)) == -1) {
+	if (file != st->z.file) {
+		if (st->z.fd != -1)
+			close(st->z.fd);
+		st->z.file = file;
+		st->z.end = off;
+		if ((st->z.fd = log_open(st, file, O_WRONLY, &rc)) == -1) {
 			if (rc != 0)
 				errno = rc;
 			goto fail;
 		}
 	}
-	if (st->z_end >= off + STORE_LOG_REFILL || st->z_end >= STORE_LOG_FILE)
+	if (st->z.end >= off + STORE_LOG_REFILL || st->z.end >= STORE_LOG_FILE)
 		return;
-	at = st->z_end > off ? st->z_end : off;
+	at = st->z.end > off ? st->z.end : off;
 	end = off + STORE_LOG_AHEAD;
 	if (end > STORE_LOG_FILE)
 		end = STORE_LOG_FILE;
 	while (at < end) {
-		n = pwrite(st->z_fd, zeros, end - at < sizeof(zeros) ?
+		n = pwrite(st->z.fd, zeros, end - at < sizeof(zeros) ?
 		    end - at : sizeof(zeros), (off_t)at);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -793,16 +794,16 @@ bdb_log_zero_ahead(struct store *st)
 	 * daemon too, as it cannot be told from the log's).  A failure here
 	 * is the zeros', which nothing reads: only the end of this file's
 	 * zeroing. */
-	(void)sync_file_range(st->z_fd, (off_t)st->z_end,
-	    (off_t)(end - st->z_end), SYNC_FILE_RANGE_WRITE);
-	st->z_end = end;
+	(void)sync_file_range(st->z.fd, (off_t)st->z.end,
+	    (off_t)(end - st->z.end), SYNC_FILE_RANGE_WRITE);
+	st->z.end = end;
 	return;
  fail:
 	log_warnx("store %s: log file %" PRIu32 ": zeroing ahead of the "
 	    "log's end: %s; its commits' syncs allocate their blocks",
 	    st->dir, file, db_strerror(errno));
-	if (st->z_fd != -1)
-		close(st->z_fd);
-	st->z_fd = -1;
-	st->z_end = STORE_LOG_FILE;	/* nothing more for this file */
+	if (st->z.fd != -1)
+		close(st->z.fd);
+	st->z.fd = -1;
+	st->z.end = STORE_LOG_FILE;	/* nothing more for this file */
 }

@@ -66,6 +66,53 @@ struct lane_resume {
 	unsigned char		 key[LANE_KEY_MAX];
 };
 
+/* Body reads: the read-ahead over one log file. */
+struct store_ra {
+	int			 fd;		/* the log file numbered file,
+						 * open, or -1 */
+	uint32_t		 file;
+	uint64_t		 start;		/* its offset of buf[0] */
+	size_t			 len;		/* bytes in buf */
+	unsigned char		*buf;		/* STORE_RA_SIZE */
+};
+
+/* The zero-fill ahead of the log's end. */
+struct store_zero {
+	int			 fd;		/* the log file numbered file,
+						 * open to zero ahead, or -1 */
+	uint32_t		 file;
+	uint64_t		 end;		/* zeroed up to here (the file's
+						 * end after a failure) */
+};
+
+/* The bodies in the log: their records, reads and retention. */
+struct store_body {
+	DB_LSN			 logged_end;	/* the end of the last body
+						 * record logged */
+	DB_LSN			 flushed_end;	/* and of the last one that a
+						 * log flush wrote out */
+	uint64_t		 reads;		/* bodies read from the log */
+	uint64_t		 preads;	/* and the reads that took */
+	unsigned char		*lbuf;		/* a body's log record */
+	size_t			 lbufcap;
+	uint32_t		 retain;	/* STORE_BODY_RETAIN_FILES */
+};
+
+/* Pruned log files to empty, shared with the trash thread. */
+struct store_trash {
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;		/* the queue or stop changed;
+						 * the thread and
+						 * store_trash_wait wait on
+						 * it: broadcast */
+	pthread_t		 thread;
+	int			 on;		/* started, not joined */
+	int			 stop;
+	uint32_t		*files;		/* [0]: in hand */
+	size_t			 n, cap;
+	uint64_t		 steps;		/* done, for the tests */
+};
+
 struct store {
 	DB_ENV			*env;
 	DB			*db[T_COUNT];
@@ -86,26 +133,9 @@ struct store {
 	int			 lm_unsaved;	/* meta lane_members missing:
 						 * write it next commit */
 	struct lane_resume	*resume;	/* lane sweeps, per tenant */
-	int			 ra_fd;		/* body reads: log file ra_file
-						 * open, or -1 */
-	uint32_t		 ra_file;
-	uint64_t		 ra_start;	/* its offset of ra_buf[0] */
-	size_t			 ra_len;	/* bytes in ra_buf */
-	unsigned char		*ra_buf;	/* STORE_RA_SIZE */
-	int			 z_fd;		/* the log file z_file, open to
-						 * zero ahead, or -1 */
-	uint32_t		 z_file;
-	uint64_t		 z_end;		/* zeroed up to here (the file's
-						 * end after a failure) */
-	DB_LSN			 logged_end;	/* the end of the last body
-						 * record logged */
-	DB_LSN			 flushed_end;	/* and of the last one that a
-						 * log flush wrote out */
-	uint64_t		 body_reads;	/* bodies read from the log */
-	uint64_t		 body_preads;	/* and the reads that took */
-	unsigned char		*lbuf;		/* a body's log record */
-	size_t			 lbufcap;
-	uint32_t		 body_retain;	/* STORE_BODY_RETAIN_FILES */
+	struct store_ra		 ra;
+	struct store_zero	 z;
+	struct store_body	 body;
 	uint64_t		 inline_below;	/* every hook below this seq
 						 * has its body in its record
 						 * (or none) */
@@ -118,18 +148,7 @@ struct store {
 						 * max or visit limit */
 	uint64_t		 stuck_seq;	/* 1 + the hook a pass stopped
 						 * at, unreadable; 0 none */
-	/* Pruned log files to empty, shared with the trash thread. */
-	pthread_mutex_t		 trash_mu;
-	pthread_cond_t		 trash_cv;	/* the queue or stop changed;
-						 * the thread and
-						 * store_trash_wait wait on
-						 * it: broadcast */
-	pthread_t		 trasher;
-	int			 trasher_on;	/* started, not joined */
-	int			 trash_stop;
-	uint32_t		*trash;		/* [0]: in hand */
-	size_t			 ntrash, captrash;
-	uint64_t		 trash_steps;	/* done, for the tests */
+	struct store_trash	 trash;
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 };

@@ -175,7 +175,7 @@ store_log_prune(struct store *st)
 		store_seterr(st, ret, "store %s: log_archive", st->dir);
 		return -1;
 	}
-	if (st->ra_fd != -1 && st->ra_file < st->pin)
+	if (st->ra.fd != -1 && st->ra.file < st->pin)
 		bdb_ra_close(st);	/* its file may go now */
 	if (list == NULL)
 		return 0;
@@ -189,24 +189,24 @@ store_log_prune(struct store *st)
 			continue;
 		/* Under the queue's mutex throughout: the thread waits for
 		 * it, never the loop. */
-		pthread_mutex_lock(&st->trash_mu);
-		if (st->ntrash == st->captrash) {
-			if ((nt = reallocarray(st->trash, st->captrash ?
-			    st->captrash * 2 : 16, sizeof(*nt))) == NULL) {
-				pthread_mutex_unlock(&st->trash_mu);
+		pthread_mutex_lock(&st->trash.mu);
+		if (st->trash.n == st->trash.cap) {
+			if ((nt = reallocarray(st->trash.files, st->trash.cap ?
+			    st->trash.cap * 2 : 16, sizeof(*nt))) == NULL) {
+				pthread_mutex_unlock(&st->trash.mu);
 				log_warnx("store %s: out of memory", st->dir);
 				break;
 			}
-			st->trash = nt;
-			st->captrash = st->captrash ? st->captrash * 2 : 16;
+			st->trash.files = nt;
+			st->trash.cap = st->trash.cap ? st->trash.cap * 2 : 16;
 		}
 		trash_path(st, (uint32_t)n, to, sizeof(to));
 		if (rename(*p, to) == 0) {
-			st->trash[st->ntrash++] = (uint32_t)n;
-			pthread_cond_broadcast(&st->trash_cv);
+			st->trash.files[st->trash.n++] = (uint32_t)n;
+			pthread_cond_broadcast(&st->trash.cv);
 		} else if (errno != ENOENT)
 			log_warn("store %s: rename %s to %s", st->dir, *p, to);
-		pthread_mutex_unlock(&st->trash_mu);
+		pthread_mutex_unlock(&st->trash.mu);
 	}
 	free(list);
 	return 0;

@@ -67,7 +67,7 @@ trash_shrink(const struct store *st, const char *path)
  * loop, every 10 ms for the seconds after a checkpoint that followed a
  * backlog, that was a small tenant's p99 (docs/PERFORMANCE).  It makes no
  * Berkeley DB call and touches nothing of the store but the queue, under
- * trash_mu; the queue's head is the file in hand, and goes from the queue
+ * trash.mu; the queue's head is the file in hand, and goes from the queue
  * when the file is gone.
  */
 void *
@@ -78,31 +78,31 @@ trash_main(void *arg)
 	char path[PATH_MAX];
 	uint32_t n;
 
-	pthread_mutex_lock(&st->trash_mu);
+	pthread_mutex_lock(&st->trash.mu);
 	for (;;) {
-		while (st->ntrash == 0 && !st->trash_stop)
-			pthread_cond_wait(&st->trash_cv, &st->trash_mu);
-		if (st->trash_stop)
+		while (st->trash.n == 0 && !st->trash.stop)
+			pthread_cond_wait(&st->trash.cv, &st->trash.mu);
+		if (st->trash.stop)
 			break;
-		n = st->trash[0];
-		pthread_mutex_unlock(&st->trash_mu);
+		n = st->trash.files[0];
+		pthread_mutex_unlock(&st->trash.mu);
 		trash_path(st, n, path, sizeof(path));
 		if (trash_shrink(st, path)) {
 			nanosleep(&pause, NULL);
-			pthread_mutex_lock(&st->trash_mu);
-			st->trash_steps++;
+			pthread_mutex_lock(&st->trash.mu);
+			st->trash.steps++;
 			continue;	/* the same file, unless stopped */
 		}
 		if (unlink(path) == -1 && errno != ENOENT)
 			log_warn("store %s: remove %s", st->dir, path);
-		pthread_mutex_lock(&st->trash_mu);
-		st->trash_steps++;
-		memmove(st->trash, st->trash + 1, (st->ntrash - 1) *
-		    sizeof(*st->trash));
-		st->ntrash--;
-		pthread_cond_broadcast(&st->trash_cv);
+		pthread_mutex_lock(&st->trash.mu);
+		st->trash.steps++;
+		memmove(st->trash.files, st->trash.files + 1,
+		    (st->trash.n - 1) * sizeof(*st->trash.files));
+		st->trash.n--;
+		pthread_cond_broadcast(&st->trash.cv);
 	}
-	pthread_mutex_unlock(&st->trash_mu);
+	pthread_mutex_unlock(&st->trash.mu);
 	return NULL;
 }
 
@@ -111,11 +111,11 @@ store_trash_wait(struct store *st)
 {
 	uint64_t steps;
 
-	pthread_mutex_lock(&st->trash_mu);
-	while (st->ntrash > 0 && st->trasher_on && !st->trash_stop)
-		pthread_cond_wait(&st->trash_cv, &st->trash_mu);
-	steps = st->trash_steps;
-	pthread_mutex_unlock(&st->trash_mu);
+	pthread_mutex_lock(&st->trash.mu);
+	while (st->trash.n > 0 && st->trash.on && !st->trash.stop)
+		pthread_cond_wait(&st->trash.cv, &st->trash.mu);
+	steps = st->trash.steps;
+	pthread_mutex_unlock(&st->trash.mu);
 	return steps;
 }
 
@@ -129,8 +129,8 @@ trash_clear(struct store *st, int all)
 	DIR *dp;
 
 	if (!all) {
-		while (st->ntrash > 0) {
-			trash_path(st, st->trash[--st->ntrash], path,
+		while (st->trash.n > 0) {
+			trash_path(st, st->trash.files[--st->trash.n], path,
 			    sizeof(path));
 			if (unlink(path) == -1 && errno != ENOENT)
 				log_warn("store %s: remove %s", st->dir,
