@@ -5,7 +5,7 @@
  *
  *   cc -O2 -Icommon -Iworkers -Ibuild -o build/probe-departures \
  *       scripts/probe-departures.c build/libedge.a build/libdeliver.a \
- *       build/libcommon.a -levent -ljansson -lyaml -lcrypto
+ *       build/libcommon.a -levent -ljansson -lyaml -lcrypto -lcurl
  *   build/probe-departures http [-g] [-c conns] [-d secs] [-r rounds]
  *       [-p evhttp|httpreq]
  *   build/probe-departures json [-b body bytes] [-n messages] [-r rounds]
@@ -39,8 +39,8 @@
  * JSON_ENSURE_ASCII; the probe first checks that both give the same
  * bytes.  Both compute the digest and the base64 the same way, so what
  * differs is the JSON.  The SQS body is a SendMessageBatch of 10 such
- * messages, built as sink_sqs_send builds it (a copy of its code: it is
- * static there and sends) and with jansson.  Each round times n (20,000)
+ * messages, built as sink_sqs_send builds it (with its entry writer,
+ * sink_sqs_entry) and with jansson.  Each round times n (20,000)
  * messages and n / 10 bodies of each, in CPU time of the process.
  * -DPROBE_DUMP_FLAGS=JSON_COMPACT drops JSON_ENSURE_ASCII, which these
  * ASCII messages do not need (the same times).
@@ -79,6 +79,7 @@
 #include "msg.h"
 #include "qmsg.h"
 #include "sha256.h"
+#include "sink.h"
 
 #define PROBE_MAX	64	/* rounds */
 
@@ -582,37 +583,20 @@ probe_jansson_msg(const struct batch_entry *e, size_t *lenp, char **idemp)
 	return out;
 }
 
-/* sink_sqs_send's body of n messages (standard queue), as it builds it. */
+/* sink_sqs_send's body of n messages (standard queue), built with its
+ * own entry writer (sink_sqs_entry). */
 static char *
 probe_hand_sqs(const struct qmsg *q, int n, size_t *lenp)
 {
-	char *body = NULL, id[16];
+	char *body = NULL;
 	size_t len = 0, cap = 0;
-	int i, a;
+	int i;
 
 	qmsg_cat(&body, &len, &cap, "{\"QueueUrl\":");
 	qmsg_json_str(&body, &len, &cap, PROBE_QUEUE, strlen(PROBE_QUEUE));
 	qmsg_cat(&body, &len, &cap, ",\"Entries\":[");
 	for (i = 0; i < n; i++) {
-		snprintf(id, sizeof(id), "e%u", i);
-		qmsg_cat(&body, &len, &cap, i > 0 ? ",{\"Id\":\"" :
-		    "{\"Id\":\"");
-		qmsg_cat(&body, &len, &cap, id);
-		qmsg_cat(&body, &len, &cap, "\",\"MessageBody\":");
-		qmsg_json_str(&body, &len, &cap, q[i].json, q[i].jsonlen);
-		qmsg_cat(&body, &len, &cap, ",\"MessageAttributes\":{");
-		for (a = 0; a < q[i].nattrs; a++) {
-			if (a > 0)
-				qmsg_cat(&body, &len, &cap, ",");
-			qmsg_json_str(&body, &len, &cap, q[i].attrs[a].name,
-			    strlen(q[i].attrs[a].name));
-			qmsg_cat(&body, &len, &cap,
-			    ":{\"DataType\":\"String\",\"StringValue\":");
-			qmsg_json_str(&body, &len, &cap, q[i].attrs[a].value,
-			    strlen(q[i].attrs[a].value));
-			qmsg_cat(&body, &len, &cap, "}");
-		}
-		qmsg_cat(&body, &len, &cap, "}");
+		sink_sqs_entry(&body, &len, &cap, (uint32_t)i, &q[i], i == 0);
 		qmsg_cat(&body, &len, &cap, "}");
 	}
 	qmsg_cat(&body, &len, &cap, "]}");

@@ -60,6 +60,7 @@ char	*sink_http_sign(const struct blob *secrets, int nsecrets,
 	    size_t len);
 /* The request's header list, built by the contract's rules, with now as
  * webhook-timestamp.  The caller frees it with curl_slist_free_all. */
+struct qmsg;
 struct curl_slist *sink_http_headers(const struct job *, time_t now);
 
 /*
@@ -80,6 +81,12 @@ int	sink_pubsub_run(const struct job *, struct job_outcome *);
 enum job_result sink_sqs_classify(const char *code, int sender_fault);
 /* The MD5 of s as 32 lowercase hex digits and a NUL into hex. */
 void	sink_sqs_md5(const void *s, size_t len, char hex[33]);
+/* Append one SendMessageBatch entry for message q, Id "e<index>", to the
+ * JSON at *body (qmsg_cat's buffer): its Id, MessageBody and
+ * MessageAttributes, its object left open for the FIFO fields (the caller
+ * closes it); first: no comma before it. */
+void	sink_sqs_entry(char **body, size_t *len, size_t *cap, uint32_t index,
+	    const struct qmsg *q, int first);
 
 /*
  * sink_xfer.c: one request of a queue sink, the answer kept whole.

@@ -310,18 +310,43 @@ done:
 	return o->n > 0 ? o->r[0].result : JOB_OK;
 }
 
+void
+sink_sqs_entry(char **body, size_t *len, size_t *cap, uint32_t index,
+    const struct qmsg *q, int first)
+{
+	char id[16];
+	int a;
+
+	snprintf(id, sizeof(id), "e%u", index);
+	qmsg_cat(body, len, cap, first ? "{\"Id\":\"" : ",{\"Id\":\"");
+	qmsg_cat(body, len, cap, id);
+	qmsg_cat(body, len, cap, "\",\"MessageBody\":");
+	qmsg_json_str(body, len, cap, q->json, q->jsonlen);
+	qmsg_cat(body, len, cap, ",\"MessageAttributes\":{");
+	for (a = 0; a < q->nattrs; a++) {
+		if (a > 0)
+			qmsg_cat(body, len, cap, ",");
+		qmsg_json_str(body, len, cap, q->attrs[a].name,
+		    strlen(q->attrs[a].name));
+		qmsg_cat(body, len, cap,
+		    ":{\"DataType\":\"String\",\"StringValue\":");
+		qmsg_json_str(body, len, cap, q->attrs[a].value,
+		    strlen(q->attrs[a].value));
+		qmsg_cat(body, len, cap, "}");
+	}
+	qmsg_cat(body, len, cap, "}");
+}
+
 /* One SendMessageBatch of the entries req[0..n). */
 static void
 sink_sqs_send(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n)
 {
 	const struct batch_entry *e;
-	const struct qmsg *q;
 	struct sink_xfer x;
 	struct curl_slist *h = NULL, *t;
-	char *body = NULL, *line, id[16], *grp, *dd;
+	char *body = NULL, *line, *grp, *dd;
 	size_t len = 0, cap = 0;
 	uint32_t i;
-	int a;
 
 	qmsg_cat(&body, &len, &cap, "{\"QueueUrl\":");
 	qmsg_json_str(&body, &len, &cap, c->b->sink.u.sqs.queue_url,
@@ -329,26 +354,8 @@ sink_sqs_send(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n)
 	qmsg_cat(&body, &len, &cap, ",\"Entries\":[");
 	for (i = 0; i < n; i++) {
 		e = &c->b->entries[req[i]];
-		q = &c->m[req[i]].q;
-		snprintf(id, sizeof(id), "e%u", req[i]);
-		qmsg_cat(&body, &len, &cap, i > 0 ? ",{\"Id\":\"" :
-		    "{\"Id\":\"");
-		qmsg_cat(&body, &len, &cap, id);
-		qmsg_cat(&body, &len, &cap, "\",\"MessageBody\":");
-		qmsg_json_str(&body, &len, &cap, q->json, q->jsonlen);
-		qmsg_cat(&body, &len, &cap, ",\"MessageAttributes\":{");
-		for (a = 0; a < q->nattrs; a++) {
-			if (a > 0)
-				qmsg_cat(&body, &len, &cap, ",");
-			qmsg_json_str(&body, &len, &cap, q->attrs[a].name,
-			    strlen(q->attrs[a].name));
-			qmsg_cat(&body, &len, &cap,
-			    ":{\"DataType\":\"String\",\"StringValue\":");
-			qmsg_json_str(&body, &len, &cap, q->attrs[a].value,
-			    strlen(q->attrs[a].value));
-			qmsg_cat(&body, &len, &cap, "}");
-		}
-		qmsg_cat(&body, &len, &cap, "}");
+		sink_sqs_entry(&body, &len, &cap, req[i], &c->m[req[i]].q,
+		    i == 0);
 		if (c->fifo || c->b->sink.u.sqs.message_group_id != NULL) {
 			if (c->b->sink.u.sqs.message_group_id != NULL)
 				grp = strdup(c->b->sink.u.sqs.message_group_id);
