@@ -307,14 +307,6 @@ store_open(const char *dir, char *err, size_t errlen)
 		    "environment", dir);
 		goto fail;
 	}
-	/* No mutexes either (DB_NOLOCKING), for the same reason: taking
-	 * them was 9 % of the master's CPU.  Set after the open, so that
-	 * BDB's own check of its mutexes at the open still runs
-	 * (docs/DEPARTURES 19). */
-	if ((ret = st->env->set_flags(st->env, DB_NOLOCKING, 1)) != 0) {
-		store_seterr(st, ret, "store %s: set_flags", dir);
-		goto fail;
-	}
 	if (store_open_tables(st, err, errlen) == -1 ||
 	    store_load_meta(st, err, errlen) == -1)
 		goto failed;

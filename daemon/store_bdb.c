@@ -9,9 +9,6 @@
  *     5.3's), and moved into their records before their file is removed;
  *   - the zero-fill ahead of the log's end (docs/DEPARTURES 20);
  *   - the region home on a tmpfs under /dev/shm (docs/DEPARTURES 21).
- *
- * DB_NOLOCKING (docs/DEPARTURES 19) is one of the environment's flags,
- * set in store_open (store.c) with the others.
  */
 #include "config.h"
 
