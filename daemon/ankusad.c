@@ -38,7 +38,6 @@
 #include "conf.h"
 #include "control.h"
 #include "log.h"
-#include "logsum.h"
 #include "master.h"
 #include "pipeline.h"
 #include "store.h"
@@ -565,13 +564,10 @@ main(int argc, char *argv[])
 	env->started_ms = time_wall_ms();
 
 	lock_data_dir(env->conf->data_dir);
-	if (logsum_install(err, sizeof(err)))
-		log_debug("store: log checksums by logsum");
-	else
-		log_info("store: log checksums by libdb: %s", err);
 	if ((env->store = store_open(env->conf->data_dir, err, sizeof(err))) ==
 	    NULL)
 		fatalx("store: %s", err);
+	log_info("store: %s", store_checksums(env->store));
 	env->listen_fd = open_listener("http", env->conf->http.ip,
 	    env->conf->http.port);
 	/* The claim gateway's listener, served by ankusa-gateway children

@@ -1,6 +1,13 @@
 /*
  * logsum.c: Berkeley DB's log and page checksum, eight bytes a step.
  *
+ * Below libdb's documented API (docs/DEPARTURES 18): this file defines
+ * libdb's private __ham_func4, which the program exports so that libdb's
+ * calls through its PLT come here.  Checked against Berkeley DB 5.3 only
+ * (5.3.28, Debian 12): logsum_install refuses any other version, proves
+ * the sums equal before it answers a call, and the store checks at its
+ * open that libdb's calls do reach it (logsum_reached).
+ *
  * BDB sums a record with h = (h << 5) + h + byte, one byte a step: each
  * step waits on the last, a little over a nanosecond a byte here, and a
  * hook puts about 3 KB into the log (its body, its head, the rows and due
@@ -44,7 +51,11 @@ static int	 agree(hamfn, char *, size_t);
 static int	 differs(hamfn, const unsigned char *, size_t, char *,
 	    size_t);
 
+#define LOGSUM_BDB_MAJOR	5	/* the libdb it was checked against */
+#define LOGSUM_BDB_MINOR	3
+
 static int	 installed = -1;	/* -1: not tried yet */
+static int	 reached;		/* a call of libdb's came here */
 static char	 why[160];		/* why not installed */
 static hamfn	 bdb;
 
@@ -142,8 +153,12 @@ __ham_func4(void *dbp, const void *key, uint32_t len)
 {
 	hamfn fn;
 
-	if (installed == 1)
+	if (installed == 1) {
+		/* Relaxed: a flag set once, read by the store's open. */
+		if (!__atomic_load_n(&reached, __ATOMIC_RELAXED))
+			__atomic_store_n(&reached, 1, __ATOMIC_RELAXED);
 		return logsum(key, len);
+	}
 	/* Not installed (yet): libdb's own. */
 	if ((fn = bdb_fn()) == NULL)
 		return logsum(key, len);	/* unreachable: libdb called
@@ -158,13 +173,23 @@ logsum_bdb(void)
 }
 
 int
-logsum_install(char *err, size_t errlen)
+logsum_reached(void)
+{
+	return __atomic_load_n(&reached, __ATOMIC_RELAXED);
+}
+
+int
+logsum_install(int major, int minor, char *err, size_t errlen)
 {
 	hamfn fn;
 
 	if (installed == -1) {
 		installed = 0;
-		if ((fn = bdb_fn()) == NULL)
+		if (major != LOGSUM_BDB_MAJOR || minor != LOGSUM_BDB_MINOR)
+			snprintf(why, sizeof(why), "libdb %d.%d: logsum is "
+			    "checked against %d.%d only", major, minor,
+			    LOGSUM_BDB_MAJOR, LOGSUM_BDB_MINOR);
+		else if ((fn = bdb_fn()) == NULL)
 			snprintf(why, sizeof(why), "libdb's __ham_func4 not "
 			    "found");
 		else if (dlsym(RTLD_DEFAULT, "__ham_func4") !=

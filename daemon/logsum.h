@@ -22,12 +22,21 @@ uint32_t logsum(const void *, size_t);
 
 /*
  * Check logsum against libdb's __ham_func4 and, if they agree, answer
- * libdb's calls with it.  Once per process: later calls give the first
- * answer.  Returns 1 when libdb's calls now come to logsum; 0 when they
- * do not, and err says why (the symbol not exported, libdb's function not
+ * libdb's calls with it.  major and minor are the running libdb's
+ * (db_version): logsum answers only the version it was checked against.
+ * Once per process: later calls give the first answer.  Returns 1 when
+ * libdb's calls now come to logsum; 0 when they do not, and err says why
+ * (another libdb version, the symbol not exported, libdb's function not
  * found, or the input over which the two differ).
  */
-int	 logsum_install(char *err, size_t errlen);
+int	 logsum_install(int major, int minor, char *err, size_t errlen);
+
+/*
+ * Whether a call of libdb's has come to logsum since it was installed: a
+ * libdb linked with internal binding would call its own function without
+ * going through the PLT, and logsum would be installed but never used.
+ */
+int	 logsum_reached(void);
 
 /* libdb's own __ham_func4, or NULL when it cannot be found (tests). */
 uint32_t (*logsum_bdb(void))(void *, const void *, uint32_t);

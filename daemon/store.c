@@ -68,6 +68,9 @@ const char *const store_tables[T_COUNT] = {
 static void	 store_set_lost(struct store *);
 static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
 static int	 store_open_tables(struct store *, char *, size_t);
+static void	 store_checksums_by(struct store *, const char *,
+		    const char *);
+static int	 store_checksums_prove(struct store *);
 static int	 store_load_meta(struct store *, char *, size_t);
 static int	 store_init_meta(struct store *, char *, size_t);
 static int	 store_probe(struct store *, int, char *, size_t);
@@ -231,7 +234,8 @@ store_open(const char *dir, char *err, size_t errlen)
 	struct store *st;
 	struct stat sb;
 	char abs[PATH_MAX];
-	int ret;
+	char why[sizeof(st->sumby)];
+	int ret, major, minor, summed;
 
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
 		snprintf(err, errlen, "store %s: mkdir: %s", dir,
@@ -258,9 +262,11 @@ store_open(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	/* libdb's checksums by logsum, if this program exports __ham_func4
-	 * (logsum.h; ankusad says which at its start). */
-	(void)logsum_install(st->err, sizeof(st->err));
-	st->err[0] = '\0';
+	 * and this is the libdb it was checked against (logsum.h); which sum
+	 * is in use is proved below, once the log has been written. */
+	(void)db_version(&major, &minor, NULL);
+	if (!(summed = logsum_install(major, minor, why, sizeof(why))))
+		store_checksums_by(st, "libdb's own", why);
 	/* Every sync through store_sync, which keeps a failure. */
 	(void)db_env_set_func_fsync(store_sync);
 	st->sync_seen = sync_failures;
@@ -310,6 +316,8 @@ store_open(const char *dir, char *err, size_t errlen)
 	if (store_open_tables(st, err, errlen) == -1 ||
 	    store_load_meta(st, err, errlen) == -1)
 		goto failed;
+	if (summed && store_checksums_prove(st) == -1)
+		goto fail;
 	trash_clear(st, 1);
 	if ((ret = pthread_create(&st->trash.thread, NULL, trash_main,
 	    st)) != 0) {
@@ -328,6 +336,43 @@ store_open(const char *dir, char *err, size_t errlen)
 	free(st->dir);
 	free(st);
 	return NULL;
+}
+
+static void
+store_checksums_by(struct store *st, const char *by, const char *why)
+{
+	snprintf(st->sumby, sizeof(st->sumby), "log checksums by %s%s%s", by,
+	    *why != '\0' ? ": " : "", why);
+}
+
+/*
+ * logsum installed is not logsum in use: a libdb linked with internal
+ * binding calls its own __ham_func4 without the PLT.  A forced
+ * checkpoint writes a log record, which libdb sums; if that call did not
+ * come to logsum, libdb's own function is the one in use (slower, not
+ * wrong: the sums are the same).
+ */
+static int
+store_checksums_prove(struct store *st)
+{
+	int ret;
+
+	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, DB_FORCE)) != 0) {
+		store_seterr(st, ret, "store %s: checkpoint", st->dir);
+		return -1;
+	}
+	if (logsum_reached())
+		store_checksums_by(st, "logsum", "");
+	else
+		store_checksums_by(st, "libdb's own", "installed, but "
+		    "libdb's calls do not reach logsum");
+	return 0;
+}
+
+const char *
+store_checksums(const struct store *st)
+{
+	return st->sumby;
 }
 
 static int

@@ -255,6 +255,10 @@ int		 store_quarantine_usage(struct store *, uint64_t *bytes,
 
 /* The last error the store met, for logs. */
 const char	*store_strerror(struct store *);
+/* Which function sums libdb's log records and pages, proved at the open
+ * (daemon/logsum.h): "log checksums by logsum" or "log checksums by
+ * libdb's own: <why>". */
+const char	*store_checksums(const struct store *);
 /* 1 once a sync of the log or of a table failed (a log flush, a
  * checkpoint, a close, any sync Berkeley DB makes) or BDB panicked: every
  * batch and checkpoint is refused from then on (what a later one wrote

@@ -151,6 +151,7 @@ struct store {
 	struct store_trash	 trash;
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
+	char			 sumby[224];	/* which log checksum, why */
 };
 
 /* Encoder: a fixed buffer, or a growing one (hooks). */

@@ -1006,19 +1006,20 @@ START_TEST(test_logsum_log_records)
 	struct store *st;
 	unsigned char *log, body[3000];
 	uint32_t prev, len, sum;
-	char path[PATH_MAX], err[256];
+	char path[PATH_MAX];
 	size_t off, n, records = 0;
 	struct stat sb;
 	uint64_t seq;
 	int fd, i;
 
+	ck_assert_int_eq(logsum_reached(), 0);
 	st = open_ok();
 #ifdef HAVE_DYNAMIC_LIST
-	ck_assert_msg(logsum_install(err, sizeof(err)) == 1, "%s", err);
+	/* The open proved that libdb's calls come to logsum. */
+	ck_assert_str_eq(store_checksums(st), "log checksums by logsum");
+	ck_assert_int_eq(logsum_reached(), 1);
 	ck_assert_ptr_eq(dlsym(RTLD_DEFAULT, "__ham_func4"),
 	    (void *)__ham_func4);
-#else
-	(void)err;
 #endif
 	memset(body, 'b', sizeof(body));
 	for (i = 0; i < 200; i++) {
@@ -1055,6 +1056,26 @@ START_TEST(test_logsum_log_records)
 
 	st = open_ok();
 	ck_assert_uint_eq(store_debug_count(st, "hooks"), 133);
+	store_close(st);
+}
+END_TEST
+
+/*
+ * logsum answers only the libdb it was checked against: under another
+ * version the store keeps libdb's own sum and says why.
+ */
+START_TEST(test_logsum_other_libdb)
+{
+	struct store *st;
+	char err[256];
+
+	ck_assert_int_eq(logsum_install(6, 2, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "libdb 6.2: logsum is checked against 5.3 "
+	    "only");
+	st = open_ok();
+	ck_assert_str_eq(store_checksums(st), "log checksums by libdb's "
+	    "own: libdb 6.2: logsum is checked against 5.3 only");
+	ck_assert_int_eq(logsum_reached(), 0);
 	store_close(st);
 }
 END_TEST
@@ -1101,6 +1122,7 @@ store_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_logsum_matches_bdb);
 	tcase_add_test(tc, test_logsum_log_records);
+	tcase_add_test(tc, test_logsum_other_libdb);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -44,6 +44,11 @@ def test_accept_201_and_listed():
     assert t0 - 5 <= uuid7_ms(gid) <= t1 + 5, \
         "id %s time %d not within [%d, %d]" % (gid, uuid7_ms(gid), t0, t1)
 
+    # The daemon says which log checksum libdb uses, proved at the open
+    # (daemon/logsum.h): the installed build exports logsum.
+    assert "store: log checksums by logsum" in d.log_text(), \
+        "no checksum line in the log:\n%s" % d.log_text()[-2000:]
+
     body2 = b'{"order":42}' + b"x" * 1000
     st, h, data = post(d.port, "/webhooks/acme-orders", body2,
                        headers={"x-order": "o-42"})
