@@ -171,7 +171,8 @@ job_add_sink(struct msg *m, const struct sink_conf *s)
 
 /*
  * A job's strings are read in place, out of one copy of the frame (a
- * dozen strdups and frees per job were 5 % of a deliver process).  The
+ * dozen strdups and frees per job showed in a deliver process's
+ * profile: docs/PERFORMANCE).  The
  * copy has a NUL after the payload, so an inline body, the frame's last
  * field, is NUL-terminated as the sinks expect.  A freed copy of up to
  * FRAME_KEEP bytes is kept for the next job: a deliver process holds two

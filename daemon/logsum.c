@@ -9,14 +9,14 @@
  * open that libdb's calls do reach it (logsum_reached).
  *
  * BDB sums a record with h = (h << 5) + h + byte, one byte a step: each
- * step waits on the last, a little over a nanosecond a byte here, and a
- * hook puts about 3 KB into the log (its body, its head, the rows and due
- * keys, their deletes, the splits), so the sum was 9 % of the master's
- * CPU.  Eight bytes at a time the same sum is h * 33^8 plus each byte
- * times its own power of 33, multiplies that do not wait on each other:
- * three times as fast.  With AVX2, 32 bytes a step in four vectors of
- * eight lanes, each lane the sum of every eighth byte of its vector's
- * share, weighted by its power of 33 at the end: eight times as fast.
+ * step waits on the last, and a hook puts kilobytes into the log (its
+ * body, its head, the rows and due keys, their deletes, the splits), so
+ * the sum was a tenth of the master's CPU (docs/PERFORMANCE).  Eight
+ * bytes at a time the same sum is h * 33^8 plus each byte times its own
+ * power of 33, multiplies that do not wait on each other.  With AVX2, 32
+ * bytes a step in four vectors of eight lanes, each lane the sum of every
+ * eighth byte of its vector's share, weighted by its power of 33 at the
+ * end.
  */
 #include <dlfcn.h>
 #include <stdio.h>

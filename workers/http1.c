@@ -72,8 +72,7 @@ static void	reqhead_str(const char *);
 static void	reqhead_line(const char *, const char *);
 
 /* A proxy variable is set: 1, 0, or -1 not read yet (getenv walks the
- * whole environment; four of them per request were 1.75 % of a deliver
- * process). */
+ * whole environment, four times a request: docs/PERFORMANCE). */
 static int	proxied = -1;
 
 int
