@@ -267,19 +267,18 @@ store_open(const char *dir, char *err, size_t errlen)
 	/* A store of schema 1 may hold bodies in the log: they move into
 	 * bodies before anything else reads it.  A damaged log record
 	 * stops the environment (bodies_upgrade): it opens again, with
-	 * recovery, and the upgrade goes on past it. */
+	 * recovery, and the upgrade goes on past it (each time past one
+	 * more, which it does not read again). */
 	memset(&u, 0, sizeof(u));
 	while (st->schema < STORE_SCHEMA_VERSION) {
 		if ((ret = bodies_upgrade(st, &u)) == 0)
 			break;
-		if (ret == -1 || u.nbad > 64) {
-			snprintf(err, errlen, "%s", u.nbad > 64 ? "store: "
-			    "more than 64 damaged log records in the way of "
-			    "moving the bodies out of the log" : st->err);
+		if (ret == -1) {
+			snprintf(err, errlen, "%s", st->err);
 			free(u.bad);
 			goto failed;
 		}
-		store_env_close(st, 1);
+		(void)store_env_close(st, 1);
 		if (store_env_open(st, err, errlen) == -1) {
 			free(u.bad);
 			goto failed;

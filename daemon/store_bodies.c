@@ -1,10 +1,10 @@
 /*
  * store_bodies.c: the hooks' bodies of STORE_BODY_MIN to STORE_BODY_MAX
- * bytes, each a record of bodies, a heap table (DB_HEAP), put, read and
- * deleted in the transactions that put, read and delete its hook; and, at
- * the open of a store of schema 1, the move into it of the bodies that
- * builds before 2026-12-02 kept as log records of their own (docs/
- * DEPARTURES 16, withdrawn).
+ * bytes, each a record of bodies, a heap table (DB_HEAP: docs/DEPARTURES
+ * 29), put, read and deleted in the transactions that put, read and
+ * delete its hook; and, at the open of a store of schema 1, the move into
+ * it of the bodies that builds before 2026-12-02 kept as log records of
+ * their own (docs/DEPARTURES 16, withdrawn).
  *
  * Why a table: a body that is only a log record is gone on a replica that
  * the replication manager initialises from scratch (it receives tables and
@@ -338,8 +338,10 @@ bodies_upgrade(struct store *st, struct bodies_upgrade *u)
 			    "moved out of the log", st->dir);
 			goto done;
 		}
-		if (end)
+		if (end) {
+			st->schema = STORE_SCHEMA_VERSION;
 			break;
+		}
 		from = last + 1;
 		if (++u->txns % UPGRADE_LOG_TXNS == 0)
 			log_info("store %s: %" PRIu64 " bodies moved out of the "
