@@ -53,9 +53,6 @@
 
 #define EX_CONFIG		78
 #define CHECKPOINT_MS		60000	/* ANKUSA_CHECKPOINT_MS for tests */
-#define MIGRATE_MS		250	/* a pass moving bodies from the log */
-#define MIGRATE_BEHIND_MS	5	/* this soon after one stopped short */
-#define MIGRATE_MAX		256	/* its most, a few ms of the loop */
 #define WRITEBACK_MS		250	/* between the tables' write-backs */
 #define CLEAN_MS		5	/* between the checkpoint's page steps */
 #define CLEAN_PAGES		64	/* a step's pages, at least: 1-4 ms */
@@ -73,7 +70,6 @@ static struct event	*ev_clean;
 static struct event	*ev_ckpt_run;
 static long		 clean_steps, clean_budget;
 static uint64_t		 clean_max_us, clean_sum_us;	/* for the debug line */
-static struct event	*ev_migrate;
 static struct event	*ev_writeback;
 static struct event	*ev_shutdown;
 static uint64_t		 shutdown_started;
@@ -90,7 +86,6 @@ static void	signal_cb(evutil_socket_t, short, void *);
 static void	checkpoint_cb(evutil_socket_t, short, void *);
 static void	clean_cb(evutil_socket_t, short, void *);
 static void	ckpt_run_cb(evutil_socket_t, short, void *);
-static void	migrate_cb(evutil_socket_t, short, void *);
 static void	writeback_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
@@ -436,29 +431,6 @@ ckpt_run_cb(evutil_socket_t fd, short ev, void *arg)
 	    PRIu64 " us", t1 - t0, time_mono_us() - t1);
 }
 
-/* Bodies that sat in the log too long move into their hook records, and
- * the pass finds the oldest log file a body still needs (store.c, "Bodies
- * in the log"); the checkpoint then removes the files before it.  A pass
- * that stopped short (a sink keeps many bodies, or many hooks are to be
- * passed over) is behind: the next one comes soon, in small steps between
- * the loop's other work. */
-static void
-migrate_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct timeval tv = { 0, MIGRATE_MS * 1000 };
-	int n;
-
-	if ((n = store_body_migrate(env->store, MIGRATE_MAX)) == -1)
-		log_warnx("store: moving bodies out of the log: %s",
-		    store_strerror(env->store));
-	else if (n > 0)
-		log_debug("store: %d bodies moved out of the log", n);
-	ankusad_store_check();
-	if (n != -1 && store_body_behind(env->store))
-		tv.tv_usec = MIGRATE_BEHIND_MS * 1000;
-	event_add(ev_migrate, &tv);
-}
-
 /* Every quarter second: when more than a fifth of the buffer pool is
  * dirty, pages are written out until 85 per cent of it is clean
  * (store_keep_clean), and the table pages the pool wrote out since the
@@ -593,10 +565,7 @@ main(int argc, char *argv[])
 	event_add(ev_checkpoint, &tv);
 	ev_clean = event_new(env->base, -1, 0, clean_cb, NULL);
 	ev_ckpt_run = event_new(env->base, -1, 0, ckpt_run_cb, NULL);
-	ev_migrate = event_new(env->base, -1, 0, migrate_cb, NULL);
 	tv.tv_sec = 0;
-	tv.tv_usec = MIGRATE_MS * 1000;
-	event_add(ev_migrate, &tv);
 	ev_writeback = event_new(env->base, -1, EV_PERSIST, writeback_cb,
 	    NULL);
 	tv.tv_usec = WRITEBACK_MS * 1000;

@@ -4,9 +4,12 @@
  * Owns the node's only durable state: one transactional environment whose
  * log and tables are in node.data_dir (its region files, which nothing
  * needs after the process, on a tmpfs: bdb_region_home), opened with
- * DB_RECOVER at every start, and one B-tree file per table ("<table>.db"),
- * so that damage is reported with the file that holds it and a hot table
- * (rows, due) never shares pages with hook bodies.  Pages carry checksums
+ * DB_RECOVER at every start, and one file per table ("<table>.db"), so
+ * that damage is reported with the file that holds it and a hot table
+ * (rows, due) never shares pages with hook bodies: B-trees, and bodies, a
+ * heap of the hooks' bodies of 256 bytes to 1 MiB (store_bodies.c).  A
+ * store of schema 1 (builds before 2026-12-02, whose bodies were log
+ * records) has them moved into bodies at its open.  Pages carry checksums
  * (DB_CHKSUM): a damaged page is an error on read, never garbage.  Nothing
  * here is fatal: every failure is a -1 with store_strerror() saying what
  * and where; the caller decides (a failed commit is a 503, a failed open
@@ -55,18 +58,18 @@
 
 const char *const store_tables[T_COUNT] = {
 	"meta", "hooks", "rows", "due", "lanes", "members", "marks", "dead",
-	"dedupe", "dedupe_exp", "replays", "quarantine",
+	"dedupe", "dedupe_exp", "replays", "quarantine", "bodies",
 };
 
 #define STORE_CACHE_BYTES	(32u * 1024 * 1024)
 #define STORE_LOG_BUFFER	(4u * 1024 * 1024)
 #define STORE_HOOK_PAGESIZE	8192	/* hooks, quarantine: see open */
-#define STORE_BODY_RETAIN_FILES	32	/* log files (1 GiB) a body may sit
-					 * behind the current one before it
-					 * moves into its record */
+#define STORE_BODY_PAGESIZE	(32u * 1024)	/* bodies: see open */
 
 static void	 store_set_lost(struct store *);
 static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
+static int	 store_env_open(struct store *, char *, size_t);
+static int	 store_env_close(struct store *, int);
 static int	 store_open_tables(struct store *, char *, size_t);
 static void	 store_checksums_by(struct store *, const char *,
 		    const char *);
@@ -231,11 +234,11 @@ store_strerror(struct store *st)
 struct store *
 store_open(const char *dir, char *err, size_t errlen)
 {
+	struct bodies_upgrade u;
 	struct store *st;
 	struct stat sb;
 	char abs[PATH_MAX];
-	char why[sizeof(st->sumby)];
-	int ret, major, minor, summed;
+	int ret;
 
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
 		snprintf(err, errlen, "store %s: mkdir: %s", dir,
@@ -254,12 +257,68 @@ store_open(const char *dir, char *err, size_t errlen)
 	}
 	pthread_mutex_init(&st->trash.mu, NULL);
 	pthread_cond_init(&st->trash.cv, NULL);
+	st->opening = 1;
+	st->z.fd = -1;
+	st->home_fd = -1;
+	/* The region files on a tmpfs (bdb_region_home), the tables and the
+	 * log in the data directory. */
+	if (realpath(dir, abs) != NULL &&
+	    (st->home = bdb_region_home(&sb, &st->home_fd)) != NULL)
+		bdb_region_remove(dir, 0);	/* an older build's */
+	if (store_env_open(st, err, errlen) == -1)
+		goto failed;
+	/* A store of schema 1 may hold bodies in the log: they move into
+	 * bodies before anything else reads it.  A damaged log record
+	 * stops the environment (bodies_upgrade): it opens again, with
+	 * recovery, and the upgrade goes on past it (each time past one
+	 * more, which it does not read again). */
+	memset(&u, 0, sizeof(u));
+	while (st->schema < STORE_SCHEMA_VERSION) {
+		if ((ret = bodies_upgrade(st, &u)) == 0)
+			break;
+		if (ret == -1) {
+			snprintf(err, errlen, "%s", st->err);
+			free(u.bad);
+			goto failed;
+		}
+		(void)store_env_close(st, 1);
+		if (store_env_open(st, err, errlen) == -1) {
+			free(u.bad);
+			goto failed;
+		}
+	}
+	free(u.bad);
+	trash_clear(st, 1);
+	if ((ret = pthread_create(&st->trash.thread, NULL, trash_main,
+	    st)) != 0) {
+		snprintf(err, errlen, "store %s: cannot start the thread that "
+		    "removes pruned log files: %s", dir, strerror(ret));
+		goto failed;
+	}
+	st->trash.on = 1;
+	st->opening = 0;
+	return st;
+
+ failed:
+	(void)store_close_handles(st, 0);
+	free(st->dir);
+	free(st);
+	return NULL;
+}
+
+/* The environment, its tables and meta, opened (again) with recovery. */
+static int
+store_env_open(struct store *st, char *err, size_t errlen)
+{
+	const char *dir = st->dir;
+	char abs[PATH_MAX], why[sizeof(st->sumby)];
+	int ret, major, minor, summed;
+
 	if ((ret = db_env_create(&st->env, 0)) != 0) {
+		st->env = NULL;
 		snprintf(err, errlen, "store %s: db_env_create: %s", dir,
 		    db_strerror(ret));
-		free(st->dir);
-		free(st);
-		return NULL;
+		return -1;
 	}
 	/* libdb's checksums by logsum, if this program exports __ham_func4
 	 * and this is the libdb it was checked against (logsum.h); which sum
@@ -270,13 +329,10 @@ store_open(const char *dir, char *err, size_t errlen)
 	/* Every sync through store_sync, which keeps a failure. */
 	(void)db_env_set_func_fsync(store_sync);
 	st->sync_seen = sync_failures;
-	st->opening = 1;
-	st->ra.fd = -1;
-	st->z.fd = -1;
-	st->home_fd = -1;
-	st->body.retain = STORE_BODY_RETAIN_FILES;
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
+	/* bdb_app_dispatch: logs written before bodies left the log hold
+	 * records of the application's type, which recovery may meet. */
 	if ((ret = st->env->set_cachesize(st->env, 0, STORE_CACHE_BYTES,
 	    1)) != 0 ||
 	    (ret = st->env->set_lg_bsize(st->env, STORE_LOG_BUFFER)) != 0 ||
@@ -288,18 +344,20 @@ store_open(const char *dir, char *err, size_t errlen)
 		store_seterr(st, ret, "store %s: configure environment", dir);
 		goto fail;
 	}
-	/* The region files on a tmpfs (bdb_region_home), the tables and the
-	 * log in the data directory, by its absolute name: BDB takes a
-	 * relative one from the home. */
-	if (realpath(dir, abs) != NULL &&
-	    (st->home = bdb_region_home(&sb, &st->home_fd)) != NULL) {
+	/* By the data directory's absolute name: BDB takes a relative one
+	 * from the home. */
+	if (st->home != NULL) {
+		if (realpath(dir, abs) == NULL) {
+			store_seterr(st, 0, "store %s: realpath: %s", dir,
+			    strerror(errno));
+			goto fail;
+		}
 		if ((ret = st->env->set_data_dir(st->env, abs)) != 0 ||
 		    (ret = st->env->set_lg_dir(st->env, abs)) != 0) {
 			store_seterr(st, ret, "store %s: configure "
 			    "directories", dir);
 			goto fail;
 		}
-		bdb_region_remove(dir, 0);	/* an older build's */
 	}
 	/* DB_RECOVER at every start: after a crash it replays the log; after
 	 * a clean stop it only rebuilds the regions.  No DB_INIT_LOCK: the
@@ -315,27 +373,14 @@ store_open(const char *dir, char *err, size_t errlen)
 	}
 	if (store_open_tables(st, err, errlen) == -1 ||
 	    store_load_meta(st, err, errlen) == -1)
-		goto failed;
+		return -1;
 	if (summed && store_checksums_prove(st) == -1)
 		goto fail;
-	trash_clear(st, 1);
-	if ((ret = pthread_create(&st->trash.thread, NULL, trash_main,
-	    st)) != 0) {
-		snprintf(err, errlen, "store %s: cannot start the thread that "
-		    "removes pruned log files: %s", dir, strerror(ret));
-		goto failed;
-	}
-	st->trash.on = 1;
-	st->opening = 0;
-	return st;
+	return 0;
 
  fail:
 	snprintf(err, errlen, "%s", st->err);
- failed:
-	(void)store_close_handles(st, 0);
-	free(st->dir);
-	free(st);
-	return NULL;
+	return -1;
 }
 
 static void
@@ -391,14 +436,17 @@ store_open_tables(struct store *st, char *err, size_t errlen)
 		/* Hooks: pages large enough that a hook's head with a
 		 * provider's usual headers (1-2 KiB) stays on its leaf page
 		 * instead of taking an overflow page of its own; its body is
-		 * mostly in the log.  Not larger: deleting the oldest record
+		 * mostly in bodies.  Not larger: deleting the oldest record
 		 * of a page moves every record put after it, and a split
 		 * logs the page (8 KiB against the 32 KiB of stores made
-		 * before bodies went to the log: docs/PERFORMANCE).  Set at
-		 * creation only; an existing file keeps its page size. */
-		if ((i == T_HOOKS || i == T_QUARANTINE) &&
-		    (ret = st->db[i]->set_pagesize(st->db[i],
-		    STORE_HOOK_PAGESIZE)) != 0) {
+		 * before bodies went to the log: docs/PERFORMANCE).  Bodies:
+		 * 32 KiB, since with 4 KiB heap pages a body of a few KiB
+		 * took pages of its own and the master's CPU per hook rose
+		 * (docs/PERFORMANCE).  Set at creation only; an existing
+		 * file keeps its page size. */
+		if ((i == T_HOOKS || i == T_QUARANTINE || i == T_BODIES) &&
+		    (ret = st->db[i]->set_pagesize(st->db[i], i == T_BODIES ?
+		    STORE_BODY_PAGESIZE : STORE_HOOK_PAGESIZE)) != 0) {
 			store_seterr(st, ret, "store %s/%s: set_pagesize",
 			    st->dir, file);
 			goto fail;
@@ -409,7 +457,8 @@ store_open_tables(struct store *st, char *err, size_t errlen)
 			goto fail;
 		}
 		if ((ret = st->db[i]->open(st->db[i], NULL, file, NULL,
-		    DB_BTREE, DB_CREATE | DB_AUTO_COMMIT, 0600)) != 0) {
+		    i == T_BODIES ? DB_HEAP : DB_BTREE, DB_CREATE |
+		    DB_AUTO_COMMIT, 0600)) != 0) {
 			store_seterr(st, ret, "store %s/%s: damaged or "
 			    "unreadable database file", st->dir, file);
 			st->db[i]->close(st->db[i], 0);
@@ -520,7 +569,9 @@ store_load_meta(struct store *st, char *err, size_t errlen)
 		    "version %u", st->dir, schema);
 		goto fail;
 	}
-	/* Schema migrations from older versions would run here. */
+	/* Schema 1 may hold bodies in the log: store_open moves them
+	 * (bodies_upgrade) before anything else reads the store. */
+	st->schema = schema;
 
 	if (store_meta_u64(st, "next_seq", &st->next_seq, 0, err,
 	    errlen) == -1 ||
@@ -588,6 +639,7 @@ store_init_meta(struct store *st, char *err, size_t errlen)
 		goto fail;
 	}
 	ids_random(st->id, sizeof(st->id));
+	st->schema = STORE_SCHEMA_VERSION;
 	st->next_seq = st->seq_saved = 1;
 	memset(&st->counts, 0, sizeof(st->counts));
 	if ((ret = st->env->txn_begin(st->env, NULL, &txn, 0)) != 0) {
@@ -792,35 +844,15 @@ store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 	return 0;
 }
 
-/* 0, or -1 when a table or the environment did not close (logged).  With
- * nosync the tables are closed without their sync: after a failed one, a
- * second would "succeed" on pages the kernel may have dropped. */
+/* The tables and the environment closed (with nosync, the tables
+ * without their sync: after a failed one, a second would "succeed" on
+ * pages the kernel may have dropped).  0, or -1 when one did not close
+ * (logged). */
 static int
-store_close_handles(struct store *st, int nosync)
+store_env_close(struct store *st, int nosync)
 {
 	int i, ret, rc = 0;
 
-	bdb_ra_close(st);
-	free(st->ra.buf);
-	st->ra.buf = NULL;
-	if (st->z.fd != -1)
-		close(st->z.fd);
-	st->z.fd = -1;
-	if (st->trash.on) {
-		pthread_mutex_lock(&st->trash.mu);
-		st->trash.stop = 1;
-		pthread_cond_broadcast(&st->trash.cv);
-		pthread_mutex_unlock(&st->trash.mu);
-		pthread_join(st->trash.thread, NULL);
-		st->trash.on = 0;
-	}
-	trash_clear(st, 0);
-	free(st->trash.files);
-	st->trash.files = NULL;
-	st->trash.n = st->trash.cap = 0;
-	free(st->body.lbuf);
-	st->body.lbuf = NULL;
-	st->body.lbufcap = 0;
 	for (i = T_COUNT - 1; i >= 0; i--) {
 		if (st->db[i] == NULL)
 			continue;
@@ -841,6 +873,35 @@ store_close_handles(struct store *st, int nosync)
 		}
 		st->env = NULL;
 	}
+	return rc;
+}
+
+/* Everything the store holds closed, its region home removed: 0, or -1
+ * when a table or the environment did not close (logged). */
+static int
+store_close_handles(struct store *st, int nosync)
+{
+	int rc;
+
+	if (st->z.fd != -1)
+		close(st->z.fd);
+	st->z.fd = -1;
+	if (st->trash.on) {
+		pthread_mutex_lock(&st->trash.mu);
+		st->trash.stop = 1;
+		pthread_cond_broadcast(&st->trash.cv);
+		pthread_mutex_unlock(&st->trash.mu);
+		pthread_join(st->trash.thread, NULL);
+		st->trash.on = 0;
+	}
+	trash_clear(st, 0);
+	free(st->trash.files);
+	st->trash.files = NULL;
+	st->trash.n = st->trash.cap = 0;
+	free(st->bbuf);
+	st->bbuf = NULL;
+	st->bbufcap = 0;
+	rc = store_env_close(st, nosync);
 	if (st->home != NULL) {
 		bdb_region_remove(st->home, 1);
 		free(st->home);
@@ -990,7 +1051,6 @@ store_log_flush(struct store *st)
 		store_set_lost(st);
 		return -1;
 	}
-	st->body.flushed_end = st->body.logged_end;
 	bdb_log_zero_ahead(st);
 	return 0;
 }

@@ -5,7 +5,8 @@
  * sees a DB or DB_ENV.  One transactional environment in node.data_dir,
  * opened with DB_RECOVER at every start.  Tables (B-trees, keys big-endian
  * so they sort): meta, hooks, rows, due, lanes, members, marks, dead,
- * dedupe, dedupe_exp, replays, quarantine.  Every value starts with a format
+ * dedupe, dedupe_exp, replays, quarantine; and bodies, a heap of the hooks'
+ * bodies of 256 bytes to 1 MiB, keyed by record id.  Every value starts with a format
  * version byte; a reader refuses a version it does not know, naming the
  * record.  On damage store_open refuses and says which file and what.
  *
@@ -22,7 +23,7 @@
 
 #include "ids.h"
 
-#define STORE_SCHEMA_VERSION	1
+#define STORE_SCHEMA_VERSION	2	/* 2: no body in the log */
 
 /* Sink modules, as bound in a row (never renumber: stored). */
 enum store_module {
@@ -115,8 +116,8 @@ int		 store_close(struct store *);
 /* For tests: the call store_sync makes for every sync Berkeley DB asks
  * for (NULL: fdatasync). */
 void		 store_set_sync_func(int (*)(int));
-/* A checkpoint, then the log files that neither recovery nor a hook's
- * body needs are removed.  0, or -1 on a store error. */
+/* A checkpoint, then the log files that recovery no longer needs are
+ * removed (log_archive).  0, or -1 on a store error. */
 int		 store_checkpoint(struct store *);
 /* Write `pages` or more (up to a per cent of the cache more) of the buffer
  * pool's dirty pages to their files (no sync), so that the checkpoint
@@ -132,28 +133,8 @@ int		 store_keep_clean(struct store *, int low, int high);
  * thread of the store's, a megabyte at a time.  For the tests: wait until
  * it has removed every one queued; the steps it has taken so far. */
 uint64_t	 store_trash_wait(struct store *);
-/* Bodies kept in the log (see store.c, "Bodies in the log"): move up to
- * max bodies that sit in a log file more than the store's retain count
- * behind the current one into their hook records, so that the file can
- * go.  The number moved, or -1 on a store error.  Runs between batches. */
-int		 store_body_migrate(struct store *, int max);
-/* Whether the last store_body_migrate stopped short, at its max or at the
- * number of records a pass visits: the next one should come soon. */
-int		 store_body_behind(const struct store *);
-/* The retain count, in log files (default STORE_BODY_RETAIN_FILES); for
- * tests, which cannot write a gigabyte of log. */
-void		 store_set_body_retain(struct store *, uint32_t files);
-/* The log file numbers: the current one, and the oldest one that may hold
- * the body of a live hook as the last migrate pass saw it (the file then
- * current, if no body was in the log; 0 before the first pass): the
- * checkpoint removes only files below it.  For tests. */
+/* The number of the log file the next record goes to.  For tests. */
 uint32_t	 store_log_current(struct store *);
-uint32_t	 store_body_pin(struct store *);
-/* Bodies read from the log so far, and the preads of its files they took
- * (the read-ahead serves most bodies from one).  For tests. */
-void		 store_body_reads(struct store *, uint64_t *reads,
-		    uint64_t *preads);
-
 struct store_batch;
 struct store_batch *store_batch_begin(struct store *);
 /* Put a hook and its rows, and its dedupe entry (see Dedupe below);
@@ -350,6 +331,24 @@ struct store_replay {
 							 * all zero: none yet */
 };
 
+/* Where a stored hook's body is. */
+enum store_body_in {
+	STORE_BODY_RECORD = 0,	/* in the hook's record, or none */
+	STORE_BODY_HEAP,	/* in bodies, at page/indx (its DB_HEAP_RID) */
+	STORE_BODY_LOG,		/* in a log record a build before 2026-12-02
+				 * wrote, at file/off: store_open moves it
+				 * into bodies */
+	STORE_BODY_LOST		/* such a record store_open could not read */
+};
+
+struct store_body_at {
+	int		in;		/* enum store_body_in */
+	uint32_t	page;
+	uint16_t	indx;
+	uint32_t	file;
+	uint32_t	off;
+};
+
 /* A hook read back.  Strings and body point into the record, which lives
  * as long as the struct; dedupe_key is NULL when none. */
 struct store_hook_rec {
@@ -359,14 +358,11 @@ struct store_hook_rec {
 	const char		*claim_ref;	/* "": the body is inline */
 	struct store_header	*hdrs;		/* hook.headers, owned */
 	void			*mem;		/* the record, owned, or NULL */
-	void			*body_mem;	/* a body read from the log,
-						 * owned, or NULL */
+	void			*body_mem;	/* the bodies record the body
+						 * is in, owned, or NULL */
 	const char		*reason;	/* quarantine: the failure;
 						 * hooks: NULL */
-	int			 body_logged;	/* the record holds the log
-						 * position of its body */
-	uint32_t		 body_file;	/* that position: log file */
-	uint32_t		 body_off;	/* and offset */
+	struct store_body_at	 at;		/* where the body is */
 };
 
 /* 0 found, 1 no such hook, -1 on a store error (a damaged record too). */
@@ -410,6 +406,12 @@ size_t		 store_key_dedupe_exp(unsigned char *, size_t, uint64_t expires,
  */
 void		*store_rec_hook_encode(const struct store_hook *, uint32_t rows,
 		    const char *claim_ref, size_t *lenp);	/* malloc'd */
+/* The same with the body elsewhere (at; NULL: in the record), as the
+ * store writes it, or as a build before 2026-12-02 wrote one whose body
+ * is a log record (STORE_BODY_LOG).  For tests. */
+void		*store_rec_hook_encode_at(const struct store_hook *,
+		    uint32_t rows, const char *claim_ref,
+		    const struct store_body_at *, size_t *lenp);
 int		 store_rec_hook_decode(const char *table, const void *key,
 		    size_t klen, const void *val, size_t vlen,
 		    struct store_hook_rec *, char *err, size_t errlen);

@@ -1,6 +1,6 @@
 /*
  * store_hooks.c: hooks and quarantine in the store: a hook put in a batch
- * (its body inline or in the log: store_bdb.c), the quarantine pen, the
+ * (its body inline or in bodies: store_bodies.c), the quarantine pen, the
  * listings and reads of both tables, and a hook's claim ref.  The layout
  * is in store_rec.c's header comment.
  */
@@ -30,7 +30,7 @@ static int	 store_list_heads(struct store *, int, const char *, uint64_t,
 		    uint64_t, int (*)(uint64_t, const struct store_hook_rec *,
 		    void *), void *);
 static int	 store_rec_get(struct store *, int, uint64_t,
-		    struct store_hook_rec *);
+		    struct store_hook_rec *, int);
 static int	 list_hook_fn(uint64_t, const struct store_hook_rec *, void *);
 static int	 list_quarantine_fn(uint64_t, const struct store_hook_rec *,
 		    void *);
@@ -45,8 +45,8 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 	unsigned char lane[STORE_KEY_MAX], val[STORE_REC_MAX];
 	unsigned char *rec;
 	size_t klen, lanelen, vlen, reclen;
-	DB_LSN at;
-	int i, logged;
+	struct store_body_at at;
+	int i, heap;
 
 	if (b->failed) {
 		store_seterr(st, 0, "store %s: batch already failed", st->dir);
@@ -60,15 +60,14 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		goto fail;
 	}
 
-	/* Taken before any write: an aborted batch burns its seqs (and the
-	 * body records it logged, which no hook then points to). */
+	/* Taken before any write: an aborted batch burns its seqs. */
 	h->seq = st->next_seq++;
 	store_key_hook(hk, h->seq);
-	logged = h->body != NULL && h->body_len >= STORE_LOGBODY_MIN &&
-	    h->body_len <= STORE_LOGBODY_MAX;
-	if (logged && bdb_body_log(st, h, &at) == -1)
+	heap = h->body != NULL && h->body_len >= STORE_BODY_MIN &&
+	    h->body_len <= STORE_BODY_MAX;
+	if (heap && bodies_put(b, h, &at) == -1)
 		goto fail;
-	if ((rec = rec_hook_encode(h, nrows, "", NULL, logged ? &at : NULL,
+	if ((rec = rec_hook_encode(h, nrows, "", NULL, heap ? &at : NULL,
 	    &reclen)) == NULL) {
 		store_seterr(st, 0, "store %s: hook seq %" PRIu64 ": cannot "
 		    "encode (out of memory or a field too long)", st->dir,
@@ -426,7 +425,7 @@ store_list_heads(struct store *st, int t, const char *source,
 int
 store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
 {
-	return store_rec_get(st, T_HOOKS, seq, out);
+	return store_rec_get(st, T_HOOKS, seq, out, 1);
 }
 
 int
@@ -435,7 +434,7 @@ store_quarantine_get(struct store *st, uint64_t seq,
 {
 	int ret;
 
-	if ((ret = store_rec_get(st, T_QUARANTINE, seq, out)) != 0)
+	if ((ret = store_rec_get(st, T_QUARANTINE, seq, out, 1)) != 0)
 		return ret == 1 ? 0 : -1;
 	if (reason != NULL && reasonlen > 0)
 		snprintf(reason, reasonlen, "%s", out->reason);
@@ -455,11 +454,12 @@ store_quarantine_usage(struct store *st, uint64_t *bytes, uint64_t *hooks)
 	return 0;
 }
 
-/* A whole hook record of table t (hooks, quarantine): 0 found, 1 not
- * found, -1 on a store error. */
+/* A whole hook record of table t (hooks, quarantine), with its body
+ * read from bodies when body is set (otherwise out->at says where it is):
+ * 0 found, 1 not found, -1 on a store error. */
 static int
 store_rec_get(struct store *st, int t, uint64_t seq,
-    struct store_hook_rec *out)
+    struct store_hook_rec *out, int body)
 {
 	unsigned char kb[8];
 	DBT k, v;
@@ -487,7 +487,7 @@ store_rec_get(struct store *st, int t, uint64_t seq,
 		return -1;
 	}
 	out->mem = v.data;
-	if (out->body_logged && bdb_body_fetch(st, seq, out) == -1) {
+	if (body && bodies_get(st, store_readtxn(st), seq, out) == -1) {
 		store_hook_rec_free(out);
 		return -1;
 	}
@@ -583,9 +583,10 @@ store_batch_hook_set_claim(struct store_batch *b, uint64_t seq,
 	size_t len;
 	int ret;
 
-	if ((ret = store_rec_get(st, T_HOOKS, seq, &rec)) != 0)
+	/* The body stays where it is. */
+	if ((ret = store_rec_get(st, T_HOOKS, seq, &rec, 0)) != 0)
 		return ret == 1 ? 0 : -1;
-	if ((val = rec_hook_encode(&rec.hook, rec.rows, ref, NULL, NULL,
+	if ((val = rec_hook_encode(&rec.hook, rec.rows, ref, NULL, &rec.at,
 	    &len)) == NULL) {
 		store_hook_rec_free(&rec);
 		store_seterr(st, 0, "store %s: out of memory", st->dir);

@@ -1,12 +1,13 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
- * store_hooks.c, store_dedupe.c, store_rows.c, lanes.c, store_maint.c,
- * store_bdb.c, trash.c) and nothing else includes: struct store, the tables,
+ * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,
+ * store_maint.c, store_bdb.c, trash.c) and nothing else includes: struct store, the tables,
  * the record helpers and the walks.  The public verbs are in store.h; the
  * store's contracts in store.c's header comment, its layout in
  * store_rec.c's.  What one file shares with the others here takes that
- * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, dedupe_,
- * rows_, lane_ (lanes.c), bdb_ (store_bdb.c), trash_; the rest is static.
+ * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, bodies_,
+ * dedupe_, rows_, lane_ (lanes.c), bdb_ (store_bdb.c), trash_; the rest is
+ * static.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
@@ -35,20 +36,27 @@ enum store_table {
 	T_DEDUPE_EXP,
 	T_REPLAYS,
 	T_QUARANTINE,
+	T_BODIES,	/* a heap (DB_HEAP), not a B-tree */
 	T_COUNT
 };
 
 extern const char *const store_tables[T_COUNT];
 
 #define STORE_LOG_FILE		(32u * 1024 * 1024)
-#define HOOK_FLAG_LOGGED	0x04	/* the body is in the log: the record
-					 * ends in its position (u32 file,
-					 * u32 offset) instead */
-#define STORE_LOGBODY_MIN	256		/* smaller bodies stay in the
-						 * record: a position and
-						 * a log record cost more */
-#define STORE_LOGBODY_MAX	(1024u * 1024)	/* larger ones too: a log
-						 * record must fit a file */
+#define HOOK_FLAG_LOGGED	0x04	/* the body is a log record of an
+					 * older build's: the record ends in
+					 * its position (u32 file, u32
+					 * offset) instead */
+#define HOOK_FLAG_HEAP		0x08	/* the body is in bodies: the record
+					 * ends in its DB_HEAP_RID (u32
+					 * page, u16 index) instead */
+#define HOOK_FLAG_LOST		0x10	/* with LOGGED: the open could not
+					 * read that log record */
+#define STORE_BODY_MIN		256		/* smaller bodies stay in the
+						 * record: a second record
+						 * costs more */
+#define STORE_BODY_MAX		(1024u * 1024)	/* larger ones too, as when
+						 * bodies went to the log */
 #define LANE_KEY_MAX		(2 * (STORE_NAME_MAX + 1) + 12)
 
 struct store_batch {
@@ -56,6 +64,16 @@ struct store_batch {
 	DB_TXN			*txn;
 	struct store_counts	 counts;	/* committed plus this batch */
 	int			 failed;	/* a put failed: abort only */
+};
+
+/* An upgrade of the bodies out of the log, across the reopens of the
+ * environment it may need (bodies_upgrade). */
+struct bodies_upgrade {
+	uint64_t		*bad;		/* hooks whose log record
+						 * stopped the environment */
+	size_t			 nbad;
+	uint64_t		 moved, lost;	/* bodies so far */
+	uint64_t		 txns;		/* transactions so far */
 };
 
 /* Where the lane sweep of one tenant goes on (the last marks key it
@@ -66,16 +84,6 @@ struct lane_resume {
 	unsigned char		 key[LANE_KEY_MAX];
 };
 
-/* Body reads: the read-ahead over one log file. */
-struct store_ra {
-	int			 fd;		/* the log file numbered file,
-						 * open, or -1 */
-	uint32_t		 file;
-	uint64_t		 start;		/* its offset of buf[0] */
-	size_t			 len;		/* bytes in buf */
-	unsigned char		*buf;		/* STORE_RA_SIZE */
-};
-
 /* The zero-fill ahead of the log's end. */
 struct store_zero {
 	int			 fd;		/* the log file numbered file,
@@ -83,19 +91,6 @@ struct store_zero {
 	uint32_t		 file;
 	uint64_t		 end;		/* zeroed up to here (the file's
 						 * end after a failure) */
-};
-
-/* The bodies in the log: their records, reads and retention. */
-struct store_body {
-	DB_LSN			 logged_end;	/* the end of the last body
-						 * record logged */
-	DB_LSN			 flushed_end;	/* and of the last one that a
-						 * log flush wrote out */
-	uint64_t		 reads;		/* bodies read from the log */
-	uint64_t		 preads;	/* and the reads that took */
-	unsigned char		*lbuf;		/* a body's log record */
-	size_t			 lbufcap;
-	uint32_t		 retain;	/* STORE_BODY_RETAIN_FILES */
 };
 
 /* Pruned log files to empty, shared with the trash thread. */
@@ -133,21 +128,10 @@ struct store {
 	int			 lm_unsaved;	/* meta lane_members missing:
 						 * write it next commit */
 	struct lane_resume	*resume;	/* lane sweeps, per tenant */
-	struct store_ra		 ra;
 	struct store_zero	 z;
-	struct store_body	 body;
-	uint64_t		 inline_below;	/* every hook below this seq
-						 * has its body in its record
-						 * (or none) */
-	uint32_t		 pin;		/* oldest log file with a live
-						 * body, as the last migrate
-						 * pass found (the then
-						 * current one if none) */
-	int			 pin_known;	/* a pass has found it */
-	int			 behind;	/* the last pass stopped at its
-						 * max or visit limit */
-	uint64_t		 stuck_seq;	/* 1 + the hook a pass stopped
-						 * at, unreadable; 0 none */
+	unsigned char		*bbuf;		/* a bodies record being put */
+	size_t			 bbufcap;
+	uint32_t		 schema;	/* meta "schema" at the open */
 	struct store_trash	 trash;
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
@@ -227,13 +211,22 @@ int	 rec_version(int, const void *, size_t, const void *, size_t,
 int	 rec_malformed(int, const void *, size_t, const char *,
 		    char *, size_t);
 void	*rec_hook_encode(const struct store_hook *, uint32_t, const char *,
-		    const char *, const DB_LSN *, size_t *);
+		    const char *, const struct store_body_at *, size_t *);
 int	 rec_hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 
 /* store_hooks.c */
 int	 hooks_head_get(struct store *, DB_TXN *, int, uint64_t,
 		    struct store_hook_rec *);
+
+/* store_bodies.c */
+int	 bodies_put(struct store_batch *, const struct store_hook *,
+		    struct store_body_at *);
+int	 bodies_get(struct store *, DB_TXN *, uint64_t,
+		    struct store_hook_rec *);
+int	 bodies_unref(struct store_batch *, DBC *, uint64_t,
+		    const unsigned char *, size_t);
+int	 bodies_upgrade(struct store *, struct bodies_upgrade *);
 
 /* store_dedupe.c */
 int	 dedupe_put(struct store *, DB_TXN *,
@@ -259,10 +252,7 @@ int	 lane_release(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 
 /* store_bdb.c */
-int	 bdb_body_log(struct store *, const struct store_hook *, DB_LSN *);
 void	 bdb_log_zero_ahead(struct store *);
-int	 bdb_body_fetch(struct store *, uint64_t, struct store_hook_rec *);
-void	 bdb_ra_close(struct store *);
 int	 bdb_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
 void	 bdb_dbt_user(DBT *, void *, size_t, int);
 void	 bdb_region_remove(const char *, int);

@@ -21,8 +21,8 @@
 static int	 store_log_prune(struct store *);
 
 /* Log files no longer needed after this are removed here, not by BDB
- * (no DB_LOG_AUTO_REMOVE): a file recovery no longer needs may still hold
- * a live hook's body (store_log_prune). */
+ * (no DB_LOG_AUTO_REMOVE): renamed aside and emptied by the trash thread
+ * (store_log_prune). */
 /* None after a failed sync: it would write the checkpoint record over
  * pages the kernel may have dropped, and let go of the log that recovery
  * needs to write them again (docs/DEPARTURES 12).  A failure that is not a
@@ -149,17 +149,19 @@ store_keep_clean(struct store *st, int low, int high)
 	return trickle(st, high);
 }
 
-/* Remove the log files that recovery no longer needs (log_archive) and
- * that hold no live body (below the pin).  Nothing before a migrate pass
- * has found the pin, nor after a failed sync (store_checkpoint: log_archive
- * counts from the last checkpoint, and one after a failed sync would have
- * claimed pages that were dropped).  Nothing here syncs: a failure leaves
- * a file that is no longer needed on the disk, which costs only its space,
- * and the trash thread's truncations and unlinks likewise.  Each is
- * renamed out of the log's names at once and emptied later by the trash
- * thread (trash_main): unlinking a 32 MiB file that was just written took
- * 15-20 ms here (the kernel drops its cached pages), a stall of the loop
- * for each file at every checkpoint. */
+/* Remove the log files that recovery no longer needs, exactly those
+ * log_archive lists (flags 0), oldest first, stopping at the first that
+ * cannot go, so that the log left has no gap (a gap hides the files
+ * before it from log_archive, log cursors and backups).  Nothing after a
+ * failed sync (store_checkpoint: log_archive counts from the last
+ * checkpoint, and one after a failed sync would have claimed pages that
+ * were dropped).  Nothing here syncs: a failure leaves a file that is no
+ * longer needed on the disk, which costs only its space, and the trash
+ * thread's truncations and unlinks likewise.  Each is renamed out of the
+ * log's names at once and emptied later by the trash thread (trash_main):
+ * unlinking a 32 MiB file that was just written took 15-20 ms here (the
+ * kernel drops its cached pages), a stall of the loop for each file at
+ * every checkpoint (docs/DEPARTURES 16). */
 static int
 store_log_prune(struct store *st)
 {
@@ -167,26 +169,24 @@ store_log_prune(struct store *st)
 	const char *base;
 	unsigned long n;
 	uint32_t *nt;
-	int ret;
+	int ret, stop = 0;
 
-	if (!st->pin_known)
-		return 0;
 	if ((ret = st->env->log_archive(st->env, &list, DB_ARCH_ABS)) != 0) {
 		store_seterr(st, ret, "store %s: log_archive", st->dir);
 		return -1;
 	}
-	if (st->ra.fd != -1 && st->ra.file < st->pin)
-		bdb_ra_close(st);	/* its file may go now */
 	if (list == NULL)
 		return 0;
-	for (p = list; *p != NULL; p++) {
+	for (p = list; *p != NULL && !stop; p++) {
 		base = strrchr(*p, '/');
 		base = base != NULL ? base + 1 : *p;
-		if (strncmp(base, "log.", 4) != 0)
-			continue;
-		n = strtoul(base + 4, NULL, 10);
-		if (n >= st->pin || n == 0 || n > UINT32_MAX)
-			continue;
+		if (strncmp(base, "log.", 4) != 0 ||
+		    (n = strtoul(base + 4, NULL, 10)) == 0 || n > UINT32_MAX) {
+			log_warnx("store %s: log_archive listed %s, not a log "
+			    "file of the store: no log file removed after it",
+			    st->dir, *p);
+			break;
+		}
 		/* Under the queue's mutex throughout: the thread waits for
 		 * it, never the loop. */
 		pthread_mutex_lock(&st->trash.mu);
@@ -204,8 +204,10 @@ store_log_prune(struct store *st)
 		if (rename(*p, to) == 0) {
 			st->trash.files[st->trash.n++] = (uint32_t)n;
 			pthread_cond_broadcast(&st->trash.cv);
-		} else if (errno != ENOENT)
+		} else if (errno != ENOENT) {
 			log_warn("store %s: rename %s to %s", st->dir, *p, to);
+			stop = 1;
+		}
 		pthread_mutex_unlock(&st->trash.mu);
 	}
 	free(list);

@@ -28,14 +28,18 @@
  *                             next commit
  *   hooks       seq u64 -> v1, u32 head length, head, body:
  *                 head: u8 flags (1 flagged, 2 body checked in, 4 body
- *                 in the log), id[16],
+ *                 in the log, 8 body in bodies, 16 (with 4) that log
+ *                 record could not be read), id[16],
  *                 u64 received_at, u32 live rows, sha256[32], u64 body
  *                 size, str tenant, source, method, path, content type,
  *                 dedupe key ("" none), claim ref ("" none), u32 nheaders,
  *                 nheaders x (str name, str value);
  *                 body: body size raw bytes, absent when checked in;
- *                 in the log, its position there instead (u32 file, u32
- *                 offset of the log record: "Bodies in the log" below).
+ *                 in bodies, its record id there instead (DB_HEAP_RID:
+ *                 u32 page, u16 index); in the log (builds before
+ *                 2026-12-02, schema 1), the log record's position (u32
+ *                 file, u32 offset), which store_open moves into bodies
+ *                 (store_bodies.c; flag 16 when it could not).
  *                 The head length lets a listing read the head alone
  *                 (DB_DBT_PARTIAL) without the body.
  *   quarantine  seq u64 -> v1, the hooks layout with str reason (the
@@ -75,6 +79,10 @@
  *                 sweep walks it from the start; a dedupe entry stored
  *                 again leaves its old index entry behind, which the sweep
  *                 removes without touching the newer entry)
+ *   bodies      a heap (DB_HEAP): record id -> v1, u64 the hook's seq,
+ *                 its body (STORE_BODY_MIN to STORE_BODY_MAX bytes); put
+ *                 and deleted in the transactions that put and delete
+ *                 its hook
  *   replays     job id[16] -> v1, u8 state, u8 kind, u32 rate, u32
  *                 max lag ms, u64 since, until, created at, moved,
  *                 cursor[20] (a dead key), str source
@@ -86,7 +94,11 @@
  * downgrade refuses them by name.  A change that cannot be read lazily
  * (a key layout) bumps STORE_SCHEMA_VERSION and migrates in store_open,
  * inside one transaction, before anything else reads the store; a build
- * refuses a store whose schema is newer than its own.
+ * refuses a store whose schema is newer than its own.  A migration too
+ * long for one transaction (schema 1 -> 2: bodies out of the log, in
+ * transactions of a few hundred hooks) must leave each record readable
+ * after each of them and resume where it stopped, and writes the new
+ * schema in its last.
  */
 #include "config.h"
 
@@ -312,6 +324,16 @@ rec_key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 			break;
 		snprintf(buf, bufsz, "seq %" PRIu64, rec_get_u64(k));
 		return;
+	case T_BODIES: {
+		DB_HEAP_RID rid;
+
+		if (len != sizeof(rid))
+			break;
+		memcpy(&rid, k, sizeof(rid));
+		snprintf(buf, bufsz, "id %u/%u", (unsigned)rid.pgno,
+		    (unsigned)rid.indx);
+		return;
+	}
 	case T_ROWS:
 		if (len != STORE_ROWKEY_LEN)
 			break;
@@ -577,6 +599,13 @@ store_rec_hook_encode(const struct store_hook *h, uint32_t rows,
 }
 
 void *
+store_rec_hook_encode_at(const struct store_hook *h, uint32_t rows,
+    const char *claim_ref, const struct store_body_at *at, size_t *lenp)
+{
+	return rec_hook_encode(h, rows, claim_ref, NULL, at, lenp);
+}
+
+void *
 store_rec_quarantine_encode(const struct store_hook *h, const char *reason,
     size_t *lenp)
 {
@@ -584,30 +613,36 @@ store_rec_quarantine_encode(const struct store_hook *h, const char *reason,
 	    lenp);
 }
 
-/* reason: NULL for a hooks record, the failure for a quarantine one. */
+/* reason: NULL for a hooks record, the failure for a quarantine one; at:
+ * where the body is, NULL (or STORE_BODY_RECORD) for h->body in the
+ * record. */
 void *
 rec_hook_encode(const struct store_hook *h, uint32_t rows,
-    const char *claim_ref, const char *reason, const DB_LSN *at, size_t *lenp)
+    const char *claim_ref, const char *reason, const struct store_body_at *at,
+    size_t *lenp)
 {
 	struct enc e;
 	size_t headpos;
-	int i, claimed;
+	int i, claimed, in;
 
+	in = at != NULL ? at->in : STORE_BODY_RECORD;
 	/* Checked in and dropped: a claim reference and no body to keep.
 	 * A hook that has a reference and its body keeps both (the body
 	 * still serves the sinks that send it whole). */
 	claimed = claim_ref != NULL && claim_ref[0] != '\0' &&
-	    h->body == NULL;
+	    h->body == NULL && in == STORE_BODY_RECORD;
 	enc_init(&e, NULL, 0, 1);
-	if (claimed)
-		at = NULL;
-	enc_room(&e, 512 + (claimed || at != NULL ? 0 : h->body_len));
+	enc_room(&e, 512 + (claimed || in != STORE_BODY_RECORD ? 0 :
+	    h->body_len));
 	enc_u8(&e, STORE_REC_VERSION);
 	headpos = e.len;
 	enc_u32(&e, 0);		/* head length, below */
 	enc_u8(&e, (h->flagged ? HOOK_FLAG_FLAGGED : 0) |
 	    (claimed ? HOOK_FLAG_CLAIMED : 0) |
-	    (at != NULL ? HOOK_FLAG_LOGGED : 0));
+	    (in == STORE_BODY_HEAP ? HOOK_FLAG_HEAP : 0) |
+	    (in == STORE_BODY_LOG || in == STORE_BODY_LOST ?
+	    HOOK_FLAG_LOGGED : 0) |
+	    (in == STORE_BODY_LOST ? HOOK_FLAG_LOST : 0));
 	enc_bytes(&e, h->id, UUID_LEN);
 	enc_u64(&e, h->received_at);
 	enc_u32(&e, rows);
@@ -635,12 +670,25 @@ rec_hook_encode(const struct store_hook *h, uint32_t rows,
 		else
 			rec_put_u32(e.buf + headpos, e.len - headpos - 4);
 	}
-	if (at != NULL) {
+	switch (in) {
+	case STORE_BODY_HEAP:
+		enc_u32(&e, at->page);
+		enc_room(&e, 2);
+		if (!e.bad) {
+			e.buf[e.len++] = at->indx >> 8;
+			e.buf[e.len++] = at->indx & 0xff;
+		}
+		break;
+	case STORE_BODY_LOG:
+	case STORE_BODY_LOST:
 		enc_u32(&e, at->file);
-		enc_u32(&e, at->offset);
-	} else if (!claimed)
-		enc_bytes(&e, h->body, h->body_len);
-	if (e.bad) {
+		enc_u32(&e, at->off);
+		break;
+	default:
+		if (!claimed)
+			enc_bytes(&e, h->body, h->body_len);
+	}
+	if (e.bad || (in != STORE_BODY_RECORD && reason != NULL)) {
 		free(e.buf);
 		return NULL;
 	}
@@ -703,10 +751,14 @@ rec_hook_decode(int t, const void *key, size_t klen, const void *val,
 	h->dedupe_key = dec_str(&d);
 	out->claim_ref = dec_str(&d);
 	nh = dec_u32(&d);
+	/* At most one place for the body (in the record, checked in, in
+	 * bodies, in the log), and only a hook's may be elsewhere. */
 	if (d.bad || (flags & ~(HOOK_FLAG_FLAGGED | HOOK_FLAG_CLAIMED |
-	    HOOK_FLAG_LOGGED)) != 0 ||
-	    ((flags & HOOK_FLAG_LOGGED) && (t != T_HOOKS ||
+	    HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP | HOOK_FLAG_LOST)) != 0 ||
+	    ((flags & (HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP)) && (t != T_HOOKS ||
 	    (flags & HOOK_FLAG_CLAIMED))) ||
+	    ((flags & HOOK_FLAG_LOGGED) && (flags & HOOK_FLAG_HEAP)) ||
+	    ((flags & HOOK_FLAG_LOST) && !(flags & HOOK_FLAG_LOGGED)) ||
 	    nh > (headend - d.off) / 10 ||
 	    strlen(h->tenant) > STORE_NAME_MAX ||
 	    strlen(h->source) > STORE_NAME_MAX)
@@ -733,20 +785,27 @@ rec_hook_decode(int t, const void *key, size_t klen, const void *val,
 	if (head_only)
 		return 0;
 
-	/* The body is the rest of the record: none when checked in, its log
-	 * position when logged (store_rec_get reads it). */
+	/* The body is the rest of the record: none when checked in, its
+	 * record id in bodies or an older build's log position
+	 * (store_rec_get reads it). */
 	d.len = vlen;
-	if (flags & HOOK_FLAG_LOGGED) {
-		if (vlen - d.off != 8) {
+	p = (const unsigned char *)val + d.off;
+	if (flags & (HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP)) {
+		if (vlen - d.off != (flags & HOOK_FLAG_HEAP ? 6 : 8)) {
 			store_hook_rec_free(out);
 			return rec_malformed(t, key, klen, "bad body position",
 			    err, errlen);
 		}
-		out->body_logged = 1;
-		out->body_file = rec_get_u32((const unsigned char *)val +
-		    d.off);
-		out->body_off = rec_get_u32((const unsigned char *)val +
-		    d.off + 4);
+		if (flags & HOOK_FLAG_HEAP) {
+			out->at.in = STORE_BODY_HEAP;
+			out->at.page = rec_get_u32(p);
+			out->at.indx = (uint16_t)(p[4] << 8 | p[5]);
+		} else {
+			out->at.in = flags & HOOK_FLAG_LOST ? STORE_BODY_LOST :
+			    STORE_BODY_LOG;
+			out->at.file = rec_get_u32(p);
+			out->at.off = rec_get_u32(p + 4);
+		}
 		h->body = NULL;
 		h->body_len = out->body_size;
 		return 0;

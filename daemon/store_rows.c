@@ -400,8 +400,8 @@ store_row_get(struct store *st, const unsigned char rk[STORE_ROWKEY_LEN],
  */
 
 /* One live row of hook seq is gone: its count drops (a partial write of
- * the four bytes, not the body), and the hook goes with its last row.  0,
- * or -1 on a store error. */
+ * the four bytes, not the body), and the hook goes with its last row, and
+ * its body in bodies with it.  0, or -1 on a store error. */
 static int
 hook_unref(struct store_batch *b, uint64_t seq)
 {
@@ -443,6 +443,8 @@ hook_unref(struct store_batch *b, uint64_t seq)
 		goto done;
 	}
 	if ((rows = rec_get_u32(head + HOOK_ROWS_OFF)) <= 1) {
+		if (bodies_unref(b, c, seq, head, sizeof(head)) == -1)
+			goto done;
 		if ((ret = c->del(c, 0)) != 0) {
 			store_seterr(st, ret, "store %s/hooks.db: delete seq %"
 			    PRIu64, st->dir, seq);

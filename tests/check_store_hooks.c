@@ -718,6 +718,88 @@ START_TEST(test_quarantine)
 }
 END_TEST
 
+/*
+ * A hook's body in bodies lives as long as its hook: it goes with the
+ * settle of the hook's last row, and stays while a row is alive or dead-
+ * lettered (the hook stays for a replay), while a claim reference is
+ * added, and through a restart.  A
+ * quarantined hook's body is in its quarantine record: a release puts it
+ * into bodies with the new hook, and a purge leaves bodies as they were.
+ * The heap's records are counted with a cursor.
+ */
+START_TEST(test_bodies_freed)
+{
+	struct store_row_spec rows[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_HTTP, 0, 0 }
+	};
+	struct store_hook_rec rec;
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	unsigned char body[1500];
+	uint64_t s1, s2, s3, q1, q2;
+	char ref[128];
+
+	memset(body, 'h', sizeof(body));
+	st = open_ok();
+	/* A settle of the last row; of one of two; a dead letter. */
+	s1 = put_one(st, "github", body, sizeof(body), 1);
+	s2 = put_hook_body(st, "acme", "github", 1700000000000ULL, body,
+	    sizeof(body), rows, 2);
+	s3 = put_one(st, "github", body, sizeof(body), 1);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 3);
+	ck_assert_int_eq(deliver(st, s1, 0), 0);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
+	ck_assert_int_eq(deliver(st, s2, 0), 0);
+	ck_assert_int_eq(kill_row(st, s3, 0, 1700000001000ULL, "gave_up", "x",
+	    3), 0);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
+	/* A claim reference keeps the body where it is. */
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_hook_set_claim(b, s2,
+	    "urn:ankusa:claim:v1:acme:01H"), 1);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_hook_claim(st, s2, ref, sizeof(ref)), 1);
+	ck_assert_int_eq(store_hook_get(st, s2, &rec), 0);
+	ck_assert_int_eq(rec.at.in, STORE_BODY_HEAP);
+	ck_assert_uint_eq(rec.hook.body_len, sizeof(body));
+	ck_assert_mem_eq(rec.hook.body, body, sizeof(body));
+	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
+	store_close(st);
+	st = open_ok();
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
+	ck_assert_int_eq(deliver(st, s2, 1), 0);
+	ck_assert_int_eq(store_hook_get(st, s2, &rec), 1);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 1);
+	ck_assert_int_eq(store_hook_get(st, s3, &rec), 0);
+	ck_assert_mem_eq(rec.hook.body, body, sizeof(body));
+	store_hook_rec_free(&rec);
+
+	/* Quarantine: a release, then a purge. */
+	q1 = put_quarantined(st, "github", body, sizeof(body), "no_match", 1);
+	q2 = put_quarantined(st, "github", body, sizeof(body), "no_match", 1);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 1);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_quarantine_get(st, q1, &rec, NULL, 0), 1);
+	h = rec.hook;
+	ck_assert_int_eq(store_batch_put_hook(b, &h, rows, 1), 0);
+	ck_assert_int_eq(store_batch_del_quarantine(b, q1), 1);
+	commit_ok(st, b);
+	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_del_quarantine(b, q2), 1);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_debug_count(st, "quarantine"), 0);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
+	ck_assert_int_eq(deliver(st, h.seq, 0), 0);
+	ck_assert_int_eq(store_debug_count(st, "bodies"), 1);
+	ck_assert_int_eq(store_debug_count(st, "hooks"), 1);
+	store_close(st);
+}
+END_TEST
+
 /* Release: the held hook committed as a hook with its own id, and out of
  * the pen, in one batch. */
 START_TEST(test_quarantine_release)
@@ -1118,6 +1200,7 @@ store_suite(void)
 	tcase_add_test(tc, test_quarantine);
 	tcase_add_test(tc, test_quarantine_release);
 	tcase_add_test(tc, test_quarantine_counters);
+	tcase_add_test(tc, test_bodies_freed);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("codecs");

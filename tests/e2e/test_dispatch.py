@@ -189,10 +189,10 @@ def test_n_hooks_delivered_signed():
 
 def test_bodies_survive_sigkill():
     """Bodies of every size the store keeps differently (in the hook's
-    record below 256 bytes and above 1 MiB, in the log between: see
-    docs/DEPARTURES 16) are posted while their sink fails, the master is
-    SIGKILLed, and after the restart's recovery each reaches the sink
-    with its exact bytes, then nothing is left."""
+    record below 256 bytes and above 1 MiB, in bodies.db, a heap table,
+    between: see docs/DEPARTURES 29) are posted while their sink fails,
+    the master is SIGKILLed, and after the restart's recovery each
+    reaches the sink with its exact bytes, then nothing is left."""
     s = TestSink().start()
     d = Daemon(sources={
         "b": sink_source([{"type": "http", "url": s.url("/b")}],

@@ -26,7 +26,7 @@ from ankusa import (Daemon, Skip, TestSink, dispatch_conf, expect_accepted,
                     jbody, note, post, sink_source, tail, tmpdir,
                     wait_until)
 
-BIG = b"b" * 700000             # in the log (up to 1 MiB), 60 fill a file
+BIG = b"b" * 700000             # in bodies.db (up to 1 MiB), 60 fill a log file
 HELD_RETRY = {"base_ms": 1000, "max_ms": 1000}
 
 
