@@ -1,10 +1,11 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_dedupe.c, store_rows.c, lanes.c, store_maint.c,
- * store_bdb.c, trash.c) and nothing else includes: struct store, the tables,
- * the record helpers and the walks.  The public verbs are in store.h; the
- * store's contracts in store.c's header comment, its layout in
- * store_rec.c's.  What one file shares with the others here takes that
+ * store_bdb.c, trash.c) and, for the verbs at its end, the tests: struct
+ * store, the tables, the record helpers, the walks, and the verbs only the
+ * tests call.  The public verbs are in store.h, the keys and record codecs
+ * in store_rec.h; the store's contracts in store.c's header comment, its
+ * layout in store_rec.c's.  What one file shares with the others here takes that
  * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, dedupe_,
  * rows_, lane_ (lanes.c), bdb_ (store_bdb.c), trash_; the rest is static.
  */
@@ -21,6 +22,7 @@
 #include <db.h>
 
 #include "store.h"
+#include "store_rec.h"
 
 enum store_table {
 	T_META = 0,
@@ -271,5 +273,73 @@ char	*bdb_region_home(const struct stat *, int *);
 void	 trash_path(const struct store *, uint32_t, char *, size_t);
 void	*trash_main(void *);
 void	 trash_clear(struct store *, int);
+
+/*
+ * For the tests: the store's hooks and the verbs that only they call.
+ */
+
+/* Where the region files go: a directory per data directory under base
+ * ("/dev/shm"), or with NULL the data directory itself. */
+void		 store_set_region_base(const char *base);
+/* The call store_sync makes for every sync Berkeley DB asks for (NULL:
+ * fdatasync). */
+void		 store_set_sync_func(int (*)(int));
+/* The log files the checkpoint removes are renamed aside and emptied by a
+ * thread of the store's, a megabyte at a time: wait until it has removed
+ * every one queued; the steps it has taken so far. */
+uint64_t	 store_trash_wait(struct store *);
+/* The retain count, in log files (default STORE_BODY_RETAIN_FILES); for
+ * tests, which cannot write a gigabyte of log. */
+void		 store_set_body_retain(struct store *, uint32_t files);
+/* The log file numbers: the current one, and the oldest one that may hold
+ * the body of a live hook as the last migrate pass saw it (the file then
+ * current, if no body was in the log; 0 before the first pass): the
+ * checkpoint removes only files below it.  For tests. */
+uint32_t	 store_log_current(struct store *);
+uint32_t	 store_body_pin(struct store *);
+/* Bodies read from the log so far, and the preads of its files they took
+ * (the read-ahead serves most bodies from one).  For tests. */
+void		 store_body_reads(struct store *, uint64_t *reads,
+		    uint64_t *preads);
+
+/* Number of records in a table by name ("hooks", "due", ...): a full
+ * cursor walk, for tests and ankusactl debugging.  -1 on error. */
+int64_t		 store_debug_count(struct store *, const char *table);
+
+/* The tenant's due keys with due <= now_ms in key order (due time, then
+ * row key), each with its row.  A due key that names no pending row (row
+ * gone, damaged, DEAD or MEMBER, or due elsewhere) is handed over with row
+ * NULL and logged: it never stalls the scan; drop it with
+ * store_batch_due_drop (store_due_scan_keys gives the key).  cb returning
+ * non-zero stops.  0 or -1 on a store error. */
+int		 store_due_scan(struct store *, const char *tenant,
+		    uint64_t now_ms,
+		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
+/* As store_due_scan, with each due key and its due time. */
+int		 store_due_scan_keys(struct store *, const char *tenant,
+		    uint64_t now_ms,
+		    int (*cb)(const unsigned char *duekey, size_t duekeylen,
+		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
+/* 1 found, 0 no such row, -1 on a store error (a damaged record too). */
+int		 store_row_get(struct store *,
+		    const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    struct store_row *);
+/* As store_dead_list, from dead time since_ms on. */
+int		 store_dead_list_since(struct store *, const char *source,
+		    uint64_t since_ms, uint64_t limit,
+		    int (*cb)(const struct store_dead_info *, void *), void *);
+/* The source's pending rows (DUE, HEAD, MEMBER, PARKED: not DEAD) in row
+ * key order, of hooks with seq > after_seq: a walk of rows, for admin
+ * operations (dead_letter_source).  At most limit rows (0: all), except
+ * that a page never splits a hook: it ends after the last row of the hook
+ * it reached the limit in (so at most limit + 63), and the next page is
+ * after_seq = that hook's seq.  cb returning non-zero stops.  0 or -1. */
+int		 store_pending_rows_of_source(struct store *,
+		    const char *source, uint64_t after_seq, uint64_t limit,
+		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
+
 
 #endif /* ANKUSA_STORE_INT_H */

@@ -32,6 +32,8 @@
 #include "log.h"
 #include "logsum.h"
 #include "store.h"
+#include "store_int.h"
+#include "store_rec.h"
 #include "storeutil.h"
 
 static Suite	*store_suite(void);

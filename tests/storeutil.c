@@ -27,6 +27,8 @@
 #include "log.h"
 #include "logsum.h"
 #include "store.h"
+#include "store_int.h"
+#include "store_rec.h"
 #include "storeutil.h"
 
 char		 tmpdir[256];
