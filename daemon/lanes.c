@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

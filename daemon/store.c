@@ -37,6 +37,7 @@
 
 #include <fcntl.h>
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -51,6 +52,7 @@
 #include "log.h"
 #include "logsum.h"
 #include "store.h"
+#include "store_bdb.h"
 #include "store_int.h"
 
 const char *const store_tables[T_COUNT] = {

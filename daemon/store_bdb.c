@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -31,6 +32,7 @@
 #include "log.h"
 #include "logsum.h"
 #include "store.h"
+#include "store_bdb.h"
 #include "store_int.h"
 
 #define STORE_LOG_AHEAD		(4u * 1024 * 1024)	/* zeroed ahead */
@@ -292,11 +294,13 @@ bdb_app_dispatch(DB_ENV *env, DBT *rec, DB_LSN *lsn, db_recops op)
 
 /* Log h's body (h->seq set); *at gets the record's position. */
 int
-bdb_body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
+bdb_body_log(struct store *st, const struct store_hook *h,
+    struct store_lsn *at)
 {
 	uint32_t type = STORE_LOGREC_BODY;
 	size_t need = STORE_LOGREC_HDR + h->body_len;
 	unsigned char *nb;
+	DB_LSN lsn;
 	DBT d;
 	int ret;
 
@@ -316,13 +320,16 @@ bdb_body_log(struct store *st, const struct store_hook *h, DB_LSN *at)
 	memset(&d, 0, sizeof(d));
 	d.data = st->body.lbuf;
 	d.size = (uint32_t)need;
-	if ((ret = st->env->log_put(st->env, at, &d, 0)) != 0) {
+	if ((ret = st->env->log_put(st->env, &lsn, &d, 0)) != 0) {
 		store_seterr(st, ret, "store %s: hook seq %" PRIu64 ": log "
 		    "its body", st->dir, h->seq);
 		return -1;
 	}
-	st->body.logged_end.file = at->file;
-	st->body.logged_end.offset = at->offset + LOGFILE_HDR + (uint32_t)need;
+	at->file = lsn.file;
+	at->offset = lsn.offset;
+	st->body.logged_end.file = lsn.file;
+	st->body.logged_end.offset = lsn.offset + LOGFILE_HDR +
+	    (uint32_t)need;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "ids.h"
 #include "store.h"
+#include "store_bdb.h"
 #include "store_int.h"
 
 #define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
@@ -45,7 +47,7 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 	unsigned char lane[STORE_KEY_MAX], val[STORE_REC_MAX];
 	unsigned char *rec;
 	size_t klen, lanelen, vlen, reclen;
-	DB_LSN at;
+	struct store_lsn at;
 	int i, logged;
 
 	if (b->failed) {

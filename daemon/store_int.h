@@ -19,10 +19,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <db.h>
-
 #include "store.h"
 #include "store_rec.h"
+
+/* Berkeley DB's handles, opaque here (<db.h>'s DB_ENV, DB, DB_TXN and DBC
+ * name these structs): only the files that call libdb include <db.h>. */
+struct __db_env;
+struct __db;
+struct __db_txn;
+struct __dbc;
 
 enum store_table {
 	T_META = 0,
@@ -55,7 +60,7 @@ extern const char *const store_tables[T_COUNT];
 
 struct store_batch {
 	struct store		*st;
-	DB_TXN			*txn;
+	struct __db_txn		*txn;
 	struct store_counts	 counts;	/* committed plus this batch */
 	int			 failed;	/* a put failed: abort only */
 };
@@ -87,11 +92,18 @@ struct store_zero {
 						 * end after a failure) */
 };
 
+/* A position in the log: DB_LSN's two fields, for the files that do not
+ * see <db.h> (store_bdb.c converts). */
+struct store_lsn {
+	uint32_t		 file;
+	uint32_t		 offset;
+};
+
 /* The bodies in the log: their records, reads and retention. */
 struct store_body {
-	DB_LSN			 logged_end;	/* the end of the last body
+	struct store_lsn	 logged_end;	/* the end of the last body
 						 * record logged */
-	DB_LSN			 flushed_end;	/* and of the last one that a
+	struct store_lsn	 flushed_end;	/* and of the last one that a
 						 * log flush wrote out */
 	uint64_t		 reads;		/* bodies read from the log */
 	uint64_t		 preads;	/* and the reads that took */
@@ -116,8 +128,8 @@ struct store_trash {
 };
 
 struct store {
-	DB_ENV			*env;
-	DB			*db[T_COUNT];
+	struct __db_env		*env;
+	struct __db		*db[T_COUNT];
 	char			*dir;
 	char			*home;		/* region files, if not dir */
 	int			 home_fd;	/* its REGION_LOCK, held */
@@ -180,9 +192,9 @@ struct dec {
 struct walk {
 	struct store	*st;
 	int		 t;
-	DB_TXN		*txn;		/* a batch's, or NULL: store_readtxn()
+	struct __db_txn	*txn;		/* a batch's, or NULL: store_readtxn()
 					 * at each (re)open */
-	DBC		*c;		/* NULL: paused, the next step seeks */
+	struct __dbc	*c;		/* NULL: paused, the next step seeks */
 	int		 at;		/* next seek: 1 at key, 0 after it */
 	unsigned char	 key[STORE_KEY_MAX + 1];
 	size_t		 klen;
@@ -202,18 +214,19 @@ struct tenants_ctx {
 void	 store_seterr(struct store *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 int	 store_table_index(const char *);
-int	 store_put(struct store *, DB_TXN *, int, const void *,
+int	 store_put(struct store *, struct __db_txn *, int, const void *,
 		    size_t, const void *, size_t, uint32_t);
-DB_TXN	*store_readtxn(struct store *);
-void	 store_walk_init(struct walk *, struct store *, DB_TXN *, int,
-		    const void *, size_t);
+struct __db_txn *store_readtxn(struct store *);
+void	 store_walk_init(struct walk *, struct store *, struct __db_txn *,
+		    int, const void *, size_t);
 int	 store_walk_next(struct walk *);
 void	 store_walk_pause(struct walk *);
 void	 store_walk_seek(struct walk *, const void *, size_t);
 int	 store_walk_done(struct walk *, int);
-int	 store_tget(struct store *, DB_TXN *, int, const void *, size_t,
-		    void *, size_t, size_t *);
-int	 store_tdel(struct store *, DB_TXN *, int, const void *, size_t);
+int	 store_tget(struct store *, struct __db_txn *, int, const void *,
+		    size_t, void *, size_t, size_t *);
+int	 store_tdel(struct store *, struct __db_txn *, int, const void *,
+		    size_t);
 int	 store_batch_ok(struct store_batch *);
 void	 store_sync_check(struct store *, const char *);
 
@@ -228,26 +241,26 @@ int	 rec_version(int, const void *, size_t, const void *, size_t,
 int	 rec_malformed(int, const void *, size_t, const char *,
 		    char *, size_t);
 void	*rec_hook_encode(const struct store_hook *, uint32_t, const char *,
-		    const char *, const DB_LSN *, size_t *);
+		    const char *, const struct store_lsn *, size_t *);
 int	 rec_hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 
 /* store_hooks.c */
-int	 hooks_head_get(struct store *, DB_TXN *, int, uint64_t,
+int	 hooks_head_get(struct store *, struct __db_txn *, int, uint64_t,
 		    struct store_hook_rec *);
 
 /* store_dedupe.c */
-int	 dedupe_put(struct store *, DB_TXN *,
+int	 dedupe_put(struct store *, struct __db_txn *,
 		    const struct store_hook *);
 
 /* store_rows.c */
-int	 rows_read(struct store *, DB_TXN *, const unsigned char *,
+int	 rows_read(struct store *, struct __db_txn *, const unsigned char *,
 		    struct store_row *);
-int	 rows_write(struct store *, DB_TXN *, const unsigned char *,
+int	 rows_write(struct store *, struct __db_txn *, const unsigned char *,
 		    const struct store_row *);
 int	 rows_pending(const struct store_row *);
-int	 rows_due_put(struct store *, DB_TXN *, const char *, uint64_t,
-		    const unsigned char *);
+int	 rows_due_put(struct store *, struct __db_txn *, const char *,
+		    uint64_t, const unsigned char *);
 int	 rows_tenants(struct store *, int, int (*)(const char *,
 		    const unsigned char *, size_t, void *), void *);
 
@@ -260,12 +273,11 @@ int	 lane_release(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 
 /* store_bdb.c */
-int	 bdb_body_log(struct store *, const struct store_hook *, DB_LSN *);
+int	 bdb_body_log(struct store *, const struct store_hook *,
+		    struct store_lsn *);
 void	 bdb_log_zero_ahead(struct store *);
 int	 bdb_body_fetch(struct store *, uint64_t, struct store_hook_rec *);
 void	 bdb_ra_close(struct store *);
-int	 bdb_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
-void	 bdb_dbt_user(DBT *, void *, size_t, int);
 void	 bdb_region_remove(const char *, int);
 char	*bdb_region_home(const struct stat *, int *);
 

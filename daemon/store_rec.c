@@ -587,7 +587,8 @@ store_rec_quarantine_encode(const struct store_hook *h, const char *reason,
 /* reason: NULL for a hooks record, the failure for a quarantine one. */
 void *
 rec_hook_encode(const struct store_hook *h, uint32_t rows,
-    const char *claim_ref, const char *reason, const DB_LSN *at, size_t *lenp)
+    const char *claim_ref, const char *reason, const struct store_lsn *at,
+    size_t *lenp)
 {
 	struct enc e;
 	size_t headpos;

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "ids.h"
 #include "log.h"
 #include "store.h"
+#include "store_bdb.h"
 #include "store_int.h"
 
 #define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
