@@ -1134,6 +1134,24 @@ store_walk_next(struct walk *w)
 	return 1;
 }
 
+/* Delete the record the walk is on (the last step found one and the walk
+ * has not paused since): 0, or -1 on a store error.  The next step goes
+ * on after it. */
+int
+store_walk_del(struct walk *w)
+{
+	char desc[256];
+	int ret;
+
+	if ((ret = w->c->del(w->c, 0)) != 0) {
+		rec_key_describe(w->t, w->key, w->klen, desc, sizeof(desc));
+		store_seterr(w->st, ret, "store %s/%s.db: delete %s",
+		    w->st->dir, store_tables[w->t], desc);
+		return -1;
+	}
+	return 0;
+}
+
 /* Close the walk; rv is what the caller returns unless closing fails. */
 int
 store_walk_done(struct walk *w, int rv)

@@ -220,6 +220,7 @@ struct __db_txn *store_readtxn(struct store *);
 void	 store_walk_init(struct walk *, struct store *, struct __db_txn *,
 		    int, const void *, size_t);
 int	 store_walk_next(struct walk *);
+int	 store_walk_del(struct walk *);
 void	 store_walk_pause(struct walk *);
 void	 store_walk_seek(struct walk *, const void *, size_t);
 int	 store_walk_done(struct walk *, int);
