@@ -202,6 +202,15 @@ struct walk {
 	size_t		 vlen;
 };
 
+/* A cursor held on one record (store_cur_get). */
+struct cur {
+	struct store	*st;
+	int		 t;
+	struct __dbc	*c;		/* NULL: closed */
+	const void	*key;		/* the caller's, while it is open */
+	size_t		 klen;
+};
+
 /* The callers of store_due_tenants and store_marked_tenants. */
 struct tenants_ctx {
 	struct store	*st;
@@ -226,8 +235,15 @@ void	 store_walk_seek(struct walk *, const void *, size_t);
 int	 store_walk_done(struct walk *, int);
 int	 store_tget(struct store *, struct __db_txn *, int, const void *,
 		    size_t, void *, size_t, size_t *);
+int	 store_tget_head(struct store *, struct __db_txn *, int,
+		    const void *, size_t, void *, size_t, size_t *);
 int	 store_tdel(struct store *, struct __db_txn *, int, const void *,
 		    size_t);
+int	 store_cur_get(struct cur *, struct store *, struct __db_txn *, int,
+		    const void *, size_t, void *, size_t, size_t *);
+int	 store_cur_del(struct cur *);
+int	 store_cur_patch(struct cur *, size_t, const void *, size_t);
+int	 store_cur_done(struct cur *, int);
 int	 store_batch_ok(struct store_batch *);
 void	 store_sync_check(struct store *, const char *);
 

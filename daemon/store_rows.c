@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,7 +16,6 @@
 #include "ids.h"
 #include "log.h"
 #include "store.h"
-#include "store_bdb.h"
 #include "store_int.h"
 
 #define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
@@ -30,8 +28,8 @@ struct due_scan_ctx {
 	void	*arg;
 };
 
-static int	 due_del(struct store *, DB_TXN *, const char *, uint64_t,
-		    const unsigned char *);
+static int	 due_del(struct store *, struct __db_txn *, const char *,
+		    uint64_t, const unsigned char *);
 static int	 due_parse(const unsigned char *, size_t, size_t *,
 		    uint64_t *, const unsigned char **);
 static int	 due_oldest_fn(const char *, uint64_t, void *);
@@ -47,12 +45,12 @@ static int	 row_gone(struct store_batch *, const unsigned char *,
 static int	 pending_page(struct store *, const char *, uint64_t *,
 		    uint64_t, uint64_t, int *, int (*)(const unsigned char *,
 		    const struct store_row *, void *), void *);
-static int	 hook_present(struct store *, DB_TXN *, uint64_t);
+static int	 hook_present(struct store *, struct __db_txn *, uint64_t);
 
 /* 1 found, 0 none, -1 on a store error, -2 a record that does not decode
  * (st->err says which). */
 int
-rows_read(struct store *st, DB_TXN *txn, const unsigned char *rk,
+rows_read(struct store *st, struct __db_txn *txn, const unsigned char *rk,
     struct store_row *r)
 {
 	unsigned char val[STORE_REC_MAX];
@@ -69,7 +67,7 @@ rows_read(struct store *st, DB_TXN *txn, const unsigned char *rk,
 }
 
 int
-rows_write(struct store *st, DB_TXN *txn, const unsigned char *rk,
+rows_write(struct store *st, struct __db_txn *txn, const unsigned char *rk,
     const struct store_row *r)
 {
 	unsigned char val[STORE_REC_MAX];
@@ -93,8 +91,8 @@ rows_pending(const struct store_row *r)
 }
 
 int
-rows_due_put(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
-    const unsigned char *rk)
+rows_due_put(struct store *st, struct __db_txn *txn, const char *tenant,
+    uint64_t due, const unsigned char *rk)
 {
 	unsigned char key[STORE_KEY_MAX], val[1];
 	size_t klen;
@@ -110,8 +108,8 @@ rows_due_put(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
 
 /* 1 deleted, 0 was not there, -1 on a store error. */
 static int
-due_del(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
-    const unsigned char *rk)
+due_del(struct store *st, struct __db_txn *txn, const char *tenant,
+    uint64_t due, const unsigned char *rk)
 {
 	unsigned char key[STORE_KEY_MAX];
 	size_t klen;
@@ -408,73 +406,47 @@ static int
 hook_unref(struct store_batch *b, uint64_t seq)
 {
 	struct store *st = b->st;
+	struct cur c;
 	unsigned char hk[8], head[HOOK_ROWS_OFF + 4], cnt[4];
 	uint32_t rows;
-	DBC *c;
-	DBT k, v;
+	size_t vlen;
 	int ret, rc = -1;
 
 	/* One cursor for the read and the delete or rewrite: one descent of
 	 * the tree, not two. */
 	store_key_hook(hk, seq);
-	if ((ret = st->db[T_HOOKS]->cursor(st->db[T_HOOKS], b->txn, &c,
-	    0)) != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
-		return -1;
-	}
-	bdb_dbt_user(&k, hk, sizeof(hk), 0);
-	bdb_dbt_user(&v, head, sizeof(head), 1);
-	ret = c->get(c, &k, &v, DB_SET);
-	if (ret == DB_NOTFOUND) {
+	ret = store_cur_get(&c, st, b->txn, T_HOOKS, hk, sizeof(hk), head,
+	    sizeof(head), &vlen);
+	if (ret == 0) {
 		log_warnx("store %s: hook seq %" PRIu64 " of a settled row is "
 		    "gone", st->dir, seq);
 		rc = 0;
 		goto done;
 	}
-	if (ret != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
-		    st->dir, seq);
+	if (ret == -1)
 		goto done;
-	}
-	if (rec_version(T_HOOKS, hk, sizeof(hk), head, v.size, st->err,
+	if (rec_version(T_HOOKS, hk, sizeof(hk), head, vlen, st->err,
 	    sizeof(st->err)) == -1)
 		goto done;
-	if (v.size != sizeof(head)) {
+	if (vlen != sizeof(head)) {
 		(void)rec_malformed(T_HOOKS, hk, sizeof(hk), "truncated head",
 		    st->err, sizeof(st->err));
 		goto done;
 	}
 	if ((rows = rec_get_u32(head + HOOK_ROWS_OFF)) <= 1) {
-		if ((ret = c->del(c, 0)) != 0) {
-			store_seterr(st, ret, "store %s/hooks.db: delete seq %"
-			    PRIu64, st->dir, seq);
+		if (store_cur_del(&c) == -1)
 			goto done;
-		}
 		if (b->counts.hooks > 0)
 			b->counts.hooks--;
 		rc = 0;
 		goto done;
 	}
 	rec_put_u32(cnt, rows - 1);
-	memset(&v, 0, sizeof(v));
-	v.data = cnt;
-	v.size = sizeof(cnt);
-	v.doff = HOOK_ROWS_OFF;
-	v.dlen = sizeof(cnt);
-	v.flags = DB_DBT_PARTIAL;
-	if ((ret = c->put(c, &k, &v, DB_CURRENT)) != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: write seq %" PRIu64,
-		    st->dir, seq);
+	if (store_cur_patch(&c, HOOK_ROWS_OFF, cnt, sizeof(cnt)) == -1)
 		goto done;
-	}
 	rc = 0;
  done:
-	if ((ret = c->close(c)) != 0 && rc == 0) {
-		store_seterr(st, ret, "store %s/hooks.db: cursor close",
-		    st->dir);
-		rc = -1;
-	}
-	return rc;
+	return store_cur_done(&c, rc);
 }
 
 int
@@ -885,24 +857,13 @@ pending_page(struct store *st, const char *source, uint64_t *after_seq,
 /* Whether hook seq is stored: 1, 0, or -1 on a store error.  Reads no
  * byte of the record. */
 static int
-hook_present(struct store *st, DB_TXN *txn, uint64_t seq)
+hook_present(struct store *st, struct __db_txn *txn, uint64_t seq)
 {
 	unsigned char hk[8];
-	DBT k, v;
-	int ret;
+	size_t vlen;
 
 	store_key_hook(hk, seq);
-	bdb_dbt_user(&k, hk, sizeof(hk), 0);
-	bdb_dbt_user(&v, hk, 0, 1);
-	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], txn, &k, &v, 0);
-	if (ret == DB_NOTFOUND)
-		return 0;
-	if (ret != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
-		    st->dir, seq);
-		return -1;
-	}
-	return 1;
+	return store_tget_head(st, txn, T_HOOKS, hk, sizeof(hk), hk, 0, &vlen);
 }
 
 struct dls_walk {
