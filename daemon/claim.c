@@ -154,7 +154,7 @@ claim_next_job(struct msg *m, uint64_t job_id)
 		if (n > 0 && bytes + p->size + PACK_CLAIM_OVERHEAD +
 		    PACK_FIXED_OVERHEAD > c->claim_check.pack_max_bytes)
 			break;
-		if ((rc = store_hook_get(env->store, p->seq, &recs[n])) != 0) {
+		if ((rc = store_hook_get(env->store, p->seq, &recs[n])) != 1) {
 			/* Gone or unreadable: its rows go on and meet it. */
 			log_warnx("claim: hook seq %" PRIu64 " unreadable for "
 			    "check-in", p->seq);

@@ -220,8 +220,7 @@ int		 store_quarantine_list(struct store *, const char *source,
 		    int (*cb)(const struct store_quarantine_info *, void *),
 		    void *);
 /* 1 found (out filled as by store_hook_get, out->reason set, reason
- * copied to reason unless NULL), 0 not found, -1 on a store error.  Note:
- * the opposite of store_hook_get's 0/1. */
+ * copied to reason unless NULL), 0 not found, -1 on a store error. */
 int		 store_quarantine_get(struct store *, uint64_t seq,
 		    struct store_hook_rec *out, char *reason, size_t reasonlen);
 /* The pen's body bytes and hooks, from memory: as committed, plus the open
@@ -299,7 +298,7 @@ struct store_hook_rec {
 	uint32_t		 body_off;	/* and offset */
 };
 
-/* 0 found, 1 no such hook, -1 on a store error (a damaged record too). */
+/* 1 found, 0 no such hook, -1 on a store error (a damaged record too). */
 int		 store_hook_get(struct store *, uint64_t seq,
 		    struct store_hook_rec *);
 void		 store_hook_rec_free(struct store_hook_rec *);

@@ -428,7 +428,11 @@ store_list_heads(struct store *st, int t, const char *source,
 int
 store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
 {
-	return store_rec_get(st, T_HOOKS, seq, out);
+	int ret;
+
+	if ((ret = store_rec_get(st, T_HOOKS, seq, out)) != 0)
+		return ret == 1 ? 0 : -1;
+	return 1;
 }
 
 int

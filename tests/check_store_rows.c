@@ -206,7 +206,7 @@ START_TEST(test_delivered)
 	ck_assert_uint_eq(c.hooks, 2);
 	ck_assert_uint_eq(c.rows, 3);
 	/* The hook stays, whole, with one row fewer. */
-	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
 	ck_assert_uint_eq(rec.rows, 2);
 	ck_assert_uint_eq(rec.hook.body_len, BIG_BODY);
 	ck_assert_int_eq(memcmp(rec.hook.body, big, BIG_BODY), 0);
@@ -221,12 +221,12 @@ START_TEST(test_delivered)
 	/* Twice: nothing to do. */
 	ck_assert_int_eq(deliver(st, s1, 1), 1);
 	ck_assert_int_eq(deliver(st, s1, 0), 0);
-	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
 	ck_assert_uint_eq(rec.rows, 1);
 	store_hook_rec_free(&rec);
 	/* The last row takes the hook with it. */
 	ck_assert_int_eq(deliver(st, s1, 2), 0);
-	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
 	ck_assert_int_eq(store_counts(st, &c), 0);
 	ck_assert_uint_eq(c.hooks, 1);
 	ck_assert_uint_eq(c.rows, 1);
@@ -256,7 +256,7 @@ hook_rows(struct store *st, uint64_t seq)
 	struct store_hook_rec rec;
 	int n;
 
-	if (store_hook_get(st, seq, &rec) != 0)
+	if (store_hook_get(st, seq, &rec) != 1)
 		return -1;
 	n = (int)rec.rows;
 	store_hook_rec_free(&rec);
@@ -430,7 +430,7 @@ START_TEST(test_dead)
 	ck_assert_int_eq(sc.n, 1);
 	ck_assert_uint_eq(sc.sink[0], 1);
 	/* The hook stays, the dead row counted live. */
-	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
 	ck_assert_uint_eq(rec.rows, 2);
 	store_hook_rec_free(&rec);
 
@@ -463,7 +463,7 @@ START_TEST(test_dead)
 	ck_assert_int_eq(ds.n, 2);
 	ck_assert_uint_eq(strlen(ds.info[1].reason), STORE_ERROR_MAX);
 	ck_assert_uint_eq(strlen(ds.info[1].last_error), STORE_ERROR_MAX);
-	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
 	store_hook_rec_free(&rec);
 	store_close(st);
 
@@ -1077,9 +1077,9 @@ START_TEST(test_checkpoint_sync_fails)
 
 	st = open_ok();
 	ck_assert_int_eq(store_lost(st), 0);
-	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
 	store_hook_rec_free(&rec);
-	ck_assert_int_eq(store_hook_get(st, s2, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s2, &rec), 1);
 	store_hook_rec_free(&rec);
 	ck_assert_int_eq(store_close(st), 0);
 }
@@ -1099,7 +1099,7 @@ START_TEST(test_close_sync_fails)
 	ck_assert_int_eq(store_close(st), -1);
 	store_set_sync_func(NULL);
 	st = open_ok();
-	ck_assert_int_eq(store_hook_get(st, s1, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
 	store_hook_rec_free(&rec);
 	ck_assert_int_eq(store_close(st), 0);
 }
