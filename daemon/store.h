@@ -477,9 +477,9 @@ struct store_dls {
 int		 store_batch_source_dead(struct store_batch *,
 		    struct store_dls *);
 
-/* A hook's claim reference (the claim check): 1 with it in ref, 2 when it
- * has none, 0 when the hook is gone, -1 on a store error.  Reads the
- * record's head only. */
+/* A hook's claim reference (the claim check): 1 found, with it in ref
+ * ("" when it has none; cut to reflen), 0 when the hook is gone, -1 on a
+ * store error.  Reads the record's head only. */
 int		 store_hook_claim(struct store *, uint64_t seq, char *ref,
 		    size_t reflen);
 /* Store the claim reference with the hook, which keeps its body: 1, 0 when

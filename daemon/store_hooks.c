@@ -571,11 +571,11 @@ store_hook_claim(struct store *st, uint64_t seq, char *ref, size_t reflen)
 	if ((ret = hooks_head_get(st, store_readtxn(st), T_HOOKS, seq,
 	    &rec)) != 1)
 		return ret;
-	ret = rec.claim_ref != NULL && rec.claim_ref[0] != '\0' ? 1 : 2;
-	if (ret == 1 && ref != NULL)
-		snprintf(ref, reflen, "%s", rec.claim_ref);
+	if (ref != NULL && reflen > 0)
+		snprintf(ref, reflen, "%s", rec.claim_ref != NULL ?
+		    rec.claim_ref : "");
 	store_hook_rec_free(&rec);
-	return ret;
+	return 1;
 }
 
 int

@@ -53,7 +53,7 @@ START_TEST(test_round_trip)
 	struct listed l;
 	struct store_header bighdr;
 	unsigned char *big;
-	char idbuf[UUID_STRLEN + 1], *longval;
+	char idbuf[UUID_STRLEN + 1], ref[16], *longval;
 	int i, j;
 
 	ck_assert_ptr_nonnull(big = malloc(BIG_BODY));
@@ -157,6 +157,19 @@ START_TEST(test_round_trip)
 		store_hook_rec_free(&rec);
 	}
 	ck_assert_int_eq(store_hook_get(st, 99, &rec), 0);
+
+	/* The claim reference: found without one, then with the one set. */
+	memset(ref, 'x', sizeof(ref));
+	ck_assert_int_eq(store_hook_claim(st, h[0].seq, ref, sizeof(ref)), 1);
+	ck_assert_str_eq(ref, "");
+	ck_assert_int_eq(store_hook_claim(st, 99, ref, sizeof(ref)), 0);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_hook_set_claim(b, h[0].seq, "claim-1"),
+	    1);
+	ck_assert_int_eq(store_batch_commit(b), 0);
+	ck_assert_int_eq(store_hook_claim(st, h[0].seq, ref, sizeof(ref)), 1);
+	ck_assert_str_eq(ref, "claim-1");
+	ck_assert_int_eq(store_hook_claim(st, h[0].seq, NULL, 0), 1);
 	store_close(st);
 	free(big);
 	free(longval);
