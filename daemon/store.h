@@ -317,7 +317,7 @@ uint64_t	 store_rowkey_seq(const unsigned char key[STORE_ROWKEY_LEN]);
  * row's due time) and MEMBER (a members entry, no due key); DEAD rows stay
  * in rows with their hook (pending = rows - dead).  Every settle below runs
  * inside an open batch and keeps the counters (hooks, rows, dead,
- * lane_members) in the same transaction.  Settles return 0 done, 1 nothing
+ * lane_members) in the same transaction.  Settles return 1 done, 0 nothing
  * to do (no such row, or not in a state the call applies to; logged, the
  * batch stays good), -1 on a store error (the batch must then be aborted).
  *
@@ -381,7 +381,7 @@ uint64_t	 store_lane_members(struct store *);
 
 /* Delivered: the row and its due key go (a MEMBER leaves its lane), the
  * hook's live row count drops and the hook goes with its last row; a lane
- * head releases its lane (below).  A DEAD row is left alone (1).  known:
+ * head releases its lane (below).  A DEAD row is left alone (0).  known:
  * the row as it was read when claimed, which saves reading it again when
  * its due key is still there (else, or NULL, the row is read). */
 int		 store_batch_row_delivered(struct store_batch *,
@@ -393,7 +393,7 @@ int		 store_batch_row_delivered(struct store_batch *,
  * id, body size), and its due key moves from the old due time to nr->due.
  * A lane head stays its lane's head: DUE is written as HEAD for it, and a
  * PARKED head is still found by its lanes entry.  A MEMBER or DEAD row is
- * left alone (1). */
+ * left alone (0). */
 int		 store_batch_row_reschedule(struct store_batch *,
 		    const unsigned char rowkey[STORE_ROWKEY_LEN],
 		    const struct store_row *nr);
@@ -401,7 +401,7 @@ int		 store_batch_row_reschedule(struct store_batch *,
  * row is kept in state DEAD with attempts and last_error, a dead entry
  * (dead_at, rowkey) -> (reason, attempts, last_error) is written and the
  * dead counter goes up; a lane head releases its lane.  Strings longer
- * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 1.
+ * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 0.
  * An orphan, a row whose hook is gone, is dropped instead (deleted with
  * its due key or members entry, its lane released the same): 2. */
 int		 store_batch_row_dead(struct store_batch *,
@@ -410,7 +410,7 @@ int		 store_batch_row_dead(struct store_batch *,
 		    const char *last_error, uint32_t attempts);
 /* Remove a due key that names no pending row (healing, see
  * store_due_scan_from).  A key whose row is pending at that due time is kept
- * (1, logged), as is a key that is not there (1). */
+ * (0, logged), as is a key that is not there (0). */
 int		 store_batch_due_drop(struct store_batch *,
 		    const unsigned char *duekey, size_t len);
 

@@ -476,7 +476,7 @@ store_batch_row_delivered(struct store_batch *b,
 	case -1:
 		goto fail;
 	case 0:
-		return 1;
+		return 0;
 	case -2:
 		/* Delivered all the same: the row goes; its due key, if any,
 		 * is reported stale by the next scan. */
@@ -489,7 +489,7 @@ store_batch_row_delivered(struct store_batch *b,
 			log_warnx("store %s: delivered row seq %" PRIu64
 			    " sink %u is dead-lettered: left alone", st->dir,
 			    rec_get_u64(rk), rec_get_u32(rk + 8));
-			return 1;
+			return 0;
 		}
 		if ((head = row_unindex(b, rk, &r)) == -1)
 			goto fail;
@@ -523,7 +523,7 @@ row_unindex(struct store_batch *b, const unsigned char *rk,
 }
 
 /* Delete the row at rk, unindexed already, with its count and (unref) its
- * hook's, and release its lane if it was the head.  0, 1 when the row was
+ * hook's, and release its lane if it was the head.  1, 0 when the row was
  * not there, or -1 on a store error. */
 static int
 row_gone(struct store_batch *b, const unsigned char *rk,
@@ -535,14 +535,14 @@ row_gone(struct store_batch *b, const unsigned char *rk,
 	    STORE_ROWKEY_LEN)) == -1)
 		return -1;
 	if (ret == 0)
-		return 1;	/* a due key without its row */
+		return 0;	/* a due key without its row */
 	if (unref && hook_unref(b, rec_get_u64(rk)) == -1)
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
 	if (head && lane_release(b, rk, r) == -1)
 		return -1;
-	return 0;
+	return 1;
 }
 
 int
@@ -565,7 +565,7 @@ store_batch_row_reschedule(struct store_batch *b,
 	case -1:
 		goto fail;
 	case 0:
-		return 1;
+		return 0;
 	case -2:
 		/* Rewritten whole from nr; the old due key, unknown, is
 		 * reported stale by the next scan. */
@@ -577,7 +577,7 @@ store_batch_row_reschedule(struct store_batch *b,
 			log_warnx("store %s: rescheduled row seq %" PRIu64
 			    " sink %u is in state %u: left alone", st->dir,
 			    rec_get_u64(rk), rec_get_u32(rk + 8), r.state);
-			return 1;
+			return 0;
 		}
 		if ((head = lane_is_head(b, rk, &r)) == -1 ||
 		    due_del(st, b->txn, r.tenant, r.due, rk) == -1)
@@ -594,7 +594,7 @@ store_batch_row_reschedule(struct store_batch *b,
 	if (rows_write(st, b->txn, rk, &r) == -1 ||
 	    rows_due_put(st, b->txn, r.tenant, r.due, rk) == -1)
 		goto fail;
-	return 0;
+	return 1;
 
  fail:
 	b->failed = 1;
@@ -619,14 +619,14 @@ store_batch_row_dead(struct store_batch *b,
 	case -1:
 		goto fail;
 	case 0:
-		return 1;
+		return 0;
 	case -2:
 		log_warnx("store %s: %s; cannot dead-letter it", st->dir,
 		    st->err);
-		return 1;
+		return 0;
 	}
 	if (r.state == STORE_ROW_DEAD)
-		return 1;
+		return 0;
 	if ((ret = hook_present(st, b->txn, rec_get_u64(rk))) == -1 ||
 	    (head = row_unindex(b, rk, &r)) == -1)
 		goto fail;
@@ -634,7 +634,7 @@ store_batch_row_dead(struct store_batch *b,
 		/* An orphan: a dead letter could never be replayed. */
 		if ((ret = row_gone(b, rk, &r, head, 0)) == -1)
 			goto fail;
-		return ret == 0 ? 2 : 1;
+		return ret == 1 ? 2 : 0;
 	}
 
 	memset(&dl, 0, sizeof(dl));
@@ -659,7 +659,7 @@ store_batch_row_dead(struct store_batch *b,
 	b->counts.dead++;
 	if (head && lane_release(b, rk, &r) == -1)
 		goto fail;
-	return 0;
+	return 1;
 
  fail:
 	b->failed = 1;
@@ -690,12 +690,12 @@ store_batch_due_drop(struct store_batch *b, const unsigned char *key,
 			log_warnx("store %s: due key of seq %" PRIu64 " sink "
 			    "%u is live: not dropped", st->dir, rec_get_u64(rk),
 			    rec_get_u32(rk + 8));
-			return 1;
+			return 0;
 		}
 	}
 	if ((ret = store_tdel(st, b->txn, T_DUE, key, klen)) == -1)
 		goto fail;
-	return ret == 1 ? 0 : 1;
+	return ret;
 
  fail:
 	b->failed = 1;
@@ -886,7 +886,7 @@ dls_row(const unsigned char *rk, const struct store_row *r, void *arg)
 		w->failed = 1;
 		return 1;
 	}
-	if (ret == 0)
+	if (ret == 1)
 		s->moved++;
 	else if (ret == 2)
 		s->dropped++;
