@@ -13,6 +13,13 @@
  * commits with DB_TXN_WRITE_NOSYNC and then flushes the log once for the
  * whole batch (group commit).  Only after store_batch_commit returns 0 is
  * anything in the batch durable.
+ *
+ * One return convention: a verb that looks a record up, or changes one
+ * named by its key, answers 1 found (done), 0 not found (nothing to do),
+ * -1 on a store error, which store_strerror then names; any other verb
+ * answers 0 (or the count it says), or -1; a pointer is NULL on failure;
+ * a "whether" 1 or 0.  The answers beyond these, store_batch_row_dead's 2
+ * and store_batch_source_dead's 1, are stated where they are.
  */
 #ifndef ANKUSA_STORE_H
 #define ANKUSA_STORE_H
