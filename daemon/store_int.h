@@ -23,7 +23,10 @@
 #include "store_rec.h"
 
 /* Berkeley DB's handles, opaque here (<db.h>'s DB_ENV, DB, DB_TXN and DBC
- * name these structs): only the files that call libdb include <db.h>. */
+ * name these structs): only the files that call libdb include <db.h>
+ * (store.c, store_bdb.c, store_maint.c, store_hooks.c); the others reach
+ * the tables through store.c's wrappers (store_put, store_tget,
+ * store_tget_head, store_tdel, the walks, the cursor on one record). */
 struct __db_env;
 struct __db;
 struct __db_txn;
