@@ -87,6 +87,7 @@ claim_gate(struct drow *r)
 	const struct source_conf *src = conf_source(env->conf, r->row.source);
 	const struct sink_conf *sk;
 	struct pending *p;
+	char ref[2];		/* only whether the hook has one */
 
 	if (src == NULL || r->row.body_size <= threshold(src))
 		return 0;
@@ -99,15 +100,18 @@ claim_gate(struct drow *r)
 		return 0;
 	}
 	if ((p = pending_find(r->seq)) == NULL) {
-		switch (store_hook_claim(env->store, r->seq, NULL, 0)) {
-		case 2:
-			break;		/* not checked in yet */
+		switch (store_hook_claim(env->store, r->seq, ref,
+		    sizeof(ref))) {
+		case 1:
+			if (ref[0] != '\0')
+				return 0;	/* checked in */
+			break;
 		case -1:
 			log_warnx("claim: hook seq %" PRIu64 ": %s", r->seq,
 			    store_strerror(env->store));
 			return 0;	/* its attempt will say */
 		default:
-			return 0;	/* checked in, or gone */
+			return 0;	/* gone */
 		}
 		if ((p = calloc(1, sizeof(*p))) == NULL)
 			fatal("claim");
@@ -154,7 +158,7 @@ claim_next_job(struct msg *m, uint64_t job_id)
 		if (n > 0 && bytes + p->size + PACK_CLAIM_OVERHEAD +
 		    PACK_FIXED_OVERHEAD > c->claim_check.pack_max_bytes)
 			break;
-		if ((rc = store_hook_get(env->store, p->seq, &recs[n])) != 0) {
+		if ((rc = store_hook_get(env->store, p->seq, &recs[n])) != 1) {
 			/* Gone or unreadable: its rows go on and meet it. */
 			log_warnx("claim: hook seq %" PRIu64 " unreadable for "
 			    "check-in", p->seq);

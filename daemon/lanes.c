@@ -18,9 +18,9 @@
 static int	 marked_tenants_fn(const char *, const unsigned char *, size_t,
 		    void *);
 static size_t	 row_lane(const struct store_row *, unsigned char *, size_t);
-static int	 lane_head_get(struct store *, DB_TXN *, const unsigned char *,
-		    size_t, unsigned char *);
-static int	 lane_first_member(struct store *, DB_TXN *,
+static int	 lane_head_get(struct store *, struct __db_txn *,
+		    const unsigned char *, size_t, unsigned char *);
+static int	 lane_first_member(struct store *, struct __db_txn *,
 		    const unsigned char *, size_t, unsigned char *, size_t *,
 		    unsigned char *);
 static int	 lane_promote(struct store_batch *, const unsigned char *,
@@ -73,8 +73,8 @@ row_lane(const struct store_row *r, unsigned char *lane, size_t lanesz)
 /* The head row key in lane's lanes entry: 1, 0 none, -1 on a store error,
  * -2 a damaged entry (logged). */
 static int
-lane_head_get(struct store *st, DB_TXN *txn, const unsigned char *lane,
-    size_t lanelen, unsigned char *rk)
+lane_head_get(struct store *st, struct __db_txn *txn,
+    const unsigned char *lane, size_t lanelen, unsigned char *rk)
 {
 	unsigned char val[64];
 	size_t vlen;
@@ -114,8 +114,9 @@ lane_is_head(struct store_batch *b, const unsigned char *rk,
 /* The lane's first member (lowest seq): 1 with its members key and row
  * key, 0 none, -1 on a store error. */
 static int
-lane_first_member(struct store *st, DB_TXN *txn, const unsigned char *lane,
-    size_t lanelen, unsigned char *mkey, size_t *mklen, unsigned char *rk)
+lane_first_member(struct store *st, struct __db_txn *txn,
+    const unsigned char *lane, size_t lanelen, unsigned char *mkey,
+    size_t *mklen, unsigned char *rk)
 {
 	struct walk w;
 	int ret;

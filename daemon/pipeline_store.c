@@ -221,9 +221,9 @@ pipeline_store_hook(struct drow *r, struct store_hook_rec *rec,
 {
 	int rc;
 
-	if ((rc = store_hook_get(env->store, r->seq, rec)) == 0)
+	if ((rc = store_hook_get(env->store, r->seq, rec)) == 1)
 		return 0;
-	if (rc == 1) {
+	if (rc == 0) {
 		*res = ATTEMPT_PERMANENT;
 		snprintf(detail, len, "hook %" PRIu64 " is gone", r->seq);
 	} else {

@@ -40,6 +40,7 @@
 
 #include <fcntl.h>
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -54,6 +55,7 @@
 #include "log.h"
 #include "logsum.h"
 #include "store.h"
+#include "store_bdb.h"
 #include "store_int.h"
 
 const char *const store_tables[T_COUNT] = {
@@ -90,6 +92,9 @@ static int	 store_close_handles(struct store *, int);
 static int	 store_load_lane_members(struct store *, char *, size_t);
 static int	 batch_commit(struct store_batch *, int);
 static int	 store_sync(int);
+static void	 store_terr(struct store *, int, int, const char *,
+		    const void *, size_t);
+static int	 store_cursor_close(struct store *, int, DBC **, int);
 
 /* store_sync's: the call, the failures in the process, the first one's. */
 static int	(*sync_func)(int) = fdatasync;
@@ -825,7 +830,6 @@ int
 store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
     const void *val, size_t vlen, uint32_t flags)
 {
-	char desc[256];
 	DBT k, v;
 	int ret;
 
@@ -836,9 +840,7 @@ store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 	v.data = (void *)val;
 	v.size = vlen;
 	if ((ret = st->db[t]->put(st->db[t], txn, &k, &v, flags)) != 0) {
-		rec_key_describe(t, key, klen, desc, sizeof(desc));
-		store_seterr(st, ret, "store %s/%s.db: write %s", st->dir,
-		    store_tables[t], desc);
+		store_terr(st, ret, t, "write", key, klen);
 		return -1;
 	}
 	return 0;
@@ -1237,18 +1239,41 @@ store_walk_next(struct walk *w)
 	return 1;
 }
 
+/* Delete the record the walk is on (the last step found one and the walk
+ * has not paused since): 0, or -1 on a store error.  The next step goes
+ * on after it. */
+int
+store_walk_del(struct walk *w)
+{
+	int ret;
+
+	if ((ret = w->c->del(w->c, 0)) != 0) {
+		store_terr(w->st, ret, w->t, "delete", w->key, w->klen);
+		return -1;
+	}
+	return 0;
+}
+
 /* Close the walk; rv is what the caller returns unless closing fails. */
 int
 store_walk_done(struct walk *w, int rv)
 {
+	return store_cursor_close(w->st, w->t, &w->c, rv);
+}
+
+/* Close *cp (table t's) unless it is NULL, and make it NULL: rv, or -1
+ * when the close failed and rv was not -1 already. */
+static int
+store_cursor_close(struct store *st, int t, DBC **cp, int rv)
+{
 	int ret;
 
-	if (w->c != NULL) {
-		ret = w->c->close(w->c);
-		w->c = NULL;
+	if (*cp != NULL) {
+		ret = (*cp)->close(*cp);
+		*cp = NULL;
 		if (ret != 0 && rv != -1) {
-			store_seterr(w->st, ret, "store %s/%s.db: cursor close",
-			    w->st->dir, store_tables[w->t]);
+			store_seterr(st, ret, "store %s/%s.db: cursor close",
+			    st->dir, store_tables[t]);
 			return -1;
 		}
 	}
@@ -1261,7 +1286,6 @@ int
 store_tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
     void *val, size_t valsz, size_t *vlen)
 {
-	char desc[256];
 	DBT k, v;
 	int ret;
 
@@ -1279,20 +1303,133 @@ store_tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 		return rec_malformed(t, key, klen, "bad length", st->err,
 		    sizeof(st->err));
 	if (ret != 0) {
-		rec_key_describe(t, key, klen, desc, sizeof(desc));
-		store_seterr(st, ret, "store %s/%s.db: read %s", st->dir,
-		    store_tables[t], desc);
+		store_terr(st, ret, t, "read", key, klen);
 		return -1;
 	}
 	*vlen = v.size;
 	return 1;
 }
 
+/* As store_tget, reading only the record's first len bytes (0: none, to
+ * learn whether it is there); *vlen gets the bytes read. */
+int
+store_tget_head(struct store *st, DB_TXN *txn, int t, const void *key,
+    size_t klen, void *buf, size_t len, size_t *vlen)
+{
+	DBT k, v;
+	int ret;
+
+	bdb_dbt_user(&k, (void *)key, klen, 0);
+	bdb_dbt_user(&v, buf, len, 1);
+	ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret != 0) {
+		store_terr(st, ret, t, "read", key, klen);
+		return -1;
+	}
+	*vlen = v.size;
+	return 1;
+}
+
+/*
+ * A cursor on one record found by its key: the read of its first bytes
+ * and then a delete of it or a rewrite of some of them take one descent of
+ * the tree, not two.  Every store_cur_get, whatever it returned, ends with
+ * store_cur_done.
+ */
+
+/* Open the cursor in txn and put it on key, reading the record's first
+ * len bytes into buf (*vlen: the bytes read): 1 found, 0 none, -1 on a
+ * store error. */
+int
+store_cur_get(struct cur *c, struct store *st, DB_TXN *txn, int t,
+    const void *key, size_t klen, void *buf, size_t len, size_t *vlen)
+{
+	DBT k, v;
+	int ret;
+
+	c->st = st;
+	c->t = t;
+	c->key = key;
+	c->klen = klen;
+	if ((ret = st->db[t]->cursor(st->db[t], txn, &c->c, 0)) != 0) {
+		c->c = NULL;
+		store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
+		    store_tables[t]);
+		return -1;
+	}
+	bdb_dbt_user(&k, (void *)key, klen, 0);
+	bdb_dbt_user(&v, buf, len, 1);
+	ret = c->c->get(c->c, &k, &v, DB_SET);
+	if (ret == DB_NOTFOUND)
+		return 0;
+	if (ret != 0) {
+		store_terr(c->st, ret, c->t, "read", c->key, c->klen);
+		return -1;
+	}
+	*vlen = v.size;
+	return 1;
+}
+
+/* Delete the record the cursor is on: 0, or -1 on a store error. */
+int
+store_cur_del(struct cur *c)
+{
+	int ret;
+
+	if ((ret = c->c->del(c->c, 0)) != 0) {
+		store_terr(c->st, ret, c->t, "delete", c->key, c->klen);
+		return -1;
+	}
+	return 0;
+}
+
+/* Overwrite len bytes at off of the record the cursor is on (a partial
+ * put: the rest of the record is not read or written): 0, or -1. */
+int
+store_cur_patch(struct cur *c, size_t off, const void *val, size_t len)
+{
+	DBT k, v;
+	int ret;
+
+	bdb_dbt_user(&k, (void *)c->key, c->klen, 0);
+	memset(&v, 0, sizeof(v));
+	v.data = (void *)val;
+	v.size = len;
+	v.doff = off;
+	v.dlen = len;
+	v.flags = DB_DBT_PARTIAL;
+	if ((ret = c->c->put(c->c, &k, &v, DB_CURRENT)) != 0) {
+		store_terr(c->st, ret, c->t, "write", c->key, c->klen);
+		return -1;
+	}
+	return 0;
+}
+
+/* Close the cursor; rv is what the caller returns unless closing fails. */
+int
+store_cur_done(struct cur *c, int rv)
+{
+	return store_cursor_close(c->st, c->t, &c->c, rv);
+}
+
+/* The error of a read, write or delete of key in table t. */
+static void
+store_terr(struct store *st, int ret, int t, const char *what,
+    const void *key, size_t klen)
+{
+	char desc[256];
+
+	rec_key_describe(t, key, klen, desc, sizeof(desc));
+	store_seterr(st, ret, "store %s/%s.db: %s %s", st->dir,
+	    store_tables[t], what, desc);
+}
+
 /* 1 deleted, 0 was not there, -1 on a store error. */
 int
 store_tdel(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen)
 {
-	char desc[256];
 	DBT k;
 	int ret;
 
@@ -1303,9 +1440,7 @@ store_tdel(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen)
 	if (ret == DB_NOTFOUND)
 		return 0;
 	if (ret != 0) {
-		rec_key_describe(t, key, klen, desc, sizeof(desc));
-		store_seterr(st, ret, "store %s/%s.db: delete %s", st->dir,
-		    store_tables[t], desc);
+		store_terr(st, ret, t, "delete", key, klen);
 		return -1;
 	}
 	return 1;

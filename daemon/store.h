@@ -14,6 +14,13 @@
  * commits with DB_TXN_WRITE_NOSYNC and then flushes the log once for the
  * whole batch (group commit).  Only after store_batch_commit returns 0 is
  * anything in the batch durable.
+ *
+ * One return convention: a verb that looks a record up, or changes one
+ * named by its key, answers 1 found (done), 0 not found (nothing to do),
+ * -1 on a store error, which store_strerror then names; any other verb
+ * answers 0 (or the count it says), or -1; a pointer is NULL on failure;
+ * a "whether" 1 or 0.  The answers beyond these, store_batch_row_dead's 2
+ * and store_batch_source_dead's 1, are stated where they are.
  */
 #ifndef ANKUSA_STORE_H
 #define ANKUSA_STORE_H
@@ -106,18 +113,12 @@ struct store_quarantine_info {
 /* Open (creating if needed) the environment in dir, running recovery.
  * NULL on failure, with err naming the file and the problem. */
 struct store	*store_open(const char *dir, char *err, size_t errlen);
-/* Where the region files go: a directory per data directory under base
- * ("/dev/shm"), or with NULL the data directory itself.  For tests. */
-void		 store_set_region_base(const char *base);
 /* Checkpoint and close: 0, or -1 when the checkpoint or a sync failed or
  * the store was lost (logged): not a clean stop, the next open's recovery
  * replays the log. */
 int		 store_close(struct store *);
-/* For tests: the call store_sync makes for every sync Berkeley DB asks
- * for (NULL: fdatasync). */
-void		 store_set_sync_func(int (*)(int));
-/* A checkpoint, then the log files that recovery no longer needs are
- * removed (log_archive).  0, or -1 on a store error. */
+/* A checkpoint, then the log files that neither recovery nor a hook's
+ * body needs are removed.  0, or -1 on a store error. */
 int		 store_checkpoint(struct store *);
 /* Write `pages` or more (up to a per cent of the cache more) of the buffer
  * pool's dirty pages to their files (no sync), so that the checkpoint
@@ -129,12 +130,15 @@ long		 store_clean_step(struct store *, int pages);
  * pages until high per cent is (no sync).  The pages written (0 when
  * enough was clean), or -1 on a store error. */
 int		 store_keep_clean(struct store *, int low, int high);
-/* The log files the checkpoint removes are renamed aside and emptied by a
- * thread of the store's, a megabyte at a time.  For the tests: wait until
- * it has removed every one queued; the steps it has taken so far. */
-uint64_t	 store_trash_wait(struct store *);
-/* The number of the log file the next record goes to.  For tests. */
-uint32_t	 store_log_current(struct store *);
+/* Bodies kept in the log (see store.c, "Bodies in the log"): move up to
+ * max bodies that sit in a log file more than the store's retain count
+ * behind the current one into their hook records, so that the file can
+ * go.  The number moved, or -1 on a store error.  Runs between batches. */
+int		 store_body_migrate(struct store *, int max);
+/* Whether the last store_body_migrate stopped short, at its max or at the
+ * number of records a pass visits: the next one should come soon. */
+int		 store_body_behind(const struct store *);
+
 struct store_batch;
 struct store_batch *store_batch_begin(struct store *);
 /* Put a hook and its rows, and its dedupe entry (see Dedupe below);
@@ -224,8 +228,7 @@ int		 store_quarantine_list(struct store *, const char *source,
 		    int (*cb)(const struct store_quarantine_info *, void *),
 		    void *);
 /* 1 found (out filled as by store_hook_get, out->reason set, reason
- * copied to reason unless NULL), 0 not found, -1 on a store error.  Note:
- * the opposite of store_hook_get's 0/1. */
+ * copied to reason unless NULL), 0 not found, -1 on a store error. */
 int		 store_quarantine_get(struct store *, uint64_t seq,
 		    struct store_hook_rec *out, char *reason, size_t reasonlen);
 /* The pen's body bytes and hooks, from memory: as committed, plus the open
@@ -249,9 +252,8 @@ const char	*store_checksums(const struct store *);
 int		 store_lost(struct store *);
 
 /*
- * Added with the store implementation: reading a hook back, the record
- * codecs of every table and a debugging count.  Keys and value layouts are
- * documented at the top of store.c.
+ * Rows and reading a hook back.  The keys, the record codecs and their
+ * layout are store_rec.h's and store_rec.c's.
  */
 
 /* Only one batch may be open at a time (single-threaded master: a second
@@ -260,11 +262,8 @@ int		 store_lost(struct store *);
 
 #define STORE_NAME_MAX		64	/* tenant and source ids, bytes */
 #define STORE_ERROR_MAX		1024	/* last error, dead reason, bytes */
-#define STORE_REC_VERSION	1	/* record format this build writes */
-#define STORE_REC_MAX		4096	/* any record but a hook fits */
 #define STORE_KEY_MAX		1024	/* any key fits */
 #define STORE_ROWKEY_LEN	12	/* seq u64 + sink index u32 */
-#define STORE_DEADKEY_LEN	20	/* dead time u64 + row key */
 
 /* A row's place in the pipeline (stored: never renumber). */
 enum store_row_state {
@@ -290,45 +289,6 @@ struct store_row {
 	uint8_t		state;		/* enum store_row_state */
 	unsigned char	replay_id[UUID_LEN];	/* all zero: not a replay */
 	uint64_t	body_size;	/* its hook's body, for byte windows */
-};
-
-/* A dead letter (table dead); the row and its hook stay alive. */
-struct store_dead {
-	char		reason[STORE_ERROR_MAX + 1];	/* contracts' reasons */
-	uint32_t	attempts;
-	char		last_error[STORE_ERROR_MAX + 1];
-};
-
-/* A dedupe entry (table dedupe). */
-struct store_dedupe {
-	unsigned char	hook_id[UUID_LEN];	/* the original hook */
-	uint64_t	expires;		/* wall ms */
-};
-
-enum store_replay_state {
-	STORE_REPLAY_RUNNING = 1,
-	STORE_REPLAY_PAUSED = 2,
-	STORE_REPLAY_CANCELLED = 3,
-	STORE_REPLAY_DONE = 4,
-};
-
-enum store_replay_kind {
-	STORE_REPLAY_DLQ = 1,
-};
-
-/* A replay job (table replays, keyed by its 16-byte job id). */
-struct store_replay {
-	uint8_t		state;		/* enum store_replay_state */
-	uint8_t		kind;		/* enum store_replay_kind */
-	char		source[STORE_NAME_MAX + 1];	/* "": every source */
-	uint64_t	since;		/* dead time window, wall ms; 0: open */
-	uint64_t	until;
-	uint32_t	rate;		/* rows per second */
-	uint32_t	max_lag_ms;
-	uint64_t	created_at;	/* wall ms */
-	uint64_t	moved;		/* rows moved so far */
-	unsigned char	cursor[STORE_DEADKEY_LEN];	/* last dead key moved,
-							 * all zero: none yet */
 };
 
 /* Where a stored hook's body is. */
@@ -365,7 +325,7 @@ struct store_hook_rec {
 	struct store_body_at	 at;		/* where the body is */
 };
 
-/* 0 found, 1 no such hook, -1 on a store error (a damaged record too). */
+/* 1 found, 0 no such hook, -1 on a store error (a damaged record too). */
 int		 store_hook_get(struct store *, uint64_t seq,
 		    struct store_hook_rec *);
 void		 store_hook_rec_free(struct store_hook_rec *);
@@ -374,84 +334,8 @@ void		 store_hook_rec_free(struct store_hook_rec *);
  * the last call (asynchronous: nothing waits for it). */
 void		 store_writeback(struct store *);
 
-/* Number of records in a table by name ("hooks", "due", ...): a full
- * cursor walk, for tests and ankusactl debugging.  -1 on error. */
-int64_t		 store_debug_count(struct store *, const char *table);
-
-/* Keys.  The variable ones return their length, 0 if they do not fit. */
-void		 store_key_hook(unsigned char out[8], uint64_t seq);
-void		 store_key_row(unsigned char out[STORE_ROWKEY_LEN],
-		    uint64_t seq, uint32_t sink_index);
+/* The seq of a row key. */
 uint64_t	 store_rowkey_seq(const unsigned char key[STORE_ROWKEY_LEN]);
-void		 store_key_dead(unsigned char out[STORE_DEADKEY_LEN],
-		    uint64_t dead_at,
-		    const unsigned char rowkey[STORE_ROWKEY_LEN]);
-size_t		 store_key_due(unsigned char *, size_t, const char *tenant,
-		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN]);
-size_t		 store_key_lane(unsigned char *, size_t, const char *tenant,
-		    const char *source, uint32_t sink_index,
-		    uint64_t lane_hash);
-size_t		 store_key_member(unsigned char *, size_t,
-		    const unsigned char *lane, size_t lanelen, uint64_t seq);
-size_t		 store_key_dedupe(unsigned char *, size_t, const char *tenant,
-		    const char *source, const char *key);
-size_t		 store_key_dedupe_exp(unsigned char *, size_t, uint64_t expires,
-		    const unsigned char *dkey, size_t dkeylen);
-
-/*
- * Record codecs.  Encoders return the record's length, 0 if it does not fit
- * (or a field is too long).  Decoders take the record's key only to name it
- * in err: "rows record seq 42 sink 0 has format version 7, this build
- * reads 1".  They return 0, or -1 with err set.
- */
-void		*store_rec_hook_encode(const struct store_hook *, uint32_t rows,
-		    const char *claim_ref, size_t *lenp);	/* malloc'd */
-/* The same with the body elsewhere (at; NULL: in the record), as the
- * store writes it, or as a build before 2026-12-02 wrote one whose body
- * is a log record (STORE_BODY_LOG).  For tests. */
-void		*store_rec_hook_encode_at(const struct store_hook *,
-		    uint32_t rows, const char *claim_ref,
-		    const struct store_body_at *, size_t *lenp);
-int		 store_rec_hook_decode(const char *table, const void *key,
-		    size_t klen, const void *val, size_t vlen,
-		    struct store_hook_rec *, char *err, size_t errlen);
-/* A quarantine record (store_rec_hook_decode with "quarantine" reads it
- * back, reason in rec.reason).  NULL if it does not fit. */
-void		*store_rec_quarantine_encode(const struct store_hook *,
-		    const char *reason, size_t *lenp);	/* malloc'd */
-size_t		 store_rec_row_encode(const struct store_row *,
-		    unsigned char *, size_t);
-int		 store_rec_row_decode(const void *key, size_t klen,
-		    const void *val, size_t vlen, struct store_row *,
-		    char *err, size_t errlen);
-size_t		 store_rec_dead_encode(const struct store_dead *,
-		    unsigned char *, size_t);
-int		 store_rec_dead_decode(const void *key, size_t klen,
-		    const void *val, size_t vlen, struct store_dead *,
-		    char *err, size_t errlen);
-size_t		 store_rec_dedupe_encode(const struct store_dedupe *,
-		    unsigned char *, size_t);
-int		 store_rec_dedupe_decode(const void *key, size_t klen,
-		    const void *val, size_t vlen, struct store_dedupe *,
-		    char *err, size_t errlen);
-size_t		 store_rec_replay_encode(const struct store_replay *,
-		    unsigned char *, size_t);
-int		 store_rec_replay_decode(const void *key, size_t klen,
-		    const void *val, size_t vlen, struct store_replay *,
-		    char *err, size_t errlen);
-/* lanes (head row key) and members (row key): table is "lanes" or
- * "members". */
-size_t		 store_rec_rowkey_encode(const unsigned char
-		    rowkey[STORE_ROWKEY_LEN], unsigned char *, size_t);
-int		 store_rec_rowkey_decode(const char *table, const void *key,
-		    size_t klen, const void *val, size_t vlen,
-		    unsigned char rowkey[STORE_ROWKEY_LEN], char *err,
-		    size_t errlen);
-/* Tables whose value is only the version byte: due, marks, dedupe_exp. */
-size_t		 store_rec_empty_encode(unsigned char *, size_t);
-int		 store_rec_empty_decode(const char *table, const void *key,
-		    size_t klen, const void *val, size_t vlen, char *err,
-		    size_t errlen);
 
 /*
  * Dispatch: reading due rows, settling them, lanes, dead letters.
@@ -460,7 +344,7 @@ int		 store_rec_empty_decode(const char *table, const void *key,
  * row's due time) and MEMBER (a members entry, no due key); DEAD rows stay
  * in rows with their hook (pending = rows - dead).  Every settle below runs
  * inside an open batch and keeps the counters (hooks, rows, dead,
- * lane_members) in the same transaction.  Settles return 0 done, 1 nothing
+ * lane_members) in the same transaction.  Settles return 1 done, 0 nothing
  * to do (no such row, or not in a state the call applies to; logged, the
  * batch stays good), -1 on a store error (the batch must then be aborted).
  *
@@ -500,25 +384,14 @@ int		 store_due_next(struct store *, const char *tenant,
 int		 store_marked_tenants(struct store *,
 		    int (*cb)(const char *tenant, void *), void *);
 /* The tenant's due keys with due <= now_ms in key order (due time, then
- * row key), each with its row.  A due key that names no pending row (row
+ * row key), each with its due time and row, starting just after the due
+ * key (tenant, after_due, after_rk) when after_rk is not NULL; want, when
+ * not NULL, is asked first with each row key and may pass over it (0)
+ * without its row being read.  A due key that names no pending row (row
  * gone, damaged, DEAD or MEMBER, or due elsewhere) is handed over with row
  * NULL and logged: it never stalls the scan; drop it with
- * store_batch_due_drop (store_due_scan_keys gives the key).  cb returning
- * non-zero stops.  0 or -1 on a store error. */
-int		 store_due_scan(struct store *, const char *tenant,
-		    uint64_t now_ms,
-		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
-		    const struct store_row *, void *), void *);
-/* As store_due_scan, with each due key and its due time. */
-int		 store_due_scan_keys(struct store *, const char *tenant,
-		    uint64_t now_ms,
-		    int (*cb)(const unsigned char *duekey, size_t duekeylen,
-		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN],
-		    const struct store_row *, void *), void *);
-/* As store_due_scan_keys, starting just after the due key (tenant,
- * after_due, after_rk) when after_rk is not NULL; want, when not NULL, is
- * asked first with each row key and may pass over it (0) without its row
- * being read. */
+ * store_batch_due_drop.  cb returning non-zero stops.  0 or -1 on a store
+ * error. */
 int		 store_due_scan_from(struct store *, const char *tenant,
 		    uint64_t now_ms, uint64_t after_due,
 		    const unsigned char *after_rk,
@@ -529,17 +402,13 @@ int		 store_due_scan_from(struct store *, const char *tenant,
 /* 1 with the smallest due time over every tenant (O(tenants)), 0 when
  * nothing is due, -1 on a store error. */
 int		 store_oldest_due(struct store *, uint64_t *due);
-/* 1 found, 0 no such row, -1 on a store error (a damaged record too). */
-int		 store_row_get(struct store *,
-		    const unsigned char rowkey[STORE_ROWKEY_LEN],
-		    struct store_row *);
 /* Rows waiting behind lane heads, from memory (meta "lane_members"): as
  * committed, plus the open batch's changes while one is open. */
 uint64_t	 store_lane_members(struct store *);
 
 /* Delivered: the row and its due key go (a MEMBER leaves its lane), the
  * hook's live row count drops and the hook goes with its last row; a lane
- * head releases its lane (below).  A DEAD row is left alone (1).  known:
+ * head releases its lane (below).  A DEAD row is left alone (0).  known:
  * the row as it was read when claimed, which saves reading it again when
  * its due key is still there (else, or NULL, the row is read). */
 int		 store_batch_row_delivered(struct store_batch *,
@@ -551,7 +420,7 @@ int		 store_batch_row_delivered(struct store_batch *,
  * id, body size), and its due key moves from the old due time to nr->due.
  * A lane head stays its lane's head: DUE is written as HEAD for it, and a
  * PARKED head is still found by its lanes entry.  A MEMBER or DEAD row is
- * left alone (1). */
+ * left alone (0). */
 int		 store_batch_row_reschedule(struct store_batch *,
 		    const unsigned char rowkey[STORE_ROWKEY_LEN],
 		    const struct store_row *nr);
@@ -559,7 +428,7 @@ int		 store_batch_row_reschedule(struct store_batch *,
  * row is kept in state DEAD with attempts and last_error, a dead entry
  * (dead_at, rowkey) -> (reason, attempts, last_error) is written and the
  * dead counter goes up; a lane head releases its lane.  Strings longer
- * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 1.
+ * than STORE_ERROR_MAX are cut; NULL is "".  An already DEAD row: 0.
  * An orphan, a row whose hook is gone, is dropped instead (deleted with
  * its due key or members entry, its lane released the same): 2. */
 int		 store_batch_row_dead(struct store_batch *,
@@ -567,8 +436,8 @@ int		 store_batch_row_dead(struct store_batch *,
 		    uint64_t dead_at, const char *reason,
 		    const char *last_error, uint32_t attempts);
 /* Remove a due key that names no pending row (healing, see
- * store_due_scan).  A key whose row is pending at that due time is kept
- * (1, logged), as is a key that is not there (1). */
+ * store_due_scan_from).  A key whose row is pending at that due time is kept
+ * (0, logged), as is a key that is not there (0). */
 int		 store_batch_due_drop(struct store_batch *,
 		    const unsigned char *duekey, size_t len);
 
@@ -602,30 +471,18 @@ int		 store_batch_lane_sweep(struct store_batch *,
 int		 store_dead_list(struct store *, const char *source,
 		    uint64_t limit,
 		    int (*cb)(const struct store_dead_info *, void *), void *);
-/* As store_dead_list, from dead time since_ms on. */
-int		 store_dead_list_since(struct store *, const char *source,
-		    uint64_t since_ms, uint64_t limit,
-		    int (*cb)(const struct store_dead_info *, void *), void *);
-/* The source's pending rows (DUE, HEAD, MEMBER, PARKED: not DEAD) in row
- * key order, of hooks with seq > after_seq: a walk of rows, for admin
- * operations (dead_letter_source).  At most limit rows (0: all), except
- * that a page never splits a hook: it ends after the last row of the hook
- * it reached the limit in (so at most limit + 63), and the next page is
- * after_seq = that hook's seq.  cb returning non-zero stops.  0 or -1. */
-int		 store_pending_rows_of_source(struct store *,
-		    const char *source, uint64_t after_seq, uint64_t limit,
-		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
-		    const struct store_row *, void *), void *);
 
 /*
  * One step of the spec's dead_letter_source, in the open batch: the
- * source's pending rows of hooks with seq > after_seq, a page as
- * store_pending_rows_of_source makes one (limit rows; the rows of other
- * sources it reads count against visits, so that a step reads a bounded
- * part of the table whatever it finds), each dead-lettered at dead_at as
- * reason, its attempts and last error kept, as store_batch_row_dead does
- * it: a row whose hook is gone is dropped, and counted apart.  A row
- * skip() names (claimed by a running attempt) is left alone.
+ * source's pending rows (DUE, HEAD, MEMBER, PARKED) of hooks with seq >
+ * after_seq in row key order, a page of limit rows that never splits a
+ * hook (it ends after the last row of the hook it reached the limit in; the
+ * rows of other sources it reads count against visits, so that a step
+ * reads a bounded part of the table whatever it finds), each
+ * dead-lettered at dead_at as reason, its attempts and last error kept, as
+ * store_batch_row_dead does it: a row whose hook is gone is dropped, and
+ * counted apart.  A row skip() names (claimed by a running attempt) is
+ * left alone.
  */
 struct store_dls {
 	const char	*source;
@@ -647,9 +504,9 @@ struct store_dls {
 int		 store_batch_source_dead(struct store_batch *,
 		    struct store_dls *);
 
-/* A hook's claim reference (the claim check): 1 with it in ref, 2 when it
- * has none, 0 when the hook is gone, -1 on a store error.  Reads the
- * record's head only. */
+/* A hook's claim reference (the claim check): 1 found, with it in ref
+ * ("" when it has none; cut to reflen), 0 when the hook is gone, -1 on a
+ * store error.  Reads the record's head only. */
 int		 store_hook_claim(struct store *, uint64_t seq, char *ref,
 		    size_t reflen);
 /* Store the claim reference with the hook, which keeps its body: 1, 0 when

@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -32,6 +33,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_bdb.h"
 #include "store_int.h"
 
 #define STORE_LOG_AHEAD		(4u * 1024 * 1024)	/* zeroed ahead */

@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include "ids.h"
 #include "log.h"
 #include "store.h"
+#include "store_bdb.h"
 #include "store_int.h"
 
 #define BODY_HDR		9	/* v1, u64 seq */
@@ -176,7 +178,7 @@ bodies_get(struct store *st, DB_TXN *txn, uint64_t seq,
  * already gone is only logged: the hook goes all the same.
  */
 int
-bodies_unref(struct store_batch *b, DBC *c, uint64_t seq,
+bodies_unref(struct store_batch *b, struct __dbc *c, uint64_t seq,
     const unsigned char *head, size_t hlen)
 {
 	struct store *st = b->st;

@@ -17,7 +17,8 @@
 
 /* The dedupe entry of h and its expiry index entry, in txn. */
 int
-dedupe_put(struct store *st, DB_TXN *txn, const struct store_hook *h)
+dedupe_put(struct store *st, struct __db_txn *txn,
+    const struct store_hook *h)
 {
 	struct store_dedupe dd;
 	unsigned char dk[STORE_KEY_MAX], xk[STORE_KEY_MAX], val[64];
@@ -48,11 +49,11 @@ store_batch_sweep_dedupe(struct store_batch *b, uint64_t now_ms,
 {
 	struct store *st = b->st;
 	struct store_dedupe dd;
-	unsigned char xk[STORE_KEY_MAX], xv[16], dv[64];
+	struct walk w;
+	unsigned char dv[64];
+	size_t dvlen;
 	uint64_t exp;
 	unsigned n = 0;
-	DBC *c;
-	DBT k, v, dk, dvt;
 	int ret;
 
 	st->dberr[0] = '\0';
@@ -62,92 +63,50 @@ store_batch_sweep_dedupe(struct store_batch *b, uint64_t now_ms,
 	}
 	if (max == 0)
 		return 0;
-	if ((ret = st->db[T_DEDUPE_EXP]->cursor(st->db[T_DEDUPE_EXP], b->txn,
-	    &c, 0)) != 0) {
-		store_seterr(st, ret, "store %s/dedupe_exp.db: cursor",
-		    st->dir);
-		b->failed = 1;
-		return -1;
-	}
+	/* The index is only ever cut at its start: the first entry left is
+	 * the oldest.  The walk keeps its cursor: nothing pauses it. */
+	store_walk_init(&w, st, b->txn, T_DEDUPE_EXP, "", 0);
 	while (n < max) {
-		memset(&k, 0, sizeof(k));
-		memset(&v, 0, sizeof(v));
-		k.data = xk;
-		k.ulen = sizeof(xk);
-		k.flags = DB_DBT_USERMEM;
-		v.data = xv;
-		v.ulen = sizeof(xv);
-		v.flags = DB_DBT_USERMEM;
-		/* The index is only ever cut at its start: the first entry
-		 * left is the oldest. */
-		ret = c->get(c, &k, &v, DB_NEXT);
-		if (ret == DB_NOTFOUND)
+		if ((ret = store_walk_next(&w)) == 0)
 			break;
-		if (ret != 0) {
-			store_seterr(st, ret, "store %s/dedupe_exp.db: read",
-			    st->dir);
+		if (ret == -1)
 			goto fail;
-		}
-		if (k.size < 8) {
-			rec_malformed(T_DEDUPE_EXP, xk, k.size, "short key",
+		if (w.klen < 8) {
+			rec_malformed(T_DEDUPE_EXP, w.key, w.klen, "short key",
 			    st->err, sizeof(st->err));
 			goto fail;
 		}
-		if (store_rec_empty_decode("dedupe_exp", xk, k.size, xv,
-		    v.size, st->err, sizeof(st->err)) == -1)
+		if (store_rec_empty_decode("dedupe_exp", w.key, w.klen, w.val,
+		    w.vlen, st->err, sizeof(st->err)) == -1)
 			goto fail;
-		if ((exp = rec_get_u64(xk)) > now_ms)
+		if ((exp = rec_get_u64(w.key)) > now_ms)
 			break;
 
 		/* The entry it names, unless stored again since. */
-		memset(&dk, 0, sizeof(dk));
-		memset(&dvt, 0, sizeof(dvt));
-		dk.data = xk + 8;
-		dk.size = k.size - 8;
-		dvt.data = dv;
-		dvt.ulen = sizeof(dv);
-		dvt.flags = DB_DBT_USERMEM;
-		ret = st->db[T_DEDUPE]->get(st->db[T_DEDUPE], b->txn, &dk,
-		    &dvt, 0);
-		if (ret == DB_BUFFER_SMALL) {
-			rec_malformed(T_DEDUPE, xk + 8, k.size - 8,
-			    "bad length", st->err, sizeof(st->err));
+		ret = store_tget(st, b->txn, T_DEDUPE, w.key + 8, w.klen - 8,
+		    dv, sizeof(dv), &dvlen);
+		if (ret == -1)
 			goto fail;
-		}
-		if (ret != 0 && ret != DB_NOTFOUND) {
-			store_seterr(st, ret, "store %s/dedupe.db: read",
-			    st->dir);
-			goto fail;
-		}
-		if (ret == 0) {
-			if (store_rec_dedupe_decode(xk + 8, k.size - 8, dv,
-			    dvt.size, &dd, st->err, sizeof(st->err)) == -1)
+		if (ret == 1) {
+			if (store_rec_dedupe_decode(w.key + 8, w.klen - 8, dv,
+			    dvlen, &dd, st->err, sizeof(st->err)) == -1)
 				goto fail;
-			if (dd.expires == exp && (ret =
-			    st->db[T_DEDUPE]->del(st->db[T_DEDUPE], b->txn,
-			    &dk, 0)) != 0) {
-				store_seterr(st, ret, "store %s/dedupe.db: "
-				    "delete", st->dir);
+			if (dd.expires == exp && store_tdel(st, b->txn,
+			    T_DEDUPE, w.key + 8, w.klen - 8) == -1)
 				goto fail;
-			}
 		}
-		if ((ret = c->del(c, 0)) != 0) {
-			store_seterr(st, ret, "store %s/dedupe_exp.db: delete "
-			    "expiry %" PRIu64, st->dir, exp);
+		if (store_walk_del(&w) == -1)
 			goto fail;
-		}
 		n++;
 	}
-	if ((ret = c->close(c)) != 0) {
-		store_seterr(st, ret, "store %s/dedupe_exp.db: cursor close",
-		    st->dir);
+	if (store_walk_done(&w, 0) == -1) {
 		b->failed = 1;
 		return -1;
 	}
 	return n;
 
  fail:
-	c->close(c);
+	(void)store_walk_done(&w, -1);
 	b->failed = 1;
 	return -1;
 }
@@ -158,8 +117,7 @@ store_dedupe_get(struct store *st, const char *tenant, const char *source,
 {
 	struct store_dedupe dd;
 	unsigned char kb[STORE_KEY_MAX], vb[64];
-	size_t klen;
-	DBT k, v;
+	size_t klen, vlen;
 	int ret;
 
 	st->dberr[0] = '\0';
@@ -172,25 +130,10 @@ store_dedupe_get(struct store *st, const char *tenant, const char *source,
 		    "source, or a key too long", st->dir);
 		return -1;
 	}
-	memset(&k, 0, sizeof(k));
-	memset(&v, 0, sizeof(v));
-	k.data = kb;
-	k.size = klen;
-	v.data = vb;
-	v.ulen = sizeof(vb);
-	v.flags = DB_DBT_USERMEM;
-	ret = st->db[T_DEDUPE]->get(st->db[T_DEDUPE], store_readtxn(st), &k,
-	    &v, 0);
-	if (ret == DB_NOTFOUND)
-		return 0;
-	if (ret == DB_BUFFER_SMALL)
-		return rec_malformed(T_DEDUPE, kb, klen, "bad length", st->err,
-		    sizeof(st->err));
-	if (ret != 0) {
-		store_seterr(st, ret, "store %s/dedupe.db: read", st->dir);
-		return -1;
-	}
-	if (store_rec_dedupe_decode(kb, klen, vb, v.size, &dd, st->err,
+	if ((ret = store_tget(st, store_readtxn(st), T_DEDUPE, kb, klen, vb,
+	    sizeof(vb), &vlen)) != 1)
+		return ret;
+	if (store_rec_dedupe_decode(kb, klen, vb, vlen, &dd, st->err,
 	    sizeof(st->err)) == -1)
 		return -1;
 	/* Expired but not swept yet: as good as gone. */

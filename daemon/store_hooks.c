@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "ids.h"
 #include "store.h"
+#include "store_bdb.h"
 #include "store_int.h"
 
 #define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
@@ -425,7 +427,11 @@ store_list_heads(struct store *st, int t, const char *source,
 int
 store_hook_get(struct store *st, uint64_t seq, struct store_hook_rec *out)
 {
-	return store_rec_get(st, T_HOOKS, seq, out, 1);
+	int ret;
+
+	if ((ret = store_rec_get(st, T_HOOKS, seq, out, 1)) != 0)
+		return ret == 1 ? 0 : -1;
+	return 1;
 }
 
 int
@@ -565,11 +571,11 @@ store_hook_claim(struct store *st, uint64_t seq, char *ref, size_t reflen)
 	if ((ret = hooks_head_get(st, store_readtxn(st), T_HOOKS, seq,
 	    &rec)) != 1)
 		return ret;
-	ret = rec.claim_ref != NULL && rec.claim_ref[0] != '\0' ? 1 : 2;
-	if (ret == 1 && ref != NULL)
-		snprintf(ref, reflen, "%s", rec.claim_ref);
+	if (ref != NULL && reflen > 0)
+		snprintf(ref, reflen, "%s", rec.claim_ref != NULL ?
+		    rec.claim_ref : "");
 	store_hook_rec_free(&rec);
-	return ret;
+	return 1;
 }
 
 int

@@ -1,13 +1,14 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,
- * store_maint.c, store_bdb.c, trash.c) and nothing else includes: struct store, the tables,
- * the record helpers and the walks.  The public verbs are in store.h; the
- * store's contracts in store.c's header comment, its layout in
- * store_rec.c's.  What one file shares with the others here takes that
- * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, bodies_,
- * dedupe_, rows_, lane_ (lanes.c), bdb_ (store_bdb.c), trash_; the rest is
- * static.
+ * store_maint.c, store_bdb.c, trash.c) and, for the verbs at its end, the
+ * tests: struct store, the tables, the record helpers, the walks, and the
+ * verbs only the tests call.  The public verbs are in store.h, the keys and
+ * record codecs in store_rec.h; the store's contracts in store.c's header
+ * comment, its layout in store_rec.c's.  What one file shares with the
+ * others here takes that file's prefix: store_ (store.c), rec_
+ * (store_rec.c), hooks_, bodies_, dedupe_, rows_, lane_ (lanes.c), bdb_
+ * (store_bdb.c), trash_; the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
@@ -19,9 +20,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <db.h>
-
 #include "store.h"
+#include "store_rec.h"
+
+/* Berkeley DB's handles, opaque here (<db.h>'s DB_ENV, DB, DB_TXN and DBC
+ * name these structs): only the files that call libdb include <db.h>
+ * (store.c, store_bdb.c, store_maint.c, store_hooks.c); the others reach
+ * the tables through store.c's wrappers (store_put, store_tget,
+ * store_tget_head, store_tdel, the walks, the cursor on one record). */
+struct __db_env;
+struct __db;
+struct __db_txn;
+struct __dbc;
 
 enum store_table {
 	T_META = 0,
@@ -61,7 +71,7 @@ extern const char *const store_tables[T_COUNT];
 
 struct store_batch {
 	struct store		*st;
-	DB_TXN			*txn;
+	struct __db_txn		*txn;
 	struct store_counts	 counts;	/* committed plus this batch */
 	int			 failed;	/* a put failed: abort only */
 };
@@ -109,8 +119,8 @@ struct store_trash {
 };
 
 struct store {
-	DB_ENV			*env;
-	DB			*db[T_COUNT];
+	struct __db_env		*env;
+	struct __db		*db[T_COUNT];
 	char			*dir;
 	char			*home;		/* region files, if not dir */
 	int			 home_fd;	/* its REGION_LOCK, held */
@@ -163,14 +173,23 @@ struct dec {
 struct walk {
 	struct store	*st;
 	int		 t;
-	DB_TXN		*txn;		/* a batch's, or NULL: store_readtxn()
+	struct __db_txn	*txn;		/* a batch's, or NULL: store_readtxn()
 					 * at each (re)open */
-	DBC		*c;		/* NULL: paused, the next step seeks */
+	struct __dbc	*c;		/* NULL: paused, the next step seeks */
 	int		 at;		/* next seek: 1 at key, 0 after it */
 	unsigned char	 key[STORE_KEY_MAX + 1];
 	size_t		 klen;
 	unsigned char	 val[STORE_REC_MAX];
 	size_t		 vlen;
+};
+
+/* A cursor held on one record (store_cur_get). */
+struct cur {
+	struct store	*st;
+	int		 t;
+	struct __dbc	*c;		/* NULL: closed */
+	const void	*key;		/* the caller's, while it is open */
+	size_t		 klen;
 };
 
 /* The callers of store_due_tenants and store_marked_tenants. */
@@ -185,18 +204,27 @@ struct tenants_ctx {
 void	 store_seterr(struct store *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 int	 store_table_index(const char *);
-int	 store_put(struct store *, DB_TXN *, int, const void *,
+int	 store_put(struct store *, struct __db_txn *, int, const void *,
 		    size_t, const void *, size_t, uint32_t);
-DB_TXN	*store_readtxn(struct store *);
-void	 store_walk_init(struct walk *, struct store *, DB_TXN *, int,
-		    const void *, size_t);
+struct __db_txn *store_readtxn(struct store *);
+void	 store_walk_init(struct walk *, struct store *, struct __db_txn *,
+		    int, const void *, size_t);
 int	 store_walk_next(struct walk *);
+int	 store_walk_del(struct walk *);
 void	 store_walk_pause(struct walk *);
 void	 store_walk_seek(struct walk *, const void *, size_t);
 int	 store_walk_done(struct walk *, int);
-int	 store_tget(struct store *, DB_TXN *, int, const void *, size_t,
-		    void *, size_t, size_t *);
-int	 store_tdel(struct store *, DB_TXN *, int, const void *, size_t);
+int	 store_tget(struct store *, struct __db_txn *, int, const void *,
+		    size_t, void *, size_t, size_t *);
+int	 store_tget_head(struct store *, struct __db_txn *, int,
+		    const void *, size_t, void *, size_t, size_t *);
+int	 store_tdel(struct store *, struct __db_txn *, int, const void *,
+		    size_t);
+int	 store_cur_get(struct cur *, struct store *, struct __db_txn *, int,
+		    const void *, size_t, void *, size_t, size_t *);
+int	 store_cur_del(struct cur *);
+int	 store_cur_patch(struct cur *, size_t, const void *, size_t);
+int	 store_cur_done(struct cur *, int);
 int	 store_batch_ok(struct store_batch *);
 void	 store_sync_check(struct store *, const char *);
 
@@ -216,30 +244,30 @@ int	 rec_hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 
 /* store_hooks.c */
-int	 hooks_head_get(struct store *, DB_TXN *, int, uint64_t,
+int	 hooks_head_get(struct store *, struct __db_txn *, int, uint64_t,
 		    struct store_hook_rec *);
 
 /* store_bodies.c */
 int	 bodies_put(struct store_batch *, const struct store_hook *,
 		    struct store_body_at *);
-int	 bodies_get(struct store *, DB_TXN *, uint64_t,
+int	 bodies_get(struct store *, struct __db_txn *, uint64_t,
 		    struct store_hook_rec *);
-int	 bodies_unref(struct store_batch *, DBC *, uint64_t,
+int	 bodies_unref(struct store_batch *, struct __dbc *, uint64_t,
 		    const unsigned char *, size_t);
 int	 bodies_upgrade(struct store *, struct bodies_upgrade *);
 
 /* store_dedupe.c */
-int	 dedupe_put(struct store *, DB_TXN *,
+int	 dedupe_put(struct store *, struct __db_txn *,
 		    const struct store_hook *);
 
 /* store_rows.c */
-int	 rows_read(struct store *, DB_TXN *, const unsigned char *,
+int	 rows_read(struct store *, struct __db_txn *, const unsigned char *,
 		    struct store_row *);
-int	 rows_write(struct store *, DB_TXN *, const unsigned char *,
+int	 rows_write(struct store *, struct __db_txn *, const unsigned char *,
 		    const struct store_row *);
 int	 rows_pending(const struct store_row *);
-int	 rows_due_put(struct store *, DB_TXN *, const char *, uint64_t,
-		    const unsigned char *);
+int	 rows_due_put(struct store *, struct __db_txn *, const char *,
+		    uint64_t, const unsigned char *);
 int	 rows_tenants(struct store *, int, int (*)(const char *,
 		    const unsigned char *, size_t, void *), void *);
 
@@ -253,8 +281,6 @@ int	 lane_release(struct store_batch *, const unsigned char *,
 
 /* store_bdb.c */
 void	 bdb_log_zero_ahead(struct store *);
-int	 bdb_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
-void	 bdb_dbt_user(DBT *, void *, size_t, int);
 void	 bdb_region_remove(const char *, int);
 char	*bdb_region_home(const struct stat *, int *);
 
@@ -262,5 +288,73 @@ char	*bdb_region_home(const struct stat *, int *);
 void	 trash_path(const struct store *, uint32_t, char *, size_t);
 void	*trash_main(void *);
 void	 trash_clear(struct store *, int);
+
+/*
+ * For the tests: the store's hooks and the verbs that only they call.
+ */
+
+/* Where the region files go: a directory per data directory under base
+ * ("/dev/shm"), or with NULL the data directory itself. */
+void		 store_set_region_base(const char *base);
+/* The call store_sync makes for every sync Berkeley DB asks for (NULL:
+ * fdatasync). */
+void		 store_set_sync_func(int (*)(int));
+/* The log files the checkpoint removes are renamed aside and emptied by a
+ * thread of the store's, a megabyte at a time: wait until it has removed
+ * every one queued; the steps it has taken so far. */
+uint64_t	 store_trash_wait(struct store *);
+/* The retain count, in log files (default STORE_BODY_RETAIN_FILES); for
+ * tests, which cannot write a gigabyte of log. */
+void		 store_set_body_retain(struct store *, uint32_t files);
+/* The log file numbers: the current one, and the oldest one that may hold
+ * the body of a live hook as the last migrate pass saw it (the file then
+ * current, if no body was in the log; 0 before the first pass): the
+ * checkpoint removes only files below it.  For tests. */
+uint32_t	 store_log_current(struct store *);
+uint32_t	 store_body_pin(struct store *);
+/* Bodies read from the log so far, and the preads of its files they took
+ * (the read-ahead serves most bodies from one).  For tests. */
+void		 store_body_reads(struct store *, uint64_t *reads,
+		    uint64_t *preads);
+
+/* Number of records in a table by name ("hooks", "due", ...): a full
+ * cursor walk, for tests and ankusactl debugging.  -1 on error. */
+int64_t		 store_debug_count(struct store *, const char *table);
+
+/* The tenant's due keys with due <= now_ms in key order (due time, then
+ * row key), each with its row.  A due key that names no pending row (row
+ * gone, damaged, DEAD or MEMBER, or due elsewhere) is handed over with row
+ * NULL and logged: it never stalls the scan; drop it with
+ * store_batch_due_drop (store_due_scan_keys gives the key).  cb returning
+ * non-zero stops.  0 or -1 on a store error. */
+int		 store_due_scan(struct store *, const char *tenant,
+		    uint64_t now_ms,
+		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
+/* As store_due_scan, with each due key and its due time. */
+int		 store_due_scan_keys(struct store *, const char *tenant,
+		    uint64_t now_ms,
+		    int (*cb)(const unsigned char *duekey, size_t duekeylen,
+		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
+/* 1 found, 0 no such row, -1 on a store error (a damaged record too). */
+int		 store_row_get(struct store *,
+		    const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    struct store_row *);
+/* As store_dead_list, from dead time since_ms on. */
+int		 store_dead_list_since(struct store *, const char *source,
+		    uint64_t since_ms, uint64_t limit,
+		    int (*cb)(const struct store_dead_info *, void *), void *);
+/* The source's pending rows (DUE, HEAD, MEMBER, PARKED: not DEAD) in row
+ * key order, of hooks with seq > after_seq: a walk of rows, for admin
+ * operations (dead_letter_source).  At most limit rows (0: all), except
+ * that a page never splits a hook: it ends after the last row of the hook
+ * it reached the limit in (so at most limit + 63), and the next page is
+ * after_seq = that hook's seq.  cb returning non-zero stops.  0 or -1. */
+int		 store_pending_rows_of_source(struct store *,
+		    const char *source, uint64_t after_seq, uint64_t limit,
+		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, void *), void *);
+
 
 #endif /* ANKUSA_STORE_INT_H */

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 
+#include <db.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>

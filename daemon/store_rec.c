@@ -325,13 +325,14 @@ rec_key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 		snprintf(buf, bufsz, "seq %" PRIu64, rec_get_u64(k));
 		return;
 	case T_BODIES: {
-		DB_HEAP_RID rid;
+		/* A DB_HEAP_RID, whose layout is libdb's: its bytes. */
+		size_t i, o;
 
-		if (len != sizeof(rid))
+		if (len == 0 || len > 16)
 			break;
-		memcpy(&rid, k, sizeof(rid));
-		snprintf(buf, bufsz, "id %u/%u", (unsigned)rid.pgno,
-		    (unsigned)rid.indx);
+		o = (size_t)snprintf(buf, bufsz, "id ");
+		for (i = 0; i < len && o + 3 <= bufsz; i++, o += 2)
+			snprintf(buf + o, bufsz - o, "%02x", k[i]);
 		return;
 	}
 	case T_ROWS:

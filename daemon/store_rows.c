@@ -28,8 +28,8 @@ struct due_scan_ctx {
 	void	*arg;
 };
 
-static int	 due_del(struct store *, DB_TXN *, const char *, uint64_t,
-		    const unsigned char *);
+static int	 due_del(struct store *, struct __db_txn *, const char *,
+		    uint64_t, const unsigned char *);
 static int	 due_parse(const unsigned char *, size_t, size_t *,
 		    uint64_t *, const unsigned char **);
 static int	 due_oldest_fn(const char *, uint64_t, void *);
@@ -45,12 +45,12 @@ static int	 row_gone(struct store_batch *, const unsigned char *,
 static int	 pending_page(struct store *, const char *, uint64_t *,
 		    uint64_t, uint64_t, int *, int (*)(const unsigned char *,
 		    const struct store_row *, void *), void *);
-static int	 hook_present(struct store *, DB_TXN *, uint64_t);
+static int	 hook_present(struct store *, struct __db_txn *, uint64_t);
 
 /* 1 found, 0 none, -1 on a store error, -2 a record that does not decode
  * (st->err says which). */
 int
-rows_read(struct store *st, DB_TXN *txn, const unsigned char *rk,
+rows_read(struct store *st, struct __db_txn *txn, const unsigned char *rk,
     struct store_row *r)
 {
 	unsigned char val[STORE_REC_MAX];
@@ -67,7 +67,7 @@ rows_read(struct store *st, DB_TXN *txn, const unsigned char *rk,
 }
 
 int
-rows_write(struct store *st, DB_TXN *txn, const unsigned char *rk,
+rows_write(struct store *st, struct __db_txn *txn, const unsigned char *rk,
     const struct store_row *r)
 {
 	unsigned char val[STORE_REC_MAX];
@@ -91,8 +91,8 @@ rows_pending(const struct store_row *r)
 }
 
 int
-rows_due_put(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
-    const unsigned char *rk)
+rows_due_put(struct store *st, struct __db_txn *txn, const char *tenant,
+    uint64_t due, const unsigned char *rk)
 {
 	unsigned char key[STORE_KEY_MAX], val[1];
 	size_t klen;
@@ -108,8 +108,8 @@ rows_due_put(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
 
 /* 1 deleted, 0 was not there, -1 on a store error. */
 static int
-due_del(struct store *st, DB_TXN *txn, const char *tenant, uint64_t due,
-    const unsigned char *rk)
+due_del(struct store *st, struct __db_txn *txn, const char *tenant,
+    uint64_t due, const unsigned char *rk)
 {
 	unsigned char key[STORE_KEY_MAX];
 	size_t klen;
@@ -406,75 +406,49 @@ static int
 hook_unref(struct store_batch *b, uint64_t seq)
 {
 	struct store *st = b->st;
+	struct cur c;
 	unsigned char hk[8], head[HOOK_ROWS_OFF + 4], cnt[4];
 	uint32_t rows;
-	DBC *c;
-	DBT k, v;
+	size_t vlen;
 	int ret, rc = -1;
 
 	/* One cursor for the read and the delete or rewrite: one descent of
 	 * the tree, not two. */
 	store_key_hook(hk, seq);
-	if ((ret = st->db[T_HOOKS]->cursor(st->db[T_HOOKS], b->txn, &c,
-	    0)) != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: cursor", st->dir);
-		return -1;
-	}
-	bdb_dbt_user(&k, hk, sizeof(hk), 0);
-	bdb_dbt_user(&v, head, sizeof(head), 1);
-	ret = c->get(c, &k, &v, DB_SET);
-	if (ret == DB_NOTFOUND) {
+	ret = store_cur_get(&c, st, b->txn, T_HOOKS, hk, sizeof(hk), head,
+	    sizeof(head), &vlen);
+	if (ret == 0) {
 		log_warnx("store %s: hook seq %" PRIu64 " of a settled row is "
 		    "gone", st->dir, seq);
 		rc = 0;
 		goto done;
 	}
-	if (ret != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
-		    st->dir, seq);
+	if (ret == -1)
 		goto done;
-	}
-	if (rec_version(T_HOOKS, hk, sizeof(hk), head, v.size, st->err,
+	if (rec_version(T_HOOKS, hk, sizeof(hk), head, vlen, st->err,
 	    sizeof(st->err)) == -1)
 		goto done;
-	if (v.size != sizeof(head)) {
+	if (vlen != sizeof(head)) {
 		(void)rec_malformed(T_HOOKS, hk, sizeof(hk), "truncated head",
 		    st->err, sizeof(st->err));
 		goto done;
 	}
 	if ((rows = rec_get_u32(head + HOOK_ROWS_OFF)) <= 1) {
-		if (bodies_unref(b, c, seq, head, sizeof(head)) == -1)
+		if (bodies_unref(b, c.c, seq, head, sizeof(head)) == -1)
 			goto done;
-		if ((ret = c->del(c, 0)) != 0) {
-			store_seterr(st, ret, "store %s/hooks.db: delete seq %"
-			    PRIu64, st->dir, seq);
+		if (store_cur_del(&c) == -1)
 			goto done;
-		}
 		if (b->counts.hooks > 0)
 			b->counts.hooks--;
 		rc = 0;
 		goto done;
 	}
 	rec_put_u32(cnt, rows - 1);
-	memset(&v, 0, sizeof(v));
-	v.data = cnt;
-	v.size = sizeof(cnt);
-	v.doff = HOOK_ROWS_OFF;
-	v.dlen = sizeof(cnt);
-	v.flags = DB_DBT_PARTIAL;
-	if ((ret = c->put(c, &k, &v, DB_CURRENT)) != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: write seq %" PRIu64,
-		    st->dir, seq);
+	if (store_cur_patch(&c, HOOK_ROWS_OFF, cnt, sizeof(cnt)) == -1)
 		goto done;
-	}
 	rc = 0;
  done:
-	if ((ret = c->close(c)) != 0 && rc == 0) {
-		store_seterr(st, ret, "store %s/hooks.db: cursor close",
-		    st->dir);
-		rc = -1;
-	}
-	return rc;
+	return store_cur_done(&c, rc);
 }
 
 int
@@ -504,7 +478,7 @@ store_batch_row_delivered(struct store_batch *b,
 	case -1:
 		goto fail;
 	case 0:
-		return 1;
+		return 0;
 	case -2:
 		/* Delivered all the same: the row goes; its due key, if any,
 		 * is reported stale by the next scan. */
@@ -517,7 +491,7 @@ store_batch_row_delivered(struct store_batch *b,
 			log_warnx("store %s: delivered row seq %" PRIu64
 			    " sink %u is dead-lettered: left alone", st->dir,
 			    rec_get_u64(rk), rec_get_u32(rk + 8));
-			return 1;
+			return 0;
 		}
 		if ((head = row_unindex(b, rk, &r)) == -1)
 			goto fail;
@@ -551,7 +525,7 @@ row_unindex(struct store_batch *b, const unsigned char *rk,
 }
 
 /* Delete the row at rk, unindexed already, with its count and (unref) its
- * hook's, and release its lane if it was the head.  0, 1 when the row was
+ * hook's, and release its lane if it was the head.  1, 0 when the row was
  * not there, or -1 on a store error. */
 static int
 row_gone(struct store_batch *b, const unsigned char *rk,
@@ -563,14 +537,14 @@ row_gone(struct store_batch *b, const unsigned char *rk,
 	    STORE_ROWKEY_LEN)) == -1)
 		return -1;
 	if (ret == 0)
-		return 1;	/* a due key without its row */
+		return 0;	/* a due key without its row */
 	if (unref && hook_unref(b, rec_get_u64(rk)) == -1)
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
 	if (head && lane_release(b, rk, r) == -1)
 		return -1;
-	return 0;
+	return 1;
 }
 
 int
@@ -593,7 +567,7 @@ store_batch_row_reschedule(struct store_batch *b,
 	case -1:
 		goto fail;
 	case 0:
-		return 1;
+		return 0;
 	case -2:
 		/* Rewritten whole from nr; the old due key, unknown, is
 		 * reported stale by the next scan. */
@@ -605,7 +579,7 @@ store_batch_row_reschedule(struct store_batch *b,
 			log_warnx("store %s: rescheduled row seq %" PRIu64
 			    " sink %u is in state %u: left alone", st->dir,
 			    rec_get_u64(rk), rec_get_u32(rk + 8), r.state);
-			return 1;
+			return 0;
 		}
 		if ((head = lane_is_head(b, rk, &r)) == -1 ||
 		    due_del(st, b->txn, r.tenant, r.due, rk) == -1)
@@ -622,7 +596,7 @@ store_batch_row_reschedule(struct store_batch *b,
 	if (rows_write(st, b->txn, rk, &r) == -1 ||
 	    rows_due_put(st, b->txn, r.tenant, r.due, rk) == -1)
 		goto fail;
-	return 0;
+	return 1;
 
  fail:
 	b->failed = 1;
@@ -647,14 +621,14 @@ store_batch_row_dead(struct store_batch *b,
 	case -1:
 		goto fail;
 	case 0:
-		return 1;
+		return 0;
 	case -2:
 		log_warnx("store %s: %s; cannot dead-letter it", st->dir,
 		    st->err);
-		return 1;
+		return 0;
 	}
 	if (r.state == STORE_ROW_DEAD)
-		return 1;
+		return 0;
 	if ((ret = hook_present(st, b->txn, rec_get_u64(rk))) == -1 ||
 	    (head = row_unindex(b, rk, &r)) == -1)
 		goto fail;
@@ -662,7 +636,7 @@ store_batch_row_dead(struct store_batch *b,
 		/* An orphan: a dead letter could never be replayed. */
 		if ((ret = row_gone(b, rk, &r, head, 0)) == -1)
 			goto fail;
-		return ret == 0 ? 2 : 1;
+		return ret == 1 ? 2 : 0;
 	}
 
 	memset(&dl, 0, sizeof(dl));
@@ -687,7 +661,7 @@ store_batch_row_dead(struct store_batch *b,
 	b->counts.dead++;
 	if (head && lane_release(b, rk, &r) == -1)
 		goto fail;
-	return 0;
+	return 1;
 
  fail:
 	b->failed = 1;
@@ -718,12 +692,12 @@ store_batch_due_drop(struct store_batch *b, const unsigned char *key,
 			log_warnx("store %s: due key of seq %" PRIu64 " sink "
 			    "%u is live: not dropped", st->dir, rec_get_u64(rk),
 			    rec_get_u32(rk + 8));
-			return 1;
+			return 0;
 		}
 	}
 	if ((ret = store_tdel(st, b->txn, T_DUE, key, klen)) == -1)
 		goto fail;
-	return ret == 1 ? 0 : 1;
+	return ret;
 
  fail:
 	b->failed = 1;
@@ -885,24 +859,13 @@ pending_page(struct store *st, const char *source, uint64_t *after_seq,
 /* Whether hook seq is stored: 1, 0, or -1 on a store error.  Reads no
  * byte of the record. */
 static int
-hook_present(struct store *st, DB_TXN *txn, uint64_t seq)
+hook_present(struct store *st, struct __db_txn *txn, uint64_t seq)
 {
 	unsigned char hk[8];
-	DBT k, v;
-	int ret;
+	size_t vlen;
 
 	store_key_hook(hk, seq);
-	bdb_dbt_user(&k, hk, sizeof(hk), 0);
-	bdb_dbt_user(&v, hk, 0, 1);
-	ret = st->db[T_HOOKS]->get(st->db[T_HOOKS], txn, &k, &v, 0);
-	if (ret == DB_NOTFOUND)
-		return 0;
-	if (ret != 0) {
-		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
-		    st->dir, seq);
-		return -1;
-	}
-	return 1;
+	return store_tget_head(st, txn, T_HOOKS, hk, sizeof(hk), hk, 0, &vlen);
 }
 
 struct dls_walk {
@@ -925,7 +888,7 @@ dls_row(const unsigned char *rk, const struct store_row *r, void *arg)
 		w->failed = 1;
 		return 1;
 	}
-	if (ret == 0)
+	if (ret == 1)
 		s->moved++;
 	else if (ret == 2)
 		s->dropped++;

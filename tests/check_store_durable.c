@@ -35,6 +35,8 @@
 #include "log.h"
 #include "logsum.h"
 #include "store.h"
+#include "store_int.h"
+#include "store_rec.h"
 #include "storeutil.h"
 
 static Suite	*store_suite(void);
@@ -603,7 +605,7 @@ expect_body(struct store *st, uint64_t seq, int in, const void *body,
 {
 	struct store_hook_rec rec;
 
-	ck_assert_msg(store_hook_get(st, seq, &rec) == 0, "hook %llu: %s",
+	ck_assert_msg(store_hook_get(st, seq, &rec) == 1, "hook %llu: %s",
 	    (unsigned long long)seq, store_strerror(st));
 	ck_assert_int_eq(rec.at.in, in);
 	ck_assert_uint_eq(rec.hook.body_len, len);
@@ -668,7 +670,7 @@ START_TEST(test_body_in_heap)
 	}
 	ck_assert_int_eq(bodies(st), 3);
 	s = put_one(st, "github", b[1], body_sizes[1], 0);
-	ck_assert_int_eq(store_hook_get(st, s, &rec), 1);
+	ck_assert_int_eq(store_hook_get(st, s, &rec), 0);
 	ck_assert_int_eq(bodies(st), 3);
 	store_close(st);
 
@@ -677,8 +679,8 @@ START_TEST(test_body_in_heap)
 	for (i = 0; i < NSIZES; i++) {
 		expect_body(st, seq[i], body_in(body_sizes[i]), b[i],
 		    body_sizes[i]);
-		ck_assert_int_eq(deliver(st, seq[i], 0), 0);
-		ck_assert_int_eq(store_hook_get(st, seq[i], &rec), 1);
+		ck_assert_int_eq(deliver(st, seq[i], 0), 1);
+		ck_assert_int_eq(store_hook_get(st, seq[i], &rec), 0);
 		free(b[i]);
 	}
 	ck_assert_int_eq(bodies(st), 0);
@@ -722,9 +724,9 @@ START_TEST(test_body_sigkill)
 	for (i = 0; i < NSIZES; i++)
 		expect_body(st, i + 1, body_in(body_sizes[i]), b[i],
 		    body_sizes[i]);
-	ck_assert_int_eq(store_hook_get(st, NSIZES + 1, &rec), 1);
+	ck_assert_int_eq(store_hook_get(st, NSIZES + 1, &rec), 0);
 	for (i = 0; i < NSIZES; i++) {
-		ck_assert_int_eq(deliver(st, i + 1, 0), 0);
+		ck_assert_int_eq(deliver(st, i + 1, 0), 1);
 		free(b[i]);
 	}
 	ck_assert_int_eq(bodies(st), 0);
@@ -801,7 +803,7 @@ fill_log(struct store *st, uint32_t upto)
 		for (i = 0; i < 8; i++) {
 			store_key_row(rk, seqs[i], 0);
 			ck_assert_int_eq(store_batch_row_delivered(b, rk,
-			    NULL), 0);
+			    NULL), 1);
 		}
 		ck_assert_int_eq(store_batch_commit_lazy(b), 0);
 	}
@@ -841,7 +843,7 @@ START_TEST(test_log_prune)
 	store_close(st);
 	st = open_ok();
 	expect_body(st, keep, STORE_BODY_HEAP, body, sizeof(body));
-	ck_assert_int_eq(deliver(st, keep, 0), 0);
+	ck_assert_int_eq(deliver(st, keep, 0), 1);
 	ck_assert_int_eq(bodies(st), 0);
 	store_close(st);
 }
@@ -1044,7 +1046,7 @@ START_TEST(test_upgrade_bodies)
 	store_close(st);
 	st = open_ok();
 	ck_assert_int_eq(bodies(st), 3);
-	ck_assert_int_eq(deliver(st, 2, 0), 0);
+	ck_assert_int_eq(deliver(st, 2, 0), 1);
 	ck_assert_int_eq(bodies(st), 2);
 	body = body_of(OLD_BODY, 2);
 	expect_body(st, 3, STORE_BODY_HEAP, body, OLD_BODY);
@@ -1091,7 +1093,7 @@ START_TEST(test_upgrade_unreadable)
 	}
 	st = open_ok();
 	for (i = 0; i < 5; i++)
-		ck_assert_int_eq(deliver(st, i + 1, 0), 0);
+		ck_assert_int_eq(deliver(st, i + 1, 0), 1);
 	ck_assert_int_eq(bodies(st), 0);
 	ck_assert_int_eq(store_debug_count(st, "hooks"), 0);
 	store_close(st);
@@ -1160,7 +1162,7 @@ START_TEST(test_logsum_log_records)
 		seq = put_hook_body(st, "acme", "github", 100 + i, body,
 		    (size_t)(300 + i * 13), &row, 1);
 		if (i % 3 == 0)
-			ck_assert_int_eq(deliver(st, seq, 0), 0);
+			ck_assert_int_eq(deliver(st, seq, 0), 1);
 	}
 	store_close(st);
 

@@ -32,6 +32,8 @@
 #include "log.h"
 #include "logsum.h"
 #include "store.h"
+#include "store_int.h"
+#include "store_rec.h"
 #include "storeutil.h"
 
 static Suite	*store_suite(void);
@@ -51,7 +53,7 @@ START_TEST(test_round_trip)
 	struct listed l;
 	struct store_header bighdr;
 	unsigned char *big;
-	char idbuf[UUID_STRLEN + 1], *longval;
+	char idbuf[UUID_STRLEN + 1], ref[16], *longval;
 	int i, j;
 
 	ck_assert_ptr_nonnull(big = malloc(BIG_BODY));
@@ -125,7 +127,7 @@ START_TEST(test_round_trip)
 
 	/* Every field back, byte for byte. */
 	for (i = 0; i < 3; i++) {
-		ck_assert_int_eq(store_hook_get(st, h[i].seq, &rec), 0);
+		ck_assert_int_eq(store_hook_get(st, h[i].seq, &rec), 1);
 		ck_assert_mem_eq(rec.hook.id, h[i].id, UUID_LEN);
 		ck_assert_str_eq(rec.hook.tenant, h[i].tenant);
 		ck_assert_str_eq(rec.hook.source, h[i].source);
@@ -154,7 +156,20 @@ START_TEST(test_round_trip)
 		ck_assert_str_eq(rec.claim_ref, "");
 		store_hook_rec_free(&rec);
 	}
-	ck_assert_int_eq(store_hook_get(st, 99, &rec), 1);
+	ck_assert_int_eq(store_hook_get(st, 99, &rec), 0);
+
+	/* The claim reference: found without one, then with the one set. */
+	memset(ref, 'x', sizeof(ref));
+	ck_assert_int_eq(store_hook_claim(st, h[0].seq, ref, sizeof(ref)), 1);
+	ck_assert_str_eq(ref, "");
+	ck_assert_int_eq(store_hook_claim(st, 99, ref, sizeof(ref)), 0);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_hook_set_claim(b, h[0].seq, "claim-1"),
+	    1);
+	ck_assert_int_eq(store_batch_commit(b), 0);
+	ck_assert_int_eq(store_hook_claim(st, h[0].seq, ref, sizeof(ref)), 1);
+	ck_assert_str_eq(ref, "claim-1");
+	ck_assert_int_eq(store_hook_claim(st, h[0].seq, NULL, 0), 1);
 	store_close(st);
 	free(big);
 	free(longval);
@@ -230,7 +245,7 @@ START_TEST(test_read_during_batch)
 	memset(&l, 0, sizeof(l));
 	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
 	ck_assert_int_eq(l.n, 2);
-	ck_assert_int_eq(store_hook_get(st, 1, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, 1, &rec), 1);
 	store_hook_rec_free(&rec);
 	ck_assert_int_eq(store_debug_count(st, "due"), 2);
 	ck_assert_int_eq(store_batch_commit(b), 0);
@@ -670,7 +685,7 @@ START_TEST(test_quarantine)
 	    sizeof(reason)), 0);		/* a hook, not held */
 	ck_assert_int_eq(store_quarantine_get(st, 99, &rec, reason,
 	    sizeof(reason)), 0);
-	ck_assert_int_eq(store_hook_get(st, h[0].seq, &rec), 1);
+	ck_assert_int_eq(store_hook_get(st, h[0].seq, &rec), 0);
 
 	/* Delete: 1, then 0; usage follows, in the batch and committed. */
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
@@ -748,11 +763,11 @@ START_TEST(test_bodies_freed)
 	    sizeof(body), rows, 2);
 	s3 = put_one(st, "github", body, sizeof(body), 1);
 	ck_assert_int_eq(store_debug_count(st, "bodies"), 3);
-	ck_assert_int_eq(deliver(st, s1, 0), 0);
+	ck_assert_int_eq(deliver(st, s1, 0), 1);
 	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
-	ck_assert_int_eq(deliver(st, s2, 0), 0);
+	ck_assert_int_eq(deliver(st, s2, 0), 1);
 	ck_assert_int_eq(kill_row(st, s3, 0, 1700000001000ULL, "gave_up", "x",
-	    3), 0);
+	    3), 1);
 	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
 	/* A claim reference keeps the body where it is. */
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
@@ -760,7 +775,7 @@ START_TEST(test_bodies_freed)
 	    "urn:ankusa:claim:v1:acme:01H"), 1);
 	commit_ok(st, b);
 	ck_assert_int_eq(store_hook_claim(st, s2, ref, sizeof(ref)), 1);
-	ck_assert_int_eq(store_hook_get(st, s2, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s2, &rec), 1);
 	ck_assert_int_eq(rec.at.in, STORE_BODY_HEAP);
 	ck_assert_uint_eq(rec.hook.body_len, sizeof(body));
 	ck_assert_mem_eq(rec.hook.body, body, sizeof(body));
@@ -769,10 +784,10 @@ START_TEST(test_bodies_freed)
 	store_close(st);
 	st = open_ok();
 	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
-	ck_assert_int_eq(deliver(st, s2, 1), 0);
-	ck_assert_int_eq(store_hook_get(st, s2, &rec), 1);
+	ck_assert_int_eq(deliver(st, s2, 1), 1);
+	ck_assert_int_eq(store_hook_get(st, s2, &rec), 0);
 	ck_assert_int_eq(store_debug_count(st, "bodies"), 1);
-	ck_assert_int_eq(store_hook_get(st, s3, &rec), 0);
+	ck_assert_int_eq(store_hook_get(st, s3, &rec), 1);
 	ck_assert_mem_eq(rec.hook.body, body, sizeof(body));
 	store_hook_rec_free(&rec);
 
@@ -793,7 +808,7 @@ START_TEST(test_bodies_freed)
 	commit_ok(st, b);
 	ck_assert_int_eq(store_debug_count(st, "quarantine"), 0);
 	ck_assert_int_eq(store_debug_count(st, "bodies"), 2);
-	ck_assert_int_eq(deliver(st, h.seq, 0), 0);
+	ck_assert_int_eq(deliver(st, h.seq, 0), 1);
 	ck_assert_int_eq(store_debug_count(st, "bodies"), 1);
 	ck_assert_int_eq(store_debug_count(st, "hooks"), 1);
 	store_close(st);
@@ -834,7 +849,7 @@ START_TEST(test_quarantine_release)
 	ck_assert_msg(store_batch_commit(b) == 0, "%s", store_strerror(st));
 	ck_assert_uint_gt(h.seq, qseq);		/* a new seq */
 
-	ck_assert_int_eq(store_hook_get(st, h.seq, &hrec), 0);
+	ck_assert_int_eq(store_hook_get(st, h.seq, &hrec), 1);
 	ck_assert_mem_eq(hrec.hook.id, id, UUID_LEN);
 	ck_assert_uint_eq(hrec.hook.body_len, 9);
 	ck_assert_mem_eq(hrec.hook.body, "held body", 9);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fakestore.h"
+#include "store_rec.h"
 
 struct fakestore fake;
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "store.h"
+#include "store_int.h"
 
 #define PLANT_MAX	1024
 

@@ -27,6 +27,8 @@
 #include "log.h"
 #include "logsum.h"
 #include "store.h"
+#include "store_int.h"
+#include "store_rec.h"
 #include "storeutil.h"
 
 char		 tmpdir[256];
@@ -416,7 +418,7 @@ kill_scanned(struct store *st, const struct scanned *sc)
 	for (i = 0; i < sc->n; i++) {
 		store_key_row(rk, sc->seq[i], sc->sink[i]);
 		ck_assert_int_eq(store_batch_row_dead(b, rk, 1000,
-		    "source_gone:github", "", 0), 0);
+		    "source_gone:github", "", 0), 1);
 	}
 	commit_ok(st, b);
 }

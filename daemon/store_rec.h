@@ -1,0 +1,133 @@
+/*
+ * store_rec.h: the store's keys and record codecs (store_rec.c), which
+ * know nothing of Berkeley DB: the store's files and the tests that check
+ * the codecs alone include it.  The keys' and records' layout and the
+ * upgrade rule are in store_rec.c's header comment.
+ */
+#ifndef ANKUSA_STORE_REC_H
+#define ANKUSA_STORE_REC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ids.h"
+#include "store.h"
+
+#define STORE_REC_VERSION	1	/* record format this build writes */
+#define STORE_REC_MAX		4096	/* any record but a hook fits */
+#define STORE_DEADKEY_LEN	20	/* dead time u64 + row key */
+
+/* A dead letter (table dead); the row and its hook stay alive. */
+struct store_dead {
+	char		reason[STORE_ERROR_MAX + 1];	/* contracts' reasons */
+	uint32_t	attempts;
+	char		last_error[STORE_ERROR_MAX + 1];
+};
+
+/* A dedupe entry (table dedupe). */
+struct store_dedupe {
+	unsigned char	hook_id[UUID_LEN];	/* the original hook */
+	uint64_t	expires;		/* wall ms */
+};
+
+enum store_replay_state {
+	STORE_REPLAY_RUNNING = 1,
+	STORE_REPLAY_PAUSED = 2,
+	STORE_REPLAY_CANCELLED = 3,
+	STORE_REPLAY_DONE = 4,
+};
+
+enum store_replay_kind {
+	STORE_REPLAY_DLQ = 1,
+};
+
+/* A replay job (table replays, keyed by its 16-byte job id). */
+struct store_replay {
+	uint8_t		state;		/* enum store_replay_state */
+	uint8_t		kind;		/* enum store_replay_kind */
+	char		source[STORE_NAME_MAX + 1];	/* "": every source */
+	uint64_t	since;		/* dead time window, wall ms; 0: open */
+	uint64_t	until;
+	uint32_t	rate;		/* rows per second */
+	uint32_t	max_lag_ms;
+	uint64_t	created_at;	/* wall ms */
+	uint64_t	moved;		/* rows moved so far */
+	unsigned char	cursor[STORE_DEADKEY_LEN];	/* last dead key moved,
+							 * all zero: none yet */
+};
+
+/* Keys.  The variable ones return their length, 0 if they do not fit. */
+void		 store_key_hook(unsigned char out[8], uint64_t seq);
+void		 store_key_row(unsigned char out[STORE_ROWKEY_LEN],
+		    uint64_t seq, uint32_t sink_index);
+void		 store_key_dead(unsigned char out[STORE_DEADKEY_LEN],
+		    uint64_t dead_at,
+		    const unsigned char rowkey[STORE_ROWKEY_LEN]);
+size_t		 store_key_due(unsigned char *, size_t, const char *tenant,
+		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN]);
+size_t		 store_key_lane(unsigned char *, size_t, const char *tenant,
+		    const char *source, uint32_t sink_index,
+		    uint64_t lane_hash);
+size_t		 store_key_member(unsigned char *, size_t,
+		    const unsigned char *lane, size_t lanelen, uint64_t seq);
+size_t		 store_key_dedupe(unsigned char *, size_t, const char *tenant,
+		    const char *source, const char *key);
+size_t		 store_key_dedupe_exp(unsigned char *, size_t, uint64_t expires,
+		    const unsigned char *dkey, size_t dkeylen);
+
+/*
+ * Record codecs.  Encoders return the record's length, 0 if it does not fit
+ * (or a field is too long).  Decoders take the record's key only to name it
+ * in err: "rows record seq 42 sink 0 has format version 7, this build
+ * reads 1".  They return 0, or -1 with err set.
+ */
+void		*store_rec_hook_encode(const struct store_hook *, uint32_t rows,
+		    const char *claim_ref, size_t *lenp);	/* malloc'd */
+/* The same with the body elsewhere (at; NULL: in the record), as the
+ * store writes it, or as a build before 2026-12-02 wrote one whose body
+ * is a log record (STORE_BODY_LOG).  For tests. */
+void		*store_rec_hook_encode_at(const struct store_hook *,
+		    uint32_t rows, const char *claim_ref,
+		    const struct store_body_at *, size_t *lenp);
+int		 store_rec_hook_decode(const char *table, const void *key,
+		    size_t klen, const void *val, size_t vlen,
+		    struct store_hook_rec *, char *err, size_t errlen);
+/* A quarantine record (store_rec_hook_decode with "quarantine" reads it
+ * back, reason in rec.reason).  NULL if it does not fit. */
+void		*store_rec_quarantine_encode(const struct store_hook *,
+		    const char *reason, size_t *lenp);	/* malloc'd */
+size_t		 store_rec_row_encode(const struct store_row *,
+		    unsigned char *, size_t);
+int		 store_rec_row_decode(const void *key, size_t klen,
+		    const void *val, size_t vlen, struct store_row *,
+		    char *err, size_t errlen);
+size_t		 store_rec_dead_encode(const struct store_dead *,
+		    unsigned char *, size_t);
+int		 store_rec_dead_decode(const void *key, size_t klen,
+		    const void *val, size_t vlen, struct store_dead *,
+		    char *err, size_t errlen);
+size_t		 store_rec_dedupe_encode(const struct store_dedupe *,
+		    unsigned char *, size_t);
+int		 store_rec_dedupe_decode(const void *key, size_t klen,
+		    const void *val, size_t vlen, struct store_dedupe *,
+		    char *err, size_t errlen);
+size_t		 store_rec_replay_encode(const struct store_replay *,
+		    unsigned char *, size_t);
+int		 store_rec_replay_decode(const void *key, size_t klen,
+		    const void *val, size_t vlen, struct store_replay *,
+		    char *err, size_t errlen);
+/* lanes (head row key) and members (row key): table is "lanes" or
+ * "members". */
+size_t		 store_rec_rowkey_encode(const unsigned char
+		    rowkey[STORE_ROWKEY_LEN], unsigned char *, size_t);
+int		 store_rec_rowkey_decode(const char *table, const void *key,
+		    size_t klen, const void *val, size_t vlen,
+		    unsigned char rowkey[STORE_ROWKEY_LEN], char *err,
+		    size_t errlen);
+/* Tables whose value is only the version byte: due, marks, dedupe_exp. */
+size_t		 store_rec_empty_encode(unsigned char *, size_t);
+int		 store_rec_empty_decode(const char *table, const void *key,
+		    size_t klen, const void *val, size_t vlen, char *err,
+		    size_t errlen);
+
+#endif /* ANKUSA_STORE_REC_H */
