@@ -1,7 +1,7 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_dedupe.c, store_rows.c, lanes.c, store_maint.c,
- * store_bdb.c, trash.c) and nothing else includes: struct store, the tables,
+ * store_bdb.c, store_backup.c, trash.c) and nothing else includes: struct store, the tables,
  * the record helpers and the walks.  The public verbs are in store.h; the
  * store's contracts in store.c's header comment, its layout in
  * store_rec.c's.  What one file shares with the others here takes that
@@ -149,6 +149,9 @@ struct store {
 	uint64_t		 stuck_seq;	/* 1 + the hook a pass stopped
 						 * at, unreadable; 0 none */
 	struct store_trash	 trash;
+	struct store_backup	*backup;	/* the one backup, which holds
+						 * the log files from removal
+						 * (store_backup.c), or NULL */
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 };
@@ -214,6 +217,7 @@ int	 store_tget(struct store *, DB_TXN *, int, const void *, size_t,
 int	 store_tdel(struct store *, DB_TXN *, int, const void *, size_t);
 int	 store_batch_ok(struct store_batch *);
 void	 store_sync_check(struct store *, const char *);
+void	 store_sync_aside(int);
 
 /* store_rec.c */
 void	 rec_put_u32(unsigned char *, uint32_t);

@@ -150,7 +150,8 @@ store_keep_clean(struct store *st, int low, int high)
 }
 
 /* Remove the log files that recovery no longer needs (log_archive) and
- * that hold no live body (below the pin).  Nothing before a migrate pass
+ * that hold no live body (below the pin).  None while a backup exists
+ * (store_backup_new to store_backup_free).  Nothing before a migrate pass
  * has found the pin, nor after a failed sync (store_checkpoint: log_archive
  * counts from the last checkpoint, and one after a failed sync would have
  * claimed pages that were dropped).  Nothing here syncs: a failure leaves
@@ -169,7 +170,9 @@ store_log_prune(struct store *st)
 	uint32_t *nt;
 	int ret;
 
-	if (!st->pin_known)
+	/* Nor while a backup runs: it copies the log files present, from
+	 * the newest back to the first gap (store_backup.c). */
+	if (!st->pin_known || st->backup != NULL)
 		return 0;
 	if ((ret = st->env->log_archive(st->env, &list, DB_ARCH_ABS)) != 0) {
 		store_seterr(st, ret, "store %s: log_archive", st->dir);

@@ -783,6 +783,34 @@ START_TEST(test_body_migrate)
 }
 END_TEST
 
+/* While a backup exists no log file is removed, even one that recovery
+ * and every body let go of: the backup copies the log files from the one
+ * its tables need on, and a gap would end the copy's log there. */
+START_TEST(test_backup_holds_log_removal)
+{
+	struct store_backup *b;
+	struct store *st;
+	char dir[PATH_MAX], err[1024];
+
+	snprintf(dir, sizeof(dir), "%s/backup", tmpdir);
+	st = open_ok();
+	fill_log(st, 3);
+	ck_assert_int_eq(store_body_migrate(st, 100), 0);
+	ck_assert_ptr_nonnull(b = store_backup_new(st, dir, NULL, NULL, err,
+	    sizeof(err)));
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 1);
+	ck_assert_int_eq(log_file_exists(2), 1);
+	store_backup_free(b);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 0);
+	ck_assert_int_eq(log_file_exists(2), 0);
+	ck_assert_int_eq(log_file_exists(3), 1);
+	store_close(st);
+}
+END_TEST
+
 /* A pass that finds no body in the log pins the file then current: a body
  * logged after it, in that file, is not removed with it once the log has
  * moved on. */
@@ -1078,6 +1106,7 @@ store_suite(void)
 	tcase_add_test(tc, test_log_zero_ahead_files);
 	tcase_add_test(tc, test_body_in_log);
 	tcase_add_test(tc, test_body_migrate);
+	tcase_add_test(tc, test_backup_holds_log_removal);
 	tcase_add_test(tc, test_body_pin_current);
 	tcase_add_test(tc, test_body_unreadable);
 	tcase_add_test(tc, test_body_read_ahead);
