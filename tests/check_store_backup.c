@@ -4,7 +4,8 @@
  * checkpoints, reopened as a store and compared hook by hook; the refusals
  * (a directory not empty, a relative one, a second backup, a directory
  * holding the marker of an unfinished one at store_open); a cancel that
- * removes what it wrote.
+ * removes what it wrote; a failed sync in the copy's recovery that fails
+ * the backup and not the store.
  *
  * Each case's store is in its own mkdtemp directory (storeutil.c), its
  * copy beside it (tmpdir.copy); both are removed after the case.
@@ -16,6 +17,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -302,6 +304,58 @@ START_TEST(test_backup_cancel)
 }
 END_TEST
 
+/* The backup whose recovery's syncs fail_sync fails, and the thread that
+ * runs the test. */
+static struct store_backup	*failing_b;
+static pthread_t		 main_thread;
+
+static int
+fail_recovery_sync(int fd)
+{
+	struct store_backup_progress p;
+
+	if (failing_b != NULL && !pthread_equal(pthread_self(), main_thread)) {
+		store_backup_progress(failing_b, &p);
+		if (p.phase == STORE_BACKUP_RECOVERY) {
+			errno = EIO;
+			return -1;
+		}
+	}
+	return fdatasync(fd);
+}
+
+/* A sync that fails in the recovery of the copy fails the backup, which
+ * removes what it wrote, and not the store, which goes on committing. */
+START_TEST(test_backup_recovery_sync_fails)
+{
+	struct runner r;
+	struct store *st;
+	pthread_t t;
+	int i;
+
+	st = open_ok();
+	for (i = 0; i < 20; i++)
+		(void)put_one(st, "github", "some body", 9, 1);
+	memset(&r, 0, sizeof(r));
+	failing_b = backup_ok(st, copydir, &r);
+	main_thread = pthread_self();
+	store_set_sync_func(fail_recovery_sync);
+	ck_assert_int_eq(pthread_create(&t, NULL, run_main, &r), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	store_set_sync_func(NULL);
+	ck_assert_int_eq(r.rc, -1);
+	ck_assert_msg(strstr(store_backup_error(r.b), "recovery") != NULL,
+	    "error: %s", store_backup_error(r.b));
+	ck_assert_int_eq(access(copydir, F_OK), -1);
+	store_backup_free(r.b);
+	failing_b = NULL;
+	ck_assert_int_eq(store_lost(st), 0);
+	(void)put_one(st, "github", "after", 5, 1);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	store_close(st);
+}
+END_TEST
+
 /* A data directory that holds the marker of an unfinished backup is not
  * opened as a store, and the error says what it is. */
 START_TEST(test_backup_marker_refused)
@@ -333,6 +387,7 @@ backup_suite(void)
 	tcase_add_test(tc, test_backup_not_empty);
 	tcase_add_test(tc, test_backup_refusals);
 	tcase_add_test(tc, test_backup_cancel);
+	tcase_add_test(tc, test_backup_recovery_sync_fails);
 	tcase_add_test(tc, test_backup_marker_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -6,8 +6,8 @@ sink: every hook answered 201 before the backup began reaches it with its
 body, and nothing it delivers was never posted.  The refusals: a directory
 that is not empty (nothing written), a second backup while one runs.  A
 backup interrupted by SIGKILL of the master leaves its marker, and ankusad
-refuses to start on a copy of what it left; a drain during a backup cancels
-it and removes what it wrote.
+refuses to start on a copy of what it left; a drain during a backup, or its
+caller going away, cancels it and removes what it wrote.
 
 ANKUSA_BACKUP_PACE_MS (the daemon's test seam) makes a backup pause after
 each megabyte it writes, so that the cases that act during one find it
@@ -50,9 +50,12 @@ class PacedDaemon(Daemon):
 
 
 def holding(pace_ms=0, name="d"):
+    # A breaker that opens for a second only: the rows it parks are due
+    # again soon, in the copy too.
     return PacedDaemon(pace_ms=pace_ms, name=name, workers=2, sources={
         "github": sink_source([dict(HOLD_SINK)], retry=dict(HOLD_RETRY))},
-        extra={"dispatch": dispatch_conf()})
+        extra={"dispatch": dispatch_conf(breaker_open_ms=1000,
+                                         breaker_max_open_ms=1000)})
 
 
 def body_of(rng):
@@ -288,3 +291,21 @@ def test_backup_cancelled_by_drain():
     assert not os.path.exists(dest), os.listdir(dest)
     assert d.proc.wait(30) == 0
     assert "backup" in d.log_text()
+
+
+def test_backup_cancelled_when_caller_leaves():
+    """ankusactl backup interrupted (its connection closed) cancels the
+    backup: what it wrote is removed, the daemon goes on, and the next
+    backup completes."""
+    d = holding(pace_ms=100).start()
+    post_many(d, [b'{"n":%d}' % i for i in range(20)])
+    dest = os.path.join(tmpdir(), "left")
+    bk = Backup(d, dest)
+    bk.first()
+    bk.proc.kill()
+    bk.proc.wait(10)
+    wait_until(lambda: "its caller went away" in d.log_since_start(), 30,
+               0.05, "the backup to be cancelled")
+    assert not os.path.exists(dest), os.listdir(dest)
+    rc, out, err = d.ctl("backup", dest, check=False, timeout=120)
+    assert rc == 0 and "backed up" in out, (rc, out, err)
