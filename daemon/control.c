@@ -336,8 +336,12 @@ ctl_read(struct bufferevent *bev, void *arg)
 	char *line;
 	size_t len, i;
 
-	if (c->closing || c->listing || c->held)
-		return;		/* one request per connection */
+	/* One request per connection: another, while the first is still
+	 * answering (a listing, a drain, or a call answered later), is
+	 * ignored; ending it would free the connection the first answers
+	 * on. */
+	if (c->closing || c->listing || c->held || c->busy)
+		return;
 	if ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) == NULL) {
 		if (evbuffer_get_length(in) > CONTROL_MAX_LINE)
 			ctl_free(c);

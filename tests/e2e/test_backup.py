@@ -309,3 +309,33 @@ def test_backup_cancelled_when_caller_leaves():
     assert not os.path.exists(dest), os.listdir(dest)
     rc, out, err = d.ctl("backup", dest, check=False, timeout=120)
     assert rc == 0 and "backed up" in out, (rc, out, err)
+
+
+def test_backup_second_request_on_its_connection_ignored():
+    """A request sent on a connection whose backup is still answering is
+    ignored: the connection carries the backup's answer to its end (before,
+    the second answer ended it and freed the connection the backup would
+    answer on)."""
+    import socket
+    d = holding(pace_ms=50).start()
+    post_many(d, [b'{"n":%d}' % i for i in range(5)])
+    dest = os.path.join(tmpdir(), "two-requests")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(60)
+    s.connect(d.sock)
+    f = s.makefile("rwb")
+    f.write(json.dumps({"cmd": "backup", "dir": dest}).encode() + b"\n")
+    f.flush()
+    first = json.loads(f.readline())
+    assert "phase" in first, first
+    f.write(b'{"cmd":"status"}\n')
+    f.flush()
+    last = first
+    for line in f:
+        last = json.loads(line)
+        if last.get("end"):
+            break
+    s.close()
+    assert last.get("result") == "backed_up", last
+    assert d.running()
+    d.status()
