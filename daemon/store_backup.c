@@ -58,6 +58,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,11 @@ struct store_backup {
 	char		*home;		/* its region home, or NULL (data) */
 	void		(*notify)(void *);
 	void		*arg;
+	pthread_mutex_t	 pages;		/* held by the run while BDB reads the
+					 * tables' pages: the store's thread
+					 * writes none through a sync then
+					 * (store_backup_pages_take) */
+	int		 pages_held;	/* the run holds it */
 	int		 dfd;		/* dir, open, or -1 */
 	int		 made;		/* the run made dir */
 	int		 owned;		/* what is in dir is the run's */
@@ -108,6 +114,7 @@ static void	 backup_fail(struct store_backup *, const char *, ...)
 static void	 backup_dbfail(struct store_backup *, int, const char *);
 static void	 backup_dbmsg(const DB_ENV *, const char *, const char *);
 static int	 backup_cancelled(struct store_backup *);
+static void	 backup_pages_done(struct store_backup *);
 static void	 backup_tell(struct store_backup *, enum store_backup_phase);
 static int	 backup_target(struct store_backup *);
 static int	 backup_copy(struct store_backup *);
@@ -159,6 +166,7 @@ store_backup_new(struct store *st, const char *dir, void (*notify)(void *),
 		snprintf(err, errlen, "backup %s: out of memory", dir);
 		return NULL;
 	}
+	pthread_mutex_init(&b->pages, NULL);
 	b->st = st;
 	b->notify = notify;
 	b->arg = arg;
@@ -176,6 +184,7 @@ store_backup_free(struct store_backup *b)
 		b->st->backup = NULL;
 	if (b->dfd != -1)
 		close(b->dfd);
+	pthread_mutex_destroy(&b->pages);
 	free(b->dir);
 	free(b->data);
 	free(b->home);
@@ -200,6 +209,42 @@ store_backup_progress(struct store_backup *b, struct store_backup_progress *p)
 	p->phase = __atomic_load_n(&b->phase, __ATOMIC_SEQ_CST);
 	p->bytes = __atomic_load_n(&b->bytes, __ATOMIC_SEQ_CST);
 	p->files = __atomic_load_n(&b->files, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A sync of the buffer pool (memp_trickle, a checkpoint's) that meets a
+ * page in the range a backup is reading gets EAGAIN for it and comes back
+ * to it after a sleep of a whole second (mp_sync.c, __memp_sync_int, in
+ * libdb 5.3): in the store's thread, a stall of the master's loop.  So
+ * while the run reads the tables' pages, the store's upkeep writes none
+ * that way (store_maint.c): take answers 0, and the upkeep waits for its
+ * next turn.  The run takes the mutex before DB_ENV->backup, so that a
+ * sync under way ends before the first page range is held, and gives it
+ * back when BDB turns to the log files.  The store's thread only ever
+ * tries it, and never waits.
+ */
+int
+store_backup_pages_take(struct store *st)
+{
+	return st->backup == NULL ||
+	    pthread_mutex_trylock(&st->backup->pages) == 0;
+}
+
+void
+store_backup_pages_give(struct store *st)
+{
+	if (st->backup != NULL)
+		pthread_mutex_unlock(&st->backup->pages);
+}
+
+/* The run's: the tables are copied (or the copy ended). */
+static void
+backup_pages_done(struct store_backup *b)
+{
+	if (!b->pages_held)
+		return;
+	b->pages_held = 0;
+	pthread_mutex_unlock(&b->pages);
 }
 
 /* Read only once the run has returned. */
@@ -400,8 +445,11 @@ backup_copy(struct store_backup *b)
 		backup_dbfail(b, ret, "cannot join the store's environment");
 		goto out;
 	}
+	pthread_mutex_lock(&b->pages);
+	b->pages_held = 1;
 	if ((ret = e->backup(e, b->dir, DB_BACKUP_SINGLE_DIR)) != 0)
 		backup_dbfail(b, ret, "copying the store");
+	backup_pages_done(b);
  out:
 	if ((t_ret = e->close(e, 0)) != 0 && !b->failed)
 		backup_dbfail(b, t_ret, "closing the environment handle");
@@ -553,8 +601,14 @@ file_open(DB_ENV *e, const char *name, const char *target, void **handle)
 		backup_fail(b, "backup %s: BDB named a file %s", b->dir, name);
 		return EINVAL;
 	}
-	__atomic_store_n(&b->phase, strncmp(name, "log.", 4) == 0 ?
-	    STORE_BACKUP_LOGS : STORE_BACKUP_TABLES, __ATOMIC_SEQ_CST);
+	/* BDB copies the tables first, then the log files. */
+	if (strncmp(name, "log.", 4) == 0) {
+		backup_pages_done(b);
+		__atomic_store_n(&b->phase, STORE_BACKUP_LOGS,
+		    __ATOMIC_SEQ_CST);
+	} else
+		__atomic_store_n(&b->phase, STORE_BACKUP_TABLES,
+		    __ATOMIC_SEQ_CST);
 	if ((f = calloc(1, sizeof(*f))) == NULL) {
 		backup_fail(b, "backup %s: out of memory", b->dir);
 		return ENOMEM;

@@ -6,7 +6,8 @@
  * store's contracts in store.c's header comment, its layout in
  * store_rec.c's.  What one file shares with the others here takes that
  * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, dedupe_,
- * rows_, lane_ (lanes.c), bdb_ (store_bdb.c), trash_; the rest is static.
+ * rows_, lane_ (lanes.c), bdb_ (store_bdb.c), store_backup_, trash_; the
+ * rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
@@ -270,6 +271,10 @@ int	 bdb_app_dispatch(DB_ENV *, DBT *, DB_LSN *, db_recops);
 void	 bdb_dbt_user(DBT *, void *, size_t, int);
 void	 bdb_region_remove(const char *, int);
 char	*bdb_region_home(const struct stat *, int *);
+
+/* store_backup.c */
+int	 store_backup_pages_take(struct store *);
+void	 store_backup_pages_give(struct store *);
 
 /* trash.c */
 void	 trash_path(const struct store *, uint32_t, char *, size_t);

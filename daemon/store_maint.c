@@ -40,7 +40,14 @@ store_checkpoint(struct store *st)
 		    "runs recovery, after: %s", st->dir, st->lost_why);
 		return -1;
 	}
-	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, 0)) != 0) {
+	/* None while a backup reads the tables' pages: its sync of the
+	 * buffer pool would stall on them (store_backup_pages_take); the
+	 * next one comes at its time. */
+	if (!store_backup_pages_take(st))
+		return 0;
+	ret = st->env->txn_checkpoint(st->env, 0, 0, 0);
+	store_backup_pages_give(st);
+	if (ret != 0) {
 		store_seterr(st, ret, "store %s: checkpoint", st->dir);
 		store_sync_check(st, "checkpoint");
 		return -1;
@@ -84,7 +91,13 @@ trickle(struct store *st, int pct)
 	int ret, wrote = 0;
 
 	st->dberr[0] = '\0';
-	if ((ret = st->env->memp_trickle(st->env, pct, &wrote)) != 0) {
+	/* Nothing while a backup reads the tables' pages: memp_trickle
+	 * would stall on them (store_backup_pages_take). */
+	if (!store_backup_pages_take(st))
+		return 0;
+	ret = st->env->memp_trickle(st->env, pct, &wrote);
+	store_backup_pages_give(st);
+	if (ret != 0) {
 		store_seterr(st, ret, "store %s: writing cache pages", st->dir);
 		return -1;
 	}

@@ -5,7 +5,8 @@
  * (a directory not empty, a relative one, a second backup, a directory
  * holding the marker of an unfinished one at store_open); a cancel that
  * removes what it wrote; a failed sync in the copy's recovery that fails
- * the backup and not the store.
+ * the backup and not the store; the store's upkeep writing no page while
+ * the backup reads the tables'.
  *
  * Each case's store is in its own mkdtemp directory (storeutil.c), its
  * copy beside it (tmpdir.copy); both are removed after the case.
@@ -304,6 +305,61 @@ START_TEST(test_backup_cancel)
 }
 END_TEST
 
+static enum store_backup_phase
+phase_wait(struct runner *r, enum store_backup_phase at, uint64_t files)
+{
+	struct store_backup_progress p;
+
+	for (;;) {
+		store_backup_progress(r->b, &p);
+		if (p.phase > at || (p.phase == at && p.files >= files))
+			return p.phase;
+		usleep(5000);
+	}
+}
+
+/*
+ * While the backup reads the tables' pages, the store's upkeep writes none
+ * (a sync of the buffer pool that meets a page being read sleeps a second
+ * in the store's thread): neither store_keep_clean nor the checkpoint
+ * writes a page; once the backup is at the log files they do again.  The
+ * backup is paced so that each phase lasts, and cancelled at the end.
+ */
+START_TEST(test_backup_holds_page_writes)
+{
+	static unsigned char buf[300 * 1024];
+	struct store_backup_progress p;
+	struct runner r;
+	struct store *st;
+	pthread_t t;
+	int i, n;
+
+	st = open_ok();
+	for (i = 0; i < 3000; i++)
+		(void)put_one(st, "github", buf, body_of(i, buf), 1);
+	memset(&r, 0, sizeof(r));
+	backup_ok(st, copydir, &r);
+	store_backup_set_pace(r.b, 300);
+	ck_assert_int_eq(pthread_create(&t, NULL, run_main, &r), 0);
+	if (phase_wait(&r, STORE_BACKUP_TABLES, 1) == STORE_BACKUP_TABLES) {
+		n = store_keep_clean(st, 99, 100);
+		ck_assert_int_eq(store_checkpoint(st), 0);
+		store_backup_progress(r.b, &p);
+		if (p.phase == STORE_BACKUP_TABLES)
+			ck_assert_int_eq(n, 0);
+	}
+	ck_assert_int_eq(phase_wait(&r, STORE_BACKUP_LOGS, 0),
+	    STORE_BACKUP_LOGS);
+	ck_assert_int_gt(store_keep_clean(st, 99, 100), 0);
+	store_backup_cancel(r.b);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(r.rc, -1);
+	store_backup_free(r.b);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	store_close(st);
+}
+END_TEST
+
 /* The backup whose recovery's syncs fail_sync fails, and the thread that
  * runs the test. */
 static struct store_backup	*failing_b;
@@ -388,6 +444,7 @@ backup_suite(void)
 	tcase_add_test(tc, test_backup_refusals);
 	tcase_add_test(tc, test_backup_cancel);
 	tcase_add_test(tc, test_backup_recovery_sync_fails);
+	tcase_add_test(tc, test_backup_holds_page_writes);
 	tcase_add_test(tc, test_backup_marker_refused);
 	suite_add_tcase(s, tc);
 	return s;

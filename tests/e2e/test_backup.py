@@ -88,19 +88,23 @@ class Load(threading.Thread):
         self.d, self.rng = d, random.Random(seed)
         self.stop_ev = threading.Event()
         self.acked, self.errors = [], []
+        self.took = []          # (time of the 201, seconds it took)
 
     def run(self):
         c = http.client.HTTPConnection("127.0.0.1", self.d.port, timeout=30)
         try:
             while not self.stop_ev.is_set():
                 b = body_of(self.rng)
+                t = time.monotonic()
                 st, h, data = post(self.d.port, "/webhooks/github", b,
                                    conn=c, headers={
                                        "Content-Type":
                                        "application/octet-stream"})
+                now = time.monotonic()
                 if st == 201:
                     self.acked.append((expect_accepted(st, h, data), b,
-                                       time.monotonic()))
+                                       now))
+                    self.took.append((now, now - t))
                 else:
                     self.errors.append((st, data[:200]))
         except Exception as e:          # noqa: BLE001
@@ -164,7 +168,7 @@ def test_backup_under_load_restores():
     before = post_many(d, [body_of(rng) for _ in range(300)])
     load = Load(d, 5)
     load.start()
-    wait_until(lambda: len(load.acked) >= 20, 20, 0.02, "the load to run")
+    wait_until(lambda: len(load.acked) >= 300, 20, 0.02, "the load to run")
     n_before = len(load.acked)
     for i, b, _ in load.acked[:n_before]:
         before[i] = b
@@ -179,9 +183,13 @@ def test_backup_under_load_restores():
     end = bk.lines[-1]
     assert end.get("result") == "backed_up" and end["bytes"] > 0 and \
         end["files"] >= 13, "backup's last line %r" % end
+    # Progress comes in phase order (the loop may see a phase's steps
+    # together, or not at all).
+    order = ["start", "tables", "logs", "recovery", "sync"]
     phases = [o.get("phase") for o in bk.lines[:-1]]
-    assert "tables" in phases and "logs" in phases and \
-        "recovery" in phases, "progress phases %r" % phases
+    assert phases and all(p in order for p in phases) and \
+        phases == sorted(phases, key=order.index), \
+        "progress phases %r" % phases
     # Answered 201 after the backup's start: may be in the copy or not.
     during = {i: b for i, b, t in load.acked[n_before:]}
     for i, b, t in load.acked[n_before:]:
@@ -211,10 +219,15 @@ def test_backup_under_load_restores():
             rec["sha256"] == hashlib.sha256(b).hexdigest(), \
             "hook %s: delivered %d bytes %s, posted %d bytes" % (
                 i, rec["size"], rec["sha256"], len(b))
+    lat = sorted(x for t, x in load.took if t0 <= t <= t1)
+    lat0 = sorted(x for t, x in load.took if t < t0)
     note("%d hooks before, %d answered during the backup (%d of them "
-         "in the copy), %.1f MiB" % (len(before), n_during,
-                                     len(set(got) - set(before)),
-                                     end["bytes"] / 1048576.0))
+         "in the copy), %.1f MiB in %.2f s; 201s during it: median "
+         "%.1f ms, max %.1f ms (before it: %.1f, %.1f)" % (
+             len(before), n_during, len(set(got) - set(before)),
+             end["bytes"] / 1048576.0, t1 - t0,
+             lat[len(lat) // 2] * 1000, lat[-1] * 1000,
+             lat0[len(lat0) // 2] * 1000, lat0[-1] * 1000))
 
 
 def test_backup_refuses_nonempty_dir():
