@@ -40,7 +40,10 @@
  * removes no log file: BDB copies the log files that are there when it
  * gets to them, from the newest back to the first missing one
  * (log_archive(DB_ARCH_LOG)), and the copy needs all of them from the one
- * the last checkpoint before its tables were read points into.
+ * the last checkpoint before its tables were read points into.  While BDB
+ * reads the tables' pages, the store's upkeep writes none through a sync
+ * of the buffer pool (store_backup_pages_take: such a sync sleeps a
+ * second when it meets a page being read).
  *
  * STORE_BACKUP_MARKER is the first file written and the last removed,
  * after every file and the directory are synced; store_open refuses a
