@@ -686,7 +686,8 @@ struct store_backup_progress {
  * holding the removal of log files until store_backup_free.  notify(arg)
  * is called from the run's thread at each step of progress and at its
  * end (it may be NULL).  NULL with err filled while another backup of st
- * exists, or when dir is not absolute. */
+ * exists, or when dir is not absolute.  Every backup is freed before
+ * store_close. */
 struct store_backup *store_backup_new(struct store *, const char *dir,
 		    void (*notify)(void *), void *arg, char *err,
 		    size_t errlen);

@@ -412,6 +412,41 @@ START_TEST(test_backup_recovery_sync_fails)
 }
 END_TEST
 
+/* A store whose region files are in its data directory (no tmpfs to put
+ * them on): the backup joins it there, copies no region file, and its copy
+ * opens with the hooks. */
+START_TEST(test_backup_regions_in_data_dir)
+{
+	struct store_hook_rec rec;
+	struct runner r;
+	struct store *st;
+	char path[PATH_MAX], err[1024];
+	uint64_t seq;
+
+	store_set_region_base("/nonexistent-ankusa-base");
+	st = open_ok();
+	snprintf(path, sizeof(path), "%s/__db.001", tmpdir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	seq = put_one(st, "github", "in the data dir", 15, 1);
+	memset(&r, 0, sizeof(r));
+	backup_ok(st, copydir, &r);
+	ck_assert_msg(store_backup_run(r.b) == 0, "%s",
+	    store_backup_error(r.b));
+	store_backup_free(r.b);
+	store_close(st);
+	snprintf(path, sizeof(path), "%s/__db.001", copydir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	store_set_region_base("/dev/shm");
+	ck_assert_msg((st = store_open(copydir, err, sizeof(err))) != NULL,
+	    "store_open of the copy: %s", err);
+	ck_assert_int_eq(store_hook_get(st, seq, &rec), 0);
+	ck_assert_uint_eq(rec.hook.body_len, 15);
+	ck_assert_mem_eq(rec.hook.body, "in the data dir", 15);
+	store_hook_rec_free(&rec);
+	store_close(st);
+}
+END_TEST
+
 /* A data directory that holds the marker of an unfinished backup is not
  * opened as a store, and the error says what it is. */
 START_TEST(test_backup_marker_refused)
@@ -445,6 +480,7 @@ backup_suite(void)
 	tcase_add_test(tc, test_backup_cancel);
 	tcase_add_test(tc, test_backup_recovery_sync_fails);
 	tcase_add_test(tc, test_backup_holds_page_writes);
+	tcase_add_test(tc, test_backup_regions_in_data_dir);
 	tcase_add_test(tc, test_backup_marker_refused);
 	suite_add_tcase(s, tc);
 	return s;
