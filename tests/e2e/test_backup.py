@@ -6,8 +6,8 @@ sink: every hook answered 201 before the backup began reaches it with its
 body, and nothing it delivers was never posted.  The refusals: a directory
 that is not empty (nothing written), a second backup while one runs.  A
 backup interrupted by SIGKILL of the master leaves its marker, and ankusad
-refuses to start on a copy of what it left; a drain during a backup, or its
-caller going away, cancels it and removes what it wrote.
+refuses to start on a copy of what it left; a drain or SIGTERM during a
+backup, or its caller going away, cancels it and removes what it wrote.
 
 ANKUSA_BACKUP_PACE_MS (the daemon's test seam) makes a backup pause after
 each megabyte it writes, so that the cases that act during one find it
@@ -20,6 +20,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -289,21 +290,35 @@ def test_backup_one_at_a_time():
     assert MARKER not in os.listdir(one)
 
 
-def test_backup_cancelled_by_drain():
-    """A drain during a backup cancels it: the backup's caller is told,
-    what it wrote is gone, and the daemon stops cleanly."""
+def cancelled_by_stop(stop):
+    """stop(d) during a backup cancels it: the backup's caller is told,
+    what it wrote is gone, the daemon stops cleanly, and its store starts
+    again with its hooks."""
     d = holding(pace_ms=100).start()
-    post_many(d, [b'{"n":%d}' % i for i in range(20)])
-    dest = os.path.join(tmpdir(), "drained")
+    ids = post_many(d, [b'{"n":%d}' % i for i in range(20)])
+    dest = os.path.join(tmpdir(), "stopped")
     bk = Backup(d, dest)
     bk.first()
-    rc, out, err = d.ctl("drain", "60", check=False, timeout=90)
-    assert rc == 0, (rc, out, err)
+    stop(d)
     rc, err = bk.wait()
     assert rc == 1 and "cancelled" in err and "stopping" in err, (rc, err)
     assert not os.path.exists(dest), os.listdir(dest)
     assert d.proc.wait(30) == 0
-    assert "backup" in d.log_text()
+    d.start()
+    assert set(ids) <= {h["id"] for h in d.queue()}
+
+
+def test_backup_cancelled_by_drain():
+    """A drain during a backup cancels it (cancelled_by_stop)."""
+    def drain(d):
+        rc, out, err = d.ctl("drain", "60", check=False, timeout=90)
+        assert rc == 0, (rc, out, err)
+    cancelled_by_stop(drain)
+
+
+def test_backup_cancelled_by_sigterm():
+    """SIGTERM during a backup cancels it (cancelled_by_stop)."""
+    cancelled_by_stop(lambda d: d.signal(signal.SIGTERM))
 
 
 def test_backup_cancelled_when_caller_leaves():
