@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ static json_t	*with_timeout(json_t *, int, char **, int);
 static json_t	*build_timeout(int, char **);
 static json_t	*build_dls(int, char **);
 static json_t	*build_dlq(int, char **);
+static json_t	*build_backup(int, char **);
+static void	 print_backup(json_t *);
 static void	 print_dlq(json_t *);
 static void	 print_breakers(json_t *);
 static void	 print_pen(json_t *);
@@ -76,6 +79,7 @@ static const struct command commands[] = {
 	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]"
 	    " | purge --all",
 	    build_quarantine, print_pen },
+	{ "backup", "dir", build_backup, print_backup },
 };
 
 static void
@@ -250,6 +254,59 @@ build_dlq(int argc, char **argv)
 	json_object_set_new(req, "cmd", json_string("dlq"));
 	json_object_set_new(req, "op", json_string("list"));
 	return req;
+}
+
+/* backup dir: the daemon's working directory is not ours, so a relative
+ * dir is made absolute here. */
+static json_t *
+build_backup(int argc, char **argv)
+{
+	char cwd[PATH_MAX], *path;
+	json_t *req;
+
+	if (argc != 2 || argv[1][0] == '\0')
+		return NULL;
+	if (argv[1][0] == '/')
+		return json_pack("{s:s, s:s}", "cmd", "backup", "dir", argv[1]);
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		fprintf(stderr, "ankusactl: backup: getcwd: %s\n",
+		    strerror(errno));
+		exit(EXIT_USAGE);
+	}
+	if (asprintf(&path, "%s/%s", cwd, argv[1]) == -1) {
+		fprintf(stderr, "ankusactl: out of memory\n");
+		exit(EXIT_UNREACH);
+	}
+	req = json_pack("{s:s, s:s}", "cmd", "backup", "dir", path);
+	free(path);
+	return req;
+}
+
+/* Bytes as MiB with one decimal, for people. */
+static double
+mib(json_t *o, const char *key)
+{
+	return (double)json_integer_value(json_object_get(o, key)) /
+	    (1024.0 * 1024.0);
+}
+
+/* A progress line while the copy is made, then the result. */
+static void
+print_backup(json_t *o)
+{
+	const char *phase = json_string_value(json_object_get(o, "phase"));
+	long long files = json_integer_value(json_object_get(o, "files"));
+
+	if (json_object_get(o, "end") == NULL) {
+		printf("%-8s %10.1f MiB copied, %lld file%s\n",
+		    phase != NULL ? phase : "?", mib(o, "bytes"), files,
+		    files == 1 ? "" : "s");
+		fflush(stdout);
+		return;
+	}
+	printf("backed up: %.1f MiB (%lld bytes) in %lld files\n",
+	    mib(o, "bytes"),
+	    (long long)json_integer_value(json_object_get(o, "bytes")), files);
 }
 
 static void
@@ -559,8 +616,10 @@ main(int argc, char *argv[])
 		}
 		if (json_out) {
 			/* Listings: one object per item, the end line
-			 * dropped; single answers: the object itself. */
-			if (!end || nprinted == 0) {
+			 * dropped; single answers: the object itself; a
+			 * result after progress objects (backup): both. */
+			if (!end || nprinted == 0 ||
+			    json_object_get(ans, "result") != NULL) {
 				json_object_del(ans, "end");
 				if (end)
 					json_object_del(ans, "ok");
@@ -570,8 +629,10 @@ main(int argc, char *argv[])
 					printf("%s\n", s);
 					free(s);
 				}
-				if (!end)
+				if (!end) {
 					nprinted++;
+					fflush(stdout);	/* progress */
+				}
 			}
 		} else
 			cmd->print(ans);

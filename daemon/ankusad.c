@@ -34,6 +34,7 @@
 
 #include <event2/event.h>
 
+#include "backup.h"
 #include "clock.h"
 #include "conf.h"
 #include "control.h"
@@ -272,8 +273,10 @@ ankusad_shutdown(const char *why)
 	/* Hooks already queued were promised a commit: keep it. */
 	writer_flush_all();
 	/* Claim nothing more; attempts running finish (each within its
-	 * timeout) and their outcomes are written. */
+	 * timeout) and their outcomes are written.  A backup stops at its
+	 * next write and removes what it wrote. */
 	pipeline_stop();
+	backup_stop();
 	supervisor_retire(KIND_EDGE);
 	shutdown_started = time_mono_ms();
 	ev_shutdown = event_new(env->base, -1, EV_PERSIST, shutdown_cb, NULL);
@@ -296,7 +299,8 @@ shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 		shutdown_started = time_mono_ms();
 		return;
 	}
-	if (supervisor_children(KIND_MAX) > 0 && elapsed < SHUTDOWN_GRACE_MS)
+	if ((supervisor_children(KIND_MAX) > 0 || backup_busy()) &&
+	    elapsed < SHUTDOWN_GRACE_MS)
 		return;
 	if (supervisor_children(KIND_MAX) > 0) {
 		log_warnx("stopping: %d children did not exit; killing them",
@@ -582,6 +586,8 @@ main(int argc, char *argv[])
 
 	event_base_dispatch(env->base);
 
+	/* A backup's handle on the environment goes before the store. */
+	backup_join();
 	control_close();
 	/* A close whose checkpoint or syncs failed is no orderly stop: the
 	 * restart's recovery replays the log, all of which is kept. */

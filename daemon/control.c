@@ -2,7 +2,7 @@
  * control.c: the control socket; see control.h for the protocol.
  *
  * Commands (control_cmds[]): status, queue, reload, drain, stats,
- * quarantine, tick, pressure, breakers, dlq, dead-letter-source.
+ * quarantine, tick, pressure, breakers, dlq, dead-letter-source, backup.
  * Requests come from local
  * operators only (the socket's mode guards it), but are still read with
  * bounds: a line over CONTROL_MAX_LINE closes the connection.
@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include <event2/listener.h>
 #include <jansson.h>
 
+#include "backup.h"
 #include "clock.h"
 #include "conf.h"
 #include "control.h"
@@ -59,9 +61,9 @@ struct ctl_conn {
 	uint64_t		 skipped;	/* walked past, not listed */
 	char			 source[CONF_ID_MAX + 1];
 	int			 closing;	/* free once the output drains */
-	int			 busy;		/* a release, tick or
-						 * dead-letter-source answers
-						 * later */
+	int			 busy;		/* a release, tick,
+						 * dead-letter-source or backup
+						 * answers later */
 	int			 held;		/* drain: open until the exit */
 };
 
@@ -97,6 +99,7 @@ static void	cmd_breakers(struct ctl_conn *, json_t *);
 static void	cmd_dlq(struct ctl_conn *, json_t *);
 static void	cmd_dead_letter_source(struct ctl_conn *, json_t *);
 static void	cmd_quarantine(struct ctl_conn *, json_t *);
+static void	cmd_backup(struct ctl_conn *, json_t *);
 
 static const struct ctl_cmd control_cmds[] = {
 	{ "status", cmd_status },
@@ -110,6 +113,7 @@ static const struct ctl_cmd control_cmds[] = {
 	{ "dlq", cmd_dlq },
 	{ "dead-letter-source", cmd_dead_letter_source },
 	{ "quarantine", cmd_quarantine },
+	{ "backup", cmd_backup },
 };
 
 int
@@ -222,11 +226,12 @@ ctl_event(struct bufferevent *bev, short what, void *arg)
 	struct ctl_conn *c = arg;
 
 	/* A release or tick in progress finishes without telling anyone; a
-	 * dead-letter-source stops. */
+	 * dead-letter-source stops; a backup is cancelled. */
 	if (c->busy) {
 		quarantine_release_detach(c);
 		pipeline_tick_detach(c);
 		dlsource_detach(c);
+		backup_detach(c);
 	}
 	ctl_free(c);
 }
@@ -331,8 +336,12 @@ ctl_read(struct bufferevent *bev, void *arg)
 	char *line;
 	size_t len, i;
 
-	if (c->closing || c->listing || c->held)
-		return;		/* one request per connection */
+	/* One request per connection: another, while the first is still
+	 * answering (a listing, a drain, or a call answered later), is
+	 * ignored; ending it would free the connection the first answers
+	 * on. */
+	if (c->closing || c->listing || c->held || c->busy)
+		return;
 	if ((line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) == NULL) {
 		if (evbuffer_get_length(in) > CONTROL_MAX_LINE)
 			ctl_free(c);
@@ -746,4 +755,75 @@ cmd_dead_letter_source(struct ctl_conn *c, json_t *req)
 		return;
 	c->busy = 1;
 	dlsource_start(src, ms, dls_done, c);
+}
+
+static const char *
+backup_phase(enum store_backup_phase ph)
+{
+	switch (ph) {
+	case STORE_BACKUP_START:
+		return "start";
+	case STORE_BACKUP_TABLES:
+		return "tables";
+	case STORE_BACKUP_LOGS:
+		return "logs";
+	case STORE_BACKUP_RECOVERY:
+		return "recovery";
+	case STORE_BACKUP_SYNC:
+		return "sync";
+	case STORE_BACKUP_DONE:
+		break;
+	}
+	return "done";
+}
+
+static void
+backup_progress(void *arg, const struct store_backup_progress *p)
+{
+	struct ctl_conn *c = arg;
+
+	ctl_send(c, json_pack("{s:s, s:I, s:I}", "phase",
+	    backup_phase(p->phase), "bytes", (json_int_t)p->bytes, "files",
+	    (json_int_t)p->files));
+}
+
+static void
+backup_done(void *arg, const struct store_backup_progress *p,
+    const char *err)
+{
+	struct ctl_conn *c = arg;
+
+	c->busy = 0;
+	if (err != NULL)
+		ctl_error(c, "%s", err);
+	else
+		ctl_end(c, json_pack("{s:s, s:I, s:I}", "result", "backed_up",
+		    "bytes", (json_int_t)p->bytes, "files",
+		    (json_int_t)p->files));
+}
+
+/*
+ * backup dir: a copy of the store into dir, taken while the daemon runs;
+ * progress objects ({"phase", "bytes", "files"}) while it is made, then the
+ * end, with the copy's size.  The connection going away cancels it.
+ */
+static void
+cmd_backup(struct ctl_conn *c, json_t *req)
+{
+	static const struct backup_cbs cbs = { backup_progress, backup_done };
+	json_t *d = json_object_get(req, "dir");
+	const char *dir = json_string_value(d);
+	char err[CONTROL_TEXT_MAX];
+
+	if (dir == NULL || strlen(dir) != json_string_length(d) ||
+	    strlen(dir) >= PATH_MAX || dir[0] != '/') {
+		ctl_error(c, "backup needs the absolute path of a directory "
+		    "that does not exist or is empty");
+		return;
+	}
+	if (backup_start(dir, &cbs, c, err, sizeof(err)) == -1) {
+		ctl_error(c, "%s", err);
+		return;
+	}
+	c->busy = 1;
 }

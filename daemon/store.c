@@ -95,12 +95,17 @@ static int	 store_sync(int);
 static void	 store_terr(struct store *, int, int, const char *,
 		    const void *, size_t);
 static int	 store_cursor_close(struct store *, int, DBC **, int);
+static unsigned long	 sync_count(void);
 
-/* store_sync's: the call, the failures in the process, the first one's. */
+/* store_sync's: the call, the failures in the process (__atomic: a
+ * backup's thread flushes the log too), the first one's (under sync_mu). */
 static int	(*sync_func)(int) = fdatasync;
 static unsigned long	 sync_failures;
 static int		 sync_errno;
 static char		 sync_path[PATH_MAX];
+static pthread_mutex_t	 sync_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread int	 sync_aside;	/* this thread's syncs are not the
+					 * store's: store_sync_aside */
 
 /*
  * Errors.
@@ -131,7 +136,7 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 	/* -1 is store_sync's failure, passed up as BDB got it. */
 	if (ret != 0 && n < sizeof(st->err))
 		snprintf(st->err + n, sizeof(st->err) - n, ": %s",
-		    ret == -1 && sync_failures > 0 ? strerror(sync_errno) :
+		    ret == -1 && sync_count() > 0 ? strerror(sync_errno) :
 		    db_strerror(ret));
 	n = strlen(st->err);
 	if (st->dberr[0] != '\0' && n < sizeof(st->err))
@@ -187,6 +192,15 @@ store_set_sync_func(int (*fn)(int))
 	sync_func = fn != NULL ? fn : fdatasync;
 }
 
+/* With on, the calling thread's syncs through the hook are not the store's
+ * (a backup's recovery of its copy, store_backup.c): a failure fails that
+ * work, which sees it, and not the store. */
+void
+store_sync_aside(int on)
+{
+	sync_aside = on;
+}
+
 static int
 store_sync(int fd)
 {
@@ -199,18 +213,29 @@ store_sync(int fd)
 	if (rc == 0)
 		return 0;
 	e = errno;
+	if (sync_aside)
+		return -1;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	if ((n = readlink(link, path, sizeof(path) - 1)) == -1)
 		snprintf(path, sizeof(path), "fd %d", fd);
 	else
 		path[n] = '\0';
 	log_warnx("store: fdatasync of %s failed: %s", path, strerror(e));
-	if (sync_failures++ == 0) {
+	pthread_mutex_lock(&sync_mu);
+	if (__atomic_load_n(&sync_failures, __ATOMIC_SEQ_CST) == 0) {
 		sync_errno = e;
 		snprintf(sync_path, sizeof(sync_path), "%s", path);
 	}
+	__atomic_add_fetch(&sync_failures, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&sync_mu);
 	errno = e;
 	return -1;
+}
+
+static unsigned long
+sync_count(void)
+{
+	return __atomic_load_n(&sync_failures, __ATOMIC_SEQ_CST);
 }
 
 /* After a failed sync the store is lost: what: in what the failure was
@@ -218,7 +243,7 @@ store_sync(int fd)
 void
 store_sync_check(struct store *st, const char *what)
 {
-	if (st->lost || sync_failures == st->sync_seen)
+	if (st->lost || sync_count() == st->sync_seen)
 		return;
 	store_seterr(st, 0, "store %s: %s: fdatasync of %s failed: %s; the "
 	    "kernel may have dropped the pages it could not write: restart "
@@ -252,6 +277,21 @@ store_open(const char *dir, char *err, size_t errlen)
 	}
 	if (stat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
 		snprintf(err, errlen, "store %s: not a directory", dir);
+		return NULL;
+	}
+	/* An online backup that did not finish (store_backup.c) holds files
+	 * that look like a store's: refuse it before recovery runs on it. */
+	snprintf(abs, sizeof(abs), "%s/%s", dir, STORE_BACKUP_MARKER);
+	if (access(abs, F_OK) == 0) {
+		snprintf(err, errlen, "store %s holds %s: it is an online backup "
+		    "(ankusactl backup) that did not finish, not a store; take "
+		    "the backup again into an empty directory", dir,
+		    STORE_BACKUP_MARKER);
+		return NULL;
+	}
+	if (errno != ENOENT) {
+		snprintf(err, errlen, "store %s: %s: %s", dir, abs,
+		    strerror(errno));
 		return NULL;
 	}
 	if ((st = calloc(1, sizeof(*st))) == NULL ||
@@ -333,7 +373,7 @@ store_env_open(struct store *st, char *err, size_t errlen)
 		store_checksums_by(st, "libdb's own", why);
 	/* Every sync through store_sync, which keeps a failure. */
 	(void)db_env_set_func_fsync(store_sync);
-	st->sync_seen = sync_failures;
+	st->sync_seen = sync_count();
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
 	/* bdb_app_dispatch: logs written before bodies left the log hold
@@ -861,7 +901,7 @@ store_env_close(struct store *st, int nosync)
 		if ((ret = st->db[i]->close(st->db[i], nosync ? DB_NOSYNC :
 		    0)) != 0) {
 			log_warnx("store %s/%s.db: close: %s", st->dir,
-			    store_tables[i], ret == -1 && sync_failures > 0 ?
+			    store_tables[i], ret == -1 && sync_count() > 0 ?
 			    strerror(sync_errno) : db_strerror(ret));
 			rc = -1;
 		}
@@ -934,7 +974,7 @@ store_close(struct store *st)
 	}
 	if (store_close_handles(st, st->lost) == -1)
 		rc = -1;
-	if (sync_failures != st->sync_seen && rc == 0) {
+	if (sync_count() != st->sync_seen && rc == 0) {
 		store_sync_check(st, "close");
 		log_warnx("%s", st->err);
 		rc = -1;

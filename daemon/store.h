@@ -514,4 +514,63 @@ int		 store_hook_claim(struct store *, uint64_t seq, char *ref,
 int		 store_batch_hook_set_claim(struct store_batch *, uint64_t seq,
 		    const char *ref);
 
+/*
+ * Online backup (store_backup.c): a copy of the store, taken while it runs,
+ * that a plain store_open of a copy of its directory recovers, holding
+ * every hook committed before the backup began.  Berkeley DB's hot backup
+ * (DB_ENV->backup through a handle of its own on the running environment,
+ * then catastrophic recovery of the copy), with log removal held while a
+ * backup exists.  The directory holds STORE_BACKUP_MARKER from its first
+ * write until everything in it is synced; store_open refuses a directory
+ * that holds it.
+ */
+#define STORE_BACKUP_MARKER	"ankusa-backup-incomplete"
+
+struct store_backup;
+
+enum store_backup_phase {
+	STORE_BACKUP_START = 0,
+	STORE_BACKUP_TABLES,		/* copying the tables */
+	STORE_BACKUP_LOGS,		/* copying the log files */
+	STORE_BACKUP_RECOVERY,		/* recovering the copy */
+	STORE_BACKUP_SYNC,		/* syncing it */
+	STORE_BACKUP_DONE,		/* complete, or failed */
+};
+
+struct store_backup_progress {
+	enum store_backup_phase	 phase;
+	uint64_t		 bytes;		/* copied so far; at the end,
+						 * the copy's size */
+	uint64_t		 files;		/* files copied */
+};
+
+/* In the store's thread: a backup of st into dir (an absolute path that
+ * must not exist or be an empty directory: store_backup_run checks it),
+ * holding the removal of log files until store_backup_free.  notify(arg)
+ * is called from the run's thread at each step of progress and at its
+ * end (it may be NULL).  NULL with err filled while another backup of st
+ * exists, or when dir is not absolute.  Every backup is freed before
+ * store_close. */
+struct store_backup *store_backup_new(struct store *, const char *dir,
+		    void (*notify)(void *), void *arg, char *err,
+		    size_t errlen);
+/* The copy, in any one thread: 0 when it is complete, -1 when it failed
+ * or was cancelled (store_backup_error says why), having removed what it
+ * wrote.  Makes no call on the store's handles, so the store's thread
+ * carries on while it runs. */
+int		 store_backup_run(struct store_backup *);
+/* Before the run: a pause of ms after each write of the copy (tests: a
+ * backup that lasts). */
+void		 store_backup_set_pace(struct store_backup *, unsigned ms);
+/* From any thread: the run stops at its next write, and fails. */
+void		 store_backup_cancel(struct store_backup *);
+/* From any thread: where the run is. */
+void		 store_backup_progress(struct store_backup *,
+		    struct store_backup_progress *);
+const char	*store_backup_error(struct store_backup *);
+const char	*store_backup_dir(const struct store_backup *);
+/* In the store's thread, once the run has returned (or was never
+ * started): log removal goes on. */
+void		 store_backup_free(struct store_backup *);
+
 #endif

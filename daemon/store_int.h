@@ -1,14 +1,15 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,
- * store_maint.c, store_bdb.c, trash.c) and, for the verbs at its end, the
+ * store_maint.c, store_bdb.c, store_backup.c, trash.c) and, for the verbs
+ * at its end, the
  * tests: struct store, the tables, the record helpers, the walks, and the
  * verbs only the tests call.  The public verbs are in store.h, the keys and
  * record codecs in store_rec.h; the store's contracts in store.c's header
  * comment, its layout in store_rec.c's.  What one file shares with the
  * others here takes that file's prefix: store_ (store.c), rec_
  * (store_rec.c), hooks_, bodies_, dedupe_, rows_, lane_ (lanes.c), bdb_
- * (store_bdb.c), trash_; the rest is static.
+ * (store_bdb.c), store_backup_, trash_; the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
@@ -143,6 +144,9 @@ struct store {
 	size_t			 bbufcap;
 	uint32_t		 schema;	/* meta "schema" at the open */
 	struct store_trash	 trash;
+	struct store_backup	*backup;	/* the one backup, which holds
+						 * the log files from removal
+						 * (store_backup.c), or NULL */
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 	char			 sumby[224];	/* which log checksum, why */
@@ -227,6 +231,7 @@ int	 store_cur_patch(struct cur *, size_t, const void *, size_t);
 int	 store_cur_done(struct cur *, int);
 int	 store_batch_ok(struct store_batch *);
 void	 store_sync_check(struct store *, const char *);
+void	 store_sync_aside(int);
 
 /* store_rec.c */
 void	 rec_put_u32(unsigned char *, uint32_t);
@@ -283,6 +288,10 @@ int	 lane_release(struct store_batch *, const unsigned char *,
 void	 bdb_log_zero_ahead(struct store *);
 void	 bdb_region_remove(const char *, int);
 char	*bdb_region_home(const struct stat *, int *);
+
+/* store_backup.c */
+int	 store_backup_pages_take(struct store *);
+void	 store_backup_pages_give(struct store *);
 
 /* trash.c */
 void	 trash_path(const struct store *, uint32_t, char *, size_t);

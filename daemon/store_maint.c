@@ -41,7 +41,14 @@ store_checkpoint(struct store *st)
 		    "runs recovery, after: %s", st->dir, st->lost_why);
 		return -1;
 	}
-	if ((ret = st->env->txn_checkpoint(st->env, 0, 0, 0)) != 0) {
+	/* None while a backup reads the tables' pages: its sync of the
+	 * buffer pool would stall on them (store_backup_pages_take); the
+	 * next one comes at its time. */
+	if (!store_backup_pages_take(st))
+		return 0;
+	ret = st->env->txn_checkpoint(st->env, 0, 0, 0);
+	store_backup_pages_give(st);
+	if (ret != 0) {
 		store_seterr(st, ret, "store %s: checkpoint", st->dir);
 		store_sync_check(st, "checkpoint");
 		return -1;
@@ -85,7 +92,13 @@ trickle(struct store *st, int pct)
 	int ret, wrote = 0;
 
 	st->dberr[0] = '\0';
-	if ((ret = st->env->memp_trickle(st->env, pct, &wrote)) != 0) {
+	/* Nothing while a backup reads the tables' pages: memp_trickle
+	 * would stall on them (store_backup_pages_take). */
+	if (!store_backup_pages_take(st))
+		return 0;
+	ret = st->env->memp_trickle(st->env, pct, &wrote);
+	store_backup_pages_give(st);
+	if (ret != 0) {
 		store_seterr(st, ret, "store %s: writing cache pages", st->dir);
 		return -1;
 	}
@@ -162,7 +175,8 @@ store_keep_clean(struct store *st, int low, int high)
  * log's names at once and emptied later by the trash thread (trash_main):
  * unlinking a 32 MiB file that was just written took 15-20 ms here (the
  * kernel drops its cached pages), a stall of the loop for each file at
- * every checkpoint (docs/DEPARTURES 16). */
+ * every checkpoint (docs/DEPARTURES 16).  None while a backup exists
+ * (store_backup_new to store_backup_free). */
 static int
 store_log_prune(struct store *st)
 {
@@ -172,6 +186,10 @@ store_log_prune(struct store *st)
 	uint32_t *nt;
 	int ret, stop = 0;
 
+	/* Not while a backup runs: it copies the log files present, from
+	 * the newest back to the first gap (store_backup.c). */
+	if (st->backup != NULL)
+		return 0;
 	if ((ret = st->env->log_archive(st->env, &list, DB_ARCH_ABS)) != 0) {
 		store_seterr(st, ret, "store %s: log_archive", st->dir);
 		return -1;

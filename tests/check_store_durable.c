@@ -1215,6 +1215,73 @@ START_TEST(test_logsum_other_libdb)
 }
 END_TEST
 
+/* While a backup exists no log file is removed, even one that recovery
+ * lets go of: the backup copies the log files from the one
+ * its tables need on, and a gap would end the copy's log there. */
+START_TEST(test_backup_holds_log_removal)
+{
+	struct store_backup *b;
+	struct store *st;
+	char dir[PATH_MAX], err[1024];
+
+	snprintf(dir, sizeof(dir), "%s/backup", tmpdir);
+	st = open_ok();
+	fill_log(st, 3);
+	ck_assert_ptr_nonnull(b = store_backup_new(st, dir, NULL, NULL, err,
+	    sizeof(err)));
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 1);
+	ck_assert_int_eq(log_file_exists(2), 1);
+	store_backup_free(b);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 0);
+	ck_assert_int_eq(log_file_exists(2), 0);
+	ck_assert_int_eq(log_file_exists(3), 1);
+	store_close(st);
+}
+END_TEST
+
+/* A backup of a store whose first log files are gone: the copy's log
+ * starts at the first one left, its catastrophic recovery replays from
+ * there, and it holds the hooks with their bodies. */
+START_TEST(test_backup_after_prune)
+{
+	struct store_backup *b;
+	struct store *st;
+	unsigned char body[4096];
+	char dir[PATH_MAX], err[1024], path[PATH_MAX + 32];
+	uint64_t s1, s2;
+	size_t i;
+
+	for (i = 0; i < sizeof(body); i++)
+		body[i] = (unsigned char)(i * 11 + 3);
+	snprintf(dir, sizeof(dir), "%s/backup", tmpdir);
+	st = open_ok();
+	fill_log(st, 3);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	ck_assert_int_eq(log_file_exists(1), 0);
+	s1 = put_one(st, "github", body, sizeof(body), 1);
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	s2 = put_one(st, "github", body, 100, 1);
+	ck_assert_ptr_nonnull(b = store_backup_new(st, dir, NULL, NULL, err,
+	    sizeof(err)));
+	ck_assert_msg(store_backup_run(b) == 0, "%s", store_backup_error(b));
+	store_backup_free(b);
+	store_close(st);
+
+	snprintf(path, sizeof(path), "%s/log.0000000001", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/log.0000000003", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_msg((st = store_open(dir, err, sizeof(err))) != NULL,
+	    "store_open of the copy: %s", err);
+	expect_body(st, s1, STORE_BODY_HEAP, body, sizeof(body));
+	expect_body(st, s2, STORE_BODY_RECORD, body, 100);
+	store_close(st);
+}
+END_TEST
+
 static Suite *
 store_suite(void)
 {
@@ -1237,6 +1304,8 @@ store_suite(void)
 	tcase_add_test(tc, test_log_prune);
 	tcase_add_test(tc, test_upgrade_bodies);
 	tcase_add_test(tc, test_upgrade_unreadable);
+	tcase_add_test(tc, test_backup_holds_log_removal);
+	tcase_add_test(tc, test_backup_after_prune);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");
