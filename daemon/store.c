@@ -459,6 +459,51 @@ store_checksums_prove(struct store *st)
 	return 0;
 }
 
+/* A checkpoint of the environment (txn_checkpoint, no flags). */
+int
+store_env_checkpoint(struct store *st)
+{
+	return st->env->txn_checkpoint(st->env, 0, 0, 0);
+}
+
+/* The buffer pool's pages and the dirty ones among them (memp_stat). */
+int
+store_env_cache(struct store *st, unsigned long *pages, unsigned long *dirty)
+{
+	DB_MPOOL_STAT *sp;
+	int ret;
+
+	if ((ret = st->env->memp_stat(st->env, &sp, NULL, 0)) != 0)
+		return ret;
+	*pages = sp->st_pages;
+	*dirty = sp->st_page_dirty;
+	free(sp);
+	return 0;
+}
+
+/* memp_trickle to pct per cent of the pool clean. */
+int
+store_env_trickle(struct store *st, int pct, int *wrote)
+{
+	return st->env->memp_trickle(st->env, pct, wrote);
+}
+
+/* The log files recovery no longer needs, absolute paths, oldest first
+ * (log_archive, DB_ARCH_ABS; *abs_paths NULL or one malloc'd list). */
+int
+store_env_log_archive(struct store *st, char ***abs_paths)
+{
+	return st->env->log_archive(st->env, abs_paths, DB_ARCH_ABS);
+}
+
+int
+store_table_fd(struct store *st, int t, int *fd)
+{
+	if (st->db[t] == NULL || st->db[t]->fd(st->db[t], fd) != 0)
+		return -1;
+	return 0;
+}
+
 const char *
 store_checksums(const struct store *st)
 {

@@ -26,9 +26,11 @@
 
 /* Berkeley DB's handles, opaque here (<db.h>'s DB_ENV, DB, DB_TXN and DBC
  * name these structs): only the files that call libdb include <db.h>
- * (store.c, store_bdb.c, store_maint.c, store_hooks.c); the others reach
- * the tables through store.c's wrappers (store_put, store_tget,
- * store_tget_head, store_tdel, the walks, the cursor on one record). */
+ * (store.c, store_bdb.c, store_bodies.c, store_backup.c, and
+ * store_hooks.c until it is converted); the others reach the tables
+ * through store.c's wrappers (store_put, store_tget, store_tget_head,
+ * store_tdel, the walks, the cursor on one record) and the environment
+ * through store_env_*. */
 struct __db_env;
 struct __db;
 struct __db_txn;
@@ -247,6 +249,16 @@ void	*rec_hook_encode(const struct store_hook *, uint32_t, const char *,
 		    const char *, const struct store_body_at *, size_t *);
 int	 rec_hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
+
+/* store.c: the environment's calls store_maint.c makes, libdb's return
+ * code (0 or an error for store_seterr) */
+int	 store_env_checkpoint(struct store *);
+int	 store_env_cache(struct store *, unsigned long *pages,
+		    unsigned long *dirty);
+int	 store_env_trickle(struct store *, int pct, int *wrote);
+int	 store_env_log_archive(struct store *, char ***abs_paths);
+/* A table's file descriptor (DB->fd): 0, or -1 when it is not open. */
+int	 store_table_fd(struct store *, int table, int *fd);
 
 /* store_hooks.c */
 int	 hooks_head_get(struct store *, struct __db_txn *, int, uint64_t,

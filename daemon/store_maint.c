@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 
-#include <db.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -46,7 +45,7 @@ store_checkpoint(struct store *st)
 	 * next one comes at its time. */
 	if (!store_backup_pages_take(st))
 		return 0;
-	ret = st->env->txn_checkpoint(st->env, 0, 0, 0);
+	ret = store_env_checkpoint(st);
 	store_backup_pages_give(st);
 	if (ret != 0) {
 		store_seterr(st, ret, "store %s: checkpoint", st->dir);
@@ -63,17 +62,13 @@ store_checkpoint(struct store *st)
 static int
 cache_pages(struct store *st, unsigned long *total, unsigned long *dirty)
 {
-	DB_MPOOL_STAT *sp;
 	int ret;
 
 	st->dberr[0] = '\0';
-	if ((ret = st->env->memp_stat(st->env, &sp, NULL, 0)) != 0) {
+	if ((ret = store_env_cache(st, total, dirty)) != 0) {
 		store_seterr(st, ret, "store %s: cache statistics", st->dir);
 		return -1;
 	}
-	*total = sp->st_pages;
-	*dirty = sp->st_page_dirty;
-	free(sp);
 	if (*dirty > *total)	/* counted while pages changed */
 		*dirty = *total;
 	return 0;
@@ -96,7 +91,7 @@ trickle(struct store *st, int pct)
 	 * would stall on them (store_backup_pages_take). */
 	if (!store_backup_pages_take(st))
 		return 0;
-	ret = st->env->memp_trickle(st->env, pct, &wrote);
+	ret = store_env_trickle(st, pct, &wrote);
 	store_backup_pages_give(st);
 	if (ret != 0) {
 		store_seterr(st, ret, "store %s: writing cache pages", st->dir);
@@ -190,7 +185,7 @@ store_log_prune(struct store *st)
 	 * the newest back to the first gap (store_backup.c). */
 	if (st->backup != NULL)
 		return 0;
-	if ((ret = st->env->log_archive(st->env, &list, DB_ARCH_ABS)) != 0) {
+	if ((ret = store_env_log_archive(st, &list)) != 0) {
 		store_seterr(st, ret, "store %s: log_archive", st->dir);
 		return -1;
 	}
@@ -254,6 +249,6 @@ store_writeback(struct store *st)
 	int i, fd;
 
 	for (i = 0; i < T_COUNT; i++)
-		if (st->db[i] != NULL && st->db[i]->fd(st->db[i], &fd) == 0)
+		if (store_table_fd(st, i, &fd) == 0)
 			(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 }
