@@ -54,24 +54,13 @@
 
 #define EX_CONFIG		78
 #define CHECKPOINT_MS		60000	/* ANKUSA_CHECKPOINT_MS for tests */
-#define WRITEBACK_MS		250	/* between the tables' write-backs */
-#define CLEAN_MS		5	/* between the checkpoint's page steps */
-#define CLEAN_PAGES		64	/* a step's pages, at least: 1-4 ms */
-#define CLEAN_SETTLE_MS		100	/* their write-back, before the sync */
-#define CLEAN_KEEP_PCT		80	/* of the cache kept clean, every tick */
-#define CLEAN_HYST_PCT		5	/* cleaned beyond it when it is not */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 #define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
 #define LISTEN_STEP_MS		100	/* between tries */
 
 
 static struct master	 ankusad_env;
-static struct event	*ev_checkpoint;
-static struct event	*ev_clean;
-static struct event	*ev_ckpt_run;
-static long		 clean_steps, clean_budget;
-static uint64_t		 clean_max_us, clean_sum_us;	/* for the debug line */
-static struct event	*ev_writeback;
+static struct event	*ev_maint;
 static struct event	*ev_shutdown;
 static uint64_t		 shutdown_started;
 static int		 lock_fd = -1;
@@ -84,10 +73,7 @@ static void	print_errors(FILE *, const struct conf_errors *);
 static int	open_listener(const char *, const char *, uint16_t);
 static void	lock_data_dir(const char *);
 static void	signal_cb(evutil_socket_t, short, void *);
-static void	checkpoint_cb(evutil_socket_t, short, void *);
-static void	clean_cb(evutil_socket_t, short, void *);
-static void	ckpt_run_cb(evutil_socket_t, short, void *);
-static void	writeback_cb(evutil_socket_t, short, void *);
+static void	maint_cb(evutil_socket_t, short, void *);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
 static uint64_t	checkpoint_ms(void);
@@ -361,100 +347,26 @@ checkpoint_ms(void)
 	return v;
 }
 
-/*
- * The checkpoint, once a minute, in three stages, none of which holds the
- * loop long: the buffer pool's dirty pages written a step at a time (after
- * a backlog filled the cache, one checkpoint writing them all held the
- * loop 300 ms: store_clean_step), their write-back started, and the
- * checkpoint itself, which then has few pages to write and short syncs.
- * The steps write as many pages as were dirty at the first: under a load
- * that dirties pages as fast as they write them, more steps would write
- * the same hot pages again, and the checkpoint writes what is left.  With
- * the cache kept four-fifths clean (writeback_cb), a checkpoint after a
- * backlog's fill takes 15-20 steps of up to 3 ms instead of 100 of 4-7
- * ms.
- */
+/* The store's upkeep (store_maint): the checkpoint in steps, the cache
+ * kept clean; after a checkpoint, the dedupe sweep. */
 static void
-checkpoint_cb(evutil_socket_t fd, short ev, void *arg)
+maint_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	struct timeval tv = { 0, CLEAN_MS * 1000 };
+	struct timeval tv;
+	uint64_t ms, t0;
+	int did;
 
-	if (event_pending(ev_clean, EV_TIMEOUT, NULL) ||
-	    event_pending(ev_ckpt_run, EV_TIMEOUT, NULL))
-		return;		/* the last one is still under way */
-	clean_steps = clean_max_us = clean_sum_us = 0;
-	event_add(ev_clean, &tv);
-}
-
-static void
-clean_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct timeval tv = { 0, CLEAN_MS * 1000 };
-	uint64_t t0, us;
-	long left;
-
-	t0 = time_mono_us();
-	left = store_clean_step(env->store, CLEAN_PAGES);
-	us = time_mono_us() - t0;
-	if (us > clean_max_us)
-		clean_max_us = us;
-	clean_sum_us += us;
-	/* Their write-back at once, a step's worth: left for the quarter
-	 * second's, 2,000 pages went to the disk in one go, and a log sync
-	 * behind them took 10-20 ms. */
-	store_writeback(env->store);
-	if (left == -1) {
-		log_warnx("checkpoint: %s", store_strerror(env->store));
-		ankusad_store_check();	/* a log flush a page waited on */
-	} else {
-		if (clean_steps++ == 0)
-			clean_budget = left / CLEAN_PAGES + 1;
-		if (left > CLEAN_PAGES && clean_steps <= clean_budget) {
-			event_add(ev_clean, &tv);
-			return;
-		}
+	ms = store_maint(env->store, time_mono_ms(), &did);
+	ankusad_store_check();
+	if (did & STORE_MAINT_CHECKPOINTED) {
+		t0 = time_mono_us();
+		writer_sweep();
+		log_debug("the dedupe sweep after the checkpoint in %" PRIu64
+		    " us", time_mono_us() - t0);
 	}
-	log_debug("checkpoint: %ld steps wrote dirty pages, %ld left "
-	    "(%" PRIu64 " us in all, the longest %" PRIu64 " us)",
-	    clean_steps, left, clean_sum_us, clean_max_us);
-	tv.tv_usec = CLEAN_SETTLE_MS * 1000;
-	event_add(ev_ckpt_run, &tv);
-}
-
-static void
-ckpt_run_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	uint64_t t0 = time_mono_us(), t1;
-
-	if (store_checkpoint(env->store) == -1)
-		log_warnx("checkpoint: %s", store_strerror(env->store));
-	t1 = time_mono_us();
-	ankusad_store_check();
-	writer_sweep();
-	log_debug("checkpoint done in %" PRIu64 " us, the dedupe sweep in %"
-	    PRIu64 " us", t1 - t0, time_mono_us() - t1);
-}
-
-/* Every quarter second: when more than a fifth of the buffer pool is
- * dirty, pages are written out until 85 per cent of it is clean
- * (store_keep_clean), and the table pages the pool wrote out since the
- * last tick start their write-back, so that the checkpoint finds neither
- * the pool nor the kernel full of dirty pages (store_writeback). */
-static void
-writeback_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	uint64_t t0 = time_mono_us();
-	int n;
-
-	if ((n = store_keep_clean(env->store, CLEAN_KEEP_PCT, CLEAN_KEEP_PCT +
-	    CLEAN_HYST_PCT)) == -1)
-		log_warnx("store: writing cache pages: %s",
-		    store_strerror(env->store));
-	else if (n > 0)
-		log_debug("store: %d dirty pages written (%" PRIu64 " us)", n,
-		    time_mono_us() - t0);
-	ankusad_store_check();
-	store_writeback(env->store);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = ms % 1000 * 1000;
+	event_add(ev_maint, &tv);
 }
 
 int
@@ -463,7 +375,6 @@ main(int argc, char *argv[])
 	struct conf_errors errs = { NULL, 0 };
 	struct event *ev_sig[4];
 	struct timeval tv;
-	uint64_t ms;
 	const char *path = NULL, *lx;
 	enum log_level lvl;
 	char err[4096];
@@ -561,19 +472,11 @@ main(int argc, char *argv[])
 		ev_sig[i] = evsignal_new(env->base, sigs[i], signal_cb, NULL);
 		evsignal_add(ev_sig[i], NULL);
 	}
-	ev_checkpoint = event_new(env->base, -1, EV_PERSIST, checkpoint_cb,
-	    NULL);
-	ms = checkpoint_ms();
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = ms % 1000 * 1000;
-	event_add(ev_checkpoint, &tv);
-	ev_clean = event_new(env->base, -1, 0, clean_cb, NULL);
-	ev_ckpt_run = event_new(env->base, -1, 0, ckpt_run_cb, NULL);
+	store_maint_start(env->store, checkpoint_ms(), time_mono_ms());
+	ev_maint = event_new(env->base, -1, 0, maint_cb, NULL);
 	tv.tv_sec = 0;
-	ev_writeback = event_new(env->base, -1, EV_PERSIST, writeback_cb,
-	    NULL);
-	tv.tv_usec = WRITEBACK_MS * 1000;
-	event_add(ev_writeback, &tv);
+	tv.tv_usec = 0;
+	event_add(ev_maint, &tv);
 
 	supervisor_init();
 	writer_init();

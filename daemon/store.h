@@ -120,6 +120,21 @@ int		 store_close(struct store *);
 /* A checkpoint, then the log files that neither recovery nor a hook's
  * body needs are removed.  0, or -1 on a store error. */
 int		 store_checkpoint(struct store *);
+/*
+ * The store's upkeep, in the master's loop between batches: keeping the
+ * buffer pool clean and the tables' write-back every quarter second, and
+ * the checkpoint every `every_ms` in steps (store_maint.c).  Call it first
+ * with the interval (store_maint_start), then whenever the delay it
+ * returned has passed: it does what is due at now_ms (monotonic) and
+ * returns the ms until it wants to run again; *did gets
+ * STORE_MAINT_CHECKPOINTED when a checkpoint ended (done or failed,
+ * logged), after which the caller's own sweeps may follow.  Errors are
+ * logged; the caller checks the store (store_lost) after each call.
+ */
+#define STORE_MAINT_CHECKPOINTED	0x01
+void		 store_maint_start(struct store *, uint64_t every_ms,
+		    uint64_t now_ms);
+uint64_t	 store_maint(struct store *, uint64_t now_ms, int *did);
 /* Write `pages` or more (up to a per cent of the cache more) of the buffer
  * pool's dirty pages to their files (no sync), so that the checkpoint
  * after a few such steps, spread over the loop's turns, finds few left to

@@ -106,6 +106,18 @@ struct store_zero {
 						 * end after a failure) */
 };
 
+/* store_maint's schedule (monotonic ms) and its checkpoint's steps. */
+struct store_sched {
+	uint64_t		 every;		/* between checkpoints */
+	uint64_t		 ckpt_at;	/* the next one starts */
+	uint64_t		 wb_at;		/* the next keep-clean tick */
+	uint64_t		 step_at;	/* the next step of this one */
+	int			 phase;		/* MAINT_IDLE, _CLEANING,
+						 * _SETTLING */
+	long			 steps, budget;
+	uint64_t		 max_us, sum_us;	/* for the debug line */
+};
+
 /* Pruned log files to empty, shared with the trash thread. */
 struct store_trash {
 	pthread_mutex_t		 mu;
@@ -142,6 +154,7 @@ struct store {
 						 * write it next commit */
 	struct lane_resume	*resume;	/* lane sweeps, per tenant */
 	struct store_zero	 z;
+	struct store_sched	 maint;		/* store_maint's schedule */
 	unsigned char		*bbuf;		/* a bodies record being put */
 	size_t			 bbufcap;
 	uint32_t		 schema;	/* meta "schema" at the open */

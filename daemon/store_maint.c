@@ -1,24 +1,38 @@
 /*
- * store_maint.c: the store's upkeep between batches: the checkpoint,
- * keeping the buffer pool clean, the tables' write-back, and the removal
- * of the log files recovery no longer needs (handed to trash.c's thread).
+ * store_maint.c: the store's upkeep between batches, behind one call,
+ * store_maint (its schedule below): the checkpoint, keeping the buffer
+ * pool clean, the tables' write-back, and the removal of the log files
+ * recovery no longer needs (handed to trash.c's thread).
  */
 #include "config.h"
 
 #include <fcntl.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "store.h"
 #include "store_int.h"
 
+#define MAINT_WRITEBACK_MS	250	/* between the keep-clean ticks */
+#define MAINT_CLEAN_MS		5	/* between the checkpoint's page steps */
+#define MAINT_CLEAN_PAGES	64	/* a step's pages, at least: 1-4 ms */
+#define MAINT_SETTLE_MS		100	/* their write-back, before the sync */
+#define MAINT_KEEP_PCT		80	/* of the cache kept clean, every tick */
+#define MAINT_HYST_PCT		5	/* cleaned beyond it when it is not */
+
+enum { MAINT_IDLE, MAINT_CLEANING, MAINT_SETTLING };
+
 static int	 store_log_prune(struct store *);
+static void	 maint_tick(struct store *);
+static void	 maint_step(struct store *, uint64_t);
 
 /* Log files no longer needed after this are removed here, not by BDB
  * (no DB_LOG_AUTO_REMOVE): renamed aside and emptied by the trash thread
@@ -251,4 +265,124 @@ store_writeback(struct store *st)
 	for (i = 0; i < T_COUNT; i++)
 		if (store_table_fd(st, i, &fd) == 0)
 			(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+void
+store_maint_start(struct store *st, uint64_t every_ms, uint64_t now_ms)
+{
+	memset(&st->maint, 0, sizeof(st->maint));
+	st->maint.every = every_ms;
+	st->maint.ckpt_at = now_ms + every_ms;
+	st->maint.wb_at = now_ms + MAINT_WRITEBACK_MS;
+	st->maint.phase = MAINT_IDLE;
+}
+
+/*
+ * The checkpoint, every `every` ms, in three stages, none of which holds
+ * the loop long: the buffer pool's dirty pages written a step at a time
+ * (after a backlog filled the cache, one checkpoint writing them all held
+ * the loop for hundreds of ms: store_clean_step), their write-back
+ * started, and the checkpoint itself, which then has few pages to write
+ * and short syncs.  The steps write as many pages as were dirty at the
+ * first: under a load that dirties pages as fast as they write them, more
+ * steps would write the same hot pages again, and the checkpoint writes
+ * what is left.  A checkpoint whose time comes while the last one is
+ * still under way is skipped.  Every quarter second besides: when more
+ * than a fifth of the buffer pool is dirty, pages are written out until
+ * 85 per cent of it is clean (store_keep_clean), and the table pages the
+ * pool wrote out since the last tick start their write-back, so that the
+ * checkpoint finds neither the pool nor the kernel full of dirty pages
+ * (store_writeback).  docs/PERFORMANCE has the figures.
+ */
+uint64_t
+store_maint(struct store *st, uint64_t now_ms, int *did)
+{
+	struct store_sched *m = &st->maint;
+	uint64_t next;
+
+	*did = 0;
+	if (now_ms >= m->wb_at) {
+		maint_tick(st);
+		m->wb_at = now_ms + MAINT_WRITEBACK_MS;
+	}
+	if (now_ms >= m->ckpt_at) {
+		if (m->phase == MAINT_IDLE) {
+			m->phase = MAINT_CLEANING;
+			m->steps = m->budget = 0;
+			m->max_us = m->sum_us = 0;
+			m->step_at = now_ms + MAINT_CLEAN_MS;
+		}
+		while (m->ckpt_at <= now_ms)
+			m->ckpt_at += m->every;
+	}
+	if (m->phase != MAINT_IDLE && now_ms >= m->step_at) {
+		maint_step(st, now_ms);
+		if (m->phase == MAINT_IDLE)
+			*did |= STORE_MAINT_CHECKPOINTED;
+	}
+	next = m->wb_at < m->ckpt_at ? m->wb_at : m->ckpt_at;
+	if (m->phase != MAINT_IDLE && m->step_at < next)
+		next = m->step_at;
+	return next > now_ms ? next - now_ms : 0;
+}
+
+static void
+maint_tick(struct store *st)
+{
+	uint64_t t0 = time_mono_us();
+	int n;
+
+	if ((n = store_keep_clean(st, MAINT_KEEP_PCT, MAINT_KEEP_PCT +
+	    MAINT_HYST_PCT)) == -1)
+		log_warnx("store: writing cache pages: %s",
+		    store_strerror(st));
+	else if (n > 0)
+		log_debug("store: %d dirty pages written (%" PRIu64 " us)", n,
+		    time_mono_us() - t0);
+	store_writeback(st);
+}
+
+/* One step of the checkpoint under way: a step of pages, or, once they
+ * are written and their write-back has had its time, the checkpoint. */
+static void
+maint_step(struct store *st, uint64_t now_ms)
+{
+	struct store_sched *m = &st->maint;
+	uint64_t t0, t1, us;
+	long left;
+
+	if (m->phase == MAINT_SETTLING) {
+		t0 = time_mono_us();
+		if (store_checkpoint(st) == -1)
+			log_warnx("checkpoint: %s", store_strerror(st));
+		t1 = time_mono_us();
+		log_debug("checkpoint done in %" PRIu64 " us", t1 - t0);
+		m->phase = MAINT_IDLE;
+		return;
+	}
+	t0 = time_mono_us();
+	left = store_clean_step(st, MAINT_CLEAN_PAGES);
+	us = time_mono_us() - t0;
+	if (us > m->max_us)
+		m->max_us = us;
+	m->sum_us += us;
+	/* Their write-back at once, a step's worth: left for the quarter
+	 * second's, thousands of pages went to the disk in one go, and a
+	 * log sync waited behind them. */
+	store_writeback(st);
+	if (left == -1)		/* the caller checks the store */
+		log_warnx("checkpoint: %s", store_strerror(st));
+	else {
+		if (m->steps++ == 0)
+			m->budget = left / MAINT_CLEAN_PAGES + 1;
+		if (left > MAINT_CLEAN_PAGES && m->steps <= m->budget) {
+			m->step_at = now_ms + MAINT_CLEAN_MS;
+			return;
+		}
+	}
+	log_debug("checkpoint: %ld steps wrote dirty pages, %ld left (%" PRIu64
+	    " us in all, the longest %" PRIu64 " us)", m->steps, left,
+	    m->sum_us, m->max_us);
+	m->phase = MAINT_SETTLING;
+	m->step_at = now_ms + MAINT_SETTLE_MS;
 }

@@ -245,6 +245,57 @@ START_TEST(test_clean_step)
 END_TEST
 
 /*
+ * store_maint's schedule, driven by the clock it is given: a keep-clean
+ * tick every 250 ms leaves at most a fifth of the cache's pages dirty;
+ * at the checkpoint's time the dirty pages go in steps 5 ms
+ * apart, then, 100 ms after the last step, the checkpoint, which leaves
+ * nothing dirty and is reported once; the next one is due an interval
+ * after the first.
+ */
+START_TEST(test_maint_schedule)
+{
+	struct store *st;
+	uint64_t t0 = 1000000, t, d;
+	long dirty, last_step = 0;
+	int did, calls;
+
+	st = open_ok();
+	ck_assert_int_eq(store_checkpoint(st), 0);
+	put_4000(st);
+	ck_assert_int_gt(dirty = store_clean_step(st, 1000000), 150);
+	store_maint_start(st, 1000, t0);
+	ck_assert_uint_eq(store_maint(st, t0, &did), 250);
+	ck_assert_int_eq(did, 0);
+	ck_assert_uint_eq(store_maint(st, t0 + 250, &did), 250);
+	ck_assert_int_eq(did, 0);
+	ck_assert_int_lt(store_clean_step(st, 1000000), dirty);
+	put_4000(st);
+	ck_assert_int_gt(store_clean_step(st, 1000000), 150);
+	t = t0 + 1000;
+	ck_assert_uint_eq(d = store_maint(st, t, &did), 5);
+	ck_assert_int_eq(did, 0);
+	for (calls = 0; calls < 1000; calls++) {
+		t += d;
+		d = store_maint(st, t, &did);
+		if (did)
+			break;
+		if (d == 100)
+			last_step = (long)(t - t0);
+	}
+	ck_assert_int_eq(did, STORE_MAINT_CHECKPOINTED);
+	ck_assert_int_ge(calls, 1);
+	ck_assert_int_gt(last_step, 1000);
+	ck_assert_uint_ge(t, t0 + (uint64_t)last_step + 100);
+	ck_assert_int_eq(store_clean_step(st, 0), 0);
+	ck_assert_uint_le(d, 250);
+	ck_assert_uint_le(t + d, t0 + 2000);
+	d = store_maint(st, t, &did);
+	ck_assert_int_eq(did, 0);
+	store_close(st);
+}
+END_TEST
+
+/*
  * The cache kept at least low per cent clean: below it, dirty pages are
  * written until high per cent is clean; at or above it nothing is
  * written, whatever high.
@@ -1296,6 +1347,7 @@ store_suite(void)
 	tcase_add_test(tc, test_log_zero_ahead);
 	tcase_add_test(tc, test_clean_step);
 	tcase_add_test(tc, test_keep_clean);
+	tcase_add_test(tc, test_maint_schedule);
 	tcase_add_test(tc, test_region_home);
 	tcase_add_test(tc, test_region_sweep);
 	tcase_add_test(tc, test_log_zero_ahead_files);
