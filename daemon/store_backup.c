@@ -14,9 +14,10 @@
  *
  *   - No checkpoint before, and no removal of log files, from the store
  *     (db_hotbackup -c) or from the copy (its log_archive(DB_ARCH_REMOVE)
- *     after the recovery): a log file may hold the bodies of live hooks
- *     (docs/DEPARTURES 16); the copy's own ankusad removes its log files
- *     when it no longer needs them.
+ *     after the recovery): a checkpoint would hold the loop, and the
+ *     copy's own ankusad removes its log files when it no longer needs
+ *     them (its store_open also moves into bodies.db any body an older
+ *     build left in the log: docs/DEPARTURES 16).
  *   - The files are written by the callbacks here (set_backup_callbacks):
  *     each is created exclusively, its bytes counted, a cancel honoured at
  *     its next write, and it is synced at its close.  libdb's copy of a log
@@ -465,7 +466,8 @@ backup_copy(struct store_backup *b)
  * Catastrophic recovery of the copy, in a private environment of its own
  * (as db_hotbackup's last step): it replays every copied log file over the
  * copied tables, from the first, and ends with a checkpoint.  The body
- * records of the log (docs/DEPARTURES 16) need the store's dispatch.  Its
+ * records builds before 2026-12-02 logged (docs/DEPARTURES 16) need the
+ * store's dispatch.  Its
  * syncs go through the store's hook; a failure of theirs is the backup's,
  * not the store's (store_sync_aside).
  */
