@@ -94,6 +94,9 @@ static int	 batch_commit(struct store_batch *, int);
 static int	 store_sync(int);
 static void	 store_terr(struct store *, int, int, const char *,
 		    const void *, size_t);
+static int	 store_cursor_open(struct store *, DB_TXN *, int, DBC **);
+static int	 store_tget_dbt(struct store *, DB_TXN *, int, const void *,
+		    size_t, DBT *, size_t *);
 static int	 store_cursor_close(struct store *, int, DBC **, int);
 static unsigned long	 sync_count(void);
 
@@ -911,9 +914,10 @@ store_meta_put_u64(struct store *st, DB_TXN *txn, const char *name,
 	return store_meta_put(st, txn, name, v, sizeof(v));
 }
 
+/* excl: fail (DB_KEYEXIST) when key is there already. */
 int
 store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
-    const void *val, size_t vlen, uint32_t flags)
+    const void *val, size_t vlen, int excl)
 {
 	DBT k, v;
 	int ret;
@@ -924,7 +928,8 @@ store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 	k.size = klen;
 	v.data = (void *)val;
 	v.size = vlen;
-	if ((ret = st->db[t]->put(st->db[t], txn, &k, &v, flags)) != 0) {
+	if ((ret = st->db[t]->put(st->db[t], txn, &k, &v,
+	    excl ? DB_NOOVERWRITE : 0)) != 0) {
 		store_terr(st, ret, t, "write", key, klen);
 		return -1;
 	}
@@ -1276,13 +1281,9 @@ store_walk_next(struct walk *w)
 	int ret;
 
 	if (w->c == NULL) {
-		if ((ret = st->db[w->t]->cursor(st->db[w->t], w->txn != NULL ?
-		    w->txn : store_readtxn(st), &w->c, 0)) != 0) {
-			w->c = NULL;
-			store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
-			    store_tables[w->t]);
+		if (store_cursor_open(st, w->txn != NULL ? w->txn :
+		    store_readtxn(st), w->t, &w->c) == -1)
 			return -1;
-		}
 		flag = DB_SET_RANGE;
 		if (!w->at) {
 			/* The least key above the last one: it and a 0. */
@@ -1346,6 +1347,21 @@ store_walk_done(struct walk *w, int rv)
 	return store_cursor_close(w->st, w->t, &w->c, rv);
 }
 
+/* Open *cp on table t in txn: 0, or -1 on a store error (*cp NULL). */
+static int
+store_cursor_open(struct store *st, DB_TXN *txn, int t, DBC **cp)
+{
+	int ret;
+
+	if ((ret = st->db[t]->cursor(st->db[t], txn, cp, 0)) != 0) {
+		*cp = NULL;
+		store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
+		    store_tables[t]);
+		return -1;
+	}
+	return 0;
+}
+
 /* Close *cp (table t's) unless it is NULL, and make it NULL: rv, or -1
  * when the close failed and rv was not -1 already. */
 static int
@@ -1365,23 +1381,20 @@ store_cursor_close(struct store *st, int t, DBC **cp, int rv)
 	return rv;
 }
 
-/* One record of table t: 1 found (vlen set), 0 none, -1 on a store error
- * (a record larger than valsz is one). */
-int
-store_tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
-    void *val, size_t valsz, size_t *vlen)
+/* Table t's record at key into v, which the caller set up: 1 found (*vlen
+ * set), 0 none, -1 on a store error (a record larger than a DB_DBT_USERMEM
+ * buffer is one). */
+static int
+store_tget_dbt(struct store *st, DB_TXN *txn, int t, const void *key,
+    size_t klen, DBT *v, size_t *vlen)
 {
-	DBT k, v;
+	DBT k;
 	int ret;
 
 	memset(&k, 0, sizeof(k));
-	memset(&v, 0, sizeof(v));
 	k.data = (void *)key;
 	k.size = klen;
-	v.data = val;
-	v.ulen = valsz;
-	v.flags = DB_DBT_USERMEM;
-	ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
+	ret = st->db[t]->get(st->db[t], txn, &k, v, 0);
 	if (ret == DB_NOTFOUND)
 		return 0;
 	if (ret == DB_BUFFER_SMALL)
@@ -1391,8 +1404,23 @@ store_tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
 		store_terr(st, ret, t, "read", key, klen);
 		return -1;
 	}
-	*vlen = v.size;
+	*vlen = v->size;
 	return 1;
+}
+
+/* One record of table t: 1 found (vlen set), 0 none, -1 on a store error
+ * (a record larger than valsz is one). */
+int
+store_tget(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,
+    void *val, size_t valsz, size_t *vlen)
+{
+	DBT v;
+
+	memset(&v, 0, sizeof(v));
+	v.data = val;
+	v.ulen = valsz;
+	v.flags = DB_DBT_USERMEM;
+	return store_tget_dbt(st, txn, t, key, klen, &v, vlen);
 }
 
 /* As store_tget, reading only the record's first len bytes (0: none, to
@@ -1401,20 +1429,26 @@ int
 store_tget_head(struct store *st, DB_TXN *txn, int t, const void *key,
     size_t klen, void *buf, size_t len, size_t *vlen)
 {
-	DBT k, v;
+	DBT v;
+
+	bdb_dbt_user(&v, buf, len, 1);
+	return store_tget_dbt(st, txn, t, key, klen, &v, vlen);
+}
+
+/* As store_tget, into a buffer of the record's size that libdb allocates
+ * (*val: the caller frees it). */
+int
+store_tget_alloc(struct store *st, DB_TXN *txn, int t, const void *key,
+    size_t klen, void **val, size_t *vlen)
+{
+	DBT v;
 	int ret;
 
-	bdb_dbt_user(&k, (void *)key, klen, 0);
-	bdb_dbt_user(&v, buf, len, 1);
-	ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
-	if (ret == DB_NOTFOUND)
-		return 0;
-	if (ret != 0) {
-		store_terr(st, ret, t, "read", key, klen);
-		return -1;
-	}
-	*vlen = v.size;
-	return 1;
+	memset(&v, 0, sizeof(v));
+	v.flags = DB_DBT_MALLOC;
+	if ((ret = store_tget_dbt(st, txn, t, key, klen, &v, vlen)) == 1)
+		*val = v.data;
+	return ret;
 }
 
 /*
@@ -1434,16 +1468,10 @@ store_cur_get(struct cur *c, struct store *st, DB_TXN *txn, int t,
 	DBT k, v;
 	int ret;
 
-	c->st = st;
-	c->t = t;
+	if (store_cur_open(c, st, txn, t) == -1)
+		return -1;
 	c->key = key;
 	c->klen = klen;
-	if ((ret = st->db[t]->cursor(st->db[t], txn, &c->c, 0)) != 0) {
-		c->c = NULL;
-		store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
-		    store_tables[t]);
-		return -1;
-	}
 	bdb_dbt_user(&k, (void *)key, klen, 0);
 	bdb_dbt_user(&v, buf, len, 1);
 	ret = c->c->get(c->c, &k, &v, DB_SET);
@@ -1453,6 +1481,48 @@ store_cur_get(struct cur *c, struct store *st, DB_TXN *txn, int t,
 		store_terr(c->st, ret, c->t, "read", c->key, c->klen);
 		return -1;
 	}
+	*vlen = v.size;
+	return 1;
+}
+
+/* Open the cursor in txn, on no record yet (store_cur_step puts it on
+ * one): 0, or -1 on a store error. */
+int
+store_cur_open(struct cur *c, struct store *st, DB_TXN *txn, int t)
+{
+	c->st = st;
+	c->t = t;
+	c->key = NULL;
+	c->klen = 0;
+	return store_cursor_open(st, txn, t, &c->c);
+}
+
+/* Move the cursor (how: STORE_CUR_RANGE to the first key >= the keysz
+ * bytes at key, STORE_CUR_NEXT to the next record, STORE_CUR_AGAIN not
+ * at all, to read the record again), reading its key into key (at most
+ * keysz bytes, *klen: its size) and its first len bytes into buf (*vlen:
+ * the bytes read): 1 found, 0 none (after RANGE or NEXT), -1 on a store
+ * error (a key over keysz bytes is one). */
+int
+store_cur_step(struct cur *c, int how, void *key, size_t keysz,
+    size_t *klen, void *buf, size_t len, size_t *vlen)
+{
+	DBT k, v;
+	int ret;
+
+	bdb_dbt_user(&k, key, keysz, 0);
+	bdb_dbt_user(&v, buf, len, 1);
+	ret = c->c->get(c->c, &k, &v, how == STORE_CUR_RANGE ? DB_SET_RANGE :
+	    how == STORE_CUR_NEXT ? DB_NEXT : DB_CURRENT);
+	if (ret == DB_NOTFOUND && how != STORE_CUR_AGAIN)
+		return 0;
+	if (ret != 0) {
+		store_seterr(c->st, ret, "store %s/%s.db: read", c->st->dir,
+		    store_tables[c->t]);
+		return -1;
+	}
+	c->key = key;
+	c->klen = *klen = k.size;
 	*vlen = v.size;
 	return 1;
 }
@@ -1509,6 +1579,15 @@ store_terr(struct store *st, int ret, int t, const char *what,
 	rec_key_describe(t, key, klen, desc, sizeof(desc));
 	store_seterr(st, ret, "store %s/%s.db: %s %s", st->dir,
 	    store_tables[t], what, desc);
+}
+
+/* The error of key not in table t, where what (a read, a delete) needed
+ * it. */
+void
+store_tmissing(struct store *st, int t, const char *what, const void *key,
+    size_t klen)
+{
+	store_terr(st, DB_NOTFOUND, t, what, key, klen);
 }
 
 /* 1 deleted, 0 was not there, -1 on a store error. */

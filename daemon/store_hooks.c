@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <db.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,7 +15,6 @@
 
 #include "ids.h"
 #include "store.h"
-#include "store_bdb.h"
 #include "store_int.h"
 
 #define STORE_LIST_PEEK		4096	/* bytes of a hook read to list it */
@@ -76,8 +74,8 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		    h->seq);
 		goto fail;
 	}
-	if (store_put(st, b->txn, T_HOOKS, hk, sizeof(hk), rec, reclen,
-	    DB_NOOVERWRITE) == -1) {
+	if (store_put(st, b->txn, T_HOOKS, hk, sizeof(hk), rec, reclen, 1) ==
+	    -1) {
 		free(rec);
 		goto fail;
 	}
@@ -103,8 +101,8 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 			    r.sink_index);
 			goto fail;
 		}
-		if (store_put(st, b->txn, T_ROWS, rk, sizeof(rk), val, vlen,
-		    DB_NOOVERWRITE) == -1)
+		if (store_put(st, b->txn, T_ROWS, rk, sizeof(rk), val, vlen, 1) ==
+		    -1)
 			goto fail;
 		if (!rows[i].ordered) {
 			klen = store_key_due(key, sizeof(key), h->tenant,
@@ -214,7 +212,7 @@ store_batch_put_quarantine(struct store_batch *b, struct store_hook *h,
 		goto fail;
 	}
 	if (store_put(st, b->txn, T_QUARANTINE, hk, sizeof(hk), rec, reclen,
-	    DB_NOOVERWRITE) == -1) {
+	    1) == -1) {
 		free(rec);
 		goto fail;
 	}
@@ -234,7 +232,6 @@ store_batch_del_quarantine(struct store_batch *b, uint64_t seq)
 	struct store *st = b->st;
 	struct store_hook_rec rec;
 	unsigned char hk[8];
-	DBT k;
 	int ret;
 
 	st->dberr[0] = '\0';
@@ -249,13 +246,11 @@ store_batch_del_quarantine(struct store_batch *b, uint64_t seq)
 		return ret;
 	}
 	store_key_hook(hk, seq);
-	memset(&k, 0, sizeof(k));
-	k.data = hk;
-	k.size = sizeof(hk);
-	if ((ret = st->db[T_QUARANTINE]->del(st->db[T_QUARANTINE], b->txn, &k,
-	    0)) != 0) {
-		store_seterr(st, ret, "store %s/quarantine.db: delete seq %"
-		    PRIu64, st->dir, seq);
+	if ((ret = store_tdel(st, b->txn, T_QUARANTINE, hk, sizeof(hk))) != 1) {
+		/* Read in this batch a moment ago: gone is an error too. */
+		if (ret == 0)
+			store_tmissing(st, T_QUARANTINE, "delete", hk,
+			    sizeof(hk));
 		store_hook_rec_free(&rec);
 		b->failed = 1;
 		return -1;
@@ -348,37 +343,27 @@ store_list_heads(struct store *st, int t, const char *source,
 	const unsigned char *data;
 	uint64_t n = 0;
 	uint32_t want;
-	uint32_t flag = DB_SET_RANGE;
-	size_t dlen;
-	DBC *c;
-	DBT k, v;
-	int ret, rv = 0, stop;
+	size_t klen, dlen;
+	struct cur c;
+	int how = STORE_CUR_RANGE, ret, rv = 0, stop;
 
 	st->dberr[0] = '\0';
 	if (after_seq == UINT64_MAX)
 		return 0;
-	if ((ret = st->db[t]->cursor(st->db[t], store_readtxn(st), &c,
-	    0)) != 0) {
-		store_seterr(st, ret, "store %s/%s.db: cursor", st->dir,
-		    store_tables[t]);
+	if (store_cur_open(&c, st, store_readtxn(st), t) == -1)
 		return -1;
-	}
 	store_key_hook(kb, after_seq + 1);
 	for (;;) {
-		bdb_dbt_user(&k, kb, sizeof(kb), 0);
-		bdb_dbt_user(&v, peek, sizeof(peek), 1);
-		ret = c->get(c, &k, &v, flag);
-		flag = DB_NEXT;
-		if (ret == DB_NOTFOUND)
+		ret = store_cur_step(&c, how, kb, sizeof(kb), &klen, peek,
+		    sizeof(peek), &dlen);
+		how = STORE_CUR_NEXT;
+		if (ret == 0)
 			break;
-		if (ret != 0) {
-			store_seterr(st, ret, "store %s/%s.db: read", st->dir,
-			    store_tables[t]);
+		if (ret == -1) {
 			rv = -1;
 			break;
 		}
 		data = peek;
-		dlen = v.size;
 		/* The head did not fit the peek: read exactly the head. */
 		if (dlen >= 5 && peek[0] == STORE_REC_VERSION &&
 		    (want = rec_get_u32(peek + 1)) > dlen - 5 &&
@@ -390,17 +375,14 @@ store_list_heads(struct store *st, int t, const char *source,
 				rv = -1;
 				break;
 			}
-			bdb_dbt_user(&v, full, want + 5, 1);
-			if ((ret = c->get(c, &k, &v, DB_CURRENT)) != 0) {
-				store_seterr(st, ret, "store %s/%s.db: read",
-				    st->dir, store_tables[t]);
+			if (store_cur_step(&c, STORE_CUR_AGAIN, kb, sizeof(kb),
+			    &klen, full, want + 5, &dlen) == -1) {
 				rv = -1;
 				break;
 			}
 			data = full;
-			dlen = v.size;
 		}
-		if (rec_hook_decode(t, kb, k.size, data, dlen, 1, &rec,
+		if (rec_hook_decode(t, kb, klen, data, dlen, 1, &rec,
 		    st->err, sizeof(st->err)) == -1) {
 			rv = -1;
 			break;
@@ -416,12 +398,7 @@ store_list_heads(struct store *st, int t, const char *source,
 			break;
 	}
 	free(full);
-	if ((ret = c->close(c)) != 0 && rv == 0) {
-		store_seterr(st, ret, "store %s/%s.db: cursor close", st->dir,
-		    store_tables[t]);
-		rv = -1;
-	}
-	return rv;
+	return store_cur_done(&c, rv);
 }
 
 int
@@ -468,31 +445,22 @@ store_rec_get(struct store *st, int t, uint64_t seq,
     struct store_hook_rec *out, int body)
 {
 	unsigned char kb[8];
-	DBT k, v;
+	void *val;
+	size_t vlen;
 	int ret;
 
 	st->dberr[0] = '\0';
 	memset(out, 0, sizeof(*out));
 	store_key_hook(kb, seq);
-	memset(&k, 0, sizeof(k));
-	memset(&v, 0, sizeof(v));
-	k.data = kb;
-	k.size = sizeof(kb);
-	v.flags = DB_DBT_MALLOC;
-	ret = st->db[t]->get(st->db[t], store_readtxn(st), &k, &v, 0);
-	if (ret == DB_NOTFOUND)
-		return 1;
-	if (ret != 0) {
-		store_seterr(st, ret, "store %s/%s.db: read seq %" PRIu64,
-		    st->dir, store_tables[t], seq);
+	if ((ret = store_tget_alloc(st, store_readtxn(st), t, kb, sizeof(kb),
+	    &val, &vlen)) != 1)
+		return ret == 0 ? 1 : -1;
+	if (rec_hook_decode(t, kb, sizeof(kb), val, vlen, 0, out, st->err,
+	    sizeof(st->err)) == -1) {
+		free(val);
 		return -1;
 	}
-	if (rec_hook_decode(t, kb, sizeof(kb), v.data, v.size, 0, out,
-	    st->err, sizeof(st->err)) == -1) {
-		free(v.data);
-		return -1;
-	}
-	out->mem = v.data;
+	out->mem = val;
 	if (body && bodies_get(st, store_readtxn(st), seq, out) == -1) {
 		store_hook_rec_free(out);
 		return -1;
@@ -504,12 +472,12 @@ store_rec_get(struct store *st, int t, uint64_t seq,
  * without its body (a partial read).  1 found (out->mem owns the bytes:
  * store_hook_rec_free), 0 not found, -1 on a store error. */
 int
-hooks_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
+hooks_head_get(struct store *st, struct __db_txn *txn, int t, uint64_t seq,
     struct store_hook_rec *out)
 {
 	unsigned char kb[8], *buf;
 	uint32_t want = STORE_LIST_PEEK, head;
-	DBT k, v;
+	size_t vlen;
 	int ret, pass;
 
 	memset(out, 0, sizeof(*out));
@@ -520,19 +488,13 @@ hooks_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
 			    st->dir);
 			return -1;
 		}
-		bdb_dbt_user(&k, kb, sizeof(kb), 0);
-		bdb_dbt_user(&v, buf, want, 1);
-		ret = st->db[t]->get(st->db[t], txn, &k, &v, 0);
-		if (ret != 0) {
+		if ((ret = store_tget_head(st, txn, t, kb, sizeof(kb), buf,
+		    want, &vlen)) != 1) {
 			free(buf);
-			if (ret == DB_NOTFOUND)
-				return 0;
-			store_seterr(st, ret, "store %s/%s.db: read seq %"
-			    PRIu64, st->dir, store_tables[t], seq);
-			return -1;
+			return ret;
 		}
 		/* The head did not fit: once more, exactly the head. */
-		if (pass == 0 && v.size == want && want >= 5 &&
+		if (pass == 0 && vlen == want && want >= 5 &&
 		    buf[0] == STORE_REC_VERSION &&
 		    (head = rec_get_u32(buf + 1)) > want - 5 &&
 		    head <= UINT32_MAX - 5) {
@@ -542,7 +504,7 @@ hooks_head_get(struct store *st, DB_TXN *txn, int t, uint64_t seq,
 		}
 		break;
 	}
-	if (rec_hook_decode(t, kb, sizeof(kb), buf, v.size, 1, out, st->err,
+	if (rec_hook_decode(t, kb, sizeof(kb), buf, vlen, 1, out, st->err,
 	    sizeof(st->err)) == -1) {
 		free(buf);
 		return -1;

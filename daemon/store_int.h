@@ -26,11 +26,10 @@
 
 /* Berkeley DB's handles, opaque here (<db.h>'s DB_ENV, DB, DB_TXN and DBC
  * name these structs): only the files that call libdb include <db.h>
- * (store.c, store_bdb.c, store_bodies.c, store_backup.c, and
- * store_hooks.c until it is converted); the others reach the tables
- * through store.c's wrappers (store_put, store_tget, store_tget_head,
- * store_tdel, the walks, the cursor on one record) and the environment
- * through store_env_*. */
+ * (store.c, store_bdb.c, store_bodies.c, store_backup.c); the others
+ * reach the tables through store.c's wrappers (store_put, store_tget,
+ * store_tget_head, store_tget_alloc, store_tdel, the walks, the cursor on
+ * one record) and the environment through store_env_*. */
 struct __db_env;
 struct __db;
 struct __db_txn;
@@ -202,13 +201,20 @@ struct walk {
 	size_t		 vlen;
 };
 
-/* A cursor held on one record (store_cur_get). */
+/* A cursor held on one record (store_cur_get, store_cur_step). */
 struct cur {
 	struct store	*st;
 	int		 t;
 	struct __dbc	*c;		/* NULL: closed */
 	const void	*key;		/* the caller's, while it is open */
 	size_t		 klen;
+};
+
+/* Where store_cur_step moves the cursor. */
+enum store_cur_how {
+	STORE_CUR_RANGE,	/* to the first key >= the one given */
+	STORE_CUR_NEXT,		/* to the next record */
+	STORE_CUR_AGAIN		/* nowhere: the same record once more */
 };
 
 /* The callers of store_due_tenants and store_marked_tenants. */
@@ -224,7 +230,7 @@ void	 store_seterr(struct store *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 int	 store_table_index(const char *);
 int	 store_put(struct store *, struct __db_txn *, int, const void *,
-		    size_t, const void *, size_t, uint32_t);
+		    size_t, const void *, size_t, int);
 struct __db_txn *store_readtxn(struct store *);
 void	 store_walk_init(struct walk *, struct store *, struct __db_txn *,
 		    int, const void *, size_t);
@@ -237,10 +243,17 @@ int	 store_tget(struct store *, struct __db_txn *, int, const void *,
 		    size_t, void *, size_t, size_t *);
 int	 store_tget_head(struct store *, struct __db_txn *, int,
 		    const void *, size_t, void *, size_t, size_t *);
+int	 store_tget_alloc(struct store *, struct __db_txn *, int,
+		    const void *, size_t, void **, size_t *);
 int	 store_tdel(struct store *, struct __db_txn *, int, const void *,
+		    size_t);
+void	 store_tmissing(struct store *, int, const char *, const void *,
 		    size_t);
 int	 store_cur_get(struct cur *, struct store *, struct __db_txn *, int,
 		    const void *, size_t, void *, size_t, size_t *);
+int	 store_cur_open(struct cur *, struct store *, struct __db_txn *, int);
+int	 store_cur_step(struct cur *, int, void *, size_t, size_t *, void *,
+		    size_t, size_t *);
 int	 store_cur_del(struct cur *);
 int	 store_cur_patch(struct cur *, size_t, const void *, size_t);
 int	 store_cur_done(struct cur *, int);
