@@ -68,7 +68,6 @@ const char *const store_tables[T_COUNT] = {
 #define STORE_HOOK_PAGESIZE	8192	/* hooks, quarantine: see open */
 #define STORE_BODY_PAGESIZE	(32u * 1024)	/* bodies: see open */
 
-static void	 store_set_lost(struct store *);
 static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
 static int	 store_env_open(struct store *, char *, size_t);
 static int	 store_env_close(struct store *, int);
@@ -91,24 +90,13 @@ static int	 store_meta_u64(struct store *, const char *, uint64_t *, int,
 static int	 store_close_handles(struct store *, int);
 static int	 store_load_lane_members(struct store *, char *, size_t);
 static int	 batch_commit(struct store_batch *, int);
-static int	 store_sync(int);
 static void	 store_terr(struct store *, int, int, const char *,
 		    const void *, size_t);
 static int	 store_cursor_open(struct store *, DB_TXN *, int, DBC **);
 static int	 store_tget_dbt(struct store *, DB_TXN *, int, const void *,
 		    size_t, DBT *, size_t *);
 static int	 store_cursor_close(struct store *, int, DBC **, int);
-static unsigned long	 sync_count(void);
 
-/* store_sync's: the call, the failures in the process (__atomic: a
- * backup's thread flushes the log too), the first one's (under sync_mu). */
-static int	(*sync_func)(int) = fdatasync;
-static unsigned long	 sync_failures;
-static int		 sync_errno;
-static char		 sync_path[PATH_MAX];
-static pthread_mutex_t	 sync_mu = PTHREAD_MUTEX_INITIALIZER;
-static __thread int	 sync_aside;	/* this thread's syncs are not the
-					 * store's: store_sync_aside */
 
 /*
  * Errors.
@@ -139,7 +127,7 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 	/* -1 is store_sync's failure, passed up as BDB got it. */
 	if (ret != 0 && n < sizeof(st->err))
 		snprintf(st->err + n, sizeof(st->err) - n, ": %s",
-		    ret == -1 && sync_count() > 0 ? strerror(sync_errno) :
+		    ret == -1 && store_sync_count() > 0 ? strerror(store_sync_errno()) :
 		    db_strerror(ret));
 	n = strlen(st->err);
 	if (st->dberr[0] != '\0' && n < sizeof(st->err))
@@ -155,7 +143,7 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 }
 
 /* Mark the store lost, keeping the first cause (st->err). */
-static void
+void
 store_set_lost(struct store *st)
 {
 	if (!st->lost)
@@ -168,90 +156,6 @@ store_lost(struct store *st)
 {
 	store_sync_check(st, "a sync outside a commit");
 	return st->lost;
-}
-
-/*
- * Every sync Berkeley DB makes comes here (db_env_set_func_fsync, set at
- * each open): the group commit's log flush, and those outside it -- the
- * checkpoint's syncs of the tables and of its own record, the log flush
- * that a page write must wait for (memp_trickle's cleaning, an eviction in
- * a put), the syncs of a close.  A failure of any is fatal to the store
- * (store_sync_check): Linux may drop the pages whose write-back failed and
- * reports that once, so the next sync of the file "succeeds" (BDB's own
- * call tries again at once on EIO, though it still returns the first
- * error), and a checkpoint after it would let go of the log that held the
- * only good copy (docs/DEPARTURES 12).  Not retried but on EINTR.  It
- * returns -1 as fsync does (the hook's documented interface), which BDB
- * passes up as its error and logs as "Unknown error -1"; the line before
- * names the file and the errno.  The hook is the process's, not a
- * store's: a failure counts against every store open in the process (the
- * master has one).  The store's own descriptors never sync
- * (store_writeback, bdb_log_zero_ahead), and the removal of log files needs
- * none (store_log_prune).
- */
-void
-store_set_sync_func(int (*fn)(int))
-{
-	sync_func = fn != NULL ? fn : fdatasync;
-}
-
-/* With on, the calling thread's syncs through the hook are not the store's
- * (a backup's recovery of its copy, store_backup.c): a failure fails that
- * work, which sees it, and not the store. */
-void
-store_sync_aside(int on)
-{
-	sync_aside = on;
-}
-
-static int
-store_sync(int fd)
-{
-	char link[64], path[PATH_MAX];
-	ssize_t n;
-	int rc, e;
-
-	while ((rc = sync_func(fd)) == -1 && errno == EINTR)
-		;
-	if (rc == 0)
-		return 0;
-	e = errno;
-	if (sync_aside)
-		return -1;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	if ((n = readlink(link, path, sizeof(path) - 1)) == -1)
-		snprintf(path, sizeof(path), "fd %d", fd);
-	else
-		path[n] = '\0';
-	log_warnx("store: fdatasync of %s failed: %s", path, strerror(e));
-	pthread_mutex_lock(&sync_mu);
-	if (__atomic_load_n(&sync_failures, __ATOMIC_SEQ_CST) == 0) {
-		sync_errno = e;
-		snprintf(sync_path, sizeof(sync_path), "%s", path);
-	}
-	__atomic_add_fetch(&sync_failures, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&sync_mu);
-	errno = e;
-	return -1;
-}
-
-static unsigned long
-sync_count(void)
-{
-	return __atomic_load_n(&sync_failures, __ATOMIC_SEQ_CST);
-}
-
-/* After a failed sync the store is lost: what: in what the failure was
- * found, for the error. */
-void
-store_sync_check(struct store *st, const char *what)
-{
-	if (st->lost || sync_count() == st->sync_seen)
-		return;
-	store_seterr(st, 0, "store %s: %s: fdatasync of %s failed: %s; the "
-	    "kernel may have dropped the pages it could not write: restart "
-	    "to run recovery", st->dir, what, sync_path, strerror(sync_errno));
-	store_set_lost(st);
 }
 
 const char *
@@ -376,7 +280,7 @@ store_env_open(struct store *st, char *err, size_t errlen)
 		store_checksums_by(st, "libdb's own", why);
 	/* Every sync through store_sync, which keeps a failure. */
 	(void)db_env_set_func_fsync(store_sync);
-	st->sync_seen = sync_count();
+	st->sync_seen = store_sync_count();
 	st->env->app_private = st;
 	st->env->set_errcall(st->env, store_dbmsg);
 	/* bdb_app_dispatch: logs written before bodies left the log hold
@@ -951,8 +855,8 @@ store_env_close(struct store *st, int nosync)
 		if ((ret = st->db[i]->close(st->db[i], nosync ? DB_NOSYNC :
 		    0)) != 0) {
 			log_warnx("store %s/%s.db: close: %s", st->dir,
-			    store_tables[i], ret == -1 && sync_count() > 0 ?
-			    strerror(sync_errno) : db_strerror(ret));
+			    store_tables[i], ret == -1 && store_sync_count() > 0 ?
+			    strerror(store_sync_errno()) : db_strerror(ret));
 			rc = -1;
 		}
 		st->db[i] = NULL;
@@ -1024,7 +928,7 @@ store_close(struct store *st)
 	}
 	if (store_close_handles(st, st->lost) == -1)
 		rc = -1;
-	if (sync_count() != st->sync_seen && rc == 0) {
+	if (store_sync_count() != st->sync_seen && rc == 0) {
 		store_sync_check(st, "close");
 		log_warnx("%s", st->err);
 		rc = -1;

@@ -258,8 +258,6 @@ int	 store_cur_del(struct cur *);
 int	 store_cur_patch(struct cur *, size_t, const void *, size_t);
 int	 store_cur_done(struct cur *, int);
 int	 store_batch_ok(struct store_batch *);
-void	 store_sync_check(struct store *, const char *);
-void	 store_sync_aside(int);
 
 /* store_rec.c */
 void	 rec_put_u32(unsigned char *, uint32_t);
@@ -285,6 +283,16 @@ int	 store_env_trickle(struct store *, int pct, int *wrote);
 int	 store_env_log_archive(struct store *, char ***abs_paths);
 /* A table's file descriptor (DB->fd): 0, or -1 when it is not open. */
 int	 store_table_fd(struct store *, int table, int *fd);
+
+/* store_sync.c: the hook (db_env_set_func_fsync), the failures it has
+ * seen in the process, the first one's errno; the check that makes the
+ * store lost after one; a thread whose syncs are not the store's. */
+int	 store_sync(int);
+unsigned long	 store_sync_count(void);
+int	 store_sync_errno(void);
+void	 store_sync_check(struct store *, const char *);
+void	 store_set_lost(struct store *);	/* store.c */
+void	 store_sync_aside(int);
 
 /* store_hooks.c */
 int	 hooks_head_get(struct store *, struct __db_txn *, int, uint64_t,
