@@ -282,8 +282,7 @@ store_log_current(struct store *st)
  * file sparse at its full size, so a commit's pages land in a hole: its sync
  * must allocate their blocks and write the inode that maps them, on ext4
  * three I/Os a commit instead of two: the pages, the inode, the disk's cache
- * flush (ext4_write_inode was 14 % of the master's profile with paced hooks:
- * docs/DEPARTURES 20).  Zeros past the last record are the end of the log to
+ * flush (docs/DEPARTURES 20 has the profile).  Zeros past the last record are the end of the log to
  * BDB, as in its own DB_LOG_ZERO files, whose whole 32 MiB it zeroes when it
  * creates one, in the committing thread.  Here the zeros reach
  * STORE_LOG_AHEAD past the end whenever less than STORE_LOG_REFILL are left,

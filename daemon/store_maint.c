@@ -150,13 +150,13 @@ store_clean_step(struct store *st, int pages)
  * dirty pages until high per cent is (memp_trickle).  Under a load that
  * dirties pages as fast as it can, such as a backlog's fill, the whole
  * cache is otherwise dirty when the checkpoint comes; called every quarter
- * second with 80 and 85 it writes 350-700 pages in 2-5 ms every tick or
- * two during a fill (pages that eviction would have written anyway).  The
+ * second with 80 and 85 it writes a few hundred pages every tick or two
+ * during a fill (pages that eviction would have written anyway).  The
  * margin between low and high is for a light load that dirties a few
  * pages a tick: memp_trickle sorts every dirty page before it writes the
- * first, about a millisecond with a fifth of the cache dirty, and called
- * each tick to write a handful it held the loop that long four times a
- * second; the count here (memp_stat) takes some 40 us.
+ * first, and called each tick to write a handful it held the loop that
+ * long four times a second; the count here (memp_stat) is cheap.  The
+ * figures: docs/PERFORMANCE.
  */
 int
 store_keep_clean(struct store *st, int low, int high)
@@ -182,9 +182,9 @@ store_keep_clean(struct store *st, int low, int high)
  * longer needed on the disk, which costs only its space, and the trash
  * thread's truncations and unlinks likewise.  Each is renamed out of the
  * log's names at once and emptied later by the trash thread (trash_main):
- * unlinking a 32 MiB file that was just written took 15-20 ms here (the
- * kernel drops its cached pages), a stall of the loop for each file at
- * every checkpoint (docs/DEPARTURES 16).  None while a backup exists
+ * unlinking a 32 MiB file that was just written stalls the caller while
+ * the kernel drops its cached pages, which would be the loop, for each
+ * file at every checkpoint (docs/DEPARTURES 16 has the figures).  None while a backup exists
  * (store_backup_new to store_backup_free). */
 static int
 store_log_prune(struct store *st)

@@ -63,9 +63,10 @@ trash_shrink(const struct store *st, const char *path)
 /*
  * The trash thread: empties the pruned log files a megabyte at a time
  * and removes them.  Freeing a file's blocks (and, on a disk mounted with
- * discard, trimming them) took 0.5-4 ms a megabyte, and in the master's
- * loop, every 10 ms for the seconds after a checkpoint that followed a
- * backlog, that was a small tenant's p99 (docs/PERFORMANCE).  It makes no
+ * discard, trimming them) takes milliseconds a megabyte, and in the
+ * master's loop, every 10 ms for the seconds after a checkpoint that
+ * followed a backlog, that was a small tenant's p99 (docs/PERFORMANCE has
+ * the figures).  It makes no
  * Berkeley DB call and touches nothing of the store but the queue, under
  * trash.mu; the queue's head is the file in hand, and goes from the queue
  * when the file is gone.
