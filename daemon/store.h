@@ -145,14 +145,6 @@ long		 store_clean_step(struct store *, int pages);
  * pages until high per cent is (no sync).  The pages written (0 when
  * enough was clean), or -1 on a store error. */
 int		 store_keep_clean(struct store *, int low, int high);
-/* Bodies kept in the log (see store.c, "Bodies in the log"): move up to
- * max bodies that sit in a log file more than the store's retain count
- * behind the current one into their hook records, so that the file can
- * go.  The number moved, or -1 on a store error.  Runs between batches. */
-int		 store_body_migrate(struct store *, int max);
-/* Whether the last store_body_migrate stopped short, at its max or at the
- * number of records a pass visits: the next one should come soon. */
-int		 store_body_behind(const struct store *);
 
 struct store_batch;
 struct store_batch *store_batch_begin(struct store *);

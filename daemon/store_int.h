@@ -358,19 +358,8 @@ void		 store_set_sync_func(int (*)(int));
  * thread of the store's, a megabyte at a time: wait until it has removed
  * every one queued; the steps it has taken so far. */
 uint64_t	 store_trash_wait(struct store *);
-/* The retain count, in log files (default STORE_BODY_RETAIN_FILES); for
- * tests, which cannot write a gigabyte of log. */
-void		 store_set_body_retain(struct store *, uint32_t files);
-/* The log file numbers: the current one, and the oldest one that may hold
- * the body of a live hook as the last migrate pass saw it (the file then
- * current, if no body was in the log; 0 before the first pass): the
- * checkpoint removes only files below it.  For tests. */
+/* The number of the log file the next record goes to.  For tests. */
 uint32_t	 store_log_current(struct store *);
-uint32_t	 store_body_pin(struct store *);
-/* Bodies read from the log so far, and the preads of its files they took
- * (the read-ahead serves most bodies from one).  For tests. */
-void		 store_body_reads(struct store *, uint64_t *reads,
-		    uint64_t *preads);
 
 /* Number of records in a table by name ("hooks", "due", ...): a full
  * cursor walk, for tests and ankusactl debugging.  -1 on error. */
