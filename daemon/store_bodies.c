@@ -33,8 +33,6 @@
 #include "store_int.h"
 
 #define BODY_HDR		9	/* v1, u64 seq */
-#define HOOK_HEAD_FLAGS		5	/* a hook record's flags: after its
-					 * version and head length */
 /* A body record of the builds before 2026-12-02 (bdb_app_dispatch answers
  * for them at recovery): u32 type, u32 txnid 0, a zero prev LSN, the
  * hook's seq (u64 big-endian), then the body. */
@@ -182,7 +180,7 @@ bodies_unref(struct store_batch *b, struct __dbc *c, uint64_t seq,
     const unsigned char *head, size_t hlen)
 {
 	struct store *st = b->st;
-	unsigned char kb[8], tail[6];
+	unsigned char kb[8], tail[HOOK_RID_LEN];
 	DB_HEAP_RID rid;
 	DBT k, v;
 	int ret;
@@ -190,11 +188,11 @@ bodies_unref(struct store_batch *b, struct __dbc *c, uint64_t seq,
 	if (hlen <= HOOK_HEAD_FLAGS || !(head[HOOK_HEAD_FLAGS] &
 	    HOOK_FLAG_HEAP))
 		return 0;
-	/* The record id is the record's last 6 bytes, after the head. */
+	/* The record id is the record's last bytes, after the head. */
 	store_key_hook(kb, seq);
 	bdb_dbt_user(&k, kb, sizeof(kb), 0);
 	bdb_dbt_user(&v, tail, sizeof(tail), 1);
-	v.doff = 5 + rec_get_u32(head + 1);
+	v.doff = (uint32_t)rec_hook_body_off(head);
 	if ((ret = c->get(c, &k, &v, DB_CURRENT)) != 0) {
 		store_seterr(st, ret, "store %s/hooks.db: read seq %" PRIu64,
 		    st->dir, seq);
@@ -204,8 +202,7 @@ bodies_unref(struct store_batch *b, struct __dbc *c, uint64_t seq,
 		return rec_malformed(T_HOOKS, kb, sizeof(kb), "bad body "
 		    "position", st->err, sizeof(st->err));
 	memset(&rid, 0, sizeof(rid));
-	rid.pgno = rec_get_u32(tail);
-	rid.indx = (uint16_t)(tail[4] << 8 | tail[5]);
+	rec_hook_rid_get(tail, &rid.pgno, &rid.indx);
 	bdb_dbt_user(&k, &rid, sizeof(rid), 0);
 	ret = st->db[T_BODIES]->del(st->db[T_BODIES], b->txn, &k, 0);
 	if (ret == DB_NOTFOUND) {

@@ -55,6 +55,14 @@ enum store_table {
 extern const char *const store_tables[T_COUNT];
 
 #define STORE_LOG_FILE		(32u * 1024 * 1024)
+/* A hooks record's head, as store_rec.c lays it out: what the store's
+ * files read or patch in place without decoding the record. */
+#define HOOK_HEAD_FLAGS		5	/* its flags: after the version and
+					 * the head length */
+#define HOOK_ROWS_OFF		30	/* u32 live rows: after the flags, id
+					 * and received_at */
+#define HOOK_RID_LEN		6	/* a body's record id in bodies, at
+					 * the record's end (HOOK_FLAG_HEAP) */
 #define HOOK_FLAG_LOGGED	0x04	/* the body is a log record of an
 					 * older build's: the record ends in
 					 * its position (u32 file, u32
@@ -271,6 +279,8 @@ int	 rec_malformed(int, const void *, size_t, const char *,
 		    char *, size_t);
 void	*rec_hook_encode(const struct store_hook *, uint32_t, const char *,
 		    const char *, const struct store_body_at *, size_t *);
+size_t	 rec_hook_body_off(const unsigned char *);
+void	 rec_hook_rid_get(const unsigned char *, uint32_t *, uint16_t *);
 int	 rec_hook_decode(int, const void *, size_t, const void *, size_t,
 		    int, struct store_hook_rec *, char *, size_t);
 

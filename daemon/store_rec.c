@@ -713,6 +713,24 @@ store_rec_hook_decode(const char *table, const void *key, size_t klen,
 }
 
 /* head_only: val may end after the head (a listing's partial read). */
+/* Where a hooks record's body (or its position) starts: after the
+ * version byte, the head's length and the head; head holds at least the
+ * first five bytes. */
+size_t
+rec_hook_body_off(const unsigned char *head)
+{
+	return 5 + (size_t)rec_get_u32(head + 1);
+}
+
+/* A body's record id in bodies, as the record's last HOOK_RID_LEN bytes
+ * hold it: u32 page, u16 index, big-endian. */
+void
+rec_hook_rid_get(const unsigned char *p, uint32_t *page, uint16_t *indx)
+{
+	*page = rec_get_u32(p);
+	*indx = (uint16_t)(p[4] << 8 | p[5]);
+}
+
 int
 rec_hook_decode(int t, const void *key, size_t klen, const void *val,
     size_t vlen, int head_only, struct store_hook_rec *out, char *err,
@@ -792,15 +810,15 @@ rec_hook_decode(int t, const void *key, size_t klen, const void *val,
 	d.len = vlen;
 	p = (const unsigned char *)val + d.off;
 	if (flags & (HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP)) {
-		if (vlen - d.off != (flags & HOOK_FLAG_HEAP ? 6 : 8)) {
+		if (vlen - d.off != (flags & HOOK_FLAG_HEAP ? HOOK_RID_LEN :
+		    8)) {
 			store_hook_rec_free(out);
 			return rec_malformed(t, key, klen, "bad body position",
 			    err, errlen);
 		}
 		if (flags & HOOK_FLAG_HEAP) {
 			out->at.in = STORE_BODY_HEAP;
-			out->at.page = rec_get_u32(p);
-			out->at.indx = (uint16_t)(p[4] << 8 | p[5]);
+			rec_hook_rid_get(p, &out->at.page, &out->at.indx);
 		} else {
 			out->at.in = flags & HOOK_FLAG_LOST ? STORE_BODY_LOST :
 			    STORE_BODY_LOG;

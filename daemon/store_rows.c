@@ -18,10 +18,6 @@
 #include "store.h"
 #include "store_int.h"
 
-#define HOOK_ROWS_OFF		30	/* u32 live rows: after the version,
-					 * head length, flags, id and
-					 * received_at */
-
 /* store_due_scan's caller, behind store_due_scan_keys. */
 struct due_scan_ctx {
 	int	(*cb)(const unsigned char *, const struct store_row *, void *);
