@@ -246,11 +246,11 @@ END_TEST
 
 /*
  * store_maint's schedule, driven by the clock it is given: a keep-clean
- * tick every 250 ms leaves at most a fifth of the cache's pages dirty;
- * at the checkpoint's time the dirty pages go in steps 5 ms
- * apart, then, 100 ms after the last step, the checkpoint, which leaves
- * nothing dirty and is reported once; the next one is due an interval
- * after the first.
+ * tick every 250 ms, which writes dirty pages when more than a fifth of
+ * the cache's pages are; at the checkpoint's time the dirty pages go in
+ * steps 5 ms apart, then, 100 ms after the last step, the checkpoint,
+ * which leaves nothing dirty and is reported once; the next one is due
+ * an interval after the first.
  */
 START_TEST(test_maint_schedule)
 {
