@@ -148,6 +148,7 @@ conf_parse(const char *text, size_t len, const char *name,
 		p.conf = cf;
 		cdefaults(&p, &c, S_CONF, 0);
 		cwalk_section(&p, &c, "", root, "");
+		cenv_apply(&p, &c);
 		cfinish(&p, root);
 	}
 

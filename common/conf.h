@@ -190,6 +190,7 @@ struct conf {
 		int		 enabled;
 		char		*ip;
 		uint16_t	 port;
+		uint64_t	 gauge_interval_ms;	/* accepted, unused */
 	} admin;
 
 	struct {
@@ -202,6 +203,7 @@ struct conf {
 	int			 nrate_tenants;
 
 	struct {
+		uint32_t	 partitions;	/* accepted, unused: one writer */
 		uint32_t	 max_batch;
 		uint64_t	 max_delay_ms;
 		uint32_t	 max_queue;
@@ -248,8 +250,8 @@ struct conf {
 	 * quarantine; one token bucket per source. */
 	struct {
 		uint32_t	 burst;		/* 100 */
-		double		 rate;		/* 10 per second */
-		uint64_t	 max_bytes;	/* 268435456 */
+		double		 rate;		/* 20 per second */
+		uint64_t	 max_bytes;	/* 1073741824 */
 	} quarantine;
 };
 

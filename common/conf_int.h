@@ -49,6 +49,11 @@ enum ckey_type {
 	T_HEADERS,		/* struct header_kv * at off, count at off2 */
 	T_KEYHDR,		/* struct keyspec: a header name */
 	T_KEYJSON,		/* struct keyspec: a JSON dot path */
+	T_ONLY,			/* a string that must be names[0]: the
+				 * Elixir Ankusa's others are refused */
+	T_OFF,			/* a boolean that must be false */
+	T_ROLES,		/* node.roles: a list, or a comma-separated
+				 * string, that names every role; not stored */
 };
 
 /* Which object a key's offset is relative to. */
@@ -107,12 +112,31 @@ struct conf_key {
 	uint64_t		 min;
 	uint64_t		 max;
 	double			 fmax;
-	const char *const	*names;		/* T_ENUM, T_ENUMSTR */
+	const char *const	*names;		/* T_ENUM, T_ENUMSTR, T_ONLY */
+	/* Values of the Elixir Ankusa that this build refuses (T_ENUMSTR,
+	 * T_ONLY, T_SINKTYPE), and why (T_ONLY, T_OFF, or NULL). */
+	const char *const	*refused;
+	const char		*nosup;
 	int			 flags;
 	int			 sinks;		/* sink types it applies to */
 	enum ckey_obj		 obj;
 	ccheck_fn		*check;		/* run after a section's walk */
 	const char		*doc;
+};
+
+/* A key of the Elixir Ankusa that this build does not have: name is a
+ * dotted pattern as in conftab[], and covers every key below it. */
+struct cnosup {
+	const char	*name;
+	const char	*why;		/* the words after "not supported by
+					 * this build: " */
+};
+
+/* An environment variable that overrides a key (the Elixir image's). */
+struct cenv {
+	const char	*var;
+	const char	*key;		/* dotted name, as in conftab[] */
+	const char	*unless;	/* not read when this one is set */
 };
 
 /* One parse: the document, the result and the errors so far. */
@@ -149,6 +173,8 @@ extern const struct cpreset_key	 cpreset_keys[];
 extern const char *const	 chmac_keys[];
 extern const char *const	 csink_types[];
 extern const char *const	 csink_refused[];
+extern const struct cnosup	 cnosup_keys[];
+extern const struct cenv	 cenv_keys[];
 extern const char		 conf_default_yaml[];
 
 /* Record an error; ", line N" is appended when line > 0. */
@@ -171,6 +197,9 @@ void		 cdefaults(struct cparse *, struct cctx *, enum ckey_scope,
 		    int);
 void		 cwalk_section(struct cparse *, struct cctx *, const char *,
 		    yaml_node_t *, const char *);
+
+/* The ANKUSA_* environment overrides, after the walk of the file. */
+void		 cenv_apply(struct cparse *, struct cctx *);
 
 /* Zero and free n secrets (conf.c). */
 void		 cfree_blobs(struct blob *, int);

@@ -42,6 +42,14 @@ static const char *const decodes[] = { "raw", "whsec_base64", NULL };
 static const char *const methods[] = { "post", "put", "patch", NULL };
 static const char *const auths[] = { "metadata", "token", "none", NULL };
 static const char *const store_types[] = { "local", "s3", NULL };
+static const char *const store_refused[] = { "gcs", NULL };
+/* The keys accepted at the one value this daemon runs with (T_ONLY). */
+static const char *const wal_types[] = { "disk", NULL };
+static const char *const wal_refused[] = { "none", NULL };
+static const char *const source_stores[] = { "static", NULL };
+static const char *const source_stores_refused[] = {
+	"persistent", "redis", NULL
+};
 /* Indexed by enum sink_type - 1. */
 const char *const csink_types[] = {
 	"http", "sqs", "google_pubsub", "log", NULL
@@ -81,6 +89,12 @@ const struct conf_key conftab[] = {
 	/* node */
 	{ .name = "node", .type = T_SECTION,
 	  .doc = "This node." },
+	{ .name = "node.roles", .type = T_ROLES,
+	  .doc = "The roles of this node, from edge, dispatch, storage and "
+	    "claim_check: this build runs every role in one node, so the "
+	    "list must name edge, dispatch and storage (claim_check is "
+	    "optional: the claim gateway listens when claim_check is "
+	    "configured).  Accepted for the Elixir Ankusa's files." },
 	{ .name = "node.data_dir", .type = T_STR, .scope = S_CONF,
 	  .off = CO(data_dir), .def = ANKUSA_DATADIR, .flags = F_RESTART,
 	  .doc = "The directory of the store (Berkeley DB's tables and "
@@ -138,6 +152,12 @@ const struct conf_key conftab[] = {
 	  .off = CO(admin.port), .def = "4002", .max = 65535,
 	  .flags = F_RESTART,
 	  .doc = "The admin listener's TCP port." },
+	{ .name = "admin.gauge_interval_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(admin.gauge_interval_ms), .def = "15000", .min = 1,
+	  .max = MS_DAY,
+	  .doc = "Accepted for the Elixir Ankusa's files, and without "
+	    "effect: the gauges of /metrics are read from counters the "
+	    "store keeps, at each scrape, not sampled." },
 
 	/* control */
 	{ .name = "control", .type = T_SECTION,
@@ -190,17 +210,22 @@ const struct conf_key conftab[] = {
 	  .max = 1000000000,
 	  .doc = "Per source: the most hooks quarantined back to back." },
 	{ .name = "quarantine.rate", .type = T_FLOAT, .scope = S_CONF,
-	  .off = CO(quarantine.rate), .def = "10", .fmax = 1e9,
+	  .off = CO(quarantine.rate), .def = "20", .fmax = 1e9,
 	  .doc = "Per source: hooks quarantined per second beyond the burst; "
 	    "over it the answer is 429." },
 	{ .name = "quarantine.max_bytes", .type = T_U64, .scope = S_CONF,
-	  .off = CO(quarantine.max_bytes), .def = "268435456", .min = 1,
+	  .off = CO(quarantine.max_bytes), .def = "1073741824", .min = 1,
 	  .max = TIB,
 	  .doc = "The bytes the whole pen may hold; a full pen answers 503." },
 
 	/* batcher */
 	{ .name = "batcher", .type = T_SECTION,
 	  .doc = "The commit queue (group commit) in front of the store." },
+	{ .name = "batcher.partitions", .type = T_U32, .scope = S_CONF,
+	  .off = CO(batcher.partitions), .def = "1", .min = 1, .max = 1024,
+	  .doc = "Accepted for the Elixir Ankusa's files, and without "
+	    "effect: this daemon has one commit queue, in the master, the "
+	    "store's only writer." },
 	{ .name = "batcher.max_batch", .type = T_U32, .scope = S_CONF,
 	  .off = CO(batcher.max_batch), .def = "256", .min = 1, .max = 65536,
 	  .doc = "The most hooks committed in one transaction." },
@@ -335,7 +360,7 @@ const struct conf_key conftab[] = {
 	  .doc = "Where claims live." },
 	{ .name = "claim_check.store.type", .type = T_ENUMSTR,
 	  .scope = S_CONF, .off = CO(claim_check.store_type), .def = "local",
-	  .names = store_types, .flags = F_FIRST,
+	  .names = store_types, .refused = store_refused, .flags = F_FIRST,
 	  .doc = "local: files under root; s3: an S3-compatible bucket." },
 	{ .name = "claim_check.store.root", .type = T_STR, .scope = S_CONF,
 	  .off = CO(claim_check.root),
@@ -364,6 +389,34 @@ const struct conf_key conftab[] = {
 	  .scope = S_CONF, .off = CO(claim_check.s3_session_token),
 	  .flags = F_SECRET,
 	  .doc = "A session token for temporary credentials." },
+
+	/* What the Elixir Ankusa has and this daemon is at one value only. */
+	{ .name = "routes", .type = T_SECTION,
+	  .doc = "Route management; only routes.enabled: false is accepted." },
+	{ .name = "routes.enabled", .type = T_OFF, .def = "false",
+	  .nosup = "every POST to a source's URL is captured",
+	  .doc = "Must be false: every POST to a source's URL is captured." },
+	{ .name = "wal", .type = T_SECTION,
+	  .doc = "How a hook is made durable before its 201." },
+	{ .name = "wal.type", .type = T_ONLY, .def = "disk",
+	  .names = wal_types, .refused = wal_refused,
+	  .nosup = "every hook is committed to this node's store before its "
+	    "201",
+	  .doc = "Must be disk: every hook is committed to this node's "
+	    "store, synced, before its 201." },
+	{ .name = "backup", .type = T_SECTION,
+	  .doc = "Continuous backup; only backup.enabled: false is "
+	    "accepted.  ankusactl backup DIR copies the running store." },
+	{ .name = "backup.enabled", .type = T_OFF, .def = "false",
+	  .nosup = "ankusactl backup DIR copies the running store",
+	  .doc = "Must be false (see ankusactl(8), backup)." },
+	{ .name = "source_store", .type = T_SECTION,
+	  .doc = "Where sources come from; only this file." },
+	{ .name = "source_store.type", .type = T_ONLY, .def = "static",
+	  .names = source_stores, .refused = source_stores_refused,
+	  .nosup = "sources come from this file only",
+	  .doc = "Must be static: sources come from this file (a reload "
+	    "applies changes)." },
 
 	/* sources */
 	{ .name = "sources", .type = T_MAPOF, .obj = O_SOURCE,
@@ -499,7 +552,8 @@ const struct conf_key conftab[] = {
 	  .doc = "One sink: a type and its options." },
 	{ .name = "sources.*.sinks[].type", .type = T_SINKTYPE,
 	  .scope = S_SINK, .off = KO(type), .names = csink_types,
-	  .flags = F_REQUIRED | F_FIRST, .sinks = M_ALL,
+	  .refused = csink_refused, .flags = F_REQUIRED | F_FIRST,
+	  .sinks = M_ALL,
 	  .doc = "http, sqs, google_pubsub or log." },
 	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,
 	  .scope = S_SINK, .off = KO(ordered), .def = "false", .sinks = M_ALL,
@@ -606,6 +660,66 @@ const struct conf_key conftab[] = {
 };
 
 const size_t conftab_n = sizeof(conftab) / sizeof(conftab[0]);
+
+/*
+ * The keys of the Elixir Ankusa's files for what this build does not have
+ * (its config loader's schema): each is refused with a line naming it,
+ * never as an unknown key.  Keys it shares with this daemon are in
+ * conftab[]; a key not there and not here is unknown.
+ */
+const struct cnosup cnosup_keys[] = {
+	{ "storage", "it keeps no segment archive; claims go to "
+	    "claim_check.store" },
+	{ "lifecycle", "it publishes no lifecycle events" },
+	{ "wal.publish_timeout_ms", "it applies to wal.type none" },
+	{ "routes.max_routes", "route management" },
+	{ "routes.store", "route management" },
+	{ "routes.cache", "route management" },
+	{ "routes.trusted_proxies", "route management" },
+	{ "routes.ip_rules", "route management" },
+	{ "routes.admin", "route management" },
+	{ "routes.log_sample", "route management" },
+	{ "routes.ip_denied_status", "route management" },
+	{ "routes.seed", "route management" },
+	{ "backup.interval_ms", "ankusactl backup DIR copies the running "
+	    "store" },
+	{ "backup.keep", "ankusactl backup DIR copies the running store" },
+	{ "backup.store", "ankusactl backup DIR copies the running store" },
+	{ "source_store.url", "sources come from this file only" },
+	{ "source_store.namespace", "sources come from this file only" },
+	{ "source_store.tick_ms", "sources come from this file only" },
+	{ "claim_check.store.gcs", "use a local or s3 store" },
+	{ NULL, NULL }
+};
+
+/*
+ * The ANKUSA_* variables of the Elixir image, each overriding one key over
+ * the file.  Those whose key this build lacks are refused when set, as the
+ * key would be.
+ */
+const struct cenv cenv_keys[] = {
+	{ "ANKUSA_ROLES", "node.roles", NULL },
+	{ "ANKUSA_DATA_DIR", "node.data_dir", NULL },
+	{ "ANKUSA_LOG_LEVEL", "log.level", NULL },
+	{ "ANKUSA_HTTP_PORT", "http.port", NULL },
+	{ "PORT", "http.port", "ANKUSA_HTTP_PORT" },
+	{ "ANKUSA_ADMIN_PORT", "admin.port", NULL },
+	{ "ANKUSA_ADMIN_IP", "admin.ip", NULL },
+	{ "ANKUSA_CLAIM_CHECK_PORT", "claim_check.port", NULL },
+	{ "ANKUSA_CLAIM_CHECK_IP", "claim_check.ip", NULL },
+	{ "ANKUSA_ROUTES_ENABLED", "routes.enabled", NULL },
+	{ "ANKUSA_ROUTES_STORE_URL", "routes.store.url", NULL },
+	{ "ANKUSA_SOURCE_STORE_URL", "source_store.url", NULL },
+	{ "ANKUSA_WAL_TYPE", "wal.type", NULL },
+	{ "ANKUSA_STORAGE_TYPE", "storage.type", NULL },
+	{ "ANKUSA_S3_BUCKET", "storage.s3.bucket", NULL },
+	{ "ANKUSA_S3_REGION", "storage.s3.region", NULL },
+	{ "ANKUSA_S3_ENDPOINT", "storage.s3.endpoint", NULL },
+	{ "ANKUSA_GCS_BUCKET", "storage.gcs.bucket", NULL },
+	{ "ANKUSA_STORAGE_KEY_PREFIX", "storage.key_prefix", NULL },
+	{ "ANKUSA_BACKUP_ENABLED", "backup.enabled", NULL },
+	{ NULL, NULL, NULL }
+};
 
 const char conf_default_yaml[] =
     "# The embedded default configuration of ankusad, used when no\n"

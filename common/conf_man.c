@@ -16,6 +16,7 @@
 
 static void	 cman_escape(FILE *, const char *);
 static void	 cman_name(FILE *, const char *);
+static void	 cman_elixir(FILE *);
 
 /* Text for man(7): backslashes and dashes escaped, no leading control
  * character. */
@@ -127,6 +128,66 @@ conf_write_manual(FILE *fp)
 	}
 }
 
+/* The Elixir Ankusa's keys this build refuses, and the environment. */
+static void
+cman_elixir(FILE *fp)
+{
+	const struct cnosup *u;
+	const struct cenv *e;
+
+	fputs(".SH THE ELIXIR ANKUSA'S FILES\n"
+	    "A file written for the Elixir Ankusa loads unchanged when it "
+	    "uses the keys above, whose defaults are the Elixir Ankusa's.  "
+	    "Its keys for what this build does not have are refused, each "
+	    "with a line saying so:\n", fp);
+	for (u = cnosup_keys; u->name != NULL; u++) {
+		fputs(".TP\n", fp);
+		cman_name(fp, u->name);
+		fputs("\n", fp);
+		cman_escape(fp, u->why);
+		fputs(".\n", fp);
+	}
+	fputs(".PP\n"
+	    "and so are the values\n"
+	    ".B wal.type: none,\n"
+	    ".B routes.enabled: true,\n"
+	    ".B backup.enabled: true,\n"
+	    ".B source_store.type: persistent\n"
+	    "or\n"
+	    ".BR redis ,\n"
+	    ".B claim_check.store.type: gcs,\n"
+	    "the sink types\n"
+	    ".BR rabbitmq ,\n"
+	    ".BR kafka ,\n"
+	    ".B nats\n"
+	    "and\n"
+	    ".BR redis ,\n"
+	    "and a\n"
+	    ".B node.roles\n"
+	    "list that is not all-in-one.\n"
+	    ".SH ENVIRONMENT\n"
+	    "These variables, the Elixir Ankusa image's, override a key over "
+	    "the file (and over the embedded default), at every load and "
+	    "reload; a bad value is an error naming the key and the "
+	    "variable.  Those naming a key this build refuses are refused "
+	    "when set.\n", fp);
+	for (e = cenv_keys; e->var != NULL; e++) {
+		fprintf(fp, ".TP\n.B %s\n", e->var);
+		cman_name(fp, e->key);
+		if (e->unless != NULL)
+			fprintf(fp, ", unless\n.B %s\nis set", e->unless);
+		fputs("\n", fp);
+	}
+	fputs(".PP\n"
+	    "A\n"
+	    ".B claim_check.port\n"
+	    "or\n"
+	    ".B claim_check.ip\n"
+	    "override does not configure the claim gateway; it applies when\n"
+	    ".B claim_check\n"
+	    "is in the file.\n", fp);
+}
+
 void
 conf_write_manpage(FILE *fp)
 {
@@ -197,6 +258,7 @@ conf_write_manpage(FILE *fp)
 	    "which.\n"
 	    ".SH KEYS\n", fp);
 	conf_write_manual(fp);
+	cman_elixir(fp);
 	fputs(".SH EXAMPLES\n"
 	    "The embedded default, used by\n"
 	    ".B ankusad\n"

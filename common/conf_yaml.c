@@ -68,6 +68,13 @@ static int	 cparse_u64(const char *, uint64_t *);
 static int	 cparse_bool(const char *, int *);
 static int	 cparse_mode(const char *, uint64_t *);
 static int	 cenum(const struct conf_key *, const char *);
+static int	 crefused(struct cparse *, const struct conf_key *,
+		    const char *, const char *, int);
+static const struct cnosup *cnosup_find(const char *);
+static int	 croles(struct cparse *, const char *const *, int,
+		    const char *, const char *, int);
+static void	 cset_roles(struct cparse *, const struct conf_key *,
+		    yaml_node_t *, const char *);
 static int	 cvalid_url(const char *);
 static int	 cvalid_token(const char *);
 static int	 cvalid_jsonpath(const char *);
@@ -288,6 +295,14 @@ ckey_want(const struct conf_key *k, char *buf, size_t sz)
 		snprintf(buf, sz, "a path of 1..%zu bytes",
 		    sizeof(((struct sockaddr_un *)NULL)->sun_path) - 5);
 		break;
+	case T_OFF:
+		snprintf(buf, sz, "false");
+		break;
+	case T_ROLES:
+		snprintf(buf, sz, "a list of edge, dispatch, storage, "
+		    "claim_check");
+		break;
+	case T_ONLY:
 	case T_ENUM:
 	case T_ENUMSTR:
 	case T_SINKTYPE:
@@ -537,6 +552,141 @@ cenum(const struct conf_key *k, const char *s)
 }
 
 /* http:// or https://, a host, no spaces or control characters. */
+/* If v is a value of the Elixir Ankusa's that this build refuses, say so
+ * (one line naming the key and the value) and return 1. */
+static int
+crefused(struct cparse *p, const struct conf_key *k, const char *path,
+    const char *v, int line)
+{
+	const char *const *e;
+
+	for (e = k->refused; e != NULL && *e != NULL; e++)
+		if (strcmp(v, *e) == 0) {
+			cerr(p, line, "%s: %s is not supported by this build%s%s",
+			    path, v, k->nosup != NULL ? ": " : "",
+			    k->nosup != NULL ? k->nosup : "");
+			return 1;
+		}
+	return 0;
+}
+
+/* The entry of cnosup_keys[] that covers pattern pat, or NULL. */
+static const struct cnosup *
+cnosup_find(const char *pat)
+{
+	const struct cnosup *u;
+	size_t len;
+
+	for (u = cnosup_keys; u->name != NULL; u++) {
+		len = strlen(u->name);
+		if (strncmp(pat, u->name, len) == 0 &&
+		    (pat[len] == '\0' || pat[len] == '.'))
+			return u;
+	}
+	return NULL;
+}
+
+/*
+ * node.roles: n names (or, from ANKUSA_ROLES, one comma-separated string
+ * csv).  Every name must be a role of the Elixir Ankusa's, and the set must
+ * be all-in-one (edge, dispatch and storage), because this daemon is one
+ * node that runs them all.
+ */
+static int
+croles(struct cparse *p, const char *const *names, int n, const char *csv,
+    const char *path, int line)
+{
+	static const char *const roles[] = {
+		"edge", "dispatch", "storage", "claim_check", NULL
+	};
+	char *copy = NULL, *s, *tok, *last, miss[64];
+	const char *name;
+	unsigned int have = 0;
+	size_t ml = 0;
+	int i, r, bad = 0;
+
+	if (csv != NULL && (copy = strdup(csv)) == NULL)
+		abort();
+	s = copy;
+	for (i = 0;; i++) {
+		if (csv != NULL) {
+			tok = strtok_r(s, ",", &last);
+			s = NULL;
+			if (tok == NULL)
+				break;
+			tok += strspn(tok, " \t");
+			tok[strcspn(tok, " \t")] = '\0';
+			name = tok;
+		} else if (i < n)
+			name = names[i];
+		else
+			break;
+		for (r = 0; roles[r] != NULL; r++)
+			if (strcmp(name, roles[r]) == 0)
+				break;
+		if (roles[r] == NULL) {
+			cerr(p, line, "%s must be a list of edge, dispatch, "
+			    "storage, claim_check, got %s", path,
+			    name[0] != '\0' ? name : "\"\"");
+			bad = 1;
+			continue;
+		}
+		have |= 1U << r;
+	}
+	free(copy);
+	if (bad)
+		return -1;
+	if ((have & 7) == 7)
+		return 0;
+	miss[0] = '\0';
+	for (r = 0; r < 3; r++)
+		if (!(have & (1U << r)))
+			ml += snprintf(miss + ml, sizeof(miss) - ml, "%s%s",
+			    ml > 0 ? ", " : "", roles[r]);
+	cerr(p, line, "%s: a node without %s is not supported by this build: "
+	    "it runs every role (edge, dispatch, storage) in one node", path,
+	    miss);
+	return -1;
+}
+
+/* node.roles from the file: a list of role names. */
+static void
+cset_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
+    const char *path)
+{
+	yaml_node_item_t *it;
+	yaml_node_t *e;
+	char **v;
+	int i, cnt, ok = 1;
+
+	if (yisnull(n) || n->type != YAML_SEQUENCE_NODE) {
+		cbad_node(p, k, path, n);
+		return;
+	}
+	cnt = (int)(n->data.sequence.items.top -
+	    n->data.sequence.items.start);
+	if ((v = calloc(cnt + 1, sizeof(*v))) == NULL)
+		abort();
+	for (i = 0, it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++, i++) {
+		e = yaml_document_get_node(p->doc, *it);
+		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
+			cbad_node(p, k, path, e);
+			ok = 0;
+			break;
+		}
+		if ((v[i] = cscalar(p, e, path)) == NULL) {
+			ok = 0;
+			break;
+		}
+	}
+	if (ok)
+		croles(p, (const char *const *)v, cnt, NULL, path, yline(n));
+	for (i = 0; i < cnt; i++)
+		free(v[i]);
+	free(v);
+}
+
 static int
 cvalid_url(const char *s)
 {
@@ -624,7 +774,7 @@ static int
 cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
     void *base, const char *v, const char *path, int line)
 {
-	char *dst = (char *)base + k->off;
+	char *dst = base != NULL ? (char *)base + k->off : NULL;
 	struct keyspec *ks;
 	unsigned char a6[16];
 	uint64_t u;
@@ -712,22 +862,37 @@ cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		*(int *)(void *)dst = i;
 		break;
 	case T_ENUMSTR:
-		if ((i = cenum(k, v)) == -1)
+		if ((i = cenum(k, v)) == -1) {
+			if (crefused(p, k, path, v, line))
+				return -1;
 			goto bad;
+		}
 		cset_str((char **)(void *)dst, k->names[i]);
 		break;
+	case T_ONLY:
+		/* Accepted at the one value this daemon runs with. */
+		if (cenum(k, v) == -1) {
+			if (crefused(p, k, path, v, line))
+				return -1;
+			goto bad;
+		}
+		break;
+	case T_OFF:
+		if (cparse_bool(v, &i) == -1)
+			goto bad;
+		if (i) {
+			cerr(p, line, "%s: true is not supported by this "
+			    "build: %s", path, k->nosup);
+			return -1;
+		}
+		break;
+	case T_ROLES:
+		return croles(p, NULL, 0, v, path, line);
 	case T_SINKTYPE:
 		if ((i = cenum(k, v)) == -1) {
-			for (i = 0; csink_refused[i] != NULL; i++)
-				if (strcmp(v, csink_refused[i]) == 0) {
-					cerr(p, line, "%s: %s is not supported "
-					    "by this build", path, v);
-					return -1;
-				}
-			cerr(p, line, "%s must be one of http, sqs, "
-			    "google_pubsub, log, got %s", path,
-			    v[0] != '\0' ? v : "\"\"");
-			return -1;
+			if (crefused(p, k, path, v, line))
+				return -1;
+			goto bad;
 		}
 		*(enum sink_type *)(void *)dst = (enum sink_type)(i + 1);
 		break;
@@ -801,9 +966,13 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	void *base;
 	char *v;
 
-	if ((base = ckey_base(p, c, k)) == NULL)
+	/* Keys of scope S_NONE are checked, not stored. */
+	if ((base = ckey_base(p, c, k)) == NULL && k->scope != S_NONE)
 		return;
 	switch (k->type) {
+	case T_ROLES:
+		cset_roles(p, k, n, path);
+		return;
 	case T_SECRETS:
 		cset_secrets(p, c, k, base, n, path);
 		return;
@@ -1048,6 +1217,7 @@ cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
     yaml_node_t *map, const char *path)
 {
 	const struct conf_key *k;
+	const struct cnosup *u;
 	yaml_node_pair_t *pr, *q;
 	yaml_node_t *kn, *vn, *qn;
 	char cpat[CPATH_MAX], cpath[CPATH_MAX];
@@ -1095,6 +1265,9 @@ cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
 				cerr(p, yline(kn), "%s is not a known key for "
 				    "sink type %s", cpath,
 				    conf_sink_type_name(c->sink->type));
+			else if (k == NULL && (u = cnosup_find(cpat)) != NULL)
+				cerr(p, yline(kn), "%s is not supported by "
+				    "this build: %s", cpath, u->why);
 			else if (k == NULL)
 				cerr(p, yline(kn), "%s is not a known key",
 				    cpath);
@@ -1390,5 +1563,35 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		cwalk_section(p, &c2, epat, e, epath);
 		if (ek != NULL && ek->check != NULL)
 			ek->check(p, &c2, e, epath);
+	}
+}
+
+/*
+ * The ANKUSA_* overrides (cenv_keys[]), applied over the file's values with
+ * the same setters, so a bad value is the key's own error, naming the
+ * variable: "http.port (ANKUSA_HTTP_PORT) must be ...".  A variable whose
+ * key this build lacks is refused as that key would be.
+ */
+void
+cenv_apply(struct cparse *p, struct cctx *c)
+{
+	const struct cenv *e;
+	const struct conf_key *k;
+	const struct cnosup *u;
+	char path[CPATH_MAX];
+	const char *v;
+
+	for (e = cenv_keys; e->var != NULL; e++) {
+		if ((v = getenv(e->var)) == NULL ||
+		    (e->unless != NULL && getenv(e->unless) != NULL))
+			continue;
+		cfmt(path, sizeof(path), "%s (%s)", e->key, e->var);
+		if ((k = ckey_byname(e->key)) == NULL) {
+			u = cnosup_find(e->key);
+			cerr(p, 0, "%s is not supported by this build: %s",
+			    path, u != NULL ? u->why : "no such key");
+			continue;
+		}
+		cset_text(p, c, k, ckey_base(p, c, k), v, path, 0);
 	}
 }

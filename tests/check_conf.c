@@ -140,8 +140,11 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cf->rate_default.set, 0);
 	ck_assert_int_eq(cf->nrate_tenants, 0);
 	ck_assert_uint_eq(cf->quarantine.burst, 100);
-	ck_assert(cf->quarantine.rate == 10.0);
-	ck_assert_uint_eq(cf->quarantine.max_bytes, 268435456);
+	/* The Elixir Ankusa's defaults. */
+	ck_assert(cf->quarantine.rate == 20.0);
+	ck_assert_uint_eq(cf->quarantine.max_bytes, 1073741824);
+	ck_assert_uint_eq(cf->batcher.partitions, 1);
+	ck_assert_uint_eq(cf->admin.gauge_interval_ms, 15000);
 	ck_assert_uint_eq(cf->batcher.max_batch, 256);
 	ck_assert_uint_eq(cf->batcher.max_delay_ms, 0);
 	ck_assert_uint_eq(cf->batcher.max_queue, 10000);
@@ -627,6 +630,218 @@ START_TEST(test_unknown_sink_type)
 	    "      - type: carrier_pigeon\n",
 	    "sources.demo.sinks[1].type must be one of http, sqs, "
 	    "google_pubsub, log, got carrier_pigeon, line 5");
+}
+END_TEST
+
+/*
+ * The Elixir Ankusa's keys: accepted at the values this daemon runs with,
+ * refused with a line naming them where this build lacks the feature.
+ */
+
+static const char *const elixir_ok[] = {
+	"node:\n  roles: [edge, dispatch, storage]\n",
+	"node:\n  roles: [claim_check, storage, dispatch, edge]\n",
+	"node:\n  roles:\n    - edge\n    - edge\n    - dispatch\n"
+	    "    - storage\n",
+	"wal:\n  type: disk\n",
+	"source_store:\n  type: static\n",
+	"routes:\n  enabled: false\n",
+	"routes:\n  enabled: no\n",
+	"backup:\n  enabled: false\n",
+	"batcher:\n  partitions: 8\n",
+	"admin:\n  gauge_interval_ms: 15000\n",
+	"wal: {}\nroutes:\nbackup: {}\nsource_store: {}\n",
+};
+
+START_TEST(test_elixir_ok)
+{
+	char y[1024];
+
+	snprintf(y, sizeof(y), "%s%s", elixir_ok[_i], SRC);
+	conf_free(parse_ok(y));
+}
+END_TEST
+
+static const struct {
+	const char	*yaml;
+	const char	*msg;
+} elixir_refused[] = {
+	{ "node:\n  roles: [edge]\n",
+	  "node.roles: a node without dispatch, storage is not supported by "
+	  "this build: it runs every role (edge, dispatch, storage) in one "
+	  "node, line 2" },
+	{ "node:\n  roles: [claim_check]\n",
+	  "node.roles: a node without edge, dispatch, storage is not "
+	  "supported by this build: it runs every role (edge, dispatch, "
+	  "storage) in one node, line 2" },
+	{ "node:\n  roles: [edge, dispatch, storage, ingest]\n",
+	  "node.roles must be a list of edge, dispatch, storage, claim_check, "
+	  "got ingest, line 2" },
+	{ "node:\n  roles: edge\n",
+	  "node.roles must be a list of edge, dispatch, storage, claim_check, "
+	  "got edge, line 2" },
+	{ "wal:\n  type: none\n",
+	  "wal.type: none is not supported by this build: every hook is "
+	  "committed to this node's store before its 201, line 2" },
+	{ "wal:\n  type: disc\n",
+	  "wal.type must be one of disk, got disc, line 2" },
+	{ "wal:\n  type: disk\n  publish_timeout_ms: 8000\n",
+	  "wal.publish_timeout_ms is not supported by this build: it applies "
+	  "to wal.type none, line 3" },
+	{ "routes:\n  enabled: true\n",
+	  "routes.enabled: true is not supported by this build: every POST "
+	  "to a source's URL is captured, line 2" },
+	{ "routes:\n  enabled: false\n  max_routes: 10000\n",
+	  "routes.max_routes is not supported by this build: route "
+	  "management, line 3" },
+	{ "routes:\n  store:\n    type: ets\n",
+	  "routes.store is not supported by this build: route management, "
+	  "line 2" },
+	{ "backup:\n  enabled: true\n",
+	  "backup.enabled: true is not supported by this build: ankusactl "
+	  "backup DIR copies the running store, line 2" },
+	{ "backup:\n  keep: 3\n",
+	  "backup.keep is not supported by this build: ankusactl backup DIR "
+	  "copies the running store, line 2" },
+	{ "source_store:\n  type: redis\n",
+	  "source_store.type: redis is not supported by this build: sources "
+	  "come from this file only, line 2" },
+	{ "source_store:\n  url: redis://x:6379\n",
+	  "source_store.url is not supported by this build: sources come "
+	  "from this file only, line 2" },
+	{ "storage:\n  type: local\n",
+	  "storage is not supported by this build: it keeps no segment "
+	  "archive; claims go to claim_check.store, line 1" },
+	{ "lifecycle:\n  sinks: [{type: log}]\n",
+	  "lifecycle is not supported by this build: it publishes no "
+	  "lifecycle events, line 1" },
+	{ "claim_check:\n  store:\n    type: gcs\n",
+	  "claim_check.store.type: gcs is not supported by this build, "
+	  "line 3" },
+	{ "claim_check:\n  store:\n    gcs: {bucket: b}\n",
+	  "claim_check.store.gcs is not supported by this build: use a "
+	  "local or s3 store, line 3" },
+	/* Still unknown: not a key of either daemon. */
+	{ "routes:\n  bogus: 1\n",
+	  "routes.bogus is not a known key, line 2" },
+};
+
+START_TEST(test_elixir_refused)
+{
+	char y[1024];
+
+	snprintf(y, sizeof(y), "%s%s", elixir_refused[_i].yaml, SRC);
+	expect_err(y, elixir_refused[_i].msg);
+}
+END_TEST
+
+/*
+ * The ANKUSA_* environment overrides.
+ */
+
+static const char *const env_vars[] = {
+	"ANKUSA_ROLES", "ANKUSA_DATA_DIR", "ANKUSA_LOG_LEVEL",
+	"ANKUSA_HTTP_PORT", "PORT", "ANKUSA_ADMIN_PORT", "ANKUSA_ADMIN_IP",
+	"ANKUSA_CLAIM_CHECK_PORT", "ANKUSA_CLAIM_CHECK_IP",
+	"ANKUSA_ROUTES_ENABLED", "ANKUSA_ROUTES_STORE_URL",
+	"ANKUSA_SOURCE_STORE_URL", "ANKUSA_WAL_TYPE", "ANKUSA_STORAGE_TYPE",
+	"ANKUSA_S3_BUCKET", "ANKUSA_S3_REGION", "ANKUSA_S3_ENDPOINT",
+	"ANKUSA_GCS_BUCKET", "ANKUSA_STORAGE_KEY_PREFIX",
+	"ANKUSA_BACKUP_ENABLED", NULL
+};
+
+START_TEST(test_env)
+{
+	struct conf *cf;
+
+	setenv("ANKUSA_HTTP_PORT", "5000", 1);
+	setenv("ANKUSA_DATA_DIR", "/tmp/env-data", 1);
+	setenv("ANKUSA_LOG_LEVEL", "debug", 1);
+	setenv("ANKUSA_ADMIN_PORT", "5002", 1);
+	setenv("ANKUSA_ADMIN_IP", "::1", 1);
+	setenv("ANKUSA_CLAIM_CHECK_PORT", "5001", 1);
+	setenv("ANKUSA_CLAIM_CHECK_IP", "0.0.0.0", 1);
+	setenv("ANKUSA_ROLES", "edge, dispatch,storage", 1);
+	setenv("ANKUSA_WAL_TYPE", "disk", 1);
+	setenv("ANKUSA_ROUTES_ENABLED", "false", 1);
+	setenv("ANKUSA_BACKUP_ENABLED", "false", 1);
+	setenv("PORT", "6000", 1);
+	/* The environment wins over the file. */
+	cf = parse_ok("node:\n  data_dir: /var/x\nhttp:\n  port: 4100\n"
+	    "admin:\n  port: 4102\n" SRC);
+	ck_assert_uint_eq(cf->http.port, 5000);
+	ck_assert_str_eq(cf->data_dir, "/tmp/env-data");
+	ck_assert_str_eq(cf->log_level, "debug");
+	ck_assert_uint_eq(cf->admin.port, 5002);
+	ck_assert_str_eq(cf->admin.ip, "::1");
+	ck_assert_uint_eq(cf->claim_check.port, 5001);
+	ck_assert_str_eq(cf->claim_check.ip, "0.0.0.0");
+	/* It sets a value, it does not configure the gateway. */
+	ck_assert_int_eq(cf->claim_check.enabled, 0);
+	conf_free(cf);
+
+	/* PORT when ANKUSA_HTTP_PORT is not set. */
+	unsetenv("ANKUSA_HTTP_PORT");
+	cf = parse_ok(SRC);
+	ck_assert_uint_eq(cf->http.port, 6000);
+	conf_free(cf);
+}
+END_TEST
+
+static const struct {
+	const char	*var;
+	const char	*val;
+	const char	*msg;
+} env_bad[] = {
+	{ "ANKUSA_HTTP_PORT", "80a",
+	  "http.port (ANKUSA_HTTP_PORT) must be an integer in 0..65535, got "
+	  "80a" },
+	{ "PORT", "70000",
+	  "http.port (PORT) must be an integer in 0..65535, got 70000" },
+	{ "ANKUSA_ADMIN_IP", "localhost",
+	  "admin.ip (ANKUSA_ADMIN_IP) must be an IPv4 or IPv6 address, got "
+	  "localhost" },
+	{ "ANKUSA_LOG_LEVEL", "loud",
+	  "log.level (ANKUSA_LOG_LEVEL) must be one of error, warning, info, "
+	  "debug, got loud" },
+	{ "ANKUSA_DATA_DIR", "",
+	  "node.data_dir (ANKUSA_DATA_DIR) must be a non-empty string, got "
+	  "\"\"" },
+	{ "ANKUSA_ROLES", "edge",
+	  "node.roles (ANKUSA_ROLES): a node without dispatch, storage is not "
+	  "supported by this build: it runs every role (edge, dispatch, "
+	  "storage) in one node" },
+	{ "ANKUSA_ROLES", "edge,dispatch,storage,gateway",
+	  "node.roles (ANKUSA_ROLES) must be a list of edge, dispatch, "
+	  "storage, claim_check, got gateway" },
+	{ "ANKUSA_WAL_TYPE", "none",
+	  "wal.type (ANKUSA_WAL_TYPE): none is not supported by this build: "
+	  "every hook is committed to this node's store before its 201" },
+	{ "ANKUSA_ROUTES_ENABLED", "true",
+	  "routes.enabled (ANKUSA_ROUTES_ENABLED): true is not supported by "
+	  "this build: every POST to a source's URL is captured" },
+	{ "ANKUSA_BACKUP_ENABLED", "yes",
+	  "backup.enabled (ANKUSA_BACKUP_ENABLED): true is not supported by "
+	  "this build: ankusactl backup DIR copies the running store" },
+	{ "ANKUSA_STORAGE_TYPE", "s3",
+	  "storage.type (ANKUSA_STORAGE_TYPE) is not supported by this build: "
+	  "it keeps no segment archive; claims go to claim_check.store" },
+	{ "ANKUSA_S3_BUCKET", "b",
+	  "storage.s3.bucket (ANKUSA_S3_BUCKET) is not supported by this "
+	  "build: it keeps no segment archive; claims go to "
+	  "claim_check.store" },
+	{ "ANKUSA_ROUTES_STORE_URL", "redis://x",
+	  "routes.store.url (ANKUSA_ROUTES_STORE_URL) is not supported by "
+	  "this build: route management" },
+	{ "ANKUSA_SOURCE_STORE_URL", "redis://x",
+	  "source_store.url (ANKUSA_SOURCE_STORE_URL) is not supported by "
+	  "this build: sources come from this file only" },
+};
+
+START_TEST(test_env_bad)
+{
+	setenv(env_bad[_i].var, env_bad[_i].val, 1);
+	expect_err(SRC, env_bad[_i].msg);
 }
 END_TEST
 
@@ -1223,6 +1438,17 @@ conf_suite(void)
 	tcase_add_test(tc, test_unknown_sink_type);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("elixir");
+	tcase_set_timeout(tc, TIMEOUT);
+	tcase_add_loop_test(tc, test_elixir_ok, 0,
+	    (int)(sizeof(elixir_ok) / sizeof(elixir_ok[0])));
+	tcase_add_loop_test(tc, test_elixir_refused, 0,
+	    (int)(sizeof(elixir_refused) / sizeof(elixir_refused[0])));
+	tcase_add_test(tc, test_env);
+	tcase_add_loop_test(tc, test_env_bad, 0,
+	    (int)(sizeof(env_bad) / sizeof(env_bad[0])));
+	suite_add_tcase(s, tc);
+
 	tc = tcase_create("interpolation");
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_interp);
@@ -1255,8 +1481,11 @@ int
 main(void)
 {
 	SRunner *sr;
-	int failed;
+	int failed, i;
 
+	/* The overrides would change the defaults under test. */
+	for (i = 0; env_vars[i] != NULL; i++)
+		unsetenv(env_vars[i]);
 	sr = srunner_create(conf_suite());
 	srunner_set_fork_status(sr, CK_FORK_GETENV);
 	srunner_run_all(sr, CK_NORMAL);

@@ -31,6 +31,29 @@ UUIDV7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}"
                     r"-[0-9a-f]{12}$")
 
 
+# The Elixir image's overrides (ankusa.yml(5), ENVIRONMENT): the tests' own
+# environment must not reconfigure their daemons.
+ENV_OVERRIDES = ("ANKUSA_ROLES", "ANKUSA_DATA_DIR", "ANKUSA_LOG_LEVEL",
+                 "ANKUSA_HTTP_PORT", "PORT", "ANKUSA_ADMIN_PORT",
+                 "ANKUSA_ADMIN_IP", "ANKUSA_CLAIM_CHECK_PORT",
+                 "ANKUSA_CLAIM_CHECK_IP", "ANKUSA_ROUTES_ENABLED",
+                 "ANKUSA_ROUTES_STORE_URL", "ANKUSA_SOURCE_STORE_URL",
+                 "ANKUSA_WAL_TYPE", "ANKUSA_STORAGE_TYPE", "ANKUSA_S3_BUCKET",
+                 "ANKUSA_S3_REGION", "ANKUSA_S3_ENDPOINT", "ANKUSA_GCS_BUCKET",
+                 "ANKUSA_STORAGE_KEY_PREFIX", "ANKUSA_BACKUP_ENABLED")
+
+
+def base_env(extra=None):
+    """The environment of a daemon or an ankusad -n: ours, without the
+    overrides, plus extra."""
+    e = dict(os.environ)
+    for v in ENV_OVERRIDES:
+        e.pop(v, None)
+    e["ANKUSA_LIBEXECDIR"] = BUILD
+    e.update(extra or {})
+    return e
+
+
 class Skip(Exception):
     """Raised by a test that cannot run here; counted as skipped."""
 
@@ -336,7 +359,8 @@ class Daemon:
         self.starts = 0
         self.logpath = os.path.join(self.dir, "ankusad.log")
         self.known_edges = set()
-        self.write_config()
+        self.env_extra = {}             # variables for the daemon, e.g.
+        self.write_config()             # ANKUSA_HTTP_PORT
         if _ctx is not None:
             with _ctx.lock:
                 _ctx.daemons.append(self)
@@ -364,8 +388,7 @@ class Daemon:
     # -- life
 
     def env(self):
-        e = dict(os.environ)
-        e["ANKUSA_LIBEXECDIR"] = BUILD
+        e = base_env(self.env_extra)
         e.pop("ANKUSA_CONTROL_SOCKET", None)
         e.pop("ANKUSA_CHECKPOINT_MS", None)
         if self.checkpoint_ms is not None:
@@ -574,13 +597,11 @@ class Daemon:
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
 
-def check_config(path):
+def check_config(path, env=None):
     """ankusad -n -c path: (exit status, stdout + stderr)."""
-    e = dict(os.environ)
-    e["ANKUSA_LIBEXECDIR"] = BUILD
     r = subprocess.run([binary("ankusad"), "-n", "-c", path],
                        stdin=subprocess.DEVNULL, capture_output=True,
-                       env=e, timeout=20)
+                       env=base_env(env), timeout=20)
     return r.returncode, (r.stdout + r.stderr).decode("utf-8", "replace")
 
 
