@@ -48,6 +48,11 @@ struct admin_req {
 	struct evkeyvalq	 query;
 	int			 held;
 	int			 gone;		/* its client went away */
+	/* A call from inside the master (admin_call): no evhttp request. */
+	struct evbuffer		*body_in;
+	void			(*done)(void *, int, const char *, size_t);
+	void			*done_arg;
+	int			*answered;	/* set while admin_call runs */
 	void			(*gone_cb)(void *);
 	void			*gone_arg;
 };
@@ -194,27 +199,15 @@ admin_match(const char *pattern, char segs[][ADMIN_PARAM_MAX + 1], int nsegs,
 	return 1;
 }
 
+/* Find the route of path and run it; every outcome answers ar. */
 static void
-admin_request(struct evhttp_request *req, void *arg)
+admin_route(struct admin_req *ar, const char *path, const char *q)
 {
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const struct admin_route *r, *hit = NULL;
 	char segs[ADMIN_MAX_SEGMENTS][ADMIN_PARAM_MAX + 1], allow[64];
-	const char *path, *q;
-	struct admin_req *ar;
 	size_t t;
 	int nsegs, other = 0;
 
-	if ((ar = calloc(1, sizeof(*ar))) == NULL) {
-		evhttp_send_error(req, 503, "Out of memory");
-		return;
-	}
-	TAILQ_INIT(&ar->query);
-	ar->req = req;
-	ar->conn = evhttp_request_get_connection(req);
-	ar->method = method_of(evhttp_request_get_command(req));
-	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-	q = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
 	if (path == NULL || (nsegs = split_path(path, segs)) == -1) {
 		admin_error(ar, 404, "not_found", NULL);
 		return;
@@ -250,6 +243,74 @@ admin_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	admin_error(ar, 404, "not_found", NULL);
+}
+
+static void
+admin_request(struct evhttp_request *req, void *arg)
+{
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	struct admin_req *ar;
+
+	if ((ar = calloc(1, sizeof(*ar))) == NULL) {
+		evhttp_send_error(req, 503, "Out of memory");
+		return;
+	}
+	TAILQ_INIT(&ar->query);
+	ar->req = req;
+	ar->conn = evhttp_request_get_connection(req);
+	ar->method = method_of(evhttp_request_get_command(req));
+	admin_route(ar, uri != NULL ? evhttp_uri_get_path(uri) : NULL,
+	    uri != NULL ? evhttp_uri_get_query(uri) : NULL);
+}
+
+struct admin_req *
+admin_call(enum admin_method m, const char *target, const char *body,
+    size_t len, void (*done)(void *, int, const char *, size_t), void *arg)
+{
+	struct evhttp_uri *uri;
+	struct admin_req *ar;
+
+	static const char oom[] = "{\"error\":\"out_of_memory\"}";
+	int answered;
+
+	if ((ar = calloc(1, sizeof(*ar))) == NULL) {
+		done(arg, 503, oom, sizeof(oom) - 1);
+		return NULL;
+	}
+	TAILQ_INIT(&ar->query);
+	ar->method = m;
+	ar->done = done;
+	ar->done_arg = arg;
+	if ((ar->body_in = evbuffer_new()) == NULL ||
+	    (body != NULL && evbuffer_add(ar->body_in, body, len) == -1)) {
+		if (ar->body_in != NULL)
+			evbuffer_free(ar->body_in);
+		free(ar);
+		done(arg, 503, oom, sizeof(oom) - 1);
+		return NULL;
+	}
+	/* Held from the start: the handle stays valid until done runs. */
+	ar->held = 1;
+	ar->answered = &answered;
+	answered = 0;
+	uri = evhttp_uri_parse(target);
+	admin_route(ar, uri != NULL ? evhttp_uri_get_path(uri) : NULL,
+	    uri != NULL ? evhttp_uri_get_query(uri) : NULL);
+	if (uri != NULL)
+		evhttp_uri_free(uri);
+	if (answered)
+		return NULL;
+	ar->answered = NULL;
+	return ar;
+}
+
+void
+admin_call_detach(struct admin_req *ar)
+{
+	ar->done = NULL;
+	ar->gone = 1;
+	if (ar->gone_cb != NULL)
+		ar->gone_cb(ar->gone_arg);
 }
 
 const char *
@@ -292,6 +353,8 @@ admin_free(struct admin_req *ar)
 {
 	if (ar->held && ar->conn != NULL)
 		evhttp_connection_set_closecb(ar->conn, NULL, NULL);
+	if (ar->body_in != NULL)
+		evbuffer_free(ar->body_in);
 	evhttp_clear_headers(&ar->query);
 	free(ar);
 }
@@ -308,8 +371,20 @@ void
 admin_reply_text(struct admin_req *ar, int status, const char *ctype,
     const char *text, size_t len)
 {
+	void (*done)(void *, int, const char *, size_t) = ar->done;
 	struct evbuffer *b;
 
+	if (ar->body_in != NULL) {
+		/* admin_call's: done is cleared first, so that admin_call
+		 * knows it was answered. */
+		ar->done = NULL;
+		if (ar->answered != NULL)
+			*ar->answered = 1;
+		if (done != NULL && !ar->gone)
+			done(ar->done_arg, status, text, len);
+		admin_free(ar);
+		return;
+	}
 	if (ar->gone || ar->req == NULL) {
 		admin_free(ar);
 		return;
@@ -544,7 +619,8 @@ admin_query_id(struct admin_req *ar, const char *key, const char **out)
 json_t *
 admin_body(struct admin_req *ar, const char *const *allowed)
 {
-	struct evbuffer *in = evhttp_request_get_input_buffer(ar->req);
+	struct evbuffer *in = ar->body_in != NULL ? ar->body_in :
+	    evhttp_request_get_input_buffer(ar->req);
 	size_t len = evbuffer_get_length(in);
 	const char *key;
 	json_error_t jerr;

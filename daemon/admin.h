@@ -111,6 +111,21 @@ void		 admin_header(struct admin_req *, const char *name,
 void		 admin_hold(struct admin_req *, void (*gone)(void *),
 		    void *arg);
 
+/*
+ * A call of the same routes from inside the master (the control socket's
+ * "api" command, which ankusactl's commands use): target is the path and
+ * query, body the request body (NULL or len 0: none).  done(arg, status,
+ * body, len) is called once with the answer (503 out_of_memory too),
+ * maybe before admin_call returns; then admin_call returns NULL, else a
+ * handle for admin_call_detach, valid until done runs.
+ */
+struct admin_req *admin_call(enum admin_method, const char *target,
+		    const char *body, size_t len,
+		    void (*done)(void *, int, const char *, size_t), void *arg);
+/* The caller went away: done will not be called; a held job is told
+ * (its gone callback) and answers nothing. */
+void		 admin_call_detach(struct admin_req *);
+
 /* A JSON string of text from outside (cleaned when not UTF-8). */
 json_t		*admin_str(const char *);
 

@@ -2,6 +2,8 @@
 plumbing every route shares (404, 405 with Allow, unknown query
 arguments, oversized bodies)."""
 
+import json
+
 from ankusa import Daemon, request
 
 
@@ -45,3 +47,15 @@ def test_admin_body_cap():
     assert st == 413, st
     st, _, doc = d.api("GET", "/health")
     assert st == 200, st
+
+
+def test_admin_api_over_control_socket():
+    """ankusactl api METHOD PATH: the same routes over the control
+    socket; an error answer exits 1 naming the code and field."""
+    d = Daemon().start()
+    rc, out, _ = d.ctl("api", "GET", "/health", json_out=True)
+    assert rc == 0 and json.loads(out)["status"] == "ok", out
+    rc, out, err = d.ctl("api", "GET", "/health?bogus=1", check=False)
+    assert rc == 1 and "invalid_request: bogus" in err, (rc, out, err)
+    rc, out, err = d.ctl("api", "GET", "/nope", check=False)
+    assert rc == 1 and "not_found" in err, (rc, out, err)
