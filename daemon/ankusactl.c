@@ -54,6 +54,8 @@ static json_t	*build_timeout(int, char **);
 static json_t	*build_dls(int, char **);
 static json_t	*build_dlq(int, char **);
 static json_t	*build_backup(int, char **);
+static json_t	*build_api(int, char **);
+static void	 print_api(json_t *);
 static void	 print_backup(json_t *);
 static void	 print_dlq(json_t *);
 static void	 print_breakers(json_t *);
@@ -80,6 +82,7 @@ static const struct command commands[] = {
 	    " | purge --all",
 	    build_quarantine, print_pen },
 	{ "backup", "dir", build_backup, print_backup },
+	{ "api", "METHOD PATH [JSON-BODY]", build_api, print_api },
 };
 
 static void
@@ -93,6 +96,51 @@ usage(void)
 		fprintf(stderr, "\t%s %s\n", commands[i].name,
 		    commands[i].args);
 	exit(EXIT_USAGE);
+}
+
+/*
+ * A request for the admin API's route of path (daemon/admin.h), carried
+ * by the control socket's "api" command; body is stolen (may be NULL).
+ * The answer's "body" is the route's JSON answer.
+ */
+static json_t *
+api_req(const char *method, const char *path, json_t *body)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s}", "cmd", "api", "method",
+	    method, "path", path);
+
+	if (body != NULL)
+		json_object_set_new(req, "body", body);
+	return req;
+}
+
+/* api METHOD PATH [JSON-BODY] */
+static json_t *
+build_api(int argc, char **argv)
+{
+	json_error_t jerr;
+	json_t *body = NULL;
+
+	if (argc != 3 && argc != 4)
+		return NULL;
+	if (argc == 4 && (body = json_loads(argv[3], 0, &jerr)) == NULL) {
+		fprintf(stderr, "ankusactl: api: the body is not JSON: %s\n",
+		    jerr.text);
+		exit(EXIT_USAGE);
+	}
+	return api_req(argv[1], argv[2], body);
+}
+
+/* An api answer's body, indented. */
+static void
+print_api(json_t *ans)
+{
+	char *s = json_dumps(json_object_get(ans, "body"), JSON_INDENT(2) |
+	    JSON_ENCODE_ANY);
+
+	if (s != NULL)
+		printf("%s\n", s);
+	free(s);
 }
 
 static json_t *
@@ -614,7 +662,14 @@ main(int argc, char *argv[])
 			rc = EXIT_REFUSED;
 			break;
 		}
-		if (json_out) {
+		if (json_out && end && json_object_get(ans, "status") !=
+		    NULL && json_object_get(ans, "body") != NULL) {
+			/* An api answer: the route's own JSON. */
+			s = json_dumps(json_object_get(ans, "body"),
+			    JSON_COMPACT | JSON_ENCODE_ANY);
+			printf("%s\n", s != NULL ? s : "null");
+			free(s);
+		} else if (json_out) {
 			/* Listings: one object per item, the end line
 			 * dropped; single answers: the object itself; a
 			 * result after progress objects (backup): both. */

@@ -34,6 +34,7 @@
 
 #include <event2/event.h>
 
+#include "admin.h"
 #include "backup.h"
 #include "clock.h"
 #include "conf.h"
@@ -378,7 +379,7 @@ main(int argc, char *argv[])
 	const char *path = NULL, *lx;
 	enum log_level lvl;
 	char err[4096];
-	int ch, checkonly = 0, i;
+	int ch, checkonly = 0, i, admin_fd = -1;
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
 
 	static const struct master_ops ops = {
@@ -463,8 +464,14 @@ main(int argc, char *argv[])
 		env->claim_fd = open_listener("claim_check",
 		    env->conf->claim_check.ip, env->conf->claim_check.port);
 
+	if (env->conf->admin.enabled)
+		admin_fd = open_listener("admin", env->conf->admin.ip,
+		    env->conf->admin.port);
+
 	if ((env->base = event_base_new()) == NULL)
 		fatalx("event_base_new");
+	if (admin_fd != -1 && admin_init(admin_fd, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (control_init(env->conf->control.socket, env->conf->control.mode,
 	    err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -491,6 +498,7 @@ main(int argc, char *argv[])
 
 	/* A backup's handle on the environment goes before the store. */
 	backup_join();
+	admin_close();
 	control_close();
 	/* A close whose checkpoint or syncs failed is no orderly stop: the
 	 * restart's recovery replays the log, all of which is kept. */

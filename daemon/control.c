@@ -2,7 +2,8 @@
  * control.c: the control socket; see control.h for the protocol.
  *
  * Commands (control_cmds[]): status, queue, reload, drain, stats,
- * quarantine, tick, pressure, breakers, dlq, dead-letter-source, backup.
+ * quarantine, tick, pressure, breakers, dlq, dead-letter-source, backup,
+ * api (a call of the admin API's routes, daemon/admin.h).
  * Requests come from local
  * operators only (the socket's mode guards it), but are still read with
  * bounds: a line over CONTROL_MAX_LINE closes the connection.
@@ -28,6 +29,7 @@
 #include <event2/listener.h>
 #include <jansson.h>
 
+#include "admin.h"
 #include "backup.h"
 #include "clock.h"
 #include "conf.h"
@@ -65,6 +67,7 @@ struct ctl_conn {
 						 * dead-letter-source or backup
 						 * answers later */
 	int			 held;		/* drain: open until the exit */
+	struct admin_req	*api;		/* an api call answering later */
 };
 
 struct ctl_cmd {
@@ -100,6 +103,7 @@ static void	cmd_dlq(struct ctl_conn *, json_t *);
 static void	cmd_dead_letter_source(struct ctl_conn *, json_t *);
 static void	cmd_quarantine(struct ctl_conn *, json_t *);
 static void	cmd_backup(struct ctl_conn *, json_t *);
+static void	cmd_api(struct ctl_conn *, json_t *);
 
 static const struct ctl_cmd control_cmds[] = {
 	{ "status", cmd_status },
@@ -114,6 +118,7 @@ static const struct ctl_cmd control_cmds[] = {
 	{ "dead-letter-source", cmd_dead_letter_source },
 	{ "quarantine", cmd_quarantine },
 	{ "backup", cmd_backup },
+	{ "api", cmd_api },
 };
 
 int
@@ -232,6 +237,8 @@ ctl_event(struct bufferevent *bev, short what, void *arg)
 		pipeline_tick_detach(c);
 		dlsource_detach(c);
 		backup_detach(c);
+		if (c->api != NULL)
+			admin_call_detach(c->api);
 	}
 	ctl_free(c);
 }
@@ -826,4 +833,77 @@ cmd_backup(struct ctl_conn *c, json_t *req)
 		return;
 	}
 	c->busy = 1;
+}
+
+static void
+api_done(void *arg, int status, const char *body, size_t len)
+{
+	struct ctl_conn *c = arg;
+	const char *code, *msg, *field;
+	json_t *doc, *o;
+
+	c->busy = 0;
+	c->api = NULL;
+	doc = json_loadb(body, len, 0, NULL);
+	if (status < 400) {
+		ctl_end(c, json_pack("{s:i, s:o}", "status", status, "body",
+		    doc != NULL ? doc : json_null()));
+		return;
+	}
+	code = json_string_value(json_object_get(doc, "error"));
+	msg = json_string_value(json_object_get(doc, "message"));
+	field = json_string_value(json_object_get(doc, "field"));
+	o = json_pack("{s:b, s:i}", "ok", 0, "status", status);
+	json_object_set_new(o, "error", json_sprintf("%s%s%s%s%s",
+	    code != NULL ? code : "error", field != NULL ? ": " : "",
+	    field != NULL ? field : "", msg != NULL ? ": " : "",
+	    msg != NULL ? msg : ""));
+	json_object_set_new(o, "body", doc != NULL ? doc : json_null());
+	ctl_end(c, o);
+}
+
+/*
+ * api method path [body]: the admin API's route for path, as if asked
+ * over HTTP; the answer is {"status", "body"} (ok false, with the error
+ * code, field and message in "error", from 400 on).
+ */
+static void
+cmd_api(struct ctl_conn *c, json_t *req)
+{
+	static const struct {
+		const char		*name;
+		enum admin_method	 m;
+	} methods[] = {
+		{ "GET", ADMIN_GET }, { "POST", ADMIN_POST },
+		{ "PUT", ADMIN_PUT }, { "PATCH", ADMIN_PATCH },
+		{ "DELETE", ADMIN_DELETE },
+	};
+	const char *mname = json_string_value(json_object_get(req, "method"));
+	const char *path = json_string_value(json_object_get(req, "path"));
+	json_t *b = json_object_get(req, "body");
+	char *body = NULL;
+	size_t i;
+
+	for (i = 0; mname != NULL && i < sizeof(methods) / sizeof(methods[0]);
+	    i++)
+		if (strcmp(mname, methods[i].name) == 0)
+			break;
+	if (mname == NULL || i == sizeof(methods) / sizeof(methods[0])) {
+		ctl_error(c, "api needs a method: GET, POST, PUT, PATCH or "
+		    "DELETE");
+		return;
+	}
+	if (path == NULL || path[0] != '/') {
+		ctl_error(c, "api needs a path starting with /");
+		return;
+	}
+	if (b != NULL && (body = json_dumps(b, JSON_COMPACT |
+	    JSON_ENCODE_ANY)) == NULL) {
+		ctl_error(c, "api: the body could not be encoded");
+		return;
+	}
+	c->busy = 1;
+	c->api = admin_call(methods[i].m, path, body, body != NULL ?
+	    strlen(body) : 0, api_done, c);
+	free(body);
 }

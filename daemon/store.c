@@ -818,6 +818,23 @@ store_meta_put_u64(struct store *st, DB_TXN *txn, const char *name,
 	return store_meta_put(st, txn, name, v, sizeof(v));
 }
 
+/* A synced write of meta "probe" (the time), for the admin API's /ready:
+ * 0 when it is durable, -1 (store_strerror) when the store cannot take
+ * one now. */
+int
+store_ready_probe(struct store *st, uint64_t now_ms)
+{
+	struct store_batch *b;
+
+	if ((b = store_batch_begin(st)) == NULL)
+		return -1;
+	if (store_meta_put_u64(st, b->txn, "probe", now_ms) != 0) {
+		store_batch_abort(b);
+		return -1;
+	}
+	return store_batch_commit(b);
+}
+
 /* excl: fail (DB_KEYEXIST) when key is there already. */
 int
 store_put(struct store *st, DB_TXN *txn, int t, const void *key, size_t klen,

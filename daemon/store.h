@@ -244,6 +244,10 @@ int		 store_quarantine_get(struct store *, uint64_t seq,
 int		 store_quarantine_usage(struct store *, uint64_t *bytes,
 		    uint64_t *hooks);
 
+/* A synced write of one meta record: 0 when the store takes a synced
+ * write now, -1 (store_strerror says why) when it does not.  Opens and
+ * commits a batch of its own (none may be open). */
+int		 store_ready_probe(struct store *, uint64_t now_ms);
 /* The last error the store met, for logs. */
 const char	*store_strerror(struct store *);
 /* Which function sums libdb's log records and pages, proved at the open

@@ -348,6 +348,8 @@ class Daemon:
         self.sock = os.path.join(self.dir, "control.sock")
         self.conf = os.path.join(self.dir, "ankusa.yml")
         self.port = free_port()
+        self.admin_port = free_port()
+        self.admin = {"ip": "127.0.0.1", "port": self.admin_port}
         self.http = {"ip": "127.0.0.1", "port": self.port,
                      "workers": workers, "max_body_bytes": max_body,
                      "routing": routing, "prefix": prefix}
@@ -371,6 +373,7 @@ class Daemon:
         c = {"node": {"data_dir": self.data_dir},
              "control": {"socket": self.sock},
              "http": self.http,
+             "admin": self.admin,
              "batcher": self.batcher}
         c.update(self.extra)
         c["sources"] = self.sources
@@ -524,6 +527,19 @@ class Daemon:
         return sorted(p for p in _proc_children(self.pid) if edge_alive(p))
 
     # -- ankusactl
+
+    def api(self, method, path, body=None, timeout=20.0):
+        """One admin API request: (status, headers, JSON body or None when
+        the body is not JSON).  body: a dict (sent as JSON) or bytes."""
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+        st, hdrs, data = request(self.admin_port, method, path, body,
+                                 timeout=timeout)
+        try:
+            doc = json.loads(data) if data else None
+        except ValueError:
+            doc = None
+        return st, hdrs, doc
 
     def ctl(self, *args, check=True, json_out=False, timeout=20):
         argv = [binary("ankusactl"), "-s", self.sock]

@@ -1,0 +1,714 @@
+/*
+ * admin.c: the admin API's listener and request plumbing; see admin.h.
+ *
+ * Served by evhttp on the master's loop.  Only local operators reach it
+ * (admin.ip is loopback by default, like the control socket's mode), but
+ * everything in a request is still read with bounds: the body is capped
+ * by evhttp, a path segment and a query value by ADMIN_PARAM_MAX, and no
+ * text from a request reaches a log or an answer uncleaned.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+
+#include "admin.h"
+#include "clock.h"
+#include "conf.h"
+#include "log.h"
+#include "master.h"
+#include "store.h"
+#include "utf8.h"
+
+#define ADMIN_TIMEOUT_S		60	/* a client's idle connection */
+#define ADMIN_READY_EVERY_MS	1000	/* /ready's synced write, at most */
+#define ADMIN_MAX_SEGMENTS	16
+#define ADMIN_TEXT_MAX		1024
+
+struct admin_req {
+	struct evhttp_request	*req;
+	struct evhttp_connection *conn;
+	enum admin_method	 method;
+	char			 params[ADMIN_MAX_PARAMS][ADMIN_PARAM_MAX + 1];
+	int			 nparams;
+	struct evkeyvalq	 query;
+	int			 held;
+	int			 gone;		/* its client went away */
+	/* A call from inside the master (admin_call): no evhttp request. */
+	struct evbuffer		*body_in;
+	void			(*done)(void *, int, const char *, size_t);
+	void			*done_arg;
+	int			*answered;	/* set while admin_call runs */
+	void			(*gone_cb)(void *);
+	void			*gone_arg;
+};
+
+/* Every module's routes; a module that serves the API adds its table. */
+static const struct admin_route *const admin_tables[] = {
+	admin_routes_core,
+};
+
+static struct evhttp	*http;
+
+static void	admin_request(struct evhttp_request *, void *);
+static void	admin_free(struct admin_req *);
+static int	admin_match(const char *, char segs[][ADMIN_PARAM_MAX + 1],
+		    int, struct admin_req *);
+
+int
+admin_init(int fd, char *err, size_t errlen)
+{
+	if ((http = evhttp_new(env->base)) == NULL) {
+		snprintf(err, errlen, "admin: evhttp_new failed");
+		return -1;
+	}
+	evhttp_set_max_body_size(http, ADMIN_MAX_BODY);
+	evhttp_set_max_headers_size(http, 16384);
+	evhttp_set_timeout(http, ADMIN_TIMEOUT_S);
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE |
+	    EVHTTP_REQ_HEAD);
+	evhttp_set_default_content_type(http, "application/json");
+	evhttp_set_gencb(http, admin_request, NULL);
+	if (evhttp_accept_socket_with_handle(http, fd) == NULL) {
+		snprintf(err, errlen, "admin: cannot accept on the listener");
+		evhttp_free(http);
+		http = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void
+admin_close(void)
+{
+	if (http != NULL)
+		evhttp_free(http);
+	http = NULL;
+}
+
+static enum admin_method
+method_of(enum evhttp_cmd_type t)
+{
+	switch (t) {
+	case EVHTTP_REQ_GET:
+	case EVHTTP_REQ_HEAD:
+		return ADMIN_GET;
+	case EVHTTP_REQ_POST:
+		return ADMIN_POST;
+	case EVHTTP_REQ_PUT:
+		return ADMIN_PUT;
+	case EVHTTP_REQ_PATCH:
+		return ADMIN_PATCH;
+	case EVHTTP_REQ_DELETE:
+		return ADMIN_DELETE;
+	default:
+		return 0;
+	}
+}
+
+static const char *
+method_name(enum admin_method m)
+{
+	static const char *const names[] = { "", "GET", "POST", "PUT",
+	    "PATCH", "DELETE" };
+
+	return m >= ADMIN_GET && m <= ADMIN_DELETE ? names[m] : "";
+}
+
+/*
+ * Split the path into decoded segments: the count, or -1 when a segment
+ * is too long, too many, or decodes to a NUL.
+ */
+static int
+split_path(const char *path, char segs[][ADMIN_PARAM_MAX + 1])
+{
+	const char *p = path, *e;
+	char raw[3 * ADMIN_PARAM_MAX + 1], *dec;
+	size_t n, dlen;
+	int count = 0;
+
+	while (*p != '\0') {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, '/');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (n >= sizeof(raw) || count == ADMIN_MAX_SEGMENTS)
+			return -1;
+		memcpy(raw, p, n);
+		raw[n] = '\0';
+		if ((dec = evhttp_uridecode(raw, 0, &dlen)) == NULL)
+			return -1;
+		if (dlen > ADMIN_PARAM_MAX || strlen(dec) != dlen) {
+			free(dec);
+			return -1;
+		}
+		memcpy(segs[count++], dec, dlen + 1);
+		free(dec);
+		p += n;
+	}
+	return count;
+}
+
+/* 1 when the pattern matches the segments (params filled), else 0. */
+static int
+admin_match(const char *pattern, char segs[][ADMIN_PARAM_MAX + 1], int nsegs,
+    struct admin_req *ar)
+{
+	const char *p = pattern, *e;
+	size_t n;
+	int i = 0, np = 0;
+
+	while (*p != '\0') {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, '/');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (i == nsegs)
+			return 0;
+		if (n == 2 && p[0] == '{' && p[1] == '}') {
+			if (np == ADMIN_MAX_PARAMS)
+				return 0;
+			memcpy(ar->params[np++], segs[i], strlen(segs[i]) + 1);
+		} else if (strlen(segs[i]) != n || memcmp(segs[i], p, n) != 0)
+			return 0;
+		i++;
+		p += n;
+	}
+	if (i != nsegs)
+		return 0;
+	ar->nparams = np;
+	return 1;
+}
+
+/* Find the route of path and run it; every outcome answers ar. */
+static void
+admin_route(struct admin_req *ar, const char *path, const char *q)
+{
+	const struct admin_route *r, *hit = NULL;
+	char segs[ADMIN_MAX_SEGMENTS][ADMIN_PARAM_MAX + 1], allow[64];
+	size_t t;
+	int nsegs, other = 0;
+
+	if (path == NULL || (nsegs = split_path(path, segs)) == -1) {
+		admin_error(ar, 404, "not_found", NULL);
+		return;
+	}
+	if (q != NULL && evhttp_parse_query_str(q, &ar->query) == -1) {
+		admin_bad(ar, "query", "the query string is not "
+		    "application/x-www-form-urlencoded");
+		return;
+	}
+	allow[0] = '\0';
+	for (t = 0; t < sizeof(admin_tables) / sizeof(admin_tables[0]); t++)
+		for (r = admin_tables[t]; r->pattern != NULL; r++) {
+			if (!admin_match(r->pattern, segs, nsegs, ar))
+				continue;
+			if (r->method == ar->method && hit == NULL)
+				hit = r;
+			else if (r->method != ar->method &&
+			    strlen(allow) + 8 < sizeof(allow)) {
+				if (other++)
+					strcat(allow, ", ");
+				strcat(allow, method_name(r->method));
+			}
+		}
+	if (hit != NULL) {
+		/* Match again: a later pattern may have filled params. */
+		(void)admin_match(hit->pattern, segs, nsegs, ar);
+		hit->fn(ar);
+		return;
+	}
+	if (other) {
+		admin_header(ar, "Allow", allow);
+		admin_error(ar, 405, "method_not_allowed", NULL);
+		return;
+	}
+	admin_error(ar, 404, "not_found", NULL);
+}
+
+static void
+admin_request(struct evhttp_request *req, void *arg)
+{
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	struct admin_req *ar;
+
+	if ((ar = calloc(1, sizeof(*ar))) == NULL) {
+		evhttp_send_error(req, 503, "Out of memory");
+		return;
+	}
+	TAILQ_INIT(&ar->query);
+	ar->req = req;
+	ar->conn = evhttp_request_get_connection(req);
+	ar->method = method_of(evhttp_request_get_command(req));
+	admin_route(ar, uri != NULL ? evhttp_uri_get_path(uri) : NULL,
+	    uri != NULL ? evhttp_uri_get_query(uri) : NULL);
+}
+
+struct admin_req *
+admin_call(enum admin_method m, const char *target, const char *body,
+    size_t len, void (*done)(void *, int, const char *, size_t), void *arg)
+{
+	struct evhttp_uri *uri;
+	struct admin_req *ar;
+
+	static const char oom[] = "{\"error\":\"out_of_memory\"}";
+	int answered;
+
+	if ((ar = calloc(1, sizeof(*ar))) == NULL) {
+		done(arg, 503, oom, sizeof(oom) - 1);
+		return NULL;
+	}
+	TAILQ_INIT(&ar->query);
+	ar->method = m;
+	ar->done = done;
+	ar->done_arg = arg;
+	if ((ar->body_in = evbuffer_new()) == NULL ||
+	    (body != NULL && evbuffer_add(ar->body_in, body, len) == -1)) {
+		if (ar->body_in != NULL)
+			evbuffer_free(ar->body_in);
+		free(ar);
+		done(arg, 503, oom, sizeof(oom) - 1);
+		return NULL;
+	}
+	/* Held from the start: the handle stays valid until done runs. */
+	ar->held = 1;
+	ar->answered = &answered;
+	answered = 0;
+	uri = evhttp_uri_parse(target);
+	admin_route(ar, uri != NULL ? evhttp_uri_get_path(uri) : NULL,
+	    uri != NULL ? evhttp_uri_get_query(uri) : NULL);
+	if (uri != NULL)
+		evhttp_uri_free(uri);
+	if (answered)
+		return NULL;
+	ar->answered = NULL;
+	return ar;
+}
+
+void
+admin_call_detach(struct admin_req *ar)
+{
+	ar->done = NULL;
+	ar->gone = 1;
+	if (ar->gone_cb != NULL)
+		ar->gone_cb(ar->gone_arg);
+}
+
+const char *
+admin_param(const struct admin_req *ar, int i)
+{
+	return i >= 0 && i < ar->nparams ? ar->params[i] : "";
+}
+
+enum admin_method
+admin_method(const struct admin_req *ar)
+{
+	return ar->method;
+}
+
+static void
+admin_conn_closed(struct evhttp_connection *conn, void *arg)
+{
+	struct admin_req *ar = arg;
+
+	ar->gone = 1;
+	ar->req = NULL;		/* evhttp frees it with the connection */
+	evhttp_connection_set_closecb(conn, NULL, NULL);
+	ar->conn = NULL;
+	if (ar->gone_cb != NULL)
+		ar->gone_cb(ar->gone_arg);
+}
+
+void
+admin_hold(struct admin_req *ar, void (*gone)(void *), void *arg)
+{
+	ar->held = 1;
+	ar->gone_cb = gone;
+	ar->gone_arg = arg;
+	if (ar->conn != NULL)
+		evhttp_connection_set_closecb(ar->conn, admin_conn_closed, ar);
+}
+
+static void
+admin_free(struct admin_req *ar)
+{
+	if (ar->held && ar->conn != NULL)
+		evhttp_connection_set_closecb(ar->conn, NULL, NULL);
+	if (ar->body_in != NULL)
+		evbuffer_free(ar->body_in);
+	evhttp_clear_headers(&ar->query);
+	free(ar);
+}
+
+void
+admin_header(struct admin_req *ar, const char *name, const char *value)
+{
+	if (ar->req != NULL)
+		evhttp_add_header(evhttp_request_get_output_headers(ar->req),
+		    name, value);
+}
+
+void
+admin_reply_text(struct admin_req *ar, int status, const char *ctype,
+    const char *text, size_t len)
+{
+	void (*done)(void *, int, const char *, size_t) = ar->done;
+	struct evbuffer *b;
+
+	if (ar->body_in != NULL) {
+		/* admin_call's: done is cleared first, so that admin_call
+		 * knows it was answered. */
+		ar->done = NULL;
+		if (ar->answered != NULL)
+			*ar->answered = 1;
+		if (done != NULL && !ar->gone)
+			done(ar->done_arg, status, text, len);
+		admin_free(ar);
+		return;
+	}
+	if (ar->gone || ar->req == NULL) {
+		admin_free(ar);
+		return;
+	}
+	if ((b = evbuffer_new()) == NULL) {
+		evhttp_send_error(ar->req, 503, "Out of memory");
+		admin_free(ar);
+		return;
+	}
+	admin_header(ar, "Content-Type", ctype);
+	admin_header(ar, "Cache-Control", "no-store");
+	if (evhttp_request_get_command(ar->req) != EVHTTP_REQ_HEAD)
+		evbuffer_add(b, text, len);
+	evhttp_send_reply(ar->req, status, NULL, b);
+	evbuffer_free(b);
+	admin_free(ar);
+}
+
+void
+admin_reply(struct admin_req *ar, int status, json_t *o)
+{
+	char *s = NULL;
+
+	if (o != NULL)
+		s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (s == NULL) {
+		log_warnx("admin: an answer could not be encoded");
+		status = 500;
+		s = strdup("{\"error\":\"internal\",\"message\":\"the answer "
+		    "could not be encoded\"}");
+		if (s == NULL) {
+			admin_reply_text(ar, 500, "application/json", "{}", 2);
+			return;
+		}
+	}
+	admin_reply_text(ar, status, "application/json", s, strlen(s));
+	free(s);
+}
+
+void
+admin_error(struct admin_req *ar, int status, const char *code, json_t *extra)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "error", json_string(code));
+	if (extra != NULL) {
+		json_object_update(o, extra);
+		json_decref(extra);
+	}
+	admin_reply(ar, status, o);
+}
+
+json_t *
+admin_str(const char *s)
+{
+	char buf[4 * ADMIN_TEXT_MAX + 1];
+	json_t *j;
+
+	if ((j = json_string(s)) != NULL)
+		return j;
+	(void)utf8_clean(buf, sizeof(buf), s, strlen(s));
+	return json_string(buf);
+}
+
+void
+admin_bad(struct admin_req *ar, const char *field, const char *fmt, ...)
+{
+	char buf[4 * ADMIN_TEXT_MAX], text[ADMIN_TEXT_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	(void)utf8_clean(text, sizeof(text), buf, (size_t)n);
+	admin_error(ar, 400, "invalid_request", json_pack("{s:o, s:s}",
+	    "field", admin_str(field), "message", text));
+}
+
+int
+admin_query_check(struct admin_req *ar, const char *const *allowed)
+{
+	struct evkeyval *kv, *kv2;
+	int i;
+
+	TAILQ_FOREACH(kv, &ar->query, next) {
+		for (i = 0; allowed != NULL && allowed[i] != NULL; i++)
+			if (strcmp(allowed[i], kv->key) == 0)
+				break;
+		if (allowed == NULL || allowed[i] == NULL) {
+			admin_bad(ar, kv->key, "unknown query argument");
+			return -1;
+		}
+		for (kv2 = TAILQ_NEXT(kv, next); kv2 != NULL;
+		    kv2 = TAILQ_NEXT(kv2, next))
+			if (strcmp(kv2->key, kv->key) == 0) {
+				admin_bad(ar, kv->key, "given twice");
+				return -1;
+			}
+		if (strlen(kv->value) > ADMIN_PARAM_MAX) {
+			admin_bad(ar, kv->key, "longer than %d bytes",
+			    ADMIN_PARAM_MAX);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+const char *
+admin_query(const struct admin_req *ar, const char *key)
+{
+	return evhttp_find_header(&ar->query, key);
+}
+
+static int
+parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int
+admin_query_u64(struct admin_req *ar, const char *key, uint64_t min,
+    uint64_t max, uint64_t *out)
+{
+	const char *s = admin_query(ar, key);
+	uint64_t v;
+
+	if (s == NULL)
+		return 0;
+	if (parse_u64(s, &v) == -1 || v < min || v > max) {
+		admin_bad(ar, key, "must be a whole number from %llu to %llu",
+		    (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = v;
+	return 1;
+}
+
+/* RFC 3339 to ms since the epoch; -1 when it is not one. */
+static int
+parse_rfc3339(const char *s, uint64_t *ms)
+{
+	struct tm tm;
+	const char *p;
+	int64_t t, frac = 0, scale = 1000, off = 0;
+	int i;
+
+	memset(&tm, 0, sizeof(tm));
+	if ((p = strptime(s, "%Y-%m-%d", &tm)) == NULL ||
+	    (*p != 'T' && *p != 't' && *p != ' '))
+		return -1;
+	if ((p = strptime(p + 1, "%H:%M:%S", &tm)) == NULL)
+		return -1;
+	if (*p == '.') {
+		for (p++, i = 0; isdigit((unsigned char)*p); p++, i++)
+			if (i < 3) {
+				frac = frac * 10 + (*p - '0');
+				scale /= 10;
+			}
+		if (i == 0)
+			return -1;
+		frac *= scale;
+	}
+	if (*p == 'Z' || *p == 'z')
+		p++;
+	else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
+	    isdigit((unsigned char)p[2]) && p[3] == ':' &&
+	    isdigit((unsigned char)p[4]) && isdigit((unsigned char)p[5])) {
+		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		    ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		if (*p == '-')
+			off = -off;
+		p += 6;
+	} else
+		return -1;
+	if (*p != '\0')
+		return -1;
+	if ((t = (int64_t)timegm(&tm)) == -1)
+		return -1;
+	t -= off;
+	if (t < 0)
+		return -1;
+	*ms = (uint64_t)t * 1000 + (uint64_t)frac;
+	return 0;
+}
+
+int
+admin_query_time(struct admin_req *ar, const char *key, uint64_t *ms)
+{
+	const char *s = admin_query(ar, key);
+
+	if (s == NULL)
+		return 0;
+	if (parse_u64(s, ms) == 0 || parse_rfc3339(s, ms) == 0)
+		return 1;
+	admin_bad(ar, key, "must be ms since the epoch or an RFC 3339 time "
+	    "(2026-12-02T10:00:00Z)");
+	return -1;
+}
+
+int
+admin_query_id(struct admin_req *ar, const char *key, const char **out)
+{
+	const char *s = admin_query(ar, key);
+
+	*out = NULL;
+	if (s == NULL)
+		return 0;
+	if (!conf_valid_id(s)) {
+		admin_bad(ar, key, "must be 1 to 64 of A-Z a-z 0-9 _ -");
+		return -1;
+	}
+	*out = s;
+	return 1;
+}
+
+json_t *
+admin_body(struct admin_req *ar, const char *const *allowed)
+{
+	struct evbuffer *in = ar->body_in != NULL ? ar->body_in :
+	    evhttp_request_get_input_buffer(ar->req);
+	size_t len = evbuffer_get_length(in);
+	const char *key;
+	json_error_t jerr;
+	json_t *o, *v;
+	int i;
+
+	if (len == 0)
+		return json_object();
+	o = json_loadb((const char *)evbuffer_pullup(in, -1), len,
+	    JSON_REJECT_DUPLICATES, &jerr);
+	if (o == NULL || !json_is_object(o)) {
+		json_decref(o);
+		admin_bad(ar, "body", "not a JSON object%s%s",
+		    o == NULL ? ": " : "", o == NULL ? jerr.text : "");
+		return NULL;
+	}
+	json_object_foreach(o, key, v) {
+		for (i = 0; allowed != NULL && allowed[i] != NULL; i++)
+			if (strcmp(allowed[i], key) == 0)
+				break;
+		if (allowed == NULL || allowed[i] == NULL) {
+			admin_bad(ar, key, "unknown field");
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/*
+ * The core routes: /health and /ready.
+ */
+
+static void
+get_health(struct admin_req *ar)
+{
+	char host[256];
+
+	if (admin_query_check(ar, NULL) == -1)
+		return;
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	admin_reply(ar, 200, json_pack("{s:s, s:o, s:s, s:[ssss], s:b}",
+	    "status", "ok", "instance", admin_str(host), "version",
+	    PACKAGE_VERSION, "roles", "ingest", "dispatch", "admin",
+	    "claim_gateway", "draining", env->draining));
+}
+
+/*
+ * 200 while the store takes a synced write: one, at most once a second,
+ * its result kept between.
+ */
+static void
+get_ready(struct admin_req *ar)
+{
+	static uint64_t probed;		/* mono ms of the last probe */
+	static int ok;
+	static char why[256];
+	uint64_t now = time_mono_ms();
+
+	if (admin_query_check(ar, NULL) == -1)
+		return;
+	if (env->draining) {
+		admin_header(ar, "Retry-After", "1");
+		admin_reply(ar, 503, json_pack("{s:s, s:s}", "status",
+		    "unavailable", "reason", "draining"));
+		return;
+	}
+	if (probed == 0 || now - probed >= ADMIN_READY_EVERY_MS) {
+		probed = now;
+		ok = store_ready_probe(env->store, time_wall_ms()) == 0;
+		if (!ok)
+			snprintf(why, sizeof(why), "store_unavailable: %s",
+			    store_strerror(env->store));
+		master_store_check();
+	}
+	if (ok) {
+		admin_reply(ar, 200, json_pack("{s:s}", "status", "ready"));
+		return;
+	}
+	admin_header(ar, "Retry-After", "1");
+	admin_reply(ar, 503, json_pack("{s:s, s:o}", "status", "unavailable",
+	    "reason", admin_str(why)));
+}
+
+const struct admin_route admin_routes_core[] = {
+	{ ADMIN_GET, "/health", get_health },
+	{ ADMIN_GET, "/ready", get_ready },
+	{ 0, NULL, NULL }
+};

@@ -1,0 +1,132 @@
+/*
+ * admin.h: the admin API's listener (admin.ip:admin.port, libevent's
+ * evhttp in the master) and what its handlers use.
+ *
+ * Handlers live in the modules that own what they serve; each module
+ * gives one route table (admin_routes_<module>[], ended by a NULL
+ * pattern), and admin.c's list of tables names it.  A pattern is a path
+ * whose segments are literal or "{}", which matches any one non-empty
+ * segment (percent-decoded, at most ADMIN_PARAM_MAX bytes); a query string
+ * never takes part in the match.  A path that matches with another method
+ * is 405 with Allow; no match is 404 not_found.
+ *
+ * Every answer is JSON (admin_reply, admin_error) but /metrics' text
+ * (admin_reply_text).  Errors are {"error":"<code>", ...}: 400
+ * invalid_request with "field" naming the argument and "message" saying
+ * what is wrong with it, 404 not_found, 405 method_not_allowed, 409 for a
+ * state that refuses the call (the code says which), 503
+ * store_unavailable.  Request bodies over ADMIN_MAX_BODY are refused by
+ * evhttp before a handler runs (413).
+ *
+ * A handler answers before it returns, or holds the request
+ * (admin_hold) and answers it later from a callback: long work runs as a
+ * job in bounded steps and never blocks the loop.  A held request whose
+ * client goes away calls the gone callback; the holder must then not
+ * answer it (admin_reply on it only frees it).
+ */
+#ifndef ANKUSA_ADMIN_H
+#define ANKUSA_ADMIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define ADMIN_MAX_BODY		65536
+#define ADMIN_MAX_PARAMS	4
+#define ADMIN_PARAM_MAX		256
+
+enum admin_method {
+	ADMIN_GET = 1,
+	ADMIN_POST,
+	ADMIN_PUT,
+	ADMIN_PATCH,
+	ADMIN_DELETE,
+};
+
+struct admin_req;
+
+struct admin_route {
+	enum admin_method	 method;
+	const char		*pattern;	/* NULL ends a table */
+	void			(*fn)(struct admin_req *);
+};
+
+/* The route tables (one per module that serves the API). */
+extern const struct admin_route admin_routes_core[];
+
+/* Listen on fd (bound and listening, opened before any privilege is
+ * dropped).  0, or -1 with err. */
+int		 admin_init(int fd, char *err, size_t errlen);
+void		 admin_close(void);
+
+/* The i-th "{}" segment of the matched pattern, decoded. */
+const char	*admin_param(const struct admin_req *, int i);
+enum admin_method admin_method(const struct admin_req *);
+
+/*
+ * Query arguments.  admin_query_check answers 400 (and returns -1) when
+ * the query names a key not in allowed (NULL-ended) or one twice; then
+ * admin_query gives a key's value (NULL when absent).  The readers below
+ * answer 400 naming the key and return -1 when a value is malformed or out
+ * of range, else 0 (1 for admin_query_u64 when the key was given).
+ */
+int		 admin_query_check(struct admin_req *, const char *const *allowed);
+const char	*admin_query(const struct admin_req *, const char *key);
+int		 admin_query_u64(struct admin_req *, const char *key,
+		    uint64_t min, uint64_t max, uint64_t *out);
+/* A time as ms since the epoch: a whole number of ms, or RFC 3339
+ * (2026-12-02T10:00:00Z, fractions and offsets allowed). */
+int		 admin_query_time(struct admin_req *, const char *key,
+		    uint64_t *ms);
+/* An identity ([A-Za-z0-9_-]{1,64}), or 400. */
+int		 admin_query_id(struct admin_req *, const char *key,
+		    const char **out);
+
+/*
+ * The request's body as a JSON object: NULL after answering 400 when it is
+ * not one, or names a key not in allowed (NULL-ended); an empty body is
+ * an empty object.  The caller owns the object.
+ */
+json_t		*admin_body(struct admin_req *, const char *const *allowed);
+/* Answer 400 invalid_request naming field, with the message. */
+void		 admin_bad(struct admin_req *, const char *field,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Answer with o (stolen; NULL answers 500 that the answer could not be
+ * built), and free the request. */
+void		 admin_reply(struct admin_req *, int status, json_t *o);
+/* {"error":code} plus the pairs of extra (stolen, may be NULL). */
+void		 admin_error(struct admin_req *, int status, const char *code,
+		    json_t *extra);
+/* A text answer with its content type. */
+void		 admin_reply_text(struct admin_req *, int status,
+		    const char *ctype, const char *text, size_t len);
+/* An answer header, before the answer. */
+void		 admin_header(struct admin_req *, const char *name,
+		    const char *value);
+
+/* Keep the request open after the handler returns; gone(arg) is called if
+ * its client goes away first. */
+void		 admin_hold(struct admin_req *, void (*gone)(void *),
+		    void *arg);
+
+/*
+ * A call of the same routes from inside the master (the control socket's
+ * "api" command, which ankusactl's commands use): target is the path and
+ * query, body the request body (NULL or len 0: none).  done(arg, status,
+ * body, len) is called once with the answer (503 out_of_memory too),
+ * maybe before admin_call returns; then admin_call returns NULL, else a
+ * handle for admin_call_detach, valid until done runs.
+ */
+struct admin_req *admin_call(enum admin_method, const char *target,
+		    const char *body, size_t len,
+		    void (*done)(void *, int, const char *, size_t), void *arg);
+/* The caller went away: done will not be called; a held job is told
+ * (its gone callback) and answers nothing. */
+void		 admin_call_detach(struct admin_req *);
+
+/* A JSON string of text from outside (cleaned when not UTF-8). */
+json_t		*admin_str(const char *);
+
+#endif /* ANKUSA_ADMIN_H */
