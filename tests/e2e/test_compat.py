@@ -6,7 +6,9 @@ The files under tests/conf/elixir-*.yml are ours, written in the shape of
 the Elixir Ankusa's own examples (its config-examples and image file).
 """
 
+import base64
 import glob
+import json
 import os
 
 from ankusa import (SRCDIR, Daemon, check_config, free_port, get,
@@ -105,3 +107,71 @@ def test_env_overrides_the_file():
     rc, out = check_config(d.conf, {"ANKUSA_STORAGE_TYPE": "s3"})
     assert rc == 78 and "storage.type (ANKUSA_STORAGE_TYPE) is not " \
         "supported by this build" in out, out
+
+
+# ------------------------------------------------------------ /v1/config
+
+def test_v1_config_redacted():
+    # A distinct planted secret in every key and URL part that can hold
+    # one; GET /v1/config must show none of them, in any form.
+    wh_verify = "whsec_" + base64.b64encode(b"PLANT-wh-verify").decode()
+    wh_sink = "whsec_" + base64.b64encode(b"PLANT-wh-sink").decode()
+    sources = {
+        "stripe": {
+            "verify": {"type": "stripe",
+                       "secret": ["PLANT-stripe-new", "PLANT-stripe-old"]},
+            "sinks": [{
+                "type": "http",
+                "url": "http://PLANT-url-user:PLANT-url-pass@127.0.0.1:9"
+                       "/in?api_key=PLANT-url-query#PLANT-frag",
+                "headers": {"authorization": "Bearer PLANT-hdr-auth",
+                            "x-api-key": "PLANT-hdr-key"},
+                "secret": wh_sink,
+            }],
+        },
+        "std": {
+            "verify": {"type": "standard_webhooks", "secret": wh_verify},
+            "sinks": [{
+                "type": "sqs",
+                "queue_url": "http://PLANT-q-user@127.0.0.1:9/1/q"
+                             "?sig=PLANT-q-query",
+                "region": "us-east-1",
+                "access_key_id": "PLANT-sqs-akid",
+                "secret_access_key": "PLANT-sqs-secret",
+                "session_token": "PLANT-sqs-session",
+            }],
+        },
+        "gh": {
+            "verify": {"type": "github", "secret": "PLANT-gh"},
+            "sinks": [{
+                "type": "google_pubsub", "project": "p", "topic": "t",
+                "endpoint": "http://PLANT-ps-user:PLANT-ps-pass@127.0.0.1:9",
+                "auth": "token", "token": "PLANT-pubsub-token",
+            }],
+        },
+    }
+    extra = {"claim_check": {
+        "port": free_port(),
+        "store": {"type": "s3", "s3": {
+            "bucket": "claims-bucket", "region": "us-east-1",
+            "endpoint": "http://PLANT-s3-user:PLANT-s3-pass@127.0.0.1:9"
+                        "/?X-Amz-Security-Token=PLANT-s3-query",
+            "access_key_id": "PLANT-s3-akid",
+            "secret_access_key": "PLANT-s3-secret",
+            "session_token": "PLANT-s3-session"}}}}
+    d = Daemon(name="config", sources=sources, extra=extra).start()
+    st, hdrs, doc = d.api("GET", "/v1/config")
+    assert st == 200, "GET /v1/config: %d %r" % (st, doc)
+    raw = json.dumps(doc)
+    for needle in ("PLANT", "UExBTlQ", "whsec_"):
+        assert needle not in raw, "%s shown by GET /v1/config: %s" % (
+            needle, raw)
+    assert doc["http"]["port"] == d.port, doc["http"]
+    sk = doc["sources"]["stripe"]["sinks"][0]
+    assert sk["url"] == "http://<redacted>@127.0.0.1:9/in?<redacted>", sk
+    assert sk["headers"] == {"authorization": "<redacted>",
+                             "x-api-key": "<redacted>"}, sk
+    assert doc["claim_check"]["store"]["s3"]["bucket"] == "claims-bucket"
+    # A query is not allowed.
+    st, _, doc = d.api("GET", "/v1/config?reveal=1")
+    assert st == 400, "GET /v1/config?reveal=1: %d %r" % (st, doc)
