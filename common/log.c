@@ -3,7 +3,10 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,17 +17,44 @@
 #include "log.h"
 
 static int		 log_foreground = 1;
+static int		 log_journal;	/* stderr is the journal's stream */
 static enum log_level	 log_cur = LOG_LEVEL_INFO;
 static char		 log_name[64] = "ankusa";
 static char		 log_prefix[64];
 
 static void	log_vemit(enum log_level, int, const char *, va_list);
+static void	log_emit(enum log_level, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static int	log_is_journal(void);
+
+static const char *const log_names[] = {
+	"error", "warning", "info", "debug"
+};
+static const int log_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+
+/* JOURNAL_STREAM is "device:inode" of the stream systemd connected to the
+ * journal; stderr is it only if they match (a child's stderr may have been
+ * redirected since). */
+static int
+log_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (js == NULL || sscanf(js, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st) == -1)
+		return 0;
+	return (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
+}
 
 void
 log_init(const char *progname, int foreground)
 {
 	snprintf(log_name, sizeof(log_name), "%s", progname);
 	log_foreground = foreground;
+	log_journal = foreground && log_is_journal();
 	if (!foreground)
 		openlog(log_name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
@@ -44,11 +74,10 @@ log_setprefix(const char *p)
 int
 log_level_parse(const char *s, enum log_level *l)
 {
-	static const char *names[] = { "error", "warning", "info", "debug" };
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(s, names[i]) == 0) {
+	for (i = 0; i < sizeof(log_names) / sizeof(log_names[0]); i++)
+		if (strcmp(s, log_names[i]) == 0) {
 			*l = (enum log_level)i;
 			return 0;
 		}
@@ -62,7 +91,6 @@ log_level_parse(const char *s, enum log_level *l)
 static void
 log_vemit(enum log_level l, int with_errno, const char *fmt, va_list ap)
 {
-	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 	char msg[2048];
 	int saved = errno, n;
 
@@ -78,16 +106,61 @@ log_vemit(enum log_level l, int with_errno, const char *fmt, va_list ap)
 		struct tm tm;
 		char tb[32];
 
+		char pri[8] = "";
+
 		clock_gettime(CLOCK_REALTIME, &ts);
 		gmtime_r(&ts.tv_sec, &tm);
-		strftime(tb, sizeof(tb), "%H:%M:%S", &tm);
-		fprintf(stderr, "%s.%03ld %s[%d]: %s%s%s\n", tb,
-		    ts.tv_nsec / 1000000, log_name, (int)getpid(), log_prefix,
-		    log_prefix[0] ? ": " : "", msg);
+		strftime(tb, sizeof(tb), "%Y-%m-%dT%H:%M:%S", &tm);
+		if (log_journal)
+			snprintf(pri, sizeof(pri), "<%d>", log_prio[l]);
+		fprintf(stderr, "%s%s.%03ldZ %s[%d]: %s: %s%s%s\n", pri, tb,
+		    ts.tv_nsec / 1000000, log_name, (int)getpid(), log_names[l],
+		    log_prefix, log_prefix[0] ? ": " : "", msg);
 	} else
-		syslog(prio[l], "%s%s%s", log_prefix, log_prefix[0] ? ": " : "",
-		    msg);
+		syslog(log_prio[l], "%s%s%s", log_prefix,
+		    log_prefix[0] ? ": " : "", msg);
 	errno = saved;
+}
+
+static void
+log_emit(enum log_level l, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(l, 0, fmt, ap);
+	va_end(ap);
+}
+
+int
+log_limit_take(struct log_limit *ll, enum log_level l)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return log_limit_at(ll, l, (uint64_t)ts.tv_sec);
+}
+
+int
+log_limit_at(struct log_limit *ll, enum log_level l, uint64_t sec)
+{
+	if (l > log_cur)
+		return 0;
+	if (sec != ll->sec) {
+		ll->sec = sec;
+		ll->n = 0;
+	}
+	if (ll->n >= ll->per_sec) {
+		ll->suppressed++;
+		return 0;
+	}
+	ll->n++;
+	if (ll->suppressed > 0) {
+		log_emit(l, "%s: %" PRIu64 " more such lines suppressed (at "
+		    "most %u a second)", ll->what, ll->suppressed, ll->per_sec);
+		ll->suppressed = 0;
+	}
+	return 1;
 }
 
 #define LOG_FN(name, level, e)				\

@@ -1,14 +1,26 @@
 /*
  * log.h: one logging interface for every Ankusa program.
  *
- * In the foreground (-d) lines go to stderr, otherwise to syslog (facility
- * daemon).  log_warn appends strerror(errno); log_warnx does not.  fatal and
- * fatalx log and exit 1: only for what cannot go on.
+ * Every line has a severity, a syslog priority: fatal and fatalx LOG_ERR,
+ * log_warn and log_warnx LOG_WARNING, log_info LOG_INFO, log_debug
+ * LOG_DEBUG.  In the foreground (-d) lines go to stderr as
+ *	2026-12-02T03:10:00.123Z ankusad[42]: warning: text
+ * (UTC), with the priority in front as "<4>" when stderr is the journal's
+ * stream (JOURNAL_STREAM names it), so that journald files each line at
+ * its level; otherwise they go to syslog (facility daemon).  log_warn
+ * appends strerror(errno); log_warnx does not.  fatal and fatalx log and
+ * exit 1: only for what cannot go on.
+ *
+ * A line that outside input can repeat at will (a forged signature, a sink
+ * that keeps failing) is logged through a struct log_limit: at most
+ * per_sec such lines a second, then, with the first line of a later
+ * second, one line saying how many were suppressed.
  */
 #ifndef ANKUSA_LOG_H
 #define ANKUSA_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 enum log_level {
 	LOG_LEVEL_ERROR = 0,
@@ -21,6 +33,22 @@ void	log_init(const char *progname, int foreground);
 void	log_setlevel(enum log_level);
 int	log_level_parse(const char *, enum log_level *);
 void	log_setprefix(const char *);
+
+struct log_limit {
+	const char	*what;		/* names the lines in the summary */
+	unsigned int	 per_sec;
+	uint64_t	 sec;		/* the monotonic second counted */
+	unsigned int	 n;		/* lines in it */
+	uint64_t	 suppressed;	/* lines dropped since the last summary */
+};
+#define LOG_LIMIT_INIT(what, per_sec)	{ (what), (per_sec), 0, 0, 0 }
+
+/* 1 if a line at level l may go out now (after the summary of those
+ * suppressed before, if any), 0 if it is dropped (counted) or the level
+ * is not logged.  Take it before building the line. */
+int	log_limit_take(struct log_limit *, enum log_level l);
+/* The same at monotonic second sec (the clock's seam, for tests). */
+int	log_limit_at(struct log_limit *, enum log_level l, uint64_t sec);
 
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
