@@ -122,6 +122,29 @@ log_vemit(enum log_level l, int with_errno, const char *fmt, va_list ap)
 	errno = saved;
 }
 
+char *
+log_clean(char *dst, size_t dstsz, const char *src)
+{
+	size_t n = 0;
+	unsigned char c;
+
+	for (; *src != '\0'; src++) {
+		c = (unsigned char)*src;
+		if (c < 0x20 || c == 0x7f) {
+			if (n + 4 >= dstsz)
+				break;
+			snprintf(dst + n, dstsz - n, "\\x%02x", c);
+			n += 4;
+		} else {
+			if (n + 1 >= dstsz)
+				break;
+			dst[n++] = (char)c;
+		}
+	}
+	dst[n] = '\0';
+	return dst;
+}
+
 static void
 log_emit(enum log_level l, const char *fmt, ...)
 {

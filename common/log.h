@@ -20,6 +20,7 @@
 #define ANKUSA_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum log_level {
@@ -49,6 +50,12 @@ struct log_limit {
 int	log_limit_take(struct log_limit *, enum log_level l);
 /* The same at monotonic second sec (the clock's seam, for tests). */
 int	log_limit_at(struct log_limit *, enum log_level l, uint64_t sec);
+
+/* src made fit for one log line: each control character (newline and
+ * tab too) and DEL as \xNN, so that text from outside cannot start a line
+ * of its own.  dst (dstsz > 0) is always terminated; what does not fit is
+ * dropped.  Returns dst. */
+char	*log_clean(char *dst, size_t dstsz, const char *src);
 
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -597,9 +597,7 @@ settle_dead(struct dispatch *d, struct drow *r, const char *reason,
 	s.source = r->row.source;
 	s.module = r->row.module;
 	d->st.dead++;
-	log_info("dispatch: hook seq %" PRIu64 " sink %s/%s#%u dead-lettered: "
-	    "%s", r->seq, r->row.tenant, r->row.source, r->row.sink_index,
-	    reason);
+	/* Its line is the glue's, once the dead letter is written. */
 	d->ops.settle(d->ops.arg, &s);
 }
 

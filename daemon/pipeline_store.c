@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "ids.h"
@@ -30,6 +31,9 @@
 #include "store.h"
 
 #define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
+/* Lines a second about failed attempts, and about dead letters: a sink
+ * that fails every hook of a backlog must not fill the disk (log.h). */
+#define PIPELINE_LOG_PER_SEC	20
 
 /* A settle, copied out of the scheduler's call. */
 struct psettle {
@@ -58,6 +62,13 @@ static int	op_marked_tenants(void *, int (*)(const char *, void *),
 		    void *);
 static int	op_lane_sweep(void *, const char *, uint64_t);
 static void	op_settle(void *, const struct dsettle *);
+static int	settle_hook_cb(const struct store_hook_info *, void *);
+static void	settle_log(const struct psettle *);
+
+static struct log_limit	 attempt_log = LOG_LIMIT_INIT("pipeline: failed "
+			    "attempts", PIPELINE_LOG_PER_SEC);
+static struct log_limit	 dead_log = LOG_LIMIT_INIT("pipeline: dead letters",
+			    PIPELINE_LOG_PER_SEC);
 static double	op_random(void *);
 
 void
@@ -297,6 +308,59 @@ op_settle(void *arg, const struct dsettle *s)
 	pipeline_arm();
 }
 
+static int
+settle_hook_cb(const struct store_hook_info *h, void *arg)
+{
+	*(struct store_hook_info *)arg = *h;
+	return 1;
+}
+
+/*
+ * The line of a failed attempt (a warning with the hook's id, its sink and
+ * the error) or of a dead letter (the reason and the last error), once it
+ * is written.  The hook's id and tenant are read (its head, no body) only
+ * for a line the rate limit lets out.
+ */
+static void
+settle_log(const struct psettle *p)
+{
+	struct store_hook_info h;
+	uint64_t seq = store_rowkey_seq(p->s.key), now;
+	char id[UUID_STRLEN + 32], err[4 * STORE_ERROR_MAX + 1];
+	char why[4 * STORE_ERROR_MAX + 1];
+	uint32_t sink;
+
+	if (p->s.kind == SETTLE_DELIVERED ||
+	    !log_limit_take(p->s.kind == SETTLE_DEAD ? &dead_log :
+	    &attempt_log, LOG_LEVEL_WARN))
+		return;
+	memset(&h, 0, sizeof(h));
+	if (seq == 0 || store_hooks_list(env->store, NULL, seq - 1, 1,
+	    settle_hook_cb, &h) == -1 || h.seq != seq) {
+		snprintf(id, sizeof(id), "seq %" PRIu64, seq);
+		snprintf(h.tenant, sizeof(h.tenant), "?");
+	} else
+		snprintf(id, sizeof(id), "%s", h.id);
+	if (p->s.kind == SETTLE_RESCHEDULE) {
+		now = time_wall_ms();
+		log_warnx("pipeline: hook %s sink %s/%s#%u (%s): attempt %u "
+		    "failed: %s; next in %" PRIu64 " ms", id, p->row.tenant,
+		    p->row.source, p->row.sink_index,
+		    dispatch_module_name(p->row.module), p->row.attempts,
+		    log_clean(err, sizeof(err), p->row.last_error),
+		    p->row.due > now ? p->row.due - now : 0);
+		return;
+	}
+	sink = (uint32_t)p->s.key[8] << 24 | (uint32_t)p->s.key[9] << 16 |
+	    (uint32_t)p->s.key[10] << 8 | p->s.key[11];
+	log_warnx("pipeline: hook %s sink %s/%s#%u (%s): dead-lettered: %s; "
+	    "last error: %s", id, h.tenant, p->source, sink,
+	    dispatch_module_name(p->s.module),
+	    log_clean(why, sizeof(why), p->reason),
+	    p->last_error[0] != '\0' ? log_clean(err, sizeof(err),
+	    p->last_error) : "none");
+}
+
 /* Write the turn's settles in one transaction, then end their claims. */
 void
 pipeline_store_flush(void)
@@ -348,6 +412,8 @@ pipeline_store_flush(void)
 			metrics_add("ankusa_dispatch_dead_lettered_total", 1,
 			    "source_id", p->source, "sink",
 			    dispatch_module_name(p->s.module), NULL);
+		if (ok)
+			settle_log(p);
 		dispatch_settled(pipeline_disp, p->s.key, ok);
 	}
 	nsettles = 0;

@@ -53,6 +53,10 @@
 
 #define EDGE_MAX_CONNS		4096
 #define EDGE_MAX_HEADERS	100	/* the head parser's limit */
+/* Verification failures logged a second, by each edge: a flood of
+ * forgeries is counted (ankusa_verify_failures_total), never a flood of
+ * lines. */
+#define EDGE_VERIFY_LOG_PER_SEC	10
 #define EDGE_HEAD_TIMEOUT	30	/* s for a whole request head */
 #define EDGE_IDLE_TIMEOUT	60	/* s between keep-alive requests */
 #define EDGE_BODY_TIMEOUT	60	/* s without a body byte */
@@ -115,6 +119,8 @@ static int			 listen_paused;
 static int			 retiring;
 static uint64_t			 next_reqid = 1;
 static uint32_t			 gen;
+static struct log_limit		 verify_log = LOG_LIMIT_INIT("verify: "
+				    "failures", EDGE_VERIFY_LOG_PER_SEC);
 
 static void	usage(void) __attribute__((noreturn));
 static void	master_msg(struct chan *, struct msg *, void *);
@@ -888,11 +894,17 @@ conn_submit(struct conn *c)
 	if (src->verify.type != VERIFY_NONE &&
 	    (vr = verify_request(&src->verify, &hdrs, c->body, c->bodylen,
 	    (int64_t)(time_wall_ms() / 1000))) != VERIFY_OK) {
+		if (log_limit_take(&verify_log, LOG_LEVEL_INFO))
+			log_info("verify: source %s tenant %s: verification "
+			    "failed: %s; %s", src->id,
+			    httpreq_tenant(&c->route, src),
+			    verify_reason_name(vr),
+			    src->on_verify_failure == VFAIL_REJECT ?
+			    "rejected" : src->on_verify_failure ==
+			    VFAIL_QUARANTINE ? "quarantined" :
+			    "accepted flagged");
 		switch (src->on_verify_failure) {
 		case VFAIL_REJECT:
-			log_debug("request %s/%s: verification failed: %s",
-			    httpreq_tenant(&c->route, src), src->id,
-			    verify_reason_name(vr));
 			httpreq_answer_verify_failed(&a,
 			    verify_reason_name(vr));
 			conn_answer(c, &a);

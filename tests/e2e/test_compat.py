@@ -8,11 +8,15 @@ the Elixir Ankusa's own examples (its config-examples and image file).
 
 import base64
 import glob
+import http.client
 import json
 import os
+import re
+import time
 
-from ankusa import (SRCDIR, Daemon, check_config, free_port, get,
-                    tmpdir)
+from ankusa import (SRCDIR, Daemon, TestSink, check_config,
+                    expect_accepted, free_port, get, post, tmpdir,
+                    wait_until)
 
 # What the examples' ${VAR}s name.
 EXAMPLE_ENV = {
@@ -175,3 +179,81 @@ def test_v1_config_redacted():
     # A query is not allowed.
     st, _, doc = d.api("GET", "/v1/config?reveal=1")
     assert st == 400, "GET /v1/config?reveal=1: %d %r" % (st, doc)
+
+
+# ------------------------------------------------------------------ logs
+
+LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
+                  r"ankusa(d|-edge|-deliver|-gateway)\[\d+\]: "
+                  r"(error|warning|info|debug): ")
+
+
+def log_lines(d):
+    return [l for l in d.log_text().splitlines()
+            if not l.startswith("==== start")]
+
+
+def test_log_failed_attempt_and_dead_letter():
+    s = TestSink().start()
+    s.mode("/fail", status=503)
+    d = Daemon(name="logs", sources={"acme": {
+        "tenant": "acme", "verify": {"type": "none"},
+        "retry": {"base_ms": 10, "max_ms": 10, "max_attempts": 2,
+                  "jitter": False},
+        "sinks": [{"type": "http", "url": s.url("/fail")}]}}).start()
+    st, h, data = post(d.port, "/webhooks/acme", b'{"n":1}')
+    hid = expect_accepted(st, h, data)
+    wait_until(lambda: len(d.dlq()) == 1, 20, 0.05, "the hook dead-lettered")
+    d.stop()
+    lines = log_lines(d)
+    # Every line has its date, time and level.
+    bad = [l for l in lines if not LINE.match(l)]
+    assert not bad, "lines without date, time and level:\n%s" % \
+        "\n".join(bad[:10])
+    failed = [l for l in lines if "attempt 1 failed" in l]
+    assert len(failed) == 1 and ": warning: " in failed[0] and \
+        ("hook %s sink acme/acme#0 (http)" % hid) in failed[0] and \
+        "503" in failed[0], "no warning line for the failed attempt:\n%s" \
+        % "\n".join(lines[-20:])
+    dead = [l for l in lines if "dead-lettered" in l]
+    assert len(dead) == 1, "dead-letter lines: %r" % dead
+    assert ": warning: " in dead[0] and ("hook %s sink acme/acme#0 (http)"
+                                         % hid) in dead[0] and \
+        "dead-lettered: retries_exhausted; last error: " in dead[0] and \
+        "503" in dead[0].split("last error: ")[1], dead[0]
+
+
+def test_log_verify_failures_rate_limited():
+    # One edge, so that one limiter counts every forgery: at most 10
+    # lines a second, and the next line after says how many were dropped.
+    d = Daemon(name="forged", workers=1, sources={"gh": {
+        "verify": {"type": "github", "secret": "s3cret"},
+        "sinks": [{"type": "log"}]}}).start()
+    n = 300
+    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=10)
+    for i in range(n):
+        st, _, data = post(d.port, "/webhooks/gh", b'{"n":%d}' % i,
+                           headers={"x-hub-signature-256": "sha256=00"},
+                           conn=c)
+        assert st == 401, (st, data)
+    c.close()
+    # A later second: one more forgery brings the summary.
+    time.sleep(1.1)
+    st, _, _ = post(d.port, "/webhooks/gh", b"{}",
+                    headers={"x-hub-signature-256": "sha256=00"})
+    assert st == 401
+    wait_until(lambda: "more such lines suppressed" in d.log_text(), 5,
+               0.05, "the summary line")
+    lines = log_lines(d)
+    shown = [l for l in lines if "verification failed" in l]
+    assert shown and all(": info: " in l and "source gh" in l and
+                         "no_match" in l and "rejected" in l
+                         for l in shown), shown[:3]
+    summed = sum(int(m.group(1)) for m in (
+        re.search(r"verify: failures: (\d+) more such lines suppressed", l)
+        for l in lines) if m)
+    assert len(shown) < n, "%d forgeries, %d lines: not limited" % (
+        n, len(shown))
+    assert len(shown) + summed == n + 1, \
+        "%d lines + %d suppressed != %d forgeries" % (len(shown), summed,
+                                                      n + 1)
