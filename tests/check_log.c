@@ -157,6 +157,19 @@ START_TEST(test_limit)
 }
 END_TEST
 
+START_TEST(test_clean)
+{
+	char b[32];
+
+	ck_assert_str_eq(log_clean(b, sizeof(b), "http 503"), "http 503");
+	ck_assert_str_eq(log_clean(b, sizeof(b), "a\nb\tc\x7f"),
+	    "a\\x0ab\\x09c\\x7f");
+	/* Cut between escapes, never inside one. */
+	ck_assert_str_eq(log_clean(b, 8, "ab\n\n"), "ab\\x0a");
+	ck_assert_str_eq(log_clean(b, 1, "abc"), "");
+}
+END_TEST
+
 static Suite *
 log_suite(void)
 {
@@ -168,6 +181,7 @@ log_suite(void)
 	tcase_add_test(tc, test_line);
 	tcase_add_test(tc, test_journal);
 	tcase_add_test(tc, test_limit);
+	tcase_add_test(tc, test_clean);
 	suite_add_tcase(s, tc);
 	return s;
 }
