@@ -420,6 +420,12 @@ main(int argc, char *argv[])
 	}
 	if (optind != argc)
 		usage();
+	/* The Elixir image's way to name the file; -c wins. */
+	if (path == NULL && (path = getenv("ANKUSA_CONFIG")) != NULL &&
+	    path[0] == '\0')
+		path = NULL;
+	if (path != NULL)
+		env->conf_path = path;
 
 	log_init("ankusad", env->foreground || checkonly);
 	env->conf = load_config(path, &env->conf_text, &env->conf_len, &errs);

@@ -12,11 +12,12 @@ import http.client
 import json
 import os
 import re
+import subprocess
 import time
 
-from ankusa import (SRCDIR, Daemon, TestSink, check_config,
-                    expect_accepted, free_port, get, post, tmpdir,
-                    wait_until)
+from ankusa import (SRCDIR, Daemon, TestSink, base_env, binary,
+                    check_config, expect_accepted, free_port, get, post,
+                    tmpdir, wait_until)
 
 # What the examples' ${VAR}s name.
 EXAMPLE_ENV = {
@@ -257,3 +258,20 @@ def test_log_verify_failures_rate_limited():
     assert len(shown) + summed == n + 1, \
         "%d lines + %d suppressed != %d forgeries" % (len(shown), summed,
                                                       n + 1)
+
+
+def test_ankusa_config_names_the_file():
+    # Without -c, ANKUSA_CONFIG names the file; -c wins over it.
+    ref = os.path.join(SRCDIR, "tests", "conf", "elixir-reference.yml")
+    env = base_env(dict(EXAMPLE_ENV, ANKUSA_CONFIG=ref))
+    r = subprocess.run([binary("ankusad"), "-n"], stdin=subprocess.DEVNULL,
+                       capture_output=True, env=env, timeout=20)
+    out = (r.stdout + r.stderr).decode()
+    assert r.returncode == 0 and "config OK: sources=4 sinks=5" in out, \
+        "ANKUSA_CONFIG=%s: exit %d: %s" % (ref, r.returncode, out)
+    other = write("other.yml", SRC)
+    r = subprocess.run([binary("ankusad"), "-n", "-c", other],
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       env=env, timeout=20)
+    out = (r.stdout + r.stderr).decode()
+    assert r.returncode == 0 and "config OK: sources=1 sinks=1" in out, out
