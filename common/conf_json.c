@@ -10,11 +10,11 @@
  * free text (numbers, booleans, names from a fixed list, addresses, ids,
  * header names, paths into JSON), or its key is named in cjson_plain[]
  * below as a string known to be no secret.  Anything else is the string
- * "<redacted>": every secret (F_SECRET, whatever its type), a header's
- * value, a credential's id, a token.  A URL keeps its scheme, host, port
- * and path; its userinfo and its query are replaced by "<redacted>" and a
- * fragment is dropped.  A key added to the table is therefore redacted
- * until it is allowlisted here.
+ * "<redacted>": every secret (F_SECRET, whatever its type; null when
+ * unset), a header's value, a credential's id, a token.  A URL keeps its
+ * scheme, host, port and path; its userinfo and its query are replaced by
+ * "<redacted>" and a fragment is dropped.  A key added to the table is
+ * therefore redacted until it is allowlisted here.
  */
 #include "config.h"
 
@@ -166,8 +166,14 @@ cjson_value(const struct conf_key *k, const char *base)
 	char mode[16];
 	int i, n;
 
-	if (k->flags & F_SECRET)
+	/* A secret: whether it is set shows, nothing of it. */
+	if (k->flags & F_SECRET) {
+		if (k->type == T_SECRETS ?
+		    *(const int *)(const void *)(base + k->off2) == 0 :
+		    *(char *const *)(const void *)p == NULL)
+			return json_null();
 		return json_string(CJSON_REDACTED);
+	}
 	switch (k->type) {
 	case T_BOOL:
 		return json_boolean(*(const int *)(const void *)p);

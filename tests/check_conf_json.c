@@ -182,6 +182,9 @@ START_TEST(test_shape)
 	ck_assert_ptr_null(json_object_get(sk, "url"));
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(o, "dispatch"),
 	    "tenants"));
+	/* No secret set: null, not "<redacted>". */
+	ck_assert(json_is_null(json_object_get(json_object_get(src, "verify"),
+	    "secret")));
 	json_decref(o);
 	conf_free(cf);
 }
