@@ -275,3 +275,23 @@ def test_ankusa_config_names_the_file():
                        env=env, timeout=20)
     out = (r.stdout + r.stderr).decode()
     assert r.returncode == 0 and "config OK: sources=1 sinks=1" in out, out
+
+
+# --------------------------------------------------------------- licence
+
+def test_licence_in_dist():
+    # make dist ships LICENSE, the ISC licence.
+    import ankusa
+    if not os.path.exists(os.path.join(ankusa.BUILD, "Makefile")):
+        raise ankusa.Skip("no Makefile in the build directory")
+    dest = os.path.join(tmpdir(), "dist")
+    r = subprocess.run(["make", "-s", "distdir", "distdir=" + dest],
+                       cwd=ankusa.BUILD, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, "make distdir: %s" % r.stderr[-2000:]
+    with open(os.path.join(dest, "LICENSE")) as f:
+        text = f.read()
+    assert "Copyright (c) 2026 The Ankusa authors" in text, text[:200]
+    assert "Permission to use, copy, modify, and distribute this software " \
+        "for any\npurpose with or without fee is hereby granted" in text, \
+        text[:400]
