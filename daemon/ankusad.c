@@ -430,8 +430,11 @@ main(int argc, char *argv[])
 	log_init("ankusad", env->foreground || checkonly);
 	env->conf = load_config(path, &env->conf_text, &env->conf_len, &errs);
 	if (env->conf == NULL) {
-		print_errors(stderr, &errs);
-		if (!env->foreground && !checkonly)
+		/* -n prints the errors as they are; -d logs them, each line
+		 * with its date and level like every other. */
+		if (checkonly || !env->foreground)
+			print_errors(stderr, &errs);
+		if (!checkonly)
 			for (i = 0; i < errs.n; i++)
 				log_warnx("%s", errs.msgs[i]);
 		conf_errors_free(&errs);

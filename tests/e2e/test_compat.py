@@ -295,3 +295,18 @@ def test_licence_in_dist():
     assert "Permission to use, copy, modify, and distribute this software " \
         "for any\npurpose with or without fee is hereby granted" in text, \
         text[:400]
+
+
+def test_log_config_errors_with_level():
+    # ankusad -d on a bad file: its errors are log lines like any other
+    # (-n prints them bare).
+    path = write("bad.yml", "http:\n  port: x\n" + SRC)
+    r = subprocess.run([binary("ankusad"), "-d", "-c", path],
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       env=base_env(), timeout=20)
+    err = r.stderr.decode()
+    assert r.returncode == 78, "exit %d: %s" % (r.returncode, err)
+    lines = err.splitlines()
+    assert lines and all(LINE.match(l) for l in lines), err
+    assert any(": warning: http.port must be an integer in 0..65535, got "
+               "x, line 2" in l for l in lines), err
