@@ -551,7 +551,6 @@ cenum(const struct conf_key *k, const char *s)
 	return -1;
 }
 
-/* http:// or https://, a host, no spaces or control characters. */
 /* If v is a value of the Elixir Ankusa's that this build refuses, say so
  * (one line naming the key and the value) and return 1. */
 static int
@@ -687,6 +686,7 @@ cset_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
 	free(v);
 }
 
+/* http:// or https://, a host, no spaces or control characters. */
 static int
 cvalid_url(const char *s)
 {
