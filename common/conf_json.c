@@ -127,7 +127,7 @@ cjson_str(const char *s)
 static json_t *
 cjson_url(const char *u)
 {
-	const char *auth, *end, *at, *q;
+	const char *auth, *end, *at, *q, *host;
 	char *out;
 	json_t *j;
 	size_t n;
@@ -144,9 +144,9 @@ cjson_url(const char *u)
 	n = strlen(u) + sizeof(CJSON_REDACTED) * 2 + 4;
 	if ((out = malloc(n)) == NULL)
 		abort();
+	host = at != NULL ? at + 1 : auth;
 	snprintf(out, n, "%.*s%s%.*s%.*s%s", (int)(auth - u), u,
-	    at != NULL ? CJSON_REDACTED "@" : "",
-	    (int)(end - (at != NULL ? at + 1 : auth)), at != NULL ? at + 1 : auth,
+	    at != NULL ? CJSON_REDACTED "@" : "", (int)(end - host), host,
 	    (int)strcspn(end, "?#"), end,
 	    end[strcspn(end, "?#")] == '?' ? "?" CJSON_REDACTED : "");
 	j = cjson_str(out);
@@ -188,7 +188,8 @@ cjson_value(const struct conf_key *k, const char *base)
 		if ((k->flags & F_NULLABLE) &&
 		    *(const uint64_t *)(const void *)p == 0)
 			return json_null();
-		return json_integer((json_int_t)*(const uint64_t *)(const void *)p);
+		return json_integer((json_int_t)
+		    *(const uint64_t *)(const void *)p);
 	case T_FLOAT:
 		return json_real(*(const double *)(const void *)p);
 	case T_MODE:

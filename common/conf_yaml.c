@@ -561,8 +561,8 @@ crefused(struct cparse *p, const struct conf_key *k, const char *path,
 
 	for (e = k->refused; e != NULL && *e != NULL; e++)
 		if (strcmp(v, *e) == 0) {
-			cerr(p, line, "%s: %s is not supported by this build%s%s",
-			    path, v, k->nosup != NULL ? ": " : "",
+			cerr(p, line, "%s: %s is not supported by this "
+			    "build%s%s", path, v, k->nosup != NULL ? ": " : "",
 			    k->nosup != NULL ? k->nosup : "");
 			return 1;
 		}

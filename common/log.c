@@ -17,7 +17,7 @@
 #include "log.h"
 
 static int		 log_foreground = 1;
-static int		 log_journal;	/* stderr is the journal's stream */
+static int		 log_journal;	/* stderr is the journal's */
 static enum log_level	 log_cur = LOG_LEVEL_INFO;
 static char		 log_name[64] = "ankusa";
 static char		 log_prefix[64];

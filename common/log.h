@@ -36,11 +36,11 @@ int	log_level_parse(const char *, enum log_level *);
 void	log_setprefix(const char *);
 
 struct log_limit {
-	const char	*what;		/* names the lines in the summary */
+	const char	*what;		/* the lines' name in the summary */
 	unsigned int	 per_sec;
 	uint64_t	 sec;		/* the monotonic second counted */
 	unsigned int	 n;		/* lines in it */
-	uint64_t	 suppressed;	/* lines dropped since the last summary */
+	uint64_t	 suppressed;	/* dropped since the last summary */
 };
 #define LOG_LIMIT_INIT(what, per_sec)	{ (what), (per_sec), 0, 0, 0 }
 

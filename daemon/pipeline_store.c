@@ -65,9 +65,11 @@ static void	op_settle(void *, const struct dsettle *);
 static int	settle_hook_cb(const struct store_hook_info *, void *);
 static void	settle_log(const struct psettle *);
 
-static struct log_limit	 attempt_log = LOG_LIMIT_INIT("pipeline: failed "
-			    "attempts", PIPELINE_LOG_PER_SEC);
-static struct log_limit	 dead_log = LOG_LIMIT_INIT("pipeline: dead letters",
+static struct log_limit	 attempt_log =
+			    LOG_LIMIT_INIT("pipeline: failed attempts",
+			    PIPELINE_LOG_PER_SEC);
+static struct log_limit	 dead_log =
+			    LOG_LIMIT_INIT("pipeline: dead letters",
 			    PIPELINE_LOG_PER_SEC);
 static double	op_random(void *);
 

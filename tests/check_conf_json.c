@@ -20,9 +20,10 @@
 
 #define TIMEOUT	10
 
-/* "whsec_" + base64 of each plain text: what the dump must not show. */
-#define WHSEC_VERIFY	"whsec_UExBTlQtd2gtdmVyaWZ5"	/* PLANT-wh-verify */
-#define WHSEC_SINK	"whsec_UExBTlQtd2gtc2luaw=="	/* PLANT-wh-sink */
+/* "whsec_" + base64 of PLANT-wh-verify and PLANT-wh-sink: what the dump
+ * must not show. */
+#define WHSEC_VERIFY	"whsec_UExBTlQtd2gtdmVyaWZ5"
+#define WHSEC_SINK	"whsec_UExBTlQtd2gtc2luaw=="
 
 static const char planted_yaml[] =
     "claim_check:\n"
