@@ -6,6 +6,9 @@
  *	conf_keys.c	the key table, the reference of every key
  *	conf_yaml.c	the walk of the YAML document and ${VAR} interpolation
  *	conf_check.c	the checks that relate keys
+ *	conf_elixir.c	the Elixir Ankusa's keys: node.roles, what this build
+ *			refuses, the ANKUSA_* overrides
+ *	conf_json.c	the configuration as JSON, redacted (GET /v1/config)
  *	conf_man.c	ankusa.yml(5), written from the table (ankusad -M)
  *
  * The file is loaded with libyaml's document API into a node tree, which is

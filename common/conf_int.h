@@ -198,6 +198,31 @@ void		 cdefaults(struct cparse *, struct cctx *, enum ckey_scope,
 void		 cwalk_section(struct cparse *, struct cctx *, const char *,
 		    yaml_node_t *, const char *);
 
+/* conf_yaml.c: the table's lookups, and the setters. */
+const struct conf_key *ckey_byname(const char *);
+void		*ckey_base(struct cparse *, struct cctx *,
+		    const struct conf_key *);
+/* "<path> must be <what k wants>, got <what n is>". */
+void		 cbad_node(struct cparse *, const struct conf_key *,
+		    const char *, const yaml_node_t *);
+/* The interpolated text of a scalar node; NULL (and an error) otherwise. */
+char		*cscalar(struct cparse *, const yaml_node_t *, const char *);
+/* Type one scalar (after interpolation) into base + k->off: 0 or -1. */
+int		 cset_text(struct cparse *, struct cctx *,
+		    const struct conf_key *, void *, const char *,
+		    const char *, int);
+
+/* conf_elixir.c: the Elixir Ankusa's keys. */
+/* 1 (and an error) if v is a value of k this build refuses, else 0. */
+int		 crefused(struct cparse *, const struct conf_key *,
+		    const char *, const char *, int);
+/* The entry of cnosup_keys[] covering the dotted pattern, or NULL. */
+const struct cnosup *cnosup_find(const char *);
+/* node.roles as n names or a comma-separated csv: 0, or -1 and an error. */
+int		 croles(struct cparse *, const char *const *, int,
+		    const char *, const char *, int);
+void		 cset_roles(struct cparse *, const struct conf_key *,
+		    yaml_node_t *, const char *);
 /* The ANKUSA_* environment overrides, after the walk of the file. */
 void		 cenv_apply(struct cparse *, struct cctx *);
 

@@ -50,41 +50,25 @@ struct cbuf {
 };
 
 static const struct conf_key *ckey_find(const char *, int, int *);
-static const struct conf_key *ckey_byname(const char *);
 static int	 ckey_parent_is(const struct conf_key *, const char *);
-static void	*ckey_base(struct cparse *, struct cctx *,
-		    const struct conf_key *);
 static void	 cshow(const struct conf_key *, const char *, char *, size_t);
 static void	 cjoin(char *, size_t, const char *, const char *);
 static void	 cfmt(char *, size_t, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 static void	 cbad(struct cparse *, const struct conf_key *, const char *,
 		    const char *, int);
-static void	 cbad_node(struct cparse *, const struct conf_key *,
-		    const char *, const yaml_node_t *);
 static void	 cbuf_add(struct cbuf *, const char *, size_t);
 static char	*cinterp(struct cparse *, const char *, const char *, int);
 static int	 cparse_u64(const char *, uint64_t *);
 static int	 cparse_bool(const char *, int *);
 static int	 cparse_mode(const char *, uint64_t *);
 static int	 cenum(const struct conf_key *, const char *);
-static int	 crefused(struct cparse *, const struct conf_key *,
-		    const char *, const char *, int);
-static const struct cnosup *cnosup_find(const char *);
-static int	 croles(struct cparse *, const char *const *, int,
-		    const char *, const char *, int);
-static void	 cset_roles(struct cparse *, const struct conf_key *,
-		    yaml_node_t *, const char *);
 static int	 cvalid_url(const char *);
 static int	 cvalid_token(const char *);
 static int	 cvalid_jsonpath(const char *);
 static int	 cb64_decode(const char *, struct blob *);
 static int	 csecret_whsec(struct cparse *, struct cctx *);
-static int	 cset_text(struct cparse *, struct cctx *,
-		    const struct conf_key *, void *, const char *,
-		    const char *, int);
 static void	 cset_null(const struct conf_key *, void *);
-static char	*cscalar(struct cparse *, const yaml_node_t *, const char *);
 static void	 cset_node(struct cparse *, struct cctx *,
 		    const struct conf_key *, yaml_node_t *, const char *);
 static void	 cset_secrets(struct cparse *, struct cctx *,
@@ -188,7 +172,7 @@ ckey_find(const char *pat, int mask, int *other)
 	return NULL;
 }
 
-static const struct conf_key *
+const struct conf_key *
 ckey_byname(const char *name)
 {
 	size_t i;
@@ -216,7 +200,7 @@ ckey_parent_is(const struct conf_key *k, const char *pat)
 	    strcmp(rest, "*") != 0;
 }
 
-static void *
+void *
 ckey_base(struct cparse *p, struct cctx *c, const struct conf_key *k)
 {
 	switch (k->scope) {
@@ -380,7 +364,7 @@ cbad(struct cparse *p, const struct conf_key *k, const char *path,
 }
 
 /* The same for a node that has the wrong shape. */
-static void
+void
 cbad_node(struct cparse *p, const struct conf_key *k, const char *path,
     const yaml_node_t *n)
 {
@@ -551,141 +535,6 @@ cenum(const struct conf_key *k, const char *s)
 	return -1;
 }
 
-/* If v is a value of the Elixir Ankusa's that this build refuses, say so
- * (one line naming the key and the value) and return 1. */
-static int
-crefused(struct cparse *p, const struct conf_key *k, const char *path,
-    const char *v, int line)
-{
-	const char *const *e;
-
-	for (e = k->refused; e != NULL && *e != NULL; e++)
-		if (strcmp(v, *e) == 0) {
-			cerr(p, line, "%s: %s is not supported by this "
-			    "build%s%s", path, v, k->nosup != NULL ? ": " : "",
-			    k->nosup != NULL ? k->nosup : "");
-			return 1;
-		}
-	return 0;
-}
-
-/* The entry of cnosup_keys[] that covers pattern pat, or NULL. */
-static const struct cnosup *
-cnosup_find(const char *pat)
-{
-	const struct cnosup *u;
-	size_t len;
-
-	for (u = cnosup_keys; u->name != NULL; u++) {
-		len = strlen(u->name);
-		if (strncmp(pat, u->name, len) == 0 &&
-		    (pat[len] == '\0' || pat[len] == '.'))
-			return u;
-	}
-	return NULL;
-}
-
-/*
- * node.roles: n names (or, from ANKUSA_ROLES, one comma-separated string
- * csv).  Every name must be a role of the Elixir Ankusa's, and the set must
- * be all-in-one (edge, dispatch and storage), because this daemon is one
- * node that runs them all.
- */
-static int
-croles(struct cparse *p, const char *const *names, int n, const char *csv,
-    const char *path, int line)
-{
-	static const char *const roles[] = {
-		"edge", "dispatch", "storage", "claim_check", NULL
-	};
-	char *copy = NULL, *s, *tok, *last, miss[64];
-	const char *name;
-	unsigned int have = 0;
-	size_t ml = 0;
-	int i, r, bad = 0;
-
-	if (csv != NULL && (copy = strdup(csv)) == NULL)
-		abort();
-	s = copy;
-	for (i = 0;; i++) {
-		if (csv != NULL) {
-			tok = strtok_r(s, ",", &last);
-			s = NULL;
-			if (tok == NULL)
-				break;
-			tok += strspn(tok, " \t");
-			tok[strcspn(tok, " \t")] = '\0';
-			name = tok;
-		} else if (i < n)
-			name = names[i];
-		else
-			break;
-		for (r = 0; roles[r] != NULL; r++)
-			if (strcmp(name, roles[r]) == 0)
-				break;
-		if (roles[r] == NULL) {
-			cerr(p, line, "%s must be a list of edge, dispatch, "
-			    "storage, claim_check, got %s", path,
-			    name[0] != '\0' ? name : "\"\"");
-			bad = 1;
-			continue;
-		}
-		have |= 1U << r;
-	}
-	free(copy);
-	if (bad)
-		return -1;
-	if ((have & 7) == 7)
-		return 0;
-	miss[0] = '\0';
-	for (r = 0; r < 3; r++)
-		if (!(have & (1U << r)))
-			ml += snprintf(miss + ml, sizeof(miss) - ml, "%s%s",
-			    ml > 0 ? ", " : "", roles[r]);
-	cerr(p, line, "%s: a node without %s is not supported by this build: "
-	    "it runs every role (edge, dispatch, storage) in one node", path,
-	    miss);
-	return -1;
-}
-
-/* node.roles from the file: a list of role names. */
-static void
-cset_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
-    const char *path)
-{
-	yaml_node_item_t *it;
-	yaml_node_t *e;
-	char **v;
-	int i, cnt, ok = 1;
-
-	if (yisnull(n) || n->type != YAML_SEQUENCE_NODE) {
-		cbad_node(p, k, path, n);
-		return;
-	}
-	cnt = (int)(n->data.sequence.items.top -
-	    n->data.sequence.items.start);
-	if ((v = calloc(cnt + 1, sizeof(*v))) == NULL)
-		abort();
-	for (i = 0, it = n->data.sequence.items.start;
-	    it < n->data.sequence.items.top; it++, i++) {
-		e = yaml_document_get_node(p->doc, *it);
-		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
-			cbad_node(p, k, path, e);
-			ok = 0;
-			break;
-		}
-		if ((v[i] = cscalar(p, e, path)) == NULL) {
-			ok = 0;
-			break;
-		}
-	}
-	if (ok)
-		croles(p, (const char *const *)v, cnt, NULL, path, yline(n));
-	for (i = 0; i < cnt; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* http:// or https://, a host, no spaces or control characters. */
 static int
 cvalid_url(const char *s)
@@ -770,7 +619,7 @@ cset_str(char **dst, const char *v)
 }
 
 /* Type one scalar (after interpolation) into base + k->off. */
-static int
+int
 cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
     void *base, const char *v, const char *path, int line)
 {
@@ -952,7 +801,7 @@ cset_null(const struct conf_key *k, void *base)
 }
 
 /* The interpolated text of a scalar node; NULL (and an error) otherwise. */
-static char *
+char *
 cscalar(struct cparse *p, const yaml_node_t *n, const char *path)
 {
 	return cinterp(p, (const char *)n->data.scalar.value, path, yline(n));
@@ -1563,35 +1412,5 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		cwalk_section(p, &c2, epat, e, epath);
 		if (ek != NULL && ek->check != NULL)
 			ek->check(p, &c2, e, epath);
-	}
-}
-
-/*
- * The ANKUSA_* overrides (cenv_keys[]), applied over the file's values with
- * the same setters, so a bad value is the key's own error, naming the
- * variable: "http.port (ANKUSA_HTTP_PORT) must be ...".  A variable whose
- * key this build lacks is refused as that key would be.
- */
-void
-cenv_apply(struct cparse *p, struct cctx *c)
-{
-	const struct cenv *e;
-	const struct conf_key *k;
-	const struct cnosup *u;
-	char path[CPATH_MAX];
-	const char *v;
-
-	for (e = cenv_keys; e->var != NULL; e++) {
-		if ((v = getenv(e->var)) == NULL ||
-		    (e->unless != NULL && getenv(e->unless) != NULL))
-			continue;
-		cfmt(path, sizeof(path), "%s (%s)", e->key, e->var);
-		if ((k = ckey_byname(e->key)) == NULL) {
-			u = cnosup_find(e->key);
-			cerr(p, 0, "%s is not supported by this build: %s",
-			    path, u != NULL ? u->why : "no such key");
-			continue;
-		}
-		cset_text(p, c, k, ckey_base(p, c, k), v, path, 0);
 	}
 }
