@@ -576,7 +576,7 @@ cmd_stats(struct ctl_conn *c, json_t *req)
 	struct store_counts sc;
 	json_t *o = json_object();
 
-	json_object_set_new(o, "counters", metrics_json());
+	json_object_set_new(o, "counters", metrics_json(METRICS_COUNTER));
 	if (store_counts(env->store, &sc) == 0) {
 		json_object_set_new(o, "ankusa_store_hooks",
 		    json_integer(sc.hooks));
