@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gauges.h"
 #include "metrics.h"
 
 /* The exposition, with the caller freeing it. */
@@ -193,6 +194,55 @@ START_TEST(test_unknown_family_dropped)
 }
 END_TEST
 
+static void
+rowkey(unsigned char rk[STORE_ROWKEY_LEN], uint64_t seq, uint32_t sink)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		rk[i] = (unsigned char)(seq >> (56 - 8 * i));
+	for (i = 0; i < 4; i++)
+		rk[8 + i] = (unsigned char)(sink >> (24 - 8 * i));
+}
+
+/* The blocked lane heads: a set (a head blocked twice counts once), whose
+ * deletions keep every other member findable, bounded. */
+START_TEST(test_lane_heads_set)
+{
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s;
+
+	for (s = 1; s <= 5000; s++) {
+		rowkey(rk, s, 0);
+		gauges_lane_head(rk, 1);
+		gauges_lane_head(rk, 1);
+	}
+	ck_assert_uint_eq(gauges_lanes_blocked(), 5000);
+	/* Every third ends; ending one not in the set changes nothing. */
+	for (s = 3; s <= 5000; s += 3) {
+		rowkey(rk, s, 0);
+		gauges_lane_head(rk, 0);
+	}
+	rowkey(rk, 99999, 1);
+	gauges_lane_head(rk, 0);
+	ck_assert_uint_eq(gauges_lanes_blocked(), 5000 - 1666);
+	/* The rest are still found: ending them empties the set. */
+	for (s = 1; s <= 5000; s++) {
+		if (s % 3 == 0)
+			continue;
+		rowkey(rk, s, 0);
+		gauges_lane_head(rk, 0);
+	}
+	ck_assert_uint_eq(gauges_lanes_blocked(), 0);
+	/* Bounded: at most 3/4 of its slots. */
+	for (s = 1; s <= 40000; s++) {
+		rowkey(rk, s, 2);
+		gauges_lane_head(rk, 1);
+	}
+	ck_assert_uint_eq(gauges_lanes_blocked(), 12288);
+}
+END_TEST
+
 /*
  * Every literal first argument of metrics_add, metrics_set, metrics_clear
  * and metrics_observe in daemon/ and workers/ (adjacent literals joined)
@@ -292,6 +342,7 @@ metrics_suite(void)
 	tcase_add_test(tc, test_edge_labels_bounded);
 	tcase_add_test(tc, test_unknown_family_dropped);
 	tcase_add_test(tc, test_sources_name_table_families);
+	tcase_add_test(tc, test_lane_heads_set);
 	suite_add_tcase(s, tc);
 	return s;
 }
