@@ -148,7 +148,7 @@ static const char *
 result_outcome(enum hook_result r)
 {
 	static const char *names[HOOK_RESULT_MAX] = {
-		[HOOK_ACCEPTED] = "accepted",
+		[HOOK_ACCEPTED] = "committed",
 		[HOOK_DUPLICATE] = "duplicate",
 		[HOOK_OVERLOAD] = "overload",
 		[HOOK_STORE_UNAVAILABLE] = "store_unavailable",
@@ -180,8 +180,10 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 	if (r == HOOK_ACCEPTED || r == HOOK_DUPLICATE ||
 	    r == HOOK_QUARANTINED)
 		uuid_format(p->hook.id, id);
-	metrics_ingest(p->hook.source, r == HOOK_ACCEPTED && p->hook.flagged ?
-	    "flagged" : result_outcome(r));
+	/* A source the config does not know is no label value. */
+	metrics_ingest(r == HOOK_UNKNOWN_SOURCE ? "other" : p->hook.source,
+	    r == HOOK_ACCEPTED && p->hook.flagged ? "flagged" :
+	    result_outcome(r));
 	now = time_wall_ms();
 	if (p->hook.received_at != 0)
 		metrics_observe("ankusa_ingest_duration_seconds",

@@ -84,7 +84,7 @@ def metric(samples, key):
 
 def test_metrics_promtool_and_families():
     """Every contract family with HELP and TYPE of its type; promtool
-    passes a real scrape; N stored posts count;
+    passes a real scrape; N committed posts count as outcome committed;
     histogram series end in +Inf equal to _count."""
     if not os.access(PROMTOOL, os.X_OK):
         raise ankusa.Skip("no %s (Debian package prometheus)" % PROMTOOL)
@@ -104,9 +104,11 @@ def test_metrics_promtool_and_families():
                 name, types.get(name), t)
             assert helps.get(name), "%s has no HELP" % name
     assert set(types) == set(helps), "HELP and TYPE name other families"
-    key = 'ankusa_ingest_requests_total{source_id="gh",outcome="accepted"}'
+    key = 'ankusa_ingest_requests_total{source_id="gh",outcome="committed"}'
     assert metric(samples, key) == n, "%s = %r\n%s" % (
         key, samples.get(key), text)
+    assert not [k for k in samples if 'outcome="accepted"' in k], \
+        "outcome accepted is gone: it is committed"
     key = 'ankusa_ingest_refused_total{reason="unknown_source"}'
     assert metric(samples, key) == 1, "%s = %r" % (key, samples.get(key))
     # The ingest histogram: one observation per answered hook.
@@ -160,9 +162,9 @@ def test_metrics_values_after_sequence():
     promtool_ok(text) if os.access(PROMTOOL, os.X_OK) else None
     s, _, _ = parse(text)
     want = {
-        'ankusa_ingest_requests_total{source_id="ok",outcome="accepted"}':
+        'ankusa_ingest_requests_total{source_id="ok",outcome="committed"}':
             n,
-        'ankusa_ingest_requests_total{source_id="bad",outcome="accepted"}':
+        'ankusa_ingest_requests_total{source_id="bad",outcome="committed"}':
             m,
         'ankusa_dispatch_deliveries_total{result="ok",sink="http"}': n,
         'ankusa_dispatch_deliveries_total{result="permanent",sink="http"}':
@@ -300,7 +302,7 @@ def test_metrics_prometheus_scrape():
     p = Prometheus(d.admin_port).start()
     try:
         q = ('sum(ankusa_ingest_requests_total{job="ankusa",'
-             'outcome="accepted"})')
+             'outcome="committed"})')
 
         def answered():
             r = p.query(q)
