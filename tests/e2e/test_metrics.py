@@ -317,3 +317,39 @@ def test_metrics_prometheus_scrape():
         assert r and r[0]["value"][1] == "1", r
     finally:
         p.stop()
+
+
+def dashboard_metrics(doc):
+    names = set()
+
+    def walk(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str):
+            names.update(re.findall(r"\bankusa_[a-z0-9_]+", v))
+    walk(doc)
+    return names
+
+
+def test_metrics_grafana_dashboard():
+    """scripts/grafana-dashboard.json is JSON Grafana imports (panels with
+    targets) and names only metrics the daemon exposes."""
+    with open(os.path.join(ROOT, "scripts", "grafana-dashboard.json")) as f:
+        doc = json.load(f)
+    assert doc.get("title") and isinstance(doc.get("panels"), list) and \
+        doc["panels"], "no title or panels"
+    used = dashboard_metrics(doc)
+    assert used, "the dashboard names no metric"
+    d = Daemon(sources={"gh": hold_source()}).start()
+    _, types, _ = parse(scrape(d))
+    exposed = set(types)
+    for name, t in types.items():
+        if t == "histogram":
+            exposed |= {name + "_bucket", name + "_sum", name + "_count"}
+    missing = sorted(used - exposed)
+    assert not missing, "the dashboard uses metrics the daemon does not " \
+        "expose: %s" % missing
