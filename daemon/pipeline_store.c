@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
+#include "gauges.h"
 #include "ids.h"
 #include "job.h"
 #include "jobfill.h"
@@ -416,6 +417,13 @@ pipeline_store_flush(void)
 			    dispatch_module_name(p->s.module), NULL);
 		if (ok)
 			settle_log(p);
+		/* A lane head that retries or parks blocks its lane until it
+		 * ends (a head keeps state HEAD through both). */
+		if (ok && p->s.kind == SETTLE_RESCHEDULE &&
+		    p->row.state == STORE_ROW_HEAD)
+			gauges_lane_head(p->s.key, 1);
+		else if (ok && p->s.kind != SETTLE_RESCHEDULE)
+			gauges_lane_head(p->s.key, 0);
 		dispatch_settled(pipeline_disp, p->s.key, ok);
 	}
 	nsettles = 0;
