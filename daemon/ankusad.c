@@ -41,6 +41,7 @@
 #include "control.h"
 #include "log.h"
 #include "master.h"
+#include "ops.h"
 #include "pipeline.h"
 #include "store.h"
 #include "supervisor.h"
@@ -486,6 +487,8 @@ main(int argc, char *argv[])
 	event_add(ev_maint, &tv);
 
 	supervisor_init();
+	if (ops_init(err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	writer_init();
 	pipeline_init();
 	supervisor_new_generation();
