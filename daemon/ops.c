@@ -321,7 +321,8 @@ job_step(struct ops_job *j, char *err, size_t errlen)
 		rc = store_batch_hook_move(b, &j->m);
 	else
 		rc = store_batch_due_move(b, &j->m);
-	if (rc == 0 && j->resume) {
+	/* Paused again meanwhile: that pause's record is the one stored. */
+	if (rc == 0 && j->resume && !pause_is(j->source, j->m.sink)) {
 		pause_name(name, sizeof(name), j->source, j->m.sink);
 		if (store_batch_setting_del(b, name) == -1)
 			rc = -1;
