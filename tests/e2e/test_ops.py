@@ -180,8 +180,15 @@ def test_ops_rate_limit_override():
     d.start()
     assert d.api("GET", rl)[2]["from"] == "override"
     assert three() == [201, 201, 429]
+    # A reload keeps the override; the config's new limit is under it.
+    d.extra["rate_limits"]["tenants"]["t1"] = {"rate": 500, "burst": 500}
+    d.write_config()
+    d.ctl("reload")
+    doc = d.api("GET", rl)[2]
+    assert doc["from"] == "override" and doc["burst"] == 2, doc
     st, _, doc = d.api("DELETE", rl)
-    assert st == 200 and doc["from"] == "tenant", (st, doc)
+    assert st == 200 and doc["from"] == "tenant" and doc["burst"] == 500, \
+        (st, doc)
     assert three() == [201, 201, 201]
     st, _, doc = d.api("DELETE", rl)
     assert st == 404, (st, doc)
