@@ -188,6 +188,30 @@ lane_leave(struct store_batch *b, const unsigned char *rk,
 	return 0;
 }
 
+/* The row r at rk joins its lane as a MEMBER (written by the caller):
+ * its members entry (lane, seq) and the lane's mark, lane_members + 1;
+ * the sweep promotes it when the lane has no head.  0, or -1 on a store
+ * error. */
+int
+lane_join(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r)
+{
+	struct store *st = b->st;
+	unsigned char lane[STORE_KEY_MAX], mk[STORE_KEY_MAX + 8];
+	unsigned char val[1 + STORE_ROWKEY_LEN];
+	size_t lanelen, mklen;
+
+	if (member_key(st, rk, r, lane, &lanelen, mk, &mklen) == -1)
+		return -1;
+	if (store_put(st, b->txn, T_MEMBERS, mk, mklen, val,
+	    store_rec_rowkey_encode(rk, val, sizeof(val)), 0) == -1 ||
+	    store_put(st, b->txn, T_MARKS, lane, lanelen, val,
+	    store_rec_empty_encode(val, sizeof(val)), 0) == -1)
+		return -1;
+	b->counts.lane_members++;
+	return 0;
+}
+
 /* Promote the lane's first live member to its head (the lane has none):
  * members whose row is gone, damaged or not a MEMBER are dropped on the
  * way.  The mark goes once no member is left.  1 promoted, 0 no member
