@@ -209,7 +209,10 @@ quarantine_release_detach(void *arg)
 	if (rel.running && rel.arg == arg) {
 		rel.done = NULL;
 		rel.arg = NULL;
-		rel.walked = rel.stopped = 1;
+		/* A job's release stops with its job; ankusactl's goes on
+		 * without its client. */
+		if (rel.paced)
+			rel.walked = rel.stopped = 1;
 	}
 }
 

@@ -349,3 +349,38 @@ def test_replay_sqs_fifo_replay_id():
         assert attrs["ankusa_replay_id"] == rid, attrs
         assert m["Attributes"]["MessageDeduplicationId"] == \
             "%s:replay:%s" % (v["id"], rid), m["Attributes"]
+
+
+def test_replay_pubsub_replay_id():
+    """Replayed to Pub/Sub: the message's replay_id and the
+    ankusa_replay_id attribute are the job's id."""
+    import base64
+    import qmsg
+    from test_queue_sinks import make_topic, pubsub, pull_all
+    import ankusa
+    ep = pubsub()
+    topic, sub = make_topic(ordering=False)
+    sink = {"type": "google_pubsub", "project": "test", "topic": topic,
+            "endpoint": "http://127.0.0.1:9", "auth": "none"}
+    src = sink_source([sink], tenant="tps", retry=dict(ankusa.HOLD_RETRY))
+    d = Daemon(sources={"events": src}, extra={
+        "dispatch": {"breaker_failures": 0}}).start()
+    ids = [i for i, _ in post_seq(d, "events", [b'{"e":%d}' % k
+                                                for k in range(4)])]
+    wait_until(lambda: d.status()["inflight"] == 0 and
+               d.pressure()["lag_ms"] == 0, 20, 0.1, "the first attempts")
+    d.ctl("dead-letter-source", "events")
+    sink["endpoint"] = ep
+    d.write_config()
+    d.ctl("reload")
+    st, _, j = d.api("POST", "/v1/replays", {"kind": "dlq",
+                                             "source_id": "events"})
+    assert st == 202, (st, j)
+    rid = j["id"]
+    got = pull_all(sub, 4)
+    assert len(got) == 4, "pulled %d of 4" % len(got)
+    for m in got:
+        v = qmsg.decode(base64.b64decode(m["data"]))
+        assert v["id"] in ids and v["replay_id"] == rid, v
+        assert m["attributes"]["ankusa_replay_id"] == rid, m
+        assert m.get("attributes", {}) == qmsg.attributes(v), m
