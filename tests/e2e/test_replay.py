@@ -311,6 +311,24 @@ def test_replay_quarantine():
     assert len([l for l in out.splitlines() if l.strip()]) == 2, out
 
 
+def dead_by_hand(name, src, sink, ep, n):
+    """A daemon with source name (src, whose sink's endpoint is
+    unreachable), n hooks posted, failed once and dead-lettered by
+    dead-letter-source; then the sink's endpoint is ep (reloaded)."""
+    d = Daemon(sources={name: src}, extra={
+        "dispatch": {"breaker_failures": 0}}).start()
+    ids = [i for i, _ in post_seq(d, name, [b'{"n":%d}' % k
+                                            for k in range(n)])]
+    wait_until(lambda: d.status()["inflight"] == 0 and
+               d.pressure()["lag_ms"] == 0, 20, 0.1, "the first attempts")
+    d.ctl("dead-letter-source", name)
+    assert d.status()["dead"] == n, d.status()
+    sink["endpoint"] = ep
+    d.write_config()
+    d.ctl("reload")
+    return d, ids
+
+
 def test_replay_sqs_fifo_replay_id():
     """Replayed to a FIFO SQS queue: the message's replay_id and
     ankusa_replay_id attribute are the job's id, its deduplication id
@@ -324,18 +342,7 @@ def test_replay_sqs_fifo_replay_id():
             "endpoint": "http://127.0.0.1:9", "access_key_id": key,
             "secret_access_key": secret}
     src = sink_source([sink], tenant="tsqs", retry=dict(ankusa.HOLD_RETRY))
-    d = Daemon(sources={"orders": src}, extra={
-        "dispatch": {"breaker_failures": 0}}).start()
-    ids = [i for i, _ in post_seq(d, "orders", [b'{"n":%d}' % k
-                                                for k in range(5)])]
-    # The unreachable endpoint fails them; dead-lettered by hand.
-    wait_until(lambda: d.status()["inflight"] == 0 and
-               d.pressure()["lag_ms"] == 0, 20, 0.1, "the first attempts")
-    d.ctl("dead-letter-source", "orders")
-    assert d.status()["dead"] == 5, d.status()
-    sink["endpoint"] = ep
-    d.write_config()
-    d.ctl("reload")
+    d, ids = dead_by_hand("orders", src, sink, ep, 5)
     st, _, j = d.api("POST", "/v1/replays", {"kind": "dlq"})
     assert st == 202, (st, j)
     rid = j["id"]
@@ -363,16 +370,7 @@ def test_replay_pubsub_replay_id():
     sink = {"type": "google_pubsub", "project": "test", "topic": topic,
             "endpoint": "http://127.0.0.1:9", "auth": "none"}
     src = sink_source([sink], tenant="tps", retry=dict(ankusa.HOLD_RETRY))
-    d = Daemon(sources={"events": src}, extra={
-        "dispatch": {"breaker_failures": 0}}).start()
-    ids = [i for i, _ in post_seq(d, "events", [b'{"e":%d}' % k
-                                                for k in range(4)])]
-    wait_until(lambda: d.status()["inflight"] == 0 and
-               d.pressure()["lag_ms"] == 0, 20, 0.1, "the first attempts")
-    d.ctl("dead-letter-source", "events")
-    sink["endpoint"] = ep
-    d.write_config()
-    d.ctl("reload")
+    d, ids = dead_by_hand("events", src, sink, ep, 4)
     st, _, j = d.api("POST", "/v1/replays", {"kind": "dlq",
                                              "source_id": "events"})
     assert st == 202, (st, j)
