@@ -58,6 +58,7 @@ struct release {
 	int		 stopped;	/* ended before it: no edge, or its
 					 * caller ended it */
 	int		 paced;		/* quarantine_release_paced's */
+	unsigned char	 replay_id[UUID_LEN];	/* paced: its job's */
 	uint64_t	 budget;	/* hooks it may still send */
 	uint64_t	 below;		/* pen seqs below this only */
 	uint64_t	 since, until;	/* receive times, 0: open */
@@ -149,13 +150,14 @@ quarantine_release(const char *source, const char *id,
 }
 
 int
-quarantine_release_paced(const char *source, uint64_t after_seq,
-    uint64_t below_seq, uint64_t since, uint64_t until,
+quarantine_release_paced(const unsigned char *replay_id, const char *source,
+    uint64_t after_seq, uint64_t below_seq, uint64_t since, uint64_t until,
     void (*done)(void *, json_t *), void *arg, char *err, size_t errlen)
 {
 	if (release_start(source, NULL, done, arg, err, errlen) == -1)
 		return -1;
 	rel.paced = 1;
+	memcpy(rel.replay_id, replay_id, UUID_LEN);
 	rel.budget = 0;
 	rel.cursor = after_seq;
 	rel.below = below_seq;
@@ -422,8 +424,8 @@ quarantine_verdict(struct msg *m)
 		store_hook_rec_free(ck->rec);
 		free(ck->rec);
 		rel.kept++;
-	} else if (writer_release(ck->rec, ck->seq, m, release_committed,
-	    ck) == -1) {
+	} else if (writer_release(ck->rec, ck->seq, m, rel.paced ?
+	    rel.replay_id : NULL, release_committed, ck) == -1) {
 		memset(ck, 0, sizeof(*ck));
 		release_pump();
 		return -1;

@@ -26,14 +26,16 @@ int	quarantine_release(const char *source, const char *id,
 /* The caller of a running release went away: finish without telling. */
 void	quarantine_release_detach(void *arg);
 /*
- * A release paced by its caller (a quarantine replay job, arg): the held
+ * A release paced by its caller (replay job replay_id, arg): the held
  * hooks of source (NULL: all) with a seq after after_seq and below
  * below_seq, received in [since, until] (0: open), each sent to an edge
- * only once granted.  done gets the result with "walked": true when the
- * walk reached its end (false when it was ended or stopped early).  -1
- * with err if a release runs.
+ * only once granted; the rows of those released carry replay_id.  done
+ * gets the result with "walked": true when the walk reached its end
+ * (false when it was ended or stopped early).  -1 with err if a release
+ * runs.
  */
-int	quarantine_release_paced(const char *source, uint64_t after_seq,
+int	quarantine_release_paced(const unsigned char *replay_id,
+	    const char *source, uint64_t after_seq,
 	    uint64_t below_seq, uint64_t since, uint64_t until,
 	    void (*done)(void *, json_t *), void *arg, char *err, size_t);
 /* n more held hooks may go out; the count granted (0: arg's release is

@@ -488,7 +488,7 @@ job_step_quarantine(struct rjob *j, uint64_t now)
 
 	if (!j->releasing) {
 		after = cursor_u64(j->rp.cursor);
-		if (quarantine_release_paced(j->rp.source[0] != '\0' ?
+		if (quarantine_release_paced(j->id, j->rp.source[0] != '\0' ?
 		    j->rp.source : NULL, after, j->rp.seq_below, j->rp.since,
 		    j->rp.until, release_done, j, err, sizeof(err)) == -1) {
 			snprintf(j->held, sizeof(j->held), "%s", err);

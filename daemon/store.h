@@ -68,6 +68,11 @@ struct store_hook {
 	uint64_t		 dedupe_expires;	/* wall ms; read only with
 						 * a dedupe key and not
 						 * flagged */
+	unsigned char		 replay_id[UUID_LEN];	/* its rows': the
+						 * replay job that released
+						 * it from the pen; all zero:
+						 * none (not stored with the
+						 * hook) */
 };
 
 /* One delivery row to create with a hook. */

@@ -405,6 +405,36 @@ START_TEST(test_replay_visits)
 }
 END_TEST
 
+/* A hook put with a replay id (a held hook a quarantine job released):
+ * each of its rows carries the job's id. */
+START_TEST(test_replay_put_hook_rows)
+{
+	struct store_row_spec rows[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_HTTP, 1, 0x42 },
+	};
+	struct store_batch *b;
+	struct store_hook h;
+	struct store_row r;
+	struct store *st;
+	unsigned char id[UUID_LEN], rk[STORE_ROWKEY_LEN];
+	int i;
+
+	st = open_ok();
+	uuidv7_new(id);
+	hook_fill(&h, "github", "x", 1);
+	memcpy(h.replay_id, id, UUID_LEN);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, rows, 2), 0);
+	commit_ok(st, b);
+	for (i = 0; i < 2; i++) {
+		store_key_row(rk, h.seq, i);
+		ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+		ck_assert_mem_eq(r.replay_id, id, UUID_LEN);
+	}
+	store_close(st);
+}
+END_TEST
+
 static Suite *
 replay_suite(void)
 {
@@ -420,6 +450,7 @@ replay_suite(void)
 	tcase_add_test(tc, test_replay_lane);
 	tcase_add_test(tc, test_replay_orphans);
 	tcase_add_test(tc, test_replay_visits);
+	tcase_add_test(tc, test_replay_put_hook_rows);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -307,6 +307,10 @@ def test_replay_quarantine():
     assert took >= 1.0, "8 held hooks at 4/s took %.2f s" % took
     wait_until(lambda: set(held) <= set(s.ids("/q", 200)), 10, 0.05,
                "the released hooks delivered")
+    # Their deliveries carry the job's id.
+    for r in s.records("/q"):
+        assert r["x-ankusa-id"] in held and \
+            r["x-ankusa-replay-id"] == rid, r
     _, out, _ = d.ctl("quarantine", "list", json_out=True)
     assert len([l for l in out.splitlines() if l.strip()]) == 2, out
 
