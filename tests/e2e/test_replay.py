@@ -25,8 +25,8 @@ def dead_letters(n, tenant="trp", extra_sinks=(), **dconf):
     d = Daemon(sources={
         "src": sink_source([{"type": "http", "url": s.url("/r")}] +
                            list(extra_sinks), tenant=tenant),
-    }, extra={"dispatch": dispatch_conf(breaker_failures=0,
-                                        **dconf)}).start()
+    }, extra={"dispatch": dispatch_conf(**dict({"breaker_failures": 0},
+                                               **dconf))}).start()
     s.mode("/r", status=410)
     ids = [i for i, _ in post_seq(d, "src", [b'{"n":%d}' % k
                                              for k in range(n)])]
@@ -201,6 +201,20 @@ def test_replay_pauses_itself_on_dead_letters():
     j = job(d, rid)
     assert j["reason"].startswith("dead_letters: "), j
     assert 50 <= j["moved"] < 200, j
+
+
+def test_replay_pauses_itself_on_open_breaker():
+    """Replayed rows to a sink whose breaker opens are parked: the job
+    pauses itself with a breaker_open reason."""
+    s, d, ids = dead_letters(150, breaker_failures=5,
+                             breaker_open_ms=30000)
+    s.mode("/r", status=503)
+    st, _, j = d.api("POST", "/v1/replays", {"kind": "dlq", "rate": 300})
+    rid = j["id"]
+    wait_until(lambda: job(d, rid)["state"] == "paused", 20, 0.05,
+               "a self-pause")
+    j = job(d, rid)
+    assert j["reason"].startswith("breaker_open: "), j
 
 
 def test_replay_bad_requests():
