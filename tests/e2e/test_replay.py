@@ -13,8 +13,8 @@ pacing; the assertions on them are wide bands.
 import signal
 import time
 
-from ankusa import (Daemon, TestSink, dispatch_conf, hold_source, note,
-                    post, sink_source, wait_until)
+from ankusa import (Daemon, TestSink, dispatch_conf, note, post,
+                    request, sink_source, wait_until)
 from test_dispatch import post_seq
 
 
@@ -84,6 +84,9 @@ def test_replay_paced_rate_20():
     # The listing names it; the counter counts it.
     st, _, lst = d.api("GET", "/v1/replays")
     assert st == 200 and [x["id"] for x in lst["replays"]] == [rid], lst
+    st, _, text = request(d.admin_port, "GET", "/metrics")
+    assert st == 200 and b'ankusa_replay_moved_total{kind="dlq"} 100\n' \
+        in text, text
 
 
 def test_replay_pause_resume_and_ctl():
