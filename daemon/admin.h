@@ -56,6 +56,7 @@ struct admin_route {
 extern const struct admin_route admin_routes_core[];
 extern const struct admin_route admin_routes_metrics[];
 extern const struct admin_route admin_routes_ops[];	/* admin_ops.c */
+extern const struct admin_route admin_routes_replay[];
 
 /* Listen on fd (bound and listening, opened before any privilege is
  * dropped).  0, or -1 with err. */

@@ -59,6 +59,9 @@ static json_t	*build_api(int, char **);
 static void	 print_api(json_t *);
 static json_t	*build_flush(int, char **);
 static json_t	*build_pause(int, char **);
+static json_t	*build_dlq_replay(int, char **);
+static json_t	*build_replays(int, char **);
+static void	 print_replays(json_t *);
 static void	 print_backup(json_t *);
 static void	 print_dlq(json_t *);
 static void	 print_breakers(json_t *);
@@ -78,7 +81,11 @@ static const struct command commands[] = {
 	{ "tick", "[timeout_s]", build_timeout, print_result },
 	{ "pressure", "", build_plain, print_status },
 	{ "breakers", "", build_plain, print_breakers },
-	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_dlq },
+	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_replays },
+	{ "dlq", "replay [-S source] [--since ms] [--until ms] [--rate n] "
+	    "[--max-lag-ms n]", build_dlq, print_replays },
+	{ "replays", "list | show|pause|resume|cancel id", build_replays,
+	    print_replays },
 	{ "dead-letter-source", "source [timeout_s]", build_dls,
 	    print_result },
 	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]"
@@ -302,6 +309,8 @@ build_dlq(int argc, char **argv)
 {
 	json_t *req;
 
+	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+		return build_dlq_replay(argc - 1, argv + 1);
 	if (argc < 2 || strcmp(argv[1], "list") != 0)
 		return NULL;
 	if ((req = build_queue(argc - 1, argv + 1)) == NULL)
@@ -804,4 +813,165 @@ build_pause(int argc, char **argv)
 		snprintf(path, sizeof(path), "/v1/tenants/default/sources/%s/"
 		    "%s", src, argv[0]);
 	return api_req("POST", path, NULL);
+}
+
+/*
+ * Replay jobs (the admin API's /v1/replays routes, daemon/admin_replay.c).
+ */
+
+/* A whole number option's value, or a usage error naming it. */
+static long long
+opt_count(const char *name, const char *v, long long min)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0' || end == v || n < min) {
+		fprintf(stderr, "ankusactl: %s must be a whole number >= %lld, "
+		    "got %s\n", name, min, v);
+		exit(EXIT_USAGE);
+	}
+	return n;
+}
+
+/* replay [-S source] [--since ms] [--until ms] [--rate n]
+ * [--max-lag-ms n] */
+static json_t *
+build_dlq_replay(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "max-lag-ms", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *body = json_pack("{s:s}", "kind", "dlq");
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "S:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'S':
+			json_object_set_new(body, "source_id",
+			    json_string(optarg));
+			break;
+		case 's':
+			json_object_set_new(body, "since", json_integer(
+			    opt_count("--since", optarg, 0)));
+			break;
+		case 'u':
+			json_object_set_new(body, "until", json_integer(
+			    opt_count("--until", optarg, 0)));
+			break;
+		case 'r':
+			json_object_set_new(body, "rate", json_integer(
+			    opt_count("--rate", optarg, 1)));
+			break;
+		case 'l':
+			json_object_set_new(body, "max_lag_ms", json_integer(
+			    opt_count("--max-lag-ms", optarg, 0)));
+			break;
+		default:
+			json_decref(body);
+			return NULL;
+		}
+	}
+	if (optind != argc) {
+		json_decref(body);
+		return NULL;
+	}
+	return api_req("POST", "/v1/replays", body);
+}
+
+/* replays list | show|pause|resume|cancel ID */
+static json_t *
+build_replays(int argc, char **argv)
+{
+	static const struct {
+		const char	*op;
+		const char	*state;		/* NULL: a GET */
+	} ops[] = {
+		{ "show", NULL },
+		{ "pause", "paused" },
+		{ "resume", "running" },
+		{ "cancel", "cancelled" },
+	};
+	const char *p;
+	char path[128];
+	size_t i;
+
+	if (argc == 2 && strcmp(argv[1], "list") == 0)
+		return api_req("GET", "/v1/replays", NULL);
+	if (argc != 3)
+		return NULL;
+	/* A job id is a UUID: nothing in it needs encoding, and nothing
+	 * else may go into the path. */
+	for (p = argv[2]; *p != '\0'; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
+		    (*p >= 'A' && *p <= 'F') || *p == '-'))
+			break;
+	if (*p != '\0' || p - argv[2] != 36) {
+		fprintf(stderr, "ankusactl: replays: %s is not a job id\n",
+		    argv[2]);
+		exit(EXIT_USAGE);
+	}
+	snprintf(path, sizeof(path), "/v1/replays/%s", argv[2]);
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (strcmp(argv[1], ops[i].op) != 0)
+			continue;
+		if (ops[i].state == NULL)
+			return api_req("GET", path, NULL);
+		return api_req("PATCH", path, json_pack("{s:s}", "state",
+		    ops[i].state));
+	}
+	return NULL;
+}
+
+/* One job a line: id, kind, state, source, moved, rate, and why it
+ * waits or paused itself. */
+static void
+print_replay(json_t *j)
+{
+	const char *src = json_string_value(json_object_get(j, "source_id"));
+	const char *why = json_string_value(json_object_get(j, "reason"));
+
+	if (why == NULL)
+		why = json_string_value(json_object_get(j, "held"));
+	if (nprinted++ == 0)
+		printf("%-36s %-10s %-9s %-16s %8s %8s %6s %s\n", "ID", "KIND",
+		    "STATE", "SOURCE", "MOVED", "DROPPED", "RATE", "WHY");
+	printf("%-36s %-10s %-9s %-16s %8lld %8lld %6lld %s\n",
+	    json_string_value(json_object_get(j, "id")),
+	    json_string_value(json_object_get(j, "kind")),
+	    json_string_value(json_object_get(j, "state")),
+	    src != NULL ? src : "*",
+	    (long long)json_integer_value(json_object_get(j, "moved")),
+	    (long long)json_integer_value(json_object_get(j, "dropped")),
+	    (long long)json_integer_value(json_object_get(j, "rate")),
+	    why != NULL ? why : "");
+}
+
+/* The answer of a replay route: one job, or the list; dlq list's lines
+ * too (the dlq command's two forms share its entry). */
+static void
+print_replays(json_t *ans)
+{
+	json_t *body = json_object_get(ans, "body"), *list, *j;
+	size_t i;
+
+	if (body == NULL) {
+		print_dlq(ans);
+		return;
+	}
+	if ((list = json_object_get(body, "replays")) != NULL) {
+		json_array_foreach(list, i, j)
+			print_replay(j);
+		if (json_array_size(list) == 0)
+			printf("no replay job\n");
+		return;
+	}
+	print_replay(body);
 }

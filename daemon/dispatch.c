@@ -593,6 +593,7 @@ settle_dead(struct dispatch *d, struct drow *r, const char *reason,
 	memset(&s, 0, sizeof(s));
 	s.kind = SETTLE_DEAD;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
+	s.row = &r->row;	/* as claimed: its replay id */
 	s.reason = reason;
 	s.last_error = last_error != NULL ? last_error : r->row.last_error;
 	s.attempts = r->row.attempts;

@@ -58,8 +58,9 @@ struct dsettle {
 	enum settle_kind	 kind;
 	unsigned char		 key[STORE_ROWKEY_LEN];
 	const struct store_row	*row;		/* RESCHEDULE: the row as it
-						 * is to be written; DELIVERED:
-						 * as it was claimed */
+						 * is to be written; DELIVERED
+						 * and DEAD: as it was
+						 * claimed */
 	const char		*reason;	/* DEAD */
 	const char		*last_error;	/* DEAD */
 	uint32_t		 attempts;	/* DEAD */

@@ -68,6 +68,11 @@ struct store_hook {
 	uint64_t		 dedupe_expires;	/* wall ms; read only with
 						 * a dedupe key and not
 						 * flagged */
+	unsigned char		 replay_id[UUID_LEN];	/* its rows': the
+						 * replay job that released
+						 * it from the pen; all zero:
+						 * none (not stored with the
+						 * hook) */
 };
 
 /* One delivery row to create with a hook. */
@@ -282,6 +287,7 @@ int		 store_lost(struct store *);
 #define STORE_ERROR_MAX		1024	/* last error, dead reason, bytes */
 #define STORE_KEY_MAX		1024	/* any key fits */
 #define STORE_ROWKEY_LEN	12	/* seq u64 + sink index u32 */
+#define STORE_DEADKEY_LEN	20	/* dead time u64 + row key */
 
 /* A row's place in the pipeline (stored: never renumber). */
 enum store_row_state {
@@ -531,6 +537,98 @@ int		 store_hook_claim(struct store *, uint64_t seq, char *ref,
  * the hook is gone, -1 on a store error. */
 int		 store_batch_hook_set_claim(struct store_batch *, uint64_t seq,
 		    const char *ref);
+
+/*
+ * Replay jobs (store_replay.c): table replays, one record per job keyed by
+ * its 16-byte id (a UUIDv7, so the table lists them in creation order),
+ * and the step that moves a dlq job's dead rows back to due.  A step runs
+ * in the open batch and writes the job's record (its cursor, its counts,
+ * DONE at its end) in the same transaction as the rows it moves, so that
+ * after a crash the job and its rows agree: no row is moved twice by the
+ * cursor, none is skipped.
+ */
+enum store_replay_state {
+	STORE_REPLAY_RUNNING = 1,
+	STORE_REPLAY_PAUSED = 2,
+	STORE_REPLAY_CANCELLED = 3,
+	STORE_REPLAY_DONE = 4,
+};
+
+enum store_replay_kind {
+	STORE_REPLAY_DLQ = 1,		/* dead rows back to due */
+	STORE_REPLAY_QUARANTINE = 2,	/* the pen re-verified */
+};
+
+#define STORE_REPLAY_REASON_MAX	127	/* bytes */
+
+/* A replay job (table replays). */
+struct store_replay {
+	uint8_t		state;		/* enum store_replay_state */
+	uint8_t		kind;		/* enum store_replay_kind */
+	char		source[STORE_NAME_MAX + 1];	/* "": every source */
+	uint64_t	since;		/* dlq: dead time, quarantine: receive
+					 * time, wall ms; 0: open */
+	uint64_t	until;		/* the same, inclusive; 0: open */
+	uint32_t	rate;		/* rows (held hooks) per second */
+	uint32_t	max_lag_ms;
+	uint64_t	created_at;	/* wall ms; a dlq job moves only rows
+					 * dead at or before it */
+	uint64_t	moved;		/* rows moved (hooks released) */
+	uint64_t	dropped;	/* dlq: dead entries dropped, their row
+					 * or hook gone; quarantine: held
+					 * hooks that failed again */
+	uint64_t	seq_below;	/* quarantine: pen seqs below this
+					 * only (the next seq at creation) */
+	unsigned char	cursor[STORE_DEADKEY_LEN];	/* dlq: the last dead
+					 * key passed; quarantine: the last pen
+					 * seq passed in its first 8 bytes; all
+					 * zero: none yet */
+	char		reason[STORE_REPLAY_REASON_MAX + 1];	/* why it
+					 * paused itself, "" when it did not */
+};
+
+/* One step of a dlq job: in, its bounds; out, what it did. */
+struct store_replay_step {
+	uint64_t	now;		/* wall ms: the due time of moved rows */
+	uint64_t	limit;		/* rows moved at most (>= 1) */
+	uint64_t	visits;		/* dead entries read at most (>= 1) */
+	uint64_t	moved;		/* out */
+	uint64_t	dropped;	/* out */
+};
+
+/* Write job id's record.  0, or -1 on a store error (the batch must then
+ * be aborted). */
+int		 store_batch_replay_put(struct store_batch *,
+		    const unsigned char id[UUID_LEN], const struct store_replay *);
+/* 1 deleted, 0 no such job, -1 on a store error. */
+int		 store_batch_replay_del(struct store_batch *,
+		    const unsigned char id[UUID_LEN]);
+/* 1 found, 0 no such job, -1 on a store error (a damaged record too). */
+int		 store_replay_get(struct store *, const unsigned char id[UUID_LEN],
+		    struct store_replay *);
+/* Every job in id (creation) order; a damaged record is logged and
+ * passed over.  cb returning non-zero stops.  0 or -1. */
+int		 store_replay_list(struct store *,
+		    int (*cb)(const unsigned char *id, const struct store_replay *,
+		    void *), void *);
+/*
+ * One step of dlq job id (rp, as stored; updated and written back): the
+ * dead entries after rp->cursor (from rp->since at first) with a dead
+ * time up to rp->until and rp->created_at, in key order (dead time, then
+ * row key), at most s->visits read and s->limit rows moved.  A row of the
+ * job's source (any, with source "") goes back to due: state DUE due at
+ * s->now (an ordered row rejoins its lane as a MEMBER, due at s->now when
+ * promoted), attempts and first attempt 0, its last error kept, its
+ * replay id the job's; its dead entry goes and the dead counter drops
+ * (lane_members grows for a member).  A dead entry whose row is gone,
+ * damaged or not DEAD, or whose hook is gone (the row is deleted then), is
+ * dropped and counted apart.  Rows of other sources are passed over.
+ * 1 when entries may follow, 0 when the job reached its end (rp->state is
+ * then DONE), -1 on a store error (the batch must then be aborted).
+ */
+int		 store_batch_replay_step(struct store_batch *,
+		    const unsigned char id[UUID_LEN], struct store_replay *rp,
+		    struct store_replay_step *s);
 
 /*
  * Online backup (store_backup.c): a copy of the store, taken while it runs,

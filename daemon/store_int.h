@@ -1,10 +1,9 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,
- * store_maint.c, store_bdb.c, store_backup.c, trash.c) and, for the verbs
- * at its end, the
- * tests: struct store, the tables, the record helpers, the walks, and the
- * verbs only the tests call.  The public verbs are in store.h, the keys and
+ * store_maint.c, store_bdb.c, store_backup.c, store_replay.c, trash.c)
+ * and, for the verbs at its end, the tests: struct store, the tables, the
+ * record helpers, the walks, and the verbs only the tests call.  The public verbs are in store.h, the keys and
  * record codecs in store_rec.h; the store's contracts in store.c's header
  * comment, its layout in store_rec.c's.  What one file shares with the
  * others here takes that file's prefix: store_ (store.c), rec_
@@ -354,6 +353,8 @@ int	 lane_is_head(struct store_batch *, const unsigned char *,
 int	 lane_leave(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 int	 lane_release(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+int	 lane_join(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 
 /* store_bdb.c */

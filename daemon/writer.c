@@ -523,7 +523,7 @@ writer_submit(uint32_t serial, struct msg *m)
 
 int
 writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
-    void (*done)(void *, int), void *arg)
+    const unsigned char *replay_id, void (*done)(void *, int), void *arg)
 {
 	struct pending *p;
 
@@ -541,6 +541,8 @@ writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
 	 * a fresh submission would: dedupe key, forwarded headers, lanes. */
 	p->hook = rec->hook;
 	p->hook.flagged = 0;
+	if (replay_id != NULL)
+		memcpy(p->hook.replay_id, replay_id, UUID_LEN);
 	if (writer_parse_tail(p, m) == -1 || msg_end(m) == -1 ||
 	    writer_fits(p, 0, NULL) == -1) {
 		writer_free(p);
