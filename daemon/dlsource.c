@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "conf.h"
+#include "dispatch.h"
 #include "dlsource.h"
 #include "log.h"
 #include "master.h"
@@ -163,7 +164,7 @@ call_step(struct dlcall *c, char *err, size_t errlen)
 {
 	struct store_batch *sb;
 	struct store_dls s;
-	int rc;
+	int rc, m;
 
 	memset(&s, 0, sizeof(s));
 	s.source = c->source;
@@ -186,9 +187,12 @@ call_step(struct dlcall *c, char *err, size_t errlen)
 		c->moved += s.moved;
 		c->dropped += s.dropped;
 		moved_total += s.moved;
-		if (s.moved > 0)
-			metrics_add("ankusa_dispatch_dead_lettered_total",
-			    s.moved, "source_id", c->source, "sink", "", NULL);
+		for (m = 0; m < STORE_MODULES; m++)
+			if (s.moved_by[m] > 0)
+				metrics_add("ankusa_dispatch_dead_lettered_"
+				    "total", s.moved_by[m], "source_id",
+				    c->source, "sink", dispatch_module_name(m),
+				    NULL);
 	} else
 		store_batch_abort(sb);
 	c->after_seq = s.after_seq;

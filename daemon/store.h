@@ -39,6 +39,7 @@ enum store_module {
 	MODULE_PUBSUB = 3,
 	MODULE_LOG = 4,
 };
+#define STORE_MODULES	5	/* one past the largest module */
 
 struct store;
 struct store_hook_rec;
@@ -519,6 +520,8 @@ struct store_dls {
 	uint64_t	 after_seq;	/* in: where the step starts; out: the
 					 * next step's */
 	uint64_t	 moved;		/* out: dead-lettered by the step */
+	uint64_t	 moved_by[STORE_MODULES];	/* out: of them, by
+					 * module (enum store_module) */
 	uint64_t	 dropped;	/* out: dropped, their hook gone */
 	int		 seen;		/* out: 1 once a row of the source was
 					 * read, dead ones too */

@@ -884,9 +884,11 @@ dls_row(const unsigned char *rk, const struct store_row *r, void *arg)
 		w->failed = 1;
 		return 1;
 	}
-	if (ret == 1)
+	if (ret == 1) {
 		s->moved++;
-	else if (ret == 2)
+		if (r->module < STORE_MODULES)
+			s->moved_by[r->module]++;
+	} else if (ret == 2)
 		s->dropped++;
 	return 0;
 }
@@ -903,6 +905,7 @@ store_batch_source_dead(struct store_batch *b, struct store_dls *s)
 	w.b = b;
 	w.s = s;
 	s->moved = s->dropped = 0;
+	memset(s->moved_by, 0, sizeof(s->moved_by));
 	ret = pending_page(b->st, s->source, &s->after_seq, s->limit,
 	    s->visits, &s->seen, dls_row, &w);
 	if (ret == -1 || w.failed) {

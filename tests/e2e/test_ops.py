@@ -245,3 +245,8 @@ def test_ops_dead_letter_source():
     assert st == 404, (st, doc)
     st = d.status()
     assert (st["pending"], st["dead"]) == (0, 5), st
+    # Counted under the sink's module, as every other dead letter is.
+    samples = parse(scrape(d))[0]
+    for src, n in (("x", 3), ("y", 2)):
+        assert samples['ankusa_dispatch_dead_lettered_total{source_id="%s",'
+                       'sink="http"}' % src] == n, samples
