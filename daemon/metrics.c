@@ -63,7 +63,9 @@ static const struct family_def {
 	{ "ankusa_dispatch_dead_lettered_total", METRICS_COUNTER,
 	    "Delivery rows dead-lettered, by source and sink module.", NULL },
 	{ "ankusa_replay_moved_total", METRICS_COUNTER,
-	    "Rows moved back to due by replay jobs, by job kind.", NULL },
+	    "Dead rows moved back to due by dlq replay jobs (kind dlq), "
+	    "held hooks released by quarantine jobs (kind quarantine).",
+	    NULL },
 	{ "ankusa_dispatch_batches_total", METRICS_COUNTER,
 	    "Batch requests sent to batching sinks, by sink module.", NULL },
 	{ "ankusa_dispatch_batch_entries_total", METRICS_COUNTER,
