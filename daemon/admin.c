@@ -604,6 +604,25 @@ admin_query_time(struct admin_req *ar, const char *key, uint64_t *ms)
 }
 
 int
+admin_body_time(struct admin_req *ar, json_t *o, const char *key,
+    uint64_t *ms)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*ms = (uint64_t)json_integer_value(v);
+		return 1;
+	}
+	if (json_is_string(v) && parse_rfc3339(json_string_value(v), ms) == 0)
+		return 1;
+	admin_bad(ar, key, "must be ms since the epoch or an RFC 3339 time "
+	    "(\"2026-12-02T10:00:00Z\")");
+	return -1;
+}
+
+int
 admin_query_id(struct admin_req *ar, const char *key, const char **out)
 {
 	const char *s = admin_query(ar, key);

@@ -92,6 +92,11 @@ int		 admin_query_id(struct admin_req *, const char *key,
  * an empty object.  The caller owns the object.
  */
 json_t		*admin_body(struct admin_req *, const char *const *allowed);
+/* Body field key of o as a time, ms since the epoch: a whole number of ms
+ * or an RFC 3339 string, as admin_query_time takes them.  0 absent or
+ * null (*ms untouched), 1 given, -1 after answering 400. */
+int		 admin_body_time(struct admin_req *, json_t *o, const char *key,
+		    uint64_t *ms);
 /* Answer 400 invalid_request naming field, with the message. */
 void		 admin_bad(struct admin_req *, const char *field,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));

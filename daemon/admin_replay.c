@@ -9,7 +9,7 @@
  *   GET   /v1/replays/{id}  -> 200 job
  *   PATCH /v1/replays/{id}  {state?, rate?, max_lag_ms?} -> 200 job
  *
- * Times are ms since the epoch.  Refusals: 400 invalid_request naming the
+ * Times are ms since the epoch or RFC 3339 strings (admin_body_time).  Refusals: 400 invalid_request naming the
  * field, 404 not_found, 409 too_many_jobs (REPLAY_MAX_ACTIVE running and
  * paused) and replay_finished (a done or cancelled job changes no more),
  * 503 store_unavailable.
@@ -124,8 +124,8 @@ replays_post(struct admin_req *ar)
 		goto out;
 	}
 	sp.source = src;
-	if (body_u64(ar, o, "since", 0, UINT64_MAX / 2, &sp.since) == -1 ||
-	    body_u64(ar, o, "until", 0, UINT64_MAX / 2, &sp.until) == -1 ||
+	if (admin_body_time(ar, o, "since", &sp.since) == -1 ||
+	    admin_body_time(ar, o, "until", &sp.until) == -1 ||
 	    body_u64(ar, o, "rate", 1, REPLAY_RATE_MAX, &rate) == -1 ||
 	    body_u64(ar, o, "max_lag_ms", 0, REPLAY_LAG_MAX, &lag) == -1)
 		goto out;

@@ -82,7 +82,7 @@ static const struct command commands[] = {
 	{ "pressure", "", build_plain, print_status },
 	{ "breakers", "", build_plain, print_breakers },
 	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_replays },
-	{ "dlq", "replay [-S source] [--since ms] [--until ms] [--rate n] "
+	{ "dlq", "replay [-S source] [--since T] [--until T] [--rate n] "
 	    "[--max-lag-ms n]", build_dlq, print_replays },
 	{ "replays", "list | show|pause|resume|cancel id", build_replays,
 	    print_replays },
@@ -836,7 +836,21 @@ opt_count(const char *name, const char *v, long long min)
 	return n;
 }
 
-/* replay [-S source] [--since ms] [--until ms] [--rate n]
+/* A time option: ms since the epoch as a number, anything else as the
+ * string the daemon reads (RFC 3339) or refuses, naming the field. */
+static json_t *
+opt_time(const char *v)
+{
+	size_t i;
+
+	for (i = 0; v[i] >= '0' && v[i] <= '9'; i++)
+		;
+	if (i > 0 && v[i] == '\0' && i < 19)
+		return json_integer(strtoll(v, NULL, 10));
+	return json_string(v);
+}
+
+/* replay [-S source] [--since T] [--until T] [--rate n]
  * [--max-lag-ms n] */
 static json_t *
 build_dlq_replay(int argc, char **argv)
@@ -859,12 +873,10 @@ build_dlq_replay(int argc, char **argv)
 			    json_string(optarg));
 			break;
 		case 's':
-			json_object_set_new(body, "since", json_integer(
-			    opt_count("--since", optarg, 0)));
+			json_object_set_new(body, "since", opt_time(optarg));
 			break;
 		case 'u':
-			json_object_set_new(body, "until", json_integer(
-			    opt_count("--until", optarg, 0)));
+			json_object_set_new(body, "until", opt_time(optarg));
 			break;
 		case 'r':
 			json_object_set_new(body, "rate", json_integer(

@@ -10,6 +10,7 @@ printed (note) where the closing note of issue 24 wants the measured
 pacing; the assertions on them are wide bands.
 """
 
+import json
 import signal
 import time
 
@@ -403,3 +404,31 @@ def test_replay_pubsub_replay_id():
         assert v["id"] in ids and v["replay_id"] == rid, v
         assert m["attributes"]["ankusa_replay_id"] == rid, m
         assert m.get("attributes", {}) == qmsg.attributes(v), m
+
+
+def test_replay_times_rfc3339():
+    """since and until take RFC 3339 as the query arguments do, offsets
+    and fractions too, or ms."""
+    d = Daemon(sources={"src": sink_source([{"type": "log"}])}).start()
+    st, _, j = d.api("POST", "/v1/replays", {
+        "kind": "dlq", "since": "2026-12-02T10:00:00Z",
+        "until": "2026-12-02T11:00:01.5+01:00"})
+    assert st == 202, (st, j)
+    assert (j["since"], j["until"]) == (1796205600000, 1796205601500), j
+    st, _, j = d.api("POST", "/v1/replays", {"kind": "dlq",
+                                             "since": 1796205600000})
+    assert st == 202 and j["since"] == 1796205600000, (st, j)
+    st, _, e = d.api("POST", "/v1/replays", {
+        "kind": "dlq", "since": "2026-12-02 10:00"})
+    assert st == 400 and e["field"] == "since", (st, e)
+
+
+def test_replay_ctl_times():
+    """ankusactl dlq replay --since takes RFC 3339 too; a bad time is the
+    daemon's 400 naming the field (exit 1)."""
+    d = Daemon(sources={"src": sink_source([{"type": "log"}])}).start()
+    rc, out, err = d.ctl("dlq", "replay", "--since",
+                         "2026-12-02T10:00:00Z", json_out=True)
+    assert rc == 0 and json.loads(out)["since"] == 1796205600000, (out, err)
+    rc, out, err = d.ctl("dlq", "replay", "--until", "soon", check=False)
+    assert rc == 1 and "until" in err, (rc, out, err)
