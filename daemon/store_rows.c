@@ -33,11 +33,6 @@ static int	 due_tenants_fn(const char *, const unsigned char *, size_t,
 		    void *);
 static int	 due_scan_fn(const unsigned char *, size_t, uint64_t,
 		    const unsigned char *, const struct store_row *, void *);
-static int	 hook_unref(struct store_batch *, uint64_t);
-static int	 row_unindex(struct store_batch *, const unsigned char *,
-		    const struct store_row *);
-static int	 row_gone(struct store_batch *, const unsigned char *,
-		    const struct store_row *, int, int);
 static int	 pending_page(struct store *, const char *, uint64_t *,
 		    uint64_t, uint64_t, int *, int (*)(const unsigned char *,
 		    const struct store_row *, void *), void *);
@@ -398,8 +393,8 @@ store_row_get(struct store *st, const unsigned char rk[STORE_ROWKEY_LEN],
 /* One live row of hook seq is gone: its count drops (a partial write of
  * the four bytes, not the body), and the hook goes with its last row, and
  * its body in bodies with it.  0, or -1 on a store error. */
-static int
-hook_unref(struct store_batch *b, uint64_t seq)
+int
+rows_hook_unref(struct store_batch *b, uint64_t seq)
 {
 	struct store *st = b->st;
 	struct cur c;
@@ -489,11 +484,11 @@ store_batch_row_delivered(struct store_batch *b,
 			    rec_get_u64(rk), rec_get_u32(rk + 8));
 			return 0;
 		}
-		if ((head = row_unindex(b, rk, &r)) == -1)
+		if ((head = rows_unindex(b, rk, &r)) == -1)
 			goto fail;
 	}
  gone:
-	if ((ret = row_gone(b, rk, &r, head, 1)) == -1)
+	if ((ret = rows_gone(b, rk, &r, head, 1)) == -1)
 		goto fail;
 	return ret;
 
@@ -503,10 +498,10 @@ store_batch_row_delivered(struct store_batch *b,
 }
 
 /* Take the pending row r at rk out of the due keys, or out of its lane's
- * members: 1 when it is its lane's head (row_gone releases the lane), 0,
+ * members: 1 when it is its lane's head (rows_gone releases the lane), 0,
  * or -1 on a store error. */
-static int
-row_unindex(struct store_batch *b, const unsigned char *rk,
+int
+rows_unindex(struct store_batch *b, const unsigned char *rk,
     const struct store_row *r)
 {
 	int ret, head;
@@ -523,8 +518,8 @@ row_unindex(struct store_batch *b, const unsigned char *rk,
 /* Delete the row at rk, unindexed already, with its count and (unref) its
  * hook's, and release its lane if it was the head.  1, 0 when the row was
  * not there, or -1 on a store error. */
-static int
-row_gone(struct store_batch *b, const unsigned char *rk,
+int
+rows_gone(struct store_batch *b, const unsigned char *rk,
     const struct store_row *r, int head, int unref)
 {
 	int ret;
@@ -534,7 +529,7 @@ row_gone(struct store_batch *b, const unsigned char *rk,
 		return -1;
 	if (ret == 0)
 		return 0;	/* a due key without its row */
-	if (unref && hook_unref(b, rec_get_u64(rk)) == -1)
+	if (unref && rows_hook_unref(b, rec_get_u64(rk)) == -1)
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
@@ -626,11 +621,11 @@ store_batch_row_dead(struct store_batch *b,
 	if (r.state == STORE_ROW_DEAD)
 		return 0;
 	if ((ret = hook_present(st, b->txn, rec_get_u64(rk))) == -1 ||
-	    (head = row_unindex(b, rk, &r)) == -1)
+	    (head = rows_unindex(b, rk, &r)) == -1)
 		goto fail;
 	if (ret == 0) {
 		/* An orphan: a dead letter could never be replayed. */
-		if ((ret = row_gone(b, rk, &r, head, 0)) == -1)
+		if ((ret = rows_gone(b, rk, &r, head, 0)) == -1)
 			goto fail;
 		return ret == 1 ? 2 : 0;
 	}
