@@ -1,7 +1,8 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,
- * store_maint.c, store_bdb.c, store_backup.c, trash.c) and, for the verbs
+ * store_maint.c, store_bdb.c, store_backup.c, store_dlq.c, trash.c) and,
+ * for the verbs
  * at its end, the
  * tests: struct store, the tables, the record helpers, the walks, and the
  * verbs only the tests call.  The public verbs are in store.h, the keys and
@@ -9,7 +10,8 @@
  * comment, its layout in store_rec.c's.  What one file shares with the
  * others here takes that file's prefix: store_ (store.c), rec_
  * (store_rec.c), hooks_, bodies_, dedupe_, rows_, lane_ (lanes.c), bdb_
- * (store_bdb.c), store_backup_, trash_; the rest is static.
+ * (store_bdb.c), store_backup_, trash_; store_dlq.c shares nothing (its
+ * verbs are store.h's); the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H

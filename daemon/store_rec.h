@@ -15,7 +15,6 @@
 
 #define STORE_REC_VERSION	1	/* record format this build writes */
 #define STORE_REC_MAX		4096	/* any record but a hook fits */
-#define STORE_DEADKEY_LEN	20	/* dead time u64 + row key */
 
 /* A dead letter (table dead); the row and its hook stay alive. */
 struct store_dead {
