@@ -60,7 +60,7 @@
 
 const char *const store_tables[T_COUNT] = {
 	"meta", "hooks", "rows", "due", "lanes", "members", "marks", "dead",
-	"dedupe", "dedupe_exp", "replays", "quarantine", "bodies",
+	"dedupe", "dedupe_exp", "replays", "quarantine", "bodies", "hookids",
 };
 
 #define STORE_CACHE_BYTES	(32u * 1024 * 1024)
@@ -225,7 +225,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	 * recovery, and the upgrade goes on past it (each time past one
 	 * more, which it does not read again). */
 	memset(&u, 0, sizeof(u));
-	while (st->schema < STORE_SCHEMA_VERSION) {
+	while (st->schema < STORE_SCHEMA_BODIES) {
 		if ((ret = bodies_upgrade(st, &u)) == 0)
 			break;
 		if (ret == -1) {
@@ -240,6 +240,10 @@ store_open(const char *dir, char *err, size_t errlen)
 		}
 	}
 	free(u.bad);
+	if (st->schema < STORE_SCHEMA_VERSION && hookids_upgrade(st) == -1) {
+		snprintf(err, errlen, "%s", st->err);
+		goto failed;
+	}
 	trash_clear(st, 1);
 	if ((ret = pthread_create(&st->trash.thread, NULL, trash_main,
 	    st)) != 0) {

@@ -5,9 +5,9 @@
  * sees a DB or DB_ENV.  One transactional environment in node.data_dir,
  * opened with DB_RECOVER at every start.  Tables (B-trees, keys big-endian
  * so they sort): meta, hooks, rows, due, lanes, members, marks, dead,
- * dedupe, dedupe_exp, replays, quarantine; and bodies, a heap of the hooks'
- * bodies of 256 bytes to 1 MiB, keyed by record id.  Every value starts with a format
- * version byte; a reader refuses a version it does not know, naming the
+ * dedupe, dedupe_exp, replays, quarantine, hookids (id -> seq); and
+ * bodies, a heap of the hooks' bodies of 256 bytes to 1 MiB, keyed by
+ * record id.  Every value starts with a format version byte; a reader refuses a version it does not know, naming the
  * record.  On damage store_open refuses and says which file and what.
  *
  * Writes come in batches: store_batch_begin, puts, store_batch_commit, which
@@ -30,7 +30,7 @@
 
 #include "ids.h"
 
-#define STORE_SCHEMA_VERSION	2	/* 2: no body in the log */
+#define STORE_SCHEMA_VERSION	3	/* 2: no body in the log; 3: hookids */
 
 /* Sink modules, as bound in a row (never renumber: stored). */
 enum store_module {
@@ -248,6 +248,13 @@ int		 store_quarantine_usage(struct store *, uint64_t *bytes,
  * write now, -1 (store_strerror says why) when it does not.  Opens and
  * commits a batch of its own (none may be open). */
 int		 store_ready_probe(struct store *, uint64_t now_ms);
+/* The seq of the stored hook whose id is id (the id index, table
+ * hookids): 1 found, 0 none (never stored, delivered, deleted; a hook in
+ * the quarantine pen is not indexed), -1 on a store error.  Inside an open
+ * batch it sees the batch's writes. */
+int		 store_hook_seq(struct store *, const unsigned char id[UUID_LEN],
+		    uint64_t *seq);
+
 /* The last error the store met, for logs. */
 const char	*store_strerror(struct store *);
 /* Which function sums libdb's log records and pages, proved at the open

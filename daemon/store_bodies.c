@@ -319,7 +319,7 @@ bodies_upgrade(struct store *st, struct bodies_upgrade *u)
 		 * the log. */
 		end = ret == DB_NOTFOUND;
 		v5[0] = STORE_REC_VERSION;
-		rec_put_u32(v5 + 1, STORE_SCHEMA_VERSION);
+		rec_put_u32(v5 + 1, STORE_SCHEMA_BODIES);
 		if (end && store_put(st, txn, T_META, "schema", 6, v5,
 		    sizeof(v5), 0) == -1)
 			goto done;
@@ -338,7 +338,7 @@ bodies_upgrade(struct store *st, struct bodies_upgrade *u)
 			goto done;
 		}
 		if (end) {
-			st->schema = STORE_SCHEMA_VERSION;
+			st->schema = STORE_SCHEMA_BODIES;
 			break;
 		}
 		from = last + 1;

@@ -80,6 +80,8 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		goto fail;
 	}
 	free(rec);
+	if (hookids_put(b, h->id, h->seq) == -1)
+		goto fail;
 	if (h->dedupe_key != NULL && h->dedupe_key[0] != '\0' &&
 	    !h->flagged && dedupe_put(st, b->txn, h) == -1)
 		goto fail;

@@ -51,10 +51,15 @@ enum store_table {
 	T_REPLAYS,
 	T_QUARANTINE,
 	T_BODIES,	/* a heap (DB_HEAP), not a B-tree */
+	T_HOOKIDS,	/* hook id -> seq (store_hookids.c) */
 	T_COUNT
 };
 
 extern const char *const store_tables[T_COUNT];
+
+/* The schema that moved the bodies out of the log (bodies_upgrade); the
+ * next, STORE_SCHEMA_VERSION, indexes hooks by id (hookids_upgrade). */
+#define STORE_SCHEMA_BODIES	2
 
 #define STORE_LOG_FILE		(32u * 1024 * 1024)
 /* A hooks record's head, as store_rec.c lays it out: what the store's
@@ -318,6 +323,15 @@ int	 bodies_get(struct store *, struct __db_txn *, uint64_t,
 int	 bodies_unref(struct store_batch *, struct __dbc *, uint64_t,
 		    const unsigned char *, size_t);
 int	 bodies_upgrade(struct store *, struct bodies_upgrade *);
+
+/* store_hookids.c: the id index's entry of a hook put or deleted, in the
+ * batch (0, or -1 on a store error); the build of a store of schema 2's
+ * index at the open. */
+int	 hookids_put(struct store_batch *, const unsigned char[UUID_LEN],
+		    uint64_t);
+int	 hookids_del(struct store_batch *, const unsigned char[UUID_LEN],
+		    uint64_t);
+int	 hookids_upgrade(struct store *);
 
 /* store_dedupe.c */
 int	 dedupe_put(struct store *, struct __db_txn *,

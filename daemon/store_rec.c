@@ -326,6 +326,15 @@ rec_key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 			break;
 		snprintf(buf, bufsz, "seq %" PRIu64, rec_get_u64(k));
 		return;
+	case T_HOOKIDS: {
+		char u[UUID_STRLEN + 1];
+
+		if (len != UUID_LEN)
+			break;
+		uuid_format(k, u);
+		snprintf(buf, bufsz, "id %s", u);
+		return;
+	}
 	case T_BODIES: {
 		/* A DB_HEAP_RID, whose layout is libdb's: its bytes. */
 		size_t i, o;

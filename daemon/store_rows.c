@@ -428,6 +428,8 @@ rows_hook_unref(struct store_batch *b, uint64_t seq)
 	if ((rows = rec_get_u32(head + HOOK_ROWS_OFF)) <= 1) {
 		if (bodies_unref(b, c.c, seq, head, sizeof(head)) == -1)
 			goto done;
+		if (hookids_del(b, head + HOOK_HEAD_FLAGS + 1, seq) == -1)
+			goto done;
 		if (store_cur_del(&c) == -1)
 			goto done;
 		if (b->counts.hooks > 0)

@@ -532,7 +532,8 @@ END_TEST
 
 START_TEST(test_newer_schema)
 {
-	static const unsigned char v[5] = { 1, 0, 0, 0, 3 };
+	static const unsigned char v[5] = { 1, 0, 0, 0,
+	    STORE_SCHEMA_VERSION + 1 };
 	struct store *st;
 	char err[1024];
 
@@ -544,7 +545,7 @@ START_TEST(test_newer_schema)
 		fprintf(stderr, "REFUSED: %s\n", err);
 	ck_assert_ptr_null(st);
 	ck_assert_msg(strstr(err, "meta.db") != NULL &&
-	    strstr(err, "schema version 3") != NULL, "error: %s", err);
+	    strstr(err, "schema version 4") != NULL, "error: %s", err);
 }
 END_TEST
 

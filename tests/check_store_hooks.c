@@ -885,6 +885,97 @@ START_TEST(test_quarantine_release)
 }
 END_TEST
 
+/* The id index: a hook is found by its id while it is stored, with its
+ * new seq after a release from the pen, and not once it is gone. */
+START_TEST(test_hook_seq)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_hook_rec rec;
+	struct store_batch *b;
+	struct store_hook h;
+	struct store *st;
+	unsigned char id1[UUID_LEN], id2[UUID_LEN], none[UUID_LEN];
+	uint64_t s1, s2, qseq, seq;
+
+	st = open_ok();
+	s1 = put_one(st, "github", "one", 3, 1);
+	s2 = put_one(st, "github", "two", 3, 1);
+	ck_assert_int_eq(store_hook_get(st, s1, &rec), 1);
+	memcpy(id1, rec.hook.id, UUID_LEN);
+	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_hook_get(st, s2, &rec), 1);
+	memcpy(id2, rec.hook.id, UUID_LEN);
+	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_hook_seq(st, id1, &seq), 1);
+	ck_assert_uint_eq(seq, s1);
+	ck_assert_int_eq(store_hook_seq(st, id2, &seq), 1);
+	ck_assert_uint_eq(seq, s2);
+	uuidv7_new(none);
+	ck_assert_int_eq(store_hook_seq(st, none, &seq), 0);
+
+	/* Delivered: its last row goes, the hook and its entry with it. */
+	ck_assert_int_eq(deliver(st, s1, 0), 1);
+	ck_assert_int_eq(store_hook_seq(st, id1, &seq), 0);
+	ck_assert_int_eq(store_hook_seq(st, id2, &seq), 1);
+
+	/* Released from the pen: the same id, a new seq, found by it. */
+	qseq = put_quarantined(st, "github", "held", 4, "no_match", 1);
+	ck_assert_int_eq(store_quarantine_get(st, qseq, &rec, NULL, 0), 1);
+	ck_assert_int_eq(store_hook_seq(st, rec.hook.id, &seq), 0);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	h = rec.hook;
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_int_eq(store_batch_del_quarantine(b, qseq), 1);
+	/* Inside the batch, its own write is seen. */
+	ck_assert_int_eq(store_hook_seq(st, rec.hook.id, &seq), 1);
+	ck_assert_uint_eq(seq, h.seq);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_hook_seq(st, rec.hook.id, &seq), 1);
+	ck_assert_uint_eq(seq, h.seq);
+	store_hook_rec_free(&rec);
+	store_close(st);
+}
+END_TEST
+
+/* A store of schema 2 has no index: the open builds it, for every hook,
+ * and writes schema 3. */
+START_TEST(test_hookids_upgrade)
+{
+	static const unsigned char v2[5] = { 1, 0, 0, 0, 2 };
+	struct store_hook_rec rec;
+	struct store *st;
+	unsigned char ids[1100][UUID_LEN];
+	uint64_t seqs[1100], seq;
+	int i, n = 1100;
+
+	st = open_ok();
+	for (i = 0; i < n; i++) {
+		seqs[i] = put_one(st, "github", "x", 1, 1);
+		ck_assert_int_eq(store_hook_get(st, seqs[i], &rec), 1);
+		memcpy(ids[i], rec.hook.id, UUID_LEN);
+		store_hook_rec_free(&rec);
+	}
+	store_close(st);
+	/* What a build before the index left: no entries, schema 2. */
+	for (i = 0; i < n; i++)
+		table_del("hookids.db", ids[i], UUID_LEN);
+	meta_poke("schema", v2, sizeof(v2));
+	st = open_ok();
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(store_hook_seq(st, ids[i], &seq), 1);
+		ck_assert_uint_eq(seq, seqs[i]);
+	}
+	store_close(st);
+	/* Schema 3 now: the next open builds nothing (a deleted entry
+	 * stays deleted). */
+	table_del("hookids.db", ids[0], UUID_LEN);
+	st = open_ok();
+	ck_assert_int_eq(store_hook_seq(st, ids[0], &seq), 0);
+	ck_assert_int_eq(store_hook_seq(st, ids[1], &seq), 1);
+	store_close(st);
+}
+END_TEST
+
 START_TEST(test_quarantine_counters)
 {
 	struct store_counts c;
@@ -1215,6 +1306,8 @@ store_suite(void)
 	tcase_add_test(tc, test_quarantine);
 	tcase_add_test(tc, test_quarantine_release);
 	tcase_add_test(tc, test_quarantine_counters);
+	tcase_add_test(tc, test_hook_seq);
+	tcase_add_test(tc, test_hookids_upgrade);
 	tcase_add_test(tc, test_bodies_freed);
 	suite_add_tcase(s, tc);
 

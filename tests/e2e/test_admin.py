@@ -3,8 +3,11 @@ plumbing every route shares (404, 405 with Allow, unknown query
 arguments, oversized bodies)."""
 
 import json
+import os
+import signal
 
-from ankusa import Daemon, request
+from ankusa import (Daemon, TestSink, dispatch_conf, post, request,
+                    sink_source, wait_until)
 
 
 def test_admin_health():
@@ -59,3 +62,25 @@ def test_admin_api_over_control_socket():
     assert rc == 1 and "invalid_request: bogus" in err, (rc, out, err)
     rc, out, err = d.ctl("api", "GET", "/nope", check=False)
     assert rc == 1 and "not_found" in err, (rc, out, err)
+
+
+def test_admin_ready_draining():
+    """While a drain waits for a running attempt, /ready is 503 draining
+    with Retry-After, and /health still says ok (draining true)."""
+    sink = TestSink().start()
+    sink.mode("/h", hang=True)
+    d = Daemon(sources={"s": sink_source([
+        {"type": "http", "url": sink.url("/h"), "timeout_ms": 4000}])},
+        extra={"dispatch": dispatch_conf()}).start()
+    st, _, _ = post(d.port, "/webhooks/s", b"{}")
+    assert st == 201, st
+    wait_until(lambda: sink.received("/h") >= 1, timeout=10, what="attempt started")
+    os.kill(d.pid, signal.SIGTERM)
+    wait_until(lambda: d.api("GET", "/ready")[0] == 503, timeout=10,
+               what="/ready 503")
+    st, hdrs, doc = d.api("GET", "/ready")
+    assert st == 503 and doc["reason"] == "draining", (st, doc)
+    assert hdrs["retry-after"] == "1", hdrs
+    st, _, doc = d.api("GET", "/health")
+    assert st == 200 and doc["draining"] is True, (st, doc)
+    d.proc.wait(30)
