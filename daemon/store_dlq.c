@@ -116,6 +116,9 @@ store_dead_walk(struct store *st, struct store_dead_walk *w,
 		store_seterr(st, 0, "store %s: out of memory", st->dir);
 		return -1;
 	}
+	/* A key before the range (a caller's cursor): from the range. */
+	if (w->have_at && rec_get_u64(w->at) < w->since_ms)
+		w->have_at = 0;
 	if (w->have_at)
 		memcpy(start, w->at, sizeof(start));
 	else {

@@ -158,6 +158,17 @@ START_TEST(test_dead_walk)
 	ck_assert_int_eq(ds.n, 3);
 	ck_assert_uint_eq(ds.info[2].seq, s[5]);
 
+	/* Resumed from a key before the range: from the range. */
+	memset(&w, 0, sizeof(w));
+	w.since_ms = 1300;
+	w.until_ms = UINT64_MAX;
+	w.have_at = 1;
+	memset(w.at, 0, sizeof(w.at));
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(store_dead_walk(st, &w, dead_cb, &ds), 0);
+	ck_assert_int_eq(ds.n, 3);
+	ck_assert_uint_eq(ds.info[0].dead_at, 1300);
+
 	/* The old listing is the same walk. */
 	memset(&ds, 0, sizeof(ds));
 	ck_assert_int_eq(store_dead_list_since(st, "github", 1100, 1,
@@ -251,7 +262,7 @@ START_TEST(test_hook_del)
 	struct store_row r;
 	struct rows_seen rs;
 	struct store *st;
-	unsigned char rk[STORE_ROWKEY_LEN];
+	unsigned char rk[STORE_ROWKEY_LEN], id[UUID_LEN];
 	char body[600];
 	uint64_t s1, s2, bytes;
 
@@ -276,7 +287,10 @@ START_TEST(test_hook_del)
 	ck_assert_str_eq(rs.reason[2], "permanent:410");
 	ck_assert_int_eq(store_hook_head(st, s1, 0, &rec), 1);
 	ck_assert_uint_eq(rec.body_size, sizeof(body));
+	memcpy(id, rec.hook.id, sizeof(id));
 	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_hook_seq(st, id, &bytes), 1);
+	ck_assert_uint_eq(bytes, s1);
 
 	/* A claimed row: nothing changes. */
 	store_key_row(rk, s1, 1);
@@ -302,7 +316,9 @@ START_TEST(test_hook_del)
 	ck_assert_int_eq(store_debug_count(st, "due"), 2);
 	ck_assert_int_eq(store_debug_count(st, "members"), 0);
 
-	/* Gone: 0. */
+	/* Gone from the id index too, and then 0. */
+	ck_assert_int_eq(store_hook_seq(st, id, &bytes), 0);
+
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_hook_del(b, s1, NULL, NULL, &bytes), 0);
 	commit_ok(st, b);
