@@ -55,6 +55,8 @@ held_gone(void *arg)
 
 	if (h->job != NULL)
 		dlq_detach(h->job);
+	/* Gone: this only frees the request. */
+	admin_reply_text(h->ar, 0, "application/json", "", 0);
 	free(h);
 }
 

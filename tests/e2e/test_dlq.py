@@ -325,3 +325,23 @@ def test_dlq_max_age_and_warn():
                10, 0.1, "the line back under")
     assert "dead letters older than queue.dlq.max_age_s purged" in \
         d.log_text()
+
+
+def test_dlq_caller_gone():
+    """A purge whose client goes away at once stops after a step; the
+    daemon goes on, and its dead letters and counters agree."""
+    import socket
+    d = dead_daemon()
+    ids = post_n(d, "a", 700)
+    kill_all(d, "a", ids)
+    for q in ("DELETE /v1/dlq?source_id=a", "GET /v1/dlq?source_id=a"):
+        c = socket.create_connection(("127.0.0.1", d.admin_port))
+        c.sendall(("%s HTTP/1.1\r\nHost: x\r\n\r\n" % q).encode())
+        c.close()
+    time.sleep(0.5)
+    assert d.running()
+    doc = dlq(d)
+    assert doc["total"] == d.status()["dead"] == \
+        dlq(d, "?source_id=a")["total"], doc["total"]
+    st, _, doc = d.api("DELETE", "/v1/dlq?all=true", timeout=60)
+    assert st == 200 and d.status()["hooks"] == 0, (st, doc)
