@@ -49,8 +49,10 @@ dead_info(struct store_dead_info *info, const unsigned char *key,
     const struct store_dead *dl)
 {
 	memset(info, 0, sizeof(*info));
-	memcpy(info->deadkey, key, STORE_DEADKEY_LEN);
+	/* rowkey first: GCC 12 with --enable-sanitizers takes the other
+	 * order for an overflow (-Warray-bounds). */
 	memcpy(info->rowkey, key + 8, STORE_ROWKEY_LEN);
+	memcpy(info->deadkey, key, STORE_DEADKEY_LEN);
 	info->seq = rec_get_u64(info->rowkey);
 	info->sink_index = rec_get_u32(info->rowkey + 8);
 	info->dead_at = rec_get_u64(key);
