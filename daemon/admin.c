@@ -61,6 +61,7 @@ struct admin_req {
 static const struct admin_route *const admin_tables[] = {
 	admin_routes_core,
 	admin_routes_dlq,
+	admin_routes_metrics,
 };
 
 static struct evhttp	*http;

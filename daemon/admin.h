@@ -55,6 +55,7 @@ struct admin_route {
 /* The route tables (one per module that serves the API). */
 extern const struct admin_route admin_routes_core[];
 extern const struct admin_route admin_routes_dlq[];
+extern const struct admin_route admin_routes_metrics[];
 
 /* Listen on fd (bound and listening, opened before any privilege is
  * dropped).  0, or -1 with err. */

@@ -466,16 +466,34 @@ print_pen(json_t *o)
 	    json_string_value(json_object_get(o, "reason")));
 }
 
+/* The series as /metrics names them, a histogram by its _count and _sum,
+ * then the other counts (those not already printed as a gauge). */
 static void
 print_stats(json_t *o)
 {
-	json_t *counters = json_object_get(o, "counters"), *v;
-	const char *k;
+	json_t *gauges = json_object_get(o, "gauges"), *v;
+	const char *k, *brace;
 
-	json_object_foreach(counters, k, v)
+	json_object_foreach(json_object_get(o, "counters"), k, v)
 		printf("%s %lld\n", k, (long long)json_integer_value(v));
+	json_object_foreach(gauges, k, v)
+		if (json_is_integer(v))
+			printf("%s %lld\n", k,
+			    (long long)json_integer_value(v));
+		else
+			printf("%s %.6f\n", k, json_number_value(v));
+	json_object_foreach(json_object_get(o, "histograms"), k, v) {
+		brace = strchr(k, '{');
+		printf("%.*s_count%s %lld\n", (int)(brace != NULL ?
+		    brace - k : (int)strlen(k)), k, brace != NULL ? brace : "",
+		    (long long)json_integer_value(json_object_get(v,
+		    "count")));
+		printf("%.*s_sum%s %.6f\n", (int)(brace != NULL ?
+		    brace - k : (int)strlen(k)), k, brace != NULL ? brace : "",
+		    json_number_value(json_object_get(v, "sum")));
+	}
 	json_object_foreach(o, k, v) {
-		if (!json_is_integer(v))
+		if (!json_is_integer(v) || json_object_get(gauges, k) != NULL)
 			continue;
 		printf("%s %lld\n", k, (long long)json_integer_value(v));
 	}

@@ -39,6 +39,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "control.h"
+#include "gauges.h"
 #include "log.h"
 #include "master.h"
 #include "pipeline.h"
@@ -488,6 +489,7 @@ main(int argc, char *argv[])
 	supervisor_init();
 	writer_init();
 	pipeline_init();
+	gauges_init();
 	supervisor_new_generation();
 	log_info("ankusad %s started: ingest on %s:%u, data in %s, config %s",
 	    PACKAGE_VERSION, env->conf->http.ip, env->conf->http.port,

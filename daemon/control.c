@@ -39,6 +39,7 @@
 #include "dispatch.h"
 #include "dlsource.h"
 #include "master.h"
+#include "gauges.h"
 #include "metrics.h"
 #include "pipeline.h"
 #include "quarantine.h"
@@ -570,13 +571,21 @@ cmd_drain(struct ctl_conn *c, json_t *req)
 	master_shutdown("drain requested");
 }
 
+/*
+ * The numbers of GET /metrics: "counters", "gauges" and "histograms"
+ * (count and sum) keyed by series; and, as before them, the store's
+ * counts at the top level.
+ */
 static void
 cmd_stats(struct ctl_conn *c, json_t *req)
 {
 	struct store_counts sc;
 	json_t *o = json_object();
 
-	json_object_set_new(o, "counters", metrics_json());
+	gauges_update();
+	json_object_set_new(o, "counters", metrics_json(METRICS_COUNTER));
+	json_object_set_new(o, "gauges", metrics_json(METRICS_GAUGE));
+	json_object_set_new(o, "histograms", metrics_json(METRICS_HISTOGRAM));
 	if (store_counts(env->store, &sc) == 0) {
 		json_object_set_new(o, "ankusa_store_hooks",
 		    json_integer(sc.hooks));

@@ -138,8 +138,8 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 			continue;
 		req->entries[k].done = 1;
 		res = pool_result(o.r[i].result, &name);
-		metrics_add("ankusa_dispatch_deliveries_total", 1, "result",
-		    name, "sink", dispatch_module_name(w->module), NULL);
+		pool_attempt_ended(w->module, name, time_mono_us() -
+		    w->started_us);
 		if (dispatch_job_row(pipeline_disp, o.r[i].id) != NULL)
 			dispatch_outcome(pipeline_disp, o.r[i].id, res,
 			    o.r[i].retry_after_ms, o.r[i].detail,
@@ -178,6 +178,11 @@ pipeline_batch_gone(struct worker *w)
 static void
 batch_expired(struct batcher_entry *e, void *arg)
 {
+	struct drow *r = dispatch_job_row(pipeline_disp, e->job);
+
+	if (r != NULL)
+		pool_attempt_ended(r->row.module, "timeout",
+		    env->conf->dispatch.attempt_timeout_ms * 1000);
 	pipeline_later(e->job, ATTEMPT_TIMEOUT, "attempt_timeout:%" PRIu64,
 	    env->conf->dispatch.attempt_timeout_ms);
 }
@@ -279,6 +284,7 @@ batch_send(struct batcher_req *req, struct worker *w)
 			w->job = req->id;
 			w->req = req;
 			w->reported = 0;
+			w->started_us = time_mono_us();
 			rc = 0;
 		}
 	}

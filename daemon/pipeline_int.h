@@ -36,6 +36,7 @@ struct worker {
 	uint64_t	 job;		/* busy: its job */
 	int		 reported;	/* busy: the outcome is in (timeout) */
 	uint8_t		 module;	/* busy: its sink's module */
+	uint64_t	 started_us;	/* busy: its attempt's start, mono */
 	struct batcher_req *req;	/* busy with a batch: its request */
 	int		 claim;		/* busy with a check-in job */
 	uint64_t	 deck;		/* busy: the job on deck behind its
@@ -67,6 +68,9 @@ struct worker *pool_idle(void);
 void	pool_timer(struct worker *, uint64_t);
 /* A deliver process's result as the dispatch's, and its metric name. */
 enum attempt_result pool_result(enum job_result, const char **);
+/* An attempt of a sink of module ended with result (ok, error,
+ * permanent, timeout) after us microseconds: its counter and histogram. */
+void	pool_attempt_ended(uint8_t module, const char *result, uint64_t us);
 
 /* pipeline_store.c: the store adapter. */
 /* The due scans, lanes, settle and random of struct dispatch_ops. */

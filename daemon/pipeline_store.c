@@ -19,6 +19,7 @@
 
 #include "conf.h"
 #include "dispatch.h"
+#include "gauges.h"
 #include "ids.h"
 #include "job.h"
 #include "jobfill.h"
@@ -348,6 +349,13 @@ pipeline_store_flush(void)
 			metrics_add("ankusa_dispatch_dead_lettered_total", 1,
 			    "source_id", p->source, "sink",
 			    dispatch_module_name(p->s.module), NULL);
+		/* A lane head that retries or parks blocks its lane until it
+		 * ends (a head keeps state HEAD through both). */
+		if (ok && p->s.kind == SETTLE_RESCHEDULE &&
+		    p->row.state == STORE_ROW_HEAD)
+			gauges_lane_head(p->s.key, 1);
+		else if (ok && p->s.kind != SETTLE_RESCHEDULE)
+			gauges_lane_head(p->s.key, 0);
 		dispatch_settled(pipeline_disp, p->s.key, ok);
 	}
 	nsettles = 0;

@@ -89,6 +89,7 @@ op_start(void *arg, struct drow *r)
 	w->job = r->job;
 	w->module = r->row.module;
 	w->reported = 0;
+	w->started_us = time_mono_us();
 	pool_timer(w, env->conf->dispatch.attempt_timeout_ms);
 	return 0;
 }
@@ -246,11 +247,24 @@ timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	w->reported = 1;
 	if (w->claim)
 		claim_done(w->job, NULL, pipeline_claim_release, NULL);
-	else
+	else {
+		pool_attempt_ended(w->module, "timeout",
+		    env->conf->dispatch.attempt_timeout_ms * 1000);
 		pipeline_later(w->job, ATTEMPT_TIMEOUT,
 		    "attempt_timeout:%" PRIu64,
 		    env->conf->dispatch.attempt_timeout_ms);
+	}
 	supervisor_kill(w->serial);
+}
+
+void
+pool_attempt_ended(uint8_t module, const char *result, uint64_t us)
+{
+	metrics_add("ankusa_dispatch_deliveries_total", 1, "result", result,
+	    "sink", dispatch_module_name(module), NULL);
+	metrics_observe("ankusa_dispatch_attempt_duration_seconds",
+	    (double)us / 1e6, "sink", dispatch_module_name(module), "result",
+	    result, NULL);
 }
 
 enum attempt_result
@@ -294,8 +308,7 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 		return 0;
 	}
 	res = pool_result(o.result, &result);
-	metrics_add("ankusa_dispatch_deliveries_total", 1, "result", result,
-	    "sink", dispatch_module_name(w->module), NULL);
+	pool_attempt_ended(w->module, result, time_mono_us() - w->started_us);
 	dispatch_outcome(pipeline_disp, m->id, res, o.retry_after_ms, o.detail,
 	    time_wall_ms());
 	worker_deck_next(w);
@@ -327,6 +340,7 @@ worker_deck_next(struct worker *w)
 	w->job = job;
 	w->reported = 0;
 	now = time_mono_ms();
+	w->started_us = (started < now ? started : now) * 1000;
 	ran = now > started ? now - started : 0;
 	tmo = env->conf->dispatch.attempt_timeout_ms;
 	pool_timer(w, ran < tmo ? tmo - ran : 0);

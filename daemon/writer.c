@@ -148,7 +148,7 @@ static const char *
 result_outcome(enum hook_result r)
 {
 	static const char *names[HOOK_RESULT_MAX] = {
-		[HOOK_ACCEPTED] = "accepted",
+		[HOOK_ACCEPTED] = "committed",
 		[HOOK_DUPLICATE] = "duplicate",
 		[HOOK_OVERLOAD] = "overload",
 		[HOOK_STORE_UNAVAILABLE] = "store_unavailable",
@@ -171,6 +171,7 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 	struct pending *f;
 	struct msg m;
 	char id[UUID_STRLEN + 1] = "";
+	uint64_t now;
 
 	if (p->kind == PENDING_RELEASE) {
 		p->done(p->done_arg, r == HOOK_ACCEPTED);
@@ -179,8 +180,15 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 	if (r == HOOK_ACCEPTED || r == HOOK_DUPLICATE ||
 	    r == HOOK_QUARANTINED)
 		uuid_format(p->hook.id, id);
-	metrics_ingest(p->hook.source, r == HOOK_ACCEPTED && p->hook.flagged ?
-	    "flagged" : result_outcome(r));
+	/* A source the config does not know is no label value. */
+	metrics_ingest(r == HOOK_UNKNOWN_SOURCE ? "other" : p->hook.source,
+	    r == HOOK_ACCEPTED && p->hook.flagged ? "flagged" :
+	    result_outcome(r));
+	now = time_wall_ms();
+	if (p->hook.received_at != 0)
+		metrics_observe("ankusa_ingest_duration_seconds",
+		    now > p->hook.received_at ? (double)(now -
+		    p->hook.received_at) / 1000 : 0, NULL);
 	msg_init(&m, MSG_HOOK_RESULT, p->req_id);
 	msg_add_u8(&m, r);
 	msg_add_str(&m, id);
@@ -688,7 +696,7 @@ writer_commit_batch(int step)
 	struct pendingq batch = TAILQ_HEAD_INITIALIZER(batch);
 	struct store_batch *sb;
 	struct pending *p;
-	uint64_t now = time_mono_ms(), t0;
+	uint64_t now = time_mono_ms(), t0, c0, s0 = 0, s1 = 0;
 	uint64_t seq0;
 	uint32_t n = 0, max = env->conf->batcher.max_batch;
 	int rc = 0;
@@ -712,6 +720,7 @@ writer_commit_batch(int step)
 		return 0;
 
 	t0 = time_mono_ms();
+	c0 = time_mono_us();
 	seq0 = store_next_seq(env->store);
 	if ((sb = store_batch_begin(env->store)) == NULL)
 		rc = -1;
@@ -730,10 +739,16 @@ writer_commit_batch(int step)
 	}
 	if (rc == 0 && store_batch_commit_lazy(sb) == -1)
 		rc = -1;
-	if (rc == 0 && step)
+	if (rc == 0 && step) {
+		s0 = time_mono_us();
 		pipeline_step(seq0);
+		s1 = time_mono_us();
+	}
 	if (rc == 0 && store_log_flush(env->store) == -1)
 		rc = -1;
+	if (rc == 0)
+		metrics_observe("ankusa_wal_commit_duration_seconds",
+		    (double)(time_mono_us() - c0 - (s1 - s0)) / 1e6, NULL);
 
 	if (rc == -1) {
 		if (env->store_ok)

@@ -1,0 +1,34 @@
+/*
+ * admin_metrics.c: GET /metrics, the Prometheus text of metrics.h's
+ * families (text format 0.0.4), its gauges read just before (gauges.c).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "admin.h"
+#include "gauges.h"
+#include "metrics.h"
+
+static void
+get_metrics(struct admin_req *ar)
+{
+	char *text;
+	size_t len;
+
+	if (admin_query_check(ar, NULL) == -1)
+		return;
+	gauges_update();
+	if ((text = metrics_text(&len)) == NULL) {
+		admin_error(ar, 503, "out_of_memory", NULL);
+		return;
+	}
+	admin_reply_text(ar, 200, "text/plain; version=0.0.4; charset=utf-8",
+	    text, len);
+	free(text);
+}
+
+const struct admin_route admin_routes_metrics[] = {
+	{ ADMIN_GET, "/metrics", get_metrics },
+	{ 0, NULL, NULL }
+};
