@@ -15,7 +15,6 @@
  */
 #include "config.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,64 +219,26 @@ delete_hook(struct admin_req *ar)
 	admin_reply(ar, status, o);
 }
 
-/* The pen's listing: one page after the cursor (a pen seq). */
-struct pen_page {
-	json_t		*entries;
-	uint64_t	 limit, last;
-	int		 more;
-};
-
-static int
-pen_fn(const struct store_quarantine_info *q, void *arg)
-{
-	struct pen_page *p = arg;
-
-	if (json_array_size(p->entries) == p->limit) {
-		p->more = 1;
-		return 1;
-	}
-	p->last = q->seq;
-	json_array_append_new(p->entries, json_pack("{s:s, s:I, s:o, s:o, "
-	    "s:I, s:I, s:o}", "id", q->id, "seq", (json_int_t)q->seq,
-	    "tenant_id", admin_str(q->tenant), "source_id",
-	    admin_str(q->source), "received_at", (json_int_t)q->received_at,
-	    "size", (json_int_t)q->size, "reason", admin_str(q->reason)));
-	return 0;
-}
-
+/* The pen's listing: a page after the cursor (a pen seq). */
 static void
 get_quarantine(struct admin_req *ar)
 {
 	static const char *const allowed[] = { "source_id", "limit", "cursor",
 	    NULL };
-	struct pen_page p;
+	struct dlq_filter f;
 	const char *src;
-	uint64_t after = 0, bytes, hooks;
-	json_t *o;
 
-	memset(&p, 0, sizeof(p));
-	p.limit = DLQ_LIMIT_DEFAULT;
+	memset(&f, 0, sizeof(f));
+	f.limit = DLQ_LIMIT_DEFAULT;
 	if (admin_query_check(ar, allowed) == -1 ||
 	    admin_query_id(ar, "source_id", &src) == -1 ||
-	    admin_query_u64(ar, "limit", 1, DLQ_LIMIT_MAX, &p.limit) == -1 ||
-	    admin_query_u64(ar, "cursor", 1, UINT64_MAX - 1, &after) == -1)
+	    admin_query_u64(ar, "limit", 1, DLQ_LIMIT_MAX, &f.limit) == -1 ||
+	    admin_query_u64(ar, "cursor", 1, UINT64_MAX - 1,
+	    &f.after_seq) == -1)
 		return;
-	p.entries = json_array();
-	if (store_quarantine_list(env->store, src, after, p.limit + 1, pen_fn,
-	    &p) == -1) {
-		json_decref(p.entries);
-		admin_header(ar, "Retry-After", "1");
-		admin_error(ar, 503, "store_unavailable", json_pack("{s:o}",
-		    "message", admin_str(store_strerror(env->store))));
-		master_store_check();
-		return;
-	}
-	(void)store_quarantine_usage(env->store, &bytes, &hooks);
-	o = json_pack("{s:o, s:I, s:I}", "entries", p.entries, "held",
-	    (json_int_t)hooks, "bytes", (json_int_t)bytes);
-	json_object_set_new(o, "next_cursor", p.more ?
-	    json_sprintf("%" PRIu64, p.last) : json_null());
-	admin_reply(ar, 200, o);
+	if (src != NULL)
+		snprintf(f.source, sizeof(f.source), "%s", src);
+	hold(ar, dlq_quarantine_list, &f);
 }
 
 static struct dlq_job *

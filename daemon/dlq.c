@@ -46,6 +46,7 @@ enum job_kind {
 	JOB_LIST = 1,
 	JOB_PURGE,
 	JOB_QPURGE,
+	JOB_QLIST,
 };
 
 struct dlq_job {
@@ -64,7 +65,9 @@ struct dlq_job {
 	uint64_t		 deleted, bytes;
 	unsigned char		 (*keys)[STORE_DEADKEY_LEN];
 	size_t			 nkeys;
-	uint64_t		 qcursor;
+	uint64_t		 qcursor;	/* the pen's: a seq */
+	uint64_t		 qlast;		/* listed */
+	uint64_t		 qread;		/* read this step */
 	char			 qid[UUID_STRLEN + 1];
 	int			 age;		/* the upkeep's own */
 	void			(*done)(void *, int, json_t *);
@@ -90,6 +93,7 @@ static int	purge_step(struct dlq_job *);
 static int	purge_hook(struct dlq_job *);
 static int	purge_end(struct dlq_job *, int);
 static int	qpurge_step(struct dlq_job *);
+static int	qlist_step(struct dlq_job *);
 static json_t	*store_error(void);
 static json_t	*entry_json(const struct store_dead_info *);
 static json_t	*opt_time(uint64_t);
@@ -204,6 +208,8 @@ job_step(struct dlq_job *j)
 		return purge_step(j);
 	case JOB_QPURGE:
 		return qpurge_step(j);
+	case JOB_QLIST:
+		return qlist_step(j);
 	}
 	fatalx("dlq: job of kind %d", j->kind);
 }
@@ -494,6 +500,68 @@ qpurge_step(struct dlq_job *j)
 		return 0;
 	}
 	return purge_end(j, 0);
+}
+
+/*
+ * The pen's listing: DLQ_STEP_VISITS held hooks read a step, of every
+ * source, those of the one asked for kept.
+ */
+
+struct dlq_job *
+dlq_quarantine_list(const struct dlq_filter *f,
+    void (*done)(void *, int, json_t *), void *arg)
+{
+	struct dlq_job *j = job_new(JOB_QLIST, f, done, arg);
+
+	j->qcursor = j->f.after_seq;
+	j->entries = json_array();
+	return job_start(j);
+}
+
+static int
+qlist_fn(const struct store_quarantine_info *q, void *arg)
+{
+	struct dlq_job *j = arg;
+
+	j->qread++;
+	if (j->f.source[0] != '\0' && strcmp(j->f.source, q->source) != 0) {
+		j->qcursor = q->seq;
+		return 0;
+	}
+	if (json_array_size(j->entries) == j->f.limit) {
+		j->more = 1;
+		return 1;
+	}
+	j->qcursor = j->qlast = q->seq;
+	json_array_append_new(j->entries, json_pack("{s:s, s:I, s:o, s:o, "
+	    "s:I, s:I, s:o}", "id", q->id, "seq", (json_int_t)q->seq,
+	    "tenant_id", admin_str(q->tenant), "source_id",
+	    admin_str(q->source), "received_at", (json_int_t)q->received_at,
+	    "size", (json_int_t)q->size, "reason", admin_str(q->reason)));
+	return 0;
+}
+
+static int
+qlist_step(struct dlq_job *j)
+{
+	uint64_t bytes, hooks;
+	json_t *o;
+
+	j->qread = 0;
+	if (store_quarantine_list(env->store, NULL, j->qcursor,
+	    DLQ_STEP_VISITS, qlist_fn, j) == -1) {
+		job_end(j, 503, store_error());
+		return 0;
+	}
+	if (!j->more && j->qread == DLQ_STEP_VISITS)
+		return 1;
+	(void)store_quarantine_usage(env->store, &bytes, &hooks);
+	o = json_pack("{s:O, s:I, s:I}", "entries", j->entries, "held",
+	    (json_int_t)hooks, "bytes", (json_int_t)bytes);
+	json_object_set_new(o, "next_cursor", j->more ?
+	    json_sprintf("%" PRIu64, j->qlast) : json_null());
+	job_end(j, 200, o);
+	return 0;
 }
 
 /*

@@ -43,6 +43,8 @@ struct dlq_filter {
 	int		 has_after;			/* list after this */
 	unsigned char	 after[STORE_DEADKEY_LEN];
 	uint64_t	 limit;				/* entries listed */
+	uint64_t	 after_seq;			/* the pen's listing:
+							 * after this seq */
 };
 
 struct dlq_job;
@@ -67,6 +69,11 @@ struct dlq_job *dlq_purge(const struct dlq_filter *,
 /* Purge the pen (source NULL: every source; id NULL: every hook):
  * {"deleted":n,"bytes":b}. */
 struct dlq_job *dlq_quarantine_purge(const char *source, const char *id,
+	    void (*done)(void *, int, json_t *), void *arg);
+/* The pen's held hooks after f's after_seq, of its source, at most its
+ * limit: {entries, next_cursor, held, bytes} (the last two the whole
+ * pen's). */
+struct dlq_job *dlq_quarantine_list(const struct dlq_filter *,
 	    void (*done)(void *, int, json_t *), void *arg);
 /* The caller went away: done is not called; a purge stops after the step
  * in hand (what it deleted stays deleted). */
