@@ -62,6 +62,7 @@ static const struct admin_route *const admin_tables[] = {
 	admin_routes_core,
 	admin_routes_dlq,
 	admin_routes_metrics,
+	admin_routes_ops,
 };
 
 static struct evhttp	*http;

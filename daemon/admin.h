@@ -56,6 +56,7 @@ struct admin_route {
 extern const struct admin_route admin_routes_core[];
 extern const struct admin_route admin_routes_dlq[];
 extern const struct admin_route admin_routes_metrics[];
+extern const struct admin_route admin_routes_ops[];	/* admin_ops.c */
 
 /* Listen on fd (bound and listening, opened before any privilege is
  * dropped).  0, or -1 with err. */
@@ -130,5 +131,8 @@ void		 admin_call_detach(struct admin_req *);
 
 /* A JSON string of text from outside (cleaned when not UTF-8). */
 json_t		*admin_str(const char *);
+
+/* admin_ops.c: the paused sink keys, [{source, sink, since}]. */
+json_t		*admin_ops_pauses(void);
 
 #endif /* ANKUSA_ADMIN_H */

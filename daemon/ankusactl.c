@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -56,6 +57,8 @@ static json_t	*build_dlq(int, char **);
 static json_t	*build_backup(int, char **);
 static json_t	*build_api(int, char **);
 static void	 print_api(json_t *);
+static json_t	*build_flush(int, char **);
+static json_t	*build_pause(int, char **);
 static void	 print_backup(json_t *);
 static void	 print_dlq(json_t *);
 static void	 print_breakers(json_t *);
@@ -93,6 +96,10 @@ static const struct command commands[] = {
 	    build_quarantine, print_pen },
 	{ "backup", "dir", build_backup, print_backup },
 	{ "api", "METHOD PATH [JSON-BODY]", build_api, print_api },
+	/* manual operations (daemon/admin_ops.c) */
+	{ "flush", "[source[#sink]]", build_flush, print_api },
+	{ "pause", "source[#sink]", build_pause, print_api },
+	{ "resume", "source[#sink]", build_pause, print_api },
 };
 
 static void
@@ -946,4 +953,79 @@ print_hook(json_t *ans)
 		    json_is_string(json_object_get(r, "dead_reason")) ?
 		    " / " : "", str_or(r, "dead_reason", ""));
 	}
+}
+
+/* SOURCE[#SINK]: the source (valid: the path needs no encoding) and the
+ * sink index, or -1 when none is given. */
+static void
+source_sink(const char *cmd, const char *arg, char *src, size_t len,
+    long *sink)
+{
+	const char *h = strchr(arg, '#');
+	size_t n = h != NULL ? (size_t)(h - arg) : strlen(arg);
+	char *end;
+	size_t i;
+
+	*sink = -1;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)arg[i]) && arg[i] != '_' &&
+		    arg[i] != '-')
+			break;
+	if (n == 0 || n >= len || i < n) {
+		fprintf(stderr, "ankusactl: %s: %s is not SOURCE[#SINK]\n",
+		    cmd, arg);
+		exit(EXIT_USAGE);
+	}
+	memcpy(src, arg, n);
+	src[n] = '\0';
+	if (h == NULL)
+		return;
+	errno = 0;
+	*sink = strtol(h + 1, &end, 10);
+	if (errno != 0 || end == h + 1 || *end != '\0' || *sink < 0) {
+		fprintf(stderr, "ankusactl: %s: the sink of %s must be an "
+		    "index from 0\n", cmd, arg);
+		exit(EXIT_USAGE);
+	}
+}
+
+/* flush [SOURCE[#SINK]]: retry now, every tenant. */
+static json_t *
+build_flush(int argc, char **argv)
+{
+	json_t *body = json_object();
+	char src[65];
+	long sink;
+
+	if (argc > 2) {
+		json_decref(body);
+		return NULL;
+	}
+	if (argc == 2) {
+		source_sink(argv[0], argv[1], src, sizeof(src), &sink);
+		json_object_set_new(body, "source", json_string(src));
+		if (sink >= 0)
+			json_object_set_new(body, "sink", json_integer(sink));
+	}
+	return api_req("POST", "/v1/retry-now", body);
+}
+
+/* pause|resume SOURCE[#SINK]: a pause is per source and sink, whatever
+ * the tenant the path names. */
+static json_t *
+build_pause(int argc, char **argv)
+{
+	char src[65], path[160];
+	long sink;
+
+	if (argc != 2)
+		return NULL;
+	source_sink(argv[0], argv[1], src, sizeof(src), &sink);
+	if (sink >= 0)
+		snprintf(path, sizeof(path), "/v1/tenants/default/sources/%s/"
+		    "sinks/%ld/%s", src, sink, argv[0]);
+	else
+		snprintf(path, sizeof(path), "/v1/tenants/default/sources/%s/"
+		    "%s", src, argv[0]);
+	return api_req("POST", path, NULL);
 }

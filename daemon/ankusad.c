@@ -42,6 +42,7 @@
 #include "gauges.h"
 #include "log.h"
 #include "master.h"
+#include "ops.h"
 #include "pipeline.h"
 #include "store.h"
 #include "supervisor.h"
@@ -487,6 +488,8 @@ main(int argc, char *argv[])
 	event_add(ev_maint, &tv);
 
 	supervisor_init();
+	if (ops_init(err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	writer_init();
 	pipeline_init();
 	gauges_init();

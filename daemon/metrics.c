@@ -120,6 +120,11 @@ static const struct family_def {
 	    NULL },
 	{ "ankusa_disk_free_bytes", METRICS_GAUGE,
 	    "Bytes free to the daemon on node.data_dir's file system.", NULL },
+	{ "ankusa_dispatch_paused_keys", METRICS_GAUGE,
+	    "Sink keys (source, sink index) paused by an operator.", NULL },
+	{ "ankusa_dispatch_paused", METRICS_GAUGE,
+	    "1 for each paused sink key, labelled by its source and sink "
+	    "index.", NULL },
 };
 #define NDEFS	(sizeof(defs) / sizeof(defs[0]))
 

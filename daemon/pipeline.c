@@ -30,6 +30,7 @@
 #include "dispatch.h"
 #include "dlq.h"
 #include "dlsource.h"
+#include "ops.h"
 #include "job.h"
 #include "log.h"
 #include "master.h"
@@ -152,6 +153,21 @@ pipeline_wake(uint64_t min_due)
 	pipeline_arm();
 }
 
+/* Manual operations (daemon/ops.c): a key paused, whose claimed rows
+ * dispatch sets aside now; whether a row is claimed. */
+void
+pipeline_pause(const char *source, uint32_t sink)
+{
+	dispatch_pause_key(pipeline_disp, source, sink, time_wall_ms());
+	pipeline_arm();		/* their settles are written at the turn */
+}
+
+int
+pipeline_claimed(const unsigned char *key)
+{
+	return dispatch_is_claimed(pipeline_disp, key);
+}
+
 void
 pipeline_reconfigure(void)
 {
@@ -164,6 +180,7 @@ pipeline_stop(void)
 {
 	dispatch_stop(pipeline_disp);
 	dlsource_stop();
+	ops_stop();
 	evtimer_del(ev_wake);
 }
 

@@ -663,4 +663,71 @@ const char	*store_backup_dir(const struct store_backup *);
  * started): log removal goes on. */
 void		 store_backup_free(struct store_backup *);
 
+/*
+ * Manual operations (store_settings.c).
+ *
+ * Settings: small records the operator sets at runtime and the store
+ * keeps across restarts (paused sink keys, rate-limit overrides), meta
+ * records "set:<name>", each a version byte and the caller's bytes.
+ */
+#define STORE_SETTING_NAME_MAX	160
+#define STORE_SETTING_VAL_MAX	64
+/* Write (or overwrite) setting name.  0, or -1 on a store error (the
+ * batch must then be aborted). */
+int		 store_batch_setting_put(struct store_batch *,
+		    const char *name, const void *val, size_t len);
+/* 1 removed, 0 there was none, -1 on a store error. */
+int		 store_batch_setting_del(struct store_batch *,
+		    const char *name);
+/* The settings whose name starts with prefix, in name order; cb returning
+ * non-zero stops.  0 or -1 on a store error. */
+int		 store_settings_list(struct store *, const char *prefix,
+		    int (*cb)(const char *name, const void *val, size_t len,
+		    void *), void *);
+
+/*
+ * The due time of a paused key's rows: dispatch sets them aside there
+ * (state PARKED, a head stays HEAD, attempts unchanged) when it claims
+ * them, so that no due scan reads them again until the resume brings them
+ * back; never a backoff's time (2^64 - 2 ms).
+ */
+#define STORE_DUE_PAUSED	(UINT64_MAX - 1)
+
+/*
+ * One step of a move of pending rows to due at once (retry now, a
+ * resume): the due keys of tenant (NULL: every tenant) with a due time in
+ * [from, to], in key order from after the cursor at, whose row is of
+ * source (NULL: any), of sink unless any_sink, of hook seq unless 0, and
+ * not PARKED if keep_parked, and that skip() (claimed rows) does not name:
+ * each rescheduled to due (a PARKED row becomes DUE, a head stays HEAD),
+ * attempts unchanged.  At most visits keys read (0: no bound) and limit
+ * rows moved (0: no bound) a step.  A row moved goes before the cursor,
+ * so no step moves it twice.
+ */
+struct store_due_move {
+	const char	*tenant;
+	const char	*source;
+	uint32_t	 sink;
+	int		 any_sink;
+	uint64_t	 seq;
+	uint64_t	 from, to;
+	int		 keep_parked;
+	uint64_t	 due;
+	uint64_t	 visits, limit;
+	int		(*skip)(const unsigned char *, void *);	/* or NULL */
+	void		*arg;
+	unsigned char	 at[STORE_NAME_MAX + 1 + 8 + STORE_ROWKEY_LEN];
+	size_t		 at_len;	/* 0: from the start */
+	uint64_t	 moved;		/* out: added to by each step */
+};
+/* 1 when keys may follow, 0 at the end of the range, -1 on a store error
+ * (the batch must then be aborted). */
+int		 store_batch_due_move(struct store_batch *,
+		    struct store_due_move *);
+/* As store_batch_due_move for the rows of one hook, m->seq (never 0),
+ * read by their row keys instead of the due table: all in one step.  0,
+ * or -1 on a store error. */
+int		 store_batch_hook_move(struct store_batch *,
+		    struct store_due_move *);
+
 #endif

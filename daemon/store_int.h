@@ -343,6 +343,8 @@ int	 rows_read(struct store *, struct __db_txn *, const unsigned char *,
 int	 rows_write(struct store *, struct __db_txn *, const unsigned char *,
 		    const struct store_row *);
 int	 rows_pending(const struct store_row *);
+int	 rows_due_parse(const unsigned char *, size_t, size_t *, uint64_t *,
+		    const unsigned char **);
 int	 rows_due_put(struct store *, struct __db_txn *, const char *,
 		    uint64_t, const unsigned char *);
 int	 rows_tenants(struct store *, int, int (*)(const char *,

@@ -27,8 +27,6 @@ struct due_scan_ctx {
 
 static int	 due_del(struct store *, struct __db_txn *, const char *,
 		    uint64_t, const unsigned char *);
-static int	 due_parse(const unsigned char *, size_t, size_t *,
-		    uint64_t *, const unsigned char **);
 static int	 due_oldest_fn(const char *, uint64_t, void *);
 static int	 due_tenants_fn(const char *, const unsigned char *, size_t,
 		    void *);
@@ -116,8 +114,8 @@ due_del(struct store *st, struct __db_txn *txn, const char *tenant,
 
 /* Split a due key: tenant length (its NUL at key[*tlen]), due, row key.
  * -1 if it is not one. */
-static int
-due_parse(const unsigned char *key, size_t klen, size_t *tlen,
+int
+rows_due_parse(const unsigned char *key, size_t klen, size_t *tlen,
     uint64_t *due, const unsigned char **rk)
 {
 	const unsigned char *nul;
@@ -184,7 +182,7 @@ due_tenants_fn(const char *tenant, const unsigned char *key, size_t klen,
 	uint64_t due;
 	size_t tlen;
 
-	if (due_parse(key, klen, &tlen, &due, &rk) == -1) {
+	if (rows_due_parse(key, klen, &tlen, &due, &rk) == -1) {
 		log_warnx("store %s/due.db: damaged key of tenant %s skipped",
 		    ctx->st->dir, tenant);
 		return -1;
@@ -231,7 +229,7 @@ store_due_next(struct store *st, const char *tenant, uint64_t after,
 			ret = 0;
 			break;
 		}
-		if (due_parse(w.key, w.klen, &tlen, due, &rk) == 0)
+		if (rows_due_parse(w.key, w.klen, &tlen, due, &rk) == 0)
 			break;
 		log_warnx("store %s/due.db: damaged key of tenant %s skipped",
 		    st->dir, tenant);
@@ -284,7 +282,7 @@ store_due_scan_from(struct store *st, const char *tenant, uint64_t now_ms,
 		if (slen > 0 && w.klen == slen &&
 		    memcmp(w.key, start, slen) == 0)
 			continue;
-		if (due_parse(w.key, w.klen, &tlen, &due, &krk) == -1) {
+		if (rows_due_parse(w.key, w.klen, &tlen, &due, &krk) == -1) {
 			log_warnx("store %s/due.db: damaged key of tenant %s "
 			    "skipped", st->dir, tenant);
 			continue;
@@ -677,7 +675,7 @@ store_batch_due_drop(struct store_batch *b, const unsigned char *key,
 
 	if (!store_batch_ok(b))
 		return -1;
-	if (due_parse(key, klen, &tlen, &due, &rk) == 0) {
+	if (rows_due_parse(key, klen, &tlen, &due, &rk) == 0) {
 		/* Only a stale key: dropping a live one would lose its row
 		 * for good. */
 		if ((ret = rows_read(st, b->txn, rk, &r)) == -1)

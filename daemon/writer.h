@@ -34,6 +34,9 @@ size_t	writer_queued(void);
 uint64_t writer_queued_bytes(void);
 /* Sweep expired dedupe keys (a timer calls it; commits sweep too). */
 void	writer_sweep(void);
+/* The tenant's limit changed (an override set or removed): its bucket
+ * starts full. */
+void	writer_rate_reset(const char *tenant);
 
 /*
  * A held hook that passed re-verification: commit it as a hook with its

@@ -332,6 +332,27 @@ table_del(const char *file, const void *key, size_t klen)
 	ck_assert_int_eq(env->close(env, 0), 0);
 }
 
+/* Every record of file's table goes, as a build that never wrote it left
+ * it (the daemon stopped). */
+void
+table_truncate(const char *file)
+{
+	DB_ENV *env;
+	DB *db;
+	u_int32_t n;
+
+	ck_assert_int_eq(db_env_create(&env, 0), 0);
+	ck_assert_int_eq(env->open(env, tmpdir, DB_CREATE | DB_INIT_TXN |
+	    DB_INIT_LOCK | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER, 0600), 0);
+	ck_assert_int_eq(db_create(&db, env, 0), 0);
+	ck_assert_int_eq(db->open(db, NULL, file, NULL, DB_BTREE,
+	    DB_AUTO_COMMIT, 0600), 0);
+	ck_assert_int_eq(db->truncate(db, NULL, &n, DB_AUTO_COMMIT), 0);
+	ck_assert_int_eq(db->close(db, 0), 0);
+	ck_assert_int_eq(env->txn_checkpoint(env, 0, 0, DB_FORCE), 0);
+	ck_assert_int_eq(env->close(env, 0), 0);
+}
+
 /* One hook of tenant/source received at with body and rows, in its own
  * committed batch; its seq. */
 uint64_t

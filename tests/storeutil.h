@@ -81,6 +81,7 @@ void	 table_poke(const char *, const void *, size_t, const void *,
 		    size_t);
 void	 file_scribble(const char *, off_t, size_t);
 void	 table_del(const char *, const void *, size_t);
+void	 table_truncate(const char *);
 uint64_t	 put_hook_body(struct store *, const char *, const char *,
 		    uint64_t, const void *, size_t,
 		    const struct store_row_spec *, int);
