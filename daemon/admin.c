@@ -60,6 +60,7 @@ struct admin_req {
 /* Every module's routes; a module that serves the API adds its table. */
 static const struct admin_route *const admin_tables[] = {
 	admin_routes_core,
+	admin_routes_dlq,
 	admin_routes_metrics,
 	admin_routes_ops,
 	admin_routes_replay,

@@ -54,6 +54,7 @@ struct admin_route {
 
 /* The route tables (one per module that serves the API). */
 extern const struct admin_route admin_routes_core[];
+extern const struct admin_route admin_routes_dlq[];
 extern const struct admin_route admin_routes_metrics[];
 extern const struct admin_route admin_routes_ops[];	/* admin_ops.c */
 extern const struct admin_route admin_routes_replay[];

@@ -71,6 +71,10 @@ static void	 print_status(json_t *);
 static void	 print_queue(json_t *);
 static void	 print_result(json_t *);
 static int	 drain_wait(FILE *, long long);
+static json_t	*build_dlq_api(int, char **);
+static json_t	*build_hook(int, char **);
+static void	 print_dlq_api(json_t *);
+static void	 print_hook(json_t *);
 
 static const struct command commands[] = {
 	{ "status", "", build_plain, print_status },
@@ -81,11 +85,16 @@ static const struct command commands[] = {
 	{ "tick", "[timeout_s]", build_timeout, print_result },
 	{ "pressure", "", build_plain, print_status },
 	{ "breakers", "", build_plain, print_breakers },
-	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_replays },
-	{ "dlq", "replay [-S source] [--since T] [--until T] [--rate n] "
-	    "[--max-lag-ms n]", build_dlq, print_replays },
+	{ "dlq", "list [-S source] [-n limit] | show [-S source] [--since T] "
+	    "[--until T] [-n limit] [--cursor C] | purge [-S source] "
+	    "[--since T] [--until T] [--id id] | purge --all | replay "
+	    "[-S source] [--since T] [--until T] [--rate n] [--max-lag-ms n]",
+	    build_dlq, print_replays },
 	{ "replays", "list | show|pause|resume|cancel id", build_replays,
 	    print_replays },
+	/* Dead letters and hooks through the admin API (admin_dlq.c). */
+	{ "show", "id", build_hook, print_hook },
+	{ "delete", "id", build_hook, print_hook },
 	{ "dead-letter-source", "source [timeout_s]", build_dls,
 	    print_result },
 	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]"
@@ -303,7 +312,7 @@ build_dls(int argc, char **argv)
 	    "dead-letter-source", "source", argv[1]), argc, argv, 2);
 }
 
-/* dlq list [-S source] [-n limit] */
+/* dlq list [-S source] [-n limit]; show and purge: build_dlq_api */
 static json_t *
 build_dlq(int argc, char **argv)
 {
@@ -311,6 +320,9 @@ build_dlq(int argc, char **argv)
 
 	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
 		return build_dlq_replay(argc - 1, argv + 1);
+	if (argc >= 2 && (strcmp(argv[1], "show") == 0 ||
+	    strcmp(argv[1], "purge") == 0))
+		return build_dlq_api(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "list") != 0)
 		return NULL;
 	if ((req = build_queue(argc - 1, argv + 1)) == NULL)
@@ -380,6 +392,10 @@ print_dlq(json_t *o)
 	time_t t;
 	struct tm tm;
 
+	if (json_object_get(o, "status") != NULL) {
+		print_dlq_api(o);
+		return;
+	}
 	if (json_object_get(o, "end") != NULL) {
 		printf("-- %lld dead letter%s\n",
 		    (long long)json_integer_value(json_object_get(o, "count")),
@@ -740,6 +756,213 @@ main(int argc, char *argv[])
 	return rc;
 }
 
+/*
+ * Dead letters and hooks through the admin API: dlq show, dlq purge, show
+ * ID, delete ID.
+ */
+
+/* path, then "?" or "&", key, "=" and value percent-encoded. */
+static void
+query_add(char *path, size_t len, const char *key, const char *value)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path);
+	const unsigned char *p;
+
+	n += snprintf(path + n, n < len ? len - n : 0, "%c%s=",
+	    strchr(path, '?') != NULL ? '&' : '?', key);
+	for (p = (const unsigned char *)value; *p != '\0' && n + 4 < len;
+	    p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-_.~", *p) != NULL)
+			path[n++] = *p;
+		else {
+			path[n++] = '%';
+			path[n++] = hex[*p >> 4];
+			path[n++] = hex[*p & 15];
+		}
+	}
+	path[n < len ? n : len - 1] = '\0';
+}
+
+/* dlq show [-S source] [--since T] [--until T] [-n limit] [--cursor C];
+ * dlq purge [-S source] [--since T] [--until T] [--id id] | --all */
+static json_t *
+build_dlq_api(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "cursor", required_argument, NULL, 'c' },
+		{ "all", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char path[4096] = "/v1/dlq";
+	int show = strcmp(argv[1], "show") == 0, ch, filters = 0, all = 0;
+
+	optind = 1;
+	while ((ch = getopt_long(argc - 1, argv + 1, "S:n:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'S':
+			query_add(path, sizeof(path), "source_id", optarg);
+			filters++;
+			break;
+		case 's':
+			query_add(path, sizeof(path), "since", optarg);
+			filters++;
+			break;
+		case 'u':
+			query_add(path, sizeof(path), "until", optarg);
+			filters++;
+			break;
+		case 'i':
+			if (show)
+				return NULL;
+			query_add(path, sizeof(path), "id", optarg);
+			filters++;
+			break;
+		case 'n':
+		case 'c':
+			if (!show)
+				return NULL;
+			query_add(path, sizeof(path), ch == 'n' ? "limit" :
+			    "cursor", optarg);
+			break;
+		case 'a':
+			if (show)
+				return NULL;
+			all = 1;
+			break;
+		default:
+			return NULL;
+		}
+	}
+	/* purge: a filter, or --all alone. */
+	if (optind != argc - 1 || (!show && (filters > 0) == all))
+		return NULL;
+	if (all)
+		query_add(path, sizeof(path), "all", "true");
+	return api_req(show ? "GET" : "DELETE", path, NULL);
+}
+
+/* show ID, delete ID */
+static json_t *
+build_hook(int argc, char **argv)
+{
+	char path[256];
+
+	if (argc != 2 || strlen(argv[1]) > 64)
+		return NULL;
+	snprintf(path, sizeof(path), "/v1/hooks/%s", argv[1]);
+	return api_req(strcmp(argv[0], "show") == 0 ? "GET" : "DELETE", path,
+	    NULL);
+}
+
+/* A wall time in ms as UTC, or "-". */
+static const char *
+when_utc(json_t *v, char *buf, size_t len)
+{
+	time_t t;
+	struct tm tm;
+
+	if (!json_is_integer(v))
+		return "-";
+	t = json_integer_value(v) / 1000;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}
+
+static const char *
+str_or(json_t *o, const char *key, const char *none)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : none;
+}
+
+/* dlq show's page, dlq purge's count. */
+static void
+print_dlq_api(json_t *ans)
+{
+	json_t *b = json_object_get(ans, "body"), *e;
+	char when[32];
+	size_t i;
+
+	if (json_object_get(b, "deleted") != NULL) {
+		printf("deleted %lld dead letters, %lld bytes\n",
+		    (long long)json_integer_value(json_object_get(b,
+		    "deleted")),
+		    (long long)json_integer_value(json_object_get(b, "bytes")));
+		return;
+	}
+	json_array_foreach(json_object_get(b, "entries"), i, e) {
+		if (i == 0)
+			printf("%-36s %-12s %-16s %-4s %-8s %-20s %4s %s\n",
+			    "HOOK", "TENANT", "SOURCE", "SINK", "MODULE",
+			    "DEAD (UTC)", "ATT", "REASON");
+		printf("%-36s %-12s %-16s %-4lld %-8s %-20s %4lld %s\n",
+		    str_or(e, "id", "-"), str_or(e, "tenant_id", "-"),
+		    str_or(e, "source_id", "-"),
+		    (long long)json_integer_value(json_object_get(e, "sink")),
+		    str_or(e, "module", "-"),
+		    when_utc(json_object_get(e, "dead_lettered_at"), when,
+		    sizeof(when)),
+		    (long long)json_integer_value(json_object_get(e,
+		    "attempts")), str_or(e, "reason", ""));
+	}
+	printf("-- %zu of %lld dead letters", json_array_size(
+	    json_object_get(b, "entries")),
+	    (long long)json_integer_value(json_object_get(b, "total")));
+	if (json_is_string(json_object_get(b, "next_cursor")))
+		printf("; more with --cursor %s", str_or(b, "next_cursor", ""));
+	printf("\n");
+}
+
+/* show ID: the head, then a line a row; delete ID: what went. */
+static void
+print_hook(json_t *ans)
+{
+	json_t *b = json_object_get(ans, "body"), *r;
+	char when[32];
+	size_t i;
+
+	if (json_object_get(b, "deleted") != NULL) {
+		printf("deleted, %lld body bytes\n", (long long)
+		    json_integer_value(json_object_get(b, "bytes")));
+		return;
+	}
+	printf("id           %s\nseq          %lld\ntenant       %s\n"
+	    "source       %s\n", str_or(b, "id", "-"),
+	    (long long)json_integer_value(json_object_get(b, "seq")),
+	    str_or(b, "tenant_id", "-"), str_or(b, "source_id", "-"));
+	printf("received     %s UTC\nsize         %lld\ncontent type %s\n",
+	    when_utc(json_object_get(b, "received_at"), when, sizeof(when)),
+	    (long long)json_integer_value(json_object_get(b, "size")),
+	    str_or(b, "content_type", "-"));
+	printf("dedupe key   %s\nclaim        %s\nflagged      %s\n",
+	    str_or(b, "dedupe_key", "-"), str_or(b, "claim_ref", "-"),
+	    json_is_true(json_object_get(b, "flagged")) ? "yes" : "no");
+	json_array_foreach(json_object_get(b, "rows"), i, r) {
+		if (i == 0)
+			printf("%-4s %-8s %-7s %4s %-20s %s\n", "SINK",
+			    "MODULE", "STATE", "ATT", "DUE/DEAD (UTC)",
+			    "LAST ERROR / DEAD REASON");
+		printf("%-4lld %-8s %-7s %4lld %-20s %s%s%s\n",
+		    (long long)json_integer_value(json_object_get(r, "sink")),
+		    str_or(r, "module", "-"), str_or(r, "state", "-"),
+		    (long long)json_integer_value(json_object_get(r,
+		    "attempts")),
+		    when_utc(json_object_get(r, json_object_get(r,
+		    "dead_lettered_at") != NULL ? "dead_lettered_at" : "due"),
+		    when, sizeof(when)), str_or(r, "last_error", ""),
+		    json_is_string(json_object_get(r, "dead_reason")) ?
+		    " / " : "", str_or(r, "dead_reason", ""));
+	}
+}
+
 /* SOURCE[#SINK]: the source (valid: the path needs no encoding) and the
  * sink index, or -1 when none is given. */
 static void
@@ -974,7 +1197,9 @@ print_replays(json_t *ans)
 	json_t *body = json_object_get(ans, "body"), *list, *j;
 	size_t i;
 
-	if (body == NULL) {
+	/* dlq list's listing, dlq show and purge's answers, or jobs. */
+	if (body == NULL || json_object_get(body, "entries") != NULL ||
+	    json_object_get(body, "deleted") != NULL) {
 		print_dlq(ans);
 		return;
 	}

@@ -35,6 +35,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
+#include "dlq.h"
 #include "gauges.h"
 #include "ids.h"
 #include "log.h"
@@ -78,6 +79,7 @@ static void	g_store(void);
 static void	g_dispatch(void);
 static void	g_disk(void);
 static void	g_pauses(void);
+static void	g_dlq(void);
 static void	pass_cb(evutil_socket_t, short, void *);
 
 /* Each reader sets its gauges; a new one is a line here. */
@@ -86,6 +88,7 @@ static void (*const readers[])(void) = {
 	g_dispatch,
 	g_disk,
 	g_pauses,
+	g_dlq,
 };
 
 void
@@ -168,6 +171,12 @@ g_pauses(void)
 	    NULL);
 	metrics_clear("ankusa_dispatch_paused");
 	pause_each(g_pause_one, NULL);
+}
+
+static void
+g_dlq(void)
+{
+	metrics_set("ankusa_queue_dead_over_warn", dlq_over_warn(), NULL);
 }
 
 /*

@@ -122,6 +122,9 @@ static const struct family_def {
 	    NULL },
 	{ "ankusa_disk_free_bytes", METRICS_GAUGE,
 	    "Bytes free to the daemon on node.data_dir's file system.", NULL },
+	{ "ankusa_queue_dead_over_warn", METRICS_GAUGE,
+	    "1 while the dead letters are more than queue.dlq.warn_rows, "
+	    "else 0 (0 without the key).", NULL },
 	{ "ankusa_dispatch_paused_keys", METRICS_GAUGE,
 	    "Sink keys (source, sink index) paused by an operator.", NULL },
 	{ "ankusa_dispatch_paused", METRICS_GAUGE,

@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
+#include "dlq.h"
 #include "dlsource.h"
 #include "ops.h"
 #include "job.h"
@@ -83,6 +84,11 @@ pipeline_init(void)
 		.queued = dls_queued,
 		.ended = dls_ended,
 	};
+	/* A deleted hook's lanes have new heads, as at a call's end. */
+	static const struct dlq_ops dlq_ops = {
+		.claimed = dls_claimed,
+		.changed = dls_ended,
+	};
 	struct dispatch_ops ops;
 
 	memset(&ops, 0, sizeof(ops));
@@ -98,6 +104,7 @@ pipeline_init(void)
 		fatalx("pipeline: evtimer_new");
 	pipeline_batch_init();
 	dlsource_init(&dls_ops);
+	dlq_init(&dlq_ops);
 	pipeline_arm();	/* rows due from before a restart */
 }
 

@@ -93,6 +93,7 @@ struct seqlist {
 	uint64_t	below;		/* 0: no bound */
 	uint64_t	since, until;
 	int		end;		/* reached below */
+	uint64_t	bytes;		/* of the seqs */
 };
 
 static int
@@ -111,6 +112,7 @@ collect_seq(const struct store_quarantine_info *qi, void *arg)
 	    (sl->until != 0 && qi->received_at > sl->until))
 		return 0;
 	sl->seqs[sl->n++] = qi->seq;
+	sl->bytes += qi->size;
 	return 0;
 }
 
@@ -443,40 +445,51 @@ quarantine_verdict(struct msg *m)
 	return 0;
 }
 
+int
+quarantine_purge_step(const char *source, const char *id, uint64_t *cursor,
+    uint64_t *n, uint64_t *bytes, char *err, size_t errlen)
+{
+	struct store_batch *sb;
+	struct seqlist sl;
+	int i;
+
+	memset(&sl, 0, sizeof(sl));
+	sl.id = id;
+	sl.last = *cursor;
+	if (store_quarantine_list(env->store, source, *cursor,
+	    QUARANTINE_PURGE_CHUNK, collect_seq, &sl) == -1)
+		goto fail;
+	if (sl.last == *cursor)
+		return 0;
+	*cursor = sl.last;
+	if (sl.n == 0)
+		return 1;
+	if ((sb = store_batch_begin(env->store)) == NULL)
+		goto fail;
+	for (i = 0; i < sl.n; i++)
+		if (store_batch_del_quarantine(sb, sl.seqs[i]) == -1) {
+			store_batch_abort(sb);
+			goto fail;
+		}
+	if (store_batch_commit(sb) == -1)
+		goto fail;
+	*n += sl.n;
+	*bytes += sl.bytes;
+	return 1;
+ fail:
+	snprintf(err, errlen, "store: %s", store_strerror(env->store));
+	return -1;
+}
+
 int64_t
 quarantine_purge(const char *source, const char *id, char *err,
     size_t errlen)
 {
-	struct store_batch *sb;
-	struct seqlist sl;
-	uint64_t cursor = 0;
-	int64_t n = 0;
-	int i;
+	uint64_t cursor = 0, n = 0, bytes = 0;
+	int rc;
 
-	for (;;) {
-		memset(&sl, 0, sizeof(sl));
-		sl.id = id;
-		sl.last = cursor;
-		if (store_quarantine_list(env->store, source, cursor,
-		    QUARANTINE_PURGE_CHUNK, collect_seq, &sl) == -1)
-			goto fail;
-		if (sl.last == cursor)
-			return n;
-		cursor = sl.last;
-		if (sl.n == 0)
-			continue;
-		if ((sb = store_batch_begin(env->store)) == NULL)
-			goto fail;
-		for (i = 0; i < sl.n; i++)
-			if (store_batch_del_quarantine(sb, sl.seqs[i]) == -1) {
-				store_batch_abort(sb);
-				goto fail;
-			}
-		if (store_batch_commit(sb) == -1)
-			goto fail;
-		n += sl.n;
-	}
- fail:
-	snprintf(err, errlen, "store: %s", store_strerror(env->store));
-	return -1;
+	while ((rc = quarantine_purge_step(source, id, &cursor, &n, &bytes,
+	    err, errlen)) == 1)
+		;
+	return rc == -1 ? -1 : (int64_t)n;
 }

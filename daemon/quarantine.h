@@ -53,5 +53,12 @@ int	quarantine_verdict(struct msg *);
 /* Delete held hooks (of source, or the one with id); the count or -1. */
 int64_t	quarantine_purge(const char *source, const char *id, char *err,
 	    size_t);
+/* One step of it, a batch of at most a few hundred held hooks after
+ * *cursor (a pen seq, 0 at first, moved on): *n and *bytes (their body
+ * bytes) grow by what it deleted.  1 more may follow, 0 done, -1 with err
+ * (a store error). */
+int	quarantine_purge_step(const char *source, const char *id,
+	    uint64_t *cursor, uint64_t *n, uint64_t *bytes, char *err,
+	    size_t errlen);
 
 #endif

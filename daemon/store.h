@@ -289,6 +289,7 @@ int		 store_lost(struct store *);
 #define STORE_KEY_MAX		1024	/* any key fits */
 #define STORE_ROWKEY_LEN	12	/* seq u64 + sink index u32 */
 #define STORE_DEADKEY_LEN	20	/* dead time u64 + row key */
+#define STORE_CTYPE_MAX		255	/* a content type as listed, bytes */
 
 /* A row's place in the pipeline (stored: never renumber). */
 enum store_row_state {
@@ -392,6 +393,10 @@ struct store_dead_info {
 	uint32_t	attempts;
 	uint64_t	dead_at;			/* wall ms */
 	char		last_error[STORE_ERROR_MAX + 1];
+	unsigned char	deadkey[STORE_DEADKEY_LEN];	/* its key */
+	uint64_t	received_at;			/* 0: hook gone */
+	uint64_t	size;				/* the body's bytes */
+	char		content_type[STORE_CTYPE_MAX + 1];
 };
 
 /* Every tenant with at least one due key, in tenant (byte) order, with its
@@ -632,6 +637,72 @@ int		 store_replay_list(struct store *,
 int		 store_batch_replay_step(struct store_batch *,
 		    const unsigned char id[UUID_LEN], struct store_replay *rp,
 		    struct store_replay_step *s);
+
+/*
+ * The operator's dead letters and hooks (store_dlq.c): walking the dead
+ * table by dead time, one hook's rows, deleting a hook or a dead letter
+ * with what it holds.  A DEAD row's due is its dead time (rows
+ * dead-lettered by builds before 2026-12-02 kept the due they had), so its
+ * dead entry is (row due, row key), found by one lookup.  A dead entry
+ * that names no DEAD row at its time (its row gone, or an older build's
+ * row) is an orphan: listed with tenant and source "", removed by
+ * store_batch_dead_del, and counted in "dead" until then; deleting a hook
+ * whose dead row's entry is not where its due says leaves such an orphan.
+ */
+
+/* What store_dead_walk reads besides each dead entry. */
+#define STORE_DEAD_READ_ROW	0x01	/* tenant, source, module */
+#define STORE_DEAD_READ_HOOK	0x02	/* hook id, received_at, size, type */
+
+/* A walk of the dead table within a time range, in bounded calls. */
+struct store_dead_walk {
+	const char	*source;	/* NULL: every source (else reads the
+					 * row) */
+	uint64_t	 since_ms;	/* dead at or after */
+	uint64_t	 until_ms;	/* dead at or before; UINT64_MAX: open */
+	uint64_t	 visits;	/* dead entries read a call; 0: no
+					 * bound */
+	int		 reads;		/* STORE_DEAD_READ_* */
+	unsigned char	 at[STORE_DEADKEY_LEN];	/* in/out: the last key
+						 * read, when have_at */
+	int		 have_at;	/* 0: start at since_ms */
+	int		 end;		/* out: the range or the table ended */
+};
+/* The dead letters of w's range and source in key order (dead time, then
+ * row key) after w->at (or from since_ms), at most w->visits read, each
+ * that matches handed to cb (a field not read is zero or ""); w->at
+ * follows the keys read, so the next call goes on after it.  cb returning
+ * non-zero stops after its entry.  0, or -1 on a store error. */
+int		 store_dead_walk(struct store *, struct store_dead_walk *,
+		    int (*cb)(const struct store_dead_info *, void *), void *);
+/* Delete the dead entry at key with its row when that is DEAD at that
+ * time (an orphan entry goes alone), and the row's hook with its last
+ * row, its body with it: then *bytes grows by the body's size.  "dead"
+ * drops by one.  1 deleted, 0 no such entry, -1 on a store error (the
+ * batch must then be aborted). */
+int		 store_batch_dead_del(struct store_batch *,
+		    const unsigned char key[STORE_DEADKEY_LEN], uint64_t *bytes);
+/* The rows of hook seq in sink order, each with its dead letter when it
+ * is DEAD (NULL when its entry is not found at the row's due: an older
+ * build's); cb returning non-zero stops.  0, or -1 on a store error. */
+int		 store_hook_rows(struct store *, uint64_t seq,
+		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, const struct store_dead_info *,
+		    void *), void *);
+/* A hook's head, without its body, from the hooks table or (pen 1) the
+ * quarantine pen: 1 found (out as store_hook_get fills it, but for the
+ * body; store_hook_rec_free), 0 not found, -1 on a store error. */
+int		 store_hook_head(struct store *, uint64_t seq, int pen,
+		    struct store_hook_rec *);
+/* Delete hook seq with every row of it, whatever its state: due keys,
+ * lane membership (a lane head releases its lane, as delivery does),
+ * dead entries, the counters, its body; its dedupe entry stays.  Unless
+ * claimed(rowkey, arg) names one of its rows: then 2 and nothing changes.
+ * *bytes: its body's size.  1 deleted, 0 no such hook, -1 on a store
+ * error (the batch must then be aborted). */
+int		 store_batch_hook_del(struct store_batch *, uint64_t seq,
+		    int (*claimed)(const unsigned char *, void *), void *arg,
+		    uint64_t *bytes);
 
 /*
  * Online backup (store_backup.c): a copy of the store, taken while it runs,

@@ -53,7 +53,9 @@
  *                 store_row_state): DUE, HEAD (a lane's head) and PARKED
  *                 have one due key at their due time; MEMBER has a
  *                 members entry instead; DEAD has neither and a dead
- *                 entry.  A delivered row is deleted; a DEAD one stays,
+ *                 entry at (its due, its key): a DEAD row's due is its
+ *                 dead time (builds before 2026-12-02 left the due it
+ *                 had).  A delivered row is deleted; a DEAD one stays,
  *                 and is counted in "rows" and in its hook's live rows.
  *   due         str tenant, u64 due, row key -> v1.  Sorted by tenant,
  *                 then due time: a tenant's earliest due row is its first
