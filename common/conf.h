@@ -246,6 +246,12 @@ struct conf {
 	int			 nsources;
 	int			 nsinks;	/* over all sources */
 
+	/* Dead letters' upkeep (daemon/dlq.c). */
+	struct {
+		uint64_t	 max_age_s;	/* 0 (null): kept */
+		uint64_t	 warn_rows;	/* 0 (null): no warning */
+	} dlq;
+
 	/* The pen for hooks that fail verification under on_verify_failure:
 	 * quarantine; one token bucket per source. */
 	struct {

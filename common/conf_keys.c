@@ -218,6 +218,25 @@ const struct conf_key conftab[] = {
 	  .max = TIB,
 	  .doc = "The bytes the whole pen may hold; a full pen answers 503." },
 
+	/* queue */
+	{ .name = "queue", .type = T_SECTION,
+	  .doc = "The delivery queue in the store." },
+	{ .name = "queue.dlq", .type = T_SECTION,
+	  .doc = "Dead letters: rows that gave up, kept with their hooks "
+	    "until replayed or purged." },
+	{ .name = "queue.dlq.max_age_s", .type = T_U64, .scope = S_CONF,
+	  .off = CO(dlq.max_age_s), .def = "null", .min = 1,
+	  .max = 3153600000ULL, .flags = F_NULLABLE,
+	  .doc = "Dead letters older than this many seconds (by their dead "
+	    "time) are purged with their hooks, in steps, checked every "
+	    "second; null (the default) keeps them." },
+	{ .name = "queue.dlq.warn_rows", .type = T_U64, .scope = S_CONF,
+	  .off = CO(dlq.warn_rows), .def = "null", .min = 1,
+	  .max = 1000000000000ULL, .flags = F_NULLABLE,
+	  .doc = "A warning is logged once when the dead letters pass this "
+	    "many, and a line when they are back under it; null (the "
+	    "default): no warning." },
+
 	/* batcher */
 	{ .name = "batcher", .type = T_SECTION,
 	  .doc = "The commit queue (group commit) in front of the store." },

@@ -61,7 +61,10 @@ struct admin_req {
 static const struct admin_route *const admin_tables[] = {
 	admin_routes_core,
 	admin_routes_config,
+	admin_routes_dlq,
 	admin_routes_metrics,
+	admin_routes_ops,
+	admin_routes_replay,
 };
 
 static struct evhttp	*http;
@@ -599,6 +602,25 @@ admin_query_time(struct admin_req *ar, const char *key, uint64_t *ms)
 		return 1;
 	admin_bad(ar, key, "must be ms since the epoch or an RFC 3339 time "
 	    "(2026-12-02T10:00:00Z)");
+	return -1;
+}
+
+int
+admin_body_time(struct admin_req *ar, json_t *o, const char *key,
+    uint64_t *ms)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*ms = (uint64_t)json_integer_value(v);
+		return 1;
+	}
+	if (json_is_string(v) && parse_rfc3339(json_string_value(v), ms) == 0)
+		return 1;
+	admin_bad(ar, key, "must be ms since the epoch or an RFC 3339 time "
+	    "(\"2026-12-02T10:00:00Z\")");
 	return -1;
 }
 

@@ -55,7 +55,10 @@ struct admin_route {
 /* The route tables (one per module that serves the API). */
 extern const struct admin_route admin_routes_core[];
 extern const struct admin_route admin_routes_config[];	/* confapi.c */
+extern const struct admin_route admin_routes_dlq[];
 extern const struct admin_route admin_routes_metrics[];
+extern const struct admin_route admin_routes_ops[];	/* admin_ops.c */
+extern const struct admin_route admin_routes_replay[];
 
 /* Listen on fd (bound and listening, opened before any privilege is
  * dropped).  0, or -1 with err. */
@@ -91,6 +94,11 @@ int		 admin_query_id(struct admin_req *, const char *key,
  * an empty object.  The caller owns the object.
  */
 json_t		*admin_body(struct admin_req *, const char *const *allowed);
+/* Body field key of o as a time, ms since the epoch: a whole number of ms
+ * or an RFC 3339 string, as admin_query_time takes them.  0 absent or
+ * null (*ms untouched), 1 given, -1 after answering 400. */
+int		 admin_body_time(struct admin_req *, json_t *o, const char *key,
+		    uint64_t *ms);
 /* Answer 400 invalid_request naming field, with the message. */
 void		 admin_bad(struct admin_req *, const char *field,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -130,5 +138,8 @@ void		 admin_call_detach(struct admin_req *);
 
 /* A JSON string of text from outside (cleaned when not UTF-8). */
 json_t		*admin_str(const char *);
+
+/* admin_ops.c: the paused sink keys, [{source, sink, since}]. */
+json_t		*admin_ops_pauses(void);
 
 #endif /* ANKUSA_ADMIN_H */

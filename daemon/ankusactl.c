@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -56,6 +57,11 @@ static json_t	*build_dlq(int, char **);
 static json_t	*build_backup(int, char **);
 static json_t	*build_api(int, char **);
 static void	 print_api(json_t *);
+static json_t	*build_flush(int, char **);
+static json_t	*build_pause(int, char **);
+static json_t	*build_dlq_replay(int, char **);
+static json_t	*build_replays(int, char **);
+static void	 print_replays(json_t *);
 static void	 print_backup(json_t *);
 static void	 print_dlq(json_t *);
 static void	 print_breakers(json_t *);
@@ -65,6 +71,10 @@ static void	 print_status(json_t *);
 static void	 print_queue(json_t *);
 static void	 print_result(json_t *);
 static int	 drain_wait(FILE *, long long);
+static json_t	*build_dlq_api(int, char **);
+static json_t	*build_hook(int, char **);
+static void	 print_dlq_api(json_t *);
+static void	 print_hook(json_t *);
 
 static const struct command commands[] = {
 	{ "status", "", build_plain, print_status },
@@ -75,7 +85,16 @@ static const struct command commands[] = {
 	{ "tick", "[timeout_s]", build_timeout, print_result },
 	{ "pressure", "", build_plain, print_status },
 	{ "breakers", "", build_plain, print_breakers },
-	{ "dlq", "list [-S source] [-n limit]", build_dlq, print_dlq },
+	{ "dlq", "list [-S source] [-n limit] | show [-S source] [--since T] "
+	    "[--until T] [-n limit] [--cursor C] | purge [-S source] "
+	    "[--since T] [--until T] [--id id] | purge --all | replay "
+	    "[-S source] [--since T] [--until T] [--rate n] [--max-lag-ms n]",
+	    build_dlq, print_replays },
+	{ "replays", "list | show|pause|resume|cancel id", build_replays,
+	    print_replays },
+	/* Dead letters and hooks through the admin API (admin_dlq.c). */
+	{ "show", "id", build_hook, print_hook },
+	{ "delete", "id", build_hook, print_hook },
 	{ "dead-letter-source", "source [timeout_s]", build_dls,
 	    print_result },
 	{ "quarantine", "list|release|purge [-S source] [--id id] [-n limit]"
@@ -83,6 +102,10 @@ static const struct command commands[] = {
 	    build_quarantine, print_pen },
 	{ "backup", "dir", build_backup, print_backup },
 	{ "api", "METHOD PATH [JSON-BODY]", build_api, print_api },
+	/* manual operations (daemon/admin_ops.c) */
+	{ "flush", "[source[#sink]]", build_flush, print_api },
+	{ "pause", "source[#sink]", build_pause, print_api },
+	{ "resume", "source[#sink]", build_pause, print_api },
 };
 
 static void
@@ -289,12 +312,17 @@ build_dls(int argc, char **argv)
 	    "dead-letter-source", "source", argv[1]), argc, argv, 2);
 }
 
-/* dlq list [-S source] [-n limit] */
+/* dlq list [-S source] [-n limit]; show and purge: build_dlq_api */
 static json_t *
 build_dlq(int argc, char **argv)
 {
 	json_t *req;
 
+	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+		return build_dlq_replay(argc - 1, argv + 1);
+	if (argc >= 2 && (strcmp(argv[1], "show") == 0 ||
+	    strcmp(argv[1], "purge") == 0))
+		return build_dlq_api(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "list") != 0)
 		return NULL;
 	if ((req = build_queue(argc - 1, argv + 1)) == NULL)
@@ -364,6 +392,10 @@ print_dlq(json_t *o)
 	time_t t;
 	struct tm tm;
 
+	if (json_object_get(o, "status") != NULL) {
+		print_dlq_api(o);
+		return;
+	}
 	if (json_object_get(o, "end") != NULL) {
 		printf("-- %lld dead letter%s\n",
 		    (long long)json_integer_value(json_object_get(o, "count")),
@@ -722,4 +754,461 @@ main(int argc, char *argv[])
 	free(line);
 	fclose(fp);
 	return rc;
+}
+
+/*
+ * Dead letters and hooks through the admin API: dlq show, dlq purge, show
+ * ID, delete ID.
+ */
+
+/* path, then "?" or "&", key, "=" and value percent-encoded. */
+static void
+query_add(char *path, size_t len, const char *key, const char *value)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path);
+	const unsigned char *p;
+
+	n += snprintf(path + n, n < len ? len - n : 0, "%c%s=",
+	    strchr(path, '?') != NULL ? '&' : '?', key);
+	for (p = (const unsigned char *)value; *p != '\0' && n + 4 < len;
+	    p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-_.~", *p) != NULL)
+			path[n++] = *p;
+		else {
+			path[n++] = '%';
+			path[n++] = hex[*p >> 4];
+			path[n++] = hex[*p & 15];
+		}
+	}
+	path[n < len ? n : len - 1] = '\0';
+}
+
+/* dlq show [-S source] [--since T] [--until T] [-n limit] [--cursor C];
+ * dlq purge [-S source] [--since T] [--until T] [--id id] | --all */
+static json_t *
+build_dlq_api(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "cursor", required_argument, NULL, 'c' },
+		{ "all", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char path[4096] = "/v1/dlq";
+	int show = strcmp(argv[1], "show") == 0, ch, filters = 0, all = 0;
+
+	optind = 1;
+	while ((ch = getopt_long(argc - 1, argv + 1, "S:n:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'S':
+			query_add(path, sizeof(path), "source_id", optarg);
+			filters++;
+			break;
+		case 's':
+			query_add(path, sizeof(path), "since", optarg);
+			filters++;
+			break;
+		case 'u':
+			query_add(path, sizeof(path), "until", optarg);
+			filters++;
+			break;
+		case 'i':
+			if (show)
+				return NULL;
+			query_add(path, sizeof(path), "id", optarg);
+			filters++;
+			break;
+		case 'n':
+		case 'c':
+			if (!show)
+				return NULL;
+			query_add(path, sizeof(path), ch == 'n' ? "limit" :
+			    "cursor", optarg);
+			break;
+		case 'a':
+			if (show)
+				return NULL;
+			all = 1;
+			break;
+		default:
+			return NULL;
+		}
+	}
+	/* purge: a filter, or --all alone. */
+	if (optind != argc - 1 || (!show && (filters > 0) == all))
+		return NULL;
+	if (all)
+		query_add(path, sizeof(path), "all", "true");
+	return api_req(show ? "GET" : "DELETE", path, NULL);
+}
+
+/* show ID, delete ID */
+static json_t *
+build_hook(int argc, char **argv)
+{
+	char path[256];
+
+	if (argc != 2 || strlen(argv[1]) > 64)
+		return NULL;
+	snprintf(path, sizeof(path), "/v1/hooks/%s", argv[1]);
+	return api_req(strcmp(argv[0], "show") == 0 ? "GET" : "DELETE", path,
+	    NULL);
+}
+
+/* A wall time in ms as UTC, or "-". */
+static const char *
+when_utc(json_t *v, char *buf, size_t len)
+{
+	time_t t;
+	struct tm tm;
+
+	if (!json_is_integer(v))
+		return "-";
+	t = json_integer_value(v) / 1000;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}
+
+static const char *
+str_or(json_t *o, const char *key, const char *none)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : none;
+}
+
+/* dlq show's page, dlq purge's count. */
+static void
+print_dlq_api(json_t *ans)
+{
+	json_t *b = json_object_get(ans, "body"), *e;
+	char when[32];
+	size_t i;
+
+	if (json_object_get(b, "deleted") != NULL) {
+		printf("deleted %lld dead letters, %lld bytes\n",
+		    (long long)json_integer_value(json_object_get(b,
+		    "deleted")),
+		    (long long)json_integer_value(json_object_get(b, "bytes")));
+		return;
+	}
+	json_array_foreach(json_object_get(b, "entries"), i, e) {
+		if (i == 0)
+			printf("%-36s %-12s %-16s %-4s %-8s %-20s %4s %s\n",
+			    "HOOK", "TENANT", "SOURCE", "SINK", "MODULE",
+			    "DEAD (UTC)", "ATT", "REASON");
+		printf("%-36s %-12s %-16s %-4lld %-8s %-20s %4lld %s\n",
+		    str_or(e, "id", "-"), str_or(e, "tenant_id", "-"),
+		    str_or(e, "source_id", "-"),
+		    (long long)json_integer_value(json_object_get(e, "sink")),
+		    str_or(e, "module", "-"),
+		    when_utc(json_object_get(e, "dead_lettered_at"), when,
+		    sizeof(when)),
+		    (long long)json_integer_value(json_object_get(e,
+		    "attempts")), str_or(e, "reason", ""));
+	}
+	printf("-- %zu of %lld dead letters", json_array_size(
+	    json_object_get(b, "entries")),
+	    (long long)json_integer_value(json_object_get(b, "total")));
+	if (json_is_string(json_object_get(b, "next_cursor")))
+		printf("; more with --cursor %s", str_or(b, "next_cursor", ""));
+	printf("\n");
+}
+
+/* show ID: the head, then a line a row; delete ID: what went. */
+static void
+print_hook(json_t *ans)
+{
+	json_t *b = json_object_get(ans, "body"), *r;
+	char when[32];
+	size_t i;
+
+	if (json_object_get(b, "deleted") != NULL) {
+		printf("deleted, %lld body bytes\n", (long long)
+		    json_integer_value(json_object_get(b, "bytes")));
+		return;
+	}
+	printf("id           %s\nseq          %lld\ntenant       %s\n"
+	    "source       %s\n", str_or(b, "id", "-"),
+	    (long long)json_integer_value(json_object_get(b, "seq")),
+	    str_or(b, "tenant_id", "-"), str_or(b, "source_id", "-"));
+	printf("received     %s UTC\nsize         %lld\ncontent type %s\n",
+	    when_utc(json_object_get(b, "received_at"), when, sizeof(when)),
+	    (long long)json_integer_value(json_object_get(b, "size")),
+	    str_or(b, "content_type", "-"));
+	printf("dedupe key   %s\nclaim        %s\nflagged      %s\n",
+	    str_or(b, "dedupe_key", "-"), str_or(b, "claim_ref", "-"),
+	    json_is_true(json_object_get(b, "flagged")) ? "yes" : "no");
+	json_array_foreach(json_object_get(b, "rows"), i, r) {
+		if (i == 0)
+			printf("%-4s %-8s %-7s %4s %-20s %s\n", "SINK",
+			    "MODULE", "STATE", "ATT", "DUE/DEAD (UTC)",
+			    "LAST ERROR / DEAD REASON");
+		printf("%-4lld %-8s %-7s %4lld %-20s %s%s%s\n",
+		    (long long)json_integer_value(json_object_get(r, "sink")),
+		    str_or(r, "module", "-"), str_or(r, "state", "-"),
+		    (long long)json_integer_value(json_object_get(r,
+		    "attempts")),
+		    when_utc(json_object_get(r, json_object_get(r,
+		    "dead_lettered_at") != NULL ? "dead_lettered_at" : "due"),
+		    when, sizeof(when)), str_or(r, "last_error", ""),
+		    json_is_string(json_object_get(r, "dead_reason")) ?
+		    " / " : "", str_or(r, "dead_reason", ""));
+	}
+}
+
+/* SOURCE[#SINK]: the source (valid: the path needs no encoding) and the
+ * sink index, or -1 when none is given. */
+static void
+source_sink(const char *cmd, const char *arg, char *src, size_t len,
+    long *sink)
+{
+	const char *h = strchr(arg, '#');
+	size_t n = h != NULL ? (size_t)(h - arg) : strlen(arg);
+	char *end;
+	size_t i;
+
+	*sink = -1;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)arg[i]) && arg[i] != '_' &&
+		    arg[i] != '-')
+			break;
+	if (n == 0 || n >= len || i < n) {
+		fprintf(stderr, "ankusactl: %s: %s is not SOURCE[#SINK]\n",
+		    cmd, arg);
+		exit(EXIT_USAGE);
+	}
+	memcpy(src, arg, n);
+	src[n] = '\0';
+	if (h == NULL)
+		return;
+	errno = 0;
+	*sink = strtol(h + 1, &end, 10);
+	if (errno != 0 || end == h + 1 || *end != '\0' || *sink < 0) {
+		fprintf(stderr, "ankusactl: %s: the sink of %s must be an "
+		    "index from 0\n", cmd, arg);
+		exit(EXIT_USAGE);
+	}
+}
+
+/* flush [SOURCE[#SINK]]: retry now, every tenant. */
+static json_t *
+build_flush(int argc, char **argv)
+{
+	json_t *body = json_object();
+	char src[65];
+	long sink;
+
+	if (argc > 2) {
+		json_decref(body);
+		return NULL;
+	}
+	if (argc == 2) {
+		source_sink(argv[0], argv[1], src, sizeof(src), &sink);
+		json_object_set_new(body, "source", json_string(src));
+		if (sink >= 0)
+			json_object_set_new(body, "sink", json_integer(sink));
+	}
+	return api_req("POST", "/v1/retry-now", body);
+}
+
+/* pause|resume SOURCE[#SINK]: a pause is per source and sink, whatever
+ * the tenant the path names. */
+static json_t *
+build_pause(int argc, char **argv)
+{
+	char src[65], path[160];
+	long sink;
+
+	if (argc != 2)
+		return NULL;
+	source_sink(argv[0], argv[1], src, sizeof(src), &sink);
+	if (sink >= 0)
+		snprintf(path, sizeof(path), "/v1/tenants/default/sources/%s/"
+		    "sinks/%ld/%s", src, sink, argv[0]);
+	else
+		snprintf(path, sizeof(path), "/v1/tenants/default/sources/%s/"
+		    "%s", src, argv[0]);
+	return api_req("POST", path, NULL);
+}
+
+/*
+ * Replay jobs (the admin API's /v1/replays routes, daemon/admin_replay.c).
+ */
+
+/* A whole number option's value, or a usage error naming it. */
+static long long
+opt_count(const char *name, const char *v, long long min)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0' || end == v || n < min) {
+		fprintf(stderr, "ankusactl: %s must be a whole number >= %lld, "
+		    "got %s\n", name, min, v);
+		exit(EXIT_USAGE);
+	}
+	return n;
+}
+
+/* A time option: ms since the epoch as a number, anything else as the
+ * string the daemon reads (RFC 3339) or refuses, naming the field. */
+static json_t *
+opt_time(const char *v)
+{
+	size_t i;
+
+	for (i = 0; v[i] >= '0' && v[i] <= '9'; i++)
+		;
+	if (i > 0 && v[i] == '\0' && i < 19)
+		return json_integer(strtoll(v, NULL, 10));
+	return json_string(v);
+}
+
+/* replay [-S source] [--since T] [--until T] [--rate n]
+ * [--max-lag-ms n] */
+static json_t *
+build_dlq_replay(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "max-lag-ms", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *body = json_pack("{s:s}", "kind", "dlq");
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "S:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'S':
+			json_object_set_new(body, "source_id",
+			    json_string(optarg));
+			break;
+		case 's':
+			json_object_set_new(body, "since", opt_time(optarg));
+			break;
+		case 'u':
+			json_object_set_new(body, "until", opt_time(optarg));
+			break;
+		case 'r':
+			json_object_set_new(body, "rate", json_integer(
+			    opt_count("--rate", optarg, 1)));
+			break;
+		case 'l':
+			json_object_set_new(body, "max_lag_ms", json_integer(
+			    opt_count("--max-lag-ms", optarg, 0)));
+			break;
+		default:
+			json_decref(body);
+			return NULL;
+		}
+	}
+	if (optind != argc) {
+		json_decref(body);
+		return NULL;
+	}
+	return api_req("POST", "/v1/replays", body);
+}
+
+/* replays list | show|pause|resume|cancel ID */
+static json_t *
+build_replays(int argc, char **argv)
+{
+	static const struct {
+		const char	*op;
+		const char	*state;		/* NULL: a GET */
+	} ops[] = {
+		{ "show", NULL },
+		{ "pause", "paused" },
+		{ "resume", "running" },
+		{ "cancel", "cancelled" },
+	};
+	const char *p;
+	char path[128];
+	size_t i;
+
+	if (argc == 2 && strcmp(argv[1], "list") == 0)
+		return api_req("GET", "/v1/replays", NULL);
+	if (argc != 3)
+		return NULL;
+	/* A job id is a UUID: nothing in it needs encoding, and nothing
+	 * else may go into the path. */
+	for (p = argv[2]; *p != '\0'; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
+		    (*p >= 'A' && *p <= 'F') || *p == '-'))
+			break;
+	if (*p != '\0' || p - argv[2] != 36) {
+		fprintf(stderr, "ankusactl: replays: %s is not a job id\n",
+		    argv[2]);
+		exit(EXIT_USAGE);
+	}
+	snprintf(path, sizeof(path), "/v1/replays/%s", argv[2]);
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (strcmp(argv[1], ops[i].op) != 0)
+			continue;
+		if (ops[i].state == NULL)
+			return api_req("GET", path, NULL);
+		return api_req("PATCH", path, json_pack("{s:s}", "state",
+		    ops[i].state));
+	}
+	return NULL;
+}
+
+/* One job a line: id, kind, state, source, moved, rate, and why it
+ * waits or paused itself. */
+static void
+print_replay(json_t *j)
+{
+	const char *src = json_string_value(json_object_get(j, "source_id"));
+	const char *why = json_string_value(json_object_get(j, "reason"));
+
+	if (why == NULL)
+		why = json_string_value(json_object_get(j, "held"));
+	if (nprinted++ == 0)
+		printf("%-36s %-10s %-9s %-16s %8s %8s %6s %s\n", "ID", "KIND",
+		    "STATE", "SOURCE", "MOVED", "DROPPED", "RATE", "WHY");
+	printf("%-36s %-10s %-9s %-16s %8lld %8lld %6lld %s\n",
+	    json_string_value(json_object_get(j, "id")),
+	    json_string_value(json_object_get(j, "kind")),
+	    json_string_value(json_object_get(j, "state")),
+	    src != NULL ? src : "*",
+	    (long long)json_integer_value(json_object_get(j, "moved")),
+	    (long long)json_integer_value(json_object_get(j, "dropped")),
+	    (long long)json_integer_value(json_object_get(j, "rate")),
+	    why != NULL ? why : "");
+}
+
+/* The answer of a replay route: one job, or the list; dlq list's lines
+ * too (the dlq command's two forms share its entry). */
+static void
+print_replays(json_t *ans)
+{
+	json_t *body = json_object_get(ans, "body"), *list, *j;
+	size_t i;
+
+	/* dlq list's listing, dlq show and purge's answers, or jobs. */
+	if (body == NULL || json_object_get(body, "entries") != NULL ||
+	    json_object_get(body, "deleted") != NULL) {
+		print_dlq(ans);
+		return;
+	}
+	if ((list = json_object_get(body, "replays")) != NULL) {
+		json_array_foreach(list, i, j)
+			print_replay(j);
+		if (json_array_size(list) == 0)
+			printf("no replay job\n");
+		return;
+	}
+	print_replay(body);
 }

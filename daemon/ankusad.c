@@ -42,7 +42,9 @@
 #include "gauges.h"
 #include "log.h"
 #include "master.h"
+#include "ops.h"
 #include "pipeline.h"
+#include "replay.h"
 #include "store.h"
 #include "supervisor.h"
 #include "writer.h"
@@ -264,6 +266,7 @@ ankusad_shutdown(const char *why)
 	 * timeout) and their outcomes are written.  A backup stops at its
 	 * next write and removes what it wrote. */
 	pipeline_stop();
+	replay_stop();
 	backup_stop();
 	supervisor_retire(KIND_EDGE);
 	shutdown_started = time_mono_ms();
@@ -496,9 +499,12 @@ main(int argc, char *argv[])
 	event_add(ev_maint, &tv);
 
 	supervisor_init();
+	if (ops_init(err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	writer_init();
 	pipeline_init();
 	gauges_init();
+	replay_init();
 	supervisor_new_generation();
 	log_info("ankusad %s started: ingest on %s:%u, data in %s, config %s",
 	    PACKAGE_VERSION, env->conf->http.ip, env->conf->http.port,

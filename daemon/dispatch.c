@@ -43,6 +43,7 @@
 #include "ids.h"
 #include "log.h"
 #include "metrics.h"
+#include "pause.h"
 #include "sinkq.h"
 
 #define DISPATCH_HASH		4096	/* claimed-row buckets */
@@ -136,6 +137,8 @@ static void		 park_queued(struct dispatch *, struct dsinkq *,
 static void		 park_batched(struct dispatch *, struct dsinkq *,
 			    uint64_t);
 static void		 park_cb(struct dispatch *, struct drow *, void *);
+static void		 set_aside(struct dispatch *, struct drow *);
+static void		 set_aside_cb(struct dispatch *, struct drow *, void *);
 static void		 batched_take_back(struct dispatch *,
 			    const struct dsinkq *, const char *,
 			    void (*)(struct dispatch *, struct drow *, void *),
@@ -590,6 +593,7 @@ settle_dead(struct dispatch *d, struct drow *r, const char *reason,
 	memset(&s, 0, sizeof(s));
 	s.kind = SETTLE_DEAD;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
+	s.row = &r->row;	/* as claimed: its replay id */
 	s.reason = reason;
 	s.last_error = last_error != NULL ? last_error : r->row.last_error;
 	s.attempts = r->row.attempts;
@@ -732,6 +736,57 @@ static void
 park_cb(struct dispatch *d, struct drow *r, void *arg)
 {
 	park(d, r, *(const uint64_t *)arg);
+}
+
+/*
+ * A paused key's row (daemon/pause.h) is set aside until the resume: due
+ * at STORE_DUE_PAUSED, where no due scan reads it, PARKED (a head stays
+ * HEAD), attempts unchanged and no retry horizon (the operator holds it,
+ * not the sink), its slot and window room given back by its settle.
+ */
+static void
+set_aside(struct dispatch *d, struct drow *r)
+{
+	r->row.due = STORE_DUE_PAUSED;
+	if (r->row.state != STORE_ROW_HEAD)
+		r->row.state = STORE_ROW_PARKED;
+	d->st.set_aside++;
+	settle_reschedule(d, r);
+}
+
+static void
+set_aside_cb(struct dispatch *d, struct drow *r, void *arg)
+{
+	set_aside(d, r);
+}
+
+/*
+ * The key (source, sink) was paused: its claimed rows that have not
+ * started are set aside now, in every tenant (decks taken back, entries
+ * waiting in a batcher taken back, the queue); running attempts and
+ * requests in flight settle on their results, and a retry of theirs is
+ * set aside when it is claimed again.
+ */
+void
+dispatch_pause_key(struct dispatch *d, const char *source, uint32_t sink,
+    uint64_t now)
+{
+	struct dtenant *t;
+	struct dsinkq *q;
+	struct drow *r;
+
+	d->now = now;
+	TAILQ_FOREACH(t, &d->tenants, all)
+		TAILQ_FOREACH(q, &t->keys, all) {
+			if (q->sink != sink || strcmp(q->source, source) != 0)
+				continue;
+			decks_cancel(d, q);
+			if (q->batched)
+				batched_take_back(d, q, NULL, set_aside_cb,
+				    NULL);
+			while ((r = TAILQ_FIRST(&q->queue)) != NULL)
+				set_aside(d, r);
+		}
 }
 
 /*
@@ -881,6 +936,10 @@ enqueue_row(struct dispatch *d, struct drow *r)
 	/* In the queue first: park goes through settle_begin, which takes
 	 * a queued row out of it. */
 	sinkq_push(r->q, r);
+	if (pause_is(r->q->source, r->q->sink)) {
+		set_aside(d, r);
+		return;
+	}
 	if (breaker_parks(&r->q->br, &d->bconf, d->now, &until)) {
 		park(d, r, until);
 		return;
@@ -983,6 +1042,10 @@ assign(struct dispatch *d)
 	while (!d->stopped && window_may_run(&d->win) &&
 	    (q = sinkq_next(&d->ring, d->sink_cap)) != NULL) {
 		r = TAILQ_FIRST(&q->queue);
+		if (pause_is(q->source, q->sink)) {
+			set_aside(d, r);	/* a deck given back */
+			continue;
+		}
 		switch (breaker_may_start(&q->br, &d->bconf, d->now, &until)) {
 		case BREAKER_PARK:
 			park(d, r, until);
@@ -1171,6 +1234,10 @@ assign_batched(struct dispatch *d)
 			if (!q->batched)
 				continue;
 			while ((r = TAILQ_FIRST(&q->queue)) != NULL) {
+				if (pause_is(q->source, q->sink)) {
+					set_aside(d, r);
+					continue;
+				}
 				switch (breaker_may_start(&q->br, &d->bconf,
 				    d->now, &until)) {
 				case BREAKER_PARK:
@@ -1299,8 +1366,9 @@ dispatch_run(struct dispatch *d, uint64_t now)
 	free(sc.v);
 	assign(d);
 	assign_batched(d);
-	/* A page cut short by the global window waits for an outcome. */
-	if (window_room(&d->win) == 0)
+	/* A page cut short by the global window waits for an outcome; rows
+	 * set aside by a pause wait for its resume. */
+	if (window_room(&d->win) == 0 || wake >= STORE_DUE_PAUSED)
 		wake = UINT64_MAX;
 	return wake;
 }

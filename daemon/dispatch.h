@@ -58,8 +58,9 @@ struct dsettle {
 	enum settle_kind	 kind;
 	unsigned char		 key[STORE_ROWKEY_LEN];
 	const struct store_row	*row;		/* RESCHEDULE: the row as it
-						 * is to be written; DELIVERED:
-						 * as it was claimed */
+						 * is to be written; DELIVERED
+						 * and DEAD: as it was
+						 * claimed */
 	const char		*reason;	/* DEAD */
 	const char		*last_error;	/* DEAD */
 	uint32_t		 attempts;	/* DEAD */
@@ -163,6 +164,7 @@ struct dispatch_stats {
 	uint64_t	dead;
 	uint64_t	parked;
 	uint64_t	retried;
+	uint64_t	set_aside;	/* rows of paused keys set aside */
 };
 
 struct dispatch *dispatch_new(const struct conf *, const struct dispatch_ops *);
@@ -199,6 +201,11 @@ int	dispatch_is_claimed(struct dispatch *, const unsigned char *key);
  * decks and requests in flight settle as they are.  How many. */
 uint64_t dispatch_dead_letter_queued(struct dispatch *, const char *source,
 	    const char *reason, uint64_t now);
+/* (source, sink) was paused (daemon/pause.h): its claimed rows that have
+ * not started are set aside (due at STORE_DUE_PAUSED), in every tenant;
+ * later claims of its rows are set aside as they come. */
+void	dispatch_pause_key(struct dispatch *, const char *source,
+	    uint32_t sink, uint64_t now);
 /* The row of a running or batched attempt, or NULL (settled meanwhile). */
 struct drow *dispatch_job_row(struct dispatch *, uint64_t job);
 /* Bind r (r->bound) to a sink of its source as the config of the last

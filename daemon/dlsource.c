@@ -24,17 +24,19 @@
 
 #include "clock.h"
 #include "conf.h"
+#include "dispatch.h"
 #include "dlsource.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
+#include "steps.h"
 #include "store.h"
 
 #define DLSOURCE_PAGE	256	/* rows dead-lettered a step */
 #define DLSOURCE_VISITS	4096	/* rows read a step */
 
 struct dlcall {
-	TAILQ_ENTRY(dlcall)	 entry;
+	struct step_job		 sj;		/* first: in line */
 	char			 source[CONF_ID_MAX + 1];
 	char			 reason[CONF_ID_MAX + 16];
 	uint64_t		 deadline;	/* mono ms */
@@ -46,14 +48,12 @@ struct dlcall {
 	void			*arg;
 };
 
-static TAILQ_HEAD(, dlcall) calls = TAILQ_HEAD_INITIALIZER(calls);
+static struct steps	 calls;
 static struct dlsource_ops ops;
-static struct event	*ev_step;
 static int		 stopped;
 static uint64_t		 moved_total;
 
-static void	step_cb(evutil_socket_t, short, void *);
-static void	step_arm(void);
+static int	step(struct step_job *);
 static void	call_end(struct dlcall *, const char *);
 static int	call_step(struct dlcall *, char *, size_t);
 
@@ -61,8 +61,7 @@ void
 dlsource_init(const struct dlsource_ops *o)
 {
 	ops = *o;
-	if ((ev_step = evtimer_new(env->base, step_cb, NULL)) == NULL)
-		fatalx("dlsource: evtimer_new");
+	steps_init(&calls, env->base);
 }
 
 void
@@ -82,7 +81,7 @@ dlsource_start(const char *source, uint64_t timeout_ms,
 	c->deadline = time_mono_ms() + timeout_ms;
 	c->done = done;
 	c->arg = arg;
-	TAILQ_INSERT_TAIL(&calls, c, entry);
+	c->sj.step = step;
 	log_info("dlsource: dead-lettering the pending rows of source %s",
 	    source);
 	/* Claimed but not started: pending too, and settled by dispatch
@@ -90,16 +89,18 @@ dlsource_start(const char *source, uint64_t timeout_ms,
 	c->moved = ops.queued(source, c->reason, ops.arg);
 	if (c->moved > 0)
 		c->seen = 1;
-	step_arm();
+	steps_add(&calls, &c->sj);
 }
 
 void
 dlsource_detach(void *arg)
 {
-	struct dlcall *c, *next;
+	struct step_job *j, *next;
+	struct dlcall *c;
 
-	for (c = TAILQ_FIRST(&calls); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
+	for (j = TAILQ_FIRST(&calls.jobs); j != NULL; j = next) {
+		next = TAILQ_NEXT(j, entry);
+		c = (struct dlcall *)j;
 		if (c->arg == arg) {
 			c->done = NULL;
 			call_end(c, "its caller went away");
@@ -110,17 +111,18 @@ dlsource_detach(void *arg)
 void
 dlsource_stop(void)
 {
-	struct dlcall *c;
+	struct step_job *j;
 
 	stopped = 1;
-	while ((c = TAILQ_FIRST(&calls)) != NULL)
-		call_end(c, "unavailable: the pipeline is stopping");
+	while ((j = TAILQ_FIRST(&calls.jobs)) != NULL)
+		call_end((struct dlcall *)j,
+		    "unavailable: the pipeline is stopping");
 }
 
 int
 dlsource_busy(void)
 {
-	return !TAILQ_EMPTY(&calls);
+	return !TAILQ_EMPTY(&calls.jobs);
 }
 
 uint64_t
@@ -129,25 +131,14 @@ dlsource_moved(void)
 	return moved_total;
 }
 
-static void
-step_arm(void)
+/* One step of a call: 1 more to do, 0 it ended. */
+static int
+step(struct step_job *j)
 {
-	struct timeval tv = { 0, 0 };
-
-	if (!TAILQ_EMPTY(&calls) && !evtimer_pending(ev_step, NULL))
-		evtimer_add(ev_step, &tv);
-}
-
-/* One step of the first call, which then goes to the back of the line. */
-static void
-step_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct dlcall *c;
+	struct dlcall *c = (struct dlcall *)j;
 	char err[256], why[320];
 	int rc;
 
-	if ((c = TAILQ_FIRST(&calls)) == NULL)
-		return;
 	if ((rc = call_step(c, err, sizeof(err))) == -1)
 		call_end(c, err);
 	else if (rc == 0) {
@@ -162,11 +153,9 @@ step_cb(evutil_socket_t fd, short ev, void *arg)
 		snprintf(why, sizeof(why), "unavailable: past the deadline, "
 		    "%" PRIu64 " rows dead-lettered", c->moved);
 		call_end(c, why);
-	} else {
-		TAILQ_REMOVE(&calls, c, entry);
-		TAILQ_INSERT_TAIL(&calls, c, entry);
-	}
-	step_arm();
+	} else
+		return 1;
+	return 0;
 }
 
 /* 1 more to do, 0 done, -1 with err. */
@@ -175,7 +164,7 @@ call_step(struct dlcall *c, char *err, size_t errlen)
 {
 	struct store_batch *sb;
 	struct store_dls s;
-	int rc;
+	int rc, m;
 
 	memset(&s, 0, sizeof(s));
 	s.source = c->source;
@@ -198,9 +187,12 @@ call_step(struct dlcall *c, char *err, size_t errlen)
 		c->moved += s.moved;
 		c->dropped += s.dropped;
 		moved_total += s.moved;
-		if (s.moved > 0)
-			metrics_add("ankusa_dispatch_dead_lettered_total",
-			    s.moved, "source_id", c->source, "sink", "", NULL);
+		for (m = 0; m < STORE_MODULES; m++)
+			if (s.moved_by[m] > 0)
+				metrics_add("ankusa_dispatch_dead_lettered_"
+				    "total", s.moved_by[m], "source_id",
+				    c->source, "sink", dispatch_module_name(m),
+				    NULL);
 	} else
 		store_batch_abort(sb);
 	c->after_seq = s.after_seq;
@@ -217,7 +209,7 @@ call_step(struct dlcall *c, char *err, size_t errlen)
 static void
 call_end(struct dlcall *c, const char *err)
 {
-	TAILQ_REMOVE(&calls, c, entry);
+	steps_end(&calls, &c->sj);
 	if (err == NULL)
 		log_info("dlsource: %" PRIu64 " rows of source %s dead-lettered "
 		    "as %s", c->moved, c->source, c->reason);

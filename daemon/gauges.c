@@ -35,11 +35,13 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
+#include "dlq.h"
 #include "gauges.h"
 #include "ids.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
+#include "pause.h"
 #include "pipeline.h"
 #include "store.h"
 
@@ -76,6 +78,8 @@ static size_t		 nlanes;
 static void	g_store(void);
 static void	g_dispatch(void);
 static void	g_disk(void);
+static void	g_pauses(void);
+static void	g_dlq(void);
 static void	pass_cb(evutil_socket_t, short, void *);
 
 /* Each reader sets its gauges; a new one is a line here. */
@@ -83,6 +87,8 @@ static void (*const readers[])(void) = {
 	g_store,
 	g_dispatch,
 	g_disk,
+	g_pauses,
+	g_dlq,
 };
 
 void
@@ -143,6 +149,34 @@ g_disk(void)
 	if (statvfs(env->conf->data_dir, &sv) == 0)
 		metrics_set("ankusa_disk_free_bytes", (double)sv.f_bavail *
 		    (double)sv.f_frsize, NULL);
+}
+
+static int
+g_pause_one(const char *source, uint32_t sink, uint64_t since_ms, void *arg)
+{
+	char idx[16];
+
+	snprintf(idx, sizeof(idx), "%u", sink);
+	metrics_set("ankusa_dispatch_paused", 1, "source_id", source,
+	    "sink_index", idx, NULL);
+	return 0;
+}
+
+/* Paused keys are few (PAUSE_MAX) and named by the config's sources: the
+ * series are cleared and set again, so a resumed key's goes. */
+static void
+g_pauses(void)
+{
+	metrics_set("ankusa_dispatch_paused_keys", (double)pause_count(),
+	    NULL);
+	metrics_clear("ankusa_dispatch_paused");
+	pause_each(g_pause_one, NULL);
+}
+
+static void
+g_dlq(void)
+{
+	metrics_set("ankusa_queue_dead_over_warn", dlq_over_warn(), NULL);
 }
 
 /*

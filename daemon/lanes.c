@@ -18,6 +18,9 @@
 static int	 marked_tenants_fn(const char *, const unsigned char *, size_t,
 		    void *);
 static size_t	 row_lane(const struct store_row *, unsigned char *, size_t);
+static int	 member_key(struct store *, const unsigned char *,
+		    const struct store_row *, unsigned char *, size_t *,
+		    unsigned char *, size_t *);
 static int	 lane_head_get(struct store *, struct __db_txn *,
 		    const unsigned char *, size_t, unsigned char *);
 static int	 lane_first_member(struct store *, struct __db_txn *,
@@ -68,6 +71,23 @@ row_lane(const struct store_row *r, unsigned char *lane, size_t lanesz)
 {
 	return store_key_lane(lane, lanesz, r->tenant, r->source,
 	    r->sink_index, r->lane_hash);
+}
+
+/* The lane key of row r at rk (lane, STORE_KEY_MAX bytes) and its members
+ * key (mk, STORE_KEY_MAX + 8).  0, or -1 when they do not fit. */
+static int
+member_key(struct store *st, const unsigned char *rk,
+    const struct store_row *r, unsigned char *lane, size_t *lanelen,
+    unsigned char *mk, size_t *mklen)
+{
+	if ((*lanelen = row_lane(r, lane, STORE_KEY_MAX)) == 0 ||
+	    (*mklen = store_key_member(mk, STORE_KEY_MAX + 8, lane, *lanelen,
+	    rec_get_u64(rk))) == 0) {
+		store_seterr(st, 0, "store %s: lane key of seq %" PRIu64
+		    " too long", st->dir, rec_get_u64(rk));
+		return -1;
+	}
+	return 0;
 }
 
 /* The head row key in lane's lanes entry: 1, 0 none, -1 on a store error,
@@ -154,13 +174,8 @@ lane_leave(struct store_batch *b, const unsigned char *rk,
 	size_t lanelen, mklen;
 	int ret;
 
-	if ((lanelen = row_lane(r, lane, sizeof(lane))) == 0 ||
-	    (mklen = store_key_member(mk, sizeof(mk), lane, lanelen,
-	    rec_get_u64(rk))) == 0) {
-		store_seterr(st, 0, "store %s: lane key of seq %" PRIu64
-		    " too long", st->dir, rec_get_u64(rk));
+	if (member_key(st, rk, r, lane, &lanelen, mk, &mklen) == -1)
 		return -1;
-	}
 	if ((ret = store_tdel(st, b->txn, T_MEMBERS, mk, mklen)) == -1)
 		return -1;
 	if (ret == 1 && b->counts.lane_members > 0)
@@ -170,6 +185,30 @@ lane_leave(struct store_batch *b, const unsigned char *rk,
 		return -1;
 	if (ret == 0 && store_tdel(st, b->txn, T_MARKS, lane, lanelen) == -1)
 		return -1;
+	return 0;
+}
+
+/* The row r at rk joins its lane as a MEMBER (written by the caller):
+ * its members entry (lane, seq) and the lane's mark, lane_members + 1;
+ * the sweep promotes it when the lane has no head.  0, or -1 on a store
+ * error. */
+int
+lane_join(struct store_batch *b, const unsigned char *rk,
+    const struct store_row *r)
+{
+	struct store *st = b->st;
+	unsigned char lane[STORE_KEY_MAX], mk[STORE_KEY_MAX + 8];
+	unsigned char val[1 + STORE_ROWKEY_LEN];
+	size_t lanelen, mklen;
+
+	if (member_key(st, rk, r, lane, &lanelen, mk, &mklen) == -1)
+		return -1;
+	if (store_put(st, b->txn, T_MEMBERS, mk, mklen, val,
+	    store_rec_rowkey_encode(rk, val, sizeof(val)), 0) == -1 ||
+	    store_put(st, b->txn, T_MARKS, lane, lanelen, val,
+	    store_rec_empty_encode(val, sizeof(val)), 0) == -1)
+		return -1;
+	b->counts.lane_members++;
 	return 0;
 }
 

@@ -63,7 +63,9 @@ static const struct family_def {
 	{ "ankusa_dispatch_dead_lettered_total", METRICS_COUNTER,
 	    "Delivery rows dead-lettered, by source and sink module.", NULL },
 	{ "ankusa_replay_moved_total", METRICS_COUNTER,
-	    "Rows moved back to due by replay jobs, by job kind.", NULL },
+	    "Dead rows moved back to due by dlq replay jobs (kind dlq), "
+	    "held hooks released by quarantine jobs (kind quarantine).",
+	    NULL },
 	{ "ankusa_dispatch_batches_total", METRICS_COUNTER,
 	    "Batch requests sent to batching sinks, by sink module.", NULL },
 	{ "ankusa_dispatch_batch_entries_total", METRICS_COUNTER,
@@ -120,6 +122,14 @@ static const struct family_def {
 	    NULL },
 	{ "ankusa_disk_free_bytes", METRICS_GAUGE,
 	    "Bytes free to the daemon on node.data_dir's file system.", NULL },
+	{ "ankusa_queue_dead_over_warn", METRICS_GAUGE,
+	    "1 while the dead letters are more than queue.dlq.warn_rows, "
+	    "else 0 (0 without the key).", NULL },
+	{ "ankusa_dispatch_paused_keys", METRICS_GAUGE,
+	    "Sink keys (source, sink index) paused by an operator.", NULL },
+	{ "ankusa_dispatch_paused", METRICS_GAUGE,
+	    "1 for each paused sink key, labelled by its source and sink "
+	    "index.", NULL },
 };
 #define NDEFS	(sizeof(defs) / sizeof(defs[0]))
 

@@ -28,7 +28,9 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
+#include "dlq.h"
 #include "dlsource.h"
+#include "ops.h"
 #include "job.h"
 #include "log.h"
 #include "master.h"
@@ -82,6 +84,11 @@ pipeline_init(void)
 		.queued = dls_queued,
 		.ended = dls_ended,
 	};
+	/* A deleted hook's lanes have new heads, as at a call's end. */
+	static const struct dlq_ops dlq_ops = {
+		.claimed = dls_claimed,
+		.changed = dls_ended,
+	};
 	struct dispatch_ops ops;
 
 	memset(&ops, 0, sizeof(ops));
@@ -97,6 +104,7 @@ pipeline_init(void)
 		fatalx("pipeline: evtimer_new");
 	pipeline_batch_init();
 	dlsource_init(&dls_ops);
+	dlq_init(&dlq_ops);
 	pipeline_arm();	/* rows due from before a restart */
 }
 
@@ -145,6 +153,21 @@ pipeline_wake(uint64_t min_due)
 	pipeline_arm();
 }
 
+/* Manual operations (daemon/ops.c): a key paused, whose claimed rows
+ * dispatch sets aside now; whether a row is claimed. */
+void
+pipeline_pause(const char *source, uint32_t sink)
+{
+	dispatch_pause_key(pipeline_disp, source, sink, time_wall_ms());
+	pipeline_arm();		/* their settles are written at the turn */
+}
+
+int
+pipeline_claimed(const unsigned char *key)
+{
+	return dispatch_is_claimed(pipeline_disp, key);
+}
+
 void
 pipeline_reconfigure(void)
 {
@@ -157,6 +180,7 @@ pipeline_stop(void)
 {
 	dispatch_stop(pipeline_disp);
 	dlsource_stop();
+	ops_stop();
 	evtimer_del(ev_wake);
 }
 

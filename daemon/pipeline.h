@@ -64,5 +64,7 @@ void	pipeline_tick(uint64_t timeout_ms, void (*done)(void *, uint64_t, int),
 void	pipeline_tick_detach(void *arg);
 /* Breakers that are not idle, as JSON objects. */
 json_t	*pipeline_breakers(void);
+void	pipeline_pause(const char *source, uint32_t sink);
+int	pipeline_claimed(const unsigned char *key);
 
 #endif

@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline_int.h"
+#include "replay.h"
 #include "store.h"
 
 #define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
@@ -424,6 +425,13 @@ pipeline_store_flush(void)
 			gauges_lane_head(p->s.key, 1);
 		else if (ok && p->s.kind != SETTLE_RESCHEDULE)
 			gauges_lane_head(p->s.key, 0);
+		/* A replay job judges its deliveries (a plain retry is not
+		 * settled). */
+		if (ok && (p->s.kind != SETTLE_RESCHEDULE ||
+		    p->row.state == STORE_ROW_PARKED))
+			replay_note(p->row.replay_id, p->s.kind ==
+			    SETTLE_DELIVERED ? REPLAY_DELIVERED : p->s.kind ==
+			    SETTLE_DEAD ? REPLAY_DEAD : REPLAY_PARKED);
 		dispatch_settled(pipeline_disp, p->s.key, ok);
 	}
 	nsettles = 0;

@@ -8,6 +8,13 @@
  * (QUARANTINE_CHECK_MS: an edge that died with checks in hand leaves them
  * unanswered; they are counted as kept).  Held hooks never leave the store
  * before their release commits, so a crash mid-release loses nothing.
+ *
+ * A paced release (a quarantine replay job's) sends a held hook to an
+ * edge only while its caller has granted one (quarantine_grant), walks
+ * only the pen seqs below a bound and the receive times of a window, and
+ * says how far it is: the seq below which every hook it looked at has its
+ * verdict and, if it passed, its commit (a check slot stays taken until
+ * then).
  */
 #include "config.h"
 
@@ -34,7 +41,9 @@
 #define QUARANTINE_PURGE_CHUNK	512
 
 struct check {
-	uint64_t		 id;		/* 0: free slot */
+	uint64_t		 id;		/* 0: no check out */
+	int			 committing;	/* passed: in the writer (the
+						 * slot is taken until then) */
 	uint64_t		 seq;		/* pen entry */
 	uint64_t		 sent;		/* mono ms */
 	struct store_hook_rec	*rec;
@@ -46,6 +55,13 @@ struct release {
 	char		 id[UUID_STRLEN + 1];
 	uint64_t	 cursor;	/* last pen seq looked at */
 	int		 walked;	/* the walk reached the end */
+	int		 stopped;	/* ended before it: no edge, or its
+					 * caller ended it */
+	int		 paced;		/* quarantine_release_paced's */
+	unsigned char	 replay_id[UUID_LEN];	/* paced: its job's */
+	uint64_t	 budget;	/* hooks it may still send */
+	uint64_t	 below;		/* pen seqs below this only */
+	uint64_t	 since, until;	/* receive times, 0: open */
 	struct check	 checks[QUARANTINE_WINDOW];
 	int		 out;		/* checks at edges */
 	int		 committing;	/* passed, in the writer */
@@ -60,6 +76,8 @@ struct release {
 static struct release	 rel;
 static uint64_t		 next_check_id = 1;
 
+static int	release_start(const char *, const char *,
+		    void (*)(void *, json_t *), void *, char *, size_t);
 static void	release_pump(void);
 static void	release_finish(void);
 static void	release_timer(evutil_socket_t, short, void *);
@@ -72,6 +90,10 @@ struct seqlist {
 	int		n;
 	const char	*id;
 	uint64_t	last;
+	uint64_t	below;		/* 0: no bound */
+	uint64_t	since, until;
+	int		end;		/* reached below */
+	uint64_t	bytes;		/* of the seqs */
 };
 
 static int
@@ -79,15 +101,24 @@ collect_seq(const struct store_quarantine_info *qi, void *arg)
 {
 	struct seqlist *sl = arg;
 
+	if (sl->below != 0 && qi->seq >= sl->below) {
+		sl->end = 1;
+		return 1;
+	}
 	sl->last = qi->seq;
 	if (sl->id != NULL && sl->id[0] != '\0' && strcmp(sl->id, qi->id) != 0)
 		return 0;
+	if ((sl->since != 0 && qi->received_at < sl->since) ||
+	    (sl->until != 0 && qi->received_at > sl->until))
+		return 0;
 	sl->seqs[sl->n++] = qi->seq;
+	sl->bytes += qi->size;
 	return 0;
 }
 
-int
-quarantine_release(const char *source, const char *id,
+/* A release set up, nothing sent yet.  -1 with err if one runs. */
+static int
+release_start(const char *source, const char *id,
     void (*done)(void *, json_t *), void *arg, char *err, size_t errlen)
 {
 	struct timeval tv = { 1, 0 };
@@ -103,18 +134,90 @@ quarantine_release(const char *source, const char *id,
 	snprintf(rel.id, sizeof(rel.id), "%s", id ? id : "");
 	rel.done = done;
 	rel.arg = arg;
+	rel.budget = UINT64_MAX;
 	rel.ev_timer = event_new(env->base, -1, EV_PERSIST, release_timer,
 	    NULL);
 	event_add(rel.ev_timer, &tv);
+	return 0;
+}
+
+int
+quarantine_release(const char *source, const char *id,
+    void (*done)(void *, json_t *), void *arg, char *err, size_t errlen)
+{
+	if (release_start(source, id, done, arg, err, errlen) == -1)
+		return -1;
 	release_pump();
 	return 0;
+}
+
+int
+quarantine_release_paced(const unsigned char *replay_id, const char *source,
+    uint64_t after_seq, uint64_t below_seq, uint64_t since, uint64_t until,
+    void (*done)(void *, json_t *), void *arg, char *err, size_t errlen)
+{
+	if (release_start(source, NULL, done, arg, err, errlen) == -1)
+		return -1;
+	rel.paced = 1;
+	memcpy(rel.replay_id, replay_id, UUID_LEN);
+	rel.budget = 0;
+	rel.cursor = after_seq;
+	rel.below = below_seq;
+	rel.since = since;
+	rel.until = until;
+	return 0;
+}
+
+uint64_t
+quarantine_grant(void *arg, uint64_t n)
+{
+	if (!rel.running || rel.arg != arg || rel.walked)
+		return 0;
+	rel.budget += n;
+	release_pump();
+	return n;
+}
+
+void
+quarantine_progress(void *arg, uint64_t *seq, uint64_t *released,
+    uint64_t *kept)
+{
+	uint64_t low;
+	int k;
+
+	*seq = *released = *kept = 0;
+	if (rel.arg != arg)
+		return;
+	low = rel.cursor;
+	for (k = 0; k < QUARANTINE_WINDOW; k++)
+		if ((rel.checks[k].id != 0 || rel.checks[k].committing) &&
+		    rel.checks[k].seq <= low)
+			low = rel.checks[k].seq - 1;
+	*seq = low;
+	*released = rel.released;
+	*kept = rel.kept + rel.failed;
+}
+
+void
+quarantine_release_end(void *arg)
+{
+	if (!rel.running || rel.arg != arg)
+		return;
+	rel.walked = rel.stopped = 1;
+	release_pump();
 }
 
 void
 quarantine_release_detach(void *arg)
 {
-	if (rel.running && rel.arg == arg)
+	if (rel.running && rel.arg == arg) {
 		rel.done = NULL;
+		rel.arg = NULL;
+		/* A job's release stops with its job; ankusactl's goes on
+		 * without its client. */
+		if (rel.paced)
+			rel.walked = rel.stopped = 1;
+	}
 }
 
 /* Send one held hook to an edge to re-verify. */
@@ -174,24 +277,29 @@ release_pump(void)
 		    rel.started) > QUARANTINE_CHECK_MS) {
 			log_warnx("quarantine: release: no edge is ready to "
 			    "verify; stopping");
-			rel.walked = 1;
+			rel.walked = rel.stopped = 1;
 		} else
 			return;
 	} else
 		rel.edge_seen = time_mono_ms();
-	while (!rel.walked && rel.out < QUARANTINE_WINDOW) {
+	while (!rel.walked && rel.out + rel.committing < QUARANTINE_WINDOW &&
+	    rel.budget > 0) {
 		memset(&sl, 0, sizeof(sl));
 		sl.id = rel.id;
 		sl.last = rel.cursor;
+		sl.below = rel.below;
+		sl.since = rel.since;
+		sl.until = rel.until;
 		if (store_quarantine_list(env->store, rel.source[0] ?
-		    rel.source : NULL, rel.cursor, QUARANTINE_WINDOW - rel.out,
-		    collect_seq, &sl) == -1) {
+		    rel.source : NULL, rel.cursor, QUARANTINE_WINDOW - rel.out -
+		    rel.committing < rel.budget ? QUARANTINE_WINDOW - rel.out -
+		    rel.committing : rel.budget, collect_seq, &sl) == -1) {
 			log_warnx("quarantine: release: %s",
 			    store_strerror(env->store));
-			rel.walked = 1;
+			rel.walked = rel.stopped = 1;
 			break;
 		}
-		if (sl.last == rel.cursor)
+		if (sl.last == rel.cursor || sl.end)
 			rel.walked = 1;
 		rel.cursor = sl.last;
 		for (i = 0; i < sl.n; i++) {
@@ -215,7 +323,8 @@ release_pump(void)
 				continue;
 			}
 			for (k = 0; k < QUARANTINE_WINDOW; k++)
-				if (rel.checks[k].id == 0)
+				if (rel.checks[k].id == 0 &&
+				    !rel.checks[k].committing)
 					break;
 			rel.checks[k].seq = sl.seqs[i];
 			rel.checks[k].rec = rec;
@@ -227,6 +336,8 @@ release_pump(void)
 				continue;
 			}
 			rel.out++;
+			if (rel.budget != UINT64_MAX)
+				rel.budget--;
 		}
 	}
 	if (rel.walked && rel.out == 0 && rel.committing == 0)
@@ -248,6 +359,8 @@ release_finish(void)
 		return;
 	o = json_pack("{s:I, s:I, s:I}", "released", (json_int_t)rel.released,
 	    "kept", (json_int_t)rel.kept, "failed", (json_int_t)rel.failed);
+	if (rel.paced)
+		json_object_set_new(o, "walked", json_boolean(!rel.stopped));
 	rel.done(rel.arg, o);
 }
 
@@ -277,6 +390,9 @@ release_timer(evutil_socket_t fd, short ev, void *arg)
 static void
 release_committed(void *arg, int ok)
 {
+	struct check *ck = arg;
+
+	memset(ck, 0, sizeof(*ck));
 	rel.committing--;
 	if (ok)
 		rel.released++;
@@ -310,52 +426,70 @@ quarantine_verdict(struct msg *m)
 		store_hook_rec_free(ck->rec);
 		free(ck->rec);
 		rel.kept++;
-	} else if (writer_release(ck->rec, ck->seq, m, release_committed,
-	    NULL) == -1) {
+	} else if (writer_release(ck->rec, ck->seq, m, rel.paced ?
+	    rel.replay_id : NULL, release_committed, ck) == -1) {
 		memset(ck, 0, sizeof(*ck));
 		release_pump();
 		return -1;
-	} else
+	} else {
+		/* The slot is the commit's until it is done. */
 		rel.committing++;
+		ck->id = 0;
+		ck->rec = NULL;
+		ck->committing = 1;
+		release_pump();
+		return 0;
+	}
 	memset(ck, 0, sizeof(*ck));
 	release_pump();
 	return 0;
+}
+
+int
+quarantine_purge_step(const char *source, const char *id, uint64_t *cursor,
+    uint64_t *n, uint64_t *bytes, char *err, size_t errlen)
+{
+	struct store_batch *sb;
+	struct seqlist sl;
+	int i;
+
+	memset(&sl, 0, sizeof(sl));
+	sl.id = id;
+	sl.last = *cursor;
+	if (store_quarantine_list(env->store, source, *cursor,
+	    QUARANTINE_PURGE_CHUNK, collect_seq, &sl) == -1)
+		goto fail;
+	if (sl.last == *cursor)
+		return 0;
+	*cursor = sl.last;
+	if (sl.n == 0)
+		return 1;
+	if ((sb = store_batch_begin(env->store)) == NULL)
+		goto fail;
+	for (i = 0; i < sl.n; i++)
+		if (store_batch_del_quarantine(sb, sl.seqs[i]) == -1) {
+			store_batch_abort(sb);
+			goto fail;
+		}
+	if (store_batch_commit(sb) == -1)
+		goto fail;
+	*n += sl.n;
+	*bytes += sl.bytes;
+	return 1;
+ fail:
+	snprintf(err, errlen, "store: %s", store_strerror(env->store));
+	return -1;
 }
 
 int64_t
 quarantine_purge(const char *source, const char *id, char *err,
     size_t errlen)
 {
-	struct store_batch *sb;
-	struct seqlist sl;
-	uint64_t cursor = 0;
-	int64_t n = 0;
-	int i;
+	uint64_t cursor = 0, n = 0, bytes = 0;
+	int rc;
 
-	for (;;) {
-		memset(&sl, 0, sizeof(sl));
-		sl.id = id;
-		sl.last = cursor;
-		if (store_quarantine_list(env->store, source, cursor,
-		    QUARANTINE_PURGE_CHUNK, collect_seq, &sl) == -1)
-			goto fail;
-		if (sl.last == cursor)
-			return n;
-		cursor = sl.last;
-		if (sl.n == 0)
-			continue;
-		if ((sb = store_batch_begin(env->store)) == NULL)
-			goto fail;
-		for (i = 0; i < sl.n; i++)
-			if (store_batch_del_quarantine(sb, sl.seqs[i]) == -1) {
-				store_batch_abort(sb);
-				goto fail;
-			}
-		if (store_batch_commit(sb) == -1)
-			goto fail;
-		n += sl.n;
-	}
- fail:
-	snprintf(err, errlen, "store: %s", store_strerror(env->store));
-	return -1;
+	while ((rc = quarantine_purge_step(source, id, &cursor, &n, &bytes,
+	    err, errlen)) == 1)
+		;
+	return rc == -1 ? -1 : (int64_t)n;
 }

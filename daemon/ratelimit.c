@@ -149,6 +149,21 @@ ratelimit_sweep(struct ratelimit *rl, uint64_t now_ms)
 	return rl->n;
 }
 
+void
+ratelimit_forget(struct ratelimit *rl, const char *key)
+{
+	struct rl_entry **pp, *e;
+
+	for (pp = &rl->buckets[rl_hash(key) % rl->nbuckets];
+	    (e = *pp) != NULL; pp = &e->next)
+		if (strcmp(e->key, key) == 0) {
+			*pp = e->next;
+			free(e);
+			rl->n--;
+			return;
+		}
+}
+
 size_t
 ratelimit_size(const struct ratelimit *rl)
 {

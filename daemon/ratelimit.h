@@ -28,6 +28,8 @@ uint64_t ratelimit_charge(struct ratelimit *, const char *key, double rate,
 /* Drop limiters that are back at full burst; returns how many remain. */
 size_t	 ratelimit_sweep(struct ratelimit *, uint64_t now_ms);
 size_t	 ratelimit_size(const struct ratelimit *);
+/* Drop key's limiter: its next charge finds a full burst. */
+void	 ratelimit_forget(struct ratelimit *, const char *key);
 /* Retry-After in whole seconds for a wait, rounded up, at least 1. */
 uint32_t ratelimit_retry_after_s(uint64_t wait_ms);
 

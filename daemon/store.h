@@ -39,6 +39,7 @@ enum store_module {
 	MODULE_PUBSUB = 3,
 	MODULE_LOG = 4,
 };
+#define STORE_MODULES	5	/* one past the largest module */
 
 struct store;
 struct store_hook_rec;
@@ -68,6 +69,11 @@ struct store_hook {
 	uint64_t		 dedupe_expires;	/* wall ms; read only with
 						 * a dedupe key and not
 						 * flagged */
+	unsigned char		 replay_id[UUID_LEN];	/* its rows': the
+						 * replay job that released
+						 * it from the pen; all zero:
+						 * none (not stored with the
+						 * hook) */
 };
 
 /* One delivery row to create with a hook. */
@@ -282,6 +288,8 @@ int		 store_lost(struct store *);
 #define STORE_ERROR_MAX		1024	/* last error, dead reason, bytes */
 #define STORE_KEY_MAX		1024	/* any key fits */
 #define STORE_ROWKEY_LEN	12	/* seq u64 + sink index u32 */
+#define STORE_DEADKEY_LEN	20	/* dead time u64 + row key */
+#define STORE_CTYPE_MAX		255	/* a content type as listed, bytes */
 
 /* A row's place in the pipeline (stored: never renumber). */
 enum store_row_state {
@@ -385,6 +393,10 @@ struct store_dead_info {
 	uint32_t	attempts;
 	uint64_t	dead_at;			/* wall ms */
 	char		last_error[STORE_ERROR_MAX + 1];
+	unsigned char	deadkey[STORE_DEADKEY_LEN];	/* its key */
+	uint64_t	received_at;			/* 0: hook gone */
+	uint64_t	size;				/* the body's bytes */
+	char		content_type[STORE_CTYPE_MAX + 1];
 };
 
 /* Every tenant with at least one due key, in tenant (byte) order, with its
@@ -513,6 +525,8 @@ struct store_dls {
 	uint64_t	 after_seq;	/* in: where the step starts; out: the
 					 * next step's */
 	uint64_t	 moved;		/* out: dead-lettered by the step */
+	uint64_t	 moved_by[STORE_MODULES];	/* out: of them, by
+					 * module (enum store_module) */
 	uint64_t	 dropped;	/* out: dropped, their hook gone */
 	int		 seen;		/* out: 1 once a row of the source was
 					 * read, dead ones too */
@@ -531,6 +545,164 @@ int		 store_hook_claim(struct store *, uint64_t seq, char *ref,
  * the hook is gone, -1 on a store error. */
 int		 store_batch_hook_set_claim(struct store_batch *, uint64_t seq,
 		    const char *ref);
+
+/*
+ * Replay jobs (store_replay.c): table replays, one record per job keyed by
+ * its 16-byte id (a UUIDv7, so the table lists them in creation order),
+ * and the step that moves a dlq job's dead rows back to due.  A step runs
+ * in the open batch and writes the job's record (its cursor, its counts,
+ * DONE at its end) in the same transaction as the rows it moves, so that
+ * after a crash the job and its rows agree: no row is moved twice by the
+ * cursor, none is skipped.
+ */
+enum store_replay_state {
+	STORE_REPLAY_RUNNING = 1,
+	STORE_REPLAY_PAUSED = 2,
+	STORE_REPLAY_CANCELLED = 3,
+	STORE_REPLAY_DONE = 4,
+};
+
+enum store_replay_kind {
+	STORE_REPLAY_DLQ = 1,		/* dead rows back to due */
+	STORE_REPLAY_QUARANTINE = 2,	/* the pen re-verified */
+};
+
+#define STORE_REPLAY_REASON_MAX	127	/* bytes */
+
+/* A replay job (table replays). */
+struct store_replay {
+	uint8_t		state;		/* enum store_replay_state */
+	uint8_t		kind;		/* enum store_replay_kind */
+	char		source[STORE_NAME_MAX + 1];	/* "": every source */
+	uint64_t	since;		/* dlq: dead time, quarantine: receive
+					 * time, wall ms; 0: open */
+	uint64_t	until;		/* the same, inclusive; 0: open */
+	uint32_t	rate;		/* rows (held hooks) per second */
+	uint32_t	max_lag_ms;
+	uint64_t	created_at;	/* wall ms; a dlq job moves only rows
+					 * dead at or before it */
+	uint64_t	moved;		/* rows moved (hooks released) */
+	uint64_t	dropped;	/* dlq: dead entries dropped, their row
+					 * or hook gone; quarantine: held
+					 * hooks that failed again */
+	uint64_t	seq_below;	/* quarantine: pen seqs below this
+					 * only (the next seq at creation) */
+	unsigned char	cursor[STORE_DEADKEY_LEN];	/* dlq: the last dead
+					 * key passed; quarantine: the last pen
+					 * seq passed in its first 8 bytes; all
+					 * zero: none yet */
+	char		reason[STORE_REPLAY_REASON_MAX + 1];	/* why it
+					 * paused itself, "" when it did not */
+};
+
+/* One step of a dlq job: in, its bounds; out, what it did. */
+struct store_replay_step {
+	uint64_t	now;		/* wall ms: the due time of moved rows */
+	uint64_t	limit;		/* rows moved at most (>= 1) */
+	uint64_t	visits;		/* dead entries read at most (>= 1) */
+	uint64_t	moved;		/* out */
+	uint64_t	dropped;	/* out */
+};
+
+/* Write job id's record.  0, or -1 on a store error (the batch must then
+ * be aborted). */
+int		 store_batch_replay_put(struct store_batch *,
+		    const unsigned char id[UUID_LEN], const struct store_replay *);
+/* 1 deleted, 0 no such job, -1 on a store error. */
+int		 store_batch_replay_del(struct store_batch *,
+		    const unsigned char id[UUID_LEN]);
+/* 1 found, 0 no such job, -1 on a store error (a damaged record too). */
+int		 store_replay_get(struct store *, const unsigned char id[UUID_LEN],
+		    struct store_replay *);
+/* Every job in id (creation) order; a damaged record is logged and
+ * passed over.  cb returning non-zero stops.  0 or -1. */
+int		 store_replay_list(struct store *,
+		    int (*cb)(const unsigned char *id, const struct store_replay *,
+		    void *), void *);
+/*
+ * One step of dlq job id (rp, as stored; updated and written back): the
+ * dead entries after rp->cursor (from rp->since at first) with a dead
+ * time up to rp->until and rp->created_at, in key order (dead time, then
+ * row key), at most s->visits read and s->limit rows moved.  A row of the
+ * job's source (any, with source "") goes back to due: state DUE due at
+ * s->now (an ordered row rejoins its lane as a MEMBER, due at s->now when
+ * promoted), attempts and first attempt 0, its last error kept, its
+ * replay id the job's; its dead entry goes and the dead counter drops
+ * (lane_members grows for a member).  A dead entry whose row is gone,
+ * damaged or not DEAD, or whose hook is gone (the row is deleted then), is
+ * dropped and counted apart.  Rows of other sources are passed over.
+ * 1 when entries may follow, 0 when the job reached its end (rp->state is
+ * then DONE), -1 on a store error (the batch must then be aborted).
+ */
+int		 store_batch_replay_step(struct store_batch *,
+		    const unsigned char id[UUID_LEN], struct store_replay *rp,
+		    struct store_replay_step *s);
+
+/*
+ * The operator's dead letters and hooks (store_dlq.c): walking the dead
+ * table by dead time, one hook's rows, deleting a hook or a dead letter
+ * with what it holds.  A DEAD row's due is its dead time (rows
+ * dead-lettered by builds before 2026-12-02 kept the due they had), so its
+ * dead entry is (row due, row key), found by one lookup.  A dead entry
+ * that names no DEAD row at its time (its row gone, or an older build's
+ * row) is an orphan: listed with tenant and source "", removed by
+ * store_batch_dead_del, and counted in "dead" until then; deleting a hook
+ * whose dead row's entry is not where its due says leaves such an orphan.
+ */
+
+/* What store_dead_walk reads besides each dead entry. */
+#define STORE_DEAD_READ_ROW	0x01	/* tenant, source, module */
+#define STORE_DEAD_READ_HOOK	0x02	/* hook id, received_at, size, type */
+
+/* A walk of the dead table within a time range, in bounded calls. */
+struct store_dead_walk {
+	const char	*source;	/* NULL: every source (else reads the
+					 * row) */
+	uint64_t	 since_ms;	/* dead at or after */
+	uint64_t	 until_ms;	/* dead at or before; UINT64_MAX: open */
+	uint64_t	 visits;	/* dead entries read a call; 0: no
+					 * bound */
+	int		 reads;		/* STORE_DEAD_READ_* */
+	unsigned char	 at[STORE_DEADKEY_LEN];	/* in/out: the last key
+						 * read, when have_at */
+	int		 have_at;	/* 0: start at since_ms */
+	int		 end;		/* out: the range or the table ended */
+};
+/* The dead letters of w's range and source in key order (dead time, then
+ * row key) after w->at (or from since_ms), at most w->visits read, each
+ * that matches handed to cb (a field not read is zero or ""); w->at
+ * follows the keys read, so the next call goes on after it.  cb returning
+ * non-zero stops after its entry.  0, or -1 on a store error. */
+int		 store_dead_walk(struct store *, struct store_dead_walk *,
+		    int (*cb)(const struct store_dead_info *, void *), void *);
+/* Delete the dead entry at key with its row when that is DEAD at that
+ * time (an orphan entry goes alone), and the row's hook with its last
+ * row, its body with it: then *bytes grows by the body's size.  "dead"
+ * drops by one.  1 deleted, 0 no such entry, -1 on a store error (the
+ * batch must then be aborted). */
+int		 store_batch_dead_del(struct store_batch *,
+		    const unsigned char key[STORE_DEADKEY_LEN], uint64_t *bytes);
+/* The rows of hook seq in sink order, each with its dead letter when it
+ * is DEAD (NULL when its entry is not found at the row's due: an older
+ * build's); cb returning non-zero stops.  0, or -1 on a store error. */
+int		 store_hook_rows(struct store *, uint64_t seq,
+		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+		    const struct store_row *, const struct store_dead_info *,
+		    void *), void *);
+/* A hook's head, without its body, from the hooks table or (pen 1) the
+ * quarantine pen: 1 found (out as store_hook_get fills it, but for the
+ * body; store_hook_rec_free), 0 not found, -1 on a store error. */
+int		 store_hook_head(struct store *, uint64_t seq, int pen,
+		    struct store_hook_rec *);
+/* Delete hook seq with every row of it, whatever its state: due keys,
+ * lane membership (a lane head releases its lane, as delivery does),
+ * dead entries, the counters, its body; its dedupe entry stays.  Unless
+ * claimed(rowkey, arg) names one of its rows: then 2 and nothing changes.
+ * *bytes: its body's size.  1 deleted, 0 no such hook, -1 on a store
+ * error (the batch must then be aborted). */
+int		 store_batch_hook_del(struct store_batch *, uint64_t seq,
+		    int (*claimed)(const unsigned char *, void *), void *arg,
+		    uint64_t *bytes);
 
 /*
  * Online backup (store_backup.c): a copy of the store, taken while it runs,
@@ -590,5 +762,72 @@ const char	*store_backup_dir(const struct store_backup *);
 /* In the store's thread, once the run has returned (or was never
  * started): log removal goes on. */
 void		 store_backup_free(struct store_backup *);
+
+/*
+ * Manual operations (store_settings.c).
+ *
+ * Settings: small records the operator sets at runtime and the store
+ * keeps across restarts (paused sink keys, rate-limit overrides), meta
+ * records "set:<name>", each a version byte and the caller's bytes.
+ */
+#define STORE_SETTING_NAME_MAX	160
+#define STORE_SETTING_VAL_MAX	64
+/* Write (or overwrite) setting name.  0, or -1 on a store error (the
+ * batch must then be aborted). */
+int		 store_batch_setting_put(struct store_batch *,
+		    const char *name, const void *val, size_t len);
+/* 1 removed, 0 there was none, -1 on a store error. */
+int		 store_batch_setting_del(struct store_batch *,
+		    const char *name);
+/* The settings whose name starts with prefix, in name order; cb returning
+ * non-zero stops.  0 or -1 on a store error. */
+int		 store_settings_list(struct store *, const char *prefix,
+		    int (*cb)(const char *name, const void *val, size_t len,
+		    void *), void *);
+
+/*
+ * The due time of a paused key's rows: dispatch sets them aside there
+ * (state PARKED, a head stays HEAD, attempts unchanged) when it claims
+ * them, so that no due scan reads them again until the resume brings them
+ * back; never a backoff's time (2^64 - 2 ms).
+ */
+#define STORE_DUE_PAUSED	(UINT64_MAX - 1)
+
+/*
+ * One step of a move of pending rows to due at once (retry now, a
+ * resume): the due keys of tenant (NULL: every tenant) with a due time in
+ * [from, to], in key order from after the cursor at, whose row is of
+ * source (NULL: any), of sink unless any_sink, of hook seq unless 0, and
+ * not PARKED if keep_parked, and that skip() (claimed rows) does not name:
+ * each rescheduled to due (a PARKED row becomes DUE, a head stays HEAD),
+ * attempts unchanged.  At most visits keys read (0: no bound) and limit
+ * rows moved (0: no bound) a step.  A row moved goes before the cursor,
+ * so no step moves it twice.
+ */
+struct store_due_move {
+	const char	*tenant;
+	const char	*source;
+	uint32_t	 sink;
+	int		 any_sink;
+	uint64_t	 seq;
+	uint64_t	 from, to;
+	int		 keep_parked;
+	uint64_t	 due;
+	uint64_t	 visits, limit;
+	int		(*skip)(const unsigned char *, void *);	/* or NULL */
+	void		*arg;
+	unsigned char	 at[STORE_NAME_MAX + 1 + 8 + STORE_ROWKEY_LEN];
+	size_t		 at_len;	/* 0: from the start */
+	uint64_t	 moved;		/* out: added to by each step */
+};
+/* 1 when keys may follow, 0 at the end of the range, -1 on a store error
+ * (the batch must then be aborted). */
+int		 store_batch_due_move(struct store_batch *,
+		    struct store_due_move *);
+/* As store_batch_due_move for the rows of one hook, m->seq (never 0),
+ * read by their row keys instead of the due table: all in one step.  0,
+ * or -1 on a store error. */
+int		 store_batch_hook_move(struct store_batch *,
+		    struct store_due_move *);
 
 #endif

@@ -96,6 +96,7 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		r.lane_hash = rows[i].ordered ? rows[i].lane_hash : 0;
 		r.state = rows[i].ordered ? STORE_ROW_MEMBER : STORE_ROW_DUE;
 		r.body_size = h->body_len;
+		memcpy(r.replay_id, h->replay_id, UUID_LEN);
 		store_key_row(rk, h->seq, r.sink_index);
 		if ((vlen = store_rec_row_encode(&r, val, sizeof(val))) == 0) {
 			store_seterr(st, 0, "store %s: row seq %" PRIu64

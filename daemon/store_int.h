@@ -1,15 +1,16 @@
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,
- * store_maint.c, store_bdb.c, store_backup.c, trash.c) and, for the verbs
- * at its end, the
- * tests: struct store, the tables, the record helpers, the walks, and the
- * verbs only the tests call.  The public verbs are in store.h, the keys and
+ * store_maint.c, store_bdb.c, store_backup.c, store_replay.c,
+ * store_dlq.c, trash.c) and, for the verbs at its end, the tests: struct
+ * store, the tables, the record helpers, the walks, and the verbs only the
+ * tests call.  The public verbs are in store.h, the keys and
  * record codecs in store_rec.h; the store's contracts in store.c's header
  * comment, its layout in store_rec.c's.  What one file shares with the
  * others here takes that file's prefix: store_ (store.c), rec_
  * (store_rec.c), hooks_, bodies_, dedupe_, rows_, lane_ (lanes.c), bdb_
- * (store_bdb.c), store_backup_, trash_; the rest is static.
+ * (store_bdb.c), store_backup_, trash_; store_dlq.c shares nothing (its
+ * verbs are store.h's); the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
@@ -341,10 +342,22 @@ int	 rows_read(struct store *, struct __db_txn *, const unsigned char *,
 int	 rows_write(struct store *, struct __db_txn *, const unsigned char *,
 		    const struct store_row *);
 int	 rows_pending(const struct store_row *);
+int	 rows_due_parse(const unsigned char *, size_t, size_t *, uint64_t *,
+		    const unsigned char **);
 int	 rows_due_put(struct store *, struct __db_txn *, const char *,
 		    uint64_t, const unsigned char *);
 int	 rows_tenants(struct store *, int, int (*)(const char *,
 		    const unsigned char *, size_t, void *), void *);
+/* Settling's parts: one live row of hook seq gone (its count drops, the
+ * hook and its body go with its last row); a pending row out of its due
+ * key or lane (1 when it was its lane's head); the row deleted with its
+ * counts (unref: its hook's too), its lane released when head.  See
+ * store_rows.c. */
+int	 rows_hook_unref(struct store_batch *, uint64_t seq);
+int	 rows_unindex(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+int	 rows_gone(struct store_batch *, const unsigned char *,
+		    const struct store_row *, int head, int unref);
 
 /* lanes.c */
 int	 lane_is_head(struct store_batch *, const unsigned char *,
@@ -352,6 +365,8 @@ int	 lane_is_head(struct store_batch *, const unsigned char *,
 int	 lane_leave(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 int	 lane_release(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+int	 lane_join(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 
 /* store_bdb.c */

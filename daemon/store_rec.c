@@ -7,7 +7,7 @@
  * Layout.  All integers big-endian, so keys sort by number; "str" in a key
  * is the bytes and a NUL; "str" in a value is a u32 length, the bytes and a
  * NUL (so a decoded string points into the record).  Every value starts
- * with a format version byte, today 1.
+ * with a format version byte, today 1 (replays: 2).
  *
  *   meta        name (no NUL) -> v1:
  *                 "schema"    u32 STORE_SCHEMA_VERSION of the layout
@@ -53,7 +53,9 @@
  *                 store_row_state): DUE, HEAD (a lane's head) and PARKED
  *                 have one due key at their due time; MEMBER has a
  *                 members entry instead; DEAD has neither and a dead
- *                 entry.  A delivered row is deleted; a DEAD one stays,
+ *                 entry at (its due, its key): a DEAD row's due is its
+ *                 dead time (builds before 2026-12-02 left the due it
+ *                 had).  A delivered row is deleted; a DEAD one stays,
  *                 and is counted in "rows" and in its hook's live rows.
  *   due         str tenant, u64 due, row key -> v1.  Sorted by tenant,
  *                 then due time: a tenant's earliest due row is its first
@@ -83,9 +85,12 @@
  *                 its body (STORE_BODY_MIN to STORE_BODY_MAX bytes); put
  *                 and deleted in the transactions that put and delete
  *                 its hook
- *   replays     job id[16] -> v1, u8 state, u8 kind, u32 rate, u32
- *                 max lag ms, u64 since, until, created at, moved,
- *                 cursor[20] (a dead key), str source
+ *   replays     job id[16] -> v2 (STORE_REC_REPLAY_VERSION; v1 read),
+ *                 u8 state, u8 kind, u32 rate, u32 max lag ms, u64
+ *                 since, until, created at, moved, cursor[20] (a dead
+ *                 key, or a pen seq and zeros), str source, and from v2:
+ *                 u64 dropped, u64 seq bound, str reason.  v1 ends after
+ *                 the source
  *
  * Upgrading a record: add the new layout as version 2 beside version 1 in
  * its decoder (a decoder reads every version it knows into the same
@@ -989,7 +994,7 @@ store_rec_replay_encode(const struct store_replay *rp, unsigned char *buf,
 	struct enc e;
 
 	enc_init(&e, buf, bufsz, 0);
-	enc_u8(&e, STORE_REC_VERSION);
+	enc_u8(&e, STORE_REC_REPLAY_VERSION);
 	enc_u8(&e, rp->state);
 	enc_u8(&e, rp->kind);
 	enc_u32(&e, rp->rate);
@@ -1000,21 +1005,36 @@ store_rec_replay_encode(const struct store_replay *rp, unsigned char *buf,
 	enc_u64(&e, rp->moved);
 	enc_bytes(&e, rp->cursor, STORE_DEADKEY_LEN);
 	enc_str(&e, rp->source, STORE_NAME_MAX);
+	enc_u64(&e, rp->dropped);
+	enc_u64(&e, rp->seq_below);
+	enc_str(&e, rp->reason, STORE_REPLAY_REASON_MAX);
 	return e.bad ? 0 : e.len;
 }
 
+/* Version 1 (no build wrote one, but the layout shipped) is version 2
+ * without its last three fields, which read as 0 and "". */
 int
 store_rec_replay_decode(const void *key, size_t klen, const void *val,
     size_t vlen, struct store_replay *rp, char *err, size_t errlen)
 {
 	struct dec d;
-	const unsigned char *p;
+	const unsigned char *p, *v = val;
+	char desc[256];
+	uint8_t version;
 
 	memset(rp, 0, sizeof(*rp));
-	if (rec_version(T_REPLAYS, key, klen, val, vlen, err, errlen) == -1)
+	if (vlen == 0 || (v[0] != 1 && v[0] != STORE_REC_REPLAY_VERSION)) {
+		if (vlen == 0)
+			return rec_version(T_REPLAYS, key, klen, val, vlen,
+			    err, errlen);
+		rec_key_describe(T_REPLAYS, key, klen, desc, sizeof(desc));
+		snprintf(err, errlen, "%s record %s has format version %u, "
+		    "this build reads 1 and %u", store_tables[T_REPLAYS], desc,
+		    v[0], STORE_REC_REPLAY_VERSION);
 		return -1;
+	}
 	dec_init(&d, val, vlen);
-	dec_u8(&d);
+	version = dec_u8(&d);
 	rp->state = dec_u8(&d);
 	rp->kind = dec_u8(&d);
 	rp->rate = dec_u32(&d);
@@ -1026,11 +1046,16 @@ store_rec_replay_decode(const void *key, size_t klen, const void *val,
 	if ((p = dec_bytes(&d, STORE_DEADKEY_LEN)) != NULL)
 		memcpy(rp->cursor, p, STORE_DEADKEY_LEN);
 	dec_strcpy(&d, rp->source, sizeof(rp->source));
+	if (version >= 2) {
+		rp->dropped = dec_u64(&d);
+		rp->seq_below = dec_u64(&d);
+		dec_strcpy(&d, rp->reason, sizeof(rp->reason));
+	}
 	if (d.bad || d.off != d.len)
 		return rec_malformed(T_REPLAYS, key, klen, "bad length", err,
 		    errlen);
 	if (rp->state < STORE_REPLAY_RUNNING || rp->state > STORE_REPLAY_DONE ||
-	    rp->kind != STORE_REPLAY_DLQ)
+	    rp->kind < STORE_REPLAY_DLQ || rp->kind > STORE_REPLAY_QUARANTINE)
 		return rec_malformed(T_REPLAYS, key, klen, "unknown state or "
 		    "kind", err, errlen);
 	return 0;

@@ -15,7 +15,8 @@
 
 #define STORE_REC_VERSION	1	/* record format this build writes */
 #define STORE_REC_MAX		4096	/* any record but a hook fits */
-#define STORE_DEADKEY_LEN	20	/* dead time u64 + row key */
+#define STORE_REC_REPLAY_VERSION 2	/* replays: 2 adds dropped, seq
+					 * bound and reason; 1 is read */
 
 /* A dead letter (table dead); the row and its hook stay alive. */
 struct store_dead {
@@ -28,32 +29,6 @@ struct store_dead {
 struct store_dedupe {
 	unsigned char	hook_id[UUID_LEN];	/* the original hook */
 	uint64_t	expires;		/* wall ms */
-};
-
-enum store_replay_state {
-	STORE_REPLAY_RUNNING = 1,
-	STORE_REPLAY_PAUSED = 2,
-	STORE_REPLAY_CANCELLED = 3,
-	STORE_REPLAY_DONE = 4,
-};
-
-enum store_replay_kind {
-	STORE_REPLAY_DLQ = 1,
-};
-
-/* A replay job (table replays, keyed by its 16-byte job id). */
-struct store_replay {
-	uint8_t		state;		/* enum store_replay_state */
-	uint8_t		kind;		/* enum store_replay_kind */
-	char		source[STORE_NAME_MAX + 1];	/* "": every source */
-	uint64_t	since;		/* dead time window, wall ms; 0: open */
-	uint64_t	until;
-	uint32_t	rate;		/* rows per second */
-	uint32_t	max_lag_ms;
-	uint64_t	created_at;	/* wall ms */
-	uint64_t	moved;		/* rows moved so far */
-	unsigned char	cursor[STORE_DEADKEY_LEN];	/* last dead key moved,
-							 * all zero: none yet */
 };
 
 /* Keys.  The variable ones return their length, 0 if they do not fit. */

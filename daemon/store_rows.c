@@ -1,8 +1,9 @@
 /*
  * store_rows.c: rows and their due keys: the dispatch reads (tenants with
  * work, due scans, the oldest due), settling (delivered, rescheduled,
- * dead-lettered, a stale due key dropped), dead letters and the admin
- * walks over a source's rows.  A lane's part of settling is in lanes.c.
+ * dead-lettered, a stale due key dropped) and the admin walks over a
+ * source's rows.  A lane's part of settling is in lanes.c; listing and
+ * deleting dead letters and hooks in store_dlq.c.
  */
 #include "config.h"
 
@@ -26,18 +27,11 @@ struct due_scan_ctx {
 
 static int	 due_del(struct store *, struct __db_txn *, const char *,
 		    uint64_t, const unsigned char *);
-static int	 due_parse(const unsigned char *, size_t, size_t *,
-		    uint64_t *, const unsigned char **);
 static int	 due_oldest_fn(const char *, uint64_t, void *);
 static int	 due_tenants_fn(const char *, const unsigned char *, size_t,
 		    void *);
 static int	 due_scan_fn(const unsigned char *, size_t, uint64_t,
 		    const unsigned char *, const struct store_row *, void *);
-static int	 hook_unref(struct store_batch *, uint64_t);
-static int	 row_unindex(struct store_batch *, const unsigned char *,
-		    const struct store_row *);
-static int	 row_gone(struct store_batch *, const unsigned char *,
-		    const struct store_row *, int, int);
 static int	 pending_page(struct store *, const char *, uint64_t *,
 		    uint64_t, uint64_t, int *, int (*)(const unsigned char *,
 		    const struct store_row *, void *), void *);
@@ -120,8 +114,8 @@ due_del(struct store *st, struct __db_txn *txn, const char *tenant,
 
 /* Split a due key: tenant length (its NUL at key[*tlen]), due, row key.
  * -1 if it is not one. */
-static int
-due_parse(const unsigned char *key, size_t klen, size_t *tlen,
+int
+rows_due_parse(const unsigned char *key, size_t klen, size_t *tlen,
     uint64_t *due, const unsigned char **rk)
 {
 	const unsigned char *nul;
@@ -188,7 +182,7 @@ due_tenants_fn(const char *tenant, const unsigned char *key, size_t klen,
 	uint64_t due;
 	size_t tlen;
 
-	if (due_parse(key, klen, &tlen, &due, &rk) == -1) {
+	if (rows_due_parse(key, klen, &tlen, &due, &rk) == -1) {
 		log_warnx("store %s/due.db: damaged key of tenant %s skipped",
 		    ctx->st->dir, tenant);
 		return -1;
@@ -235,7 +229,7 @@ store_due_next(struct store *st, const char *tenant, uint64_t after,
 			ret = 0;
 			break;
 		}
-		if (due_parse(w.key, w.klen, &tlen, due, &rk) == 0)
+		if (rows_due_parse(w.key, w.klen, &tlen, due, &rk) == 0)
 			break;
 		log_warnx("store %s/due.db: damaged key of tenant %s skipped",
 		    st->dir, tenant);
@@ -288,7 +282,7 @@ store_due_scan_from(struct store *st, const char *tenant, uint64_t now_ms,
 		if (slen > 0 && w.klen == slen &&
 		    memcmp(w.key, start, slen) == 0)
 			continue;
-		if (due_parse(w.key, w.klen, &tlen, &due, &krk) == -1) {
+		if (rows_due_parse(w.key, w.klen, &tlen, &due, &krk) == -1) {
 			log_warnx("store %s/due.db: damaged key of tenant %s "
 			    "skipped", st->dir, tenant);
 			continue;
@@ -398,8 +392,8 @@ store_row_get(struct store *st, const unsigned char rk[STORE_ROWKEY_LEN],
 /* One live row of hook seq is gone: its count drops (a partial write of
  * the four bytes, not the body), and the hook goes with its last row, and
  * its body in bodies with it.  0, or -1 on a store error. */
-static int
-hook_unref(struct store_batch *b, uint64_t seq)
+int
+rows_hook_unref(struct store_batch *b, uint64_t seq)
 {
 	struct store *st = b->st;
 	struct cur c;
@@ -491,11 +485,11 @@ store_batch_row_delivered(struct store_batch *b,
 			    rec_get_u64(rk), rec_get_u32(rk + 8));
 			return 0;
 		}
-		if ((head = row_unindex(b, rk, &r)) == -1)
+		if ((head = rows_unindex(b, rk, &r)) == -1)
 			goto fail;
 	}
  gone:
-	if ((ret = row_gone(b, rk, &r, head, 1)) == -1)
+	if ((ret = rows_gone(b, rk, &r, head, 1)) == -1)
 		goto fail;
 	return ret;
 
@@ -505,10 +499,10 @@ store_batch_row_delivered(struct store_batch *b,
 }
 
 /* Take the pending row r at rk out of the due keys, or out of its lane's
- * members: 1 when it is its lane's head (row_gone releases the lane), 0,
+ * members: 1 when it is its lane's head (rows_gone releases the lane), 0,
  * or -1 on a store error. */
-static int
-row_unindex(struct store_batch *b, const unsigned char *rk,
+int
+rows_unindex(struct store_batch *b, const unsigned char *rk,
     const struct store_row *r)
 {
 	int ret, head;
@@ -525,8 +519,8 @@ row_unindex(struct store_batch *b, const unsigned char *rk,
 /* Delete the row at rk, unindexed already, with its count and (unref) its
  * hook's, and release its lane if it was the head.  1, 0 when the row was
  * not there, or -1 on a store error. */
-static int
-row_gone(struct store_batch *b, const unsigned char *rk,
+int
+rows_gone(struct store_batch *b, const unsigned char *rk,
     const struct store_row *r, int head, int unref)
 {
 	int ret;
@@ -536,7 +530,7 @@ row_gone(struct store_batch *b, const unsigned char *rk,
 		return -1;
 	if (ret == 0)
 		return 0;	/* a due key without its row */
-	if (unref && hook_unref(b, rec_get_u64(rk)) == -1)
+	if (unref && rows_hook_unref(b, rec_get_u64(rk)) == -1)
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
@@ -628,11 +622,11 @@ store_batch_row_dead(struct store_batch *b,
 	if (r.state == STORE_ROW_DEAD)
 		return 0;
 	if ((ret = hook_present(st, b->txn, rec_get_u64(rk))) == -1 ||
-	    (head = row_unindex(b, rk, &r)) == -1)
+	    (head = rows_unindex(b, rk, &r)) == -1)
 		goto fail;
 	if (ret == 0) {
 		/* An orphan: a dead letter could never be replayed. */
-		if ((ret = row_gone(b, rk, &r, head, 0)) == -1)
+		if ((ret = rows_gone(b, rk, &r, head, 0)) == -1)
 			goto fail;
 		return ret == 1 ? 2 : 0;
 	}
@@ -643,7 +637,9 @@ store_batch_row_dead(struct store_batch *b,
 	snprintf(dl.last_error, sizeof(dl.last_error), "%s",
 	    last_error != NULL ? last_error : "");
 	dl.attempts = attempts;
+	/* Its due is its dead time: the row names its dead entry. */
 	r.state = STORE_ROW_DEAD;
+	r.due = dead_at;
 	r.attempts = attempts;
 	memcpy(r.last_error, dl.last_error, sizeof(r.last_error));
 	store_key_dead(dk, dead_at, rk);
@@ -679,7 +675,7 @@ store_batch_due_drop(struct store_batch *b, const unsigned char *key,
 
 	if (!store_batch_ok(b))
 		return -1;
-	if (due_parse(key, klen, &tlen, &due, &rk) == 0) {
+	if (rows_due_parse(key, klen, &tlen, &due, &rk) == 0) {
 		/* Only a stale key: dropping a live one would lose its row
 		 * for good. */
 		if ((ret = rows_read(st, b->txn, rk, &r)) == -1)
@@ -703,86 +699,8 @@ store_batch_due_drop(struct store_batch *b, const unsigned char *key,
 }
 
 /*
- * Dead letters and admin walks.
+ * Admin walks.
  */
-
-int
-store_dead_list(struct store *st, const char *source, uint64_t limit,
-    int (*cb)(const struct store_dead_info *, void *), void *arg)
-{
-	return store_dead_list_since(st, source, 0, limit, cb, arg);
-}
-
-int
-store_dead_list_since(struct store *st, const char *source,
-    uint64_t since_ms, uint64_t limit,
-    int (*cb)(const struct store_dead_info *, void *), void *arg)
-{
-	struct store_dead_info *info;
-	struct store_hook_rec rec;
-	struct store_dead dl;
-	struct store_row r;
-	unsigned char start[8];
-	uint64_t n = 0;
-	struct walk w;
-	int ret, rr;
-
-	st->dberr[0] = '\0';
-	if ((info = malloc(sizeof(*info))) == NULL) {
-		store_seterr(st, 0, "store %s: out of memory", st->dir);
-		return -1;
-	}
-	rec_put_u64(start, since_ms);
-	store_walk_init(&w, st, NULL, T_DEAD, start, sizeof(start));
-	while ((ret = store_walk_next(&w)) == 1) {
-		if (w.klen != STORE_DEADKEY_LEN) {
-			log_warnx("store %s/dead.db: damaged key of %zu bytes "
-			    "skipped", st->dir, w.klen);
-			continue;
-		}
-		if (store_rec_dead_decode(w.key, w.klen, w.val, w.vlen, &dl,
-		    st->err, sizeof(st->err)) == -1) {
-			log_warnx("store %s: %s: skipped", st->dir, st->err);
-			continue;
-		}
-		store_walk_pause(&w);
-		memset(info, 0, sizeof(*info));
-		memcpy(info->rowkey, w.key + 8, STORE_ROWKEY_LEN);
-		info->seq = rec_get_u64(info->rowkey);
-		info->sink_index = rec_get_u32(info->rowkey + 8);
-		info->dead_at = rec_get_u64(w.key);
-		info->attempts = dl.attempts;
-		memcpy(info->reason, dl.reason, sizeof(info->reason));
-		memcpy(info->last_error, dl.last_error,
-		    sizeof(info->last_error));
-		if ((rr = rows_read(st, store_readtxn(st), info->rowkey,
-		    &r)) == -1) {
-			ret = -1;
-			break;
-		}
-		if (rr == 1) {
-			memcpy(info->tenant, r.tenant, sizeof(info->tenant));
-			memcpy(info->source, r.source, sizeof(info->source));
-			info->module = r.module;
-		}
-		if (source != NULL && strcmp(source, info->source) != 0)
-			continue;
-		if ((rr = hooks_head_get(st, store_readtxn(st), T_HOOKS,
-		    info->seq, &rec)) == -1) {
-			ret = -1;
-			break;
-		}
-		if (rr == 1) {
-			uuid_format(rec.hook.id, info->hook_id);
-			store_hook_rec_free(&rec);
-		}
-		n++;
-		if (cb(info, arg) != 0 || (limit != 0 && n >= limit))
-			break;
-	}
-	free(info);
-	return store_walk_done(&w, ret == -1 ? -1 : 0);
-}
 
 int
 store_pending_rows_of_source(struct store *st, const char *source,
@@ -886,9 +804,11 @@ dls_row(const unsigned char *rk, const struct store_row *r, void *arg)
 		w->failed = 1;
 		return 1;
 	}
-	if (ret == 1)
+	if (ret == 1) {
 		s->moved++;
-	else if (ret == 2)
+		if (r->module < STORE_MODULES)
+			s->moved_by[r->module]++;
+	} else if (ret == 2)
 		s->dropped++;
 	return 0;
 }
@@ -905,6 +825,7 @@ store_batch_source_dead(struct store_batch *b, struct store_dls *s)
 	w.b = b;
 	w.s = s;
 	s->moved = s->dropped = 0;
+	memset(s->moved_by, 0, sizeof(s->moved_by));
 	ret = pending_page(b->st, s->source, &s->after_seq, s->limit,
 	    s->visits, &s->seen, dls_row, &w);
 	if (ret == -1 || w.failed) {

@@ -46,6 +46,7 @@
 #include "msg.h"
 #include "pipeline.h"
 #include "proc.h"
+#include "ops.h"
 #include "ratelimit.h"
 #include "store.h"
 #include "supervisor.h"
@@ -479,7 +480,7 @@ writer_submit(uint32_t serial, struct msg *m)
 	}
 
 	/* Verified: the tenant's rate limit, then dedupe. */
-	rl = conf_rate_limit(c, p->hook.tenant);
+	rl = ops_rate_limit(c, p->hook.tenant, NULL);
 	if (rl != NULL && rl->set && (wait = ratelimit_charge(rl_tenants,
 	    p->hook.tenant, rl->rate, rl->burst, now)) != 0) {
 		metrics_rate_limited(p->hook.tenant);
@@ -522,7 +523,7 @@ writer_submit(uint32_t serial, struct msg *m)
 
 int
 writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
-    void (*done)(void *, int), void *arg)
+    const unsigned char *replay_id, void (*done)(void *, int), void *arg)
 {
 	struct pending *p;
 
@@ -540,6 +541,8 @@ writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
 	 * a fresh submission would: dedupe key, forwarded headers, lanes. */
 	p->hook = rec->hook;
 	p->hook.flagged = 0;
+	if (replay_id != NULL)
+		memcpy(p->hook.replay_id, replay_id, UUID_LEN);
 	if (writer_parse_tail(p, m) == -1 || msg_end(m) == -1 ||
 	    writer_fits(p, 0, NULL) == -1) {
 		writer_free(p);
@@ -656,6 +659,13 @@ writer_sweep(void)
 		    store_strerror(env->store));
 	else if (n > 0)
 		log_debug("writer: swept %d expired dedupe keys", n);
+}
+
+void
+writer_rate_reset(const char *tenant)
+{
+	if (rl_tenants != NULL)
+		ratelimit_forget(rl_tenants, tenant);
 }
 
 static int

@@ -34,17 +34,22 @@ size_t	writer_queued(void);
 uint64_t writer_queued_bytes(void);
 /* Sweep expired dedupe keys (a timer calls it; commits sweep too). */
 void	writer_sweep(void);
+/* The tenant's limit changed (an override set or removed): its bucket
+ * starts full. */
+void	writer_rate_reset(const char *tenant);
 
 /*
  * A held hook that passed re-verification: commit it as a hook with its
  * original id and drop it from the pen, in one transaction.  m is the
  * edge's MSG_QUARANTINE_VERDICT read up to and including its reason; rec
- * is the held hook, owned by the writer from now on.  done(arg, ok) runs
- * after the commit (ok 1) or its failure (ok 0).  -1 on a malformed
+ * is the held hook, owned by the writer from now on; replay_id, unless
+ * NULL, the replay job releasing it (its rows carry it).  done(arg, ok)
+ * runs after the commit (ok 1) or its failure (ok 0).  -1 on a malformed
  * verdict (rec is freed, done is not called).
  */
 struct store_hook_rec;
 int	writer_release(struct store_hook_rec *, uint64_t pen_seq, struct msg *,
-	    void (*done)(void *, int), void *arg);
+	    const unsigned char *replay_id, void (*done)(void *, int),
+	    void *arg);
 
 #endif

@@ -15,6 +15,7 @@
 #include "dispatch.h"
 #include "dispatchutil.h"
 #include "fakestore.h"
+#include "pause.h"
 
 static void		 get_breaker(const char *, const char *,
 			    struct breaker *);
@@ -1361,6 +1362,77 @@ START_TEST(test_deck_stop_lowered)
 END_TEST
 
 
+/* --- pauses (daemon/pause.h) --- */
+
+#define SRC_PAUSE \
+	"sources:\n" \
+	"  s: {sinks: [{type: log}, {type: log}]}\n" \
+	"  s2: {sinks: [{type: log}]}\n"
+
+/*
+ * A paused key's rows are set aside as they are claimed (due at
+ * STORE_DUE_PAUSED, PARKED, no attempt spent), in every tenant, and its
+ * queued rows when the pause comes; the source's other sink, other
+ * sources and tenants run; a dispatch asks no wake-up for rows set aside.
+ */
+START_TEST(test_pause_sets_aside)
+{
+	struct dispatch_stats st;
+	struct frow *a0, *a0b, *a1, *b0, *c0, *q[3];
+	uint64_t w;
+	int k;
+
+	mk("  sink_concurrency: 1\n" RETRY, SRC_PAUSE);
+	ck_assert_int_eq(pause_add("s", 0, T0), 1);
+	ck_assert_int_eq(pause_count(), 1);
+	a0 = fake_add("a", "s", 0, MODULE_LOG, T0 - 10, 100);
+	a0b = fake_add("a", "s", 0, MODULE_LOG, T0 - 9, 100);
+	a1 = fake_add("a", "s", 1, MODULE_LOG, T0 - 8, 100);
+	b0 = fake_add("b", "s", 0, MODULE_LOG, T0 - 7, 100);
+	c0 = fake_add("a", "s2", 0, MODULE_LOG, T0 - 6, 100);
+	w = turn(T0);
+	ck_assert_uint_eq(fake_running("a", "s"), 1);	/* s#1 */
+	ck_assert_uint_eq(fake_running("a", "s2"), 1);
+	ck_assert_uint_eq(fake_running("b", NULL), 0);
+	ck_assert_uint_eq(fake_running_job(0)->seq, a1->seq);
+	for (k = 0; k < 3; k++) {
+		struct frow *f = k == 0 ? a0 : k == 1 ? a0b : b0;
+
+		ck_assert_uint_eq(f->row.due, STORE_DUE_PAUSED);
+		ck_assert_int_eq(f->row.state, STORE_ROW_PARKED);
+		ck_assert_uint_eq(f->row.attempts, 0);
+		ck_assert(!dispatch_is_claimed(d, f->key));
+	}
+	ck_assert_uint_gt(w, T0);
+	fake_finish_all(d, ATTEMPT_OK, "", T0);
+	w = turn(T0 + 1);
+	ck_assert(!a1->live && !c0->live);
+	ck_assert_uint_eq(w, UINT64_MAX);	/* only rows set aside */
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.set_aside, 3);
+	ck_assert_uint_eq(st.claimed, 0);
+
+	/* A pause of a key with queued rows sets them aside at once; its
+	 * running attempt settles on its result. */
+	ck_assert_int_eq(pause_del("s", 0), 1);
+	for (k = 0; k < 3; k++)
+		q[k] = fake_add("c", "s", 0, MODULE_LOG, T0 + k, 100);
+	turn(T0 + 10);
+	ck_assert_uint_eq(fake_running("c", "s"), 1);
+	ck_assert_int_eq(pause_add("s", 0, T0), 1);
+	dispatch_pause_key(d, "s", 0, T0 + 10);
+	ck_assert_uint_eq(fake_flush(d), 2);
+	ck_assert_uint_eq(q[1]->row.due, STORE_DUE_PAUSED);
+	ck_assert_uint_eq(q[2]->row.due, STORE_DUE_PAUSED);
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 10);
+	turn(T0 + 11);
+	ck_assert(!q[0]->live);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 0);
+	pause_clear();
+	done();
+}
+END_TEST
+
 static Suite *
 dispatch_sinks_suite(void)
 {
@@ -1379,6 +1451,7 @@ dispatch_sinks_suite(void)
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_permanent_not_counted);
 	tcase_add_test(tc, test_breaker_cycle);
+	tcase_add_test(tc, test_pause_sets_aside);
 	tcase_add_test(tc, test_breaker_doubling);
 	tcase_add_test(tc, test_breaker_straggler);
 	tcase_add_test(tc, test_breaker_per_key);

@@ -1,0 +1,512 @@
+/*
+ * ops.c: the operator's manual operations; see ops.h.
+ *
+ * Pauses and overrides live in meta settings (store_settings.c): a pause
+ * "pause:<source>#<sink>" (the time it was set), an override
+ * "rate:<tenant>" (rate as a double's bits, burst).  They are read once at
+ * start; every change is a synced batch before it is in force, so an
+ * answered change survives a crash.
+ *
+ * Jobs move rows in steps (store_batch_due_move), one step of the first
+ * job a loop pass, jobs in turn.  They run on the master's loop, the only
+ * place that moves pending rows; a step leaves claimed rows alone.
+ *
+ * Fatal: out of memory.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "conf.h"
+#include "log.h"
+#include "master.h"
+#include "ops.h"
+#include "pause.h"
+#include "pipeline.h"
+#include "steps.h"
+#include "store.h"
+#include "writer.h"
+
+struct ops_job {
+	struct step_job		 sj;		/* first: in line */
+	struct store_due_move	 m;
+	char			 tenant[STORE_NAME_MAX + 1];
+	char			 source[STORE_NAME_MAX + 1];
+	int			 resume;	/* the stored pause goes at
+						 * the end */
+	void			(*done)(void *, uint64_t, const char *);
+	void			*arg;
+};
+
+struct ops_rate {
+	char			 tenant[STORE_NAME_MAX + 1];
+	struct rate_limit	 limit;
+};
+
+static struct steps	 jobs;
+static int		 jobs_init;
+static int		 stopped;
+static struct ops_rate	*rates;
+static size_t		 nrates, caprates;
+
+static int	 step(struct step_job *);
+static int	 job_step(struct ops_job *, char *, size_t);
+static void	 job_end(struct ops_job *, const char *);
+static void	 job_start(struct ops_job *);
+static int	 skip_claimed(const unsigned char *, void *);
+static void	 pause_name(char *, size_t, const char *, uint32_t);
+static int	 load_fn(const char *, const void *, size_t, void *);
+static int	 setting_write(const char *, const void *, size_t, int,
+		    char *, size_t);
+static struct ops_rate *rate_find(const char *, size_t *);
+static int	 rate_put(const char *, double, uint32_t);
+static void	 put_u64(unsigned char *, uint64_t);
+static void	 put_u32(unsigned char *, uint32_t);
+static uint64_t	 get_u64(const unsigned char *);
+static uint32_t	 get_u32(const unsigned char *);
+
+/* --- start --- */
+
+/* A stored setting's numbers, big-endian. */
+static void
+put_u64(unsigned char *p, uint64_t v)
+{
+	put_u32(p, (uint32_t)(v >> 32));
+	put_u32(p + 4, (uint32_t)v);
+}
+
+static void
+put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static uint64_t
+get_u64(const unsigned char *p)
+{
+	return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
+}
+
+static uint32_t
+get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static void
+pause_name(char *buf, size_t len, const char *source, uint32_t sink)
+{
+	snprintf(buf, len, "pause:%s#%u", source, sink);
+}
+
+static int
+load_fn(const char *name, const void *val, size_t len, void *arg)
+{
+	const unsigned char *v = val;
+	char source[STORE_NAME_MAX + 1], *hash;
+	unsigned long sink;
+	uint64_t bits;
+	double rate;
+
+	if (strncmp(name, "pause:", 6) == 0) {
+		snprintf(source, sizeof(source), "%s", name + 6);
+		if ((hash = strrchr(source, '#')) == NULL || len < 8)
+			goto bad;
+		*hash = '\0';
+		sink = strtoul(hash + 1, NULL, 10);
+		if (!conf_valid_id(source) || sink > UINT32_MAX ||
+		    pause_add(source, (uint32_t)sink, get_u64(v)) == -1)
+			goto bad;
+		return 0;
+	}
+	if (strncmp(name, "rate:", 5) == 0) {
+		if (len < 12 || !conf_valid_id(name + 5))
+			goto bad;
+		bits = get_u64(v);
+		memcpy(&rate, &bits, sizeof(rate));
+		if (!(rate > 0 && rate <= 1e9) || get_u32(v + 8) == 0 ||
+		    rate_put(name + 5, rate, get_u32(v + 8)) == -1)
+			goto bad;
+		return 0;
+	}
+ bad:
+	log_warnx("ops: stored setting %s of %zu bytes not understood: "
+	    "skipped", name, len);
+	return 0;
+}
+
+int
+ops_init(char *err, size_t errlen)
+{
+	pause_clear();
+	nrates = 0;
+	if (!jobs_init) {
+		steps_init(&jobs, env->base);
+		jobs_init = 1;
+	}
+	if (store_settings_list(env->store, "", load_fn, NULL) == -1) {
+		snprintf(err, errlen, "store: %s", store_strerror(env->store));
+		return -1;
+	}
+	if (pause_count() > 0 || nrates > 0)
+		log_info("ops: %d paused sink keys, %zu rate-limit overrides",
+		    pause_count(), nrates);
+	return 0;
+}
+
+void
+ops_stop(void)
+{
+	struct step_job *j;
+
+	stopped = 1;
+	while ((j = TAILQ_FIRST(&jobs.jobs)) != NULL)
+		job_end((struct ops_job *)j,
+		    "unavailable: the pipeline is stopping");
+}
+
+/* One setting written (del 0) or removed (del 1) in a synced batch.  0
+ * (1 or 0 for a removal: there was one or not), or -1 with err. */
+static int
+setting_write(const char *name, const void *val, size_t len, int del,
+    char *err, size_t errlen)
+{
+	struct store_batch *b;
+	int rc = 0;
+
+	if ((b = store_batch_begin(env->store)) == NULL)
+		goto fail;
+	if (del)
+		rc = store_batch_setting_del(b, name);
+	else
+		rc = store_batch_setting_put(b, name, val, len);
+	if (rc == -1) {
+		store_batch_abort(b);
+		goto fail;
+	}
+	if (store_batch_commit(b) == -1)
+		goto fail;
+	return rc;
+
+ fail:
+	snprintf(err, errlen, "store: %s", store_strerror(env->store));
+	master_store_check();
+	return -1;
+}
+
+/* --- jobs --- */
+
+static int
+skip_claimed(const unsigned char *key, void *arg)
+{
+	return pipeline_claimed(key);
+}
+
+static void
+job_start(struct ops_job *j)
+{
+	if (stopped) {
+		j->done(j->arg, 0, "unavailable: the pipeline is stopping");
+		free(j);
+		return;
+	}
+	j->m.skip = skip_claimed;
+	j->m.visits = OPS_VISITS;
+	j->m.limit = OPS_PAGE;
+	j->sj.step = step;
+	steps_add(&jobs, &j->sj);
+}
+
+void
+ops_retry(const struct ops_target *t,
+    void (*done)(void *, uint64_t, const char *), void *arg)
+{
+	struct ops_job *j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		fatal("ops");
+	if (t->tenant != NULL) {
+		snprintf(j->tenant, sizeof(j->tenant), "%s", t->tenant);
+		j->m.tenant = j->tenant;
+	}
+	if (t->source != NULL) {
+		snprintf(j->source, sizeof(j->source), "%s", t->source);
+		j->m.source = j->source;
+	}
+	j->m.sink = t->sink;
+	j->m.any_sink = t->any_sink;
+	j->m.seq = t->seq;
+	/* Backing off: due after now, short of a pause's time; a row parked
+	 * by an open breaker waits for the breaker. */
+	j->m.from = time_wall_ms() + 1;
+	j->m.to = STORE_DUE_PAUSED - 1;
+	j->m.keep_parked = 1;
+	j->done = done;
+	j->arg = arg;
+	job_start(j);
+}
+
+void
+ops_resume(const char *source, uint32_t sink,
+    void (*done)(void *, uint64_t, const char *), void *arg)
+{
+	struct ops_job *j;
+
+	if (!pause_is(source, sink)) {
+		done(arg, 0, "not_paused");
+		return;
+	}
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		fatal("ops");
+	snprintf(j->source, sizeof(j->source), "%s", source);
+	j->m.source = j->source;
+	j->m.sink = sink;
+	j->m.from = j->m.to = STORE_DUE_PAUSED;
+	j->resume = 1;
+	j->done = done;
+	j->arg = arg;
+	/* Its rows claimed from now on go ahead; those set aside follow. */
+	pause_del(source, sink);
+	log_info("ops: sink %s#%u resumed", source, sink);
+	job_start(j);
+}
+
+void
+ops_detach(void *arg)
+{
+	struct step_job *j;
+
+	TAILQ_FOREACH(j, &jobs.jobs, entry)
+		if (((struct ops_job *)j)->arg == arg)
+			((struct ops_job *)j)->done = NULL;
+}
+
+/* One step of a job: 1 more to do, 0 it ended. */
+static int
+step(struct step_job *sj)
+{
+	struct ops_job *j = (struct ops_job *)sj;
+	char err[256];
+	int rc;
+
+	if ((rc = job_step(j, err, sizeof(err))) == 1)
+		return 1;
+	job_end(j, rc == -1 ? err : NULL);
+	return 0;
+}
+
+/* 1 more to do, 0 done, -1 with err. */
+static int
+job_step(struct ops_job *j, char *err, size_t errlen)
+{
+	struct store_batch *b;
+	uint64_t moved0 = j->m.moved;
+	char name[STORE_SETTING_NAME_MAX + 1];
+	int rc;
+
+	j->m.due = time_wall_ms();
+	if ((b = store_batch_begin(env->store)) == NULL)
+		goto fail;
+	if (j->m.seq != 0)
+		rc = store_batch_hook_move(b, &j->m);
+	else
+		rc = store_batch_due_move(b, &j->m);
+	/* Paused again meanwhile: that pause's record is the one stored. */
+	if (rc == 0 && j->resume && !pause_is(j->source, j->m.sink)) {
+		pause_name(name, sizeof(name), j->source, j->m.sink);
+		if (store_batch_setting_del(b, name) == -1)
+			rc = -1;
+	}
+	if (rc == -1) {
+		store_batch_abort(b);
+		j->m.moved = moved0;
+		goto fail;
+	}
+	if (store_batch_commit(b) == -1) {
+		j->m.moved = moved0;
+		goto fail;
+	}
+	if (j->m.moved > moved0)
+		pipeline_wake(j->m.due);
+	return rc;
+
+ fail:
+	snprintf(err, errlen, "store: %s", store_strerror(env->store));
+	master_store_check();
+	return -1;
+}
+
+static void
+job_end(struct ops_job *j, const char *err)
+{
+	steps_end(&jobs, &j->sj);
+	if (err != NULL)
+		log_warnx("ops: %s of %s: %s (%" PRIu64 " rows moved)",
+		    j->resume ? "resume" : "retry now", j->source[0] != '\0' ?
+		    j->source : "every source", err, j->m.moved);
+	else if (j->m.moved > 0 || j->resume)
+		log_info("ops: %s of %s: %" PRIu64 " rows due now",
+		    j->resume ? "resume" : "retry now", j->source[0] != '\0' ?
+		    j->source : "every source", j->m.moved);
+	if (j->done != NULL)
+		j->done(j->arg, j->m.moved, err);
+	free(j);
+}
+
+/* --- pauses --- */
+
+int
+ops_pause(const char *source, uint32_t sink, char *err, size_t errlen)
+{
+	unsigned char v[8];
+	char name[STORE_SETTING_NAME_MAX + 1];
+	uint64_t now = time_wall_ms();
+
+	if (pause_is(source, sink))
+		return 0;
+	if (pause_count() >= PAUSE_MAX) {
+		snprintf(err, errlen, "too many paused keys (at most %d)",
+		    PAUSE_MAX);
+		return -1;
+	}
+	pause_name(name, sizeof(name), source, sink);
+	put_u64(v, now);
+	if (setting_write(name, v, sizeof(v), 0, err, errlen) == -1)
+		return -1;
+	(void)pause_add(source, sink, now);
+	pipeline_pause(source, sink);
+	log_info("ops: sink %s#%u paused", source, sink);
+	return 1;
+}
+
+/* --- rate-limit overrides --- */
+
+static struct ops_rate *
+rate_find(const char *tenant, size_t *at)
+{
+	size_t i;
+
+	for (i = 0; i < nrates; i++)
+		if (strcmp(rates[i].tenant, tenant) == 0) {
+			if (at != NULL)
+				*at = i;
+			return &rates[i];
+		}
+	return NULL;
+}
+
+static int
+rate_put(const char *tenant, double rate, uint32_t burst)
+{
+	struct ops_rate *r;
+	size_t i;
+
+	if ((r = rate_find(tenant, NULL)) == NULL) {
+		if (nrates >= OPS_RATE_MAX)
+			return -1;
+		if (nrates == caprates) {
+			caprates = caprates ? caprates * 2 : 16;
+			if ((rates = reallocarray(rates, caprates,
+			    sizeof(*rates))) == NULL)
+				fatal("ops");
+		}
+		/* In tenant order, for the listing. */
+		for (i = nrates; i > 0 && strcmp(rates[i - 1].tenant,
+		    tenant) > 0; i--)
+			rates[i] = rates[i - 1];
+		r = &rates[i];
+		nrates++;
+		snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
+	}
+	r->limit.set = 1;
+	r->limit.rate = rate;
+	r->limit.burst = burst;
+	return 0;
+}
+
+const struct rate_limit *
+ops_rate_limit(const struct conf *c, const char *tenant, const char **from)
+{
+	const struct rate_limit *rl;
+	struct ops_rate *r;
+
+	if (tenant != NULL && nrates > 0 &&
+	    (r = rate_find(tenant, NULL)) != NULL) {
+		if (from != NULL)
+			*from = "override";
+		return &r->limit;
+	}
+	rl = conf_rate_limit(c, tenant);
+	if (from != NULL)
+		*from = rl != &c->rate_default ? "tenant" : "default";
+	return rl;
+}
+
+int
+ops_rate_set(const char *tenant, double rate, uint32_t burst, char *err,
+    size_t errlen)
+{
+	unsigned char v[12];
+	char name[STORE_SETTING_NAME_MAX + 1];
+	uint64_t bits;
+
+	if (rate_find(tenant, NULL) == NULL && nrates >= OPS_RATE_MAX) {
+		snprintf(err, errlen, "too many rate-limit overrides (at most "
+		    "%d)", OPS_RATE_MAX);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "rate:%s", tenant);
+	memcpy(&bits, &rate, sizeof(bits));
+	put_u64(v, bits);
+	put_u32(v + 8, burst);
+	if (setting_write(name, v, sizeof(v), 0, err, errlen) == -1)
+		return -1;
+	(void)rate_put(tenant, rate, burst);
+	writer_rate_reset(tenant);
+	log_info("ops: tenant %s rate limit overridden: %g/s burst %u",
+	    tenant, rate, burst);
+	return 0;
+}
+
+int
+ops_rate_del(const char *tenant, char *err, size_t errlen)
+{
+	char name[STORE_SETTING_NAME_MAX + 1];
+	size_t at;
+	int rc;
+
+	snprintf(name, sizeof(name), "rate:%s", tenant);
+	if ((rc = setting_write(name, NULL, 0, 1, err, errlen)) == -1)
+		return -1;
+	if (rate_find(tenant, &at) != NULL) {
+		memmove(&rates[at], &rates[at + 1], (nrates - at - 1) *
+		    sizeof(*rates));
+		nrates--;
+		rc = 1;
+	}
+	writer_rate_reset(tenant);
+	if (rc == 1)
+		log_info("ops: tenant %s rate-limit override removed", tenant);
+	return rc;
+}
+
+void
+ops_rate_each(int (*cb)(const char *, const struct rate_limit *, void *),
+    void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < nrates; i++)
+		if (cb(rates[i].tenant, &rates[i].limit, arg) != 0)
+			break;
+}
