@@ -594,14 +594,18 @@ row_json_fn(const unsigned char *rk, const struct store_row *r,
 	char rid[UUID_STRLEN + 1];
 	json_t *rows = arg, *o;
 
+	/* A row set aside by a pause is due at no time: "paused", due null
+	 * (its due time is a mark, STORE_DUE_PAUSED). */
 	o = json_pack("{s:i, s:s, s:s, s:i, s:o, s:o, s:o}",
 	    "sink", (int)r->sink_index,
 	    "module", dispatch_module_name(r->module),
-	    "state", state_name(r->state),
+	    "state", r->due == STORE_DUE_PAUSED ? "paused" :
+	    state_name(r->state),
 	    "attempts", (int)r->attempts,
 	    "first_attempt", opt_time(r->first_attempt),
 	    "due", r->state == STORE_ROW_DEAD ||
-	    r->state == STORE_ROW_MEMBER ? json_null() : opt_time(r->due),
+	    r->state == STORE_ROW_MEMBER || r->due == STORE_DUE_PAUSED ?
+	    json_null() : opt_time(r->due),
 	    "last_error", opt_str(r->last_error));
 	if (r->state == STORE_ROW_DEAD) {
 		json_object_set_new(o, "dead_reason", di != NULL ?

@@ -125,6 +125,10 @@ def test_ops_pause_resume_restart():
     assert s.received("/p0") == 0, s.stats()
     st = d.status()
     assert st["pending"] == 3 and st["paused"][0]["source"] == "p", st
+    # The hook shows its paused row as paused, due at no time.
+    st, _, h = d.api("GET", "/v1/hooks/" + ids[0])
+    assert st == 200 and [(r["sink"], r["state"], r["due"])
+                          for r in h["rows"]] == [(0, "paused", None)], h
 
     d.stop()
     d.start()
