@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * b64.c: strict base64 decoding; see b64.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * b64.h: strict base64 decoding (RFC 4648, standard alphabet).
  *

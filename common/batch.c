@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * batch.c: the codec of MSG_BATCH_JOB and MSG_BATCH_OUTCOME; see batch.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * batch.h: the batch messages (MSG_BATCH_JOB, MSG_BATCH_OUTCOME).  The
  * attempt's own types (struct job, enum job_result) are job.h's, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * claimjob.c: the codec of MSG_CLAIM_JOB and MSG_CLAIM_OUTCOME; see
  * claimjob.h.

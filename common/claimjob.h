@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * claimjob.h: the claim check-in messages (MSG_CLAIM_JOB,
  * MSG_CLAIM_OUTCOME).  enum job_result is job.h's, which includes this

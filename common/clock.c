@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock.c: the clocks; see clock.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * clock.h: the clocks, in milliseconds or microseconds.
  *

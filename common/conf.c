@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf.c: the configuration loader's entry points: parse and load, free, the
  * lookups, the reload checks and the key listing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf.h: the configuration of an Ankusa node, as parsed from YAML.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf_elixir.c: what a file written for the Elixir Ankusa brings, beyond
  * the keys both daemons share: node.roles (all-in-one sets only), the keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf_int.h: what the files of the configuration loader share (conf.c,
  * conf_keys.c and the rest of conf_*.c); nothing else includes it.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf_json.c: the effective configuration as JSON, redacted by an
  * allowlist (the admin API's GET /v1/config).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf_json.h: the effective configuration as a JSON object, redacted by
  * an allowlist (see conf_json.c): what GET /v1/config answers.

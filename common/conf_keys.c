@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf_keys.c: the configuration key table, the reference of every key.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf_man.c: ankusa.yml(5), written from the key table (ankusad -M).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * conf_yaml.c: the walk of the YAML document, and the typing of its values.
  *

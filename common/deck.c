@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * deck.c: the on-deck word shared by the master and a deliver process;
  * see deck.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * deck.h: a deliver process's next job, and who decides that it runs.
  *

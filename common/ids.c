@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ids.c: UUIDv7 hook ids, ULIDs and randomness; see ids.h.
  */

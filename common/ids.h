@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ids.h: hook ids (UUIDv7, RFC 9562) and claim/pack ids (ULID).
  *

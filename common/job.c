@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * job.c: the codec of MSG_DELIVER_JOB and MSG_DELIVER_OUTCOME; see job.h.
  *

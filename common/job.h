@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * job.h: one delivery attempt as it travels from the master to a deliver
  * process (MSG_DELIVER_JOB), and the attempt's outcome on the way back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * job_int.h: what the codecs of the deliver messages (job.c, batch.c,
  * claimjob.c) share: the fields every family writes the same way.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * log.c: stderr or syslog output with levels; see log.h.
  */

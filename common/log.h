@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * log.h: one logging interface for every Ankusa program.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * msg.c: frame building, strict reading, and the socketpair channel.
  *

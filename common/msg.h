@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * msg.h: frames between the master and its children.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pack.c: claim packs: writing one, finding a claim in one, checking one;
  * see pack.h for the format and the ids.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pack.h: claim packs, the ZIP files of the claim check (pure: no I/O).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proc.c: spawning children and passing bytes by descriptor; see proc.h.
  */

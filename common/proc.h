@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proc.h: process helpers shared by the master and its children: spawning
  * an exec'd child with descriptors at fixed numbers, memfds, and reading a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sha256.c: SHA-256 with the digest fetched once; see sha256.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sha256.h: SHA-256 of a buffer.
  *

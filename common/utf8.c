@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * utf8.c: UTF-8 checks and the cleaning of outside text (see utf8.h).
  *

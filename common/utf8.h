@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * utf8.h: text from outside made safe to store and to show.
  *

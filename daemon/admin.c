@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * admin.c: the admin API's listener and request plumbing; see admin.h.
  *

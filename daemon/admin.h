@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * admin.h: the admin API's listener (admin.ip:admin.port, libevent's
  * evhttp in the master) and what its handlers use.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * admin_dlq.c: the admin API's routes for dead letters, single hooks and
  * the quarantine pen (admin_routes_dlq); the work is dlq.c's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * admin_metrics.c: GET /metrics, the Prometheus text of metrics.h's
  * families (text format 0.0.4), its gauges read just before (gauges.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * admin_ops.c: the admin API's routes of the manual operations (issue 24,
  * section 4; the work is daemon/ops.c's and daemon/dlsource.c's):

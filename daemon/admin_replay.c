@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * admin_replay.c: the admin API's replay routes (the jobs are replay.c's):
  *

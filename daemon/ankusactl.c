@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ankusactl.c: the operator's command-line client of the control socket.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ankusad.c: the master.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * backup.c: the master's side of an online backup; see backup.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * backup.h: the master's side of an online backup (ankusactl backup DIR):
  * a copy of the store taken while the master runs and takes hooks

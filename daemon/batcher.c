@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * batcher.c: batches of attempts per destination; see batcher.h for the
  * contract.

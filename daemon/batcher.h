@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * batcher.h: the master's side of batched sinks (sqs, google_pubsub), the
  * spec's "Batching sinks".  Pure: every call is given now (ms); no clock,

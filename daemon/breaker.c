@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * breaker.c: circuit breakers; see breaker.h for the rules.
  *

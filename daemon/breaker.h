@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * breaker.h: the circuit breaker of one sink key (the spec's "Per-sink
  * isolation").  Pure: every call is given now (ms); no clock, no I/O.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * claim.c: the claim check, the master's side; see claim.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * claim.h: the spec's "Claim check", the master's side.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * confapi.c: GET /v1/config, the configuration in force, redacted by
  * conf_json()'s allowlist (common/conf_json.c): no secret, key, token,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * control.c: the control socket; see control.h for the protocol.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * control.h: the control socket that ankusactl talks to.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dispatch.c: the scheduler; see dispatch.h, and the spec section by
  * section:

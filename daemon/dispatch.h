@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dispatch.h: the dispatch scheduler, the spec's Ankusa.Dispatch.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dlq.c: the operator's dead letters, hooks and quarantine purges, and
  * the dead letters' upkeep; see dlq.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dlq.h: the operator's dead letters, hooks and quarantine purges, as the
  * admin API serves them (daemon/admin_dlq.c): listing dead letters with a

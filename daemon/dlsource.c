@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dlsource.c: the spec's dead_letter_source; see dlsource.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dlsource.h: the spec's dead_letter_source, for deleting a source that
  * still has a backlog: every pending row of the source is dead-lettered as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fair.c: deficit round-robin over tenants; see fair.h.
  *

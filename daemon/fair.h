@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fair.h: the spec's "Per-tenant fairness": deficit round-robin of one
  * scan's page of dispatch.batch rows over the tenants that have work due.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * gauges.c: the gauges' readers, the per-tenant pass and the blocked lane
  * heads; see gauges.h.

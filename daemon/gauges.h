@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * gauges.h: the gauges of GET /metrics and ankusactl stats, read without
  * a walk of any table (metrics.h holds their families).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * jobfill.c: an attempt's fields from its row and its hook; see jobfill.h.
  *

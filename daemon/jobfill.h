@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * jobfill.h: an attempt's fields from its claimed row and its hook's
  * record, for a MSG_DELIVER_JOB (struct job) or one entry of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lanes.c: the ordering lanes in the store: a lane's head, its members
  * waiting behind it, the marks of lanes with members, and the sweep that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * logsum.c: Berkeley DB's log and page checksum, eight bytes a step.
  *

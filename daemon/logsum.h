@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * logsum.h: the checksum Berkeley DB puts on every log record and, with
  * DB_CHKSUM, on every page it writes: h = h * 33 + byte over the bytes,

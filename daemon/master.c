@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * master.c: the master's shared state and the program's actions its
  * modules may ask for; see master.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * master.h: the master's shared state, and what its modules may ask of the
  * program.

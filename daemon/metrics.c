@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * metrics.c: the metric families and their series; see metrics.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * metrics.h: the master's counters, gauges and histograms, under the
  * contracts' metric names, and their Prometheus text (GET /metrics).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ops.c: the operator's manual operations; see ops.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ops.h: the operator's manual operations (issue 24, section 4): retry
  * now, pause and resume of a sink key, rate-limit overrides.  The admin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pause.c: the paused sink keys; see pause.h.  A sorted array: pauses are
  * few (an operator's), and pause_is, asked for every claimed row, is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pause.h: the paused sink keys, in memory (daemon/ops.c loads them from
  * the store at start and keeps the store in step).  A pause is per

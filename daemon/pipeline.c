@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pipeline.c: the dispatch glue's loop turn; see pipeline.h (its parts:
  * pipeline_int.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pipeline.h: the glue between the dispatch scheduler (dispatch.c, pure)
  * and the world: the store, the deliver processes, the event loop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pipeline_batch.c: the dispatch glue of the batching sinks; see
  * pipeline_int.h.

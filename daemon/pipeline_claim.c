@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pipeline_claim.c: the dispatch glue of the claim check; see
  * pipeline_int.h.

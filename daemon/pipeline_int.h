@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pipeline_int.h: what the dispatch glue's files share.  pipeline.c runs
  * the loop turn and answers control; pool.c keeps the deliver processes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pipeline_store.c: the dispatch glue's store adapter; see pipeline_int.h.
  *

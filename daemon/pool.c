@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pool.c: the deliver processes as the dispatch glue sees them; see
  * pipeline_int.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * quarantine.c: releasing and purging the quarantine pen; see
  * quarantine.h.

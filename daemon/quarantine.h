@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * quarantine.h: the pen for hooks that failed verification under
  * on_verify_failure: quarantine, as the operator sees it: release and

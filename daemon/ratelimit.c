@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ratelimit.c: GCRA limiters in a hash table; see ratelimit.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ratelimit.h: GCRA (generic cell rate algorithm) limiters, keyed by name.
  *

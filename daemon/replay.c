@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * replay.c: the replay jobs' runner; see replay.h.
  *

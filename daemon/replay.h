@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * replay.h: replay jobs, the operator's way to deliver dead letters (kind
  * dlq) and held hooks (kind quarantine) again, paced so that a replay

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sinkq.c: sink keys and slot round-robin; see sinkq.h.
  */

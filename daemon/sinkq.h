@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sinkq.h: the spec's "Per-sink isolation": one queue per sink key
  * {tenant, source, sink index, module}, and the choice of the next

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * steps.c: jobs in bounded steps on the master's loop, in turn; see
  * steps.h.

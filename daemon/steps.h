@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * steps.h: jobs that work in bounded steps on the master's loop, in turn:
  * one step of the first job a loop pass (a zero timer), so that what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store.c: the Berkeley DB store; see store.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store.h: the Berkeley DB store, the only durable state of a node.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_backup.c: the online backup (ankusactl backup): a copy of the store
  * taken while the master runs and commits, which a plain start of ankusad

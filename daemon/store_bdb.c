@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_bdb.c: everything in the store that knows Berkeley DB below its
  * documented API, kept here so that one file says what a libdb upgrade,

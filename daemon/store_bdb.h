@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_bdb.h: the functions of store_bdb.c that take libdb's own types,
  * for the store's files that include <db.h> (include it first); the rest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_bodies.c: the hooks' bodies of STORE_BODY_MIN to STORE_BODY_MAX
  * bytes, each a record of bodies, a heap table (DB_HEAP: docs/DEPARTURES

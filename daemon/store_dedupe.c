@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_dedupe.c: the dedupe entries and their expiry: an entry and its
  * index entry written with a hook, the sweep of expired ones, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_dlq.c: the operator's dead letters and hooks in the store (see
  * store.h): the dead table walked by dead time in bounded calls, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_hookids.c: the hook id index (table hookids): a hook's 16-byte id
  * -> its seq (u64, big-endian), so that the admin API and ankusactl find a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_hooks.c: hooks and quarantine in the store: a hook put in a batch
  * (its body inline or in bodies: store_bodies.c), the quarantine pen, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,

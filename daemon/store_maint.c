@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_maint.c: the store's upkeep between batches, behind one call,
  * store_maint (its schedule below): the checkpoint, keeping the buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_rec.c: the store's keys and record codecs: big-endian integers,
  * the encoder and decoder, every table's key builders, and the records'

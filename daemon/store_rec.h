@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_rec.h: the store's keys and record codecs (store_rec.c), which
  * know nothing of Berkeley DB: the store's files and the tests that check

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_replay.c: replay jobs in the store: the records of table replays
  * and the step of a dlq job, which moves dead rows back to due with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_rows.c: rows and their due keys: the dispatch reads (tenants with
  * work, due scans, the oldest due), settling (delivered, rescheduled,

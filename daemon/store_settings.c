@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_settings.c: what the operator sets at runtime and the store keeps
  * (paused sink keys, rate-limit overrides: meta records "set:<name>"),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_sync.c: the store's hook for every sync Berkeley DB makes, and
  * what it keeps of a failure (no libdb call: store_open installs the hook

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * supervisor.c: the master's children.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * supervisor.h: the master's children: edges (http.workers of them),
  * deliver processes (dispatch.concurrency + 1) and claim gateways (2,

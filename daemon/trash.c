@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * trash.c: the thread that empties the log files store_maint.c pruned
  * (docs/DEPARTURES 16) and removes them.  No libdb calls: it touches

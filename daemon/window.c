@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * window.c: claim and run windows; see window.h.
  */

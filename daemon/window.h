@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * window.h: the windows of the spec's "Concurrency": claimed-but-unfinished
  * rows and their stored bytes (max_inflight, max_inflight_bytes), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * writer.c: the queue writer (group commit); see writer.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * writer.h: the queue writer: the only code that adds hooks to the store.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * probe-departures.c: the measurements behind two departures from
  * DESIGN.md section 9 (docs/DEPARTURES 27 and 28, docs/PERFORMANCE).  Not

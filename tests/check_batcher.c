@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_batcher.c: the batches of batched sinks (daemon/batcher.c) with a
  * fake clock: fill by entries and bytes, linger, the in-flight cap and

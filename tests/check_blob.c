@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_blob.c: the claim store verbs (workers/blob.c) over the local
  * store (workers/blob_local.c); the s3 store is tested end to end against

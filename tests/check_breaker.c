@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_breaker.c: the circuit breaker of one sink key (daemon/breaker.c)
  * with a fake clock, as scripts of calls and what each must answer.

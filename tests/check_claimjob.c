@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_claimjob.c: the claim check-in codec, common/claimjob.c
  * (MSG_CLAIM_JOB, MSG_CLAIM_OUTCOME).

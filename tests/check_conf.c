@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_conf.c: unit tests of the configuration loader (common/conf*.c).
  *

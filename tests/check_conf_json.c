@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_conf_json.c: unit tests of conf_json() (common/conf_json.c), the
  * redacted configuration of GET /v1/config.

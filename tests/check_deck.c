@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_deck.c: the on-deck page shared by the master and a deliver
  * process: offer, take and cancel, and that the process cannot change

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_dispatch.c: the dispatch scheduler (daemon/dispatch.c and its
  * parts) over the in-memory store of fakestore.c, with a fake clock: retry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_dispatch_sinks.c: the dispatch scheduler's sink side over the
  * in-memory store of fakestore.c, with a fake clock: per-sink isolation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_fair.c: deficit round-robin of a scan's page over tenants
  * (daemon/fair.c): shares, carry-over, and the tenant a page did not reach

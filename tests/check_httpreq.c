@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_httpreq.c: unit tests for workers/httpreq.c, the edge's request
  * logic: head parsing, chunked decoding, routing, header checks, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_ids.c: UUIDv7 layout and ordering, ULID encoding.
  */

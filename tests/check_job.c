@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_job.c: the job, outcome and batch codecs (common/job.c,
  * common/batch.c); the batch cases build on the job's sample.

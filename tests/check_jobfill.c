@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_jobfill.c: an attempt's fields from its row and its hook
  * (daemon/jobfill.c), for a single job and a batch entry alike, and the

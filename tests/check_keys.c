@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_keys.c: unit tests for workers/keys.c, the dedupe key of a source
  * and the header / JSON key lookups it shares with the ordering lanes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_log.c: unit tests of common/log.c: the line on stderr (date, time,
  * level, the journal's priority prefix) and the rate limit of repeated

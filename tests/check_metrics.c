@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_metrics.c: the metric families and their exposition (metrics.c),
  * and that every family the daemon's sources name is in the table.

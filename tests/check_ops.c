@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_ops.c: unit tests of daemon/ops.c's stored settings: a tenant's
  * rate limit taken from its override, else rate_limits.tenants.<t>, else

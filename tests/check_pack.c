@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_pack.c: claim packs (common/pack.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_qmsg.c: Queue message v1 (workers/qmsg.c) and the pure parts of
  * the sqs sink (classification, MD5).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_ratelimit.c: GCRA arithmetic with a fake clock.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_sink_http.c: the http sink (workers/sink_http.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_store_backup.c: unit tests of the store's online backup
  * (daemon/store_backup.c): a copy taken while another thread commits and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_store_dlq.c: unit tests of the operator's dead letters and hooks
  * in the store (daemon/store_dlq.c): the dead table walked by time in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_store_durable.c: unit tests of the Berkeley DB store: restarts,
  * recovery, the region home, bodies in their table and their move out of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_store_hooks.c: unit tests of the Berkeley DB store: batches of hooks
  * and rows, dedupe, quarantine, and the record codecs (daemon/store.c,

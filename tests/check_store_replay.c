@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_store_replay.c: unit tests of the store's replay jobs
  * (daemon/store_replay.c): the job records, and the step that moves a dlq

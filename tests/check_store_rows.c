@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_store_rows.c: unit tests of the Berkeley DB store: due scans,
  * settling, dead letters and lanes (daemon/store_rows.c, lanes.c), with the

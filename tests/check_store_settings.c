@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_store_settings.c: unit tests of daemon/store_settings.c: the
  * settings kept in meta (put, overwrite, list by prefix, delete, kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_utf8.c: the UTF-8 checks and the cleaning of outside text.
  */

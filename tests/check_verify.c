@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * check_verify.c: unit tests for workers/verify.c, signature verification.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * count_sink.c: the lightest HTTP sink scripts/bench can measure against.
  *

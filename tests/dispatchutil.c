@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dispatchutil.c: the scheduler's unit tests' shared fixtures and helpers;
  * see dispatchutil.h.

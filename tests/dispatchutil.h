@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dispatchutil.h: what the scheduler's unit tests (check_dispatch*.c)
  * share over fakestore.c: the dispatch under test and its config, a config

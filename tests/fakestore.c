@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fakestore.c: the in-memory store and deliver pool of the dispatch tests;
  * see fakestore.h.  Aborts (via check's ck_abort) on misuse.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fakestore.h: an in-memory store and deliver pool behind struct
  * dispatch_ops, for the scheduler's unit tests (check_dispatch.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fsync_rate.c: how many synced commits per second the disk under a
  * directory takes, the ceiling of an ingest that syncs once per hook.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_edge.c: a libFuzzer target for the edge's request path.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_frames.c: a libFuzzer target for the frame readers the master runs
  * on what a deliver process sends it, fed the way a child feeds them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_http1.c: a libFuzzer target for the http sink's answer parser
  * (workers/http1.c), which reads what an HTTP server sends a deliver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pace_post.c: an open-loop paced HTTP load generator for scripts/bench.
  *

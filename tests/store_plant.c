@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store_plant.c: plant text that is not UTF-8 in a stopped daemon's store,
  * as builds before the cleaning of outside text (common/utf8.h) could

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * storeutil.c: the store's unit tests' shared fixtures and helpers; see
  * storeutil.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * storeutil.h: what the store's unit tests (check_store_*.c) share: the
  * per-case temp directory, fixtures, and helpers that put hooks and rows,

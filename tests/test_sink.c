@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_sink.c: the HTTP sink the end-to-end tests and the benchmarks
  * deliver to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * testutil.c: helpers the unit tests share; see testutil.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * testutil.h: helpers the unit tests of the edge's modules share.
  */

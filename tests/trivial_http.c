@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * trivial_http.c: the raw HTTP baseline of scripts/bench-ingest.
  *

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- wrk-post.lua: POST a 1 KiB JSON body (Content-Type application/json) and
 -- count the answers by status, for scripts/bench-ingest.
 --

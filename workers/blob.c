@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * blob.c: the claim store's verbs, dispatched to the implementation the
  * options name (claim_check.store.type); see blob.h.

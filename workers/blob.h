@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * blob.h: the claim stores, one file per implementation (blob_local.c,
  * blob_s3.c) behind one set of verbs (blob.c): put an object whole, read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * blob_local.c: the local claim store, one file per object under root
  * (claim_check.store.root), the key as its relative path.

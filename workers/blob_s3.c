@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * blob_s3.c: the s3 claim store: an S3 bucket (or MinIO, or any S3-
  * compatible server) over libcurl, signed with SigV4 (CURLOPT_AWS_SIGV4,

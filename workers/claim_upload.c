@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * claim_upload.c: the deliver process's side of the claim check: one
  * MSG_CLAIM_JOB is one pack, written here and put in the store the job

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * claim_upload.h: checking bodies in to the claim store, in a deliver
  * process: one pack per call (common/pack.h), uploaded whole (blob.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * deliver.c: ankusa-deliver, the process that runs delivery attempts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * edge.c: ankusa-edge, the process that speaks HTTP to webhook providers.
  *

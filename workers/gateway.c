@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * gateway.c: ankusa-gateway, the read-only claim gateway.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * http1.c: the http sink's HTTP/1.1 client for plain-http URLs; see
  * http1.h.

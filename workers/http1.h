@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * http1.h: the http sink's own HTTP/1.1 client, for plain-http URLs.
  *

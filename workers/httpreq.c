@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * httpreq.c: the request logic of the edge, without I/O; see httpreq.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * httpreq.h: the request logic of the edge, without I/O.
  *

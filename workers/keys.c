@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * keys.c: the keys a source reads from a request; see keys.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * keys.h: the keys a source reads from a request, without I/O.
  *

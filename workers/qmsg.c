@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * qmsg.c: Queue message v1 (see qmsg.h): the JSON body and attributes of
  * one hook for the queue sinks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * qmsg.h: Queue message v1, the body and attributes every queue sink
  * (sqs, google_pubsub) sends for one hook.  Pure: no I/O.

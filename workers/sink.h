@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sink.h: the sinks a deliver process runs, one file per implementation
  * (sink_http.c, sink_log.c, sink_sqs.c, sink_pubsub.c; sink_xfer.c is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sink_http.c: the http sink, one attempt per call, over libcurl.
  *

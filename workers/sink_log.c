@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sink_log.c: the log sink.  One log_info line per delivery (hook id,
  * tenant/source, sink index, size, content type, attempt) and ok.  It has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sink_pubsub.c: the google_pubsub sink, batched: topics.publish.
  *

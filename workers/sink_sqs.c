@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sink_sqs.c: the sqs sink, batched: SendMessageBatch over SQS's JSON
  * protocol, signed with SigV4 by libcurl.

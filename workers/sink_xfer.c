@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sink_xfer.c: one HTTP request of a queue sink (sqs, google_pubsub, the
  * GCE metadata server), over libcurl, with the whole answer kept.

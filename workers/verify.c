@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * verify.c: webhook signature verification; see verify.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * verify.h: webhook signature verification, without I/O or a clock.
  *

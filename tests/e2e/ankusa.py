@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Helpers for the end-to-end tests: a real ankusad in a temp dir.
 
 Standard library only.  The harness (run.py) calls configure() once and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A fake ankusa-edge, for tests of the master's frame readers.
 
 usage: fake_edge.py SEND_FILE ANSWER_FILE

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Frames of the master<->child protocol (common/msg.h), for tests that
 drive a child process directly over its socketpair.
 

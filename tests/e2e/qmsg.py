@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The consumer's side of Queue message v1: decode a message read from
 SQS or Pub/Sub and check its body against what was posted.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """End-to-end test harness: the real ankusad in a temp dir per test.
 
 usage: tests/e2e/run.py [--build DIR] [--timeout S] [--keep] [--list] [FILTER...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Online backup (ankusactl backup DIR, daemon/backup.c, store_backup.c).
 
 A backup taken while a loopback client posts hooks is copied and started

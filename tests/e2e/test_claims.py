@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The claim check's workers, driven directly: a real ankusa-deliver checks
 bodies in (MSG_CLAIM_JOB over its socketpair, frames.py) to an s3 store
 (moto_server with SigV4 checking on) and to a local store, and a real

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """What an Elixir Ankusa operator brings: configuration files and the
 ANKUSA_* environment (ankusa.yml(5), THE ELIXIR ANKUSA'S FILES and
 ENVIRONMENT), and the log lines (ankusad(8), LOGGING).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Dispatch end to end: the real ankusad delivering to tests/test_sink.
 
 See shared/ankusa-contracts.md ("Delivery", "http sink") and the dispatch

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Dead letters, single hooks and the quarantine pen on the admin API
 (daemon/admin_dlq.c, daemon/dlq.c): GET|DELETE /v1/dlq, GET|DELETE
 /v1/hooks/{id}, GET|DELETE /v1/quarantine, queue.dlq.max_age_s and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """A failed sync of a table file is as fatal as a failed log flush
 (docs/DEPARTURES 12): the first fdatasync of rows.db or hooks.db fails
 with EIO (strace's fault injection, the master alone, after the start), at

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The master never dies on text it did not write (issue 22, section 1).
 
 Text from outside the master (a control argument, a sink's error text)

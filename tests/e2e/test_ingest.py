@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Ingest: every status code of the contract, against the real daemon.
 
 See shared/ankusa-contracts.md, "Ingest".  Each test starts its own ankusad

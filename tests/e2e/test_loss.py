@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The loss test: SIGKILL the master under load, restart, and find every
 hook that was answered 201.  Zero tolerance.
 

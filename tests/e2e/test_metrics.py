@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """GET /metrics (issue 24, section 2): the Prometheus text of the contracts'
 counters, histograms and gauges, checked by promtool, by its values after a
 known sequence, by ankusactl stats, and scraped by a real Prometheus server

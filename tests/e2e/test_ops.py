@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Manual operations over the admin API (daemon/admin_ops.c, daemon/ops.c):
 retry now, pause and resume of a sink, rate-limit overrides, the
 dead-lettering of a source; each across a restart where it is stored."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Processes: edges are disposable, the master supervises them, and nothing
 outlives the master."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Queue sinks and the claim check through the real daemon (issue 5):
 hooks posted to ankusad are batched by the master's batcher, sent by
 deliver processes to moto's SQS and Google's Pub/Sub emulator, read back

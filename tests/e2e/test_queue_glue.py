@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Batched attempts through the master's glue (daemon/pipeline.c and the
 batcher) against a fake SQS endpoint: tests/test_sink, which answers every
 request as its mode says (500, or never) and records when it read each.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The queue sinks (sqs, google_pubsub) against real emulators, driving a
 real ankusa-deliver over its socketpair with MSG_BATCH_JOB frames.
 

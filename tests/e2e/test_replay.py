@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Replay jobs end to end: the real ankusad, dead letters made by a test
 sink that answers 410, replayed through POST /v1/replays (and ankusactl)
 to the same sink answering 200.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Ingest for real providers (issue 3): verification presets, on_verify_failure,
 dedupe, tenant rate limits, the quarantine pen, the counters.
 
