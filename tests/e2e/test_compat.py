@@ -311,3 +311,29 @@ def test_log_config_errors_with_level():
     assert lines and all(LINE.match(l) for l in lines), err
     assert any(": warning: http.port must be an integer in 0..65535, got "
                "x, line 2" in l for l in lines), err
+
+
+def test_licence_line_in_every_source_file():
+    # Every source file carries the licence line in its first two lines
+    # (the second after a #! line): C, headers, Python, shell, Makefile.am,
+    # configure.ac.
+    missing = []
+    paths = [os.path.join(SRCDIR, "Makefile.am"),
+             os.path.join(SRCDIR, "configure.ac")]
+    for top in ("common", "daemon", "workers", "tests", "scripts", ".ci"):
+        for dirpath, dirs, files in os.walk(os.path.join(SRCDIR, top)):
+            dirs[:] = [d for d in dirs if not d.startswith("fuzz-corpus")]
+            paths += [os.path.join(dirpath, f) for f in files]
+    for p in paths:
+        with open(p, "rb") as f:
+            head = f.read(300)
+        first = head.split(b"\n", 1)[0]
+        script = first.startswith(b"#!") and (b"python" in first or
+                                               b"sh" in first)
+        if not (p.endswith((".c", ".h", ".py", ".lua", "Makefile.am",
+                            "configure.ac")) or script):
+            continue
+        if b"SPDX-License-Identifier: ISC" not in b"\n".join(
+                head.split(b"\n")[:2]):
+            missing.append(os.path.relpath(p, SRCDIR))
+    assert not missing, "no licence line in: %s" % " ".join(sorted(missing))
