@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "utf8.h"
@@ -89,4 +91,22 @@ utf8_clean(char *dst, size_t dstsz, const char *src, size_t n)
 	}
 	dst[o] = '\0';
 	return o;
+}
+
+size_t
+utf8_format(char *dst, size_t dstsz, const char *fmt, va_list ap)
+{
+	char *buf;
+	size_t cap = 4 * dstsz, len;
+	int n;
+
+	if ((buf = malloc(cap)) == NULL) {
+		dst[0] = '\0';
+		return 0;
+	}
+	n = vsnprintf(buf, cap, fmt, ap);
+	len = n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+	len = utf8_clean(dst, dstsz, buf, len);
+	free(buf);
+	return len;
 }

@@ -13,6 +13,8 @@
 #ifndef ANKUSA_UTF8_H
 #define ANKUSA_UTF8_H
 
+#include <stdarg.h>
+
 #include <stddef.h>
 
 /*
@@ -35,5 +37,12 @@ int	utf8_valid(const char *s, size_t n);
  * one.  Returns the length written, without the NUL.
  */
 size_t	utf8_clean(char *dst, size_t dstsz, const char *src, size_t n);
+/*
+ * printf into dst (dstsz > 0) as utf8_clean writes it: arguments from
+ * outside quoted in a message come out well-formed, cut between
+ * characters.  Formats at most 4 * dstsz bytes.  The length written.
+ */
+size_t	utf8_format(char *dst, size_t dstsz, const char *fmt, va_list ap)
+	    __attribute__((format(printf, 3, 0)));
 
 #endif /* ANKUSA_UTF8_H */

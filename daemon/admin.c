@@ -459,18 +459,12 @@ admin_str(const char *s)
 void
 admin_bad(struct admin_req *ar, const char *field, const char *fmt, ...)
 {
-	char buf[4 * ADMIN_TEXT_MAX], text[ADMIN_TEXT_MAX];
+	char text[ADMIN_TEXT_MAX];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	(void)utf8_format(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	(void)utf8_clean(text, sizeof(text), buf, (size_t)n);
 	admin_error(ar, 400, "invalid_request", json_pack("{s:o, s:s}",
 	    "field", admin_str(field), "message", text));
 }

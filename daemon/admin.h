@@ -137,7 +137,10 @@ struct admin_req *admin_call(enum admin_method, const char *target,
  * (its gone callback) and answers nothing. */
 void		 admin_call_detach(struct admin_req *);
 
-/* A JSON string of text from outside (cleaned when not UTF-8). */
+/* A JSON string of text from outside the master (a sink's error, a reason,
+ * an argument): as it is when it is UTF-8, else cleaned (common/utf8.h),
+ * as records stored before the cleaning may need.  The control socket's
+ * answers use it too. */
 json_t		*admin_str(const char *);
 
 /* admin_ops.c: the paused sink keys, [{source, sink, since}]. */

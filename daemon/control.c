@@ -87,7 +87,6 @@ static void	ctl_write(struct bufferevent *, void *);
 static void	ctl_event(struct bufferevent *, short, void *);
 static void	ctl_free(struct ctl_conn *);
 static void	ctl_send(struct ctl_conn *, json_t *);
-static json_t	*ctl_str(const char *);
 static void	ctl_end(struct ctl_conn *, json_t *);
 static void	ctl_error(struct ctl_conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
@@ -267,23 +266,6 @@ ctl_send(struct ctl_conn *c, json_t *o)
 	json_decref(o);
 }
 
-/*
- * A JSON string of text that came from outside the master (a sink's error
- * text, a reason, an argument): as it is when it is UTF-8, else cleaned
- * (common/utf8.h), as records stored before the cleaning may need.
- */
-static json_t *
-ctl_str(const char *s)
-{
-	char buf[4 * CONTROL_TEXT_MAX + 1];
-	json_t *j;
-
-	if ((j = json_string(s)) != NULL)
-		return j;
-	(void)utf8_clean(buf, sizeof(buf), s, strlen(s));
-	return json_string(buf);
-}
-
 /* The last object of an answer; the connection closes once it is sent. */
 static void
 ctl_end(struct ctl_conn *c, json_t *o)
@@ -305,18 +287,12 @@ ctl_end(struct ctl_conn *c, json_t *o)
 static void
 ctl_error(struct ctl_conn *c, const char *fmt, ...)
 {
-	char buf[CONTROL_TEXT_MAX * 4], text[CONTROL_TEXT_MAX];
+	char text[CONTROL_TEXT_MAX];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	(void)utf8_format(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	(void)utf8_clean(text, sizeof(text), buf, (size_t)n);
 	ctl_end(c, json_pack("{s:b, s:s}", "ok", 0, "error", text));
 }
 
@@ -421,11 +397,11 @@ ctl_list_dead(const struct store_dead_info *di, void *arg)
 	struct ctl_conn *c = arg;
 
 	ctl_send(c, json_pack("{s:s, s:o, s:o, s:i, s:s, s:o, s:i, s:I, "
-	    "s:o, s:I}", "hook_id", di->hook_id, "tenant", ctl_str(di->tenant),
-	    "source", ctl_str(di->source), "sink", (int)di->sink_index,
+	    "s:o, s:I}", "hook_id", di->hook_id, "tenant", admin_str(di->tenant),
+	    "source", admin_str(di->source), "sink", (int)di->sink_index,
 	    "module", dispatch_module_name(di->module), "reason",
-	    ctl_str(di->reason), "attempts", (int)di->attempts, "dead_at",
-	    (json_int_t)di->dead_at, "last_error", ctl_str(di->last_error),
+	    admin_str(di->reason), "attempts", (int)di->attempts, "dead_at",
+	    (json_int_t)di->dead_at, "last_error", admin_str(di->last_error),
 	    "seq", (json_int_t)di->seq));
 	c->count++;
 	return 0;
@@ -445,9 +421,9 @@ ctl_list_pen(const struct store_quarantine_info *q, void *arg)
 	}
 	ctl_send(c, json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:o}",
 	    "id", q->id, "seq", (json_int_t)q->seq, "tenant",
-	    ctl_str(q->tenant), "source", ctl_str(q->source), "received_at",
+	    admin_str(q->tenant), "source", admin_str(q->source), "received_at",
 	    (json_int_t)q->received_at, "size", (json_int_t)q->size, "reason",
-	    ctl_str(q->reason)));
+	    admin_str(q->reason)));
 	return 0;
 }
 
@@ -458,7 +434,7 @@ ctl_list_one(const struct store_hook_info *h, void *arg)
 
 	ctl_send(c, json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:i, s:b}",
 	    "id", h->id, "seq", (json_int_t)h->seq, "tenant",
-	    ctl_str(h->tenant), "source", ctl_str(h->source), "received_at",
+	    admin_str(h->tenant), "source", admin_str(h->source), "received_at",
 	    (json_int_t)h->received_at,
 	    "size", (json_int_t)h->size, "rows", (int)h->rows,
 	    "flagged", h->flagged));

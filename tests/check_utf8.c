@@ -6,6 +6,7 @@
 
 #include <check.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "utf8.h"
@@ -114,6 +115,33 @@ START_TEST(test_clean_cut)
 END_TEST
 
 /* Every string of two arbitrary bytes cleans to valid UTF-8. */
+static size_t
+fmt(char *dst, size_t sz, const char *f, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, f);
+	n = utf8_format(dst, sz, f, ap);
+	va_end(ap);
+	return n;
+}
+
+/* utf8_format: an argument's bad byte comes out escaped, a long message
+ * cut to the buffer. */
+START_TEST(test_format)
+{
+	char out[16], big[64];
+
+	ck_assert_uint_eq(fmt(out, sizeof(out), "id %s!", "a\xff"), 9);
+	ck_assert_str_eq(out, "id a\\xff!");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_uint_eq(fmt(out, sizeof(out), "%s", big), 15);
+	ck_assert_uint_eq(strlen(out), 15);
+}
+END_TEST
+
 START_TEST(test_clean_all_pairs)
 {
 	char in[2], out[16];
@@ -145,6 +173,7 @@ utf8_suite(void)
 	    sizeof(clean_cases) / sizeof(clean_cases[0]));
 	tcase_add_test(tc, test_clean_cut);
 	tcase_add_test(tc, test_clean_all_pairs);
+	tcase_add_test(tc, test_format);
 	suite_add_tcase(s, tc);
 	return s;
 }
