@@ -201,9 +201,7 @@ call_step(struct dlcall *c, char *err, size_t errlen)
 	return rc;
 
  fail:
-	snprintf(err, errlen, "store: %s", store_strerror(env->store));
-	master_store_check();
-	return -1;
+	return steps_store_failed(err, errlen);
 }
 
 /* The call ends: err NULL done, else why it stopped. */

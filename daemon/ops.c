@@ -200,9 +200,7 @@ setting_write(const char *name, const void *val, size_t len, int del,
 	return rc;
 
  fail:
-	snprintf(err, errlen, "store: %s", store_strerror(env->store));
-	master_store_check();
-	return -1;
+	return steps_store_failed(err, errlen);
 }
 
 /* --- jobs --- */
@@ -342,9 +340,7 @@ job_step(struct ops_job *j, char *err, size_t errlen)
 	return rc;
 
  fail:
-	snprintf(err, errlen, "store: %s", store_strerror(env->store));
-	master_store_check();
-	return -1;
+	return steps_store_failed(err, errlen);
 }
 
 static void

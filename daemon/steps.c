@@ -11,11 +11,14 @@
 #include <sys/time.h>
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <event2/event.h>
 
 #include "log.h"
+#include "master.h"
 #include "steps.h"
+#include "store.h"
 
 static void	steps_cb(evutil_socket_t, short, void *);
 static void	steps_arm(struct steps *);
@@ -64,4 +67,12 @@ steps_cb(evutil_socket_t fd, short ev, void *arg)
 		TAILQ_INSERT_TAIL(&s->jobs, j, entry);
 	}
 	steps_arm(s);
+}
+
+int
+steps_store_failed(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "store: %s", store_strerror(env->store));
+	master_store_check();
+	return -1;
 }

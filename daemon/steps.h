@@ -12,6 +12,8 @@
 
 #include <sys/queue.h>
 
+#include <stddef.h>
+
 struct event;
 struct event_base;
 
@@ -34,5 +36,9 @@ void	steps_init(struct steps *, struct event_base *);
 void	steps_add(struct steps *, struct step_job *);
 /* Out of line (before it is freed). */
 void	steps_end(struct steps *, struct step_job *);
+/* A step that met a store error: the error into err ("store: ..."), the
+ * master's check of a lost store (master_store_check), and -1, what the
+ * step returns. */
+int	steps_store_failed(char *err, size_t errlen);
 
 #endif
