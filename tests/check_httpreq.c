@@ -505,27 +505,101 @@ START_TEST(test_chunked)
 }
 END_TEST
 
-/* Trailers are bounded even though ignored. */
-START_TEST(test_chunked_trailer_cap)
-{
-	struct httpreq_chunked c;
-	char line[1024];
-	size_t used;
-	int i;
+/*
+ * Chunk extensions and trailers are read and ignored, so they are bounded
+ * on their own: extensions per size line and in all a body's size lines,
+ * trailer fields and trailer bytes.  Each row builds a body of n units
+ * and says whether n is still within the bound.
+ */
+enum chunk_unit {
+	CU_EXTS,	/* one size line with n extensions ";e" */
+	CU_EXT_BYTES,	/* n chunks, each with a 1000-byte extension */
+	CU_TRAILERS,	/* n trailer fields "t: v" */
+	CU_TRAILER_BYTES,/* n trailer fields of 1024 bytes with their CRLF */
+};
 
-	memset(line, 'a', sizeof(line) - 2);
-	line[sizeof(line) - 2] = '\r';
-	line[sizeof(line) - 1] = '\n';
-	httpreq_chunked_init(&c, 100);
-	ck_assert_int_eq(httpreq_chunked_feed(&c, "0\r\n", 3, &used),
-	    HTTPREQ_MORE);
-	for (i = 0; i < 64; i++)
-		ck_assert_int_eq(httpreq_chunked_feed(&c, line, sizeof(line),
-		    &used), HTTPREQ_MORE);
-	ck_assert_int_eq(httpreq_chunked_feed(&c, line, sizeof(line), &used),
-	    HTTPREQ_ERROR);
-	ck_assert_int_eq(c.error, 400);
-	httpreq_chunked_free(&c);
+struct bound_case {
+	enum chunk_unit	 unit;
+	int		 n;
+	int		 error;		/* 0: DONE, with the body */
+};
+
+static const struct bound_case bound_cases[] = {
+	{ CU_EXTS, HTTPREQ_CHUNK_EXTS_MAX, 0 },
+	{ CU_EXTS, HTTPREQ_CHUNK_EXTS_MAX + 1, 400 },
+	{ CU_EXT_BYTES, HTTPREQ_CHUNK_EXT_TOTAL / 1000, 0 },
+	{ CU_EXT_BYTES, HTTPREQ_CHUNK_EXT_TOTAL / 1000 + 1, 400 },
+	{ CU_TRAILERS, HTTPREQ_TRAILERS_MAX, 0 },
+	{ CU_TRAILERS, HTTPREQ_TRAILERS_MAX + 1, 431 },
+	{ CU_TRAILER_BYTES, HTTPREQ_TRAILER_MAX / 1024, 0 },
+	{ CU_TRAILER_BYTES, HTTPREQ_TRAILER_MAX / 1024 + 1, 431 },
+};
+
+START_TEST(test_chunked_bounds)
+{
+	const struct bound_case *tc = &bound_cases[_i];
+	enum httpreq_status st;
+	char *s, *p, *body, *want;
+	size_t used, len, k;
+	int i, err, nbody = 0;
+
+	ck_assert_ptr_nonnull(s = malloc(64 * 1024));
+	ck_assert_ptr_nonnull(want = malloc(tc->n + 2));
+	p = s;
+	switch (tc->unit) {
+	case CU_EXTS:
+		p += sprintf(p, "1");
+		for (i = 0; i < tc->n; i++)
+			p += sprintf(p, ";e");
+		p += sprintf(p, "\r\nx\r\n0\r\n\r\n");
+		want[nbody++] = 'x';
+		break;
+	case CU_EXT_BYTES:
+		for (i = 0; i < tc->n; i++) {
+			/* ";" and 999 bytes: 1000 extension bytes. */
+			p += sprintf(p, "1;%0999d\r\ny\r\n", 0);
+			want[nbody++] = 'y';
+		}
+		p += sprintf(p, "0\r\n\r\n");
+		break;
+	case CU_TRAILERS:
+		p += sprintf(p, "1\r\nz\r\n0\r\n");
+		for (i = 0; i < tc->n; i++)
+			p += sprintf(p, "t: v\r\n");
+		p += sprintf(p, "\r\n");
+		want[nbody++] = 'z';
+		break;
+	case CU_TRAILER_BYTES:
+		p += sprintf(p, "1\r\nz\r\n0\r\n");
+		for (i = 0; i < tc->n; i++) {
+			p += sprintf(p, "t: ");
+			memset(p, 'v', 1024 - 5);
+			p += 1024 - 5;
+			p += sprintf(p, "\r\n");
+		}
+		p += sprintf(p, "\r\n");
+		want[nbody++] = 'z';
+		break;
+	}
+	want[nbody] = '\0';
+	len = (size_t)(p - s);
+	/* Whole, split in the middle, and cut one byte before the end. */
+	for (k = 0; k < 3; k++) {
+		body = chunked_run(s, k == 0 ? len : k == 1 ? len / 2 : len - 1,
+		    100, &st, &err, &used);
+		if (tc->error == 0) {
+			ck_assert_msg(st == HTTPREQ_DONE, "case %d: %d", _i, st);
+			ck_assert_str_eq(body, want);
+			ck_assert_uint_eq(used, len);
+		} else {
+			ck_assert_msg(st == HTTPREQ_ERROR, "case %d: %d", _i,
+			    st);
+			ck_assert_int_eq(err, tc->error);
+		}
+		free(body);
+	}
+	free(want);
+	free(s);
 }
 END_TEST
 
@@ -1016,7 +1090,7 @@ httpreq_suite(void)
 	tc = tcase_create("chunked");
 	tcase_set_timeout(tc, CASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_chunked, 0, NELEM(chunk_cases));
-	tcase_add_test(tc, test_chunked_trailer_cap);
+	tcase_add_loop_test(tc, test_chunked_bounds, 0, NELEM(bound_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("route");

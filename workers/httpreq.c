@@ -488,6 +488,10 @@ httpreq_chunked_feed(struct httpreq_chunked *c, const void *data, size_t n,
 			if (ch == ';' || c->state == CH_EXT) {
 				if (ch != '\t' && (ch < 0x20 || ch == 0x7f))
 					goto bad;
+				if (++c->ext_bytes > HTTPREQ_CHUNK_EXT_TOTAL ||
+				    (ch == ';' &&
+				    ++c->exts > HTTPREQ_CHUNK_EXTS_MAX))
+					goto bad;
 				c->state = CH_EXT;
 				break;
 			}
@@ -502,6 +506,7 @@ httpreq_chunked_feed(struct httpreq_chunked *c, const void *data, size_t n,
  size_line_done:
 			c->linelen = 0;
 			c->digits = 0;
+			c->exts = 0;
 			if (c->size == 0) {
 				c->state = CH_TRAILER;
 				break;
@@ -535,11 +540,13 @@ httpreq_chunked_feed(struct httpreq_chunked *c, const void *data, size_t n,
 			}
 			if (ch == '\n')
 				goto done;
+			if (++c->trailers > HTTPREQ_TRAILERS_MAX)
+				goto trailers;
 			c->state = CH_TRAILER_LINE;
 			/* FALLTHROUGH */
 		case CH_TRAILER_LINE:
 			if (++c->trailer > HTTPREQ_TRAILER_MAX)
-				goto bad;
+				goto trailers;
 			if (ch == '\n')
 				c->state = CH_TRAILER;
 			break;
@@ -557,6 +564,11 @@ httpreq_chunked_feed(struct httpreq_chunked *c, const void *data, size_t n,
 	c->state = CH_DONE;
 	*used = i;
 	return HTTPREQ_DONE;
+ trailers:
+	c->error = 431;
+	c->state = CH_ERROR;
+	*used = i;
+	return HTTPREQ_ERROR;
  bad:
 	c->error = 400;
 	c->state = CH_ERROR;

@@ -12,7 +12,8 @@
  * Untrusted bytes are parsed here.  Every limit is enforced while bytes are
  * fed, before anything grows past it: a head over HTTPREQ_HEAD_MAX or with
  * more than HTTPREQ_HEADERS_MAX headers is refused with 431, a chunked body
- * over its cap with 413, malformed syntax with 400.
+ * over its cap with 413, its trailers over their bounds with 431, its
+ * chunk extensions over theirs and malformed syntax with 400.
  */
 #ifndef ANKUSA_HTTPREQ_H
 #define ANKUSA_HTTPREQ_H
@@ -25,8 +26,13 @@
 
 #define HTTPREQ_HEAD_MAX	(64 * 1024)	/* request line + headers */
 #define HTTPREQ_HEADERS_MAX	100
+/* Chunked bodies: extensions and trailers are read and ignored, and
+ * bounded (400 past an extension bound, 431 past a trailer bound). */
 #define HTTPREQ_CHUNK_LINE_MAX	4096		/* chunk size + extensions */
-#define HTTPREQ_TRAILER_MAX	(64 * 1024)	/* trailers, read and ignored */
+#define HTTPREQ_CHUNK_EXTS_MAX	16		/* extensions a size line */
+#define HTTPREQ_CHUNK_EXT_TOTAL	(16 * 1024)	/* extension bytes a body */
+#define HTTPREQ_TRAILERS_MAX	16		/* trailer fields */
+#define HTTPREQ_TRAILER_MAX	(8 * 1024)	/* trailer bytes */
 
 enum httpreq_status {
 	HTTPREQ_MORE = 0,	/* every byte fed was used; feed more */
@@ -82,15 +88,18 @@ const struct httpreq_header *httpreq_header(const struct httpreq *,
 int	httpreq_started(const struct httpreq *);
 
 /* The chunked transfer coding, decoded into out.  Chunk extensions and
- * trailers are read and ignored. */
+ * trailers are read, counted against their bounds and ignored. */
 struct httpreq_chunked {
 	int		 state;
 	uint64_t	 size;		/* of the chunk being read */
 	size_t		 linelen;	/* bytes of the size line so far */
+	int		 exts;		/* extensions in the size line so far */
+	size_t		 ext_bytes;	/* extension bytes in the body so far */
 	size_t		 trailer;	/* trailer bytes so far */
+	int		 trailers;	/* trailer fields so far */
 	int		 digits;	/* hex digits in the size line */
 	uint64_t	 max;		/* body cap (http.max_body_bytes) */
-	int		 error;		/* 400, or 413 past max */
+	int		 error;		/* 400, 413 past max, 431 trailers */
 	unsigned char	*out;		/* decoded body (caller may own it) */
 	size_t		 outlen;
 	size_t		 outcap;
