@@ -9,7 +9,10 @@
  * source's quarantine bucket; then a hook with a dedupe key is looked up,
  * first among the hooks still queued (two hooks with one key in one batch
  * collapse: the second follows the first and is answered with its id once
- * the first is durable), then in the store.
+ * the first is durable), then in the store.  A follower waits like any
+ * queued hook and holds its copy meanwhile, so it counts against
+ * batcher.max_queue and batcher.max_queue_bytes like one: a flood of
+ * retries of one key is refused 503 overload as a flood of hooks is.
  *
  * The queue is FIFO.  A commit takes up to batcher.max_batch entries: one
  * store transaction holding each hook and its delivery rows (or the held
@@ -100,6 +103,8 @@ TAILQ_HEAD(pendingq, pending);
 static struct pendingq	 queue = TAILQ_HEAD_INITIALIZER(queue);
 static size_t		 nqueued;
 static uint64_t		 queued_bytes;
+static size_t		 nfollowing;	/* followers of queued dedupe keys */
+static uint64_t		 following_bytes;
 static uint64_t		 queued_pen_bytes;	/* pen bodies not yet stored */
 static struct event	*ev_commit;
 static int		 commit_armed;
@@ -137,13 +142,13 @@ writer_init(void)
 size_t
 writer_queued(void)
 {
-	return nqueued;
+	return nqueued + nfollowing;
 }
 
 uint64_t
 writer_queued_bytes(void)
 {
-	return queued_bytes;
+	return queued_bytes + following_bytes;
 }
 
 static const char *
@@ -201,6 +206,8 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 
 	while ((f = p->followers) != NULL) {
 		p->followers = f->next_follower;
+		nfollowing--;
+		following_bytes -= f->bytes;
 		if (r == HOOK_ACCEPTED) {
 			memcpy(f->hook.id, p->hook.id, UUID_LEN);
 			writer_answer(f, HOOK_DUPLICATE, 0);
@@ -442,8 +449,8 @@ writer_submit(uint32_t serial, struct msg *m)
 		writer_answer(p, HOOK_DRAINING, 1);
 		goto done;
 	}
-	if (nqueued >= c->batcher.max_queue ||
-	    queued_bytes + p->bytes > c->batcher.max_queue_bytes) {
+	if (writer_queued() >= c->batcher.max_queue ||
+	    writer_queued_bytes() + p->bytes > c->batcher.max_queue_bytes) {
 		writer_answer(p, HOOK_OVERLOAD, 1);
 		goto done;
 	}
@@ -494,9 +501,11 @@ writer_submit(uint32_t serial, struct msg *m)
 		    src->dedupe.ttl_seconds * 1000;
 		if ((lead = dd_find(p)) != NULL) {
 			/* Same key queued: answered with its id once it is
-			 * durable. */
+			 * durable; counted as queued until then. */
 			p->next_follower = lead->followers;
 			lead->followers = p;
+			nfollowing++;
+			following_bytes += p->bytes;
 			return 0;
 		}
 		rc = store_dedupe_get(env->store, p->hook.tenant,

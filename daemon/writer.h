@@ -31,6 +31,9 @@ int	writer_submit(uint32_t serial, struct msg *);
 void	writer_flush_all(void);
 /* Answer everything queued 503 store_unavailable, committing nothing. */
 void	writer_refuse_all(void);
+/* The hooks waiting for a commit and their bytes, the followers of a
+ * queued dedupe key included: what batcher.max_queue and
+ * batcher.max_queue_bytes bound. */
 size_t	writer_queued(void);
 uint64_t writer_queued_bytes(void);
 /* Sweep expired dedupe keys (a timer calls it; commits sweep too). */
