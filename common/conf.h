@@ -185,6 +185,10 @@ struct conf {
 		enum routing	 routing;
 		char		*prefix;	/* "" for no prefix */
 		uint32_t	 workers;
+		uint64_t	 header_timeout_ms;	/* a whole head */
+		uint64_t	 min_body_rate;		/* bytes/s, after grace */
+		uint32_t	 max_conns_per_ip;	/* per edge */
+		uint64_t	 max_buffered_bytes;	/* per edge */
 	} http;
 
 	struct {

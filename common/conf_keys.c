@@ -137,6 +137,43 @@ const struct conf_key conftab[] = {
 	{ .name = "http.workers", .type = T_U32, .scope = S_CONF,
 	  .off = CO(http.workers), .def = "2", .min = 1, .max = 64,
 	  .doc = "The number of ankusa-edge processes." },
+	{ .name = "http.header_timeout_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(http.header_timeout_ms), .def = "10000", .min = 1,
+	  .max = 3600000,
+	  .doc = "The time a whole request head has to arrive, in total, "
+	    "however it trickles: from the request's first byte (from the "
+	    "accept for a connection's first request).  Past it the request "
+	    "is answered 408 and the connection closed (a connection that "
+	    "sent nothing is just closed).  The wait between the requests "
+	    "of a keep-alive connection is not counted: an idle connection "
+	    "is closed after 60 s." },
+	{ .name = "http.min_body_rate", .type = T_U64, .scope = S_CONF,
+	  .off = CO(http.min_body_rate), .def = "1024", .min = 1, .max = GIB,
+	  .doc = "The slowest a request body may arrive, in bytes a second "
+	    "averaged from 10 s after the end of the head: a body of which "
+	    "fewer than rate x (t - 10 s) bytes have arrived t seconds "
+	    "after its head is answered 408 and the connection closed.  A "
+	    "body that stalls 60 s is cut the same way, whatever its "
+	    "average." },
+	{ .name = "http.max_conns_per_ip", .type = T_U32, .scope = S_CONF,
+	  .off = CO(http.max_conns_per_ip), .def = "256", .min = 1,
+	  .max = 4096,
+	  .doc = "The most connections one client address may hold on each "
+	    "ankusa-edge process (IPv6 by whole address, IPv4-mapped as "
+	    "IPv4); a connection past it is closed as it is accepted, "
+	    "counted in ankusa_ingest_refused_total{reason=\"conns_per_ip\"} "
+	    "and logged, at most once a second.  An edge holds 4096 "
+	    "connections in all." },
+	{ .name = "http.max_buffered_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(http.max_buffered_bytes), .def = "268435456", .min = 1,
+	  .max = 64 * GIB,
+	  .doc = "The bytes of request bodies each ankusa-edge process may "
+	    "hold: bodies being read (a Content-Length body counts its "
+	    "length from its head, a chunked one http.max_body_bytes until "
+	    "it is read) and bodies the master has not answered yet.  A "
+	    "request that would go past it is answered 503 overload with "
+	    "Retry-After: 1 before its body is read; a body larger than the "
+	    "bound alone is taken only when the edge holds no other." },
 
 	/* admin */
 	{ .name = "admin", .type = T_SECTION,

@@ -22,7 +22,7 @@
 
 struct event_base;
 
-#define MSG_PROTO_VERSION	3
+#define MSG_PROTO_VERSION	4
 #define MSG_HDR_LEN		16
 #define MSG_MAX_PAYLOAD		(4U * 1024 * 1024)	/* bodies go by fd */
 #define MSG_INLINE_MAX		(4U * 1024)		/* larger bodies: memfd */
@@ -38,9 +38,10 @@ enum msg_type {
 	MSG_HOOK_RESULT,	/* master->edge: u8 hook_result, str id, u32 retry_after_s */
 	MSG_READY_QUERY,	/* edge->master: may /ready say yes? */
 	MSG_READY_RESULT,	/* master->edge: u8 ready, str reason */
-	MSG_INGEST_EVENT,	/* edge->master: a refused request, for metrics:
+	MSG_INGEST_EVENT,	/* edge->master: refused requests, for metrics:
 				 * str reason, str source ("" if none),
-				 * str scheme ("" unless a verify failure) */
+				 * str scheme ("" unless a verify failure),
+				 * u32 count (>= 1) of such refusals */
 	MSG_QUARANTINE_CHECK,	/* master->edge: re-verify a held hook */
 	MSG_QUARANTINE_VERDICT,	/* edge->master: its verdict */
 	MSG_DELIVER_JOB,	/* master->deliver: one attempt (common/job.h);

@@ -48,7 +48,11 @@ static const struct family_def {
 	    "Hooks the master answered, by source and outcome (committed, "
 	    "duplicate, flagged, quarantined, or why not).", NULL },
 	{ "ankusa_ingest_refused_total", METRICS_COUNTER,
-	    "Ingest requests refused, by reason; never labelled by source.",
+	    "Ingest requests refused by an edge, by reason (request_timeout: "
+	    "answered 408 under http.header_timeout_ms or "
+	    "http.min_body_rate; conns_per_ip: connections closed at accept "
+	    "under http.max_conns_per_ip; overload: http.max_buffered_bytes); "
+	    "never labelled by source.",
 	    NULL },
 	{ "ankusa_verify_failures_total", METRICS_COUNTER,
 	    "Requests that failed verification, by source and verify.type.",
@@ -156,7 +160,8 @@ static const char *const refused_reasons[] = {
 	"payload_too_large", "invalid_header", "verification_failed",
 	"headers_too_large", "bad_request", "overload", "store_unavailable",
 	"draining", "rate_limited", "quarantine_rate_limited",
-	"quarantine_full", "not_master", NULL
+	"quarantine_full", "not_master", "request_timeout", "conns_per_ip",
+	NULL
 };
 
 static int		 family(const char *, enum metrics_type);
@@ -456,7 +461,7 @@ metrics_ingest(const char *source, const char *outcome)
 }
 
 void
-metrics_refused(const char *reason)
+metrics_refused(const char *reason, uint32_t n)
 {
 	int i;
 
@@ -464,7 +469,7 @@ metrics_refused(const char *reason)
 	for (i = 0; refused_reasons[i] != NULL; i++)
 		if (strcmp(refused_reasons[i], reason) == 0)
 			break;
-	metrics_add("ankusa_ingest_refused_total", 1, "reason",
+	metrics_add("ankusa_ingest_refused_total", n, "reason",
 	    refused_reasons[i] != NULL ? refused_reasons[i] : "other", NULL);
 }
 

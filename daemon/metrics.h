@@ -37,9 +37,9 @@ enum metrics_type {
 
 /* ankusa_ingest_requests_total{source_id,outcome} */
 void	 metrics_ingest(const char *source, const char *outcome);
-/* ankusa_ingest_refused_total{reason}: reason outside the edge's set of
- * refusals becomes "other". */
-void	 metrics_refused(const char *reason);
+/* ankusa_ingest_refused_total{reason} goes up by n: reason outside the
+ * edge's set of refusals becomes "other". */
+void	 metrics_refused(const char *reason, uint32_t n);
 /* ankusa_verify_failures_total{source_id,scheme}: a scheme that is no
  * verify.type becomes "other". */
 void	 metrics_verify_failure(const char *source, const char *scheme);

@@ -557,14 +557,16 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 	}
 	case MSG_INGEST_EVENT: {
 		const char *reason, *source, *scheme;
+		uint32_t n;
 
 		if (msg_get_str(m, &reason) == -1 ||
 		    msg_get_str(m, &source) == -1 ||
-		    msg_get_str(m, &scheme) == -1 || msg_end(m) == -1) {
+		    msg_get_str(m, &scheme) == -1 ||
+		    msg_get_u32(m, &n) == -1 || n == 0 || msg_end(m) == -1) {
 			child_recycle(c, "malformed ingest_event");
 			return;
 		}
-		metrics_refused(reason);
+		metrics_refused(reason, n);
 		/* Labelled by source only when the config knows it. */
 		if (scheme[0] != '\0' && conf_source(env->conf, source) != NULL)
 			metrics_verify_failure(source, scheme);

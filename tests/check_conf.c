@@ -134,6 +134,10 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cf->http.routing, ROUTING_PATH);
 	ck_assert_str_eq(cf->http.prefix, "/webhooks");
 	ck_assert_uint_eq(cf->http.workers, 2);
+	ck_assert_uint_eq(cf->http.header_timeout_ms, 10000);
+	ck_assert_uint_eq(cf->http.min_body_rate, 1024);
+	ck_assert_uint_eq(cf->http.max_conns_per_ip, 256);
+	ck_assert_uint_eq(cf->http.max_buffered_bytes, 268435456);
 	ck_assert_int_eq(cf->admin.enabled, 1);
 	ck_assert_str_eq(cf->admin.ip, "127.0.0.1");
 	ck_assert_uint_eq(cf->admin.port, 4002);
@@ -440,6 +444,18 @@ static const struct {
 	  "http.routing must be one of path, tenant_path, got host, line 2" },
 	{ "http:\n  workers: 65\n" SRC,
 	  "http.workers must be an integer in 1..64, got 65, line 2" },
+	{ "http:\n  header_timeout_ms: 0\n" SRC,
+	  "http.header_timeout_ms must be an integer in 1..3600000, got 0, "
+	  "line 2" },
+	{ "http:\n  min_body_rate: 0\n" SRC,
+	  "http.min_body_rate must be an integer in 1..1073741824, got 0, "
+	  "line 2" },
+	{ "http:\n  max_conns_per_ip: 4097\n" SRC,
+	  "http.max_conns_per_ip must be an integer in 1..4096, got 4097, "
+	  "line 2" },
+	{ "http:\n  max_buffered_bytes: 0\n" SRC,
+	  "http.max_buffered_bytes must be an integer in 1..68719476736, "
+	  "got 0, line 2" },
 	{ "http:\n  ip: localhost\n" SRC,
 	  "http.ip must be an IPv4 or IPv6 address, got localhost, line 2" },
 	{ "http:\n  prefix: hooks\n" SRC,

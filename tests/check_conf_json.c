@@ -171,6 +171,15 @@ START_TEST(test_shape)
 	o = conf_json(cf);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o,
 	    "http"), "port")), 4000);
+	/* The ingest limits are no secrets: shown. */
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o,
+	    "http"), "header_timeout_ms")), 10000);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o,
+	    "http"), "min_body_rate")), 1024);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o,
+	    "http"), "max_conns_per_ip")), 256);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o,
+	    "http"), "max_buffered_bytes")), 268435456);
 	ck_assert(json_is_null(json_object_get(o, "claim_check")));
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
 	    json_object_get(o, "dispatch"), "retry"), "max_attempts")), 84);

@@ -164,15 +164,18 @@ END_TEST
 START_TEST(test_edge_labels_bounded)
 {
 	metrics_reset();
-	metrics_refused("payload_too_large");
-	metrics_refused("made up by an edge");
-	metrics_refused("made up again");
+	metrics_refused("payload_too_large", 1);
+	metrics_refused("made up by an edge", 1);
+	metrics_refused("made up again", 1);
+	metrics_refused("conns_per_ip", 5);	/* an edge's coalesced count */
 	metrics_verify_failure("gh", "github");
 	metrics_verify_failure("gh", "no such scheme");
 	ck_assert_uint_eq(metrics_get("ankusa_ingest_refused_total",
 	    "reason", "payload_too_large", NULL), 1);
 	ck_assert_uint_eq(metrics_get("ankusa_ingest_refused_total",
 	    "reason", "other", NULL), 2);
+	ck_assert_uint_eq(metrics_get("ankusa_ingest_refused_total",
+	    "reason", "conns_per_ip", NULL), 5);
 	ck_assert_uint_eq(metrics_get("ankusa_verify_failures_total",
 	    "source_id", "gh", "scheme", "github", NULL), 1);
 	ck_assert_uint_eq(metrics_get("ankusa_verify_failures_total",

@@ -11,7 +11,15 @@
  * the store: untrusted bytes are parsed here and only here.
  *
  * This file is glue: connections, timers and frames.  Every decision about
- * a request is made in httpreq.c.
+ * a request is made in httpreq.c; what a client may hold (connections per
+ * address, body bytes, the body's rate) is counted in edge_limits.c.
+ *
+ * Timers, one per connection: a request head has http.header_timeout_ms
+ * in all from its first byte (a connection's first request from the
+ * accept), then 408; a body keeps http.min_body_rate after a grace and
+ * never stalls EDGE_BODY_TIMEOUT, else 408; a keep-alive connection idles
+ * EDGE_IDLE_TIMEOUT between requests; none runs while the master has the
+ * request.
  *
  * Lifecycle: exit at once when the master's channel closes (a child never
  * outlives its parent); on MSG_CHILD_RETIRE stop accepting, close idle
@@ -44,6 +52,7 @@
 
 #include "clock.h"
 #include "conf.h"
+#include "edge_limits.h"
 #include "httpreq.h"
 #include "keys.h"
 #include "log.h"
@@ -58,7 +67,10 @@
  * forgeries is counted (ankusa_verify_failures_total), never a flood of
  * lines. */
 #define EDGE_VERIFY_LOG_PER_SEC	10
-#define EDGE_HEAD_TIMEOUT	30	/* s for a whole request head */
+/* Connections refused at accept, logged a second (each is counted). */
+#define EDGE_REFUSE_LOG_PER_SEC	1
+/* How long refusals are counted before the count goes to the master. */
+#define EDGE_REFUSE_FLUSH_MS	1000
 #define EDGE_IDLE_TIMEOUT	60	/* s between keep-alive requests */
 #define EDGE_BODY_TIMEOUT	60	/* s without a body byte */
 #define EDGE_WRITE_TIMEOUT	60	/* s without the client taking a byte */
@@ -88,6 +100,12 @@ struct conn {
 	struct bufferevent	*bev;
 	struct event		*timer;		/* head, body, idle, linger */
 	enum conn_state		 state;
+	int			 head_timed;	/* the head's deadline is armed */
+	struct edge_addr	 addr;		/* its http.max_conns_per_ip slot */
+	uint64_t		 held;		/* http.max_buffered_bytes share */
+	uint64_t		 body_start;	/* mono ms, the head's end */
+	uint64_t		 body_last;	/* mono ms, the last body byte */
+	uint64_t		 body_bytes;	/* body bytes taken, as sent */
 	enum conn_wait		 wait;
 	uint64_t		 reqid;		/* echoed by the master */
 	struct httpreq		 req;
@@ -113,6 +131,8 @@ static struct conf		*conf;
 static struct event		*ev_listen;	/* NULL once retired */
 static struct event		*ev_accept_pause;
 static struct event		*ev_retire_cap;
+static struct event		*ev_refuse_flush;
+static uint32_t			 refused_conns;	/* not yet told the master */
 static struct connq		 conns = TAILQ_HEAD_INITIALIZER(conns);
 static struct connq		 waiting = TAILQ_HEAD_INITIALIZER(waiting);
 static int			 nconns;
@@ -122,6 +142,9 @@ static uint64_t			 next_reqid = 1;
 static uint32_t			 gen;
 static struct log_limit		 verify_log = LOG_LIMIT_INIT("verify: "
 				    "failures", EDGE_VERIFY_LOG_PER_SEC);
+static struct log_limit		 refuse_log = LOG_LIMIT_INIT("accept: "
+				    "connections refused",
+				    EDGE_REFUSE_LOG_PER_SEC);
 
 static void	usage(void) __attribute__((noreturn));
 static void	master_msg(struct chan *, struct msg *, void *);
@@ -135,10 +158,16 @@ static void	retire_cap_cb(evutil_socket_t, short, void *);
 static void	listen_resume(void);
 static void	accept_cb(evutil_socket_t, short, void *);
 static void	accept_pause_cb(evutil_socket_t, short, void *);
-static void	conn_new(int);
+static int	conn_admit(int, const struct sockaddr *, socklen_t,
+		    struct edge_addr *);
+static void	refuse_flush_cb(evutil_socket_t, short, void *);
+static void	conn_new(int, const struct edge_addr *);
 static void	conn_free(struct conn *);
 static void	conn_timer(struct conn *, int);
+static void	conn_timer_ms(struct conn *, uint64_t);
 static void	conn_timer_cb(evutil_socket_t, short, void *);
+static void	conn_body_timer(struct conn *);
+static int	conn_reserve(struct conn *);
 static void	conn_read_cb(struct bufferevent *, void *);
 static void	conn_write_cb(struct bufferevent *, void *);
 static void	conn_event_cb(struct bufferevent *, short, void *);
@@ -157,7 +186,8 @@ static void	msg_add_tail(struct msg *, const struct source_conf *,
 static int	msg_add_body(struct msg *, const void *, size_t);
 static struct header_kv *request_pairs(const struct httpreq *);
 static void	quarantine_check(struct msg *);
-static void	ingest_event(const char *, const struct source_conf *, int);
+static void	ingest_event(const char *, const struct source_conf *, int,
+		    uint32_t);
 static void	conn_next(struct conn *);
 static int	conn_has_body(const struct conn *);
 static int	conn_idle(struct conn *);
@@ -194,8 +224,9 @@ main(int argc, char *argv[])
 	    accept_cb, NULL);
 	ev_accept_pause = evtimer_new(base, accept_pause_cb, NULL);
 	ev_retire_cap = evtimer_new(base, retire_cap_cb, NULL);
+	ev_refuse_flush = evtimer_new(base, refuse_flush_cb, NULL);
 	if (ev_listen == NULL || ev_accept_pause == NULL ||
-	    ev_retire_cap == NULL)
+	    ev_retire_cap == NULL || ev_refuse_flush == NULL)
 		fatalx("event_new");
 
 	master = chan_new(base, PROC_FD_CHAN, master_msg, master_err, NULL);
@@ -214,6 +245,7 @@ main(int argc, char *argv[])
 	event_base_dispatch(base);
 
 	/* Only edge_maybe_exit ends the loop: retired and nothing in hand. */
+	refuse_flush_cb(-1, 0, NULL);
 	chan_flush_blocking(master);
 	chan_free(master);
 	conf_free(conf);
@@ -385,11 +417,16 @@ static void
 accept_cb(evutil_socket_t lfd, short ev, void *arg)
 {
 	struct timeval tv = { EDGE_ACCEPT_BACKOFF, 0 };
+	struct sockaddr_storage ss;
+	struct edge_addr ad;
+	socklen_t sslen;
 	int fd;
 
 	/* Every edge accepts on the one listener; losing a race is EAGAIN. */
 	while (nconns < EDGE_MAX_CONNS) {
-		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		sslen = sizeof(ss);
+		fd = accept4(lfd, (struct sockaddr *)&ss, &sslen,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
 			switch (errno) {
 			case EAGAIN:
@@ -411,7 +448,8 @@ accept_cb(evutil_socket_t lfd, short ev, void *arg)
 				fatal("accept");
 			}
 		}
-		conn_new(fd);
+		if (conn_admit(fd, (struct sockaddr *)&ss, sslen, &ad) == 0)
+			conn_new(fd, &ad);
 	}
 	/* At the cap: the kernel's backlog (and the other edges) hold the
 	 * next clients until a connection closes. */
@@ -425,10 +463,54 @@ accept_pause_cb(evutil_socket_t fd, short ev, void *arg)
 	listen_resume();
 }
 
+/*
+ * http.max_conns_per_ip: 0 if the client's address holds fewer than its
+ * share of this edge, else -1 and the connection is gone.  A refused
+ * connection is reset (no TIME_WAIT left here for a flood to fill),
+ * counted for the master in batches and logged at most
+ * EDGE_REFUSE_LOG_PER_SEC a second.
+ */
+static int
+conn_admit(int fd, const struct sockaddr *sa, socklen_t len,
+    struct edge_addr *ad)
+{
+	struct timeval tv = { EDGE_REFUSE_FLUSH_MS / 1000,
+	    (EDGE_REFUSE_FLUSH_MS % 1000) * 1000 };
+	struct linger lg = { 1, 0 };
+	char a[INET6_ADDRSTRLEN];
+
+	if (edge_limits_conn_open(sa, len, conf->http.max_conns_per_ip,
+	    ad) != -1)
+		return 0;
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+	if (refused_conns++ == 0)
+		evtimer_add(ev_refuse_flush, &tv);
+	if (log_limit_take(&refuse_log, LOG_LEVEL_INFO)) {
+		edge_limits_addr_str(ad, a, sizeof(a));
+		log_info("accept: connection from %s refused: it has %u open "
+		    "here (http.max_conns_per_ip)", a,
+		    edge_limits_conns(ad));
+	}
+	return -1;
+}
+
+/* The connections refused since the last flush, to the master's
+ * ankusa_ingest_refused_total in one frame. */
+static void
+refuse_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	if (refused_conns == 0)
+		return;
+	ingest_event("conns_per_ip", NULL, 0, refused_conns);
+	refused_conns = 0;
+	evtimer_del(ev_refuse_flush);
+}
+
 /* Connections. */
 
 static void
-conn_new(int fd)
+conn_new(int fd, const struct edge_addr *ad)
 {
 	struct timeval wt = { EDGE_WRITE_TIMEOUT, 0 };
 	struct conn *c;
@@ -450,8 +532,11 @@ conn_new(int fd)
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&conns, c, entry);
 	nconns++;
+	c->addr = *ad;
 	c->state = CS_HEAD;
-	conn_timer(c, EDGE_IDLE_TIMEOUT);
+	/* The first request's head is timed from the accept. */
+	c->head_timed = 1;
+	conn_timer_ms(c, conf->http.header_timeout_ms);
 }
 
 static void
@@ -461,6 +546,8 @@ conn_free(struct conn *c)
 		TAILQ_REMOVE(&waiting, c, wentry);
 	TAILQ_REMOVE(&conns, c, entry);
 	nconns--;
+	edge_limits_conn_close(&c->addr);
+	edge_limits_release(&c->held);
 	event_free(c->timer);
 	bufferevent_free(c->bev);
 	httpreq_free(&c->req);
@@ -475,26 +562,70 @@ conn_free(struct conn *c)
 static void
 conn_timer(struct conn *c, int seconds)
 {
-	struct timeval tv = { seconds, 0 };
+	conn_timer_ms(c, (uint64_t)seconds * 1000);
+}
 
-	if (seconds == 0)
+static void
+conn_timer_ms(struct conn *c, uint64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000),
+	    (suseconds_t)(ms % 1000) * 1000 };
+
+	if (ms == 0)
 		evtimer_del(c->timer);
 	else
 		evtimer_add(c->timer, &tv);
 }
 
-/* A head not finished in time, a body stalled, an idle keep-alive
- * connection, or the end of lingering: all just close. */
+/*
+ * A head not finished in time, or a body too slow: 408 and close.  A
+ * connection that sent nothing of a request (idle between keep-alive
+ * requests, or silent since the accept), or the end of lingering: just
+ * close.  A body's timer is checked lazily: bytes that came since it was
+ * armed push its deadline on, and it is armed again.
+ */
 static void
 conn_timer_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct conn *c = arg;
 
-	if (c->state == CS_HEAD && httpreq_started(&c->req))
-		log_debug("closing a connection: request head timeout");
-	else if (c->state == CS_BODY)
-		log_debug("closing a connection: body timeout");
+	switch (c->state) {
+	case CS_HEAD:
+		if (!httpreq_started(&c->req) && evbuffer_get_length(
+		    bufferevent_get_input(c->bev)) == 0)
+			break;
+		log_debug("refusing a request: its head took over %" PRIu64
+		    " ms (http.header_timeout_ms)",
+		    conf->http.header_timeout_ms);
+		conn_refuse(c, 408, "request_timeout");
+		return;
+	case CS_BODY:
+		conn_body_timer(c);
+		return;
+	default:
+		break;
+	}
 	conn_free(c);
+}
+
+/* The body's deadline: the earlier of http.min_body_rate's and a stall
+ * of EDGE_BODY_TIMEOUT.  Passed: 408; else armed for it. */
+static void
+conn_body_timer(struct conn *c)
+{
+	uint64_t now = time_mono_ms(), rate, stall;
+
+	rate = edge_limits_body_deadline(c->body_start, c->body_bytes,
+	    conf->http.min_body_rate);
+	stall = c->body_last + EDGE_BODY_TIMEOUT * 1000;
+	if (now < rate && now < stall) {
+		conn_timer_ms(c, (rate < stall ? rate : stall) - now);
+		return;
+	}
+	log_debug("refusing a request: its body %s after %" PRIu64 " bytes "
+	    "in %" PRIu64 " ms", now >= rate ? "came under http.min_body_rate"
+	    : "stalled", c->body_bytes, now - c->body_start);
+	conn_refuse(c, 408, "request_timeout");
 }
 
 static int
@@ -609,8 +740,11 @@ conn_read_head(struct conn *c)
 		if (st != HTTPREQ_MORE)
 			break;
 	}
-	if (!started && httpreq_started(&c->req))
-		conn_timer(c, EDGE_HEAD_TIMEOUT);
+	/* A later request of the connection: timed from its first byte. */
+	if (!started && httpreq_started(&c->req) && !c->head_timed) {
+		c->head_timed = 1;
+		conn_timer_ms(c, conf->http.header_timeout_ms);
+	}
 	switch (st) {
 	case HTTPREQ_MORE:
 		if (c->eof)
@@ -694,12 +828,19 @@ conn_dispatch(struct conn *c)
 		httpreq_answer_invalid_header(&a, h);
 		goto early;
 	}
+	if (conn_reserve(c) == -1) {
+		httpreq_answer_error(&a, 503, "overload");
+		a.retry_after = 1;
+		goto early;
+	}
 
 	/* Every check passed: now the client may send the body. */
 	if (c->req.expect_continue && c->req.minor >= 1 && conn_has_body(c))
 		bufferevent_write(c->bev, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	c->state = CS_BODY;
 	c->bodylen = 0;
+	c->body_start = c->body_last = time_mono_ms();
+	c->body_bytes = 0;
 	if (c->req.chunked) {
 		c->in_chunked = 1;
 		httpreq_chunked_init(&c->chunked, max);
@@ -707,12 +848,40 @@ conn_dispatch(struct conn *c)
 		c->in_chunked = 0;
 		c->remaining = c->req.has_length ? c->req.content_length : 0;
 	}
-	conn_timer(c, EDGE_BODY_TIMEOUT);
+	conn_body_timer(c);
 	return;
  early:
 	if (conn_has_body(c))
 		a.close = 1;
 	conn_answer(c, &a);
+}
+
+/*
+ * http.max_buffered_bytes, before the body is read: a Content-Length body
+ * reserves its length, a chunked one the most it may decode to (given
+ * back once it is read).  -1: the edge holds too much for it now.
+ */
+static int
+conn_reserve(struct conn *c)
+{
+	uint64_t need;
+
+	if (c->req.chunked)
+		need = conf->http.max_body_bytes;
+	else if (c->req.has_length)
+		need = c->req.content_length;
+	else
+		return 0;
+	if (need == 0)
+		return 0;
+	if (edge_limits_reserve(&c->held, need,
+	    conf->http.max_buffered_bytes) == -1) {
+		log_debug("refusing a request of %" PRIu64 " body bytes: the "
+		    "edge holds %" PRIu64 " (http.max_buffered_bytes)", need,
+		    edge_limits_buffered());
+		return -1;
+	}
+	return 0;
 }
 
 static void
@@ -761,17 +930,20 @@ conn_read_body(struct conn *c)
 				httpreq_answer_too_large(&a,
 				    conf->http.max_body_bytes);
 				conn_answer(c, &a);
-			} else
+			} else if (c->chunked.error == 431)
+				conn_refuse(c, 431, "headers_too_large");
+			else
 				conn_refuse(c, 400, "bad_request");
 			return 1;
 		case HTTPREQ_DONE:
-			/* Take the decoded body over. */
+			/* Take the decoded body over; hold only its size. */
 			free(c->body);
 			c->body = c->chunked.out;
 			c->bodylen = c->chunked.outlen;
 			c->bodycap = c->chunked.outcap;
 			c->chunked.out = NULL;
 			httpreq_chunked_free(&c->chunked);
+			edge_limits_hold(&c->held, c->bodylen);
 			conn_submit(c);
 			return 1;
 		}
@@ -792,8 +964,11 @@ conn_read_body(struct conn *c)
 	}
 	if (c->eof)
 		conn_free(c);		/* the body will never be complete */
-	else if (evbuffer_get_length(in) != before)
-		conn_timer(c, EDGE_BODY_TIMEOUT);
+	else if (evbuffer_get_length(in) != before) {
+		/* The timer sees these when it fires (conn_body_timer). */
+		c->body_bytes += before - evbuffer_get_length(in);
+		c->body_last = time_mono_ms();
+	}
 	return 0;
 }
 
@@ -1049,7 +1224,8 @@ conn_wait(struct conn *c, enum conn_wait w, uint64_t reqid)
 /* Tell the master of a request refused here, for its counters.  The
  * source is named only for verification failures (a known source). */
 static void
-ingest_event(const char *reason, const struct source_conf *src, int verify)
+ingest_event(const char *reason, const struct source_conf *src, int verify,
+    uint32_t n)
 {
 	struct msg m;
 
@@ -1058,6 +1234,7 @@ ingest_event(const char *reason, const struct source_conf *src, int verify)
 	msg_add_str(&m, verify && src != NULL ? src->id : "");
 	msg_add_str(&m, verify && src != NULL ?
 	    conf_verify_type_name(src->verify.type) : "");
+	msg_add_u32(&m, n);
 	chan_send(master, &m);
 	msg_free(&m);
 }
@@ -1071,10 +1248,12 @@ conn_answer(struct conn *c, struct httpreq_answer *a)
 
 	if (a->refused != NULL)
 		ingest_event(a->refused, c->src,
-		    strcmp(a->refused, "verification_failed") == 0);
+		    strcmp(a->refused, "verification_failed") == 0, 1);
 
 	if (c->state == CS_WAIT)
 		TAILQ_REMOVE(&waiting, c, wentry);
+	/* Read, or answered by the master: the body is held no more. */
+	edge_limits_release(&c->held);
 	/* After a client's EOF, only its requests already buffered go on. */
 	c->keep_alive = c->req.error == 0 && c->req.keep_alive && !a->close &&
 	    !retiring && !(c->eof &&
@@ -1101,6 +1280,7 @@ conn_next(struct conn *c)
 	c->remaining = 0;
 	c->received_at = 0;
 	c->head = 0;
+	c->head_timed = 0;
 	c->state = CS_HEAD;
 	if (retiring && conn_idle(c)) {
 		conn_free(c);

@@ -11,12 +11,13 @@ prefix), talks to 127.0.0.0/8 only and ends by itself.
 """
 
 import concurrent.futures
+import re
 import socket
 import threading
 import time
 
-from ankusa import Daemon, expect, expect_accepted, hold_source, jbody, \
-    note, post
+from ankusa import (Daemon, Raw, expect, expect_accepted, head_bytes,
+                    hold_source, jbody, note, post, request, wait_until)
 
 
 def limits_daemon(workers=1, batcher=None, sources=None, **http):
@@ -28,8 +29,396 @@ def limits_daemon(workers=1, batcher=None, sources=None, **http):
     return d.start()
 
 
+def refused(d, reason):
+    st, _, data = request(d.admin_port, "GET", "/metrics")
+    assert st == 200, "GET /metrics: %d" % st
+    m = re.search(r'^ankusa_ingest_refused_total\{reason="%s"\} (\S+)$' %
+                  reason, data.decode(), re.M)
+    return float(m.group(1)) if m else 0
+
+
 def stored_ids(d):
     return {h["id"] for h in d.queue()}
+
+
+def trickle(raw, data, interval, stop):
+    """Send data one byte every interval seconds until stop is set or the
+    server closes; returns the time of the first byte."""
+    first = None
+    for i in range(len(data)):
+        if stop.is_set():
+            break
+        try:
+            raw.send(data[i:i + 1])
+        except OSError:
+            break
+        if first is None:
+            first = time.monotonic()
+        if stop.wait(interval):
+            break
+    return first
+
+
+def read_408(raw, timeout):
+    r = raw.read_response(timeout=timeout)
+    assert r.status == 408, "expected 408, got %r" % r
+    assert r.json() == {"error": "request_timeout"}, r.body
+    assert r.headers.get("connection", "").lower() == "close", r.headers
+    assert raw.closed_by_peer(5), "the connection stayed open after a 408"
+    return r
+
+
+HEAD_MS = 3000
+
+
+def test_limits_head_trickle_408():
+    """A head sent a byte a second is answered 408 once
+    http.header_timeout_ms has passed in total, although the client never
+    stops sending; a connection's first request is timed from the accept;
+    a later one from its own first byte, the keep-alive wait before it not
+    counted; a connection that sends nothing is closed without a word."""
+    d = limits_daemon(header_timeout_ms=HEAD_MS)
+    head = head_bytes("POST", "/webhooks/github",
+                      [("Content-Length", "2")]) + b"{}"
+    pool = concurrent.futures.ThreadPoolExecutor(8)
+    stops = []
+
+    def trickled(delay):
+        """(s from connect to the 408, s from the first byte to it)."""
+        raw = Raw(d.port, timeout=30)
+        t0 = time.monotonic()
+        stop = threading.Event()
+        stops.append(stop)
+        time.sleep(delay)
+        f = pool.submit(trickle, raw, head, 1.0, stop)
+        try:
+            read_408(raw, 20)
+            t = time.monotonic()
+        finally:
+            stop.set()
+            raw.close()
+        return t - t0, t - f.result()
+
+    def silent():
+        raw = Raw(d.port, timeout=30)
+        t0 = time.monotonic()
+        try:
+            assert raw.closed_by_peer(15), "a silent connection stayed"
+            assert raw.buf == b"", "a silent connection got %r" % raw.buf
+            return time.monotonic() - t0
+        finally:
+            raw.close()
+
+    at_once = pool.submit(trickled, 0)
+    late = pool.submit(trickled, 2.0)
+    quiet = pool.submit(silent)
+    try:
+        total, since_first = at_once.result(timeout=30)
+        note("trickle from the accept: 408 after %.1f s" % total)
+        assert HEAD_MS / 1000 - 0.2 <= total < HEAD_MS / 1000 + 2, total
+        total, since_first = late.result(timeout=30)
+        note("first byte 2 s after the accept: 408 %.1f s after the "
+             "accept, %.1f s after the first byte" % (total, since_first))
+        assert HEAD_MS / 1000 - 0.2 <= total < HEAD_MS / 1000 + 2, total
+        assert since_first < HEAD_MS / 1000 - 0.5, since_first
+        t = quiet.result(timeout=30)
+        note("silent connection closed after %.1f s" % t)
+        assert HEAD_MS / 1000 - 0.2 <= t < HEAD_MS / 1000 + 2, t
+    finally:
+        for s in stops:
+            s.set()
+        pool.shutdown(wait=True)
+
+    # Keep-alive: an idle wait longer than the head's deadline is no
+    # timeout; the next head is timed from its first byte.
+    raw = Raw(d.port, timeout=30)
+    try:
+        raw.send(head)
+        r = raw.read_response(timeout=10)
+        expect_accepted(r.status, r.headers, r.body, "first request")
+        time.sleep(HEAD_MS / 1000 + 1)
+        raw.send(head)
+        r = raw.read_response(timeout=10)
+        expect_accepted(r.status, r.headers, r.body, "after an idle wait")
+        stop = threading.Event()
+        th = threading.Thread(target=trickle, args=(raw, head, 1.0, stop))
+        t0 = time.monotonic()
+        th.start()
+        try:
+            read_408(raw, 20)
+        finally:
+            stop.set()
+            th.join(10)
+        t = time.monotonic() - t0
+        note("third request trickled: 408 after %.1f s" % t)
+        assert HEAD_MS / 1000 - 0.2 <= t < HEAD_MS / 1000 + 2, t
+    finally:
+        raw.close()
+    wait_until(lambda: refused(d, "request_timeout") == 3, timeout=10,
+               what="3 request_timeout refusals counted")
+    # The edge goes on: a plain post still works.
+    st, h, data = post(d.port, "/webhooks/github", b"{}")
+    expect_accepted(st, h, data, "after the 408s")
+
+
+test_limits_head_trickle_408.timeout = 90
+
+
+def test_limits_slow_body_408():
+    """A body below http.min_body_rate on average is answered 408 after
+    the grace of 10 s (200 bytes/s against 1024: cut when 200 t < 1024 (t
+    - 10), near 12.4 s), while a body at 2 KiB/s for 14 s from the same
+    address is taken and stored."""
+    d = limits_daemon(min_body_rate=1024)
+    slow_len, fast_len = 100000, 14 * 2048
+
+    def slow():
+        raw = Raw(d.port, timeout=40)
+        stop = threading.Event()
+        try:
+            raw.send(head_bytes("POST", "/webhooks/github",
+                                [("Content-Length", str(slow_len))]))
+            t0 = time.monotonic()
+
+            def feed():
+                while not stop.is_set():
+                    try:
+                        raw.send(b"a" * 200)
+                    except OSError:
+                        return
+                    stop.wait(1.0)
+            th = threading.Thread(target=feed)
+            th.start()
+            try:
+                read_408(raw, 30)
+            finally:
+                stop.set()
+                th.join(10)
+            return time.monotonic() - t0
+        finally:
+            raw.close()
+
+    def fast():
+        raw = Raw(d.port, timeout=40)
+        try:
+            raw.send(head_bytes("POST", "/webhooks/github",
+                                [("Content-Length", str(fast_len))]))
+            t0 = time.monotonic()
+            for _ in range(14 * 4):
+                raw.send(b"b" * 512)
+                time.sleep(0.25)
+            r = raw.read_response(timeout=20)
+            return (expect_accepted(r.status, r.headers, r.body,
+                                    "a body at 2 KiB/s"),
+                    time.monotonic() - t0)
+        finally:
+            raw.close()
+
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        fs, ff = ex.submit(slow), ex.submit(fast)
+        t = fs.result(timeout=60)
+        gid, tf = ff.result(timeout=60)
+    note("slow body (200 B/s) cut after %.1f s; 2 KiB/s body of %d bytes "
+         "taken in %.1f s" % (t, fast_len, tf))
+    assert 11.5 <= t < 14.5, "the slow body was cut after %.1f s" % t
+    assert tf > 12, tf
+    assert stored_ids(d) == {gid}, "stored %r, acknowledged %r" % (
+        stored_ids(d), gid)
+    wait_until(lambda: refused(d, "request_timeout") == 1, timeout=10,
+               what="the slow body counted as request_timeout")
+
+
+test_limits_slow_body_408.timeout = 90
+
+
+def connect_from(port, src, timeout=10):
+    return socket.create_connection(("127.0.0.1", port), timeout,
+                                    source_address=(src, 0))
+
+
+def refused_at_accept(s, timeout=5):
+    """True if the server resets or closes s without an answer."""
+    s.settimeout(timeout)
+    try:
+        s.sendall(head_bytes("GET", "/health", []))
+        return s.recv(65536) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+def health_on(s, timeout=10):
+    """GET /health on s (keep-alive); True if answered 200."""
+    s.settimeout(timeout)
+    s.sendall(head_bytes("GET", "/health", []))
+    buf = b""
+    while b"\r\n\r\n" not in buf or not buf.endswith(b"}"):
+        d = s.recv(65536)
+        if not d:
+            return False
+        buf += d
+    return buf.startswith(b"HTTP/1.1 200 ")
+
+
+def test_limits_conns_per_ip():
+    """With http.max_conns_per_ip 3 on one edge, a fourth connection from
+    127.0.0.1 is closed as it is accepted, while the three it has go on
+    working, 127.0.0.2 still connects, and a slot freed is taken again;
+    the refusals are counted and logged at most once a second."""
+    d = limits_daemon(max_conns_per_ip=3)
+    held = [connect_from(d.port, "127.0.0.1") for _ in range(3)]
+    extra = []
+    try:
+        for s in held:
+            assert health_on(s), "a held connection was not answered"
+        s = connect_from(d.port, "127.0.0.1")
+        extra.append(s)
+        assert refused_at_accept(s), "a fourth connection was answered"
+        other = connect_from(d.port, "127.0.0.2")
+        extra.append(other)
+        assert health_on(other), "127.0.0.2 was refused"
+        for s in held:
+            assert health_on(s), "a held connection stopped working"
+        # A flood from the same address: every one refused.
+        t0 = time.monotonic()
+        for _ in range(30):
+            s = connect_from(d.port, "127.0.0.1")
+            extra.append(s)
+            assert refused_at_accept(s), "a flood connection was answered"
+        flood_s = time.monotonic() - t0
+        wait_until(lambda: refused(d, "conns_per_ip") == 31, timeout=10,
+                   what="31 conns_per_ip refusals counted")
+        # Free a slot: the next connection from 127.0.0.1 is served.
+        held.pop().close()
+        # The edge may see the close a moment after the client made it.
+        ok = False
+        for _ in range(20):
+            s = connect_from(d.port, "127.0.0.1")
+            extra.append(s)
+            try:
+                if health_on(s, 5):
+                    ok = True
+                    break
+            except OSError:
+                time.sleep(0.1)
+        assert ok, "a freed slot was not given back"
+        for s in held:
+            assert health_on(s), "a held connection stopped working"
+        lines = [l for l in d.log_since_start().splitlines()
+                 if "http.max_conns_per_ip" in l]
+        note("31 refused in %.1f s; %d log lines" % (flood_s, len(lines)))
+        assert lines, "no refusal logged"
+        assert len(lines) <= flood_s + 3, "refusals not rate-limited: " \
+            "%d lines in %.1f s" % (len(lines), flood_s)
+        assert "127.0.0.1" in lines[0], lines[0]
+    finally:
+        for s in held + extra:
+            s.close()
+
+
+def test_limits_buffered_overload():
+    """With http.max_buffered_bytes 10000 on one edge, a request whose
+    Content-Length would take the edge past it is answered 503 overload
+    with Retry-After before its body is read (no 100 Continue), both while
+    another body is being read and while one waits for the master's
+    commit; the bodies held are taken, and every 201 is stored."""
+    d = limits_daemon(max_buffered_bytes=10000,
+                      batcher={"max_queue": 10000, "max_delay_ms": 2000})
+    acked = []
+
+    def overloaded(n):
+        raw = Raw(d.port, timeout=20)
+        try:
+            raw.send(head_bytes("POST", "/webhooks/github",
+                                [("Content-Length", str(n)),
+                                 ("Expect", "100-continue")]))
+            r = raw.read_response(timeout=10)
+            assert r.status == 503, "expected 503 before the body, got %r" \
+                % r
+            expect(r.status, r.headers, r.body, 503, {"error": "overload"})
+            assert r.headers.get("retry-after") == "1", r.headers
+            assert raw.closed_by_peer(5), "open after a 503 before the body"
+        finally:
+            raw.close()
+
+    # A: 8000 bytes announced, half sent: held while it is read.
+    a = Raw(d.port, timeout=30)
+    a.send(head_bytes("POST", "/webhooks/github",
+                      [("Content-Length", "8000")]) + b"a" * 4000)
+    time.sleep(0.3)
+    overloaded(4000)
+    # C fits beside A (9000 <= 10000): taken.
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        fc = ex.submit(post, d.port, "/webhooks/github", b"c" * 1000,
+                       None, 20)
+        a.send(b"a" * 4000)
+        # A's body is read and waits in the master's batch (2 s): still
+        # held, so B is still refused.
+        time.sleep(0.5)
+        overloaded(4000)
+        ra = a.read_response(timeout=20)
+        acked.append(expect_accepted(ra.status, ra.headers, ra.body, "A"))
+        st, h, data = fc.result(timeout=20)
+        acked.append(expect_accepted(st, h, data, "C"))
+    a.close()
+    # Nothing held now: B is taken.
+    st, h, data = post(d.port, "/webhooks/github", b"b" * 4000, timeout=20)
+    acked.append(expect_accepted(st, h, data, "B retried"))
+    assert stored_ids(d) == set(acked), "stored %r, acknowledged %r" % (
+        stored_ids(d), acked)
+    wait_until(lambda: refused(d, "overload") == 2, timeout=10,
+               what="2 overload refusals counted")
+
+
+def chunked(chunks, trailers=()):
+    """A chunked POST: chunks as (data, extension bytes) pairs."""
+    body = b""
+    for data, ext in chunks:
+        body += b"%x%s\r\n%s\r\n" % (len(data), ext, data)
+    body += b"0\r\n" + b"".join(t + b"\r\n" for t in trailers) + b"\r\n"
+    return head_bytes("POST", "/webhooks/github",
+                      [("Transfer-Encoding", "chunked")], body)
+
+
+def test_limits_chunk_bounds():
+    """Chunk extensions and trailers are bounded: 16 extensions a size
+    line, 16 KiB of them a body, 16 trailer fields, 8 KiB of trailers;
+    past them 400 bad_request (extensions) or 431 headers_too_large
+    (trailers), within them 201."""
+    d = limits_daemon()
+    cases = [
+        ("16 extensions", chunked([(b"{}", b";e" * 16)]), 201, None),
+        ("17 extensions", chunked([(b"{}", b";e" * 17)]), 400,
+         "bad_request"),
+        ("16 KB of extensions", chunked([(b"x", b";" + b"e" * 999)] * 16),
+         201, None),
+        ("17 KB of extensions", chunked([(b"x", b";" + b"e" * 999)] * 17),
+         400, "bad_request"),
+        ("16 trailers", chunked([(b"{}", b"")], [b"t: v"] * 16), 201, None),
+        ("17 trailers", chunked([(b"{}", b"")], [b"t: v"] * 17), 431,
+         "headers_too_large"),
+        ("9 KiB of trailers", chunked([(b"{}", b"")],
+                                      [b"t: " + b"v" * 1019] * 9), 431,
+         "headers_too_large"),
+    ]
+    acked = []
+    for what, req, want, err in cases:
+        raw = Raw(d.port, timeout=10)
+        try:
+            raw.send(req)
+            r = raw.read_response(timeout=10)
+            if want == 201:
+                acked.append(expect_accepted(r.status, r.headers, r.body,
+                                             what))
+            else:
+                expect(r.status, r.headers, r.body, want, {"error": err},
+                       what)
+                assert raw.closed_by_peer(5), "%s: left open" % what
+        finally:
+            raw.close()
+    assert stored_ids(d) == set(acked), "stored %r, acknowledged %r" % (
+        stored_ids(d), acked)
 
 
 def test_limits_dedupe_followers_bounded():
