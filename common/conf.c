@@ -352,6 +352,9 @@ conf_free(struct conf *cf)
 		    strlen(cf->claim_check.s3_secret_access_key));
 	free(cf->claim_check.s3_secret_access_key);
 	free(cf->claim_check.s3_session_token);
+	for (i = 0; i < cf->egress.nallow; i++)
+		free(cf->egress.allow[i]);
+	free(cf->egress.allow);
 	for (i = 0; i < cf->nsources; i++)
 		cfree_source(&cf->sources[i]);
 	free(cf->sources);

@@ -247,6 +247,13 @@ struct conf {
 		char		*s3_session_token;
 	} claim_check;
 
+	/* The egress guard (common/netaddr.h, workers/egress.c). */
+	struct {
+		char		**allow;	/* egress.allow entries, as written */
+		int		  nallow;
+		int		  allow_plain_http;
+	} egress;
+
 	struct source_conf	*sources;
 	int			 nsources;
 	int			 nsinks;	/* over all sources */

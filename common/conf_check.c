@@ -17,6 +17,10 @@
 
 #include "conf.h"
 #include "conf_int.h"
+#include "netaddr.h"
+
+static void	ccheck_egress_url(struct cparse *, yaml_node_t *, const char *,
+		    const char *, const char *);
 
 void
 ccheck_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
@@ -119,12 +123,95 @@ ccheck_order_key(struct cparse *p, struct cctx *c, yaml_node_t *n,
 		    path);
 }
 
+/*
+ * A URL a sink or the claim store connects to, against the egress guard
+ * (egress is walked first): a host that is a literal address must be one
+ * the guard lets through, and a numeric host must be in inet_pton form
+ * (netaddr_literal says why).  A name is checked where it resolves, at
+ * connect (workers/egress.c).  key is the URL's key in map.
+ */
+static void
+ccheck_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
+    const char *key, const char *url)
+{
+	const struct conf *cf = p->conf;
+	struct netaddr_cidr *allow;
+	struct netaddr na;
+	enum netaddr_class cls;
+	yaml_node_t *n;
+	char host[256], a[NETADDR_STRLEN];
+	uint16_t port;
+	int plain, bad, line;
+
+	if (url == NULL)
+		return;
+	n = ymap_get(p->doc, map, key);
+	line = n != NULL ? yline(n) : yline(map);
+	if (netaddr_url(url, host, sizeof(host), &port, &plain) == -1) {
+		cerr(p, line, "%s.%s must be an http:// or https:// URL with a "
+		    "host (no %%) and a port in 1..65535", path, key);
+		return;
+	}
+	switch (netaddr_literal(host, &na)) {
+	case -1:
+		cerr(p, line, "%s.%s must have a name or an address in "
+		    "standard form (a.b.c.d or [v6]) as its host, got %s", path,
+		    key, host);
+		return;
+	case 0:
+		return;
+	}
+	na.port = port;
+	netaddr_format(&na, a, sizeof(a));
+	/* Only valid entries were stored. */
+	if (netaddr_allow_load(cf->egress.allow, cf->egress.nallow, &allow,
+	    &bad) == -1)
+		return;
+	switch (netaddr_egress(allow, cf->egress.nallow,
+	    cf->egress.allow_plain_http, &na, plain, &cls)) {
+	case NETADDR_DENIED:
+		cerr(p, line, "%s.%s must reach a public address or one "
+		    "egress.allow covers, got %s port %u (%s)", path, key, a,
+		    port, netaddr_class_name(cls));
+		break;
+	case NETADDR_PLAIN:
+		cerr(p, line, "%s.%s must be https:// to reach a non-loopback "
+		    "address with egress.allow_plain_http false, got http:// "
+		    "to %s", path, key, a);
+		break;
+	case NETADDR_GO:
+		break;
+	}
+	free(allow);
+}
+
 void
 ccheck_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
     const char *path)
 {
 	struct sink_conf *sk = c->sink;
 	yaml_node_t *n;
+
+	switch (sk->type) {
+	case SINK_HTTP:
+		ccheck_egress_url(p, map, path, "url", sk->u.http.url);
+		break;
+	case SINK_SQS:
+		/* The endpoint is connected to; the queue URL without one. */
+		if (sk->u.sqs.endpoint != NULL)
+			ccheck_egress_url(p, map, path, "endpoint",
+			    sk->u.sqs.endpoint);
+		else
+			ccheck_egress_url(p, map, path, "queue_url",
+			    sk->u.sqs.queue_url);
+		break;
+	case SINK_PUBSUB:
+		ccheck_egress_url(p, map, path, "endpoint",
+		    sk->u.pubsub.endpoint);
+		break;
+	default:
+		break;
+	}
 
 	if ((n = ymap_get(p->doc, map, "order_key")) != NULL && !yisnull(n) &&
 	    !sk->ordered)
@@ -165,6 +252,9 @@ ccheck_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
 			cerr(p, yline(n), "%s.retention_days must be null with "
 			    "store type s3, got %s", path,
 			    (const char *)n->data.scalar.value);
+		if ((n = ymap_get(p->doc, st, "s3")) != NULL)
+			ccheck_egress_url(p, n, "claim_check.store.s3",
+			    "endpoint", cf->claim_check.s3_endpoint);
 	} else if ((n = ymap_get(p->doc, st, "s3")) != NULL)
 		cerr(p, yline(n), "%s.store.s3 must not be set with store "
 		    "type local", path);

@@ -47,6 +47,7 @@ enum ckey_type {
 	T_SINKTYPE,		/* enum sink_type of the sink */
 	T_SECRETS,		/* struct blob[] at off, int count at off2 */
 	T_STRLIST,		/* char ** at off, int count at off2 */
+	T_CIDRS,		/* the same, of egress.allow entries */
 	T_HEADERS,		/* struct header_kv * at off, count at off2 */
 	T_KEYHDR,		/* struct keyspec: a header name */
 	T_KEYJSON,		/* struct keyspec: a JSON dot path */

@@ -222,6 +222,7 @@ cjson_value(const struct conf_key *k, const char *base)
 	case T_ROLES:
 		return json_pack("[sss]", "edge", "dispatch", "storage");
 	case T_STRLIST:
+	case T_CIDRS:
 		sl = *(char **const *)(const void *)p;
 		n = *(const int *)(const void *)(base + k->off2);
 		if (sl == NULL)

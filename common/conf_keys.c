@@ -447,6 +447,38 @@ const struct conf_key conftab[] = {
 	  .flags = F_SECRET,
 	  .doc = "A session token for temporary credentials." },
 
+	/* egress: walked first, the sinks' and the claim store's URLs are
+	 * checked against it. */
+	{ .name = "egress", .type = T_SECTION, .flags = F_FIRST,
+	  .doc = "The egress guard: where sinks and the s3 claim store may "
+	    "connect (see ankusad(8), SECURITY).  Loopback, private, "
+	    "link-local, carrier-grade NAT, unspecified, multicast and "
+	    "reserved addresses, and the IPv6 forms that carry one, are "
+	    "refused unless egress.allow covers them, on the address "
+	    "actually connected to, after resolution, on every connection; "
+	    "a refused delivery is dead-lettered egress_denied:<address>.  "
+	    "A URL whose host is such an address, literally, is a config "
+	    "error." },
+	{ .name = "egress.allow", .type = T_CIDRS, .scope = S_CONF,
+	  .off = CO(egress.allow), .off2 = CO(egress.nallow),
+	  .doc = "The denied addresses that may be reached anyway: "
+	    "addresses or CIDRs, v4 or v6, each with an optional port "
+	    "(10.0.0.0/8, 127.0.0.1/32:8080, [::1]/128:443; a bare address "
+	    "is /32 or /128; host bits past the prefix are an error).  A v4 "
+	    "entry also covers the IPv6 forms that carry its addresses.  "
+	    "Public addresses need no entry.  A proxy from the environment "
+	    "is the address connected to: allow it if it is a denied one." },
+	{ .name = "egress.allow_plain_http", .type = T_BOOL, .scope = S_CONF,
+	  .off = CO(egress.allow_plain_http), .def = "true",
+	  .doc = "Whether an http:// URL may reach a non-loopback address.  "
+	    "Set it to false where every sink speaks https: plain http "
+	    "carries the bodies and the signatures in the clear, and anyone "
+	    "on the path can read, change or redirect them, so a sink URL "
+	    "mistyped as http:// would leak every hook.  With false, such a "
+	    "URL with a literal non-loopback host is a config error, and a "
+	    "name that resolves to a non-loopback address is refused at "
+	    "connect.  Loopback stays allowed (a local proxy or test sink)." },
+
 	/* What the Elixir Ankusa has and this daemon is at one value only. */
 	{ .name = "routes", .type = T_SECTION,
 	  .doc = "Route management; only routes.enabled: false is accepted." },

@@ -39,6 +39,7 @@
 #include "b64.h"
 #include "conf.h"
 #include "conf_int.h"
+#include "netaddr.h"
 
 #define CPATH_MAX	512	/* longest dotted key path in a message */
 #define CSHOW_MAX	64	/* longest value echoed in a message */
@@ -302,6 +303,10 @@ ckey_want(const struct conf_key *k, char *buf, size_t sz)
 		break;
 	case T_STRLIST:
 		snprintf(buf, sz, "a list of header names");
+		break;
+	case T_CIDRS:
+		snprintf(buf, sz, "a list of addresses or CIDRs, each with an "
+		    "optional :port");
 		break;
 	case T_HEADERS:
 		snprintf(buf, sz, "a map of header names to strings");
@@ -827,6 +832,7 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		cset_secrets(p, c, k, base, n, path);
 		return;
 	case T_STRLIST:
+	case T_CIDRS:
 		cset_strlist(p, k, base, n, path);
 		return;
 	case T_HEADERS:
@@ -927,7 +933,8 @@ cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	}
 }
 
-/* A list of header names, stored lowercase; [] is an empty, non-NULL list. */
+/* A list of header names, stored lowercase, or of egress.allow entries,
+ * stored as written; [] is an empty, non-NULL list. */
 static void
 cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
     yaml_node_t *n, const char *path)
@@ -936,7 +943,10 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 	int *np = (int *)(void *)((char *)base + k->off2);
 	yaml_node_item_t *it;
 	yaml_node_t *e;
+	struct netaddr_cidr cidr;
 	char ipath[CPATH_MAX], *v, *s;
+	const char *what = k->type == T_CIDRS ? "an address or CIDR like "
+	    "10.0.0.0/8, 127.0.0.1/32:8080 or [::1]/128:443" : "a header name";
 	size_t cnt;
 	int i;
 
@@ -954,19 +964,20 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 		e = yaml_document_get_node(p->doc, *it);
 		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
 		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
-			cerr(p, yline(e), "%s must be a header name, got %s",
-			    ipath, ykind(e));
+			cerr(p, yline(e), "%s must be %s, got %s", ipath, what,
+			    ykind(e));
 			continue;
 		}
 		if ((v = cscalar(p, e, ipath)) == NULL)
 			continue;
-		if (!cvalid_token(v)) {
-			cerr(p, yline(e), "%s must be a header name, got %s",
-			    ipath, v[0] != '\0' ? v : "\"\"");
+		if (k->type == T_CIDRS ? netaddr_cidr_parse(v, &cidr) == -1 :
+		    !cvalid_token(v)) {
+			cerr(p, yline(e), "%s must be %s, got %s", ipath, what,
+			    v[0] != '\0' ? v : "\"\"");
 			free(v);
 			continue;
 		}
-		for (s = v; *s != '\0'; s++)
+		for (s = v; k->type == T_STRLIST && *s != '\0'; s++)
 			if (*s >= 'A' && *s <= 'Z')
 				*s += 'a' - 'A';
 		(*lp)[(*np)++] = v;

@@ -273,11 +273,11 @@ build(char *out, size_t sz, const struct conf_key_info *ki, const char *val)
 			fprintf(fp, "%*s- type: %s\n", ind + 2, "", type);
 			ind += 4;
 			if (strcmp(type, "http") == 0)
-				fprintf(fp, "%*surl: http://127.0.0.1:9/\n",
+				fprintf(fp, "%*surl: http://sink.test:9/\n",
 				    ind, "");
 			else if (strcmp(type, "sqs") == 0)
 				fprintf(fp, "%*squeue_url: "
-				    "http://127.0.0.1:9/1/q\n", ind, "");
+				    "http://sink.test:9/1/q\n", ind, "");
 			else if (strcmp(type, "google_pubsub") == 0)
 				fprintf(fp, "%*sproject: p\n%*stopic: t\n",
 				    ind, "", ind, "");
@@ -571,6 +571,76 @@ static const struct {
 	  "line 2" },
 	{ "admin:\n  port: 4000\n" SRC,
 	  "admin.port must differ from http.port, got 4000, line 2" },
+	/* The egress guard on literal hosts. */
+	{ "egress:\n  allow: [\"10.0.0.1/8\"]\n" SRC,
+	  "egress.allow[0] must be an address or CIDR like 10.0.0.0/8, "
+	  "127.0.0.1/32:8080 or [::1]/128:443, got 10.0.0.1/8, line 2" },
+	{ "egress:\n  allow: [\"127.1\"]\n" SRC,
+	  "egress.allow[0] must be an address or CIDR like 10.0.0.0/8, "
+	  "127.0.0.1/32:8080 or [::1]/128:443, got 127.1, line 2" },
+	{ "egress:\n  allow: \"127.0.0.0/8\"\n" SRC,
+	  "egress.allow must be a list of addresses or CIDRs, each with an "
+	  "optional :port, got 127.0.0.0/8, line 2" },
+	{ "egress:\n  allow_plain_http: maybe\n" SRC,
+	  "egress.allow_plain_http must be true or false, got maybe, line 2" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://127.0.0.1:9/\"\n",
+	  "sources.demo.sinks[0].url must reach a public address or one "
+	  "egress.allow covers, got 127.0.0.1 port 9 (loopback), line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"https://[::1]/\"\n",
+	  "sources.demo.sinks[0].url must reach a public address or one "
+	  "egress.allow covers, got ::1 port 443 (loopback), line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://169.254.169.254/latest\"\n",
+	  "sources.demo.sinks[0].url must reach a public address or one "
+	  "egress.allow covers, got 169.254.169.254 port 80 (link-local), "
+	  "line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://[::ffff:10.1.2.3]:8080/\"\n",
+	  "sources.demo.sinks[0].url must reach a public address or one "
+	  "egress.allow covers, got ::ffff:10.1.2.3 port 8080 (private), "
+	  "line 5" },
+	{ "egress:\n  allow: [\"127.0.0.1/32:8080\"]\n"
+	  "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://127.0.0.1:8081/\"\n",
+	  "sources.demo.sinks[0].url must reach a public address or one "
+	  "egress.allow covers, got 127.0.0.1 port 8081 (loopback), line 7" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://2130706433/\"\n",
+	  "sources.demo.sinks[0].url must have a name or an address in "
+	  "standard form (a.b.c.d or [v6]) as its host, got 2130706433, "
+	  "line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://0127.0.0.1/\"\n",
+	  "sources.demo.sinks[0].url must have a name or an address in "
+	  "standard form (a.b.c.d or [v6]) as its host, got 0127.0.0.1, "
+	  "line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://sink.test:0/\"\n",
+	  "sources.demo.sinks[0].url must be an http:// or https:// URL with "
+	  "a host (no %) and a port in 1..65535, line 5" },
+	{ "egress:\n  allow: [\"10.0.0.0/8\"]\n  allow_plain_http: false\n"
+	  "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://10.0.0.1/\"\n",
+	  "sources.demo.sinks[0].url must be https:// to reach a non-loopback "
+	  "address with egress.allow_plain_http false, got http:// to "
+	  "10.0.0.1, line 8" },
+	{ "egress:\n  allow_plain_http: false\n"
+	  "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://8.8.8.8/\"\n",
+	  "sources.demo.sinks[0].url must be https:// to reach a non-loopback "
+	  "address with egress.allow_plain_http false, got http:// to "
+	  "8.8.8.8, line 7" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: sqs\n"
+	  "        queue_url: \"http://192.168.0.5/1/q\"\n",
+	  "sources.demo.sinks[0].queue_url must reach a public address or one "
+	  "egress.allow covers, got 192.168.0.5 port 80 (private), line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: sqs\n"
+	  "        queue_url: \"https://sqs.test/1/q\"\n"
+	  "        endpoint: \"http://100.64.0.1:4566\"\n",
+	  "sources.demo.sinks[0].endpoint must reach a public address or one "
+	  "egress.allow covers, got 100.64.0.1 port 4566 (carrier-grade NAT), "
+	  "line 6" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: google_pubsub\n"
+	  "        project: p\n        topic: t\n        auth: none\n"
+	  "        endpoint: \"http://[fe80::1]:8085\"\n",
+	  "sources.demo.sinks[0].endpoint must reach a public address or one "
+	  "egress.allow covers, got fe80::1 port 8085 (link-local), line 8" },
+	{ "claim_check:\n  store:\n    type: s3\n"
+	  "    s3: {bucket: b, endpoint: \"http://127.0.0.1:9000\"}\n" SRC,
+	  "claim_check.store.s3.endpoint must reach a public address or one "
+	  "egress.allow covers, got 127.0.0.1 port 9000 (loopback), line 4" },
 };
 
 START_TEST(test_errors)
@@ -1060,7 +1130,7 @@ START_TEST(test_secrets)
 
 	/* The http sink's signing secret. */
 	cf = parse_ok("sources:\n  demo:\n    sinks:\n      - type: http\n"
-	    "        url: http://127.0.0.1:9/\n        secret: whsec_aGk=\n");
+	    "        url: http://sink.test:9/\n        secret: whsec_aGk=\n");
 	ck_assert_int_eq(cf->sources[0].sinks[0].u.http.nsecrets, 1);
 	ck_assert(memcmp(cf->sources[0].sinks[0].u.http.secrets[0].data, "hi",
 	    2) == 0);
@@ -1092,7 +1162,7 @@ START_TEST(test_secrets)
 	    "sources.demo.verify.secret[1] must be whsec_ followed by "
 	    "non-empty base64, got a 7-byte value that is not, line 5");
 	expect_err("sources:\n  demo:\n    sinks:\n      - type: http\n"
-	    "        url: http://127.0.0.1:9/\n        secret: plain\n",
+	    "        url: http://sink.test:9/\n        secret: plain\n",
 	    "sources.demo.sinks[0].secret must be whsec_ followed by non-empty "
 	    "base64, got a 5-byte value that is not, line 6");
 	expect_err("sources:\n  demo:\n    verify: {type: github, "
@@ -1280,7 +1350,7 @@ START_TEST(test_misc_values)
 
 	cf = parse_ok("http:\n  prefix: /in/hooks\ncontrol:\n  mode: \"660\"\n"
 	    "claim_check:\n  store:\n    type: s3\n"
-	    "    s3: {bucket: b, endpoint: \"http://127.0.0.1:9000\"}\n" SRC);
+	    "    s3: {bucket: b, endpoint: \"http://s3.test:9000\"}\n" SRC);
 	ck_assert_str_eq(cf->http.prefix, "/in/hooks");
 	ck_assert_uint_eq(cf->control.mode, 0660);
 	ck_assert_str_eq(cf->claim_check.s3_bucket, "b");
@@ -1309,6 +1379,38 @@ report_key(const char *key, void *arg)
 	strcat(buf, key);
 	strcat(buf, " ");
 }
+
+/* What the egress guard lets through at config time, and the keys. */
+START_TEST(test_egress)
+{
+	struct conf *cf;
+
+	cf = parse_ok(SRC);
+	ck_assert_int_eq(cf->egress.allow_plain_http, 1);
+	ck_assert_int_eq(cf->egress.nallow, 0);
+	conf_free(cf);
+
+	cf = parse_ok("egress:\n  allow: [\"127.0.0.0/8\", \"[::1]/128:443\"]\n"
+	    "  allow_plain_http: false\n"
+	    "sources:\n  demo:\n    sinks:\n"
+	    "      - {type: http, url: \"http://127.0.0.1:9/\"}\n"
+	    "      - {type: http, url: \"https://[::1]/\"}\n"
+	    "      - {type: http, url: \"http://[::ffff:127.0.0.2]:9/\"}\n"
+	    "      - {type: http, url: \"https://8.8.8.8/\"}\n"
+	    "      - {type: http, url: \"http://localhost:9/\"}\n"
+	    "      - {type: http, url: \"http://sink.test/\"}\n");
+	ck_assert_int_eq(cf->egress.allow_plain_http, 0);
+	ck_assert_int_eq(cf->egress.nallow, 2);
+	ck_assert_str_eq(cf->egress.allow[0], "127.0.0.0/8");
+	ck_assert_str_eq(cf->egress.allow[1], "[::1]/128:443");
+	conf_free(cf);
+
+	/* Plain http to a public literal is fine by default. */
+	cf = parse_ok("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: http, url: \"http://8.8.8.8/\"}\n");
+	conf_free(cf);
+}
+END_TEST
 
 START_TEST(test_reload_check)
 {
@@ -1439,6 +1541,7 @@ conf_suite(void)
 	tc = tcase_create("bounds");
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_egress);
 	tcase_add_loop_test(tc, test_bounds, 0, (int)conf_nkeys());
 	tcase_add_test(tc, test_sink_concurrency);
 	tcase_add_test(tc, test_breaker);

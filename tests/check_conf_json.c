@@ -44,7 +44,7 @@ static const char planted_yaml[] =
     "PLANT-stripe-old]}\n"
     "    sinks:\n"
     "      - type: http\n"
-    "        url: \"http://PLANT-url-user:PLANT-url-pass@127.0.0.1:9/"
+    "        url: \"http://PLANT-url-user:PLANT-url-pass@sink.test:9/"
     "in/hooks?api_key=PLANT-url-query&x=PLANT-url-query2#PLANT-frag\"\n"
     "        headers:\n"
     "          authorization: \"Bearer PLANT-hdr-auth\"\n"
@@ -58,7 +58,7 @@ static const char planted_yaml[] =
     "      - type: sqs\n"
     "        queue_url: \"https://PLANT-q-user@sqs.local/1/q?"
     "sig=PLANT-q-query\"\n"
-    "        endpoint: \"http://127.0.0.1:4566/?token=PLANT-sqs-ep-query\"\n"
+    "        endpoint: \"http://sqs.test:4566/?token=PLANT-sqs-ep-query\"\n"
     "        region: us-east-1\n"
     "        access_key_id: PLANT-sqs-akid\n"
     "        secret_access_key: PLANT-sqs-secret\n"
@@ -73,7 +73,7 @@ static const char planted_yaml[] =
     "      - type: google_pubsub\n"
     "        project: my-project\n"
     "        topic: my-topic\n"
-    "        endpoint: \"http://PLANT-ps-user:PLANT-ps-pass@127.0.0.1:4588\"\n"
+    "        endpoint: \"http://PLANT-ps-user:PLANT-ps-pass@pubsub.test:4588\"\n"
     "        auth: token\n"
     "        token: PLANT-pubsub-token\n";
 
@@ -120,10 +120,10 @@ END_TEST
 START_TEST(test_shown)
 {
 	static const char *const want[] = {
-		"\"url\":\"http://<redacted>@127.0.0.1:9/in/hooks?<redacted>\"",
+		"\"url\":\"http://<redacted>@sink.test:9/in/hooks?<redacted>\"",
 		"\"queue_url\":\"https://<redacted>@sqs.local/1/q?<redacted>\"",
-		"\"endpoint\":\"http://127.0.0.1:4566/?<redacted>\"",
-		"\"endpoint\":\"http://<redacted>@127.0.0.1:4588\"",
+		"\"endpoint\":\"http://sqs.test:4566/?<redacted>\"",
+		"\"endpoint\":\"http://<redacted>@pubsub.test:4588\"",
 		"\"endpoint\":\"https://<redacted>@s3.local:9000/base?"
 		    "<redacted>\"",
 		"\"headers\":{\"authorization\":\"<redacted>\","

@@ -682,7 +682,7 @@ END_TEST
 
 #define SQS \
 	"sources:\n" \
-	"  q: {sinks: [{type: sqs, queue_url: \"http://127.0.0.1:9/1/q\"}]}\n"
+	"  q: {sinks: [{type: sqs, queue_url: \"http://sink.test:9/1/q\"}]}\n"
 
 /* What the fake batcher took: job ids in order; room: how many more it
  * takes (-1: no bound). */
@@ -1104,7 +1104,7 @@ START_TEST(test_rebind_batched)
 
 	mk_batching(RETRY);
 	c2 = parse(RETRY, "sources:\n  q: {sinks: [{type: sqs, queue_url: "
-	    "\"http://127.0.0.1:9/1/q\"}, " HTTP "]}\n");
+	    "\"http://sink.test:9/1/q\"}, " HTTP "]}\n");
 	dispatch_reconfigure(d, c2);
 	conf_free(cf);
 	cf = c2;
@@ -1114,7 +1114,7 @@ START_TEST(test_rebind_batched)
 	dispatch_run(d, T0);
 	ck_assert_uint_eq(nbatched, 0);
 	c2 = parse(RETRY, "sources:\n  q: {sinks: [" HTTP ", {type: sqs, "
-	    "queue_url: \"http://127.0.0.1:9/1/q\"}]}\n");
+	    "queue_url: \"http://sink.test:9/1/q\"}]}\n");
 	dispatch_reconfigure(d, c2);
 	conf_free(cf);
 	cf = c2;

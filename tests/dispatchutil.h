@@ -23,7 +23,7 @@
 	"sources:\n" \
 	"  s: {sinks: [{type: log}]}\n" \
 	"  s2: {sinks: [{type: log}]}\n"
-#define HTTP		"{type: http, url: \"http://127.0.0.1:9/h\"}"
+#define HTTP		"{type: http, url: \"http://sink.test:9/h\"}"
 #define LOG		"{type: log}"
 
 #define ADD_LOOP(tc, fn, tab) \
