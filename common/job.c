@@ -50,6 +50,7 @@
 #include "job_int.h"
 #include "log.h"
 #include "msg.h"
+#include "netaddr.h"
 #include "proc.h"
 #include "utf8.h"
 
@@ -522,6 +523,18 @@ job_outcome_set(struct job_outcome *o, enum job_result r, const char *fmt,
 	va_start(ap, fmt);
 	job_detail_vset(o->detail, fmt, ap);
 	va_end(ap);
+}
+
+void
+job_dead_reason(char *why, size_t sz, const char *detail)
+{
+	size_t n = sizeof(NETADDR_DENIED_PREFIX) - 1;
+
+	if (strncmp(detail, NETADDR_DENIED_PREFIX, n) == 0 &&
+	    detail[n] != '\0')
+		snprintf(why, sz, "%s", detail);
+	else
+		snprintf(why, sz, "permanent:%s", detail);
 }
 
 void

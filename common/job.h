@@ -83,6 +83,10 @@ void	job_free(struct job *j);
 /* printf-style detail into o->detail, truncated to fit. */
 void	job_outcome_set(struct job_outcome *o, enum job_result,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The dead-letter reason of a permanent outcome with this detail:
+ * "permanent:<detail>", or the detail itself when it is a reason of its
+ * own ("egress_denied:<address>", common/netaddr.h). */
+void	job_dead_reason(char *why, size_t sz, const char *detail);
 /* Build an MSG_DELIVER_OUTCOME frame for job id (m is msg_init'ed here). */
 void	job_outcome_encode(struct msg *m, uint64_t id,
 	    const struct job_outcome *o);

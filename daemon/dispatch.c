@@ -42,6 +42,7 @@
 #include "dispatch.h"
 #include "fair.h"
 #include "ids.h"
+#include "job.h"
 #include "log.h"
 #include "metrics.h"
 #include "pause.h"
@@ -1426,7 +1427,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	case ATTEMPT_PERMANENT:
 		breaker_permanent(&q->br, r->probe);
 		r->row.attempts++;
-		snprintf(why, sizeof(why), "permanent:%s", detail);
+		job_dead_reason(why, sizeof(why), detail);
 		snprintf(r->row.last_error, sizeof(r->row.last_error), "%s",
 		    detail);
 		settle_dead(d, r, why, detail);

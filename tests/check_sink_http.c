@@ -37,6 +37,7 @@
 
 #include "b64.h"
 #include "conf.h"
+#include "egress.h"
 #include "job.h"
 #include "http1.h"
 #include "sink.h"
@@ -438,6 +439,22 @@ listen_loopback(int backlog)
 	return fd;
 }
 
+/* The egress guard of this process: loopback allowed, as the e2e
+ * harness's configs do, or (allow NULL) the defaults. */
+static void
+egress_allow(char *allow, int plain)
+{
+	static char *entries[1];
+	struct conf cf;
+
+	memset(&cf, 0, sizeof(cf));
+	entries[0] = allow;
+	cf.egress.allow = entries;
+	cf.egress.nallow = allow != NULL;
+	cf.egress.allow_plain_http = plain;
+	egress_configure(&cf);
+}
+
 static void
 server_start(void)
 {
@@ -445,6 +462,7 @@ server_start(void)
 	struct evhttp *http;
 	int fd;
 
+	egress_allow("127.0.0.0/8", 1);
 	fd = listen_loopback(64);
 	ck_assert_int_eq(evutil_make_socket_nonblocking(fd), 0);
 	if ((server_pid = fork()) == 0) {
@@ -507,6 +525,68 @@ attempt(const char *path, const char *method, uint64_t cap,
 	memset(o, 0, sizeof(*o));
 	sink_http_run(&j, o);
 }
+
+/*
+ * The egress guard, through both transports, against a socket that
+ * listens and never accepts: a refused attempt is permanent,
+ * egress_denied:127.0.0.1, and no connection reaches the socket.
+ */
+static void
+egress_case(int i, char *allow, int plain, const char *url,
+    enum job_result want, const char *detail, int connects)
+{
+	struct job_outcome o;
+	struct job j;
+	char u[128];
+	int fd, c;
+
+	fd = listen_loopback(8);
+	ck_assert_int_eq(evutil_make_socket_nonblocking(fd), 0);
+	transport(i);
+	egress_allow(allow, plain);
+	snprintf(u, sizeof(u), url, server_port);
+	http_job(&j, 1, u);
+	j.sink.timeout_ms = 300;
+	memset(&o, 0, sizeof(o));
+	sink_http_run(&j, &o);
+	ck_assert_msg(o.result == want, "%s: %d %s", u, o.result, o.detail);
+	if (detail != NULL)
+		ck_assert_str_eq(o.detail, detail);
+	c = accept(fd, NULL, NULL);
+	ck_assert_msg((c != -1) == connects, "%s: connected %d", u, c != -1);
+	if (c != -1)
+		close(c);
+	close(fd);
+	sink_http_cleanup();
+}
+
+START_TEST(test_egress_default)
+{
+	/* Nothing allowed: refused before any connect. */
+	egress_case(_i, NULL, 1, "http://127.0.0.1:%d/", JOB_PERMANENT,
+	    "egress_denied:127.0.0.1", 0);
+	/* A name resolves, then the address is checked. */
+	egress_case(_i, NULL, 1, "http://localhost:%d/", JOB_PERMANENT,
+	    NULL, 0);
+}
+END_TEST
+
+START_TEST(test_egress_allowed)
+{
+	/* Allowed: it connects (the socket never answers: a timeout). */
+	egress_case(_i, "127.0.0.0/8", 1, "http://127.0.0.1:%d/", JOB_ERROR,
+	    NULL, 1);
+	/* Plain http off: loopback still goes. */
+	egress_case(_i, "127.0.0.1/32", 0, "http://127.0.0.1:%d/", JOB_ERROR,
+	    NULL, 1);
+	/* Another port than the entry's: refused. */
+	egress_case(_i, "127.0.0.1/32:1", 1, "http://127.0.0.1:%d/",
+	    JOB_PERMANENT, "egress_denied:127.0.0.1", 0);
+	/* Another address than the entry's. */
+	egress_case(_i, "127.0.0.2/32", 1, "http://127.0.0.1:%d/",
+	    JOB_PERMANENT, "egress_denied:127.0.0.1", 0);
+}
+END_TEST
 
 START_TEST(test_run_check)
 {
@@ -925,6 +1005,8 @@ sink_http_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_checked_fixture(tc, server_start, server_stop);
 	tcase_add_loop_test(tc, test_run_check, 0, 2);
+	tcase_add_loop_test(tc, test_egress_default, 0, 2);
+	tcase_add_loop_test(tc, test_egress_allowed, 0, 2);
 	tcase_add_loop_test(tc, test_run_classes, 0, 2);
 	tcase_add_loop_test(tc, test_run_cap, 0, 2);
 	tcase_add_loop_test(tc, test_run_timeout, 0, 2);

@@ -37,6 +37,7 @@
 
 #include "blob.h"
 #include "clock.h"
+#include "egress.h"
 #include "job.h"
 #include "log.h"
 #include "sha256.h"
@@ -312,6 +313,7 @@ blob_s3_request(struct blob_store *bs, const char *method, const char *key,
 	unsigned char md[SHA256_LEN];
 	char errbuf[CURL_ERROR_SIZE], line[128], *url, *tok = NULL;
 	char hex[2 * SHA256_LEN + 1];
+	struct egress_watch ew;
 	CURLcode rc;
 	size_t i;
 	int r = 0;
@@ -388,10 +390,16 @@ blob_s3_request(struct blob_store *bs, const char *method, const char *key,
 	SETOPT(CURLOPT_XFERINFODATA, x);
 	SETOPT(CURLOPT_NOPROGRESS, 0L);
 #undef SETOPT
+	egress_watch_init(&ew, url, 0);
+	egress_curl(s->curl, &ew);
 
 	rc = curl_easy_perform(s->curl);
 	(void)curl_easy_setopt(s->curl, CURLOPT_ERRORBUFFER, NULL);
-	if (rc != CURLE_OK) {
+	if (rc != CURLE_OK && EGRESS_REFUSED(&ew)) {
+		snprintf(err, errlen, "claim store s3: %s %s: %s", method, key,
+		    ew.denied);
+		r = -1;
+	} else if (rc != CURLE_OK) {
 		snprintf(err, errlen, "claim store s3: %s %s: %s", method, key,
 		    errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc));
 		r = -1;

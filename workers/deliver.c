@@ -4,8 +4,9 @@
  *
  * The master forks and execs a pool of these.  Each finds its channel to
  * the master on fd 3 and, if the master passed it, the config text on
- * fd 5 (read for log.level only: everything an attempt needs travels in
- * the job).  It has no listener and never opens the store.
+ * fd 5 (read for log.level and the egress guard's policy only:
+ * everything else an attempt needs travels in the job).  It has no
+ * listener and never opens the store.
  *
  * One job at a time: MSG_DELIVER_JOB (common/job.h) is run synchronously
  * by its sink (workers/sink.h) and answered with MSG_DELIVER_OUTCOME under
@@ -63,6 +64,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "deck.h"
+#include "egress.h"
 #include "job.h"
 #include "log.h"
 #include "msg.h"
@@ -177,8 +179,9 @@ main(int argc, char *argv[])
 }
 
 /* log.level from the config the master passed, if it passed one (and -v
- * did not set the level).  Any trouble leaves the level as it is: nothing
- * else here needs the file. */
+ * did not set the level), and the egress guard's policy (egress.h).  Any
+ * trouble leaves the level as it is and the guard at its defaults, which
+ * allow no denied address. */
 static void
 deliver_config(int fd, int vflag)
 {
@@ -197,20 +200,18 @@ deliver_config(int fd, int vflag)
 		return;
 	}
 	close(fd);
-	if (vflag) {
-		free(text);
-		return;
-	}
 	if ((conf = conf_parse(text, len, "config", &errs)) == NULL) {
 		log_warnx("config: refused (%s), keeping the default log "
-		    "level", errs.n > 0 ? errs.msgs[0] : "no reason");
+		    "level and egress guard", errs.n > 0 ? errs.msgs[0] :
+		    "no reason");
 		conf_errors_free(&errs);
 		free(text);
 		return;
 	}
-	if (conf->log_level != NULL &&
+	if (!vflag && conf->log_level != NULL &&
 	    log_level_parse(conf->log_level, &lvl) == 0)
 		log_setlevel(lvl);
+	egress_configure(conf);
 	conf_free(conf);
 	free(text);
 }

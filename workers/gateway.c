@@ -65,6 +65,7 @@
 
 #include "blob.h"
 #include "conf.h"
+#include "egress.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
@@ -138,6 +139,7 @@ main(int argc, char *argv[])
 		usage();
 
 	conf = proc_child_conf(vflag);
+	egress_configure(conf);	/* the s3 store's connections */
 	if (!conf->claim_check.enabled) {
 		log_warnx("config: no claim_check section, nothing to serve");
 		exit(EX_CONFIG);

@@ -27,6 +27,7 @@
 #include <curl/curl.h>
 
 #include "clock.h"
+#include "egress.h"
 #include "http1.h"
 #include "log.h"
 
@@ -283,11 +284,14 @@ wait_fd(int fd, short ev, uint64_t deadline, int (*watch)(void), char *err,
 	}
 }
 
-/* A new connection to u.host:u.port, each address in turn. */
+/* A new connection to u.host:u.port, each address in turn that the
+ * egress guard lets through.  The fd, or -1 with err, or -2 with err the
+ * egress guard's reason when it refused every address. */
 static int
 conn_open(uint64_t deadline, int (*watch)(void), char *err, size_t errlen)
 {
 	struct addrinfo hints, *res, *ai;
+	struct egress_watch ew;
 	socklen_t sl;
 	int fd = -1, e, one = 1, r;
 
@@ -301,7 +305,10 @@ conn_open(uint64_t deadline, int (*watch)(void), char *err, size_t errlen)
 	}
 	snprintf(err, errlen, "Failed to connect to %s port %s", u.host,
 	    u.port);
+	egress_watch_init(&ew, "http://", 0);
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		if (egress_check(&ew, ai->ai_addr, ai->ai_addrlen) == -1)
+			continue;
 		if ((fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, ai->ai_protocol)) == -1)
 			continue;
@@ -328,6 +335,10 @@ conn_open(uint64_t deadline, int (*watch)(void), char *err, size_t errlen)
 		fd = -1;
 	}
 	freeaddrinfo(res);
+	if (fd == -1 && EGRESS_REFUSED(&ew)) {
+		snprintf(err, errlen, "%s", ew.denied);
+		return -2;
+	}
 	return fd;
 }
 
@@ -446,8 +457,11 @@ http1_request(const char *url, const char *method,
 		}
 		if (conn_fd == -1) {
 			if ((conn_fd = conn_open(deadline, watch, err,
-			    errlen)) == -1)
+			    errlen)) < 0) {
+				rc = conn_fd;
+				conn_fd = -1;
 				break;
+			}
 			snprintf(conn_host, sizeof(conn_host), "%s", u.host);
 			snprintf(conn_port, sizeof(conn_port), "%s", u.port);
 		}

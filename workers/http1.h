@@ -70,7 +70,9 @@ void	http1_headers_add(struct http1_headers *, const char *line);
  * ("Name: value"; a "Name:" with no value is left out, as libcurl does),
  * user_agent, and the body.  0 with the answer in a, or -1 with a
  * transport error in err (connect, send, receive, timeout, a malformed
- * answer, or the watch asked to abort).
+ * answer, or the watch asked to abort), or -2 with err the egress guard's
+ * "egress_denied:<address>" when it refused every address of the host
+ * (workers/egress.h).
  */
 int	http1_request(const char *url, const char *method,
 	    const struct http1_headers *hdrs, const char *user_agent,

@@ -104,6 +104,11 @@ struct sink_xfer {
 	const char		*sigv4;		/* CURLOPT_AWS_SIGV4, or NULL */
 	const char		*userpwd;	/* with sigv4: key:secret */
 	size_t			 cap;		/* answer bytes; 0: default */
+	int			 unguarded;	/* the metadata server: not a
+						 * sink, no egress guard
+						 * (workers/egress.h) */
+	int			 secret;	/* a bearer token in headers:
+						 * plain http to loopback only */
 	/* The answer. */
 	long			 status;	/* 0: none */
 	char			*answer;	/* NUL-terminated, or NULL */
@@ -111,6 +116,9 @@ struct sink_xfer {
 	int			 capped;
 	char			 retry_after[65];	/* "" none */
 	char			 error[256];	/* why -1; CURL_ERROR_SIZE */
+	int			 denied;	/* -1 for the egress guard:
+						 * error is its reason, for
+						 * good */
 };
 
 /* 0 with an HTTP answer (any status), or -1 with x->error. */

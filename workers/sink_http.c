@@ -53,6 +53,7 @@
 #include <openssl/params.h>
 
 #include "clock.h"
+#include "egress.h"
 #include "http1.h"
 #include "job.h"
 #include "log.h"
@@ -641,6 +642,7 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 {
 	const struct sink_conf *s = &j->sink;
 	struct sink_http_xfer x;
+	struct egress_watch ew;
 	struct curl_slist *hdrs;
 	char errbuf[CURL_ERROR_SIZE];
 	const char *method = s->u.http.method, *verb;
@@ -714,10 +716,16 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 	SETOPT(CURLOPT_XFERINFODATA, &x);
 	SETOPT(CURLOPT_NOPROGRESS, 0L);
 #undef SETOPT
+	egress_watch_init(&ew, s->u.http.url, 0);
+	egress_curl(sink_http_curl, &ew);
 
 	rc = curl_easy_perform(sink_http_curl);
 	curl_slist_free_all(hdrs);
 	(void)curl_easy_setopt(sink_http_curl, CURLOPT_ERRORBUFFER, NULL);
+	if (rc != CURLE_OK && EGRESS_REFUSED(&ew)) {
+		job_outcome_set(o, JOB_PERMANENT, "%s", ew.denied);
+		return o->result;
+	}
 
 	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && x.a.capped)) {
 		job_outcome_set(o, JOB_ERROR, "%s",
@@ -785,8 +793,10 @@ sink_http_run_http1(const struct job *j, struct job_outcome *o,
 	    SINK_HTTP_UA, j->body, j->bodylen, s->timeout_ms,
 	    s->u.http.max_response_bytes, sink_http_abort, &a, err,
 	    sizeof(err));
-	if (rc == -1) {
-		job_outcome_set(o, JOB_ERROR, "%s", err);
+	if (rc < 0) {
+		/* -2: the egress guard refused it, for good. */
+		job_outcome_set(o, rc == -2 ? JOB_PERMANENT : JOB_ERROR, "%s",
+		    err);
 		return o->result;
 	}
 	return sink_http_outcome(j, o, &a);

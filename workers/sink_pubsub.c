@@ -16,7 +16,12 @@
  * it.  Auth: token (Authorization: Bearer <token>), none (an emulator),
  * metadata (the default: a token from the GCE metadata server, at
  * $GCE_METADATA_HOST if set, kept until a minute before it expires; an
- * unreachable server fails every entry transiently, saying so).
+ * unreachable server fails every entry transiently, saying so).  The
+ * metadata server is no sink: its request is not guarded (and takes no
+ * kept connection, workers/egress.h), and it is the only place the token
+ * comes from; the token goes to the endpoint over https, or over plain
+ * http to loopback only (an emulator), whatever
+ * egress.allow_plain_http says (docs/DEPARTURES 33).
  *
  * Results, per message: ok only on a 200 naming one message id per
  * message.  Before anything is sent, a message over max_message_bytes or
@@ -73,6 +78,8 @@ struct sink_pubsub_ctx {
 	struct batch_outcome	*o;
 	char			*url;
 	char			*auth;		/* "Authorization: ..." or NULL */
+	int			 meta_token;	/* auth is the metadata
+						 * server's token */
 	int			 splits;	/* budget left */
 	struct sink_pubsub_msg	*m;
 };
@@ -132,6 +139,7 @@ sink_pubsub_metadata(uint64_t timeout_ms, char *err, size_t errlen)
 	x.headers = h;
 	x.timeout_ms = timeout_ms;
 	x.cap = 64 * 1024;
+	x.unguarded = 1;	/* the metadata server, not a sink */
 	if (sink_xfer_run(&x) == -1) {
 		snprintf(err, errlen, "pubsub: metadata server %s "
 		    "unreachable: %s", host, x.error);
@@ -212,6 +220,7 @@ sink_pubsub_setup(struct sink_pubsub_ctx *c, char *err, size_t errlen)
 	}
 	if (sink_pubsub_metadata(s->timeout_ms, err, errlen) == -1)
 		return -1;
+	c->meta_token = 1;
 	if (asprintf(&c->auth, "Authorization: Bearer %s",
 	    sink_pubsub_token) == -1)
 		fatal("sink_pubsub");
@@ -417,9 +426,17 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 	x.body = body;
 	x.bodylen = len;
 	x.timeout_ms = c->b->sink.timeout_ms;
+	x.secret = c->meta_token;
 	if (sink_xfer_run(&x) == -1) {
-		snprintf(detail, sizeof(detail), "pubsub: %s", x.error);
-		batch_outcome_set_many(c->o, req, n, JOB_ERROR, 0, detail);
+		if (x.denied)	/* the guard's reason, as it is */
+			batch_outcome_set_many(c->o, req, n, JOB_PERMANENT, 0,
+			    x.error);
+		else {
+			snprintf(detail, sizeof(detail), "pubsub: %s",
+			    x.error);
+			batch_outcome_set_many(c->o, req, n, JOB_ERROR, 0,
+			    detail);
+		}
 		goto out;
 	}
 	c->o->http_status = x.status;

@@ -413,7 +413,8 @@ sink_sqs_send(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n)
 	x.sigv4 = c->sigv4;
 	x.userpwd = c->userpwd;
 	if (sink_xfer_run(&x) == -1)
-		batch_outcome_set_many(c->o, req, n, JOB_ERROR, 0, x.error);
+		batch_outcome_set_many(c->o, req, n, x.denied ? JOB_PERMANENT :
+		    JOB_ERROR, 0, x.error);
 	else {
 		c->o->http_status = x.status;
 		sink_sqs_answer(c, req, n, x.answer, x.answerlen);

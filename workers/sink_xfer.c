@@ -27,6 +27,7 @@
 #include <curl/curl.h>
 
 #include "clock.h"
+#include "egress.h"
 #include "job.h"
 #include "log.h"
 #include "sink.h"
@@ -114,10 +115,12 @@ sink_xfer_info_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 int
 sink_xfer_run(struct sink_xfer *x)
 {
+	struct egress_watch ew;
 	CURLcode rc;
 	long status = 0;
 
 	x->status = 0;
+	x->denied = 0;
 	x->capped = 0;
 	x->answer = NULL;
 	x->answerlen = 0;
@@ -167,9 +170,20 @@ sink_xfer_run(struct sink_xfer *x)
 	SETOPT(CURLOPT_XFERINFODATA, x);
 	SETOPT(CURLOPT_NOPROGRESS, 0L);
 #undef SETOPT
+	if (x->unguarded)
+		egress_curl_unguarded(sink_xfer_curl);
+	else {
+		egress_watch_init(&ew, x->url, x->secret);
+		egress_curl(sink_xfer_curl, &ew);
+	}
 
 	rc = curl_easy_perform(sink_xfer_curl);
 	(void)curl_easy_setopt(sink_xfer_curl, CURLOPT_ERRORBUFFER, NULL);
+	if (rc != CURLE_OK && !x->unguarded && EGRESS_REFUSED(&ew)) {
+		snprintf(x->error, sizeof(x->error), "%s", ew.denied);
+		x->denied = 1;
+		return -1;
+	}
 	if (rc == CURLE_WRITE_ERROR && x->capped) {
 		snprintf(x->error, sizeof(x->error), "answer over %zu bytes",
 		    x->cap);

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * egress.h: the egress guard of the processes that connect out (the
+ * deliver processes; the claim gateway, through its s3 store): every new
+ * connection is checked on the address actually connected to, after
+ * resolution, by netaddr_egress() (common/netaddr.h) with this process's
+ * egress.allow and egress.allow_plain_http.  A name that resolves, or
+ * re-resolves later (DNS rebinding), to a denied address is refused like
+ * the literal address.
+ *
+ * The built-in HTTP/1.1 client (http1.c) calls egress_check before each
+ * connect; a libcurl handle gets egress_curl before each transfer, which
+ * sets CURLOPT_OPENSOCKETFUNCTION.  libcurl calls that for new
+ * connections only: a reused one was checked when it was opened, under
+ * the same policy (a process keeps its policy for life: a reload starts
+ * new processes) and for the same host and port.  A transfer that must
+ * not be guarded, the Pub/Sub metadata server's (egress_curl_unguarded),
+ * neither takes a kept connection nor leaves one, so no sink can ride a
+ * connection that was never checked.  With a proxy (libcurl reads
+ * http_proxy, https_proxy ...), the address connected to is the proxy's.
+ *
+ * A process that was given no config, or one that does not parse, keeps
+ * the defaults: nothing allowed, plain http allowed.  The guard fails
+ * closed.
+ */
+#ifndef ANKUSA_EGRESS_H
+#define ANKUSA_EGRESS_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <curl/curl.h>
+
+#include "netaddr.h"
+
+struct conf;
+
+/* "egress_denied:" and an address, with its NUL. */
+#define EGRESS_DENIED_MAX	(sizeof(NETADDR_DENIED_PREFIX) + NETADDR_STRLEN)
+
+/* One transfer's guard: what it connects for, what was refused. */
+struct egress_watch {
+	int	plain;		/* the URL is http:// */
+	int	secret;		/* a bearer token on board: plain http
+				 * only to loopback, whatever
+				 * egress.allow_plain_http says */
+	int	passed;		/* connections the guard let through */
+	char	denied[EGRESS_DENIED_MAX];	/* "" or
+						 * "egress_denied:<address>",
+						 * the last refused */
+};
+/* Whether a failed transfer failed for the guard alone: it refused an
+ * address and let none through. */
+#define EGRESS_REFUSED(w)	((w)->denied[0] != '\0' && (w)->passed == 0)
+
+/* The process's policy, from its config (NULL: the defaults). */
+void	egress_configure(const struct conf *);
+/* A watch for a request to url (plain when it is http://). */
+void	egress_watch_init(struct egress_watch *, const char *url, int secret);
+/* Before a connect to sa: 0 go, or -1 refused, with w->denied set and a
+ * log line that says why. */
+int	egress_check(struct egress_watch *, const struct sockaddr *, socklen_t);
+/* Guard the next transfer of h (set again after every curl_easy_reset). */
+void	egress_curl(CURL *h, struct egress_watch *);
+/* Leave the next transfer of h unguarded, on a connection of its own
+ * that is not kept. */
+void	egress_curl_unguarded(CURL *h);
+
+#endif
