@@ -588,6 +588,79 @@ START_TEST(test_egress_allowed)
 }
 END_TEST
 
+/* egress_check on addresses built in memory (no traffic): the policy
+ * (allow NULL: the defaults), the URL, secret (the metadata token on
+ * board), the address and port, and the reason wanted ("" for go). */
+static const struct {
+	char		*allow;
+	int		 plain;
+	const char	*url;
+	int		 secret;
+	const char	*addr;
+	uint16_t	 port;
+	const char	*denied;
+} check_cases[] = {
+	{ "10.0.0.0/8", 1, "http://x/", 0, "10.0.0.1", 80, "" },
+	{ "10.0.0.0/8", 1, "http://x/", 0, "192.168.0.1", 80,
+	  "egress_denied:192.168.0.1" },
+	/* The metadata token: plain http to loopback only. */
+	{ "10.0.0.0/8", 1, "http://x/", 1, "10.0.0.1", 80,
+	  "egress_denied:10.0.0.1" },
+	{ "10.0.0.0/8", 1, "https://x/", 1, "10.0.0.1", 443, "" },
+	{ "10.0.0.0/8", 1, "http://x/", 1, "8.8.8.8", 80,
+	  "egress_denied:8.8.8.8" },
+	{ "127.0.0.0/8", 1, "http://x/", 1, "127.0.0.1", 80, "" },
+	/* allow_plain_http false. */
+	{ "10.0.0.0/8", 0, "HTTP://x/", 0, "10.0.0.1", 80,
+	  "egress_denied:10.0.0.1" },
+	{ "10.0.0.0/8", 0, "https://x/", 0, "10.0.0.1", 443, "" },
+	{ "10.0.0.0/8", 0, "http://x/", 0, "8.8.8.8", 80,
+	  "egress_denied:8.8.8.8" },
+	{ "127.0.0.0/8", 0, "http://x/", 0, "127.0.0.1", 80, "" },
+	/* The defaults: nothing allowed, plain http allowed. */
+	{ NULL, 1, "http://x/", 0, "8.8.8.8", 80, "" },
+	{ NULL, 1, "http://x/", 0, "10.0.0.1", 80, "egress_denied:10.0.0.1" },
+	{ NULL, 1, "http://x/", 0, "169.254.169.254", 80,
+	  "egress_denied:169.254.169.254" },
+};
+
+START_TEST(test_egress_check)
+{
+	struct egress_watch w;
+	struct sockaddr_in sin;
+	int r;
+
+	if (check_cases[_i].allow == NULL)
+		egress_configure(NULL);
+	else
+		egress_allow(check_cases[_i].allow, check_cases[_i].plain);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(check_cases[_i].port);
+	ck_assert_int_eq(inet_pton(AF_INET, check_cases[_i].addr,
+	    &sin.sin_addr), 1);
+	egress_watch_init(&w, check_cases[_i].url, check_cases[_i].secret);
+	r = egress_check(&w, (struct sockaddr *)&sin, sizeof(sin));
+	ck_assert_str_eq(w.denied, check_cases[_i].denied);
+	ck_assert_int_eq(r, check_cases[_i].denied[0] != '\0' ? -1 : 0);
+	ck_assert_int_eq(w.passed, r == 0);
+}
+END_TEST
+
+START_TEST(test_egress_non_ip)
+{
+	struct egress_watch w;
+	struct sockaddr sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_family = AF_UNIX;
+	egress_watch_init(&w, "http://x/", 0);
+	ck_assert_int_eq(egress_check(&w, &sa, sizeof(sa)), -1);
+	ck_assert_str_eq(w.denied, "egress_denied:non-ip");
+	ck_assert(EGRESS_REFUSED(&w));
+}
+END_TEST
+
 START_TEST(test_run_check)
 {
 	struct job_outcome o;
@@ -999,6 +1072,9 @@ sink_http_suite(void)
 	    sizeof(h1_bad) / sizeof(h1_bad[0]));
 	tcase_add_test(tc, test_h1_limits);
 	tcase_add_test(tc, test_h1_usable);
+	tcase_add_loop_test(tc, test_egress_check, 0,
+	    sizeof(check_cases) / sizeof(check_cases[0]));
+	tcase_add_test(tc, test_egress_non_ip);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("run");

@@ -375,7 +375,8 @@ class Daemon:
              "control": {"socket": self.sock},
              "http": self.http,
              "admin": self.admin,
-             "batcher": self.batcher}
+             "batcher": self.batcher,
+             "egress": {"allow": ["127.0.0.0/8", "[::1]/128"]}}
         c.update(self.extra)
         c["sources"] = self.sources
         return c

@@ -14,6 +14,7 @@ not break this file.
     d.close()
 """
 
+import fcntl
 import os
 import re
 import socket
@@ -236,10 +237,17 @@ def parse_job_outcome(payload):
 
 # ------------------------------------------------------------ the process
 
-class Deliver:
-    """A real ankusa-deliver on a socketpair; env adds to os.environ."""
+# The config a Deliver gets on fd 5, as the master passes it: the egress
+# guard lets it reach the loopback servers of these tests.
+DELIVER_CONF = ('egress: {allow: ["127.0.0.0/8", "[::1]/128"]}\n'
+                'sources: {x: {sinks: [{type: log}]}}\n')
 
-    def __init__(self, env=None, verbose=True):
+
+class Deliver:
+    """A real ankusa-deliver on a socketpair; env adds to os.environ;
+    conf is the config text on fd 5 (None: none passed)."""
+
+    def __init__(self, env=None, verbose=True, conf=DELIVER_CONF):
         self.sock, child = socket.socketpair(socket.AF_UNIX,
                                              socket.SOCK_STREAM)
         cfd = child.fileno()
@@ -249,11 +257,27 @@ class Deliver:
         args = [ankusa.binary("ankusa-deliver"), "-d", "-g", "1", "-i", "0"]
         if verbose:
             args.append("-v")
+        ffd = -1
+        if conf is not None:
+            ffd = os.memfd_create("ankusa-conf", 0)
+            os.write(ffd, conf.encode())
+            os.lseek(ffd, 0, os.SEEK_SET)
+
+        def fds():
+            # Both copied above 5 first: neither dup2 can undo the other.
+            c = fcntl.fcntl(cfd, fcntl.F_DUPFD, 10)
+            f = fcntl.fcntl(ffd, fcntl.F_DUPFD, 10) if ffd != -1 else -1
+            os.dup2(c, 3)
+            if f != -1:
+                os.dup2(f, 5)
+
         self.proc = subprocess.Popen(
-            args, pass_fds=(3,), env=e, stdin=subprocess.DEVNULL,
-            stdout=self.log, stderr=self.log,
-            preexec_fn=lambda: os.dup2(cfd, 3) if cfd != 3 else None)
+            args, pass_fds=(3, 5) if conf is not None else (3,), env=e,
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            preexec_fn=fds)
         child.close()
+        if ffd != -1:
+            os.close(ffd)
         self.buf = b""
         t, _, mid, payload = self.recv(10)
         if t != MSG["MSG_CHILD_HELLO"]:

@@ -275,6 +275,7 @@ class Gateway:
         cc["port"] = self.port
         cfg = {"node": {"data_dir": os.path.join(self.dir, "data")},
                "claim_check": cc,
+               "egress": {"allow": ["127.0.0.0/8", "[::1]/128"]},
                "sources": {"github": ankusa.hold_source()}}
         text = (ankusa.yaml_dump(cfg) + "\n").encode()
         self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -29,12 +29,12 @@ EXAMPLE_ENV = {
     "SLACK_SIGNING_SECRET": "slack-secret",
     "CUSTOM_WEBHOOK_SECRET": "custom-new",
     "CUSTOM_WEBHOOK_SECRET_OLD": "custom-old",
-    "SINK_URL": "http://127.0.0.1:9/hooks",
+    "SINK_URL": "http://sink.test:9/hooks",
     "SINK_WHSEC": "whsec_c2luay1zZWNyZXQ=",
-    "SQS_QUEUE_URL": "http://127.0.0.1:9/000000000000/hooks",
+    "SQS_QUEUE_URL": "http://sqs.test:9/000000000000/hooks",
     "S3_BUCKET": "claims",
     "S3_REGION": "us-east-1",
-    "S3_ENDPOINT": "http://127.0.0.1:9000",
+    "S3_ENDPOINT": "http://s3.test:9000",
 }
 
 
