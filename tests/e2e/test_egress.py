@@ -221,18 +221,36 @@ def test_egress_queue_sink_guarded():
     live server on 127.0.0.1 is refused for good, every entry
     egress_denied:127.0.0.1, and the server sees nothing; given the
     harness's config (loopback allowed) the same batch is delivered."""
+    import json
     import threading
-    from http.server import ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     import frames
-    from test_queue_sinks import PROJECT, _Sink, sample_entries
+    from test_queue_sinks import PROJECT, sample_entries
 
-    api = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    hits = []
+
+    class Publish(BaseHTTPRequestHandler):
+        def do_POST(self):
+            n = int(self.headers.get("Content-Length", "0"))
+            req = json.loads(self.rfile.read(n))
+            hits.append(self.path)
+            b = json.dumps({"messageIds": [str(i) for i in
+                                           range(len(req["messages"]))]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(b)))
+            self.end_headers()
+            self.wfile.write(b.encode())
+
+        def log_message(self, *a):
+            pass
+
+    api = ThreadingHTTPServer(("127.0.0.1", 0), Publish)
     threading.Thread(target=api.serve_forever, daemon=True).start()
     ep = "http://127.0.0.1:%d" % api.server_address[1]
     ents = sample_entries(3, prefix="eg")
     try:
-        _Sink.auth = []
         d = frames.Deliver(conf=None)
         try:
             out = d.batch(1, frames.pubsub_sink(PROJECT, "topic-e", ep,
@@ -241,8 +259,7 @@ def test_egress_queue_sink_guarded():
             d.close()
         assert [(r["result"], r["detail"]) for r in out["entries"]] == \
             [("permanent", "egress_denied:127.0.0.1")] * 3, out
-        assert _Sink.auth == [], "the server got %d requests" % \
-            len(_Sink.auth)
+        assert hits == [], "the server got %d requests" % len(hits)
         d = frames.Deliver()
         try:
             out = d.batch(2, frames.pubsub_sink(PROJECT, "topic-e", ep,
@@ -250,6 +267,6 @@ def test_egress_queue_sink_guarded():
         finally:
             d.close()
         assert [r["result"] for r in out["entries"]] == ["ok"] * 3, out
-        assert len(_Sink.auth) == 1, _Sink.auth
+        assert len(hits) == 1, hits
     finally:
         api.shutdown()
