@@ -118,6 +118,11 @@ egress_curl(CURL *h, struct egress_watch *w)
 	    egress_open_cb) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, w) != CURLE_OK)
 		fatalx("curl_easy_setopt CURLOPT_OPENSOCKETFUNCTION");
+	/* A kept plain connection was checked without the token's stricter
+	 * rule: the token's transfer opens its own. */
+	if (w->secret && w->plain &&
+	    curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK)
+		fatalx("curl_easy_setopt CURLOPT_FRESH_CONNECT");
 }
 
 void
