@@ -249,7 +249,7 @@ struct conf {
 
 	/* The egress guard (common/netaddr.h, workers/egress.c). */
 	struct {
-		char		**allow;	/* egress.allow entries, as written */
+		char		**allow;	/* egress.allow, as written */
 		int		  nallow;
 		int		  allow_plain_http;
 	} egress;

@@ -33,7 +33,8 @@ enum embed {
 static enum embed	embedded(const struct netaddr *, struct netaddr *);
 static enum netaddr_class classify4(const uint8_t *);
 static int	prefix_match(const uint8_t *, const uint8_t *, unsigned int);
-static int	parse_uint(const char *, size_t, unsigned long, unsigned long *);
+static int	parse_uint(const char *, size_t, unsigned long,
+		    unsigned long *);
 static int	ends_in_number(const char *);
 
 static const char *const class_names[] = {

@@ -22,6 +22,9 @@
 
 /* The smallest valid sources section, appended to most test files. */
 #define SRC	"sources:\n  demo:\n    sinks:\n      - type: log\n"
+/* The start of a file with one http sink, its url to follow. */
+#define EGH	"sources:\n  demo:\n    sinks:\n      - type: http\n" \
+	"        url: "
 
 static struct conf	*parse(const char *, struct conf_errors *);
 static struct conf	*parse_ok(const char *);
@@ -583,42 +586,42 @@ static const struct {
 	  "optional :port, got 127.0.0.0/8, line 2" },
 	{ "egress:\n  allow_plain_http: maybe\n" SRC,
 	  "egress.allow_plain_http must be true or false, got maybe, line 2" },
-	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://127.0.0.1:9/\"\n",
+	{ EGH "\"http://127.0.0.1:9/\"\n",
 	  "sources.demo.sinks[0].url must reach a public address or one "
 	  "egress.allow covers, got 127.0.0.1 port 9 (loopback), line 5" },
-	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"https://[::1]/\"\n",
+	{ EGH "\"https://[::1]/\"\n",
 	  "sources.demo.sinks[0].url must reach a public address or one "
 	  "egress.allow covers, got ::1 port 443 (loopback), line 5" },
-	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://169.254.169.254/latest\"\n",
+	{ EGH "\"http://169.254.169.254/latest\"\n",
 	  "sources.demo.sinks[0].url must reach a public address or one "
 	  "egress.allow covers, got 169.254.169.254 port 80 (link-local), "
 	  "line 5" },
-	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://[::ffff:10.1.2.3]:8080/\"\n",
+	{ EGH "\"http://[::ffff:10.1.2.3]:8080/\"\n",
 	  "sources.demo.sinks[0].url must reach a public address or one "
 	  "egress.allow covers, got ::ffff:10.1.2.3 port 8080 (private), "
 	  "line 5" },
 	{ "egress:\n  allow: [\"127.0.0.1/32:8080\"]\n"
-	  "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://127.0.0.1:8081/\"\n",
+	  EGH "\"http://127.0.0.1:8081/\"\n",
 	  "sources.demo.sinks[0].url must reach a public address or one "
 	  "egress.allow covers, got 127.0.0.1 port 8081 (loopback), line 7" },
-	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://2130706433/\"\n",
+	{ EGH "\"http://2130706433/\"\n",
 	  "sources.demo.sinks[0].url must have a name or an address in "
 	  "standard form (a.b.c.d or [v6]) as its host, got 2130706433, "
 	  "line 5" },
-	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://0127.0.0.1/\"\n",
+	{ EGH "\"http://0127.0.0.1/\"\n",
 	  "sources.demo.sinks[0].url must have a name or an address in "
 	  "standard form (a.b.c.d or [v6]) as its host, got 0127.0.0.1, "
 	  "line 5" },
-	{ "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://sink.test:0/\"\n",
+	{ EGH "\"http://sink.test:0/\"\n",
 	  "sources.demo.sinks[0].url must be an http:// or https:// URL with "
 	  "a host (no %) and a port in 1..65535, line 5" },
 	{ "egress:\n  allow: [\"10.0.0.0/8\"]\n  allow_plain_http: false\n"
-	  "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://10.0.0.1/\"\n",
+	  EGH "\"http://10.0.0.1/\"\n",
 	  "sources.demo.sinks[0].url must be https:// to reach a non-loopback "
 	  "address with egress.allow_plain_http false, got http:// to "
 	  "10.0.0.1, line 8" },
 	{ "egress:\n  allow_plain_http: false\n"
-	  "sources:\n  demo:\n    sinks:\n      - type: http\n        url: \"http://8.8.8.8/\"\n",
+	  EGH "\"http://8.8.8.8/\"\n",
 	  "sources.demo.sinks[0].url must be https:// to reach a non-loopback "
 	  "address with egress.allow_plain_http false, got http:// to "
 	  "8.8.8.8, line 7" },

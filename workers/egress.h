@@ -17,8 +17,9 @@
  * not be guarded, the Pub/Sub metadata server's (egress_curl_unguarded),
  * neither takes a kept connection nor leaves one, so no sink can ride a
  * connection that was never checked; and a plain-http transfer with a
- * secret on board (its stricter rule) takes no kept connection either.  With a proxy (libcurl reads
- * http_proxy, https_proxy ...), the address connected to is the proxy's.
+ * secret on board (its stricter rule) takes no kept connection either.
+ * With a proxy (libcurl reads http_proxy, https_proxy ...), the address
+ * connected to is the proxy's.
  *
  * A process that was given no config, or one that does not parse, keeps
  * the defaults: nothing allowed, plain http allowed.  The guard fails

@@ -107,8 +107,9 @@ struct sink_xfer {
 	int			 unguarded;	/* the metadata server: not a
 						 * sink, no egress guard
 						 * (workers/egress.h) */
-	int			 secret;	/* a bearer token in headers:
-						 * plain http to loopback only */
+	int			 secret;	/* a bearer token in the
+						 * headers: plain http to
+						 * loopback only */
 	/* The answer. */
 	long			 status;	/* 0: none */
 	char			*answer;	/* NUL-terminated, or NULL */
