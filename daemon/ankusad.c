@@ -43,6 +43,7 @@
 #include "gauges.h"
 #include "log.h"
 #include "master.h"
+#include "notify.h"
 #include "ops.h"
 #include "pipeline.h"
 #include "replay.h"
@@ -83,6 +84,9 @@ static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
 static uint64_t	checkpoint_ms(void);
 static int	ankusad_reload(char *, size_t);
+static int	reload_conf(char *, size_t);
+static int	ankusad_ready(void);
+static void	ankusad_status(char *, size_t);
 static void	ankusad_shutdown(const char *);
 static void	ankusad_store_check(void);
 
@@ -197,8 +201,23 @@ report_restart_key(const char *key, void *arg)
 	    "value until then", key);
 }
 
+/* A reload, told to the service manager: RELOADING=1, then READY=1 with
+ * the config in force (the new one, or the old one kept). */
 static int
 ankusad_reload(char *err, size_t errlen)
+{
+	char status[256];
+	int rc;
+
+	notify_reloading();
+	rc = reload_conf(err, errlen);
+	ankusad_status(status, sizeof(status));
+	notify_reloaded(status);
+	return rc;
+}
+
+static int
+reload_conf(char *err, size_t errlen)
 {
 	struct conf_errors errs = { NULL, 0 };
 	struct conf *nc;
@@ -252,15 +271,50 @@ ankusad_reload(char *err, size_t errlen)
 	return 0;
 }
 
+/* Ingest accepts: an edge of the generation in force and a deliver
+ * process (when there are any) have said hello. */
+static int
+ankusad_ready(void)
+{
+	return supervisor_ready(KIND_EDGE) > 0 &&
+	    (supervisor_ready(KIND_DELIVER) > 0 ||
+	    supervisor_children(KIND_DELIVER) == 0);
+}
+
+/* The service manager's STATUS= line: the state and the counts. */
+static void
+ankusad_status(char *buf, size_t len)
+{
+	struct store_counts sc;
+
+	if (store_counts(env->store, &sc) == -1)
+		memset(&sc, 0, sizeof(sc));
+	if (env->draining)
+		snprintf(buf, len, "draining: %d children left, %s; %" PRIu64
+		    " hooks stored, %" PRIu64 " deliveries pending",
+		    supervisor_children(KIND_MAX), pipeline_busy() ?
+		    "attempts running" : "no attempt running", sc.hooks,
+		    sc.rows);
+	else
+		snprintf(buf, len, "accepting: %d edges, %d delivers; %"
+		    PRIu64 " hooks stored, %" PRIu64 " deliveries pending, %"
+		    PRIu64 " dead", supervisor_ready(KIND_EDGE),
+		    supervisor_ready(KIND_DELIVER), sc.hooks, sc.rows,
+		    sc.dead);
+}
+
 static void
 ankusad_shutdown(const char *why)
 {
 	struct timeval tv = { 0, 50000 };
+	char status[256];
 
 	if (env->draining)
 		return;
 	log_info("stopping: %s", why);
 	env->draining = 1;
+	ankusad_status(status, sizeof(status));
+	notify_stopping(status);
 	/* Hooks already queued were promised a commit: keep it. */
 	writer_flush_all();
 	/* Claim nothing more; attempts running finish (each within its
@@ -460,6 +514,11 @@ main(int argc, char *argv[])
 		lx = ANKUSA_LIBEXECDIR;
 	snprintf(env->libexecdir, sizeof(env->libexecdir), "%s", lx);
 
+	/* Before any child: they must not inherit NOTIFY_SOCKET. */
+	if (notify_init() && !env->foreground)
+		log_warnx("NOTIFY_SOCKET is set but -d is not: the service "
+		    "manager may refuse the notifications of the forked "
+		    "daemon");
 	if (!env->foreground && daemon(1, 0) == -1)
 		fatal("daemon");
 	signal(SIGPIPE, SIG_IGN);
@@ -507,6 +566,7 @@ main(int argc, char *argv[])
 	gauges_init();
 	replay_init();
 	supervisor_new_generation();
+	notify_start(env->base, ankusad_ready, ankusad_status);
 	log_info("ankusad %s started: ingest on %s:%u, data in %s, config %s",
 	    PACKAGE_VERSION, env->conf->http.ip, env->conf->http.port,
 	    env->conf->data_dir, env->conf_path != NULL ? env->conf_path :
@@ -516,6 +576,7 @@ main(int argc, char *argv[])
 
 	/* A backup's handle on the environment goes before the store. */
 	backup_join();
+	notify_close();
 	admin_close();
 	control_close();
 	/* A close whose checkpoint or syncs failed is no orderly stop: the
