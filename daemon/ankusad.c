@@ -22,6 +22,8 @@
 
 #include <netinet/in.h>
 
+#include <linux/filter.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -89,6 +91,7 @@ static int	ankusad_ready(void);
 static void	ankusad_status(char *, size_t);
 static void	ankusad_shutdown(const char *);
 static void	ankusad_store_check(void);
+static void	listener_refuse(int);
 
 static void
 usage(void)
@@ -323,10 +326,40 @@ ankusad_shutdown(const char *why)
 	pipeline_stop();
 	replay_stop();
 	backup_stop();
+	listener_refuse(env->listen_fd);
 	supervisor_retire(KIND_EDGE);
 	shutdown_started = time_mono_ms();
 	ev_shutdown = event_new(env->base, -1, EV_PERSIST, shutdown_cb, NULL);
 	event_add(ev_shutdown, &tv);
+}
+
+/*
+ * At a stop: the ingest listener takes no new connection, while the edges,
+ * retired next, accept those the kernel has queued already and answer
+ * them (a close of the listener would reset those).  A socket filter
+ * drops every segment to it that is a SYN without an ACK (the TCP flags
+ * are byte 13 of the header a TCP socket's filter sees at offset 0): new
+ * clients go unanswered, a handshake under way completes.  The connections
+ * accepted inherit the filter, which never drops their segments.  Once
+ * the edges are gone the master closes its copy and new clients are
+ * refused at once.
+ */
+static void
+listener_refuse(int fd)
+{
+	struct sock_filter syn_drop[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),	/* SYN, ACK */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x02, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),			/* drop */
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),		/* keep */
+	};
+	struct sock_fprog prog = { sizeof(syn_drop) / sizeof(syn_drop[0]),
+	    syn_drop };
+
+	if (fd != -1 && setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+	    sizeof(prog)) == -1)
+		log_warn("stopping: ingest listener: SO_ATTACH_FILTER");
 }
 
 static void
@@ -335,6 +368,10 @@ shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 	static int delivers_retired;
 	uint64_t elapsed = time_mono_ms() - shutdown_started;
 
+	if (env->listen_fd != -1 && supervisor_children(KIND_EDGE) == 0) {
+		close(env->listen_fd);
+		env->listen_fd = -1;
+	}
 	if (!delivers_retired) {
 		if (pipeline_busy() && elapsed <
 		    env->conf->dispatch.attempt_timeout_ms + SHUTDOWN_GRACE_MS)

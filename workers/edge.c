@@ -341,16 +341,27 @@ edge_retire(void)
 		return;
 	retiring = 1;
 	log_info("retiring: %d connections open", nconns);
+	/* The clients the kernel has taken already are ours to answer: a
+	 * close of the listener would reset them.  At a stop the master has
+	 * made it take no new one first (ankusad.c), so this empties it. */
+	if (!listen_paused)
+		accept_cb(PROC_FD_LISTEN, EV_READ, NULL);
+	/* Idle between keep-alive requests: closed.  A connection without
+	 * its first request yet has one on its way: a moment to send it. */
+	for (c = TAILQ_FIRST(&conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!conn_idle(c))
+			continue;
+		if (c->keep_alive)
+			conn_free(c);
+		else
+			conn_timer(c, EDGE_LINGER_TIMEOUT);
+	}
 	event_free(ev_listen);
 	ev_listen = NULL;
 	close(PROC_FD_LISTEN);
 	event_del(ev_accept_pause);
 	evtimer_add(ev_retire_cap, &tv);
-	for (c = TAILQ_FIRST(&conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (conn_idle(c))
-			conn_free(c);
-	}
 	edge_maybe_exit();
 }
 

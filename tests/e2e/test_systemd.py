@@ -218,3 +218,163 @@ def test_notify_unset_changes_nothing():
     assert d.stop() == 0
     assert "notify:" not in d.log_text().lower(), \
         "notify lines without NOTIFY_SOCKET:\n%s" % d.log_text()[-800:]
+
+
+# ---------------------------------------------------------------- drain
+
+def _client(port, stop, out, lock):
+    """One request a connection (Connection: close), until stop: each
+    outcome recorded as 'acked' (201, its id), 'busy' (503 with
+    Retry-After), 'refused' (no connection: never sent) or 'broken'
+    (sent, and no answer, or another answer)."""
+    mine = []
+    while not stop.is_set():
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        except ConnectionRefusedError:
+            mine.append(("refused", None))
+            time.sleep(0.005)
+            continue
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.sock = s
+        try:
+            c.request("POST", "/webhooks/slow", body=BODY,
+                      headers={"Content-Type": "application/json",
+                               "Connection": "close"})
+            r = c.getresponse()
+            data = r.read()
+        except (OSError, http.client.HTTPException) as e:
+            mine.append(("broken", repr(e)))
+            c.close()
+            continue
+        c.close()
+        if r.status == 201:
+            mine.append(("acked", jbody(data)["id"]))
+        elif r.status == 503 and r.getheader("Retry-After"):
+            mine.append(("busy", jbody(data).get("error")))
+            time.sleep(0.005)
+        else:
+            mine.append(("broken", "%d %r" % (r.status, data[:100])))
+    with lock:
+        out.extend(mine)
+
+
+def _kids(pid):
+    return [p for p in _proc_children(pid) if proc_alive(p)]
+
+
+def _drain(to_group):
+    sink = TestSink().start()
+    # Slow: each attempt 300 ms, so attempts are in flight at the stop.
+    sink.mode("/slow", status=200, delay_ms=300)
+    timeout_ms = 5000
+    d = Daemon(workers=2, sources={
+        "slow": sink_source([{"type": "http", "url": sink.url("/slow")}],
+                            tenant="ts"),
+    }, extra={"dispatch": dispatch_conf(attempt_timeout_ms=timeout_ms,
+                                        breaker_failures=0)})
+    d.start()
+    kids = _kids(d.pid)
+    delivers = [p for p in kids if proc_comm(p) == "ankusa-deliver"]
+    assert delivers and len(kids) > len(delivers), "children %r" % kids
+    stop, lock = threading.Event(), threading.Lock()
+    out = []
+    ths = [threading.Thread(target=_client, args=(d.port, stop, out, lock))
+           for _ in range(12)]
+    for t in ths:
+        t.start()
+    # Load until deliveries are running against the slow sink.
+    wait_until(lambda: sink.received("/slow") >= 20, 20, 0.05,
+               "deliveries to reach the slow sink")
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    wall0 = time.time() * 1000
+    if to_group:
+        os.killpg(d.pid, signal.SIGTERM)
+    else:
+        d.signal(signal.SIGTERM)
+    # The drain bound: attempt_timeout_ms plus the master's two graces.
+    bound = timeout_ms / 1000 + 20 + 5
+    try:
+        rc = d.proc.wait(bound)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("ankusad still running %.0f s after SIGTERM" %
+                             bound)
+    t_exit = time.monotonic() - t0
+    stop.set()
+    for t in ths:
+        t.join(40)
+    assert not any(t.is_alive() for t in ths), "clients still running"
+    assert rc == 0, "exit %r after SIGTERM, want 0" % rc
+    wait_until(lambda: not any(proc_alive(p) for p in kids), 5, 0.05,
+               "the children %r to exit" % kids)
+    # What the sink had read by the exit: every one of those attempts
+    # finished, so none may come again.
+    recs = sink.records("/slow")
+    before = [r["x-ankusa-id"] for r in recs]
+    # Attempts the sink was holding (read less than its delay before the
+    # signal): those the drain had to let finish.
+    held = [r for r in recs if wall0 - 300 < r["t"] <= wall0]
+
+    kinds = {}
+    for k, _ in out:
+        kinds[k] = kinds.get(k, 0) + 1
+    broken = [v for k, v in out if k == "broken"]
+    acked = [v for k, v in out if k == "acked"]
+    assert not broken, "%d requests sent and not answered 201/503: %r" % (
+        len(broken), broken[:5])
+    assert acked, "no hook acknowledged"
+    assert held, "no attempt was in flight at the stop: nothing drained"
+    assert len(set(acked)) == len(acked), "an id answered twice"
+    assert len(set(before)) == len(before), \
+        "an id delivered twice before the stop"
+    assert not set(before) - set(acked), "delivered ids never acknowledged"
+
+    # Restart: everything answered 201 is delivered, none twice (at once
+    # now, to settle the backlog in seconds).
+    sink.mode("/slow", status=200, delay_ms=0)
+    d.start()
+    deadline = time.monotonic() + 120
+    while True:
+        d.tick(60, check=False)
+        st = d.status()
+        if st["hooks"] == 0 and st["pending"] == 0:
+            break
+        assert time.monotonic() < deadline, "not settled: %r" % st
+        time.sleep(0.2)
+    assert st["dead"] == 0, "dead letters: %r" % d.dlq()[:3]
+    counts = {}
+    for r in sink.records("/slow"):
+        counts[r["x-ankusa-id"]] = counts.get(r["x-ankusa-id"], 0) + 1
+    missing = [i for i in acked if i not in counts]
+    again = [i for i in before if counts.get(i, 0) > 1]
+    dups = [i for i, c in counts.items() if c > 1]
+    msg = ("drain (%s): exit 0 in %.2f s; %d acked, %d 503, %d refused; "
+           "%d attempts in flight at the stop; %d delivered before the "
+           "stop, %d after the restart; %d missing, %d delivered twice" % (
+               "process group" if to_group else "master",
+               t_exit, len(acked), kinds.get("busy", 0),
+               kinds.get("refused", 0), len(held), len(before),
+               len(counts) - len(set(before)), len(missing), len(dups)))
+    print("     " + msg, flush=True)
+    note(msg)
+    assert not missing, "%d acknowledged hooks never delivered: %r" % (
+        len(missing), missing[:3])
+    assert not again, "%d hooks delivered before the stop came again: %r" \
+        % (len(again), again[:3])
+    assert not dups, "%d hooks delivered twice: %r" % (len(dups), dups[:3])
+    assert d.stop() == 0
+
+
+def test_drain_sigterm_process_group():
+    _drain(to_group=True)
+
+
+test_drain_sigterm_process_group.timeout = 240
+
+
+def test_drain_sigterm_master_only():
+    _drain(to_group=False)
+
+
+test_drain_sigterm_master_only.timeout = 240
