@@ -378,3 +378,212 @@ def test_drain_sigterm_master_only():
 
 
 test_drain_sigterm_master_only.timeout = 240
+
+
+# ---------------------------------------------------------------- the unit
+
+def _make_var(name):
+    """A variable of the build's Makefile (the configured paths)."""
+    with open(ankusa.binary("Makefile")) as f:
+        for line in f:
+            m = re.match(r"^%s = (.*)$" % re.escape(name), line)
+            if m:
+                return m.group(1).strip()
+    raise AssertionError("%s not in the build's Makefile" % name)
+
+
+def _expand(v):
+    # ${prefix}, ${exec_prefix}, ... as make would.
+    for _ in range(10):
+        m = re.search(r"\$\{(\w+)\}|\$\((\w+)\)", v)
+        if not m:
+            return v
+        v = v[:m.start()] + _make_var(m.group(1) or m.group(2)) + \
+            v[m.end():]
+    raise AssertionError("cannot expand %r" % v)
+
+
+def _analyze():
+    exe = shutil.which("systemd-analyze")
+    if exe is None:
+        raise Skip("systemd-analyze is missing (apt-get install systemd)")
+    return exe
+
+
+def _install():
+    """make install DESTDIR=tmp: the tree as installed."""
+    dest = tmpdir("destdir")
+    r = subprocess.run(["make", "-s", "-C", ankusa.binary(""), "install",
+                        "DESTDIR=" + dest], capture_output=True,
+                       timeout=300)
+    assert r.returncode == 0, "make install: %s" % (
+        (r.stderr or r.stdout).decode()[-800:])
+    return dest
+
+
+def test_unit_installed_verified():
+    exe = _analyze()
+    sbindir = _expand(_make_var("sbindir"))
+    sysconfdir = _expand(_make_var("sysconfdir"))
+    unitdir = _expand(_make_var("systemdsystemunitdir"))
+    assert unitdir, "configure found no systemd unit directory"
+    dest = _install()
+    unit = dest + unitdir + "/ankusad.service"
+    assert os.path.isfile(unit), "make install put no unit in %s" % unitdir
+    with open(unit) as f:
+        text = f.read()
+    assert "@" + "sbindir@" not in text and "@sysconfdir@" not in text, \
+        "unsubstituted paths in the unit"
+    want = {
+        "Type": "notify", "User": "ankusa", "Group": "ankusa",
+        "KillMode": "mixed", "RestartPreventExitStatus": "78",
+        "StateDirectory": "ankusa", "RuntimeDirectory": "ankusa",
+        "ExecStart": "%s/ankusad -d -c %s/ankusa/ankusa.yml" % (
+            sbindir, sysconfdir),
+        "ExecReload": "%s/ankusactl reload" % sbindir,
+    }
+    keys = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            keys.setdefault(k.strip(), v.strip())
+    for k, v in want.items():
+        assert keys.get(k) == v, "%s=%r, want %r" % (k, keys.get(k), v)
+    # The drain's bound: attempt_timeout_ms (30 s) + 20 s, under the stop's.
+    assert int(keys["TimeoutStopSec"]) > 50, keys["TimeoutStopSec"]
+    init = dest + sysconfdir + "/init.d/ankusad"
+    assert os.access(init, os.X_OK), "no init script at %s" % init
+
+    # verify: the binaries and man pages it names exist in the tree
+    # installed, so point the unit's absolute paths there (a copy; only
+    # the prefix changes) and man at its pages.
+    vdir = tmpdir("verify")
+    with open(os.path.join(vdir, "ankusad.service"), "w") as f:
+        f.write(text.replace("=" + sbindir + "/", "=" + dest + sbindir +
+                             "/"))
+    env = dict(os.environ)
+    env["MANPATH"] = dest + _expand(_make_var("mandir"))
+    r = subprocess.run([exe, "verify",
+                        os.path.join(vdir, "ankusad.service")],
+                       capture_output=True, env=env, timeout=60)
+    out = (r.stdout + r.stderr).decode()
+    assert r.returncode == 0 and not out.strip(), \
+        "systemd-analyze verify: exit %d:\n%s" % (r.returncode, out)
+
+    # The exposure, on the unit as installed.
+    r = subprocess.run([exe, "security", "--offline=true",
+                        "--no-pager", unit], capture_output=True,
+                       timeout=60)
+    out = r.stdout.decode()
+    m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", out)
+    assert m, "no exposure in:\n%s\n%s" % (out[-600:],
+                                          r.stderr.decode()[-600:])
+    level = float(m.group(1))
+    unknown = [l for l in r.stderr.decode().splitlines()
+               if "Unknown" in l or "ignoring" in l]
+    assert not unknown, "directives systemd does not know: %r" % unknown
+    assert level <= 2.0, "exposure %.1f > 2.0:\n%s" % (level, "\n".join(
+        l for l in out.splitlines() if l.startswith("\u2717")))
+    note("unit: systemd-analyze security --offline=true: %.1f; verify "
+         "clean" % level)
+
+
+def _configure_install(flag):
+    """A configure of its own with flag, then the unit and the init script
+    made and make install-data (no program built): the files installed,
+    relative to DESTDIR."""
+    top = os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
+                                       ".."))
+    bdir = tmpdir("conf%d" % abs(hash(flag)))
+    dest = tmpdir("dest%d" % abs(hash(flag)))
+    r = subprocess.run([os.path.join(top, "configure"), "-q",
+                        "--prefix=/opt/ank", flag], cwd=bdir,
+                       capture_output=True, timeout=300)
+    assert r.returncode == 0, "configure %s: %s" % (
+        flag, r.stderr.decode()[-600:])
+    r = subprocess.run(["make", "-s", "scripts/ankusad.service",
+                        "scripts/ankusad.init", "install-data",
+                        "DESTDIR=" + dest],
+                       cwd=bdir, capture_output=True, timeout=300)
+    assert r.returncode == 0, "make install-data: %s" % (
+        r.stderr.decode()[-600:])
+    assert os.path.isfile(os.path.join(bdir, "scripts/ankusad.service"))
+    out = []
+    for root, _, files in os.walk(dest):
+        out += [os.path.join(root, f)[len(dest):] for f in files]
+    return sorted(out)
+
+
+def test_unit_configure_dir():
+    units = tmpdir("units")
+    got = _configure_install("--with-systemdsystemunitdir=" + units)
+    assert units + "/ankusad.service" in got, got
+    assert "/opt/ank/etc/init.d/ankusad" in got, got
+    got = _configure_install("--with-systemdsystemunitdir=no")
+    assert not [f for f in got if f.endswith(".service")], got
+    assert "/opt/ank/etc/init.d/ankusad" in got, got
+
+
+test_unit_configure_dir.timeout = 300
+
+
+# ---------------------------------------------------------------- init
+
+def test_init_script():
+    script = ankusa.binary("scripts/ankusad.init")
+    assert os.access(script, os.X_OK), "make made no %s" % script
+    d = Daemon(workers=1)
+    env = ankusa.base_env({
+        "ANKUSAD": ankusa.binary("ankusad"),
+        "ANKUSACTL": ankusa.binary("ankusactl"),
+        "ANKUSA_CONFIG_FILE": d.conf,
+        "ANKUSA_CONTROL_SOCKET": d.sock,
+        "START_TIMEOUT": "20", "DRAIN_TIMEOUT": "60",
+    })
+
+    def run(*args):
+        r = subprocess.run(["/bin/sh", script] + list(args),
+                           capture_output=True, env=env, timeout=90)
+        return r.returncode, (r.stdout + r.stderr).decode()
+
+    pid = None
+    try:
+        rc, out = run("status")
+        assert rc == 3, "status before start: %d %s" % (rc, out)
+        rc, out = run("start")
+        assert rc == 0, "start: %d %s" % (rc, out)
+        with open(os.path.join(d.data_dir, "ankusad.lock")) as f:
+            pid = int(f.read().strip())
+        assert proc_alive(pid), "no daemon after start"
+        expect_accepted(*post(d.port, "/webhooks/github", b"{}"))
+        rc, out = run("start")
+        assert rc == 0 and "already running" in out, out
+        rc, out = run("status")
+        assert rc == 0 and "is running" in out, "status: %d %s" % (rc, out)
+        rc, out = run("reload")
+        assert rc == 0, "reload: %d %s" % (rc, out)
+        rc, out = run("stop")
+        assert rc == 0, "stop: %d %s" % (rc, out)
+        assert not proc_alive(pid), "daemon %d alive after stop" % pid
+        rc, out = run("status")
+        assert rc == 3, "status after stop: %d %s" % (rc, out)
+        rc, out = run("stop")
+        assert rc == 0 and "not running" in out, out
+        rc, out = run("bogus")
+        assert rc == 2, out
+        # The hook taken before the stop is still there after a restart.
+        rc, out = run("restart")
+        assert rc == 0, "restart: %d %s" % (rc, out)
+        with open(os.path.join(d.data_dir, "ankusad.lock")) as f:
+            pid = int(f.read().strip())
+        st = jbody(subprocess.run(
+            [ankusa.binary("ankusactl"), "-s", d.sock, "-j", "status"],
+            capture_output=True, timeout=20).stdout)
+        assert st["hooks"] == 1, st
+        rc, out = run("stop")
+        assert rc == 0, out
+    finally:
+        if pid is not None and proc_alive(pid):
+            for p in _proc_children(pid):
+                os.kill(p, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
