@@ -3,8 +3,9 @@
  * notify.c: READY, RELOADING, STOPPING, STATUS and WATCHDOG to the service
  * manager over NOTIFY_SOCKET; see notify.h.
  *
- * One datagram socket, opened by notify_init before the master drops
- * anything, so that it keeps working whatever the master may open later.
+ * One datagram socket, opened and connected by notify_init before the
+ * master drops anything, so that it keeps working whatever the master can
+ * reach later (another user, another root).
  * A send that fails is logged once and otherwise ignored: the manager is
  * told nothing more, the daemon goes on.  The watchdog's pings come from
  * a timer of the master's own loop, so a loop that hangs stops them and
@@ -160,6 +161,13 @@ notify_init(void)
 		else if ((notify_fd = socket(AF_UNIX, SOCK_DGRAM |
 		    SOCK_CLOEXEC, 0)) == -1)
 			log_warn("NOTIFY_SOCKET: socket");
+		else if (connect(notify_fd, (struct sockaddr *)&notify_sun,
+		    notify_sunlen) == -1) {
+			log_warn("NOTIFY_SOCKET=%s: connect; the service "
+			    "manager is not told", s);
+			close(notify_fd);
+			notify_fd = -1;
+		}
 	}
 	rc = notify_watchdog(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"),
 	    getpid(), &notify_wd_us);
@@ -190,14 +198,13 @@ notify_send(enum notify_kind kind, const char *status)
 		log_warnx("notify: message too long, not sent");
 		return;
 	}
-	if (sendto(notify_fd, buf, n, MSG_NOSIGNAL,
-	    (struct sockaddr *)&notify_sun, notify_sunlen) == n) {
+	if (send(notify_fd, buf, n, MSG_NOSIGNAL) == n) {
 		notify_failed = 0;
 		return;
 	}
 	/* Once per run of failures: a manager gone is no reason to stop. */
 	if (!notify_failed)
-		log_warn("notify: sendto NOTIFY_SOCKET");
+		log_warn("notify: send to NOTIFY_SOCKET");
 	notify_failed = 1;
 }
 

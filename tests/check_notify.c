@@ -297,15 +297,25 @@ START_TEST(test_off)
 }
 END_TEST
 
-/* A name nobody listens on: the sends fail, the caller goes on. */
+/* A name nobody listens on: not told, the variable taken all the same;
+ * a listener gone later: the sends fail, the caller goes on. */
 START_TEST(test_gone)
 {
 	char name[64];
+	int fd;
 
 	snprintf(name, sizeof(name), "@ankusa/check_notify/none/%d",
 	    (int)getpid());
 	setenv("NOTIFY_SOCKET", name, 1);
+	ck_assert_int_eq(notify_init(), 0);
+	ck_assert_ptr_null(getenv("NOTIFY_SOCKET"));
+	notify_stopping("x");
+	notify_close();
+
+	fd = listener(name);
+	setenv("NOTIFY_SOCKET", name, 1);
 	ck_assert_int_eq(notify_init(), 1);
+	close(fd);
 	notify_stopping("x");
 	notify_status("y");
 	notify_close();
