@@ -594,6 +594,19 @@ class Daemon:
                                  out)
         return int(m.group(1))
 
+    def settle_all(self, timeout=120, what="settled"):
+        """tick until no hook is stored and no row pending; the status
+        then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.tick(60, check=False)
+            st = self.status()
+            if st["hooks"] == 0 and st["pending"] == 0:
+                return st
+            assert time.monotonic() < deadline, \
+                "not %s %.0f s on: %r" % (what, timeout, st)
+            time.sleep(0.2)
+
     def dlq(self, source=None, limit=None):
         args = ["dlq", "list"]
         if source is not None:

@@ -32,7 +32,7 @@ import threading
 import time
 
 from ankusa import (Daemon, Skip, TestSink, _proc_children,
-                    dispatch_conf, edge_alive, expect_accepted, jbody, note,
+                    dispatch_conf, expect_accepted, jbody, note,
                     post, proc_alive, proc_comm, sink_source, tmpdir,
                     wait_until)
 import ankusa
@@ -334,14 +334,7 @@ def _drain(to_group):
     # now, to settle the backlog in seconds).
     sink.mode("/slow", status=200, delay_ms=0)
     d.start()
-    deadline = time.monotonic() + 120
-    while True:
-        d.tick(60, check=False)
-        st = d.status()
-        if st["hooks"] == 0 and st["pending"] == 0:
-            break
-        assert time.monotonic() < deadline, "not settled: %r" % st
-        time.sleep(0.2)
+    st = d.settle_all(120)
     assert st["dead"] == 0, "dead letters: %r" % d.dlq()[:3]
     counts = {}
     for r in sink.records("/slow"):
