@@ -334,7 +334,7 @@ ready_result(struct msg *m)
 static void
 edge_retire(void)
 {
-	struct conn *c, *next;
+	struct conn *c;
 	struct timeval tv = { EDGE_RETIRE_CAP, 0 };
 
 	if (retiring)
@@ -346,17 +346,12 @@ edge_retire(void)
 	 * made it take no new one first (ankusad.c), so this empties it. */
 	if (!listen_paused)
 		accept_cb(PROC_FD_LISTEN, EV_READ, NULL);
-	/* Idle between keep-alive requests: closed.  A connection without
-	 * its first request yet has one on its way: a moment to send it. */
-	for (c = TAILQ_FIRST(&conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (!conn_idle(c))
-			continue;
-		if (c->keep_alive)
-			conn_free(c);
-		else
+	/* An idle connection may have a request on its way (a new one its
+	 * first, a kept-alive one its next): a moment to send it, which is
+	 * answered, and the connection closed after the answer. */
+	TAILQ_FOREACH(c, &conns, entry)
+		if (conn_idle(c))
 			conn_timer(c, EDGE_LINGER_TIMEOUT);
-	}
 	event_free(ev_listen);
 	ev_listen = NULL;
 	close(PROC_FD_LISTEN);

@@ -380,6 +380,23 @@ def test_drain_sigterm_master_only():
 test_drain_sigterm_master_only.timeout = 240
 
 
+def test_drain_keepalive_idle_answered():
+    # A kept-alive connection idle at the stop has a moment for its next
+    # request, which is answered 503 draining, not reset.
+    d = Daemon(workers=1).start()
+    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=10)
+    try:
+        expect_accepted(*post(d.port, "/webhooks/github", b"{}", conn=c))
+        d.signal(signal.SIGTERM)
+        time.sleep(0.5)
+        st, h, data = post(d.port, "/webhooks/github", b"{}", conn=c)
+        assert st == 503 and h.get("retry-after"), (st, h, data[:200])
+        assert jbody(data).get("error") == "draining", data[:200]
+    finally:
+        c.close()
+    assert d.proc.wait(30) == 0
+
+
 # ---------------------------------------------------------------- the unit
 
 def _make_var(name):
