@@ -784,7 +784,8 @@ const struct cnosup cnosup_keys[] = {
 /*
  * The ANKUSA_* variables of the Elixir image, each overriding one key over
  * the file.  Those whose key this build lacks are refused when set, as the
- * key would be.
+ * key would be.  ANKUSA_CONTROL_SOCKET is ours, the one ankusactl reads
+ * too: the systemd unit puts the socket in its RuntimeDirectory with it.
  */
 const struct cenv cenv_keys[] = {
 	{ "ANKUSA_ROLES", "node.roles", NULL },
@@ -807,6 +808,7 @@ const struct cenv cenv_keys[] = {
 	{ "ANKUSA_GCS_BUCKET", "storage.gcs.bucket", NULL },
 	{ "ANKUSA_STORAGE_KEY_PREFIX", "storage.key_prefix", NULL },
 	{ "ANKUSA_BACKUP_ENABLED", "backup.enabled", NULL },
+	{ "ANKUSA_CONTROL_SOCKET", "control.socket", NULL },
 	{ NULL, NULL, NULL }
 };
 

@@ -43,11 +43,16 @@ proc_spawn(const char *path, char *const argv[], const int *fds, int nfds)
 		return pid;
 	}
 
-	/* Child: signals back to default, descriptors into place. */
+	/* Child: signals back to default, descriptors into place.  SIGTERM
+	 * and SIGINT are ignored, across the exec: sent to the whole process
+	 * group (a terminal's ^C, kill -TERM -PGID, a stop that signals
+	 * every process of the service) they are the master's to act on,
+	 * which drains and retires its children; a child killed by them
+	 * would drop the requests and attempts in its hands. */
+	for (i = 1; i < NSIG; i++)
+		signal(i, i == SIGTERM || i == SIGINT ? SIG_IGN : SIG_DFL);
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
-	for (i = 1; i < NSIG; i++)
-		signal(i, SIG_DFL);
 	/* First lift every descriptor above the target range, so a dup2 into
 	 * 3..3+nfds never clobbers one still to be moved. */
 	for (i = 0; i < nfds; i++) {

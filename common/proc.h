@@ -18,8 +18,9 @@
 #define PROC_FD_DECK	6	/* deliver: its on-deck page (common/deck.h) */
 
 /* fork + exec path with argv; fds[i] becomes descriptor 3 + i in the child
- * (-1: left closed), every other descriptor above 2 is closed.  Returns the
- * pid, or -1 with errno. */
+ * (-1: left closed), every other descriptor above 2 is closed; the child
+ * ignores SIGTERM and SIGINT (the master's to act on), every other signal
+ * is at its default.  Returns the pid, or -1 with errno. */
 pid_t	proc_spawn(const char *path, char *const argv[], const int *fds,
 	    int nfds);
 /* A memfd holding a copy of data; -1 with errno. */

@@ -22,6 +22,8 @@
 
 #include <netinet/in.h>
 
+#include <linux/filter.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -43,6 +45,7 @@
 #include "gauges.h"
 #include "log.h"
 #include "master.h"
+#include "notify.h"
 #include "ops.h"
 #include "pipeline.h"
 #include "replay.h"
@@ -83,8 +86,12 @@ static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
 static uint64_t	checkpoint_ms(void);
 static int	ankusad_reload(char *, size_t);
+static int	reload_conf(char *, size_t);
+static int	ankusad_ready(void);
+static void	ankusad_status(char *, size_t);
 static void	ankusad_shutdown(const char *);
 static void	ankusad_store_check(void);
+static void	listener_refuse(int);
 
 static void
 usage(void)
@@ -197,8 +204,23 @@ report_restart_key(const char *key, void *arg)
 	    "value until then", key);
 }
 
+/* A reload, told to the service manager: RELOADING=1, then READY=1 with
+ * the config in force (the new one, or the old one kept). */
 static int
 ankusad_reload(char *err, size_t errlen)
+{
+	char status[256];
+	int rc;
+
+	notify_reloading();
+	rc = reload_conf(err, errlen);
+	ankusad_status(status, sizeof(status));
+	notify_reloaded(status);
+	return rc;
+}
+
+static int
+reload_conf(char *err, size_t errlen)
 {
 	struct conf_errors errs = { NULL, 0 };
 	struct conf *nc;
@@ -252,15 +274,50 @@ ankusad_reload(char *err, size_t errlen)
 	return 0;
 }
 
+/* Ingest accepts: an edge of the generation in force and a deliver
+ * process (when there are any) have said hello. */
+static int
+ankusad_ready(void)
+{
+	return supervisor_ready(KIND_EDGE) > 0 &&
+	    (supervisor_ready(KIND_DELIVER) > 0 ||
+	    supervisor_children(KIND_DELIVER) == 0);
+}
+
+/* The service manager's STATUS= line: the state and the counts. */
+static void
+ankusad_status(char *buf, size_t len)
+{
+	struct store_counts sc;
+
+	if (store_counts(env->store, &sc) == -1)
+		memset(&sc, 0, sizeof(sc));
+	if (env->draining)
+		snprintf(buf, len, "draining: %d children left, %s; %" PRIu64
+		    " hooks stored, %" PRIu64 " deliveries pending",
+		    supervisor_children(KIND_MAX), pipeline_busy() ?
+		    "attempts running" : "no attempt running", sc.hooks,
+		    sc.rows);
+	else
+		snprintf(buf, len, "accepting: %d edges, %d delivers; %"
+		    PRIu64 " hooks stored, %" PRIu64 " deliveries pending, %"
+		    PRIu64 " dead", supervisor_ready(KIND_EDGE),
+		    supervisor_ready(KIND_DELIVER), sc.hooks, sc.rows,
+		    sc.dead);
+}
+
 static void
 ankusad_shutdown(const char *why)
 {
 	struct timeval tv = { 0, 50000 };
+	char status[256];
 
 	if (env->draining)
 		return;
 	log_info("stopping: %s", why);
 	env->draining = 1;
+	ankusad_status(status, sizeof(status));
+	notify_stopping(status);
 	/* Hooks already queued were promised a commit: keep it. */
 	writer_flush_all();
 	/* Claim nothing more; attempts running finish (each within its
@@ -269,10 +326,40 @@ ankusad_shutdown(const char *why)
 	pipeline_stop();
 	replay_stop();
 	backup_stop();
+	listener_refuse(env->listen_fd);
 	supervisor_retire(KIND_EDGE);
 	shutdown_started = time_mono_ms();
 	ev_shutdown = event_new(env->base, -1, EV_PERSIST, shutdown_cb, NULL);
 	event_add(ev_shutdown, &tv);
+}
+
+/*
+ * At a stop: the ingest listener takes no new connection, while the edges,
+ * retired next, accept those the kernel has queued already and answer
+ * them (a close of the listener would reset those).  A socket filter
+ * drops every segment to it that is a SYN without an ACK (the TCP flags
+ * are byte 13 of the header a TCP socket's filter sees at offset 0): new
+ * clients go unanswered, a handshake under way completes.  The connections
+ * accepted inherit the filter, which never drops their segments.  Once
+ * the edges are gone the master closes its copy and new clients are
+ * refused at once.
+ */
+static void
+listener_refuse(int fd)
+{
+	struct sock_filter syn_drop[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),	/* SYN, ACK */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x02, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),			/* drop */
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),		/* keep */
+	};
+	struct sock_fprog prog = { sizeof(syn_drop) / sizeof(syn_drop[0]),
+	    syn_drop };
+
+	if (fd != -1 && setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+	    sizeof(prog)) == -1)
+		log_warn("stopping: ingest listener: SO_ATTACH_FILTER");
 }
 
 static void
@@ -281,6 +368,10 @@ shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 	static int delivers_retired;
 	uint64_t elapsed = time_mono_ms() - shutdown_started;
 
+	if (env->listen_fd != -1 && supervisor_children(KIND_EDGE) == 0) {
+		close(env->listen_fd);
+		env->listen_fd = -1;
+	}
 	if (!delivers_retired) {
 		if (pipeline_busy() && elapsed <
 		    env->conf->dispatch.attempt_timeout_ms + SHUTDOWN_GRACE_MS)
@@ -460,6 +551,11 @@ main(int argc, char *argv[])
 		lx = ANKUSA_LIBEXECDIR;
 	snprintf(env->libexecdir, sizeof(env->libexecdir), "%s", lx);
 
+	/* Before any child: they must not inherit NOTIFY_SOCKET. */
+	if (notify_init() && !env->foreground)
+		log_warnx("NOTIFY_SOCKET is set but -d is not: the service "
+		    "manager may refuse the notifications of the forked "
+		    "daemon");
 	if (!env->foreground && daemon(1, 0) == -1)
 		fatal("daemon");
 	signal(SIGPIPE, SIG_IGN);
@@ -507,6 +603,7 @@ main(int argc, char *argv[])
 	gauges_init();
 	replay_init();
 	supervisor_new_generation();
+	notify_start(env->base, ankusad_ready, ankusad_status);
 	log_info("ankusad %s started: ingest on %s:%u, data in %s, config %s",
 	    PACKAGE_VERSION, env->conf->http.ip, env->conf->http.port,
 	    env->conf->data_dir, env->conf_path != NULL ? env->conf_path :
@@ -516,6 +613,7 @@ main(int argc, char *argv[])
 
 	/* A backup's handle on the environment goes before the store. */
 	backup_join();
+	notify_close();
 	admin_close();
 	control_close();
 	/* A close whose checkpoint or syncs failed is no orderly stop: the

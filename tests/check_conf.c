@@ -837,7 +837,7 @@ static const char *const env_vars[] = {
 	"ANKUSA_SOURCE_STORE_URL", "ANKUSA_WAL_TYPE", "ANKUSA_STORAGE_TYPE",
 	"ANKUSA_S3_BUCKET", "ANKUSA_S3_REGION", "ANKUSA_S3_ENDPOINT",
 	"ANKUSA_GCS_BUCKET", "ANKUSA_STORAGE_KEY_PREFIX",
-	"ANKUSA_BACKUP_ENABLED", NULL
+	"ANKUSA_BACKUP_ENABLED", "ANKUSA_CONTROL_SOCKET", NULL
 };
 
 START_TEST(test_env)
@@ -856,9 +856,11 @@ START_TEST(test_env)
 	setenv("ANKUSA_ROUTES_ENABLED", "false", 1);
 	setenv("ANKUSA_BACKUP_ENABLED", "false", 1);
 	setenv("PORT", "6000", 1);
+	setenv("ANKUSA_CONTROL_SOCKET", "/run/ankusa/control.sock", 1);
 	/* The environment wins over the file. */
 	cf = parse_ok("node:\n  data_dir: /var/x\nhttp:\n  port: 4100\n"
-	    "admin:\n  port: 4102\n" SRC);
+	    "admin:\n  port: 4102\ncontrol:\n  socket: /var/x/c.sock\n" SRC);
+	ck_assert_str_eq(cf->control.socket, "/run/ankusa/control.sock");
 	ck_assert_uint_eq(cf->http.port, 5000);
 	ck_assert_str_eq(cf->data_dir, "/tmp/env-data");
 	ck_assert_str_eq(cf->log_level, "debug");
@@ -897,6 +899,9 @@ static const struct {
 	{ "ANKUSA_DATA_DIR", "",
 	  "node.data_dir (ANKUSA_DATA_DIR) must be a non-empty string, got "
 	  "\"\"" },
+	{ "ANKUSA_CONTROL_SOCKET", "",
+	  "control.socket (ANKUSA_CONTROL_SOCKET) must be a path of 1..103 "
+	  "bytes, got \"\"" },
 	{ "ANKUSA_ROLES", "edge",
 	  "node.roles (ANKUSA_ROLES): a node without dispatch, storage is not "
 	  "supported by this build: it runs every role (edge, dispatch, "

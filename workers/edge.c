@@ -366,23 +366,29 @@ ready_result(struct msg *m)
 static void
 edge_retire(void)
 {
-	struct conn *c, *next;
+	struct conn *c;
 	struct timeval tv = { EDGE_RETIRE_CAP, 0 };
 
 	if (retiring)
 		return;
 	retiring = 1;
 	log_info("retiring: %d connections open", nconns);
+	/* The clients the kernel has taken already are ours to answer: a
+	 * close of the listener would reset them.  At a stop the master has
+	 * made it take no new one first (ankusad.c), so this empties it. */
+	if (!listen_paused)
+		accept_cb(PROC_FD_LISTEN, EV_READ, NULL);
+	/* An idle connection may have a request on its way (a new one its
+	 * first, a kept-alive one its next): a moment to send it, which is
+	 * answered, and the connection closed after the answer. */
+	TAILQ_FOREACH(c, &conns, entry)
+		if (conn_idle(c))
+			conn_timer(c, EDGE_LINGER_TIMEOUT);
 	event_free(ev_listen);
 	ev_listen = NULL;
 	close(PROC_FD_LISTEN);
 	event_del(ev_accept_pause);
 	evtimer_add(ev_retire_cap, &tv);
-	for (c = TAILQ_FIRST(&conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (conn_idle(c))
-			conn_free(c);
-	}
 	edge_maybe_exit();
 }
 

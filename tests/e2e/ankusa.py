@@ -41,7 +41,8 @@ ENV_OVERRIDES = ("ANKUSA_ROLES", "ANKUSA_DATA_DIR", "ANKUSA_LOG_LEVEL",
                  "ANKUSA_ROUTES_STORE_URL", "ANKUSA_SOURCE_STORE_URL",
                  "ANKUSA_WAL_TYPE", "ANKUSA_STORAGE_TYPE", "ANKUSA_S3_BUCKET",
                  "ANKUSA_S3_REGION", "ANKUSA_S3_ENDPOINT", "ANKUSA_GCS_BUCKET",
-                 "ANKUSA_STORAGE_KEY_PREFIX", "ANKUSA_BACKUP_ENABLED")
+                 "ANKUSA_STORAGE_KEY_PREFIX", "ANKUSA_BACKUP_ENABLED",
+                 "ANKUSA_CONTROL_SOCKET")
 
 
 def base_env(extra=None):
@@ -593,6 +594,19 @@ class Daemon:
             raise AssertionError("ankusactl tick: no 'settled N' in %r" %
                                  out)
         return int(m.group(1))
+
+    def settle_all(self, timeout=120, what="settled"):
+        """tick until no hook is stored and no row pending; the status
+        then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.tick(60, check=False)
+            st = self.status()
+            if st["hooks"] == 0 and st["pending"] == 0:
+                return st
+            assert time.monotonic() < deadline, \
+                "not %s %.0f s on: %r" % (what, timeout, st)
+            time.sleep(0.2)
 
     def dlq(self, source=None, limit=None):
         args = ["dlq", "list"]

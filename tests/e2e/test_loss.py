@@ -198,15 +198,7 @@ def test_loss_delivery_sigkill_master():
                                           got_before))
         print("     " + line, flush=True)
     # Settle everything, then look at the sink's record.
-    deadline = time.monotonic() + 300
-    while True:
-        d.tick(60, check=False)
-        st = d.status()
-        if st["hooks"] == 0 and st["pending"] == 0:
-            break
-        assert time.monotonic() < deadline, \
-            "not settled 300 s after the last restart: %r" % st
-        time.sleep(0.2)
+    st = d.settle_all(300, "settled after the last restart")
     assert st["dead"] == 0, "dead-lettered rows: %r" % d.dlq()[:3]
     counts = {}
     for r in sink.records("/loss"):
