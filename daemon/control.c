@@ -8,6 +8,17 @@
  * Requests come from local
  * operators only (the socket's mode guards it), but are still read with
  * bounds: a line over CONTROL_MAX_LINE closes the connection.
+ *
+ * The socket has its mode from the moment it exists: it is bound under a
+ * umask that leaves exactly control.mode, so there is no window between
+ * bind and a chmod in which anyone else could connect.  At most
+ * CONTROL_MAX_CONNS connections are served at once; one more is answered
+ * with an error object (end, ok false) and closed at once.  An accept that
+ * fails for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS,
+ * ENOMEM) would fail again at once on the same waiting connection, so the
+ * listener is disabled for CONTROL_ACCEPT_PAUSE_MS and then tried again,
+ * instead of spinning the master's loop; the connections wait in the
+ * kernel's backlog meanwhile.
  */
 #include "config.h"
 
@@ -53,6 +64,9 @@
 #define CONTROL_LIST_CHUNK	512	/* hooks listed per write */
 #define CONTROL_LOW_WATER	16384
 #define CONTROL_TEXT_MAX	1024	/* an error answer's text, bytes */
+#define CONTROL_MAX_CONNS	64	/* connections served at once */
+#define CONTROL_ACCEPT_PAUSE_MS	1000	/* no accepting after EMFILE & co */
+#define CONTROL_BACKLOG		16
 
 struct ctl_conn {
 	struct bufferevent	*bev;
@@ -78,10 +92,17 @@ struct ctl_cmd {
 };
 
 static struct evconnlistener	*listener;
+static struct event		*ev_accept_pause;
+static int			 nconns;	/* struct ctl_conn alive */
+static struct log_limit		 refuse_log =
+				    LOG_LIMIT_INIT("control refusals", 1);
 static char			 sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 static void	ctl_accept(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
+static void	ctl_accept_error(struct evconnlistener *, void *);
+static void	ctl_accept_resume(evutil_socket_t, short, void *);
+static void	ctl_refuse(evutil_socket_t);
 static void	ctl_read(struct bufferevent *, void *);
 static void	ctl_write(struct bufferevent *, void *);
 static void	ctl_event(struct bufferevent *, short, void *);
@@ -127,7 +148,8 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 {
 	struct sockaddr_un sun;
 	char dir[sizeof(sun.sun_path)], *slash, ch;
-	int fd, probe;
+	mode_t omask;
+	int fd, probe, r, save;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -170,13 +192,20 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 	}
 	unlink(path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    chmod(path, mode) == -1 || listen(fd, 16) == -1) {
+	    0)) == -1) {
 		snprintf(err, errlen, "control.socket %s: %s", path,
 		    strerror(errno));
-		if (fd != -1)
-			close(fd);
+		return -1;
+	}
+	/* The socket is made with 0777 & ~umask: exactly mode, at once. */
+	omask = umask(~mode & 0777);
+	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	save = errno;
+	umask(omask);
+	if (r == -1 || listen(fd, CONTROL_BACKLOG) == -1) {
+		snprintf(err, errlen, "control.socket %s: %s", path,
+		    strerror(r == -1 ? save : errno));
+		close(fd);
 		return -1;
 	}
 	listener = evconnlistener_new(env->base, ctl_accept, NULL,
@@ -186,6 +215,10 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 		close(fd);
 		return -1;
 	}
+	evconnlistener_set_error_cb(listener, ctl_accept_error);
+	if ((ev_accept_pause = evtimer_new(env->base, ctl_accept_resume,
+	    NULL)) == NULL)
+		fatalx("control: evtimer_new");
 	snprintf(sock_path, sizeof(sock_path), "%s", path);
 	return 0;
 }
@@ -197,7 +230,54 @@ control_close(void)
 		return;
 	evconnlistener_free(listener);
 	listener = NULL;
+	event_free(ev_accept_pause);
+	ev_accept_pause = NULL;
 	unlink(sock_path);
+}
+
+/*
+ * accept(2) failed with something other than EAGAIN, EINTR or
+ * ECONNABORTED (libevent retries those): most likely EMFILE or ENFILE.
+ * The connection that made the listener readable is still waiting, so
+ * the listener would be readable again at once: stop listening for a
+ * while.  Logged once a pause.
+ */
+static void
+ctl_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct timeval tv = { CONTROL_ACCEPT_PAUSE_MS / 1000,
+	    (CONTROL_ACCEPT_PAUSE_MS % 1000) * 1000 };
+	int e = EVUTIL_SOCKET_ERROR();
+
+	errno = e;
+	log_warn("control: accept; not accepting for %d ms",
+	    CONTROL_ACCEPT_PAUSE_MS);
+	evconnlistener_disable(l);
+	evtimer_add(ev_accept_pause, &tv);
+}
+
+static void
+ctl_accept_resume(evutil_socket_t fd, short ev, void *arg)
+{
+	if (listener != NULL)
+		evconnlistener_enable(listener);
+}
+
+/*
+ * One connection too many: say so and close.  A fresh unix socket's
+ * buffer takes the line whole; if it does not, the close says enough.
+ */
+static void
+ctl_refuse(evutil_socket_t fd)
+{
+	char line[160];
+	int n;
+
+	n = snprintf(line, sizeof(line), "{\"ok\":false,\"end\":true,"
+	    "\"error\":\"too many control connections (%d): try again\"}\n",
+	    CONTROL_MAX_CONNS);
+	(void)send(fd, line, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
 }
 
 static void
@@ -206,6 +286,13 @@ ctl_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 {
 	struct ctl_conn *c;
 
+	if (nconns >= CONTROL_MAX_CONNS) {
+		if (log_limit_take(&refuse_log, LOG_LEVEL_WARN))
+			log_warnx("control: %d connections open, refusing "
+			    "one more", nconns);
+		ctl_refuse(fd);
+		return;
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("control");
 	c->bev = bufferevent_socket_new(env->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -214,6 +301,7 @@ ctl_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		free(c);
 		return;
 	}
+	nconns++;
 	bufferevent_setcb(c->bev, ctl_read, ctl_write, ctl_event, c);
 	bufferevent_setwatermark(c->bev, EV_WRITE, CONTROL_LOW_WATER, 0);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
@@ -224,6 +312,7 @@ ctl_free(struct ctl_conn *c)
 {
 	bufferevent_free(c->bev);
 	free(c);
+	nconns--;
 }
 
 static void
