@@ -30,6 +30,7 @@
 #include "admin.h"
 #include "clock.h"
 #include "conf.h"
+#include "lameduck.h"
 #include "log.h"
 #include "master.h"
 #include "store.h"
@@ -703,6 +704,7 @@ get_ready(struct admin_req *ar)
 
 	if (admin_query_check(ar, NULL) == -1)
 		return;
+	lameduck_ready_asked();
 	if (env->draining) {
 		admin_header(ar, "Retry-After", "1");
 		admin_reply(ar, 503, json_pack("{s:s, s:s}", "status",

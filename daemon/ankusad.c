@@ -43,6 +43,7 @@
 #include "conf.h"
 #include "control.h"
 #include "gauges.h"
+#include "lameduck.h"
 #include "log.h"
 #include "master.h"
 #include "notify.h"
@@ -82,6 +83,7 @@ static int	open_listener(const char *, const char *, uint16_t);
 static void	lock_data_dir(const char *);
 static void	signal_cb(evutil_socket_t, short, void *);
 static void	maint_cb(evutil_socket_t, short, void *);
+static void	shutdown_edges(void);
 static void	shutdown_cb(evutil_socket_t, short, void *);
 static void	report_restart_key(const char *, void *);
 static uint64_t	checkpoint_ms(void);
@@ -326,8 +328,10 @@ ankusad_shutdown(const char *why)
 	pipeline_stop();
 	replay_stop();
 	backup_stop();
-	listener_refuse(env->listen_fd);
-	supervisor_retire(KIND_EDGE);
+	/* Behind a load balancer the edges answer 503 until its health
+	 * check has seen /ready say so (lameduck.h); else they go now. */
+	if (!lameduck_begin(env->base, shutdown_edges))
+		shutdown_edges();
 	shutdown_started = time_mono_ms();
 	ev_shutdown = event_new(env->base, -1, EV_PERSIST, shutdown_cb, NULL);
 	event_add(ev_shutdown, &tv);
@@ -362,12 +366,27 @@ listener_refuse(int fd)
 		log_warn("stopping: ingest listener: SO_ATTACH_FILTER");
 }
 
+/*
+ * The edges go: the listener takes no new connection (listener_refuse),
+ * the edges answer what they hold and exit, and shutdown_cb closes the
+ * master's copy once they are gone.  Behind a load balancer this waits
+ * until it has seen /ready answer 503 (lameduck.h).
+ */
+static void
+shutdown_edges(void)
+{
+	listener_refuse(env->listen_fd);
+	supervisor_retire(KIND_EDGE);
+}
+
 static void
 shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	static int delivers_retired;
 	uint64_t elapsed = time_mono_ms() - shutdown_started;
 
+	if (lameduck_active())
+		return;
 	if (env->listen_fd != -1 && supervisor_children(KIND_EDGE) == 0) {
 		close(env->listen_fd);
 		env->listen_fd = -1;
