@@ -31,9 +31,20 @@
  * trying again cannot help.
  *
  * Reads are synchronous: a slow store holds this process's loop, which
- * is why a pool serves the listener.  The claim's bytes are held in
- * memory while they are sent (a claim is at most a pack,
- * claim_check.pack_max_bytes).
+ * is why a pool serves the listener.  A claim's bytes are streamed, never
+ * held whole: read GATEWAY_CHUNK bytes at a time from the store (a pread
+ * of the local pack, a ranged GET of the S3 object) and handed to evhttp
+ * as one piece of the answer (evhttp_send_reply_start, _chunk, _end; the
+ * body is sent with its Content-Length, not chunked), the next read only
+ * when the connection's output has drained below GATEWAY_LOW_WATER (its
+ * write low-water mark, whose write callback evhttp calls).  A
+ * connection so holds at most GATEWAY_LOW_WATER + GATEWAY_CHUNK bytes of
+ * a claim, however large.  A store that fails after the head was sent
+ * ends the answer short and closes the connection, so the client sees a
+ * body shorter than its Content-Length; a client that reads nothing is
+ * dropped after GATEWAY_WRITE_TIMEOUT (gateway_conn.c, which also caps
+ * the connections at GATEWAY_MAX_CONNS: one more is answered 503
+ * {"error":"overload"} with Retry-After: 1 and closed).
  *
  * Lifecycle as the edge's: exit at once when the master's channel closes;
  * on MSG_CHILD_RETIRE stop accepting, finish the answers in hand, exit, at
@@ -59,6 +70,7 @@
 
 #include <curl/curl.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -66,6 +78,7 @@
 #include "blob.h"
 #include "conf.h"
 #include "egress.h"
+#include "gateway_conn.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
@@ -74,7 +87,8 @@
 #include "proc.h"
 
 #define GATEWAY_PREFIX		"/v1/claims/"
-#define GATEWAY_TIMEOUT		60	/* s: evhttp's read/write timeout */
+#define GATEWAY_CHUNK		262144	/* bytes of a claim read at a time */
+#define GATEWAY_LOW_WATER	65536	/* output below this: read more */
 #define GATEWAY_STORE_TIMEOUT	10000	/* ms per store request */
 #define GATEWAY_RETIRE_CAP	30	/* s from MSG_CHILD_RETIRE to exit */
 #define GATEWAY_MAX_HEADERS	16384	/* bytes of a request head */
@@ -84,6 +98,15 @@ enum gateway_range {
 	RANGE_NONE = 0,		/* none, or ignored: the whole claim */
 	RANGE_ONE,		/* one satisfiable range */
 	RANGE_UNSATISFIABLE,	/* 416 */
+};
+
+/* An answer being streamed, from its head to its end or its close. */
+struct gateway_stream {
+	struct evhttp_request	*req;
+	struct evbuffer		*buf;		/* the piece being handed */
+	struct pack_claim	 claim;
+	uint64_t		 off;		/* in the pack, of the next byte */
+	uint64_t		 left;		/* bytes still to send */
 };
 
 /* A reader of one pack for pack_locate(). */
@@ -117,7 +140,12 @@ static struct blob_store *gateway_store(char *, size_t);
 static enum pack_status gateway_pack_read(void *, uint64_t, size_t, void *);
 static enum gateway_range gateway_range_parse(const char *, uint64_t,
 		    uint64_t *, uint64_t *);
-static void	gateway_free_cb(const void *, size_t, void *);
+static void	gateway_stream_start(struct evhttp_request *, int,
+		    const char *, const struct pack_claim *, uint64_t,
+		    uint64_t);
+static void	gateway_stream_more(struct evhttp_connection *, void *);
+static void	gateway_stream_end(struct gateway_stream *, int);
+static void	gateway_stream_closed(void *);
 
 static void
 usage(void)
@@ -174,6 +202,7 @@ main(int argc, char *argv[])
 	if ((listener = evhttp_accept_socket_with_handle(http,
 	    PROC_FD_LISTEN)) == NULL)
 		fatalx("listener fd %d: cannot accept on it", PROC_FD_LISTEN);
+	gateway_conn_init(base, http, listener, PROC_FD_LISTEN);
 	if ((ev_retire_cap = evtimer_new(base, gateway_retire_cap_cb,
 	    NULL)) == NULL)
 		fatalx("event_new");
@@ -239,6 +268,7 @@ gateway_retire(void)
 		return;
 	retiring = 1;
 	log_info("retiring: %d answers in hand", inflight);
+	gateway_conn_stop();
 	evhttp_del_accept_socket(http, listener);	/* closes fd 4 */
 	listener = NULL;
 	evtimer_add(ev_retire_cap, &tv);
@@ -347,12 +377,6 @@ gateway_range_parse(const char *h, uint64_t size, uint64_t *ap, uint64_t *bp)
 }
 
 static void
-gateway_free_cb(const void *data, size_t len, void *arg)
-{
-	free(arg);
-}
-
-static void
 gateway_complete(struct evhttp_request *req, void *arg)
 {
 	inflight--;
@@ -402,14 +426,11 @@ gateway_request(struct evhttp_request *req, void *arg)
 	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
 	struct gateway_read rd;
 	struct pack_claim claim;
-	struct evbuffer *b;
 	const char *path, *tenant_end;
 	char tenant[CONF_ID_MAX + 2], cid[ULID_STRLEN + 2], hdr[96];
 	char err[BLOB_ERR_MAX];
 	enum gateway_range range;
 	enum pack_status ps;
-	enum blob_status bst;
-	unsigned char *data;
 	uint64_t off, a = 0, b_end = 0;
 	uint32_t len;
 	size_t n;
@@ -417,6 +438,11 @@ gateway_request(struct evhttp_request *req, void *arg)
 
 	inflight++;
 	evhttp_request_set_on_complete_cb(req, gateway_complete, NULL);
+	if (!gateway_conn_admit(req)) {
+		evhttp_add_header(oh, "Connection", "close");
+		gateway_error(req, 503, "overload");
+		return;
+	}
 	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET && !head) {
 		gateway_error(req, 405, "method_not_allowed");
 		return;
@@ -511,33 +537,116 @@ gateway_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 
-	if ((data = malloc(n)) == NULL) {
-		log_warn("claim %s/%s: %zu bytes", claim.tenant, claim.id, n);
-		evhttp_clear_headers(oh);
-		gateway_error(req, 503, "store_unavailable");
-		return;
-	}
-	bst = blob_get(store, claim.key, off + a, n, data, err, sizeof(err));
-	if (bst != BLOB_OK) {
-		free(data);
-		evhttp_clear_headers(oh);
-		if (bst == BLOB_ERROR) {
-			log_warnx("claim %s/%s: %s", claim.tenant, claim.id,
-			    err);
-			gateway_error(req, 503, "store_unavailable");
-		} else {
-			log_warnx("claim %s/%s: pack %s is damaged: %s",
-			    claim.tenant, claim.id, claim.key, err);
-			gateway_error(req, 404, "not_found");
-		}
-		return;
-	}
-	if ((b = evbuffer_new()) == NULL ||
-	    evbuffer_add_reference(b, data, n, gateway_free_cb, data) == -1)
-		fatalx("evbuffer");
 	log_debug("claim %s/%s: %s %zu bytes", claim.tenant, claim.id,
 	    range == RANGE_ONE ? "206" : "200", n);
-	evhttp_send_reply(req, range == RANGE_ONE ? 206 : 200,
-	    range == RANGE_ONE ? "Partial Content" : "OK", b);
-	evbuffer_free(b);
+	gateway_stream_start(req, range == RANGE_ONE ? 206 : 200,
+	    range == RANGE_ONE ? "Partial Content" : "OK", &claim, off + a, n);
+}
+
+/*
+ * The head now, the bytes as the connection takes them.  On its close
+ * (the client gone, or dropped by the write timeout) evhttp frees the
+ * connection without completing the request: gateway_stream_closed.
+ */
+static void
+gateway_stream_start(struct evhttp_request *req, int code,
+    const char *reason, const struct pack_claim *claim, uint64_t off,
+    uint64_t len)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct gateway_stream *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->buf = evbuffer_new()) == NULL)
+		fatal("gateway: stream");
+	s->req = req;
+	s->claim = *claim;
+	s->off = off;
+	s->left = len;
+	if (gateway_conn_on_close(req, gateway_stream_closed, s) == -1)
+		fatalx("gateway: a request without its connection");
+	bufferevent_setwatermark(evhttp_connection_get_bufferevent(evcon),
+	    EV_WRITE, GATEWAY_LOW_WATER, 0);
+	evhttp_send_reply_start(req, code, reason);
+	gateway_stream_more(evcon, s);
+}
+
+/* The output is below its low-water mark: the next piece, or the end. */
+static void
+gateway_stream_more(struct evhttp_connection *evcon, void *arg)
+{
+	struct gateway_stream *s = arg;
+	struct evbuffer_iovec v;
+	char err[BLOB_ERR_MAX];
+	enum blob_status bst;
+	size_t n;
+
+	if (s->left == 0) {
+		gateway_stream_end(s, 0);
+		return;
+	}
+	n = s->left < GATEWAY_CHUNK ? s->left : GATEWAY_CHUNK;
+	if (evbuffer_reserve_space(s->buf, n, &v, 1) != 1 || v.iov_len < n)
+		fatalx("gateway: evbuffer_reserve_space");
+	bst = blob_get(store, s->claim.key, s->off, n, v.iov_base, err,
+	    sizeof(err));
+	if (bst != BLOB_OK) {
+		if (bst == BLOB_ERROR)
+			log_warnx("claim %s/%s: %s; answer cut short",
+			    s->claim.tenant, s->claim.id, err);
+		else
+			log_warnx("claim %s/%s: pack %s is damaged: %s; answer "
+			    "cut short", s->claim.tenant, s->claim.id,
+			    s->claim.key, err);
+		gateway_stream_end(s, 1);
+		return;
+	}
+	v.iov_len = n;
+	if (evbuffer_commit_space(s->buf, &v, 1) == -1)
+		fatalx("gateway: evbuffer_commit_space");
+	s->off += n;
+	s->left -= n;
+	evhttp_send_reply_chunk_with_cb(s->req, s->buf, gateway_stream_more, s);
+}
+
+/*
+ * The answer is whole (or cut: the connection closes after it).  The
+ * output drains to empty before evhttp completes the request, so its
+ * low-water mark goes back to 0 for the answers after this one.
+ */
+static void
+gateway_stream_end(struct gateway_stream *s, int cut)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
+
+	(void)gateway_conn_on_close(s->req, NULL, NULL);
+	bufferevent_setwatermark(evhttp_connection_get_bufferevent(evcon),
+	    EV_WRITE, 0, 0);
+	if (cut)
+		evhttp_add_header(evhttp_request_get_output_headers(s->req),
+		    "Connection", "close");
+	evhttp_send_reply_end(s->req);
+	evbuffer_free(s->buf);
+	free(s);
+}
+
+/*
+ * The connection is freed mid-answer.  evhttp has let go of the request
+ * if the connection failed (then it is ours to free) but not if the
+ * whole server is being freed (then it frees it).  Either way the answer
+ * is over.
+ */
+static void
+gateway_stream_closed(void *arg)
+{
+	struct gateway_stream *s = arg;
+
+	log_info("claim %s/%s: connection closed with %" PRIu64 " bytes "
+	    "unsent", s->claim.tenant, s->claim.id, s->left);
+	if (evhttp_request_get_connection(s->req) == NULL)
+		evhttp_request_free(s->req);
+	evbuffer_free(s->buf);
+	free(s);
+	inflight--;
+	gateway_maybe_exit();
 }
