@@ -209,8 +209,13 @@ def test_fleet_drain_behind_haproxy():
         len(failed), len(answers), failed[:5], lb_log)
     ids = [ankusa.jbody(a[1])["id"] for a in answers] + probes
     assert len(set(ids)) == len(ids), "an id answered twice"
-    # The node was drained under load: it answered some of them.
+    # The node was drained under load, and kept its edges answering 503
+    # until HAProxy's check had seen /ready say so three times.
     assert drained_at > before
+    vlog = victim.log_text()
+    assert "/ready is polled every" in vlog, ankusa.tail(victim.logpath)
+    assert "/ready answered 503 3 times" in vlog, \
+        ankusa.tail(victim.logpath)
 
     # The drained node keeps what it had not delivered: start it again.
     victim.start()
