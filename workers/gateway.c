@@ -18,6 +18,8 @@
  *     404 {"error":"not_found"}: no such pack, position or claim (and
  *         any other path)
  *     503 {"error":"store_unavailable"}, Retry-After: 1: the store failed
+ *     503 {"error":"overload"}, Retry-After: 1, Connection: close: the
+ *         connection is one past GATEWAY_MAX_CONNS (gateway_conn.c)
  *   other methods: 405 {"error":"method_not_allowed"}, Allow: GET, HEAD
  *
  * A Range header with several ranges, another unit or bad syntax is
@@ -143,6 +145,7 @@ static enum gateway_range gateway_range_parse(const char *, uint64_t,
 static void	gateway_stream_start(struct evhttp_request *, int,
 		    const char *, const struct pack_claim *, uint64_t,
 		    uint64_t);
+static enum blob_status gateway_stream_read(struct gateway_stream *);
 static void	gateway_stream_more(struct evhttp_connection *, void *);
 static void	gateway_stream_end(struct gateway_stream *, int);
 static void	gateway_stream_closed(void *);
@@ -544,9 +547,11 @@ gateway_request(struct evhttp_request *req, void *arg)
 }
 
 /*
- * The head now, the bytes as the connection takes them.  On its close
- * (the client gone, or dropped by the write timeout) evhttp frees the
- * connection without completing the request: gateway_stream_closed.
+ * The first piece is read before the head is sent, so that a store
+ * failing then is still a clean 503 (or 404); then the head, and the
+ * rest as the connection takes it.  On its close (the client gone, or
+ * dropped by the write timeout) evhttp frees the connection without
+ * completing the request: gateway_stream_closed.
  */
 static void
 gateway_stream_start(struct evhttp_request *req, int code,
@@ -555,6 +560,7 @@ gateway_stream_start(struct evhttp_request *req, int code,
 {
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct gateway_stream *s;
+	enum blob_status bst;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->buf = evbuffer_new()) == NULL)
@@ -563,12 +569,54 @@ gateway_stream_start(struct evhttp_request *req, int code,
 	s->claim = *claim;
 	s->off = off;
 	s->left = len;
+	if ((bst = gateway_stream_read(s)) != BLOB_OK) {
+		evbuffer_free(s->buf);
+		free(s);
+		evhttp_clear_headers(evhttp_request_get_output_headers(req));
+		if (bst == BLOB_ERROR)
+			gateway_error(req, 503, "store_unavailable");
+		else
+			gateway_error(req, 404, "not_found");
+		return;
+	}
 	if (gateway_conn_on_close(req, gateway_stream_closed, s) == -1)
 		fatalx("gateway: a request without its connection");
 	bufferevent_setwatermark(evhttp_connection_get_bufferevent(evcon),
 	    EV_WRITE, GATEWAY_LOW_WATER, 0);
 	evhttp_send_reply_start(req, code, reason);
-	gateway_stream_more(evcon, s);
+	evhttp_send_reply_chunk_with_cb(req, s->buf, gateway_stream_more, s);
+}
+
+/* The next piece (GATEWAY_CHUNK bytes at most) into s->buf; a failure is
+ * logged. */
+static enum blob_status
+gateway_stream_read(struct gateway_stream *s)
+{
+	struct evbuffer_iovec v;
+	char err[BLOB_ERR_MAX];
+	enum blob_status bst;
+	size_t n;
+
+	n = s->left < GATEWAY_CHUNK ? s->left : GATEWAY_CHUNK;
+	if (evbuffer_reserve_space(s->buf, n, &v, 1) != 1 || v.iov_len < n)
+		fatalx("gateway: evbuffer_reserve_space");
+	bst = blob_get(store, s->claim.key, s->off, n, v.iov_base, err,
+	    sizeof(err));
+	if (bst == BLOB_ERROR) {
+		log_warnx("claim %s/%s: %s", s->claim.tenant, s->claim.id, err);
+		return bst;
+	}
+	if (bst != BLOB_OK) {
+		log_warnx("claim %s/%s: pack %s is damaged: %s",
+		    s->claim.tenant, s->claim.id, s->claim.key, err);
+		return bst;
+	}
+	v.iov_len = n;
+	if (evbuffer_commit_space(s->buf, &v, 1) == -1)
+		fatalx("gateway: evbuffer_commit_space");
+	s->off += n;
+	s->left -= n;
+	return BLOB_OK;
 }
 
 /* The output is below its low-water mark: the next piece, or the end. */
@@ -576,36 +624,17 @@ static void
 gateway_stream_more(struct evhttp_connection *evcon, void *arg)
 {
 	struct gateway_stream *s = arg;
-	struct evbuffer_iovec v;
-	char err[BLOB_ERR_MAX];
-	enum blob_status bst;
-	size_t n;
 
 	if (s->left == 0) {
 		gateway_stream_end(s, 0);
 		return;
 	}
-	n = s->left < GATEWAY_CHUNK ? s->left : GATEWAY_CHUNK;
-	if (evbuffer_reserve_space(s->buf, n, &v, 1) != 1 || v.iov_len < n)
-		fatalx("gateway: evbuffer_reserve_space");
-	bst = blob_get(store, s->claim.key, s->off, n, v.iov_base, err,
-	    sizeof(err));
-	if (bst != BLOB_OK) {
-		if (bst == BLOB_ERROR)
-			log_warnx("claim %s/%s: %s; answer cut short",
-			    s->claim.tenant, s->claim.id, err);
-		else
-			log_warnx("claim %s/%s: pack %s is damaged: %s; answer "
-			    "cut short", s->claim.tenant, s->claim.id,
-			    s->claim.key, err);
+	if (gateway_stream_read(s) != BLOB_OK) {
+		log_warnx("claim %s/%s: answer cut short, %" PRIu64 " bytes "
+		    "unsent", s->claim.tenant, s->claim.id, s->left);
 		gateway_stream_end(s, 1);
 		return;
 	}
-	v.iov_len = n;
-	if (evbuffer_commit_space(s->buf, &v, 1) == -1)
-		fatalx("gateway: evbuffer_commit_space");
-	s->off += n;
-	s->left -= n;
 	evhttp_send_reply_chunk_with_cb(s->req, s->buf, gateway_stream_more, s);
 }
 

@@ -4,8 +4,8 @@ ankusa-gateway (test_claims.Gateway: its fds made here as the master
 makes them) over a local claim store: a 20 MiB claim is streamed with
 the gateway's peak RSS far below its size, a client that reads nothing
 is dropped after the write timeout, the connections past the cap are
-answered 503 overload and closed, and accepting at EMFILE pauses instead
-of spinning.
+answered 503 overload and closed, accepting at EMFILE pauses instead
+of spinning, and a store failing mid-answer cuts it short and closes.
 """
 
 import hashlib
@@ -231,3 +231,44 @@ def test_gateway_emfile_no_spin():
             resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
         except OSError:
             pass
+
+
+def test_gateway_store_fails_mid_answer():
+    """The pack is cut short while its claim is being sent: the answer
+    ends early and the connection closes, so the client sees fewer bytes
+    than its Content-Length; the gateway serves on."""
+    g, tenant, cid, body = _big_claim()
+    packs = [os.path.join(dp, f) for dp, _, fs in
+             os.walk(os.path.dirname(g.logpath) + "/../claims") for f in fs]
+    assert len(packs) == 1, packs
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.settimeout(10)
+    s.connect(("127.0.0.1", g.port))
+    s.sendall(b"GET /v1/claims/%s/%s HTTP/1.1\r\nHost: x\r\n\r\n" % (
+        tenant.encode(), cid.encode()))
+    got = b""
+    while len(got) < (1 << 20):
+        chunk = s.recv(1 << 16)
+        assert chunk, "closed after %d bytes" % len(got)
+        got += chunk
+    head, _, first = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and \
+        b"Content-Length: %d" % BIG in head, head
+    os.truncate(packs[0], 4 << 20)
+    n = len(first)
+    while True:
+        try:
+            chunk = s.recv(1 << 16)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        n += len(chunk)
+    s.close()
+    assert (1 << 20) - len(head) <= n < 4 << 20, n
+    assert "answer cut short" in ankusa.tail(g.logpath, 20)
+    # What is left of the pack is still served.
+    st, _, n, sha = _get(g.port, "/v1/claims/%s/%s" % (tenant, cid),
+                         {"Range": "bytes=0-99"})
+    assert st == 206 and n == 100, (st, n)
