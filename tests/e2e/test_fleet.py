@@ -139,12 +139,13 @@ class Load:
         while not self.stop.is_set():
             n += 1
             body = ('{"client":%d,"n":%d}' % (k, n)).encode()
+            t0 = time.monotonic()
             try:
                 st, hdrs, data = ankusa.post(self.port, "/webhooks/github",
                                              body, timeout=15)
             except (OSError, http.client.HTTPException) as e:
                 st, hdrs, data = -1, {}, repr(e).encode()
-            rec = (st, data, hdrs.get("retry-after"))
+            rec = (st, data, time.monotonic() - t0)
             with self.lock:
                 self.answers.append(rec)
 
@@ -209,6 +210,10 @@ def test_fleet_drain_behind_haproxy():
         len(failed), len(answers), failed[:5], lb_log)
     ids = [ankusa.jbody(a[1])["id"] for a in answers] + probes
     assert len(set(ids)) == len(ids), "an id answered twice"
+    # No request waited for a connection that the draining node would
+    # not take (HAProxy's "timeout connect", 1 s, then another node).
+    slowest = max(a[2] for a in answers[before:drained_at])
+    assert slowest < 0.9, "a request took %.2f s during the drain" % slowest
     # The node was drained under load, and kept its edges answering 503
     # until HAProxy's check had seen /ready say so three times.
     assert drained_at > before
@@ -238,8 +243,10 @@ def test_fleet_drain_behind_haproxy():
                     re.search(r" \d+/\d+/\d+/\d+/\+\d+ ", l))
     ankusa.note("fleet: %d requests through HAProxy, all 201, %d of them "
                 "redispatched after a 503 or a refused connection; %d "
-                "answered during the drain; %d deliveries for %d hooks" % (
+                "answered during the drain, the slowest in %.0f ms; %d "
+                "deliveries for %d hooks" % (
                     len(answers), moved, drained_at - before,
+                    1000 * max(a[2] for a in answers[before:drained_at]),
                     len(sink.ids()), len(ids)))
     for d in nodes:
         assert d.stop() == 0
