@@ -17,15 +17,15 @@ permitted); scripts/test installs strace.
 import glob
 import http.client
 import os
-import shutil
-import signal
 import subprocess
 import threading
 import time
 
-from ankusa import (Daemon, Skip, TestSink, dispatch_conf, expect_accepted,
+from ankusa import (Daemon, TestSink, dispatch_conf, expect_accepted,
                     jbody, note, post, sink_source, tail, tmpdir,
                     wait_until)
+from faults import data_path, inject_eio, stop_tracer
+from faults import injected as _injected
 
 BIG = b"b" * 700000             # in bodies.db (up to 1 MiB), 60 fill a log file
 HELD_RETRY = {"base_ms": 1000, "max_ms": 1000}
@@ -46,52 +46,12 @@ def _daemon(sink, **kw):
                   **kw).start()
 
 
-def _tracer(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("TracerPid:"):
-                return int(line.split()[1])
-    return 0
-
-
 def _inject(d, trace):
     """strace on the master: the first fsync and the first fdatasync of
     rows.db or hooks.db fail with EIO.  Skip if strace cannot attach."""
-    if shutil.which("strace") is None:
-        raise Skip("strace not installed (needed to inject EIO into the "
-                   "tables' fdatasync; scripts/test installs it)")
-    data = os.path.realpath(d.data_dir)
-    s = subprocess.Popen(
-        ["strace", "-qq", "-o", trace, "-e", "trace=fsync,fdatasync",
-         "-e", "inject=fsync,fdatasync:error=EIO:when=1",
-         "-P", os.path.join(data, "rows.db"),
-         "-P", os.path.join(data, "hooks.db"), "-p", str(d.pid)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 5
-    while _tracer(d.pid) != s.pid:
-        if s.poll() is not None:
-            raise Skip("strace cannot attach to ankusad: %s" % (
-                s.stderr.read().decode("utf-8", "replace").strip()))
-        if time.monotonic() > deadline:
-            s.kill()
-            raise Skip("strace did not attach within 5 s")
-        time.sleep(0.02)
-    return s
-
-
-def _stop_tracer(s):
-    if s.poll() is None:
-        s.send_signal(signal.SIGINT)
-    try:
-        s.wait(10)
-    except subprocess.TimeoutExpired:
-        s.kill()
-
-
-def _injected(trace):
-    with open(trace) as f:
-        return [ln.strip() for ln in f if "INJECTED" in ln]
+    return inject_eio(d.pid, ["fsync", "fdatasync"],
+                      [data_path(d, "rows.db"), data_path(d, "hooks.db")],
+                      trace)
 
 
 def _logs(d):
@@ -171,7 +131,7 @@ def test_checkpoint_fsync_eio_fatal():
     finally:
         poster.stop.set()
         poster.join(15)
-        _stop_tracer(s)
+        stop_tracer(s)
     injected = _injected(trace)
     assert injected, "no fsync/fdatasync of rows.db or hooks.db was made " \
         "(none injected) in 15 s of checkpoints every 4 s"
@@ -220,7 +180,7 @@ def test_close_fsync_eio_exit_nonzero():
         except subprocess.TimeoutExpired:
             rc = None
     finally:
-        _stop_tracer(s)
+        stop_tracer(s)
     injected = _injected(trace)
     assert injected, "no fsync/fdatasync of rows.db or hooks.db at the " \
         "close (none injected)"
