@@ -40,6 +40,15 @@
 #include "store.h"
 #include "supervisor.h"
 
+/*
+ * After settles the store refused (the disk full), no scan for this long:
+ * their rows stay due in the store as they were, and a scan at once would
+ * claim and attempt them again, and fail their settles again, in a loop
+ * (a held row was attempted 68 times in 2 s, its backoff 1 s).  Rows end
+ * up tried at most once a hold, as hooks are answered Retry-After: 1.
+ */
+#define PIPELINE_STORE_HOLD_MS	1000
+
 /* An outcome the glue makes itself (timeouts, crashes, a hook gone). */
 struct poutcome {
 	uint64_t		 job;
@@ -64,6 +73,7 @@ static struct event	*ev_turn;
 static struct event	*ev_wake;
 static struct event	*ev_ticks;
 static int		 turn_armed;
+static uint64_t		 held_until;	/* mono ms: no scan before */
 static TAILQ_HEAD(, ptick) ticks = TAILQ_HEAD_INITIALIZER(ticks);
 
 static void	turn_cb(evutil_socket_t, short, void *);
@@ -250,7 +260,15 @@ turn_cb(evutil_socket_t fd, short ev, void *arg)
 			    outcomes[i].res, 0, outcomes[i].detail,
 			    time_wall_ms());
 	noutcomes = 0;
-	pipeline_store_flush();
+	if (pipeline_store_flush() == -1)
+		held_until = time_mono_ms() + PIPELINE_STORE_HOLD_MS;
+	if ((now = time_mono_ms()) < held_until) {
+		tv.tv_sec = (held_until - now) / 1000;
+		tv.tv_usec = ((held_until - now) % 1000) * 1000;
+		evtimer_add(ev_wake, &tv);
+		check_ticks(0);
+		return;
+	}
 	now = time_wall_ms();
 	wake = dispatch_run(pipeline_disp, now);
 	pipeline_claim_pump();

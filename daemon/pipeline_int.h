@@ -83,7 +83,7 @@ int	pipeline_store_hook(struct drow *, struct store_hook_rec *,
 int	pipeline_store_job(struct drow *, struct msg *, enum attempt_result *,
 	    char *, size_t);
 /* Write the turn's settles in one transaction, then end their claims. */
-void	pipeline_store_flush(void);
+int	pipeline_store_flush(void);
 /* Settles not yet written. */
 size_t	pipeline_store_pending(void);
 

@@ -366,8 +366,9 @@ settle_log(const struct psettle *p)
 	    p->last_error) : "none");
 }
 
-/* Write the turn's settles in one transaction, then end their claims. */
-void
+/* Write the turn's settles in one transaction, then end their claims: 0,
+ * or -1 when the store refused them (their rows stay as they were). */
+int
 pipeline_store_flush(void)
 {
 	struct store_batch *sb;
@@ -376,7 +377,7 @@ pipeline_store_flush(void)
 	int ok = 1, rc = 0;
 
 	if (nsettles == 0 && ndrops == 0)
-		return;
+		return 0;
 	if ((sb = store_batch_begin(env->store)) == NULL)
 		ok = 0;
 	for (i = 0; ok && i < ndrops; i++)
@@ -436,4 +437,5 @@ pipeline_store_flush(void)
 		dispatch_settled(pipeline_disp, p->s.key, ok);
 	}
 	nsettles = 0;
+	return ok ? 0 : -1;
 }
