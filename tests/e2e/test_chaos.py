@@ -29,7 +29,9 @@ import time
 from ankusa import (Daemon, Skip, TestSink, dispatch_conf, expect,
                     expect_accepted, get, note, post, sink_source, tail,
                     tmpdir, wait_until)
-from faults import Load, duplicated, lost_ids, report
+from faults import (Load, data_path, duplicated, inject_eio, lost_ids, report,
+                    stop_tracer)
+from faults import injected as _injected
 
 ROUNDS = int(os.environ.get("ANKUSA_CHAOS_ROUNDS", "1"))
 HELD_RETRY = {"base_ms": 1000, "max_ms": 1000, "jitter": False}
@@ -196,3 +198,123 @@ def test_chaos_disk_full():
 
 
 test_chaos_disk_full.timeout = 120 + 60 * ROUNDS
+
+
+# ---------------------------------------------------------------- EIO
+
+def test_chaos_eio_log_fsync():
+    """The log's fdatasync fails (EIO) under load: the daemon answers
+    what waits 503 and exits 1 (docs/DEPARTURES 12); the restart keeps
+    every hook answered 201."""
+    d = Daemon(workers=2).start()
+    acked = []
+    for rnd in range(1, ROUNDS + 1):
+        load = Load(d.port, clients=8).start()
+        wait_until(lambda: load.count() > 200, 15, 0.02,
+                   "round %d: hooks acknowledged before the fault" % rnd)
+        data = os.path.realpath(d.data_dir)
+        first = min(int(f[4:]) for f in os.listdir(data)
+                    if f.startswith("log."))
+        logs = [os.path.join(data, "log.%010d" % n)
+                for n in range(first, first + 4)]
+        trace = os.path.join(tmpdir(), "strace-%d.out" % rnd)
+        s = inject_eio(d.pid, ["fdatasync", "fsync"], logs, trace)
+        try:
+            try:
+                rc = d.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                rc = None
+        finally:
+            load.finish()
+            stop_tracer(s)
+        assert _injected(trace), "round %d: no sync of the log made " \
+            "(none injected)" % rnd
+        assert rc == 1, "round %d: exit %r after the log's sync failed; " \
+            "log:\n%s" % (rnd, rc, tail(d.logpath, 15))
+        bad = [o for o in load.other
+               if o != (503, "store_unavailable", "1")]
+        assert not bad, "round %d: answers other than 201 and 503 " \
+            "store_unavailable: %r" % (rnd, bad[:5])
+        acked += load.acked
+        d.start()
+        lost = lost_ids(d, acked)
+        assert not lost, "round %d: %d of %d acknowledged hooks lost after " \
+            "the restart, e.g. %s" % (rnd, len(lost), len(acked), lost[:3])
+    assert d.stop() == 0, "exit status after SIGTERM"
+    report("eio_log_fsync", ROUNDS, acked, lost)
+
+
+test_chaos_eio_log_fsync.timeout = 60 + 40 * ROUNDS
+
+
+BODY4K = b'{"pad":"' + b"r" * 4086 + b'"}'      # in bodies.db (DEPARTURES 29)
+
+
+def _eio_read(table, case):
+    """Hooks of a paused sink, the daemon restarted (a cold cache), every
+    read of table failing with EIO while the sink is resumed: the rows'
+    reads fail, no breaker opens (breaker_failures 3: the sink, answering
+    503 meanwhile, is never reached), the daemon goes on or stops as
+    docs/DEPARTURES says; once the reads succeed again (or after a
+    restart) every hook is delivered."""
+    sink = TestSink().start()
+    d = Daemon(sources={
+        "b": sink_source([{"type": "http", "url": sink.url("/b")}],
+                         tenant="tb", retry=HELD_RETRY),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=3)}).start()
+    d.ctl("pause", "b")
+    acked = [expect_accepted(*post(d.port, "/webhooks/b", BODY4K))
+             for _ in range(40)]
+    assert d.stop() == 0
+    d.start()
+    sink.mode("/b", status=503)
+    trace = os.path.join(tmpdir(), "strace.out")
+    s = inject_eio(d.pid, ["pread64", "read"], [data_path(d, table)], trace,
+                   when="1+")
+    try:
+        d.ctl("resume", "b", check=False)
+        wait_until(lambda: _injected(trace) or not d.running(), 10, 0.05,
+                   "a read of %s (none injected)" % table)
+        time.sleep(3.0)                 # three backoffs of 1 s
+        running = d.running()
+        opened = [b for b in (d.breakers() if running else [])
+                  if b.get("state") != "closed"]
+    finally:
+        stop_tracer(s)
+    n_inj = len(_injected(trace))
+    log = d.log_text()
+    assert "breaker open" not in log and not opened, \
+        "%s: a breaker opened on unreadable %s: %r\n%s" % (
+            case, table, opened, tail(d.logpath, 20))
+    if running:
+        what = "went on"
+    else:
+        what = "exited %r" % d.proc.returncode
+        d.start()
+    assert sink.received("/b") == 0, "%s: the sink reached though %s " \
+        "could not be read" % (case, table)
+    sink.mode("/b", status=200)
+    want = set(acked)
+    wait_until(lambda: want <= set(sink.ids("/b", status=200)), 30, 0.1,
+               "%s: every hook delivered once %s reads again" % (case,
+                                                                 table))
+    lost = lost_ids(d, acked, sink, "/b")
+    assert d.stop() == 0, "exit status after SIGTERM"
+    note("%s: %d reads of %s failed; the daemon %s" % (case, n_inj, table,
+                                                       what))
+    report(case, 1, acked, lost, duplicated(sink, "/b"))
+    assert not lost
+
+
+def test_chaos_eio_body_read():
+    _eio_read("bodies.db", "eio_body_read")
+
+
+test_chaos_eio_body_read.timeout = 90
+
+
+def test_chaos_eio_page_read():
+    _eio_read("hooks.db", "eio_page_read")
+
+
+test_chaos_eio_page_read.timeout = 90
