@@ -1437,11 +1437,17 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		return;
 	case ATTEMPT_ERROR:
 	case ATTEMPT_TIMEOUT:
+	case ATTEMPT_STORE:
 		break;
 	}
 
-	/* A failed attempt: the breaker, then the retry policy. */
-	opened = breaker_fail(&q->br, &d->bconf, now, r->probe);
+	/* A failed attempt: the breaker (never for the store's error, which
+	 * is not the sink's health), then the retry policy. */
+	opened = 0;
+	if (res == ATTEMPT_STORE)
+		breaker_permanent(&q->br, r->probe);
+	else
+		opened = breaker_fail(&q->br, &d->bconf, now, r->probe);
 	if (opened) {
 		log_info("dispatch: sink %s/%s#%u (%s): breaker open for "
 		    "%" PRIu64 " ms", r->t->name, q->source, q->sink,

@@ -47,6 +47,9 @@ enum attempt_result {
 	ATTEMPT_UNBOUND,	/* the glue found no sink to bind it to as the
 				 * config is now: dead-letter with the detail
 				 * as the reason; no attempt, no breaker */
+	ATTEMPT_STORE,		/* the glue could not read the row's hook (the
+				 * store erred): a failed attempt, but the
+				 * sink was not reached: no breaker failure */
 };
 
 enum settle_kind {

@@ -243,7 +243,7 @@ pipeline_store_hook(struct drow *r, struct store_hook_rec *rec,
 		*res = ATTEMPT_PERMANENT;
 		snprintf(detail, len, "hook %" PRIu64 " is gone", r->seq);
 	} else {
-		*res = ATTEMPT_ERROR;
+		*res = ATTEMPT_STORE;
 		snprintf(detail, len, "store: %s", store_strerror(env->store));
 	}
 	return -1;

@@ -217,6 +217,43 @@ START_TEST(test_permanent_not_counted)
 }
 END_TEST
 
+/* The store's errors (an unreadable hook: ATTEMPT_STORE) spend an
+ * attempt and back off, but never count toward a breaker: the sink was
+ * not reached. */
+START_TEST(test_store_error_not_counted)
+{
+	struct dispatch_stats st;
+	struct breaker b;
+	size_t i;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	for (k = 0; k < 3; k++) {
+		dispatch_run(d, T0);
+		ck_assert_uint_eq(fake_running(NULL, NULL), 3);
+		fake_finish_all(d, ATTEMPT_STORE, "store: EIO", T0);
+		fake_flush(d);
+	}
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.breakers_open, 0);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
+	ck_assert_uint_eq(b.fails, 0);
+	/* Each spent an attempt and backs off (none is due at T0). */
+	for (i = 0, k = 0; i < fake.nrows; i++)
+		if (fake.rows[i]->row.attempts == 1) {
+			ck_assert_uint_gt(fake.rows[i]->row.due, T0);
+			ck_assert_str_eq(fake.rows[i]->row.last_error,
+			    "store: EIO");
+			k++;
+		}
+	ck_assert_int_eq(k, 9);
+	done();
+}
+END_TEST
+
 /*
  * Open, park, probe, doubling, close, on one key with a backlog of 10:
  * three failures open the breaker for 1000 ms; its queued rows and the
@@ -1451,6 +1488,7 @@ dispatch_sinks_suite(void)
 	tc = tcase_create("breakers");
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_permanent_not_counted);
+	tcase_add_test(tc, test_store_error_not_counted);
 	tcase_add_test(tc, test_breaker_cycle);
 	tcase_add_test(tc, test_pause_sets_aside);
 	tcase_add_test(tc, test_breaker_doubling);
