@@ -327,3 +327,78 @@ def test_chaos_eio_page_read():
 
 
 test_chaos_eio_page_read.timeout = 90
+
+
+# ---------------------------------------------------------------- clock
+
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+CLOCK_RETRY = {"base_ms": 2000, "max_ms": 2000, "jitter": False}
+
+
+def _attempts_since(sink, path, t_ms):
+    """id -> attempts the sink saw since t_ms (its own wall clock)."""
+    tries = {}
+    for r in sink.records(path):
+        if r["t"] >= t_ms:
+            tries[r["x-ankusa-id"]] = tries.get(r["x-ankusa-id"], 0) + 1
+    return tries
+
+
+def test_chaos_clock_step():
+    """The master's wall clock steps back an hour, then forward an hour
+    (twice) while its rows back off 2 s from a sink that answers 503
+    (libfaketime, its offset read from a file; the monotonic clock is
+    left alone, as a real step leaves it): after the step back every row
+    is attempted again within its backoff (no row waits an hour), and no
+    row is attempted more than once a backoff, plus one, after a step
+    forward (no storm)."""
+    if not os.path.exists(FAKETIME_LIB):
+        raise Skip("libfaketime not installed (Debian's faketime; "
+                   "scripts/test installs it)")
+    sink = TestSink().start()
+    sink.mode("/s", status=503)
+    offset = os.path.join(tmpdir(), "faketime")
+    with open(offset, "w") as f:
+        f.write("+0\n")
+    d = Daemon(sources={
+        "s": sink_source([{"type": "http", "url": sink.url("/s")}],
+                         tenant="ts", retry=CLOCK_RETRY),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0)})
+    d.env_extra.update({"LD_PRELOAD": FAKETIME_LIB,
+                        "FAKETIME_TIMESTAMP_FILE": offset,
+                        "FAKETIME_NO_CACHE": "1",
+                        "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
+    d.start()
+    acked = [expect_accepted(*post(d.port, "/webhooks/s", b'{"n":%d}' % i))
+             for i in range(20)]
+    want = set(acked)
+    wait_until(lambda: want <= set(sink.ids("/s")), 10, 0.05,
+               "a first attempt of every hook")
+    notes = []
+    for step in ("-1h", "+0", "+1h") * ROUNDS:
+        with open(offset + ".tmp", "w") as f:
+            f.write(step + "\n")
+        os.rename(offset + ".tmp", offset)
+        t = time.time() * 1000
+        time.sleep(5.0)
+        tries = _attempts_since(sink, "/s", t)
+        stuck = want - set(tries)
+        most = max(tries.values()) if tries else 0
+        notes.append("clock at %s: attempts per row in 5 s %d-%d" % (
+            step, min(tries.values()) if tries else 0, most))
+        assert not stuck, "clock stepped to %s: %d rows not attempted in " \
+            "5 s (backoff 2 s)" % (step, len(stuck))
+        assert most <= 4, "clock stepped to %s: a row attempted %d times " \
+            "in 5 s (backoff 2 s)" % (step, most)
+    sink.mode("/s", status=200)
+    wait_until(lambda: want <= set(sink.ids("/s", status=200)), 10, 0.05,
+               "every hook delivered")
+    lost = lost_ids(d, acked, sink, "/s")
+    assert d.stop() == 0, "exit status after SIGTERM"
+    for n in notes:
+        note(n)
+    report("clock_step", ROUNDS, acked, lost, duplicated(sink, "/s"))
+    assert not lost
+
+
+test_chaos_clock_step.timeout = 60 + 20 * ROUNDS
