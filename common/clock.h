@@ -15,5 +15,7 @@ uint64_t time_wall_ms(void);		/* CLOCK_REALTIME in ms */
 uint64_t time_wall_us(void);		/* CLOCK_REALTIME in us */
 uint64_t time_mono_ms(void);		/* CLOCK_MONOTONIC in ms */
 uint64_t time_mono_us(void);		/* CLOCK_MONOTONIC in us */
+uint64_t time_sched_ms(void);		/* wall ms that a step back does not
+					 * take back: the scheduler's */
 
 #endif

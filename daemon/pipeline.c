@@ -129,7 +129,7 @@ static uint64_t
 dls_queued(const char *source, const char *reason, void *arg)
 {
 	uint64_t n = dispatch_dead_letter_queued(pipeline_disp, source, reason,
-	    time_wall_ms());
+	    time_sched_ms());
 
 	if (n > 0)
 		pipeline_arm();	/* their settles are written at the turn */
@@ -169,7 +169,7 @@ pipeline_wake(uint64_t min_due)
 void
 pipeline_pause(const char *source, uint32_t sink)
 {
-	dispatch_pause_key(pipeline_disp, source, sink, time_wall_ms());
+	dispatch_pause_key(pipeline_disp, source, sink, time_sched_ms());
 	pipeline_arm();		/* their settles are written at the turn */
 }
 
@@ -258,7 +258,7 @@ turn_cb(evutil_socket_t fd, short ev, void *arg)
 		if (dispatch_job_row(pipeline_disp, outcomes[i].job) != NULL)
 			dispatch_outcome(pipeline_disp, outcomes[i].job,
 			    outcomes[i].res, 0, outcomes[i].detail,
-			    time_wall_ms());
+			    time_sched_ms());
 	noutcomes = 0;
 	if (pipeline_store_flush() == -1)
 		held_until = time_mono_ms() + PIPELINE_STORE_HOLD_MS;
@@ -269,7 +269,7 @@ turn_cb(evutil_socket_t fd, short ev, void *arg)
 		check_ticks(0);
 		return;
 	}
-	now = time_wall_ms();
+	now = time_sched_ms();
 	wake = dispatch_run(pipeline_disp, now);
 	pipeline_claim_pump();
 	pipeline_batch_pump();
@@ -333,7 +333,7 @@ int
 pipeline_pressure(uint64_t *lag_ms, int *window_full)
 {
 	struct dispatch_stats st;
-	uint64_t due, now = time_wall_ms();
+	uint64_t due, now = time_sched_ms();
 	int rc;
 
 	if ((rc = store_oldest_due(env->store, &due)) == -1)
@@ -358,7 +358,7 @@ settled_now(void)
 	    noutcomes > 0 || dlsource_busy())
 		return 0;
 	rc = store_oldest_due(env->store, &due);
-	return rc == 0 || (rc == 1 && due > time_wall_ms());
+	return rc == 0 || (rc == 1 && due > time_sched_ms());
 }
 
 /* The rows settled since the start: delivered or dead-lettered by
@@ -438,7 +438,7 @@ breaker_json(const char *tenant, const char *source, uint32_t sink,
     uint8_t module, const struct breaker *b, void *arg)
 {
 	json_t *a = arg;
-	uint64_t now = time_wall_ms();
+	uint64_t now = time_sched_ms();
 
 	json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:s, s:s, s:i, "
 	    "s:i, s:I}", "tenant", tenant, "source", source, "sink", (int)sink,

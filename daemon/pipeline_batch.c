@@ -70,7 +70,7 @@ op_batch_add(void *arg, struct drow *r)
 	struct batcher_limits lim;
 	enum attempt_result res;
 	char dest[2048], why[JOB_DETAIL_MAX];
-	uint64_t bytes, now = time_wall_ms();
+	uint64_t bytes, now = time_sched_ms();
 
 	if ((sk = pipeline_store_sink(r, &res, why, sizeof(why))) == NULL) {
 		pipeline_later(r->job, res, "%s", why);
@@ -144,7 +144,7 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 		if (dispatch_job_row(pipeline_disp, o.r[i].id) != NULL)
 			dispatch_outcome(pipeline_disp, o.r[i].id, res,
 			    o.r[i].retry_after_ms, o.r[i].detail,
-			    time_wall_ms());
+			    time_sched_ms());
 	}
 	/* An entry the process did not answer failed. */
 	for (k = 0; k < req->n; k++)
@@ -308,7 +308,7 @@ pipeline_batch_pump(void)
 {
 	struct batcher_req *req;
 	struct timeval tv;
-	uint64_t now = time_wall_ms(), next, dl;
+	uint64_t now = time_sched_ms(), next, dl;
 	int i;
 
 	dl = batcher_expire(batcher, now, batch_expired, NULL);

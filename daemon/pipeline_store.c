@@ -347,7 +347,7 @@ settle_log(const struct psettle *p)
 	} else
 		snprintf(id, sizeof(id), "%s", h.id);
 	if (p->s.kind == SETTLE_RESCHEDULE) {
-		now = time_wall_ms();
+		now = time_sched_ms();
 		log_warnx("pipeline: hook %s sink %s/%s#%u (%s): attempt %u "
 		    "failed: %s; next in %" PRIu64 " ms", id, p->row.tenant,
 		    p->row.source, p->row.sink_index,

@@ -193,7 +193,7 @@ pipeline_worker_retiring(uint32_t serial)
 
 		if (worker_deck_back(w, &started)) {
 			dispatch_deck_done(pipeline_disp, job, 0,
-			    time_wall_ms());
+			    time_sched_ms());
 			pipeline_arm();
 		}
 	}
@@ -222,7 +222,7 @@ pipeline_worker_gone(uint32_t serial)
 
 		/* The process is gone: the word is final. */
 		back = worker_deck_back(w, &started);
-		dispatch_deck_done(pipeline_disp, job, !back, time_wall_ms());
+		dispatch_deck_done(pipeline_disp, job, !back, time_sched_ms());
 		if (!back)
 			pipeline_later(job, ATTEMPT_ERROR,
 			    "deliver process died during the attempt");
@@ -311,7 +311,7 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 	res = pool_result(o.result, &result);
 	pool_attempt_ended(w->module, result, time_mono_us() - w->started_us);
 	dispatch_outcome(pipeline_disp, m->id, res, o.retry_after_ms, o.detail,
-	    time_wall_ms());
+	    time_sched_ms());
 	worker_deck_next(w);
 	pipeline_arm();
 	return 0;
@@ -332,11 +332,11 @@ worker_deck_next(struct worker *w)
 	if (job == 0)
 		return;
 	if (worker_deck_back(w, &started)) {
-		dispatch_deck_done(pipeline_disp, job, 0, time_wall_ms());
+		dispatch_deck_done(pipeline_disp, job, 0, time_sched_ms());
 		return;
 	}
 	w->deck = 0;
-	dispatch_deck_done(pipeline_disp, job, 1, time_wall_ms());
+	dispatch_deck_done(pipeline_disp, job, 1, time_sched_ms());
 	w->state = WORKER_BUSY;
 	w->job = job;
 	w->reported = 0;
