@@ -111,6 +111,14 @@ def kill_all():
         d.destroy()
 
 
+def register(obj):
+    """Have end_test() call obj.destroy() (and log_tails read
+    obj.logpath), like the daemons and sinks a test starts."""
+    if _ctx is not None:
+        with _ctx.lock:
+            _ctx.daemons.append(obj)
+
+
 def tmpdir(sub=None):
     base = _ctx.tmp if _ctx is not None else tempfile.mkdtemp(
         prefix="ankusa-")

@@ -24,14 +24,16 @@ Needs root for the tmpfs, strace for EIO, libfaketime for the clock
 import errno
 import http.client
 import os
+import select
 import subprocess
+import threading
 import time
 
-from ankusa import (Daemon, Skip, TestSink, dispatch_conf, expect,
-                    expect_accepted, get, note, post, sink_source, tail,
-                    tmpdir, wait_until)
+from ankusa import (Daemon, Skip, TestSink, dispatch_conf, expect_accepted,
+                    get, note, post, register, sink_source, tail, tmpdir,
+                    wait_until)
 from faults import (Load, data_path, duplicated, inject_eio, lost_ids, report,
-                    stop_tracer)
+                    rss_kib, stop_tracer)
 from faults import injected as _injected
 
 ROUNDS = int(os.environ.get("ANKUSA_CHAOS_ROUNDS", "1"))
@@ -402,3 +404,211 @@ def test_chaos_clock_step():
 
 
 test_chaos_clock_step.timeout = 60 + 20 * ROUNDS
+
+
+# ---------------------------------------------------------------- sinks
+
+class AbusiveSink:
+    """A loopback HTTP server whose answers are the attacks, by path:
+    /big 200 with a 10 MB body, /utf8 500 with invalid UTF-8 in the
+    reason, a header and the body, /loop 302 to itself, /hang the request
+    read and then nothing, the connection never closed, /drip a 200 head
+    and then a byte every 100 ms for ever.  Records each connection's
+    path, x-ankusa-id, start and end (monotonic s), and answer."""
+
+    __test__ = False
+    logpath = os.devnull
+
+    def __init__(self):
+        import socketserver
+        self.lock = threading.Lock()
+        self.conns = []
+        self.stopping = threading.Event()
+        owner = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                owner._serve(self.request)
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever,
+                         daemon=True).start()
+        register(self)
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def _read_request(self, s, buf):
+        while b"\r\n\r\n" not in buf:
+            d = s.recv(65536)
+            if not d:
+                return None, buf
+            buf += d
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        hdrs = {}
+        for ln in lines[1:]:
+            k, _, v = ln.partition(":")
+            hdrs[k.strip().lower()] = v.strip()
+        n = int(hdrs.get("content-length", "0"))
+        while len(buf) < n:
+            d = s.recv(65536)
+            if not d:
+                return None, buf
+            buf += d
+        return (lines[0].split(" ")[1], hdrs), buf[n:]
+
+    def _serve(self, s):
+        buf = b""
+        s.settimeout(120)
+        while not self.stopping.is_set():
+            try:
+                req, buf = self._read_request(s, buf)
+            except OSError:
+                return
+            if req is None:
+                return
+            path, hdrs = req
+            rec = {"path": path, "id": hdrs.get("x-ankusa-id"),
+                   "t0": time.monotonic(), "t1": None}
+            with self.lock:
+                self.conns.append(rec)
+            try:
+                keep = self._answer(s, path)
+            except OSError:
+                keep = False
+            rec["t1"] = time.monotonic()
+            if not keep:
+                return
+
+    def _answer(self, s, path):
+        if path == "/big":
+            s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" %
+                      (10 << 20))
+            chunk = b"x" * 65536
+            for _ in range(160):
+                s.sendall(chunk)
+            return True
+        if path == "/utf8":
+            body = b"\xff\xfe\xc3\x28\xed\xa0\x80 not utf-8 \x00\x1b[31m"
+            s.sendall(b"HTTP/1.1 500 \xff\xfe\xc3\x28 bad\r\n"
+                      b"X-Bad: \xc3\x28\xa0\xa1\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            return True
+        if path == "/loop":
+            s.sendall(b"HTTP/1.1 302 Found\r\nLocation: /loop\r\n"
+                      b"Content-Length: 0\r\n\r\n")
+            return True
+        if path == "/hang":
+            self._wait_close(s)
+            return False
+        if path == "/drip":
+            s.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                      b"\r\n")
+            while not self.stopping.is_set():
+                s.sendall(b"1\r\nx\r\n")
+                time.sleep(0.1)
+            return False
+        s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        return True
+
+    def _wait_close(self, s):
+        """Hold the connection until the client closes it."""
+        while not self.stopping.is_set():
+            r, _, _ = select.select([s], [], [], 0.2)
+            if r:
+                try:
+                    if not s.recv(65536):
+                        return
+                except OSError:
+                    return
+
+    def records(self, path=None):
+        with self.lock:
+            return [dict(r) for r in self.conns
+                    if path is None or r["path"] == path]
+
+    def destroy(self):
+        self.stopping.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+ABUSE_PATHS = ("/big", "/utf8", "/loop", "/hang", "/drip")
+
+
+def test_chaos_abusive_sinks():
+    """Sinks that answer 10 MB, invalid UTF-8, a 3xx loop, never answer
+    or never end (dispatch.attempt_timeout_ms 2000): each attempt ends
+    within the timeout (the deliver process killed at its deadline), the
+    master goes on answering ingest, /health and ankusactl, its RSS stays
+    within 16 MiB of where it started, and the invalid text reaches the
+    listings as valid JSON; every hook is delivered, listed or
+    dead-lettered."""
+    srv = AbusiveSink()
+    sources = {p.strip("/"): sink_source(
+        [{"type": "http", "url": srv.url(p)}], tenant="t" + p.strip("/"),
+        retry={"base_ms": 300, "max_ms": 600, "jitter": False})
+        for p in ABUSE_PATHS}
+    d = Daemon(sources=sources, extra={"dispatch": dispatch_conf(
+        breaker_failures=0, attempt_timeout_ms=2000)}).start()
+    rss0 = rss_kib(d.pid)
+    acked = {}
+    for p in ABUSE_PATHS:
+        acked[p] = [expect_accepted(*post(d.port, "/webhooks" + p,
+                                          b'{"n":%d}' % i))
+                    for i in range(3)]
+    rounds = 0
+    rss_max = rss0
+    deadline = time.monotonic() + 8 * ROUNDS
+    while time.monotonic() < deadline:
+        rounds += 1
+        t0 = time.monotonic()
+        st, _, _ = get(d.port, "/health", timeout=5)
+        assert st == 200, "/health %d while the sinks abuse" % st
+        expect_accepted(*post(d.port, "/webhooks/loop", b"{}", timeout=5))
+        assert time.monotonic() - t0 < 2.0, "the master took %.1f s to " \
+            "answer /health and a hook" % (time.monotonic() - t0)
+        rss_max = max(rss_max, rss_kib(d.pid) or 0)
+        time.sleep(0.25)
+    # The attempts, as the server saw them.
+    slow = []
+    for r in srv.records():
+        if r["t1"] is not None and r["t1"] - r["t0"] > 3.0:
+            slow.append(r)
+    assert not slow, "attempts that ran past the 2 s timeout: %r" % slow[:3]
+    open_now = [r for r in srv.records() if r["t1"] is None and
+                time.monotonic() - r["t0"] > 4.0]
+    assert not open_now, "connections held past the timeout: %r" % (
+        open_now[:3])
+    for p in ABUSE_PATHS:
+        assert srv.records(p), "no attempt reached %s" % p
+    # Invalid UTF-8 from a sink: the listings stay valid JSON.
+    q = d.queue("utf8")
+    errs = [h for h in q if h.get("id") in acked["/utf8"]]
+    st, _, doc = d.api("GET", "/v1/hooks/%s" % acked["/utf8"][0])
+    assert st == 200 and doc is not None, "GET /v1/hooks of the utf8 " \
+        "hook: %d %r" % (st, doc)
+    all_acked = [i for p in ABUSE_PATHS for i in acked[p]]
+    have = {h["id"] for h in d.queue()} | {r["id"] for r in srv.records("/big")}
+    have |= {x.get("id") for x in d.dlq()}
+    lost = [i for i in all_acked if i not in have]
+    assert d.running(), "ankusad exited"
+    assert d.stop() == 0, "exit status after SIGTERM"
+    note("abusive sinks: %d attempts seen (%s), master RSS %d -> max %d "
+         "KiB, %d utf8 hooks listed" % (
+             len(srv.records()), ", ".join("%s %d" % (
+                 p, len(srv.records(p))) for p in ABUSE_PATHS),
+             rss0, rss_max, len(errs)))
+    assert rss_max - rss0 < 16 * 1024, "master RSS grew from %d to %d KiB" \
+        % (rss0, rss_max)
+    report("abusive_sinks", ROUNDS, all_acked, lost)
+    assert not lost
+
+
+test_chaos_abusive_sinks.timeout = 60 + 10 * ROUNDS
