@@ -24,7 +24,7 @@ import time
 from ankusa import (Daemon, TestSink, dispatch_conf, expect_accepted,
                     jbody, note, post, sink_source, tail, tmpdir,
                     wait_until)
-from faults import data_path, inject_eio, stop_tracer
+from faults import data_path, inject_eio, report, stop_tracer
 from faults import injected as _injected
 
 BIG = b"b" * 700000             # in bodies.db (up to 1 MiB), 60 fill a log file
@@ -151,6 +151,7 @@ def test_checkpoint_fsync_eio_fatal():
         tail(d.logpath, 20)
     acked += poster.acked
     _after_restart(d, sink, acked, "checkpoint")
+    report("eio_table_fsync_checkpoint", 1, acked, [])
     note("checkpoint sync EIO (%s): exit 1, %d log files kept, %d "
          "acknowledged hooks delivered after the restart; the poster's "
          "other answers %r" % (injected[0].split("(")[0], len(kept),
@@ -191,6 +192,7 @@ def test_close_fsync_eio_exit_nonzero():
     assert set(logs) <= set(kept), "log files removed at the failed " \
         "close: %s before, %s after" % (logs, kept)
     _after_restart(d, sink, acked, "close")
+    report("eio_table_fsync_close", 1, acked, [])
     note("close sync EIO (%s): exit 1, log files kept, %d acknowledged "
          "hooks delivered after the restart" % (
              injected[0].split("(")[0], len(acked)))

@@ -28,6 +28,7 @@ from ankusa import (Daemon, TestSink, _proc_children, dispatch_conf,
                     edge_alive, note, proc_alive, proc_comm, sink_source,
                     wait_until)
 from faults import client as _client
+from faults import report
 
 ROUNDS = int(os.environ.get("ANKUSA_LOSS_ROUNDS", "5"))
 CLIENTS = int(os.environ.get("ANKUSA_LOSS_CLIENTS", "32"))
@@ -114,6 +115,7 @@ def test_loss_sigkill_master():
     assert d.stop() == 0, "exit status after SIGTERM"
     note("loss: %d rounds, %d acknowledged, 0 missing" % (ROUNDS,
                                                          len(all_acked)))
+    report("kill9_stored", ROUNDS, all_acked, missing)
 
 
 test_loss_sigkill_master.timeout = 600
@@ -190,6 +192,7 @@ def test_loss_delivery_sigkill_master():
                len(unknown)))
     print("     " + msg, flush=True)
     note(msg)
+    report("kill9_delivered", ROUNDS, all_acked, missing, extra)
     assert len(acked_set) == len(all_acked), "an id was answered twice"
     assert not missing, "%d acknowledged ids never delivered, e.g. %s" % (
         len(missing), missing[:3])
