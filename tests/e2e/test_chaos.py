@@ -104,7 +104,11 @@ def _disk_full_round(d, sink, mnt, rnd):
         # Two seconds of refusals: the settles fail too, and no row may be
         # attempted more often than its backoff (1 s) allows.
         t_full = time.time() * 1000
+        lines0 = d.log_text().count("\n")
         time.sleep(2.0)
+        flood = d.log_text().count("\n") - lines0
+        assert flood < 200, "round %d: %d log lines in 2 s on the full " \
+            "disk" % (rnd, flood)
         tries = {}
         for r in sink.records("/held"):
             if r["t"] >= t_full:
