@@ -103,12 +103,17 @@ static int	 store_cursor_close(struct store *, int, DBC **, int);
  * Errors.
  */
 
+/* On a full disk every commit a client retries fails anew, each with a
+ * handful of messages: at most 20 lines a second. */
+static struct log_limit	 dbmsg_log = LOG_LIMIT_INIT("store", 20);
+
 static void
 store_dbmsg(const DB_ENV *env, const char *pfx, const char *msg)
 {
 	struct store *st = env->app_private;
 
-	log_warnx("store: %s", msg);
+	if (log_limit_take(&dbmsg_log, LOG_LEVEL_WARN))
+		log_warnx("store: %s", msg);
 	/* The first message names the cause; the rest is its cascade. */
 	if (st != NULL && st->dberr[0] == '\0')
 		snprintf(st->dberr, sizeof(st->dberr), "%s", msg);
