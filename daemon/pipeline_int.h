@@ -82,7 +82,8 @@ int	pipeline_store_hook(struct drow *, struct store_hook_rec *,
 	    enum attempt_result *, char *, size_t);
 int	pipeline_store_job(struct drow *, struct msg *, enum attempt_result *,
 	    char *, size_t);
-/* Write the turn's settles in one transaction, then end their claims. */
+/* Write the turn's settles in one transaction, then end their claims: 0,
+ * or -1 when the store refused them. */
 int	pipeline_store_flush(void);
 /* Settles not yet written. */
 size_t	pipeline_store_pending(void);
