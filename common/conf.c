@@ -36,6 +36,8 @@
 static void	 cerr_push(struct conf_errors *, char *);
 static void	 cfree_sink(struct sink_conf *);
 static void	 cfree_source(struct source_conf *);
+static struct conf *cparse_text(const char *, size_t, const char *, int,
+		    struct conf_errors *);
 
 /*
  * Errors.
@@ -110,6 +112,22 @@ struct conf *
 conf_parse(const char *text, size_t len, const char *name,
     struct conf_errors *errs)
 {
+	return cparse_text(text, len, name, 0, errs);
+}
+
+struct conf *
+conf_parse_role(const char *text, size_t len, enum conf_role role,
+    struct conf_errors *errs)
+{
+	return cparse_text(text, len, "config", role != CONF_ROLE_EDGE, errs);
+}
+
+/* nosources: a text that may have no sources key (a child's, whose role
+ * needs none). */
+static struct conf *
+cparse_text(const char *text, size_t len, const char *name, int nosources,
+    struct conf_errors *errs)
+{
 	yaml_parser_t parser;
 	yaml_document_t doc, more;
 	yaml_node_t *root;
@@ -120,6 +138,7 @@ conf_parse(const char *text, size_t len, const char *name,
 	memset(&p, 0, sizeof(p));
 	memset(&c, 0, sizeof(c));
 	p.errs = errs;
+	p.nosources = nosources;
 	if (name == NULL)
 		name = "configuration";
 	if (!yaml_parser_initialize(&parser)) {
@@ -329,6 +348,7 @@ conf_free(struct conf *cf)
 	if (cf == NULL)
 		return;
 	free(cf->data_dir);
+	free(cf->user);
 	free(cf->log_level);
 	free(cf->http.ip);
 	free(cf->http.prefix);

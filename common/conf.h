@@ -176,6 +176,7 @@ struct source_conf {
 
 struct conf {
 	char		*data_dir;
+	char		*user;			/* node.user; NULL: unset */
 	char		*log_level;		/* error|warning|info|debug */
 
 	struct {
@@ -281,6 +282,26 @@ struct conf_errors {
 /* Parse YAML text.  NULL on error, with errors filled. name is used in
  * messages only. */
 struct conf	*conf_parse(const char *text, size_t len, const char *name,
+		    struct conf_errors *);
+/* The children's texts (conf_role.c): what each kind of child needs of
+ * the config, and nothing else. */
+enum conf_role {
+	CONF_ROLE_EDGE,		/* http, log, the sources with their
+				 * verification; each sink only its lane
+				 * options, as a log sink */
+	CONF_ROLE_DELIVER,	/* log, node.data_dir, claim_check, egress
+				 * (every job brings its sink's options) */
+	CONF_ROLE_GATEWAY,	/* the same: the claim store */
+	CONF_ROLE_MAX
+};
+/* The text a child of role gets, built from the master's text (which
+ * conf_parse accepted); NULL (and an error) on failure.  The ${VAR}
+ * references stay as written. */
+char		*conf_role_text(const char *text, size_t len, enum conf_role,
+		    size_t *lenp, struct conf_errors *);
+/* Parse a child's text (conf_parse's rules; only an edge's text must
+ * have sources). */
+struct conf	*conf_parse_role(const char *text, size_t len, enum conf_role,
 		    struct conf_errors *);
 /* Read a file; on success *textp (malloc'd) holds its bytes so the master
  * can pass exactly what it parsed to its children. */

@@ -147,6 +147,8 @@ struct cparse {
 	struct conf		*conf;
 	struct conf_errors	*errs;
 	int			 nerr;
+	int			 nosources;	/* a child's text without the
+						 * sources (conf_role.c) */
 };
 
 /* The objects that keys of each scope are stored in, at this point of the

@@ -49,6 +49,7 @@ static void	 cjson_set(json_t *, const char *, json_t *);
  */
 static const char *const cjson_plain[] = {
 	"node.data_dir",
+	"node.user",
 	"claim_check.store.root",
 	"claim_check.store.s3.bucket",
 	"claim_check.store.s3.region",

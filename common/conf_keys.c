@@ -103,6 +103,16 @@ const struct conf_key conftab[] = {
 	    "directory under /dev/shm), its lock file and, by default, "
 	    "local claims." },
 
+	{ .name = "node.user", .type = T_STR, .scope = S_CONF,
+	  .off = CO(user), .flags = F_RESTART,
+	  .doc = "The user every process runs as (see SECURITY in "
+	    "ankusad(8)).  Started as root, ankusad opens its listeners, its "
+	    "control socket and the store, then runs as this user (ankusa "
+	    "when the key is unset), with its groups; its children run as "
+	    "it from their start.  A user that does not exist is an error "
+	    "(exit 78).  Started as any other user, ankusad runs as that "
+	    "user: the key must then be unset or name that user." },
+
 	/* log */
 	{ .name = "log", .type = T_SECTION, .doc = "Logging." },
 	{ .name = "log.level", .type = T_ENUMSTR, .scope = S_CONF,

@@ -1141,6 +1141,8 @@ cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
 		k = &conftab[i];
 		if (!(k->flags & F_REQUIRED) || !ckey_parent_is(k, pat))
 			continue;
+		if (p->nosources && k->obj == O_SOURCE)
+			continue;
 		if (c->mask != 0 && !(k->sinks & c->mask))
 			continue;
 		leaf = pat[0] == '\0' ? k->name : k->name + strlen(pat) + 1;

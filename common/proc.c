@@ -191,7 +191,7 @@ proc_child_orphaned(int err)
 }
 
 struct conf *
-proc_child_conf(int verbose)
+proc_child_conf(enum conf_role role, int verbose)
 {
 	struct conf_errors errs = { NULL, 0 };
 	enum log_level lvl;
@@ -200,12 +200,13 @@ proc_child_conf(int verbose)
 	size_t len;
 	int i;
 
-	/* The exact text the master parsed, so both see one config. */
+	/* The part of the master's text this child's role needs
+	 * (conf_role.c). */
 	if ((text = proc_read_all(PROC_FD_CONF, &len)) == NULL) {
 		log_warn("config: cannot read fd %d", PROC_FD_CONF);
 		exit(78);
 	}
-	if ((conf = conf_parse(text, len, "config", &errs)) == NULL) {
+	if ((conf = conf_parse_role(text, len, role, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			log_warnx("%s", errs.msgs[i]);
 		if (errs.n == 0)

@@ -11,10 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf.h"
+
 /* The descriptors every child finds: */
 #define PROC_FD_CHAN	3	/* socketpair to the master */
 #define PROC_FD_LISTEN	4	/* edge: the ingest listener */
-#define PROC_FD_CONF	5	/* memfd with the config text the master parsed */
+#define PROC_FD_CONF	5	/* memfd with the child's part of the config */
 #define PROC_FD_DECK	6	/* deliver: its on-deck page (common/deck.h) */
 
 /* fork + exec path with argv; fds[i] becomes descriptor 3 + i in the child
@@ -30,11 +32,10 @@ int	proc_memfd(const char *name, const void *data, size_t len);
  * with -v).  0, or -1 on a usage error (the caller prints its usage). */
 int	proc_child_start(int argc, char *argv[], const char *progname,
 	    const char *kind, uint32_t *gen, uint32_t *idx, int *verbose);
-/* The config text the master passed on PROC_FD_CONF, parsed (and the
- * descriptor closed), log.level applied unless verbose; errors are logged
- * and the child exits 78 (EX_CONFIG). */
-struct conf;
-struct conf *proc_child_conf(int verbose);
+/* The config text the master passed on PROC_FD_CONF (the part of role,
+ * conf_role.c), parsed (and the descriptor closed), log.level applied
+ * unless verbose; errors are logged and the child exits 78 (EX_CONFIG). */
+struct conf *proc_child_conf(enum conf_role, int verbose);
 /* A child's channel to the master failed with err (0: closed): a child
  * never outlives its master.  Exits 0 for a close or reset, else logs the
  * error and exits 1. */

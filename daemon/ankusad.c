@@ -49,6 +49,7 @@
 #include "notify.h"
 #include "ops.h"
 #include "pipeline.h"
+#include "privsep.h"
 #include "replay.h"
 #include "store.h"
 #include "supervisor.h"
@@ -94,6 +95,8 @@ static void	ankusad_status(char *, size_t);
 static void	ankusad_shutdown(const char *);
 static void	ankusad_store_check(void);
 static void	listener_refuse(int);
+static int	ankusad_role_texts(const char *, size_t, char **, size_t *,
+		    char *, size_t);
 
 static void
 usage(void)
@@ -199,6 +202,39 @@ lock_data_dir(const char *dir)
 		fatal("%s", lock_path);
 }
 
+/*
+ * The part of the config text each kind of child gets (conf_role.c),
+ * each parsed here as the child will, so that a text a child would
+ * refuse never reaches it.  0, or -1 with err set and nothing kept.
+ */
+static int
+ankusad_role_texts(const char *text, size_t len, char **out, size_t *lens,
+    char *err, size_t errlen)
+{
+	struct conf_errors errs = { NULL, 0 };
+	struct conf *cf;
+	int r, k;
+
+	for (r = 0; r < CONF_ROLE_MAX; r++) {
+		out[r] = conf_role_text(text, len, r, &lens[r], &errs);
+		cf = out[r] != NULL ? conf_parse_role(out[r], lens[r], r,
+		    &errs) : NULL;
+		if (cf == NULL) {
+			snprintf(err, errlen, "config: the part for the "
+			    "children (role %d): %s", r, errs.n > 0 ?
+			    errs.msgs[0] : "refused");
+			conf_errors_free(&errs);
+			for (k = 0; k <= r; k++) {
+				free(out[k]);
+				out[k] = NULL;
+			}
+			return -1;
+		}
+		conf_free(cf);
+	}
+	return 0;
+}
+
 static void
 report_restart_key(const char *key, void *arg)
 {
@@ -227,8 +263,8 @@ reload_conf(char *err, size_t errlen)
 	struct conf_errors errs = { NULL, 0 };
 	struct conf *nc;
 	enum log_level lvl;
-	char *text = NULL;
-	size_t len = 0;
+	char *text = NULL, *roles[CONF_ROLE_MAX];
+	size_t len = 0, rlens[CONF_ROLE_MAX];
 	int i;
 
 	if (env->draining) {
@@ -254,7 +290,15 @@ reload_conf(char *err, size_t errlen)
 		free(text);
 		return -1;
 	}
+	if (ankusad_role_texts(text, len, roles, rlens, err, errlen) == -1) {
+		log_warnx("reload: %s; old config kept", err);
+		conf_free(nc);
+		free(text);
+		return -1;
+	}
 	if (conf_reload_keep(env->conf, nc, report_restart_key, NULL) == -1) {
+		for (i = 0; i < CONF_ROLE_MAX; i++)
+			free(roles[i]);
 		snprintf(err, errlen, "out of memory, old config kept");
 		log_warnx("reload: %s", err);
 		conf_free(nc);
@@ -266,6 +310,11 @@ reload_conf(char *err, size_t errlen)
 	env->conf = nc;
 	env->conf_text = text;
 	env->conf_len = len;
+	for (i = 0; i < CONF_ROLE_MAX; i++) {
+		free(env->role_text[i]);
+		env->role_text[i] = roles[i];
+		env->role_len[i] = rlens[i];
+	}
 	if (!env->verbose && log_level_parse(nc->log_level, &lvl) == 0)
 		log_setlevel(lvl);
 	supervisor_new_generation();
@@ -556,6 +605,11 @@ main(int argc, char *argv[])
 		free(env->conf_text);
 		return EX_CONFIG;
 	}
+	if (ankusad_role_texts(env->conf_text, env->conf_len, env->role_text,
+	    env->role_len, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s\n", err);
+		return EX_CONFIG;
+	}
 	if (checkonly) {
 		printf("config OK: sources=%d sinks=%d\n", env->conf->nsources,
 		    env->conf->nsinks);
@@ -570,6 +624,9 @@ main(int argc, char *argv[])
 		lx = ANKUSA_LIBEXECDIR;
 	snprintf(env->libexecdir, sizeof(env->libexecdir), "%s", lx);
 
+	/* node.user first: an unknown one is refused before anything is
+	 * opened. */
+	privsep_init(env->conf->user);
 	/* Before any child: they must not inherit NOTIFY_SOCKET. */
 	if (notify_init() && !env->foreground)
 		log_warnx("NOTIFY_SOCKET is set but -d is not: the service "
@@ -580,10 +637,15 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	env->started_ms = time_wall_ms();
 
+	/* The store is opened with the user's ids, so that every file it
+	 * creates is the user's, as it creates them after the drop. */
+	privsep_data_dir(env->conf->data_dir);
+	privsep_as_user();
 	lock_data_dir(env->conf->data_dir);
 	if ((env->store = store_open(env->conf->data_dir, err, sizeof(err))) ==
 	    NULL)
 		fatalx("store: %s", err);
+	privsep_as_root();
 	log_info("store: %s", store_checksums(env->store));
 	env->listen_fd = open_listener("http", env->conf->http.ip,
 	    env->conf->http.port);
@@ -604,6 +666,10 @@ main(int argc, char *argv[])
 	if (control_init(env->conf->control.socket, env->conf->control.mode,
 	    err, sizeof(err)) == -1)
 		fatalx("%s", err);
+	privsep_chown(env->conf->control.socket);
+	/* Everything that needs root is open: from here on, and in every
+	 * child, the daemon is node.user. */
+	privsep_drop();
 	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++) {
 		ev_sig[i] = evsignal_new(env->base, sigs[i], signal_cb, NULL);
 		evsignal_add(ev_sig[i], NULL);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf.h"
+
 struct event_base;
 struct conf;
 struct store;
@@ -28,6 +30,10 @@ struct master {
 	struct conf		*conf;		/* in force */
 	char			*conf_text;	/* the bytes conf was parsed from */
 	size_t			 conf_len;
+	/* What each kind of child gets of it (conf_role.c), by enum
+	 * conf_role. */
+	char			*role_text[CONF_ROLE_MAX];
+	size_t			 role_len[CONF_ROLE_MAX];
 	const char		*conf_path;	/* NULL: the embedded default */
 	struct store		*store;
 	int			 listen_fd;	/* ingest listener, passed to edges */

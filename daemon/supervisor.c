@@ -5,7 +5,7 @@
  * Two pools: edges (ankusa-edge, http.workers slots, the ingest listener on
  * fd 4) and deliver processes (ankusa-deliver, deliver_slots()).  Every
  * child is fork+exec'd from env->libexecdir with its socketpair on fd 3
- * and the config text on fd 5, a deliver process its on-deck page
+ * and its part of the config text (conf_role.c) on fd 5, a deliver process its on-deck page
  * (common/deck.h) on fd 6 (see proc.h), says MSG_CHILD_HELLO with the
  * protocol version, and exits when its channel closes.  A child of the
  * current generation that dies is respawned: at once if it had lived
@@ -83,6 +83,7 @@ struct slot {
 struct pool {
 	const char	*binary;
 	const char	*name;
+	enum conf_role	 role;		/* its part of the config */
 	struct slot	*slots[SUPERVISOR_MAX_CHILDREN];
 	int		 nslots;
 	uint32_t	 gen;
@@ -90,9 +91,12 @@ struct pool {
 
 static struct child	*children[SUPERVISOR_MAX_CHILDREN];
 static struct pool	 pools[KIND_MAX] = {
-	[KIND_EDGE] = { "ankusa-edge", "edge", { NULL }, 0, 0 },
-	[KIND_DELIVER] = { "ankusa-deliver", "deliver", { NULL }, 0, 0 },
-	[KIND_GATEWAY] = { "ankusa-gateway", "gateway", { NULL }, 0, 0 },
+	[KIND_EDGE] = { "ankusa-edge", "edge", CONF_ROLE_EDGE, { NULL }, 0,
+	    0 },
+	[KIND_DELIVER] = { "ankusa-deliver", "deliver", CONF_ROLE_DELIVER,
+	    { NULL }, 0, 0 },
+	[KIND_GATEWAY] = { "ankusa-gateway", "gateway", CONF_ROLE_GATEWAY,
+	    { NULL }, 0, 0 },
 };
 
 #define SUPERVISOR_GATEWAYS	2
@@ -261,8 +265,8 @@ child_spawn_slot(struct slot *sl)
 		slot_retry(sl);
 		return;
 	}
-	if ((conffd = proc_memfd("ankusa-conf", env->conf_text,
-	    env->conf_len)) == -1) {
+	if ((conffd = proc_memfd("ankusa-conf", env->role_text[p->role],
+	    env->role_len[p->role])) == -1) {
 		log_warn("supervisor: memfd");
 		close(sv[0]);
 		close(sv[1]);
@@ -622,6 +626,10 @@ child_reap(struct child *c, int status)
 		log_debug("supervisor: %s %u.%u pid %d killed at its "
 		    "attempt's deadline", p->name, c->gen, c->index,
 		    (int)c->pid);
+	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+		log_warnx("supervisor: %s %u.%u pid %d killed by signal %d "
+		    "(SIGSYS: a system call its seccomp filter forbids)",
+		    p->name, c->gen, c->index, (int)c->pid, WTERMSIG(status));
 	else if (WIFSIGNALED(status))
 		log_warnx("supervisor: %s %u.%u pid %d killed by signal %d",
 		    p->name, c->gen, c->index, (int)c->pid, WTERMSIG(status));

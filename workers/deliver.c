@@ -69,6 +69,7 @@
 #include "log.h"
 #include "msg.h"
 #include "proc.h"
+#include "sandbox.h"
 #include "sink.h"
 
 /* A sink implementation by type. */
@@ -93,9 +94,10 @@ static struct claim_job		 claim;		/* or the check-in in hand */
 static int			 in_claim;	/* it is the check-in */
 static int			 retiring;
 static uint32_t			 gen;
+static char			*claims_root;	/* local claim store, or NULL */
 
 static void	usage(void) __attribute__((noreturn));
-static void	deliver_config(int, int);
+static char	*deliver_config(int, int);
 static void	deliver_msg(struct chan *, struct msg *, void *);
 static void	deliver_err(struct chan *, int, void *);
 static void	deliver_run_cb(evutil_socket_t, short, void *);
@@ -132,7 +134,7 @@ main(int argc, char *argv[])
 	if (proc_child_start(argc, argv, "ankusa-deliver", "deliver", &gen, &idx,
 	    &vflag) == -1)
 		usage();
-	deliver_config(PROC_FD_CONF, vflag);
+	claims_root = deliver_config(PROC_FD_CONF, vflag);
 	/* Without it the master sends nothing on deck. */
 	if ((dshm = deck_map(PROC_FD_DECK)) == NULL)
 		log_warn("on-deck page on fd %d", PROC_FD_DECK);
@@ -149,6 +151,8 @@ main(int argc, char *argv[])
 		fatalx("event_base_new");
 	if ((ev_run = event_new(base, -1, 0, deliver_run_cb, NULL)) == NULL)
 		fatalx("event_new");
+	/* Everything is loaded: from here on the sandbox's rules hold. */
+	sandbox_enter(SANDBOX_DELIVER, claims_root);
 	master = chan_new(base, PROC_FD_CHAN, deliver_msg, deliver_err, NULL);
 	msg_init(&m, MSG_CHILD_HELLO, 0);
 	msg_add_u32(&m, MSG_PROTO_VERSION);
@@ -174,17 +178,20 @@ main(int argc, char *argv[])
 	if (has_next)
 		job_free(&next);
 	deck_unmap(dshm);
+	free(claims_root);
 	log_debug("retired");
 	return 0;
 }
 
 /* log.level from the config the master passed, if it passed one (and -v
- * did not set the level), and the egress guard's policy (egress.h).  Any
- * trouble leaves the level as it is and the guard at its defaults, which
- * allow no denied address. */
-static void
+ * did not set the level), the egress guard's policy (egress.h), and the
+ * local claim store's root (malloc'd, or NULL), which the sandbox lets
+ * this process write.  Any trouble leaves the level as it is and the
+ * guard at its defaults, which allow no denied address. */
+static char *
 deliver_config(int fd, int vflag)
 {
+	char *root = NULL;
 	struct conf_errors errs = { NULL, 0 };
 	struct conf *conf;
 	struct stat st;
@@ -193,27 +200,33 @@ deliver_config(int fd, int vflag)
 	size_t len;
 
 	if (fstat(fd, &st) == -1)
-		return;
+		return NULL;
 	if ((text = proc_read_all(fd, &len)) == NULL) {
 		log_warn("config: cannot read fd %d", fd);
 		close(fd);
-		return;
+		return NULL;
 	}
 	close(fd);
-	if ((conf = conf_parse(text, len, "config", &errs)) == NULL) {
+	if ((conf = conf_parse_role(text, len, CONF_ROLE_DELIVER, &errs)) ==
+	    NULL) {
 		log_warnx("config: refused (%s), keeping the default log "
 		    "level and egress guard", errs.n > 0 ? errs.msgs[0] :
 		    "no reason");
 		conf_errors_free(&errs);
 		free(text);
-		return;
+		return NULL;
 	}
+	if (conf->claim_check.enabled && conf->claim_check.root != NULL &&
+	    strcmp(conf->claim_check.store_type, "local") == 0 &&
+	    (root = strdup(conf->claim_check.root)) == NULL)
+		fatal("config");
 	if (!vflag && conf->log_level != NULL &&
 	    log_level_parse(conf->log_level, &lvl) == 0)
 		log_setlevel(lvl);
 	egress_configure(conf);
 	conf_free(conf);
 	free(text);
+	return root;
 }
 
 /* The master. */

@@ -53,6 +53,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "edge_limits.h"
+#include "sandbox.h"
 #include "httpreq.h"
 #include "keys.h"
 #include "log.h"
@@ -210,7 +211,7 @@ main(int argc, char *argv[])
 	    &vflag) == -1)
 		usage();
 
-	conf = proc_child_conf(vflag);
+	conf = proc_child_conf(CONF_ROLE_EDGE, vflag);
 
 	/* A client gone mid-write is an error value, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
@@ -229,6 +230,8 @@ main(int argc, char *argv[])
 	    ev_retire_cap == NULL || ev_refuse_flush == NULL)
 		fatalx("event_new");
 
+	/* Everything is loaded: from here on the sandbox's rules hold. */
+	sandbox_enter(SANDBOX_EDGE, NULL);
 	master = chan_new(base, PROC_FD_CHAN, master_msg, master_err, NULL);
 	msg_init(&m, MSG_CHILD_HELLO, 0);
 	msg_add_u32(&m, MSG_PROTO_VERSION);

@@ -81,6 +81,7 @@
 #include "conf.h"
 #include "egress.h"
 #include "gateway_conn.h"
+#include "sandbox.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
@@ -169,7 +170,7 @@ main(int argc, char *argv[])
 	    &vflag) == -1)
 		usage();
 
-	conf = proc_child_conf(vflag);
+	conf = proc_child_conf(CONF_ROLE_GATEWAY, vflag);
 	egress_configure(conf);	/* the s3 store's connections */
 	if (!conf->claim_check.enabled) {
 		log_warnx("config: no claim_check section, nothing to serve");
@@ -210,6 +211,9 @@ main(int argc, char *argv[])
 	    NULL)) == NULL)
 		fatalx("event_new");
 
+	/* Everything is loaded: from here on the sandbox's rules hold. */
+	sandbox_enter(SANDBOX_GATEWAY, strcmp(store_conf.type, "local") == 0 ?
+	    store_conf.root : NULL);
 	master = chan_new(base, PROC_FD_CHAN, gateway_master_msg,
 	    gateway_master_err, NULL);
 	msg_init(&m, MSG_CHILD_HELLO, 0);

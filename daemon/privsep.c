@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * privsep.c: the master's change of user (node.user; SECURITY in
+ * ankusad(8)).
+ *
+ * Started as root, ankusad resolves node.user (ankusa when unset) before it
+ * opens anything, opens what needs root (its listeners, the control
+ * socket, the data directory, created owned by the user when it is
+ * missing), opens the store under the user's effective ids so that every
+ * file the store creates belongs to the user, and then drops to the user
+ * for good: its groups (initgroups), then setresgid and setresuid, each
+ * checked, and a check that root cannot be regained.  Its children are
+ * spawned after the drop and so run as the user from their start.
+ * Started as another user, it stays that user: node.user must then be
+ * unset or name it.
+ *
+ * Fatal: an unknown user, a node.user that a non-root start cannot
+ * become, and a data directory owned by another user (exit 78, the config
+ * is wrong); a failed change of ids (exit 1).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "privsep.h"
+
+#define PRIVSEP_EX_CONFIG	78
+
+static struct {
+	int	 root;		/* started as root: we change user */
+	uid_t	 uid;
+	gid_t	 gid;
+	char	 name[256];
+} ps;
+
+static void	privsep_refuse(const char *, ...)
+		    __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+privsep_refuse(const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_warnx("%s", buf);
+	exit(PRIVSEP_EX_CONFIG);
+}
+
+/* A user's name for a message: its name, or its number. */
+static const char *
+privsep_uname(uid_t uid, char *buf, size_t len)
+{
+	struct passwd *pw;
+
+	if ((pw = getpwuid(uid)) != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned int)uid);
+	return buf;
+}
+
+void
+privsep_init(const char *user)
+{
+	struct passwd *pw;
+
+	ps.root = geteuid() == 0;
+	if (!ps.root) {
+		ps.uid = geteuid();
+		ps.gid = getegid();
+		privsep_uname(ps.uid, ps.name, sizeof(ps.name));
+		if (user == NULL || strcmp(user, ps.name) == 0)
+			return;
+		if ((pw = getpwnam(user)) != NULL && pw->pw_uid == ps.uid)
+			return;
+		privsep_refuse("node.user %s: ankusad was started as %s, not "
+		    "as root, so it cannot become %s; leave node.user unset "
+		    "or set it to %s", user, ps.name, user, ps.name);
+	}
+	if (user == NULL)
+		user = PRIVSEP_DEFAULT_USER;
+	errno = 0;
+	if ((pw = getpwnam(user)) == NULL) {
+		if (errno != 0 && errno != ENOENT && errno != ESRCH)
+			privsep_refuse("node.user %s: cannot look the user up: "
+			    "%s", user, strerror(errno));
+		privsep_refuse("node.user %s: no such user (create it, e.g. "
+		    "useradd --system --no-create-home --shell "
+		    "/usr/sbin/nologin %s)", user, user);
+	}
+	ps.uid = pw->pw_uid;
+	ps.gid = pw->pw_gid;
+	snprintf(ps.name, sizeof(ps.name), "%s", pw->pw_name);
+	if (ps.uid == 0)
+		log_warnx("node.user %s is root: every process keeps root's "
+		    "rights (no privilege separation)", user);
+}
+
+const char *
+privsep_user(void)
+{
+	return ps.name;
+}
+
+void
+privsep_data_dir(const char *dir)
+{
+	struct stat st;
+	char owner[256];
+
+	if (mkdir(dir, 0700) == 0) {
+		/* Created by root: it belongs to the user. */
+		if (ps.root && chown(dir, ps.uid, ps.gid) == -1)
+			fatal("node.data_dir %s: chown to %s", dir, ps.name);
+	} else if (errno != EEXIST)
+		fatal("node.data_dir %s: mkdir", dir);
+	if (stat(dir, &st) == -1)
+		fatal("node.data_dir %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		privsep_refuse("node.data_dir %s is not a directory", dir);
+	if (st.st_uid != ps.uid)
+		privsep_refuse("node.data_dir %s is owned by %s, not by "
+		    "node.user %s: chown -R %s %s, or set node.user", dir,
+		    privsep_uname(st.st_uid, owner, sizeof(owner)), ps.name,
+		    ps.name, dir);
+}
+
+void
+privsep_as_user(void)
+{
+	if (!ps.root)
+		return;
+	if (setegid(ps.gid) == -1 || seteuid(ps.uid) == -1)
+		fatal("privsep: cannot take the ids of %s", ps.name);
+}
+
+void
+privsep_as_root(void)
+{
+	if (!ps.root)
+		return;
+	if (seteuid(0) == -1 || setegid(0) == -1)
+		fatal("privsep: cannot take root's ids back");
+}
+
+void
+privsep_chown(const char *path)
+{
+	if (ps.root && chown(path, ps.uid, ps.gid) == -1)
+		log_warn("privsep: chown %s to %s", path, ps.name);
+}
+
+void
+privsep_drop(void)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (!ps.root)
+		return;
+	if (initgroups(ps.name, ps.gid) == -1)
+		fatal("privsep: initgroups %s", ps.name);
+	if (setresgid(ps.gid, ps.gid, ps.gid) == -1)
+		fatal("privsep: setresgid %u", (unsigned int)ps.gid);
+	if (setresuid(ps.uid, ps.uid, ps.uid) == -1)
+		fatal("privsep: setresuid %u", (unsigned int)ps.uid);
+	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1 ||
+	    ru != ps.uid || eu != ps.uid || su != ps.uid || rg != ps.gid ||
+	    eg != ps.gid || sg != ps.gid)
+		fatalx("privsep: the ids did not change to %s", ps.name);
+	if (ps.uid != 0 && (setuid(0) != -1 || seteuid(0) != -1))
+		fatalx("privsep: root could be regained after the drop");
+	log_info("privsep: running as %s (uid %u, gid %u)", ps.name,
+	    (unsigned int)ps.uid, (unsigned int)ps.gid);
+}

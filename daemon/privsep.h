@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * privsep.h: the master's change of user (node.user); see privsep.c.
+ */
+#ifndef ANKUSA_PRIVSEP_H
+#define ANKUSA_PRIVSEP_H
+
+/* node.user when the key is unset and ankusad starts as root. */
+#define PRIVSEP_DEFAULT_USER	"ankusa"
+
+/* Resolve node.user (NULL: unset) before anything is opened; a user that
+ * does not exist, or one a non-root start cannot become, is logged and the
+ * daemon exits 78. */
+void		 privsep_init(const char *user);
+/* The name of the user the daemon runs as, or will after the drop. */
+const char	*privsep_user(void);
+/* The data directory: created (as root: owned by the user) when missing;
+ * one owned by another user is logged and the daemon exits 78. */
+void		 privsep_data_dir(const char *dir);
+/* Take the user's effective ids while the store is opened, so that what it
+ * creates is the user's, and root's back after (no-ops unless root). */
+void		 privsep_as_user(void);
+void		 privsep_as_root(void);
+/* Give a path root created (the control socket) to the user. */
+void		 privsep_chown(const char *path);
+/* Become the user for good: groups, gid, uid, each checked (no-op unless
+ * started as root); fatal on failure. */
+void		 privsep_drop(void);
+
+#endif

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * check_sandbox.c: unit tests of the children's seccomp filters
+ * (common/sandbox.c, sandbox_filter_load).
+ *
+ * Each case forks; the child sets no_new_privs, loads the filter of one
+ * kind and makes one system call.  An allowed call returns and the child
+ * exits 0; a forbidden one kills it with SIGSYS.  The table lists, per
+ * kind, what it must be able to do and what it must not.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "sandbox.h"
+
+#define TIMEOUT	10
+
+#ifdef HAVE_SECCOMP
+enum call {
+	CALL_GETPID,
+	CALL_CLOCK,
+	CALL_MEMFD,
+	CALL_SOCKETPAIR,
+	CALL_OPEN,
+	CALL_SOCKET,
+	CALL_CONNECT,
+	CALL_THREAD,
+	CALL_FORK,
+	CALL_EXECVE,
+	CALL_PTRACE,
+	CALL_SETUID,
+};
+
+static const char *const call_names[] = {
+	"getpid", "clock_gettime", "memfd_create", "socketpair", "open",
+	"socket", "connect", "thread", "fork", "execve", "ptrace", "setuid",
+};
+
+struct filter_case {
+	enum sandbox_kind	 kind;
+	enum call		 call;
+	int			 allowed;
+};
+
+static const struct filter_case cases[] = {
+	{ SANDBOX_EDGE, CALL_GETPID, 1 },
+	{ SANDBOX_EDGE, CALL_CLOCK, 1 },
+	{ SANDBOX_EDGE, CALL_MEMFD, 1 },
+	{ SANDBOX_EDGE, CALL_SOCKETPAIR, 1 },
+	{ SANDBOX_EDGE, CALL_OPEN, 0 },
+	{ SANDBOX_EDGE, CALL_SOCKET, 0 },
+	{ SANDBOX_EDGE, CALL_CONNECT, 0 },
+	{ SANDBOX_EDGE, CALL_THREAD, 0 },
+	{ SANDBOX_EDGE, CALL_FORK, 0 },
+	{ SANDBOX_EDGE, CALL_EXECVE, 0 },
+	{ SANDBOX_EDGE, CALL_PTRACE, 0 },
+	{ SANDBOX_EDGE, CALL_SETUID, 0 },
+	{ SANDBOX_DELIVER, CALL_GETPID, 1 },
+	{ SANDBOX_DELIVER, CALL_MEMFD, 1 },
+	{ SANDBOX_DELIVER, CALL_OPEN, 1 },
+	{ SANDBOX_DELIVER, CALL_SOCKET, 1 },
+	{ SANDBOX_DELIVER, CALL_CONNECT, 1 },
+	{ SANDBOX_DELIVER, CALL_THREAD, 1 },
+	{ SANDBOX_DELIVER, CALL_FORK, 0 },
+	{ SANDBOX_DELIVER, CALL_EXECVE, 0 },
+	{ SANDBOX_DELIVER, CALL_PTRACE, 0 },
+	{ SANDBOX_DELIVER, CALL_SETUID, 0 },
+	{ SANDBOX_GATEWAY, CALL_GETPID, 1 },
+	{ SANDBOX_GATEWAY, CALL_OPEN, 1 },
+	{ SANDBOX_GATEWAY, CALL_CONNECT, 1 },
+	{ SANDBOX_GATEWAY, CALL_FORK, 0 },
+	{ SANDBOX_GATEWAY, CALL_EXECVE, 0 },
+	{ SANDBOX_GATEWAY, CALL_PTRACE, 0 },
+};
+
+static void *
+thread_main(void *arg)
+{
+	return arg;
+}
+
+/* Make the call; returns only if the filter let it through. */
+static void
+do_call(enum call c)
+{
+	struct sockaddr_in sin;
+	struct timespec ts;
+	pthread_t t;
+	char *const argv[] = { "/bin/true", NULL };
+	int sv[2], fd;
+
+	switch (c) {
+	case CALL_GETPID:
+		(void)getpid();
+		break;
+	case CALL_CLOCK:
+		(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+		break;
+	case CALL_MEMFD:
+		if ((fd = memfd_create("t", MFD_CLOEXEC)) == -1)
+			_exit(3);
+		break;
+	case CALL_SOCKETPAIR:
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+			_exit(3);
+		break;
+	case CALL_OPEN:
+		if ((fd = open("/dev/null", O_RDONLY)) == -1)
+			_exit(3);
+		break;
+	case CALL_SOCKET:
+		if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+			_exit(3);
+		break;
+	case CALL_CONNECT:
+		/* A socket made before the filter: only connect is tried.
+		 * Port 9 on loopback: refused, which is an answer. */
+		fd = 9;
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons(9);
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		(void)connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+		break;
+	case CALL_THREAD:
+		if (pthread_create(&t, NULL, thread_main, NULL) != 0)
+			_exit(3);
+		pthread_join(t, NULL);
+		break;
+	case CALL_FORK:
+		(void)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+		break;
+	case CALL_EXECVE:
+		execv(argv[0], argv);
+		break;
+	case CALL_PTRACE:
+		(void)syscall(SYS_ptrace, 0, 0, 0, 0);
+		break;
+	case CALL_SETUID:
+		(void)syscall(SYS_setuid, 0);
+		break;
+	}
+}
+
+START_TEST(test_filter)
+{
+	const struct filter_case *fc = &cases[_i];
+	int status, s;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		/* The socket connect is tried on, made before the filter. */
+		if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+		    dup2(s, 9) == -1)
+			_exit(4);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+			_exit(5);
+		if (sandbox_filter_load(fc->kind) == -1)
+			_exit(6);
+		do_call(fc->call);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	if (fc->allowed) {
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "kind %d: %s should be allowed (status 0x%x)", fc->kind,
+		    call_names[fc->call], status);
+	} else {
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
+		    "kind %d: %s should be killed by SIGSYS (status 0x%x)",
+		    fc->kind, call_names[fc->call], status);
+	}
+}
+END_TEST
+#else
+/* Built with --disable-seccomp: no filter, said so. */
+START_TEST(test_no_seccomp)
+{
+	errno = 0;
+	ck_assert_int_eq(sandbox_filter_load(SANDBOX_EDGE), -1);
+	ck_assert_int_eq(errno, ENOSYS);
+}
+END_TEST
+#endif
+
+static Suite *
+sandbox_suite(void)
+{
+	Suite *s = suite_create("sandbox");
+	TCase *tc;
+
+	tc = tcase_create("filters");
+	tcase_set_timeout(tc, TIMEOUT);
+#ifdef HAVE_SECCOMP
+	tcase_add_loop_test(tc, test_filter, 0,
+	    (int)(sizeof(cases) / sizeof(cases[0])));
+#else
+	tcase_add_test(tc, test_no_seccomp);
+#endif
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	sr = srunner_create(sandbox_suite());
+	srunner_set_fork_status(sr, CK_FORK_GETENV);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
