@@ -13,7 +13,7 @@
  *    locked memory; each hard limit equal to its soft one, so that it
  *    cannot be raised again;
  *  - the warm-ups: the time zone, OpenSSL's config and random generator,
- *    and (for the kinds that connect out) one name lookup, so that NSS
+ *    jansson's hash seed, and (for the kinds that connect out) one name lookup, so that NSS
  *    modules are loaded before the filter;
  *  - PR_SET_NO_NEW_PRIVS;
  *  - a Landlock ruleset (the kernel's documented system calls; none when
@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -159,6 +160,8 @@ sandbox_warm(enum sandbox_kind kind)
 	    RAND_bytes(buf, sizeof(buf)) != 1 ||
 	    EVP_Digest("", 0, buf, &len, EVP_sha256(), NULL) != 1)
 		fatalx("sandbox: OpenSSL cannot start");
+	/* jansson seeds its hash tables from /dev/urandom at first use. */
+	json_object_seed(0);
 	if (kind == SANDBOX_EDGE)
 		return;
 	/* A lookup of a name from /etc/hosts: no traffic, but every NSS
@@ -218,6 +221,28 @@ sandbox_ll_allow(int rs, const char *path, uint64_t access)
 	close(fd);
 }
 
+/* mkdir -p: a rule needs its directory to exist, and the claim store's
+ * root may not yet (blob_local.c would make it at the first write). */
+static void
+sandbox_mkdirs(const char *path)
+{
+	char buf[4096], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return;
+	/* The directories above: existing ones answer EEXIST (or EACCES
+	 * where we may not write, as /tmp's parent), which is fine. */
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		(void)mkdir(buf, 0750);
+		*p = '/';
+	}
+	if (mkdir(buf, 0750) == -1 && errno != EEXIST)
+		log_warn("sandbox: mkdir %s", buf);
+}
+
 static void
 sandbox_landlock(enum sandbox_kind kind, const char *rwdir)
 {
@@ -258,6 +283,8 @@ sandbox_landlock(enum sandbox_kind kind, const char *rwdir)
 	if (kind != SANDBOX_EDGE)
 		for (i = 0; sandbox_read_paths[i] != NULL; i++)
 			sandbox_ll_allow(rs, sandbox_read_paths[i], rd);
+	if (rwdir != NULL)
+		sandbox_mkdirs(rwdir);
 	if (rwdir != NULL)
 		sandbox_ll_allow(rs, rwdir, kind == SANDBOX_DELIVER ?
 		    all & ~(LANDLOCK_ACCESS_FS_EXECUTE |

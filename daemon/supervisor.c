@@ -390,6 +390,26 @@ pool_resize(enum child_kind kind, int n)
 	}
 }
 
+/* Whether the deliver processes' text differs from the one the last call
+ * saw (which it then keeps). */
+static int
+deliver_text_changed(void)
+{
+	static char *last;
+	static size_t lastlen;
+	const char *t = env->role_text[CONF_ROLE_DELIVER];
+	size_t len = env->role_len[CONF_ROLE_DELIVER];
+
+	if (last != NULL && lastlen == len && memcmp(last, t, len) == 0)
+		return 0;
+	free(last);
+	if ((last = malloc(len)) == NULL)
+		fatal("supervisor");
+	memcpy(last, t, len);
+	lastlen = len;
+	return 1;
+}
+
 void
 supervisor_new_generation(void)
 {
@@ -412,9 +432,20 @@ supervisor_new_generation(void)
 	if (env->claim_fd != -1 && env->conf->claim_check.enabled)
 		pool_resize(KIND_GATEWAY, SUPERVISOR_GATEWAYS);
 	/* Deliver processes carry no config of their own (each job brings
-	 * its sink's options): the pool only follows the concurrency. */
+	 * its sink's options): the pool only follows the concurrency, but
+	 * for the claim store, whose local root their sandbox lets them
+	 * write (sandbox.c): a change of their text is a new generation. */
 	if (pools[KIND_DELIVER].gen == 0)
 		pools[KIND_DELIVER].gen = 1;
+	else if (deliver_text_changed()) {
+		for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+			if (children[i] != NULL &&
+			    children[i]->kind == KIND_DELIVER)
+				child_retire(children[i]);
+		pool_resize(KIND_DELIVER, 0);
+		pools[KIND_DELIVER].gen++;
+	}
+	(void)deliver_text_changed();
 	pool_resize(KIND_DELIVER, deliver_slots(env->conf));
 	log_info("supervisor: generation %u: %d edges, %d deliver processes",
 	    p->gen, pools[KIND_EDGE].nslots, pools[KIND_DELIVER].nslots);

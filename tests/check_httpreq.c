@@ -38,6 +38,9 @@ static char		*chunked_run(const char *, size_t, uint64_t,
  *   shared  tenant "default"
  *   narrow  forward_headers: X-Keep, Authorization, Content-Type,
  *           Connection, X-Ankusa-Trace
+ *   signed  hmac on Authorization over {header:Cookie} and {ts} (header
+ *           X-Ts), dedupe on header X-Api-Key, a lane on header Host
+ *   swh     standard_webhooks
  */
 static const char test_yaml[] =
     "node:\n"
@@ -76,6 +79,20 @@ static const char test_yaml[] =
     "    trust_url_tenant: true\n"
     "    forward_headers: [X-Keep, Authorization, Content-Type, Connection,"
     " X-Ankusa-Trace]\n"
+    "    sinks:\n"
+    "      - type: log\n"
+    "  signed:\n"
+    "    trust_url_tenant: true\n"
+    "    verify: {type: hmac, secret: s, signature_header: Authorization,\n"
+    "      signed: \"{header:Cookie}.{ts}.{body}\", timestamp_header: X-Ts}\n"
+    "    dedupe: {header: X-Api-Key}\n"
+    "    sinks:\n"
+    "      - type: log\n"
+    "        ordered: true\n"
+    "        order_key: {header: Host}\n"
+    "  swh:\n"
+    "    trust_url_tenant: true\n"
+    "    verify: {type: standard_webhooks, secret: \"whsec_c2VjcmV0\"}\n"
     "    sinks:\n"
     "      - type: log\n";
 
@@ -861,6 +878,45 @@ static const struct fwd_case fwd_cases[] = {
 	{ "narrow", "connection", 0 },
 };
 
+/* What a hook held in the quarantine pen keeps: every header but the
+ * excluded ones, which only when its processing reads them. */
+static const struct fwd_case held_cases[] = {
+	{ "github", "x-github-event", 1 },
+	{ "github", "authorization", 0 },
+	{ "github", "cookie", 0 },
+	{ "github", "proxy-authorization", 0 },
+	{ "github", "x-api-key", 0 },
+	{ "github", "host", 0 },
+	{ "github", "content-length", 0 },
+	{ "github", "x-ankusa-id", 0 },
+	{ "narrow", "x-other", 1 },
+	{ "narrow", "cookie", 0 },
+	{ "signed", "authorization", 1 },
+	{ "signed", "cookie", 1 },
+	{ "signed", "x-ts", 1 },
+	{ "signed", "x-api-key", 1 },
+	{ "signed", "host", 1 },
+	{ "signed", "proxy-authorization", 0 },
+	{ "signed", "connection", 0 },
+	{ "swh", "webhook-signature", 1 },
+	{ "swh", "webhook-id", 1 },
+	{ "swh", "authorization", 0 },
+	{ "swh", "cookie", 0 },
+};
+
+START_TEST(test_held)
+{
+	const struct fwd_case *tc = &held_cases[_i];
+	struct conf *cf = test_conf(ROUTING_PATH, "/webhooks");
+	const struct source_conf *src = conf_source(cf, tc->source);
+
+	ck_assert_ptr_nonnull(src);
+	ck_assert_msg(httpreq_held(src, tc->name) == tc->forwarded,
+	    "%s: %s", tc->source, tc->name);
+	test_conf_free(cf);
+}
+END_TEST
+
 START_TEST(test_forward)
 {
 	const struct fwd_case *tc = &fwd_cases[_i];
@@ -1103,6 +1159,7 @@ httpreq_suite(void)
 	tcase_set_timeout(tc, CASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_header_bytes, 0, NELEM(hdr_cases));
 	tcase_add_loop_test(tc, test_forward, 0, NELEM(fwd_cases));
+	tcase_add_loop_test(tc, test_held, 0, NELEM(held_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lanes");

@@ -983,9 +983,10 @@ conn_read_body(struct conn *c)
 
 /*
  * The part of MSG_HOOK_SUBMIT and MSG_QUARANTINE_VERDICT that says what a
- * hook is for its sinks: the dedupe key, the headers to store (all of them
- * for a hook held in the quarantine pen, which must be verified again
- * later; else the forwarded ones), the lanes of its ordered sinks.
+ * hook is for its sinks: the dedupe key, the headers to store (for a hook
+ * held in the quarantine pen, which must be verified again later, those
+ * of httpreq_held: credentials only when its verification reads them;
+ * else the forwarded ones), the lanes of its ordered sinks.
  */
 static void
 msg_add_tail(struct msg *m, const struct source_conf *src,
@@ -998,11 +999,13 @@ msg_add_tail(struct msg *m, const struct source_conf *src,
 
 	msg_add_str(m, dedupe);
 	for (i = 0; i < nkv; i++)
-		if (all || httpreq_forwarded(src, kv[i].name))
+		if (all ? httpreq_held(src, kv[i].name) :
+		    httpreq_forwarded(src, kv[i].name))
 			n++;
 	msg_add_u32(m, n);
 	for (i = 0; i < nkv; i++)
-		if (all || httpreq_forwarded(src, kv[i].name)) {
+		if (all ? httpreq_held(src, kv[i].name) :
+		    httpreq_forwarded(src, kv[i].name)) {
 			msg_add_str(m, kv[i].name);
 			msg_add_str(m, kv[i].value);
 		}

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "msg.h"
 #include "sha256.h"
+#include "verify.h"
 
 /* Chunked decoder states. */
 enum {
@@ -739,6 +740,26 @@ httpreq_forwarded(const struct source_conf *src, const char *lname)
 	if (in_list(lname, private))
 		return 0;
 	return strncmp(lname, "x-ankusa-", 9) != 0;
+}
+
+int
+httpreq_held(const struct source_conf *src, const char *lname)
+{
+	int i;
+
+	if (httpreq_forwarded(NULL, lname))
+		return 1;
+	if (verify_reads_header(&src->verify, lname))
+		return 1;
+	if (src->dedupe.enabled && src->dedupe.key.kind == KEY_HEADER &&
+	    strcasecmp(src->dedupe.key.name, lname) == 0)
+		return 1;
+	for (i = 0; i < src->nsinks; i++)
+		if (src->sinks[i].ordered &&
+		    src->sinks[i].order_key.kind == KEY_HEADER &&
+		    strcasecmp(src->sinks[i].order_key.name, lname) == 0)
+			return 1;
+	return 0;
 }
 
 void

@@ -141,6 +141,12 @@ const char *httpreq_tenant(const struct httpreq_route *,
 int	httpreq_check_headers(const struct httpreq *);
 /* Whether a header (lower-case name) is forwarded for this source. */
 int	httpreq_forwarded(const struct source_conf *, const char *lname);
+/* Whether a header (lower-case name) is stored with a hook held in the
+ * quarantine pen, to be verified again: every one but those left out of
+ * forwarding by default (credentials, Host, framing, x-ankusa-*), which
+ * only when the source's verification, dedupe key or a lane key reads
+ * it. */
+int	httpreq_held(const struct source_conf *, const char *lname);
 void	httpreq_lower(char *);
 
 /* Lanes: one per ordered sink of the source. */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -130,6 +131,29 @@ verify_reason_name(enum verify_reason r)
 		return "bad_secret";
 	}
 	return "unknown";
+}
+
+int
+verify_reads_header(const struct verify_conf *v, const char *lname)
+{
+	struct scheme sc;
+	const char *t, *end;
+	size_t n = strlen(lname);
+
+	if (v->type == VERIFY_NONE || scheme_of(v, &sc) == -1)
+		return 0;
+	if ((sc.sig_header != NULL && strcasecmp(sc.sig_header, lname) == 0) ||
+	    (sc.ts_header != NULL && strcasecmp(sc.ts_header, lname) == 0))
+		return 1;
+	for (t = sc.tmpl; t != NULL && (t = strstr(t, "{header:")) != NULL;
+	    t = end) {
+		t += 8;
+		if ((end = strchr(t, '}')) == NULL)
+			break;
+		if ((size_t)(end - t) == n && strncasecmp(t, lname, n) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 /* The scheme of a verify section; -1 if it cannot be used. */

@@ -70,6 +70,11 @@ enum verify_reason {
  * "timestamp_out_of_tolerance", "bad_secret"; "unknown" otherwise. */
 const char	*verify_reason_name(enum verify_reason);
 
+/* Whether verification under v reads the header (lower-case name): its
+ * signature or timestamp header, a {header:NAME} of its template. */
+int		 verify_reads_header(const struct verify_conf *,
+		    const char *lname);
+
 enum verify_reason verify_request(const struct verify_conf *,
 		    const struct keys_hdrs *, const void *body, size_t len,
 		    int64_t now_s);

@@ -15,6 +15,7 @@ timed out.
 import http.client
 import json
 import os
+import pwd
 import re
 import select
 import shutil
@@ -71,10 +72,39 @@ def binary(name):
 
 # ---------------------------------------------------------------- test scope
 
+# Run as root, the tests start the daemon as root and it runs as its
+# node.user, ankusa by default (ankusad(8), SECURITY): the temp dirs are
+# made traversable, and what a daemon writes is given to that user before
+# each start (scripts/test creates the user).
+DAEMON_USER = "ankusa"
+
+
+def give_to_daemon_user(*paths):
+    if os.geteuid() != 0:
+        return
+    try:
+        pw = pwd.getpwnam(DAEMON_USER)
+    except KeyError:
+        return
+    for top in paths:
+        if not os.path.exists(top):
+            continue
+        os.chown(top, pw.pw_uid, pw.pw_gid)
+        for root, dirs, files in os.walk(top):
+            for n in dirs + files:
+                try:
+                    os.chown(os.path.join(root, n), pw.pw_uid, pw.pw_gid,
+                             follow_symlinks=False)
+                except FileNotFoundError:
+                    pass
+
+
 class _Ctx:
     def __init__(self, name):
         self.name = name
         self.tmp = tempfile.mkdtemp(prefix="ankusa-e2e-%s-" % name)
+        os.chmod(self.tmp, 0o755)
+        give_to_daemon_user(self.tmp)
         self.daemons = []
         self.lock = threading.Lock()
         self.notes = []
@@ -126,6 +156,7 @@ def tmpdir(sub=None):
         return base
     p = os.path.join(base, sub)
     os.makedirs(p, exist_ok=True)
+    give_to_daemon_user(p)
     return p
 
 
@@ -412,6 +443,7 @@ class Daemon:
     def spawn(self, preexec_fn=None):
         """Start ankusad -d without waiting; its stderr goes to the log."""
         os.makedirs(self.dir, exist_ok=True)
+        give_to_daemon_user(self.dir, self.data_dir)
         self.starts += 1
         log = open(self.logpath, "ab")
         log.write(b"==== start %d (%s)\n" % (self.starts,

@@ -15,6 +15,7 @@ not break this file.
 """
 
 import fcntl
+import json
 import os
 import re
 import socket
@@ -245,9 +246,15 @@ DELIVER_CONF = ('egress: {allow: ["127.0.0.0/8", "[::1]/128"]}\n'
 
 class Deliver:
     """A real ankusa-deliver on a socketpair; env adds to os.environ;
-    conf is the config text on fd 5 (None: none passed)."""
+    conf is the config text on fd 5 (None: none passed).  claims_root: the
+    local claim store its jobs write to, added to conf as the master's
+    config would have it, since its sandbox lets it write there only."""
 
-    def __init__(self, env=None, verbose=True, conf=DELIVER_CONF):
+    def __init__(self, env=None, verbose=True, conf=DELIVER_CONF,
+                 claims_root=None):
+        if claims_root is not None:
+            conf = (conf or "") + ("claim_check: {store: {type: local, "
+                                   "root: %s}}\n" % json.dumps(claims_root))
         self.sock, child = socket.socketpair(socket.AF_UNIX,
                                              socket.SOCK_STREAM)
         cfd = child.fileno()

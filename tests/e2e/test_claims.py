@@ -483,7 +483,7 @@ def test_claims_local():
     file."""
     root = ankusa.tmpdir("claims")
     bodies = sample_bodies()
-    d = frames.Deliver()
+    d = frames.Deliver(claims_root=root)
     try:
         t0 = int(time.time() * 1000)
         out = check_in(d, 1, local_store(root, retention_days=7), "t-1",

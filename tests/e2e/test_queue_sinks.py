@@ -714,7 +714,7 @@ def test_sqs_claim_fallback_checkin():
             frames.entry(2, "fb-0002-0189-7a5d-ac96", b'{"small":1}',
                          tenant="acme", source="github")]
     sink = frames.sqs_sink(url, key=key, secret=secret, inline_max=1000)
-    d = frames.Deliver()
+    d = frames.Deliver(claims_root=root)
     try:
         out = d.batch(1, sink, ents)
         r = {x["id"]: x for x in out["entries"]}

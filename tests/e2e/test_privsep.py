@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: ISC
+"""Privilege separation (ankusad(8), SECURITY): started as root, the master
+runs as node.user after opening what needs root, its children run as that
+user from their start with no_new_privs, a seccomp filter and rlimits; a
+data directory of another user and an unknown user are refused; a child
+killed by its filter is respawned."""
+
+import hashlib
+import hmac
+import os
+import pwd
+import re
+import time
+
+import ankusa
+from ankusa import (Daemon, TestSink, _proc_children, expect_accepted, note,
+                    post, proc_alive, proc_comm, wait_until)
+
+USER = ankusa.DAEMON_USER
+GH_SECRET = "PRIVSEP-gh-verify-secret"
+SINK_SECRET = "whsec_UFJJVlNFUC1zaW5rLXNpZ24="      # PRIVSEP-sink-sign
+
+# RLIMIT_NOFILE of each kind (common/sandbox.c).
+NOFILE = {"ankusa-edge": 16384, "ankusa-deliver": 256,
+          "ankusa-gateway": 4096}
+
+
+def _root_only():
+    if os.geteuid() != 0:
+        note("skipped: needs root (the tests run as root in CI)")
+        return False
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        raise AssertionError("no user %s: scripts/test creates it "
+                             "(useradd --system ...)" % USER)
+    return True
+
+
+def _status(pid):
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            out[k] = v.split()
+    return out
+
+
+def _limits(pid):
+    """{name: (soft, hard)} of /proc/PID/limits."""
+    out = {}
+    with open("/proc/%d/limits" % pid) as f:
+        next(f)
+        for line in f:
+            m = re.match(r"(.+?)\s{2,}(\S+)\s+(\S+)", line)
+            if m:
+                out[m.group(1).strip()] = (m.group(2), m.group(3))
+    return out
+
+
+def _children(d):
+    return [p for p in _proc_children(d.pid) if proc_alive(p)]
+
+
+def _refused(d, want, preexec_fn=None):
+    """Start d, expect exit 78 and a log line matching want."""
+    p = d.spawn(preexec_fn=preexec_fn)
+    try:
+        rc = p.wait(15)
+    except Exception:
+        raise AssertionError("ankusad did not exit; log:\n%s" %
+                             ankusa.tail(d.logpath))
+    # The whole log: a quick exit may write before spawn took its offset.
+    log = d.log_text()
+    assert rc == 78, "exit %s, want 78; log:\n%s" % (rc, log)
+    assert re.search(want, log), "no %r in the log:\n%s" % (want, log)
+
+
+def test_privsep_ids_and_sandbox():
+    """Master and every child as node.user; children NoNewPrivs 1, Seccomp
+    2, no core, descriptors bounded; verification and signed deliveries
+    still work."""
+    if not _root_only():
+        return
+    pw = pwd.getpwnam(USER)
+    sink = TestSink(secrets=[SINK_SECRET]).start()
+    d = Daemon(sources={"gh": {
+        "verify": {"type": "github", "secret": GH_SECRET},
+        "retry": dict(ankusa.FAST_RETRY),
+        "sinks": [{"type": "http", "url": sink.url("/signed"),
+                   "secret": SINK_SECRET}]}},
+        extra={"claim_check": {
+            "ip": "127.0.0.1", "port": ankusa.free_port(),
+            "store": {"type": "local",
+                      "root": os.path.join(ankusa.tmpdir(), "claims")}}})
+    d.start()
+    st = _status(d.pid)
+    assert st["Uid"] == [str(pw.pw_uid)] * 4, st["Uid"]
+    assert st["Gid"] == [str(pw.pw_gid)] * 4, st["Gid"]
+    assert "privsep: running as %s" % USER in d.log_since_start()
+    # The data dir root made at the first start is the user's.
+    assert os.stat(d.data_dir).st_uid == pw.pw_uid
+
+    seen = {}
+
+    def all_kinds():
+        kids = _children(d)
+        for k in NOFILE:
+            if not any(proc_comm(p) == k for p in kids):
+                return False
+        return True
+    wait_until(all_kinds, 10, 0.1, "an edge, a deliver process and a "
+               "gateway running")
+    for p in _children(d):
+        comm = proc_comm(p)
+        if comm not in NOFILE:
+            continue
+        # A child enters its sandbox once it has set itself up.
+        try:
+            wait_until(lambda: _status(p)["Seccomp"] == ["2"], 5, 0.05,
+                       "%s %d in its sandbox" % (comm, p))
+        except FileNotFoundError:
+            continue                    # gone meanwhile (a respawn)
+        s = _status(p)
+        assert s["Uid"] == [str(pw.pw_uid)] * 4, (comm, s["Uid"])
+        assert s["Gid"] == [str(pw.pw_gid)] * 4, (comm, s["Gid"])
+        assert s["NoNewPrivs"] == ["1"], (comm, s["NoNewPrivs"])
+        assert s["Seccomp"] == ["2"], (comm, s["Seccomp"])
+        lim = _limits(p)
+        assert lim["Max core file size"] == ("0", "0"), (comm, lim)
+        want = str(NOFILE[comm])
+        assert lim["Max open files"] == (want, want), (comm, lim)
+        assert lim["Max locked memory"] == ("0", "0"), (comm, lim)
+        seen[comm] = seen.get(comm, 0) + 1
+    note("children checked: %s" % ", ".join(
+        "%d %s" % (n, k) for k, n in sorted(seen.items())))
+
+    # The edge verifies (it has the source's secret), the deliver process
+    # signs (it has the sink's).
+    body = b'{"privsep":1}'
+    sig = "sha256=" + hmac.new(GH_SECRET.encode(), body,
+                               hashlib.sha256).hexdigest()
+    st_, h, data = post(d.port, "/webhooks/gh", body,
+                        headers={"X-Hub-Signature-256": sig,
+                                 "Content-Type": "application/json"})
+    expect_accepted(st_, h, data, "signed hook")
+    st_, h, data = post(d.port, "/webhooks/gh", body,
+                        headers={"X-Hub-Signature-256": "sha256=" + "0" * 64})
+    assert st_ == 401, (st_, data)
+    wait_until(lambda: sink.received("/signed") >= 1, 15, 0.1,
+               "the delivery")
+    rec = sink.records("/signed")[0]
+    assert rec["sig"] == "ok", rec
+    assert "killed by signal" not in d.log_since_start(), \
+        d.log_since_start()
+
+
+def test_privsep_data_dir_of_another_user():
+    """A data dir owned by another user: refused, naming the path, the
+    owner and node.user."""
+    if not _root_only():
+        return
+    nobody = pwd.getpwnam("nobody")
+    d = Daemon()
+    os.makedirs(d.data_dir, exist_ok=True)
+
+    def give_away():
+        os.chown(d.data_dir, nobody.pw_uid, nobody.pw_gid)
+    _refused(d, r"node\.data_dir %s is owned by nobody, not by node\.user "
+             r"%s" % (re.escape(d.data_dir), USER), preexec_fn=give_away)
+
+
+def test_privsep_unknown_user():
+    if not _root_only():
+        return
+    d = Daemon(extra={"node": {"user": "ankusa-no-such-user"}})
+    d.extra["node"]["data_dir"] = d.data_dir
+    d.write_config()
+    _refused(d, r"node\.user ankusa-no-such-user: no such user")
+    assert not os.path.exists(os.path.join(d.data_dir, "ankusad.lock")), \
+        "the data dir was opened before the user was checked"
+
+
+def test_privsep_non_root_cannot_change_user():
+    """Started as another user, node.user must be that user or unset."""
+    if not _root_only():
+        return
+    nobody = pwd.getpwnam("nobody")
+    d = Daemon(extra={"node": {"user": USER}})
+    d.extra["node"]["data_dir"] = d.data_dir
+    d.write_config()
+
+    def become_nobody():
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
+    _refused(d, r"node\.user %s: ankusad was started as nobody, not as "
+             r"root" % USER, preexec_fn=become_nobody)
+
+
+def test_privsep_filter_kill_respawned():
+    """An edge that makes a system call its filter forbids (the probe
+    opens a file after entering the edge's sandbox) dies of SIGSYS; the
+    master logs the signal and respawns it."""
+    if not _root_only():
+        return
+    lx = ankusa.tmpdir("libexec")
+    os.symlink(ankusa.binary("tests/sandbox_probe"),
+               os.path.join(lx, "ankusa-edge"))
+    for b in ("ankusa-deliver", "ankusa-gateway"):
+        os.symlink(ankusa.binary(b), os.path.join(lx, b))
+    d = Daemon(workers=1)
+    d.env_extra["ANKUSA_LIBEXECDIR"] = lx
+    d.spawn()
+    pat = re.compile(r"edge 1\.0 pid (\d+) killed by signal 31 \(SIGSYS")
+
+    def kills():
+        return set(pat.findall(d.log_since_start()))
+    t0 = time.monotonic()
+    wait_until(lambda: len(kills()) >= 2, 15, 0.1,
+               "two edges killed by SIGSYS; log:\n" + d.log_since_start())
+    assert "sandbox_probe: edge entered, calling open" in \
+        d.log_since_start()
+    assert "edge slot 0 restarts in" in d.log_since_start()
+    assert d.proc.poll() is None, "the master died"
+    note("2 SIGSYS kills, respawned, in %.1f s" % (time.monotonic() - t0))
