@@ -252,7 +252,11 @@ const struct conf_key conftab[] = {
 	/* quarantine */
 	{ .name = "quarantine", .type = T_SECTION,
 	  .doc = "The pen for hooks that fail verification on a source with "
-	    "on_verify_failure: quarantine." },
+	    "on_verify_failure: quarantine.  A held hook keeps its headers "
+	    "to be verified again, but of those left out of forwarding by "
+	    "default (authorization, proxy-authorization, cookie, x-api-key, "
+	    "host, the framing ones, x-ankusa-*) only the ones its source's "
+	    "verification, dedupe key or a lane key reads." },
 	{ .name = "quarantine.burst", .type = T_U32, .scope = S_CONF,
 	  .off = CO(quarantine.burst), .def = "100", .min = 1,
 	  .max = 1000000000,

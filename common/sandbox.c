@@ -110,13 +110,15 @@ static const char *const sandbox_read_paths[] = {
 	NULL
 };
 
-static void	sandbox_rlimits(enum sandbox_kind);
+static void	sandbox_rlimits(enum sandbox_kind, int);
 static void	sandbox_warm(enum sandbox_kind);
 static int	sandbox_off(void);
 static void	sandbox_landlock(enum sandbox_kind, const char *);
 
+/* A limit that cannot be set is fatal, but under a tool that keeps the
+ * process's limits to itself (valgrind: lenient). */
 static void
-sandbox_rlimit(int res, rlim_t want, const char *what)
+sandbox_rlimit(int res, rlim_t want, const char *what, int lenient)
 {
 	struct rlimit rl;
 
@@ -125,23 +127,26 @@ sandbox_rlimit(int res, rlim_t want, const char *what)
 	if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
 		want = rl.rlim_max;
 	rl.rlim_cur = rl.rlim_max = want;
-	if (setrlimit(res, &rl) == -1)
+	if (setrlimit(res, &rl) == 0)
+		return;
+	if (!lenient)
 		fatal("sandbox: setrlimit %s %llu", what,
 		    (unsigned long long)want);
+	log_warn("sandbox: setrlimit %s %llu", what, (unsigned long long)want);
 }
 
 static void
-sandbox_rlimits(enum sandbox_kind kind)
+sandbox_rlimits(enum sandbox_kind kind, int lenient)
 {
 	rlim_t nofile;
 
 	nofile = kind == SANDBOX_EDGE ? SANDBOX_NOFILE_EDGE :
 	    kind == SANDBOX_GATEWAY ? SANDBOX_NOFILE_GATEWAY :
 	    SANDBOX_NOFILE_DELIVER;
-	sandbox_rlimit(RLIMIT_CORE, 0, "core");
-	sandbox_rlimit(RLIMIT_NOFILE, nofile, "nofile");
-	sandbox_rlimit(RLIMIT_MSGQUEUE, 0, "msgqueue");
-	sandbox_rlimit(RLIMIT_MEMLOCK, 0, "memlock");
+	sandbox_rlimit(RLIMIT_CORE, 0, "core", lenient);
+	sandbox_rlimit(RLIMIT_NOFILE, nofile, "nofile", lenient);
+	sandbox_rlimit(RLIMIT_MSGQUEUE, 0, "msgqueue", lenient);
+	sandbox_rlimit(RLIMIT_MEMLOCK, 0, "memlock", lenient);
 }
 
 static void
@@ -425,11 +430,13 @@ sandbox_filter_load(enum sandbox_kind kind)
 void
 sandbox_enter(enum sandbox_kind kind, const char *rwdir)
 {
-	sandbox_rlimits(kind);
+	int off = sandbox_off();
+
+	sandbox_rlimits(kind, off);
 	sandbox_warm(kind);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		fatal("sandbox: PR_SET_NO_NEW_PRIVS");
-	if (sandbox_off())
+	if (off)
 		return;
 	sandbox_landlock(kind, rwdir);
 #ifdef HAVE_SECCOMP
