@@ -79,11 +79,11 @@ def binary(name):
 DAEMON_USER = "ankusa"
 
 
-def give_to_daemon_user(*paths):
+def give_to_daemon_user(*paths, user=DAEMON_USER):
     if os.geteuid() != 0:
         return
     try:
-        pw = pwd.getpwnam(DAEMON_USER)
+        pw = pwd.getpwnam(user)
     except KeyError:
         return
     for top in paths:
@@ -443,7 +443,8 @@ class Daemon:
     def spawn(self, preexec_fn=None):
         """Start ankusad -d without waiting; its stderr goes to the log."""
         os.makedirs(self.dir, exist_ok=True)
-        give_to_daemon_user(self.dir, self.data_dir)
+        give_to_daemon_user(self.dir, self.data_dir, user=self.cfg().get(
+            "node", {}).get("user", DAEMON_USER))
         self.starts += 1
         log = open(self.logpath, "ab")
         log.write(b"==== start %d (%s)\n" % (self.starts,

@@ -709,6 +709,10 @@ def test_store_unavailable_503():
     if not hasattr(resource, "prlimit"):
         raise Skip("no prlimit(2) here to make the store's writes fail")
     d = Daemon(max_body=200000)
+    # The test changes the master's RLIMIT_FSIZE from outside, which takes
+    # the master's own uid or CAP_SYS_RESOURCE: it runs as root here.
+    d.extra["node"] = {"data_dir": d.data_dir, "user": "root"}
+    d.write_config()
     d.start()
     # Warm up: environment files exist.
     warm = expect_accepted(*post(d.port, "/webhooks/github", b"{}"))
