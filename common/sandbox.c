@@ -13,8 +13,8 @@
  *    locked memory; each hard limit equal to its soft one, so that it
  *    cannot be raised again;
  *  - the warm-ups: the time zone, OpenSSL's config and random generator,
- *    jansson's hash seed, and (for the kinds that connect out) one name lookup, so that NSS
- *    modules are loaded before the filter;
+ *    jansson's hash seed, and (for the kinds that connect out) one name
+ *    lookup, so that NSS modules are loaded before the filter;
  *  - PR_SET_NO_NEW_PRIVS;
  *  - a Landlock ruleset (the kernel's documented system calls; none when
  *    the kernel lacks it, which is logged): an edge may open no path; a

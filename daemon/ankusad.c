@@ -211,6 +211,9 @@ static int
 ankusad_role_texts(const char *text, size_t len, char **out, size_t *lens,
     char *err, size_t errlen)
 {
+	static const char *const names[CONF_ROLE_MAX] = {
+		"edges", "deliver processes", "claim gateways"
+	};
 	struct conf_errors errs = { NULL, 0 };
 	struct conf *cf;
 	int r, k;
@@ -220,9 +223,9 @@ ankusad_role_texts(const char *text, size_t len, char **out, size_t *lens,
 		cf = out[r] != NULL ? conf_parse_role(out[r], lens[r], r,
 		    &errs) : NULL;
 		if (cf == NULL) {
-			snprintf(err, errlen, "config: the part for the "
-			    "children (role %d): %s", r, errs.n > 0 ?
-			    errs.msgs[0] : "refused");
+			snprintf(err, errlen, "config: the part for the %s: "
+			    "%s", names[r], errs.n > 0 ? errs.msgs[0] :
+			    "refused");
 			conf_errors_free(&errs);
 			for (k = 0; k <= r; k++) {
 				free(out[k]);
@@ -235,11 +238,17 @@ ankusad_role_texts(const char *text, size_t len, char **out, size_t *lens,
 	return 0;
 }
 
+/* arg: set when the claim_check section is one of them, which the
+ * deliver processes' and the gateways' parts of the config are made of. */
 static void
 report_restart_key(const char *key, void *arg)
 {
+	int *claims = arg;
+
 	log_warnx("reload: %s changed; it needs a restart and keeps its old "
 	    "value until then", key);
+	if (strncmp(key, "claim_check", 11) == 0)
+		*claims = 1;
 }
 
 /* A reload, told to the service manager: RELOADING=1, then READY=1 with
@@ -265,7 +274,7 @@ reload_conf(char *err, size_t errlen)
 	enum log_level lvl;
 	char *text = NULL, *roles[CONF_ROLE_MAX];
 	size_t len = 0, rlens[CONF_ROLE_MAX];
-	int i;
+	int i, claims_kept = 0;
 
 	if (env->draining) {
 		snprintf(err, errlen, "the daemon is stopping");
@@ -296,7 +305,8 @@ reload_conf(char *err, size_t errlen)
 		free(text);
 		return -1;
 	}
-	if (conf_reload_keep(env->conf, nc, report_restart_key, NULL) == -1) {
+	if (conf_reload_keep(env->conf, nc, report_restart_key,
+	    &claims_kept) == -1) {
 		for (i = 0; i < CONF_ROLE_MAX; i++)
 			free(roles[i]);
 		snprintf(err, errlen, "out of memory, old config kept");
@@ -311,6 +321,14 @@ reload_conf(char *err, size_t errlen)
 	env->conf_text = text;
 	env->conf_len = len;
 	for (i = 0; i < CONF_ROLE_MAX; i++) {
+		/* A claim_check kept until the restart: the children that
+		 * serve it keep their part as it was too, so that a deliver
+		 * process's sandbox still lets it write the claim store the
+		 * master's jobs name. */
+		if (claims_kept && i != CONF_ROLE_EDGE) {
+			free(roles[i]);
+			continue;
+		}
 		free(env->role_text[i]);
 		env->role_text[i] = roles[i];
 		env->role_len[i] = rlens[i];

@@ -5,15 +5,16 @@
  * Two pools: edges (ankusa-edge, http.workers slots, the ingest listener on
  * fd 4) and deliver processes (ankusa-deliver, deliver_slots()).  Every
  * child is fork+exec'd from env->libexecdir with its socketpair on fd 3
- * and its part of the config text (conf_role.c) on fd 5, a deliver process its on-deck page
- * (common/deck.h) on fd 6 (see proc.h), says MSG_CHILD_HELLO with the
- * protocol version, and exits when its channel closes.  A child of the
- * current generation that dies is respawned: at once if it had lived
- * SUPERVISOR_STABLE_MS, else after a delay that doubles from 1 s to 60 s
- * (crash-loop throttle).  A child that sends a frame we cannot read is
- * logged and recycled (killed; the respawn follows).  Children of an old
- * generation (after a reload) are sent MSG_CHILD_RETIRE and are not
- * replaced.
+ * and its part of the config text (conf_role.c) on fd 5, a deliver process
+ * its on-deck page (common/deck.h) on fd 6 (see proc.h), says
+ * MSG_CHILD_HELLO with the protocol version, and exits when its channel
+ * closes.  A child of the current generation that dies is respawned: at
+ * once if it had lived SUPERVISOR_STABLE_MS, else after a delay that
+ * doubles from 1 s to 60 s (crash-loop throttle).  A child that sends a
+ * frame we cannot read is logged and recycled (killed; the respawn
+ * follows).  Children of an old generation (after a reload) are sent
+ * MSG_CHILD_RETIRE and are not replaced; deliver processes get a new
+ * generation only when their part of the config changes.
  *
  * Fatal: nothing here; a child that cannot be spawned is retried.
  */

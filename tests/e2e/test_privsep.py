@@ -342,3 +342,34 @@ def test_privsep_reload_reads_as_user():
     os.chmod(d.conf, 0o644)
     d.ctl("reload")
     assert d.running()
+
+
+def test_privsep_deliver_recycled_on_claim_root_change():
+    """A deliver process may write only the local claim store its part of
+    the config names: a reload that moves the store's root replaces the
+    deliver processes; one that does not keeps them."""
+    if not _root_only():
+        return
+    claims = {"ip": "127.0.0.1", "port": ankusa.free_port(),
+              "store": {"type": "local",
+                        "root": os.path.join(ankusa.tmpdir(), "claims-a")}}
+    d = Daemon(extra={"claim_check": claims}).start()
+
+    def delivers():
+        return {p for p in _children(d) if proc_comm(p) == "ankusa-deliver"}
+    wait_until(lambda: len(delivers()) > 0, 10, 0.1, "deliver processes")
+    before = delivers()
+    # A reload that leaves the claim store as it is.
+    d.sources["github"]["sinks"][0]["timeout_ms"] = 4000
+    d.write_config()
+    d.ctl("reload")
+    time.sleep(1.0)
+    assert before <= delivers(), "deliver processes replaced needlessly"
+    # The root moves: new deliver processes, the old ones gone.
+    claims["store"]["root"] = os.path.join(ankusa.tmpdir(), "claims-b")
+    d.write_config()
+    d.ctl("reload")
+    wait_until(lambda: not (before & delivers()), 15, 0.1,
+               "the old deliver processes retired")
+    assert delivers(), "no deliver process after the reload"
+    assert os.path.isdir(claims["store"]["root"]), "the new root not made"
