@@ -114,6 +114,7 @@ static void	sandbox_rlimits(enum sandbox_kind, int);
 static void	sandbox_warm(enum sandbox_kind);
 static int	sandbox_off(void);
 static void	sandbox_landlock(enum sandbox_kind, const char *);
+static void	sandbox_mkdirs(const char *);
 
 /* A limit that cannot be set is fatal, but under a tool that keeps the
  * process's limits to itself (valgrind: lenient). */
@@ -196,6 +197,28 @@ sandbox_off(void)
 	return 0;
 }
 
+/* mkdir -p: a rule needs its directory to exist, and the claim store's
+ * root may not yet (blob_local.c would make it at the first write). */
+static void
+sandbox_mkdirs(const char *path)
+{
+	char buf[4096], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return;
+	/* The directories above: existing ones answer EEXIST (or EACCES
+	 * where we may not write, as /tmp's parent), which is fine. */
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		(void)mkdir(buf, 0750);
+		*p = '/';
+	}
+	if (mkdir(buf, 0750) == -1 && errno != EEXIST)
+		log_warn("sandbox: mkdir %s", buf);
+}
+
 #ifdef HAVE_LINUX_LANDLOCK_H
 #define SANDBOX_FS_FILE	(LANDLOCK_ACCESS_FS_READ_FILE | \
 	LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_EXECUTE)
@@ -224,28 +247,6 @@ sandbox_ll_allow(int rs, const char *path, uint64_t access)
 	    &pb, 0) == -1)
 		fatal("sandbox: landlock_add_rule %s", path);
 	close(fd);
-}
-
-/* mkdir -p: a rule needs its directory to exist, and the claim store's
- * root may not yet (blob_local.c would make it at the first write). */
-static void
-sandbox_mkdirs(const char *path)
-{
-	char buf[4096], *p;
-
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return;
-	/* The directories above: existing ones answer EEXIST (or EACCES
-	 * where we may not write, as /tmp's parent), which is fine. */
-	for (p = buf + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		(void)mkdir(buf, 0750);
-		*p = '/';
-	}
-	if (mkdir(buf, 0750) == -1 && errno != EEXIST)
-		log_warn("sandbox: mkdir %s", buf);
 }
 
 static void
@@ -288,8 +289,6 @@ sandbox_landlock(enum sandbox_kind kind, const char *rwdir)
 	if (kind != SANDBOX_EDGE)
 		for (i = 0; sandbox_read_paths[i] != NULL; i++)
 			sandbox_ll_allow(rs, sandbox_read_paths[i], rd);
-	if (rwdir != NULL)
-		sandbox_mkdirs(rwdir);
 	if (rwdir != NULL)
 		sandbox_ll_allow(rs, rwdir, kind == SANDBOX_DELIVER ?
 		    all & ~(LANDLOCK_ACCESS_FS_EXECUTE |
@@ -434,6 +433,8 @@ sandbox_enter(enum sandbox_kind kind, const char *rwdir)
 
 	sandbox_rlimits(kind, off);
 	sandbox_warm(kind);
+	if (rwdir != NULL)
+		sandbox_mkdirs(rwdir);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		fatal("sandbox: PR_SET_NO_NEW_PRIVS");
 	if (off)

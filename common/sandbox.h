@@ -14,8 +14,8 @@ enum sandbox_kind {
 };
 
 /* Confine the calling child for good: rlimits, the warm-ups, no_new_privs,
- * Landlock (rwdir: the local claim store's root, or NULL), the seccomp
- * filter of its kind.  A failure is fatal. */
+ * Landlock (rwdir: the local claim store's root, made when missing, or
+ * NULL), the seccomp filter of its kind.  A failure is fatal. */
 void	sandbox_enter(enum sandbox_kind, const char *rwdir);
 /* Load only the seccomp filter of a kind (no_new_privs must be set, or
  * the caller root): 0, or -1 (ENOSYS when built without libseccomp). */

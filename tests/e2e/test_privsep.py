@@ -372,4 +372,5 @@ def test_privsep_deliver_recycled_on_claim_root_change():
     wait_until(lambda: not (before & delivers()), 15, 0.1,
                "the old deliver processes retired")
     assert delivers(), "no deliver process after the reload"
-    assert os.path.isdir(claims["store"]["root"]), "the new root not made"
+    wait_until(lambda: os.path.isdir(claims["store"]["root"]), 10, 0.1,
+               "the new root made")
