@@ -95,6 +95,7 @@ static void	ankusad_status(char *, size_t);
 static void	ankusad_shutdown(const char *);
 static void	ankusad_store_check(void);
 static void	listener_refuse(int);
+static int	listener_filter(int);
 static int	ankusad_role_texts(const char *, size_t, char **, size_t *,
 		    char *, size_t);
 
@@ -418,6 +419,17 @@ ankusad_shutdown(const char *why)
 static void
 listener_refuse(int fd)
 {
+	/* A kernel may refuse the filter to node.user: the privsep helper,
+	 * left root for this alone, attaches it then. */
+	if (fd != -1 && listener_filter(fd) == -1 &&
+	    (errno != EPERM || privsep_helper_act() == -1))
+		log_warn("stopping: ingest listener: SO_ATTACH_FILTER");
+}
+
+/* 0, or -1 with errno. */
+static int
+listener_filter(int fd)
+{
 	struct sock_filter syn_drop[] = {
 		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),
 		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),	/* SYN, ACK */
@@ -428,9 +440,8 @@ listener_refuse(int fd)
 	struct sock_fprog prog = { sizeof(syn_drop) / sizeof(syn_drop[0]),
 	    syn_drop };
 
-	if (fd != -1 && setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
-	    sizeof(prog)) == -1)
-		log_warn("stopping: ingest listener: SO_ATTACH_FILTER");
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+	    sizeof(prog));
 }
 
 /*
@@ -685,6 +696,7 @@ main(int argc, char *argv[])
 	    err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	privsep_chown(env->conf->control.socket);
+	privsep_helper(env->listen_fd, listener_filter);
 	/* Everything that needs root is open: from here on, and in every
 	 * child, the daemon is node.user. */
 	privsep_drop();

@@ -10,9 +10,12 @@
  * file the store creates belongs to the user, and then drops to the user
  * for good: its groups (initgroups), then setresgid and setresuid, each
  * checked, and a check that root cannot be regained.  Its children are
- * spawned after the drop and so run as the user from their start.
- * Started as another user, it stays that user: node.user must then be
- * unset or name it.
+ * spawned after the drop and so run as the user from their start.  One
+ * process stays root, forked just before the drop: the helper
+ * (privsep_helper), which does one thing at a drain, attaching the ingest
+ * listener's socket filter, which a kernel may refuse an unprivileged
+ * process, and exits.  Started as another user, ankusad stays that user:
+ * node.user must then be unset or name it.
  *
  * Fatal: an unknown user, a node.user that a non-root start cannot
  * become, and a data directory owned by another user (exit 78, the config
@@ -21,7 +24,12 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+
+#include <poll.h>
+#include <signal.h>
 
 #include <errno.h>
 #include <grp.h>
@@ -36,9 +44,11 @@
 #include "privsep.h"
 
 #define PRIVSEP_EX_CONFIG	78
+#define PRIVSEP_HELPER_MS	2000	/* the helper's answer, at most */
 
 static struct {
 	int	 root;		/* started as root: we change user */
+	int	 helper;	/* our end of the helper's socketpair, or -1 */
 	uid_t	 uid;
 	gid_t	 gid;
 	char	 name[256];
@@ -79,6 +89,7 @@ privsep_init(const char *user)
 	struct passwd *pw;
 
 	ps.root = geteuid() == 0;
+	ps.helper = -1;
 	if (!ps.root) {
 		ps.uid = geteuid();
 		ps.gid = getegid();
@@ -162,6 +173,78 @@ privsep_chown(const char *path)
 {
 	if (ps.root && chown(path, ps.uid, ps.gid) == -1)
 		log_warn("privsep: chown %s to %s", path, ps.name);
+}
+
+/*
+ * The one process that stays root: forked before the drop, it keeps the
+ * ingest listener and its socketpair to the master and nothing else, waits
+ * for one byte, does act(fd), answers with errno (0: done) and exits.  It
+ * ignores the signals of a stop sent to the process group, and goes when
+ * the master does (EOF, or PR_SET_PDEATHSIG).
+ */
+void
+privsep_helper(int fd, int (*act)(int))
+{
+	unsigned char b;
+	int sv[2], i, err;
+	ssize_t n;
+
+	if (!ps.root || ps.uid == 0 || fd == -1)
+		return;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		fatal("privsep: socketpair");
+	switch (fork()) {
+	case -1:
+		fatal("privsep: fork");
+	case 0:
+		break;
+	default:
+		close(sv[1]);
+		ps.helper = sv[0];
+		return;
+	}
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (i = 3; i < 1024; i++)
+		if (i != fd && i != sv[1])
+			close(i);
+	while ((n = read(sv[1], &b, 1)) == -1 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(0);
+	err = act(fd) == 0 ? 0 : errno;
+	b = err > 0 && err < 256 ? err : (err != 0 ? EIO : 0);
+	(void)write(sv[1], &b, 1);
+	_exit(0);
+}
+
+int
+privsep_helper_act(void)
+{
+	struct pollfd pfd;
+	unsigned char b = 1;
+	int rc = -1;
+
+	if (ps.helper == -1) {
+		errno = EPERM;
+		return -1;
+	}
+	pfd.fd = ps.helper;
+	pfd.events = POLLIN;
+	errno = 0;
+	if (write(ps.helper, &b, 1) == 1 &&
+	    poll(&pfd, 1, PRIVSEP_HELPER_MS) == 1 &&
+	    read(ps.helper, &b, 1) == 1) {
+		errno = b;
+		rc = b == 0 ? 0 : -1;
+	} else if (errno == 0)
+		errno = ETIMEDOUT;
+	close(ps.helper);
+	ps.helper = -1;
+	return rc;
 }
 
 void

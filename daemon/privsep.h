@@ -23,6 +23,12 @@ void		 privsep_as_user(void);
 void		 privsep_as_root(void);
 /* Give a path root created (the control socket) to the user. */
 void		 privsep_chown(const char *path);
+/* Started as root: fork the helper that stays root for one act, act(fd)
+ * at a drain (the ingest listener's socket filter, which a kernel may
+ * refuse an unprivileged process), asked for by privsep_helper_act(): 0,
+ * or -1 with errno. */
+void		 privsep_helper(int fd, int (*act)(int));
+int		 privsep_helper_act(void);
 /* Become the user for good: groups, gid, uid, each checked (no-op unless
  * started as root); fatal on failure. */
 void		 privsep_drop(void);

@@ -149,6 +149,13 @@ def test_privsep_ids_and_sandbox():
         assert lim["Max open files"] == (want, want), (comm, lim)
         assert lim["Max locked memory"] == ("0", "0"), (comm, lim)
         seen[comm] = seen.get(comm, 0) + 1
+    # One child stays root, forked before the drop (privsep.c's helper):
+    # no exec, two descriptors beside stdio (its socketpair, the ingest
+    # listener).
+    helpers = [p for p in _children(d) if proc_comm(p) == "ankusad"]
+    assert len(helpers) == 1, helpers
+    fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helpers[0]))
+    assert len(fds) == 5 and fds[:3] == [0, 1, 2], fds
     note("children checked: %s" % ", ".join(
         "%d %s" % (n, k) for k, n in sorted(seen.items())))
 
