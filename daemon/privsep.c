@@ -32,6 +32,7 @@
 #include <signal.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -182,6 +183,42 @@ privsep_chown(const char *path)
  * ignores the signals of a stop sent to the process group, and goes when
  * the master does (EOF, or PR_SET_PDEATHSIG).
  */
+/*
+ * The helper is forked, not exec'd: the bytes of the environment the
+ * master started with are still in its memory (and in /proc/PID/environ),
+ * those notify.c unset included.  It needs none of them: zero them, where
+ * proc(5) says they are (env_start and env_end, fields 50 and 51 of
+ * /proc/self/stat).
+ */
+static void
+privsep_helper_wipe_env(void)
+{
+	char buf[4096], *p;
+	unsigned long start = 0, end = 0;
+	ssize_t n;
+	int fd, field;
+
+	if ((fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* Field 2, the command, may hold spaces: count from its ')'. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return;
+	for (field = 2; p != NULL && field < 51; field++) {
+		p = strchr(p + 1, ' ');
+		if (p != NULL && field + 1 == 50)
+			start = strtoul(p + 1, NULL, 10);
+		else if (p != NULL && field + 1 == 51)
+			end = strtoul(p + 1, NULL, 10);
+	}
+	if (start != 0 && end > start)
+		memset((void *)start, 0, end - start);
+}
+
 void
 privsep_helper(int fd, int (*act)(int))
 {
@@ -208,6 +245,7 @@ privsep_helper(int fd, int (*act)(int))
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	privsep_helper_wipe_env();
 	for (i = 3; i < 1024; i++)
 		if (i != fd && i != sv[1])
 			close(i);
