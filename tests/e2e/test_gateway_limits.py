@@ -42,7 +42,9 @@ def _big_claim(s3=False):
         root = ankusa.tmpdir("claims")
         store = local_store(root)
         gconf = {"store": {"type": "local", "root": root}}
-    d = frames.Deliver()
+    # The deliver process's sandbox lets it write the root its config
+    # names only.
+    d = frames.Deliver(claims_root=store["root"])
     try:
         out = check_in(d, 1, store, "big", [body], timeout=120)
     finally:
