@@ -145,7 +145,12 @@ def test_control_emfile_no_spin():
     set on the running master), connections that cannot be accepted
     (EMFILE) do not spin its loop: its CPU time stays low while they
     wait; once descriptors are back it accepts and answers them."""
-    d = Daemon().start()
+    d = Daemon()
+    # prlimit(2) on the master from outside takes its uid or
+    # CAP_SYS_RESOURCE: it runs as root here (node.user root).
+    d.extra["node"] = {"data_dir": d.data_dir, "user": "root"}
+    d.write_config()
+    d.start()
     top = max(int(f) for f in os.listdir("/proc/%d/fd" % d.pid))
     soft, hard = resource.prlimit(d.pid, resource.RLIMIT_NOFILE)
     held, waiting = [], []
