@@ -29,6 +29,7 @@ import subprocess
 import threading
 import time
 
+import ankusa
 from ankusa import (Daemon, Skip, TestSink, dispatch_conf, expect_accepted,
                     get, note, post, register, sink_source, tail, tmpdir,
                     wait_until)
@@ -50,6 +51,9 @@ def _mount_tmpfs(size):
                         size, "tmpfs", mnt], capture_output=True)
     if r.returncode != 0:
         raise Skip("mount -t tmpfs failed: %s" % r.stderr.decode().strip())
+    # The mount's root is root's: the daemon, run as its node.user, makes
+    # its data directory in it.
+    ankusa.give_to_daemon_user(mnt)
     return mnt
 
 
