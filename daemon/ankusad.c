@@ -422,7 +422,7 @@ listener_refuse(int fd)
 	/* A kernel may refuse the filter to node.user: the privsep helper,
 	 * left root for this alone, attaches it then. */
 	if (fd != -1 && listener_filter(fd) == -1 &&
-	    (errno != EPERM || privsep_helper_act() == -1))
+	    (errno != EPERM || privsep_helper_act(fd) == -1))
 		log_warn("stopping: ingest listener: SO_ATTACH_FILTER");
 }
 
@@ -696,7 +696,7 @@ main(int argc, char *argv[])
 	    err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	privsep_chown(env->conf->control.socket);
-	privsep_helper(env->listen_fd, listener_filter);
+	privsep_helper(listener_filter);
 	/* Everything that needs root is open: from here on, and in every
 	 * child, the daemon is node.user. */
 	privsep_drop();

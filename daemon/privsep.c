@@ -219,14 +219,80 @@ privsep_helper_wipe_env(void)
 		memset((void *)start, 0, end - start);
 }
 
+/* One byte, and a descriptor with it when fd is not -1. */
+static int
+privsep_send(int sock, unsigned char b, int fd)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { &b, 1 };
+	struct msghdr mh;
+	struct cmsghdr *ch;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd != -1) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		ch = CMSG_FIRSTHDR(&mh);
+		ch->cmsg_level = SOL_SOCKET;
+		ch->cmsg_type = SCM_RIGHTS;
+		ch->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(ch), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* The helper's wait for its one request: the descriptor, or -1 when the
+ * master is gone or sent none. */
+static int
+privsep_recv_fd(int sock)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	unsigned char b;
+	struct iovec iov = { &b, 1 };
+	struct msghdr mh;
+	struct cmsghdr *ch;
+	ssize_t n;
+	int fd = -1;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n != 1)
+		return -1;
+	ch = CMSG_FIRSTHDR(&mh);
+	if (ch != NULL && ch->cmsg_level == SOL_SOCKET &&
+	    ch->cmsg_type == SCM_RIGHTS &&
+	    ch->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(ch), sizeof(int));
+	return fd;
+}
+
+/*
+ * The helper holds nothing but its end of the socketpair: the listener
+ * comes with the one request (privsep_helper_act), so a helper never keeps
+ * the ingest port open after the master is gone.
+ */
 void
-privsep_helper(int fd, int (*act)(int))
+privsep_helper(int (*act)(int))
 {
 	unsigned char b;
-	int sv[2], i, err;
-	ssize_t n;
+	int sv[2], i, err, fd;
 
-	if (!ps.root || ps.uid == 0 || fd == -1)
+	if (!ps.root || ps.uid == 0)
 		return;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		fatal("privsep: socketpair");
@@ -247,20 +313,19 @@ privsep_helper(int fd, int (*act)(int))
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	privsep_helper_wipe_env();
 	for (i = 3; i < 1024; i++)
-		if (i != fd && i != sv[1])
+		if (i != sv[1])
 			close(i);
-	while ((n = read(sv[1], &b, 1)) == -1 && errno == EINTR)
-		;
-	if (n != 1)
+	if ((fd = privsep_recv_fd(sv[1])) == -1)
 		_exit(0);
 	err = act(fd) == 0 ? 0 : errno;
+	close(fd);
 	b = err > 0 && err < 256 ? err : (err != 0 ? EIO : 0);
 	(void)write(sv[1], &b, 1);
 	_exit(0);
 }
 
 int
-privsep_helper_act(void)
+privsep_helper_act(int fd)
 {
 	struct pollfd pfd;
 	unsigned char b = 1;
@@ -273,7 +338,7 @@ privsep_helper_act(void)
 	pfd.fd = ps.helper;
 	pfd.events = POLLIN;
 	errno = 0;
-	if (write(ps.helper, &b, 1) == 1 &&
+	if (privsep_send(ps.helper, b, fd) == 0 &&
 	    poll(&pfd, 1, PRIVSEP_HELPER_MS) == 1 &&
 	    read(ps.helper, &b, 1) == 1) {
 		errno = b;

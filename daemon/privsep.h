@@ -25,10 +25,11 @@ void		 privsep_as_root(void);
 void		 privsep_chown(const char *path);
 /* Started as root: fork the helper that stays root for one act, act(fd)
  * at a drain (the ingest listener's socket filter, which a kernel may
- * refuse an unprivileged process), asked for by privsep_helper_act(): 0,
- * or -1 with errno. */
-void		 privsep_helper(int fd, int (*act)(int));
-int		 privsep_helper_act(void);
+ * refuse an unprivileged process), asked for by privsep_helper_act(fd),
+ * which passes it fd (the helper holds no descriptor before): 0, or -1
+ * with errno. */
+void		 privsep_helper(int (*act)(int));
+int		 privsep_helper_act(int fd);
 /* Become the user for good: groups, gid, uid, each checked (no-op unless
  * started as root); fatal on failure. */
 void		 privsep_drop(void);
