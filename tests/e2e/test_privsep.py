@@ -85,6 +85,22 @@ def _refused(d, want, preexec_fn=None):
     assert re.search(want, log), "no %r in the log:\n%s" % (want, log)
 
 
+
+def _socket_kind(link):
+    """'unix' or 'tcp' for a /proc/PID/fd link socket:[INODE]."""
+    inode = link[len("socket:["):-1]
+    for kind, path in (("tcp", "/proc/net/tcp"), ("tcp", "/proc/net/tcp6"),
+                       ("unix", "/proc/net/unix")):
+        with open(path) as f:
+            next(f)
+            for line in f:
+                cols = line.split()
+                ino = cols[6] if kind == "unix" else cols[9]
+                if ino == inode:
+                    return kind
+    return None
+
+
 def test_privsep_ids_and_sandbox():
     """Master and every child as node.user; children NoNewPrivs 1, Seccomp
     2, no core, descriptors bounded; verification and signed deliveries
@@ -150,12 +166,16 @@ def test_privsep_ids_and_sandbox():
         assert lim["Max locked memory"] == ("0", "0"), (comm, lim)
         seen[comm] = seen.get(comm, 0) + 1
     # One child stays root, forked before the drop (privsep.c's helper):
-    # no exec, two descriptors beside stdio (its socketpair, the ingest
-    # listener).
+    # no exec, one descriptor beside stdio, its socketpair: it gets the
+    # ingest listener only with its one request, at a stop.
     helpers = [p for p in _children(d) if proc_comm(p) == "ankusad"]
     assert len(helpers) == 1, helpers
     fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helpers[0]))
-    assert len(fds) == 5 and fds[:3] == [0, 1, 2], fds
+    assert len(fds) == 4 and fds[:3] == [0, 1, 2], fds
+    link = os.readlink("/proc/%d/fd/%d" % (helpers[0], fds[3]))
+    assert link.startswith("socket:"), link
+    assert _socket_kind(link) == "unix", (link, "the helper holds no "
+                                          "listener before a stop")
     note("children checked: %s" % ", ".join(
         "%d %s" % (n, k) for k, n in sorted(seen.items())))
 
