@@ -85,7 +85,6 @@ def _refused(d, want, preexec_fn=None):
     assert re.search(want, log), "no %r in the log:\n%s" % (want, log)
 
 
-
 def _socket_kind(link):
     """'unix' or 'tcp' for a /proc/PID/fd link socket:[INODE]."""
     inode = link[len("socket:["):-1]
