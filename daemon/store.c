@@ -57,6 +57,7 @@
 #include "logsum.h"
 #include "store.h"
 #include "store_bdb.h"
+#include "store_group.h"
 #include "store_int.h"
 
 const char *const store_tables[T_COUNT] = {
@@ -68,6 +69,7 @@ const char *const store_tables[T_COUNT] = {
 #define STORE_LOG_BUFFER	(4u * 1024 * 1024)
 #define STORE_HOOK_PAGESIZE	8192	/* hooks, quarantine: see open */
 #define STORE_BODY_PAGESIZE	(32u * 1024)	/* bodies: see open */
+#define STORE_MAX_LOCKS		100000	/* a purge's transaction: see open */
 
 static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
 static int	 store_env_open(struct store *, char *, size_t);
@@ -177,6 +179,14 @@ store_strerror(struct store *st)
 struct store *
 store_open(const char *dir, char *err, size_t errlen)
 {
+	return store_open_as(dir, NULL, err, errlen);
+}
+
+/* g: a site of that replication group (store_group.c), or NULL. */
+struct store *
+store_open_as(const char *dir, const struct store_group *g, char *err,
+    size_t errlen)
+{
 	struct bodies_upgrade u;
 	struct store *st;
 	struct stat sb;
@@ -213,6 +223,12 @@ store_open(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "store %s: out of memory", dir);
 		return NULL;
 	}
+	if (g != NULL && (st->group = group_copy(g)) == NULL) {
+		free(st->dir);
+		free(st);
+		snprintf(err, errlen, "store %s: out of memory", dir);
+		return NULL;
+	}
 	pthread_mutex_init(&st->trash.mu, NULL);
 	pthread_cond_init(&st->trash.cv, NULL);
 	st->opening = 1;
@@ -231,7 +247,8 @@ store_open(const char *dir, char *err, size_t errlen)
 	 * recovery, and the upgrade goes on past it (each time past one
 	 * more, which it does not read again). */
 	memset(&u, 0, sizeof(u));
-	while (st->schema < STORE_SCHEMA_BODIES) {
+	/* A client's tables are the master's, upgraded there. */
+	while (!st->client && st->schema < STORE_SCHEMA_BODIES) {
 		if ((ret = bodies_upgrade(st, &u)) == 0)
 			break;
 		if (ret == -1) {
@@ -246,7 +263,8 @@ store_open(const char *dir, char *err, size_t errlen)
 		}
 	}
 	free(u.bad);
-	if (st->schema < STORE_SCHEMA_VERSION && hookids_upgrade(st) == -1) {
+	if (!st->client && st->schema < STORE_SCHEMA_VERSION &&
+	    hookids_upgrade(st) == -1) {
 		snprintf(err, errlen, "%s", st->err);
 		goto failed;
 	}
@@ -263,6 +281,7 @@ store_open(const char *dir, char *err, size_t errlen)
 
  failed:
 	(void)store_close_handles(st, 0);
+	group_free(st);
 	free(st->dir);
 	free(st);
 	return NULL;
@@ -308,12 +327,14 @@ store_env_open(struct store *st, char *err, size_t errlen)
 	}
 	/* By the data directory's absolute name: BDB takes a relative one
 	 * from the home. */
+	if (realpath(dir, abs) == NULL) {
+		store_seterr(st, 0, "store %s: realpath: %s", dir,
+		    strerror(errno));
+		goto fail;
+	}
+	if (st->group != NULL && group_configure(st, abs) == -1)
+		goto fail;
 	if (st->home != NULL) {
-		if (realpath(dir, abs) == NULL) {
-			store_seterr(st, 0, "store %s: realpath: %s", dir,
-			    strerror(errno));
-			goto fail;
-		}
 		if ((ret = st->env->set_data_dir(st->env, abs)) != 0 ||
 		    (ret = st->env->set_lg_dir(st->env, abs)) != 0) {
 			store_seterr(st, ret, "store %s: configure "
@@ -322,21 +343,33 @@ store_env_open(struct store *st, char *err, size_t errlen)
 		}
 	}
 	/* DB_RECOVER at every start: after a crash it replays the log; after
-	 * a clean stop it only rebuilds the regions.  No DB_INIT_LOCK: the
-	 * master's one thread runs one transaction at a time, so there is
-	 * no one for a page lock to keep out, and taking them cost a tenth
-	 * of the master's CPU per delivered hook (docs/DEPARTURES 15). */
+	 * a clean stop it only rebuilds the regions.  The lock subsystem and
+	 * DB_THREAD: the replication manager requires both (its threads
+	 * share the environment, and a replica applies the master's
+	 * transactions while the loop reads), and a hot backup's copy reads
+	 * pages the loop writes (DESIGN.md section 3). */
+	if ((ret = st->env->set_lk_detect(st->env, DB_LOCK_DEFAULT)) != 0 ||
+	    (ret = st->env->set_lk_max_locks(st->env, STORE_MAX_LOCKS)) != 0 ||
+	    (ret = st->env->set_lk_max_objects(st->env,
+	    STORE_MAX_LOCKS)) != 0) {
+		store_seterr(st, ret, "store %s: configure locking", dir);
+		goto fail;
+	}
 	if ((ret = st->env->open(st->env, st->home != NULL ? st->home : dir,
-	    DB_CREATE | DB_INIT_TXN | DB_INIT_LOG | DB_INIT_MPOOL | DB_RECOVER,
-	    0600)) != 0) {
+	    DB_CREATE | DB_INIT_TXN | DB_INIT_LOG | DB_INIT_MPOOL |
+	    DB_INIT_LOCK | DB_THREAD | DB_RECOVER |
+	    (st->group != NULL ? DB_INIT_REP : 0), 0600)) != 0) {
 		store_seterr(st, ret, "store %s: cannot open or recover the "
 		    "environment", dir);
 		goto fail;
 	}
+	/* A site of a group has a role before it opens a table. */
+	if (st->group != NULL && group_start(st) == -1)
+		goto fail;
 	if (store_open_tables(st, err, errlen) == -1 ||
 	    store_load_meta(st, err, errlen) == -1)
 		return -1;
-	if (summed && store_checksums_prove(st) == -1)
+	if (summed && !st->client && store_checksums_prove(st) == -1)
 		goto fail;
 	return 0;
 
@@ -464,8 +497,9 @@ store_open_tables(struct store *st, char *err, size_t errlen)
 			goto fail;
 		}
 		if ((ret = st->db[i]->open(st->db[i], NULL, file, NULL,
-		    i == T_BODIES ? DB_HEAP : DB_BTREE, DB_CREATE |
-		    DB_AUTO_COMMIT, 0600)) != 0) {
+		    i == T_BODIES ? DB_HEAP : DB_BTREE, st->client ?
+		    DB_AUTO_COMMIT | DB_RDONLY : DB_CREATE | DB_AUTO_COMMIT,
+		    0600)) != 0) {
 			store_seterr(st, ret, "store %s/%s: damaged or "
 			    "unreadable database file", st->dir, file);
 			st->db[i]->close(st->db[i], 0);
@@ -955,6 +989,7 @@ store_close(struct store *st)
 	}
 	if (store_close_handles(st, st->lost) == -1)
 		rc = -1;
+	group_free(st);
 	if (store_sync_count() != st->sync_seen && rc == 0) {
 		store_sync_check(st, "close");
 		log_warnx("%s", st->err);
@@ -983,6 +1018,12 @@ store_batch_begin(struct store *st)
 	if (st->batch_open) {
 		store_seterr(st, 0, "store %s: a batch is already open",
 		    st->dir);
+		return NULL;
+	}
+	if (st->client || (st->repl != NULL &&
+	    store_role(st) != STORE_ROLE_MASTER)) {
+		store_seterr(st, 0, "store %s: this node is not the master "
+		    "of its replication group: it writes nothing", st->dir);
 		return NULL;
 	}
 	store_sync_check(st, "a sync outside a commit");
@@ -1049,6 +1090,7 @@ batch_commit(struct store_batch *b, int flush)
 		return -1;
 	}
 	/* On error commit aborts the transaction itself. */
+	group_commit_begin(st);
 	ret = b->txn->commit(b->txn, DB_TXN_WRITE_NOSYNC);
 	b->txn = NULL;
 	st->batch_open = 0;
@@ -1059,6 +1101,16 @@ batch_commit(struct store_batch *b, int flush)
 	st->counts = b->counts;
 	st->seq_saved = seq;
 	st->lm_unsaved = 0;
+	/* Committed here, but without a quorum's acknowledgement: in
+	 * doubt (store_in_doubt). */
+	if (!group_commit_acked(st)) {
+		if (flush)
+			(void)store_log_flush(st);
+		store_seterr(st, 0, "store %s: the commit was not "
+		    "acknowledged by a quorum of the replication group "
+		    "within replication.ack_timeout_ms: in doubt", st->dir);
+		return -1;
+	}
 	return flush ? store_log_flush(st) : 0;
 }
 

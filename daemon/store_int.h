@@ -147,6 +147,9 @@ struct store_trash {
 	uint64_t		 steps;		/* done, for the tests */
 };
 
+struct store_group;
+struct store_repl;
+
 struct store {
 	struct __db_env		*env;
 	struct __db		*db[T_COUNT];
@@ -179,7 +182,22 @@ struct store {
 	char			 err[1536];
 	char			 dberr[512];	/* BDB's last own message */
 	char			 sumby[224];	/* which log checksum, why */
+	struct store_group	*group;		/* a site of it, or NULL */
+	struct store_repl	*repl;		/* its state (store_group.c) */
+	int			 client;	/* a client of the group: the
+						 * tables are read only */
 };
+
+/* store_group.c, for store.c. */
+int	group_configure(struct store *, const char *absdir);
+int	group_set_timeouts(struct store *, const struct store_group *);
+int	group_start(struct store *);
+void	group_commit_begin(struct store *);
+int	group_commit_acked(struct store *);
+void	group_free(struct store *);
+struct store_group *group_copy(const struct store_group *);
+struct store *store_open_as(const char *, const struct store_group *,
+	    char *, size_t);
 
 /* Encoder: a fixed buffer, or a growing one (hooks). */
 struct enc {

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * check_store_group: the store as a site of a replication group
+ * (store_group.c): three sites in this process, each its own environment
+ * and its own repmgr, on 127.0.0.1 ports only.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "store_group.h"
+#include "store_int.h"
+#include "storeutil.h"
+
+#define NSITES	3
+
+static unsigned	 base_port;
+
+/* Ports of this test process's own, away from other runs'. */
+static void
+ports_pick(void)
+{
+	base_port = 20000 + (unsigned)(getpid() % 2000) * 10;
+}
+
+static void
+group_fill(struct store_group *g, int me, int create)
+{
+	int i;
+
+	memset(g, 0, sizeof(*g));
+	g->local_host = "127.0.0.1";
+	g->local_port = base_port + me;
+	for (i = 0; i < NSITES; i++) {
+		if (i == me)
+			continue;
+		g->peer_host[g->npeers] = "127.0.0.1";
+		g->peer_port[g->npeers++] = base_port + i;
+	}
+	g->priority = 100;
+	g->create = create;
+	g->ack_timeout_ms = 300;
+	g->heartbeat_ms = 200;
+	g->heartbeat_timeout_ms = 1000;
+}
+
+static struct store *
+site_open(int me, int create)
+{
+	struct store_group g;
+	struct store *st;
+	char dir[300], err[1024];
+
+	snprintf(dir, sizeof(dir), "%s/site%d", tmpdir, me);
+	group_fill(&g, me, create);
+	st = store_open_group(dir, &g, err, sizeof(err));
+	ck_assert_msg(st != NULL, "site %d: %s", me, err);
+	return st;
+}
+
+START_TEST(test_group_of_one)
+{
+	struct store_group_state s;
+	struct store *st;
+	char m[300];
+
+	ports_pick();
+	st = site_open(0, 1);
+	ck_assert_int_eq(store_role(st), STORE_ROLE_MASTER);
+	ck_assert_str_eq(store_role_name(store_role(st)), "master");
+	store_group_master(st, m, sizeof(m));
+	ck_assert_uint_eq(strtoul(strchr(m, ':') + 1, NULL, 10), base_port);
+	/* A group of one acknowledges by itself. */
+	put_one(st, "github", "{}", 2, 1);
+	ck_assert_int_eq(store_in_doubt(st), 0);
+	store_group_state(st, &s);
+	ck_assert_uint_eq(s.perm_failed, 0);
+	ck_assert_int_ge(store_group_fd(st), 0);
+	ck_assert_int_eq(store_close(st), 0);
+}
+END_TEST
+
+/* The master's commits reach the clients; clients write nothing; with
+ * both clients gone the master's commit is in doubt, not a success. */
+START_TEST(test_group_of_three)
+{
+	struct store *st[NSITES];
+	struct store_site sites[8];
+	char m[300], want[300];
+	int i, n, tries;
+
+	ports_pick();
+	st[0] = site_open(0, 1);
+	ck_assert_int_eq(store_role(st[0]), STORE_ROLE_MASTER);
+	put_one(st[0], "github", "{\"n\":1}", 7, 1);
+	st[1] = site_open(1, 0);
+	st[2] = site_open(2, 0);
+	for (i = 1; i < NSITES; i++) {
+		ck_assert_int_eq(store_role(st[i]), STORE_ROLE_CLIENT);
+		ck_assert_ptr_null(store_batch_begin(st[i]));
+		ck_assert_msg(strstr(store_strerror(st[i]), "not the master")
+		    != NULL, "%s", store_strerror(st[i]));
+		store_group_master(st[i], m, sizeof(m));
+		snprintf(want, sizeof(want), "127.0.0.1:%u", base_port);
+		ck_assert_str_eq(m, want);
+	}
+	/* Acknowledged by a quorum: on a client when commit returns. */
+	put_one(st[0], "github", "{\"n\":2}", 7, 1);
+	ck_assert_int_eq(store_in_doubt(st[0]), 0);
+	for (i = 1; i < NSITES; i++) {
+		for (tries = 0; tries < 200 &&
+		    store_debug_count(st[i], "hooks") < 2; tries++)
+			usleep(10000);
+		ck_assert_int_eq(store_debug_count(st[i], "hooks"), 2);
+	}
+	n = store_group_sites(st[0], sites, 8);
+	ck_assert_int_eq(n, 2);
+	/* One client gone: the other makes the quorum. */
+	ck_assert_int_eq(store_close(st[2]), 0);
+	put_one(st[0], "github", "{\"n\":3}", 7, 1);
+	ck_assert_int_eq(store_in_doubt(st[0]), 0);
+	/* Both gone: the commit is the master's alone. */
+	ck_assert_int_eq(store_close(st[1]), 0);
+	{
+		struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+		struct store_batch *b;
+		struct store_hook h;
+
+		hook_fill(&h, "github", "{\"n\":4}", 7);
+		ck_assert_ptr_nonnull(b = store_batch_begin(st[0]));
+		ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+		ck_assert_int_eq(store_batch_commit(b), -1);
+		ck_assert_int_eq(store_in_doubt(st[0]), 1);
+		ck_assert_msg(strstr(store_strerror(st[0]), "quorum") != NULL,
+		    "%s", store_strerror(st[0]));
+	}
+	ck_assert_int_eq(store_close(st[0]), 0);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("store_group");
+	TCase *tc = tcase_create("group");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_group_of_one);
+	tcase_add_test(tc, test_group_of_three);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return storeutil_run(suite());
+}
