@@ -235,8 +235,11 @@ store_open_as(const char *dir, const struct store_group *g, char *err,
 	st->z.fd = -1;
 	st->home_fd = -1;
 	/* The region files on a tmpfs (bdb_region_home), the tables and the
-	 * log in the data directory. */
-	if (realpath(dir, abs) != NULL &&
+	 * log in the data directory.  Not for a site of a replication group:
+	 * the replication manager names a table to the other sites by its
+	 * path from the home, which must be the same on all of them
+	 * (docs/DEPARTURES 21). */
+	if (g == NULL && realpath(dir, abs) != NULL &&
 	    (st->home = bdb_region_home(&sb, &st->home_fd)) != NULL)
 		bdb_region_remove(dir, 0);	/* an older build's */
 	if (store_env_open(st, err, errlen) == -1)

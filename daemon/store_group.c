@@ -18,9 +18,10 @@
  *     cut off, not only one whose connection breaks;
  *   - DB_REP_CHECKPOINT_DELAY 0: a master's checkpoint otherwise sleeps
  *     30 s in the loop's thread (note 1.4);
- *   - the replication metadata (__db.rep.*) in the data directory
- *     (set_metadata_dir): the region files are on a tmpfs (docs/DEPARTURES
- *     21) and the metadata must outlive a reboot.
+ *   - the environment's home is the data directory, not a tmpfs
+ *     (docs/DEPARTURES 21): a table is named to the other sites by its
+ *     path from the home, and the replication metadata (__db.rep.*) must
+ *     outlive a reboot.
  *
  * Events arrive on repmgr's threads, and PERM_FAILED in the committing
  * one; the callback calls no Berkeley DB function (it may not): it counts,
@@ -92,7 +93,9 @@ store_open_group(const char *dir, const struct store_group *g, char *err,
 	return store_open_as(dir, g, err, errlen);
 }
 
-/* Before DB_ENV->open: the sites, the policy, the timeouts. */
+/* Before DB_ENV->open: the sites, the policy, the timeouts.  The home is
+ * the data directory (store.c), where the replication metadata
+ * (__db.rep.*) then is too, and must be: it outlives a reboot. */
 int
 group_configure(struct store *st, const char *absdir)
 {
@@ -125,10 +128,7 @@ group_configure(struct store *st, const char *absdir)
 		store_seterr(st, ret, "store %s: set_event_notify", st->dir);
 		return -1;
 	}
-	if ((ret = e->set_metadata_dir(e, absdir)) != 0) {
-		store_seterr(st, ret, "store %s: set_metadata_dir", st->dir);
-		return -1;
-	}
+	(void)absdir;
 	if ((ret = e->repmgr_site(e, g->local_host, g->local_port, &site,
 	    0)) != 0) {
 		store_seterr(st, ret, "replication.local %s:%u", g->local_host,
@@ -343,8 +343,10 @@ group_poke(struct store_repl *r)
 void
 group_commit_begin(struct store *st)
 {
-	if (st->repl != NULL)
-		st->repl->pf_before = atomic_load(&st->repl->perm_failed);
+	if (st->repl == NULL)
+		return;
+	st->repl->pf_before = atomic_load(&st->repl->perm_failed);
+	st->repl->in_doubt = 0;
 }
 
 int

@@ -124,6 +124,12 @@ START_TEST(test_group_of_three)
 			usleep(10000);
 		ck_assert_int_eq(store_debug_count(st[i], "hooks"), 2);
 	}
+	/* A replicated table is in the client's data directory, where the
+	 * master's is in its own. */
+	for (i = 0; i < NSITES; i++) {
+		snprintf(m, sizeof(m), "%s/site%d/hooks.db", tmpdir, i);
+		ck_assert_msg(access(m, F_OK) == 0, "%s", m);
+	}
 	n = store_group_sites(st[0], sites, 8);
 	ck_assert_int_eq(n, 2);
 	/* One client gone: the other makes the quorum. */

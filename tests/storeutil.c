@@ -148,8 +148,10 @@ put_one(struct store *st, const char *source, const void *body, size_t len,
 	struct store_hook h;
 
 	hook_fill(&h, source, body, len);
-	ck_assert_ptr_nonnull(b = store_batch_begin(st));
-	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_msg((b = store_batch_begin(st)) != NULL, "begin: %s",
+	    store_strerror(st));
+	ck_assert_msg(store_batch_put_hook(b, &h, &row, 1) == 0, "put: %s",
+	    store_strerror(st));
 	if (commit)
 		ck_assert_msg(store_batch_commit(b) == 0, "commit: %s",
 		    store_strerror(st));
