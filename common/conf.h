@@ -159,6 +159,26 @@ struct sink_conf {
 	} u;
 };
 
+struct conf_hostport {
+	char		*host;
+	unsigned	 port;
+};
+
+/* The replication section (absent: enabled 0, a single node). */
+struct conf_repl {
+	int			 enabled;
+	char			*local_host;
+	unsigned		 local_port;
+	struct conf_hostport	*peers;
+	size_t			 npeers;
+	unsigned		 priority;
+	int			 create;
+	int			 ack_all;
+	unsigned		 ack_timeout_ms;
+	unsigned		 heartbeat_ms;
+	unsigned		 heartbeat_timeout_ms;
+};
+
 struct source_conf {
 	char			*id;
 	char			*tenant;	/* NULL: not tenant-bound ("default") */
@@ -247,6 +267,8 @@ struct conf {
 		char		*s3_secret_access_key;
 		char		*s3_session_token;
 	} claim_check;
+
+	struct conf_repl	 repl;		/* TEMP until replconf */
 
 	/* The egress guard (common/netaddr.h, workers/egress.c). */
 	struct {

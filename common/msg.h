@@ -22,7 +22,7 @@
 
 struct event_base;
 
-#define MSG_PROTO_VERSION	4
+#define MSG_PROTO_VERSION	5
 #define MSG_HDR_LEN		16
 #define MSG_MAX_PAYLOAD		(4U * 1024 * 1024)	/* bodies go by fd */
 #define MSG_INLINE_MAX		(4U * 1024)		/* larger bodies: memfd */
@@ -80,6 +80,9 @@ enum hook_result {
 	HOOK_QUARANTINE_LIMITED,/* 429 quarantine_rate_limited */
 	HOOK_QUARANTINE_FULL,	/* 503 quarantine_full */
 	HOOK_UNKNOWN_SOURCE,	/* 404: the source vanished in a reload */
+	HOOK_NOT_MASTER,	/* 503 not_master, Retry-After; the str of
+				 * MSG_HOOK_RESULT is the master's host:port
+				 * ("" if none is known), not an id */
 	HOOK_RESULT_MAX
 };
 

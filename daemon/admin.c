@@ -33,6 +33,7 @@
 #include "lameduck.h"
 #include "log.h"
 #include "master.h"
+#include "repl.h"
 #include "store.h"
 #include "utf8.h"
 
@@ -238,6 +239,13 @@ admin_route(struct admin_req *ar, const char *path, const char *q)
 				strcat(allow, method_name(r->method));
 			}
 		}
+	/* Every route but a GET writes the store: a client of a
+	 * replication group sends it to the master. */
+	if (hit != NULL && hit->method != ADMIN_GET && !repl_writable()) {
+		admin_error(ar, 409, "not_master", json_pack("{s:o}",
+		    "master", admin_str(repl_master())));
+		return;
+	}
 	if (hit != NULL) {
 		/* Match again: a later pattern may have filled params. */
 		(void)admin_match(hit->pattern, segs, nsegs, ar);
@@ -684,10 +692,11 @@ get_health(struct admin_req *ar)
 	if (gethostname(host, sizeof(host)) == -1)
 		snprintf(host, sizeof(host), "unknown");
 	host[sizeof(host) - 1] = '\0';
-	admin_reply(ar, 200, json_pack("{s:s, s:o, s:s, s:[ssss], s:b}",
-	    "status", "ok", "instance", admin_str(host), "version",
+	admin_reply(ar, 200, json_pack("{s:s, s:o, s:s, s:[ssss], s:b, s:s, "
+	    "s:o}", "status", "ok", "instance", admin_str(host), "version",
 	    PACKAGE_VERSION, "roles", "ingest", "dispatch", "admin",
-	    "claim_gateway", "draining", env->draining));
+	    "claim_gateway", "draining", env->draining, "role", repl_role(),
+	    "master", admin_str(repl_master())));
 }
 
 /*
@@ -709,6 +718,13 @@ get_ready(struct admin_req *ar)
 		admin_header(ar, "Retry-After", "1");
 		admin_reply(ar, 503, json_pack("{s:s, s:s}", "status",
 		    "unavailable", "reason", "draining"));
+		return;
+	}
+	if (!repl_writable()) {
+		admin_header(ar, "Retry-After", "1");
+		admin_reply(ar, 503, json_pack("{s:s, s:s, s:o}", "status",
+		    "unavailable", "reason", "not_master", "master",
+		    admin_str(repl_master())));
 		return;
 	}
 	if (probed == 0 || now - probed >= ADMIN_READY_EVERY_MS) {

@@ -46,6 +46,9 @@
 #include "lameduck.h"
 #include "log.h"
 #include "master.h"
+#include "reexec.h"
+#include "repl.h"
+#include "store_group.h"
 #include "notify.h"
 #include "ops.h"
 #include "pipeline.h"
@@ -76,6 +79,8 @@ static uint64_t		 shutdown_started;
 static int		 lock_fd = -1;
 static char		 lock_path[PATH_MAX];
 
+static int	admin_fd = -1;
+
 static void	usage(void) __attribute__((noreturn));
 static struct conf *load_config(const char *, char **, size_t *,
 		    struct conf_errors *);
@@ -94,6 +99,7 @@ static int	ankusad_ready(void);
 static void	ankusad_status(char *, size_t);
 static void	ankusad_shutdown(const char *);
 static void	ankusad_store_check(void);
+static void	ankusad_reexec(const char *) __attribute__((noreturn));
 static void	listener_refuse(int);
 static int	listener_filter(int);
 static int	ankusad_role_texts(const char *, size_t, char **, size_t *,
@@ -150,6 +156,9 @@ open_listener(const char *what, const char *ip, uint16_t port)
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE | AI_NUMERICSERV;
+	/* Handed down by an exec of ankusad (reexec.h). */
+	if ((fd = reexec_take(what)) != -1)
+		return fd;
 	snprintf(portstr, sizeof(portstr), "%u", port);
 	if ((rc = getaddrinfo(ip, portstr, &hints, &res)) != 0)
 		fatalx("%s %s: %s", what, ip, gai_strerror(rc));
@@ -520,6 +529,33 @@ ankusad_store_check(void)
 	    "(%s)", store_strerror(env->store));
 }
 
+/*
+ * A site of a replication group whose role changed (repl.c): the queued
+ * hooks answered 503, the children killed (an attempt in flight is made
+ * again by whichever node is master: at-least-once), the store closed,
+ * and ankusad executed again with its listeners.
+ */
+static void
+ankusad_reexec(const char *why)
+{
+	writer_refuse_all();
+	supervisor_flush(KIND_EDGE);
+	supervisor_kill_all();
+	backup_join();
+	notify_close();
+	if (store_close(env->store) == -1)
+		log_warnx("the store was not closed cleanly: the recovery at "
+		    "the exec replays its log");
+	env->store = NULL;
+	reexec_keep("http", env->listen_fd);
+	reexec_keep("claim_check", env->claim_fd);
+	reexec_keep("admin", admin_fd);
+	reexec_keep("control", control_fd());
+	reexec_now(why);
+	fatalx("cannot execute ankusad again (%s): stopping, for init to "
+	    "restart it", why);
+}
+
 /* The checkpoint's interval: a minute, or ANKUSA_CHECKPOINT_MS (100 to an
  * hour), which the tests set to reach a checkpoint in seconds. */
 static uint64_t
@@ -572,15 +608,18 @@ main(int argc, char *argv[])
 	const char *path = NULL, *lx;
 	enum log_level lvl;
 	char err[4096];
-	int ch, checkonly = 0, i, admin_fd = -1;
+	struct store_group group;
+	int ch, checkonly = 0, i;
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
 
 	static const struct master_ops ops = {
 		.reload = ankusad_reload,
 		.shutdown = ankusad_shutdown,
 		.store_check = ankusad_store_check,
+		.reexec = ankusad_reexec,
 	};
 
+	reexec_init(argc, argv);
 	master_init(&ankusad_env, &ops);
 	env->listen_fd = -1;
 	env->claim_fd = -1;
@@ -661,7 +700,8 @@ main(int argc, char *argv[])
 		log_warnx("NOTIFY_SOCKET is set but -d is not: the service "
 		    "manager may refuse the notifications of the forked "
 		    "daemon");
-	if (!env->foreground && daemon(1, 0) == -1)
+	/* An exec of ankusad by itself is in place: no second fork. */
+	if (!env->foreground && !reexec_inherited() && daemon(1, 0) == -1)
 		fatal("daemon");
 	signal(SIGPIPE, SIG_IGN);
 	env->started_ms = time_wall_ms();
@@ -671,8 +711,14 @@ main(int argc, char *argv[])
 	privsep_data_dir(env->conf->data_dir);
 	privsep_as_user();
 	lock_data_dir(env->conf->data_dir);
-	if ((env->store = store_open(env->conf->data_dir, err, sizeof(err))) ==
-	    NULL)
+	if (repl_group_from_conf(env->conf, &group)) {
+		log_info("replication: %s:%u joining its group (%zu peers)",
+		    group.local_host, group.local_port, group.npeers);
+		env->store = store_open_group(env->conf->data_dir, &group,
+		    err, sizeof(err));
+	} else
+		env->store = store_open(env->conf->data_dir, err, sizeof(err));
+	if (env->store == NULL)
 		fatalx("store: %s", err);
 	privsep_as_root();
 	log_info("store: %s", store_checksums(env->store));
@@ -690,6 +736,7 @@ main(int argc, char *argv[])
 
 	if ((env->base = event_base_new()) == NULL)
 		fatalx("event_base_new");
+	repl_init(env->base, env->store);
 	if (admin_fd != -1 && admin_init(admin_fd, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (control_init(env->conf->control.socket, env->conf->control.mode,

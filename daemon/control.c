@@ -55,6 +55,8 @@
 #include "metrics.h"
 #include "pipeline.h"
 #include "quarantine.h"
+#include "reexec.h"
+#include "repl.h"
 #include "store.h"
 #include "supervisor.h"
 #include "utf8.h"
@@ -158,6 +160,10 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	/* Handed down by an exec of ankusad (reexec.h): listening
+	 * already, at path. */
+	if ((fd = reexec_take("control")) != -1)
+		goto listening;
 	/* Make its directory, and the missing ones above it. */
 	snprintf(dir, sizeof(dir), "%s", path);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
@@ -208,6 +214,7 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 		close(fd);
 		return -1;
 	}
+ listening:
 	listener = evconnlistener_new(env->base, ctl_accept, NULL,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
 	if (listener == NULL) {
@@ -221,6 +228,12 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 		fatalx("control: evtimer_new");
 	snprintf(sock_path, sizeof(sock_path), "%s", path);
 	return 0;
+}
+
+int
+control_fd(void)
+{
+	return listener != NULL ? evconnlistener_get_fd(listener) : -1;
 }
 
 void
@@ -445,7 +458,7 @@ cmd_status(struct ctl_conn *c, json_t *req)
 {
 	struct dispatch_stats ds;
 	struct store_counts sc;
-	json_t *o;
+	json_t *o, *g;
 	int idle, busy;
 
 	pipeline_stats(&ds, &idle, &busy);
@@ -475,6 +488,10 @@ cmd_status(struct ctl_conn *c, json_t *req)
 	json_object_set_new(o, "paused", admin_ops_pauses());
 	json_object_set_new(o, "draining", json_boolean(env->draining));
 	json_object_set_new(o, "store_ok", json_boolean(env->store_ok));
+	json_object_set_new(o, "role", json_string(repl_role()));
+	json_object_set_new(o, "master", admin_str(repl_master()));
+	if ((g = repl_status_json()) != NULL)
+		json_object_set_new(o, "replication", g);
 	json_object_set_new(o, "config", json_string(env->conf_path != NULL ?
 	    env->conf_path : "(embedded default)"));
 	ctl_end(c, o);

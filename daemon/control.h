@@ -15,6 +15,7 @@
 
 /* 0, or -1 with err filled (path in use, cannot bind). */
 int	control_init(const char *path, mode_t mode, char *err, size_t errlen);
+int	control_fd(void);	/* its listening socket, or -1 */
 void	control_close(void);
 
 #endif

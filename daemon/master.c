@@ -45,3 +45,12 @@ master_store_check(void)
 		fatalx("master: store check before master_init");
 	ops.store_check();
 }
+
+void
+master_reexec(const char *why)
+{
+	if (ops.reexec == NULL)
+		fatalx("master: reexec before master_init");
+	ops.reexec(why);
+	fatalx("master: reexec returned");
+}

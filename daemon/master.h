@@ -62,6 +62,9 @@ struct master_ops {
 	 * restart that init makes runs the recovery that keeps what was
 	 * synced. */
 	void	(*store_check)(void);
+	/* Execute ankusad again in place (reexec.h): the children killed,
+	 * the store closed, the listeners kept.  Does not return. */
+	void	(*reexec)(const char *why);
 };
 
 /* The program's state and its actions, once at its start. */
@@ -69,5 +72,6 @@ void	master_init(struct master *, const struct master_ops *);
 int	master_reload(char *err, size_t errlen);
 void	master_shutdown(const char *why);
 void	master_store_check(void);
+void	master_reexec(const char *why) __attribute__((noreturn));
 
 #endif /* ANKUSA_MASTER_H */

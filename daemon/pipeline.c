@@ -37,7 +37,9 @@
 #include "master.h"
 #include "pipeline.h"
 #include "pipeline_int.h"
+#include "repl.h"
 #include "store.h"
+#include "store_group.h"
 #include "supervisor.h"
 
 /*
@@ -47,6 +49,7 @@
  * (a held row was attempted 68 times in 2 s, its backoff 1 s).  Rows end
  * up tried at most once a hold, as hooks are answered Retry-After: 1.
  */
+#define PIPELINE_DOUBT_RETRY_MS	250	/* a probe, while in doubt */
 #define PIPELINE_STORE_HOLD_MS	1000
 
 /* An outcome the glue makes itself (timeouts, crashes, a hook gone). */
@@ -153,6 +156,10 @@ pipeline_arm(void)
 
 	if (turn_armed || ev_turn == NULL)
 		return;
+	/* A client of a replication group dispatches nothing: the master
+	 * does (daemon/repl.c). */
+	if (!repl_writable())
+		return;
 	turn_armed = 1;
 	evtimer_add(ev_turn, &tv);
 }
@@ -253,6 +260,17 @@ turn_cb(evutil_socket_t fd, short ev, void *arg)
 	size_t i;
 
 	turn_armed = 0;
+	/* A master whose last commit no quorum acknowledged may be cut off
+	 * from its group, which elects another: it claims nothing until a
+	 * probe's commit is acknowledged again. */
+	if (store_in_doubt(env->store) &&
+	    store_ready_probe(env->store, time_wall_ms()) == -1) {
+		tv.tv_sec = 0;
+		tv.tv_usec = PIPELINE_DOUBT_RETRY_MS * 1000;
+		turn_armed = 1;
+		evtimer_add(ev_turn, &tv);
+		return;
+	}
 	/* Outcomes the glue made itself first: they may add settles. */
 	for (i = 0; i < noutcomes; i++)
 		if (dispatch_job_row(pipeline_disp, outcomes[i].job) != NULL)

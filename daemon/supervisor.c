@@ -42,6 +42,7 @@
 #include "metrics.h"
 #include "proc.h"
 #include "quarantine.h"
+#include "repl.h"
 #include "supervisor.h"
 #include "pipeline.h"
 #include "writer.h"
@@ -580,6 +581,9 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 		if (env->draining) {
 			ready = 0;
 			reason = "draining";
+		} else if (!repl_writable()) {
+			ready = 0;
+			reason = "not_master";
 		} else if (!env->store_ok) {
 			ready = 0;
 			reason = "store_unavailable";

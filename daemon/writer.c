@@ -52,7 +52,9 @@
 #include "proc.h"
 #include "ops.h"
 #include "ratelimit.h"
+#include "repl.h"
 #include "store.h"
+#include "store_group.h"
 #include "supervisor.h"
 #include "utf8.h"
 #include "writer.h"
@@ -165,6 +167,7 @@ result_outcome(enum hook_result r)
 		[HOOK_QUARANTINE_LIMITED] = "quarantine_rate_limited",
 		[HOOK_QUARANTINE_FULL] = "quarantine_full",
 		[HOOK_UNKNOWN_SOURCE] = "unknown_source",
+		[HOOK_NOT_MASTER] = "not_master",
 	};
 
 	return r < HOOK_RESULT_MAX && names[r] != NULL ? names[r] : "unknown";
@@ -198,7 +201,7 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 		    p->hook.received_at) / 1000 : 0, NULL);
 	msg_init(&m, MSG_HOOK_RESULT, p->req_id);
 	msg_add_u8(&m, r);
-	msg_add_str(&m, id);
+	msg_add_str(&m, r == HOOK_NOT_MASTER ? repl_master() : id);
 	msg_add_u32(&m, retry_after);
 	/* An edge that died meanwhile is gone; its client saw no 201. */
 	(void)supervisor_send(p->serial, &m);
@@ -447,6 +450,11 @@ writer_submit(uint32_t serial, struct msg *m)
 	}
 	if (env->draining) {
 		writer_answer(p, HOOK_DRAINING, 1);
+		goto done;
+	}
+	/* A client of a replication group stores nothing. */
+	if (!repl_writable()) {
+		writer_answer(p, HOOK_NOT_MASTER, 1);
 		goto done;
 	}
 	if (writer_queued() >= c->batcher.max_queue ||
@@ -719,7 +727,7 @@ writer_commit_batch(int step)
 	uint64_t now = time_mono_ms(), t0, c0, s0 = 0, s1 = 0;
 	uint64_t seq0;
 	uint32_t n = 0, max = env->conf->batcher.max_batch;
-	int rc = 0;
+	int rc = 0, in_doubt = 0;
 
 	while (n < max && (p = TAILQ_FIRST(&queue)) != NULL) {
 		TAILQ_REMOVE(&queue, p, entry);
@@ -757,14 +765,19 @@ writer_commit_batch(int step)
 		store_batch_abort(sb);
 		rc = -1;
 	}
-	if (rc == 0 && store_batch_commit_lazy(sb) == -1)
+	if (rc == 0 && store_batch_commit_lazy(sb) == -1) {
 		rc = -1;
-	if (rc == 0 && step) {
+		/* Committed here but not acknowledged by a quorum of the
+		 * replication group: the hooks are in the store, as far as
+		 * this node's dispatch goes, and each answer is a 503. */
+		in_doubt = store_in_doubt(env->store);
+	}
+	if ((rc == 0 || in_doubt) && step) {
 		s0 = time_mono_us();
 		pipeline_step(seq0);
 		s1 = time_mono_us();
 	}
-	if (rc == 0 && store_log_flush(env->store) == -1)
+	if ((rc == 0 || in_doubt) && store_log_flush(env->store) == -1)
 		rc = -1;
 	if (rc == 0)
 		metrics_observe("ankusa_wal_commit_duration_seconds",

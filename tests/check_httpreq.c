@@ -1095,7 +1095,12 @@ START_TEST(test_answers)
 	free(s);
 	httpreq_answer_free(&a);
 
-	httpreq_answer_health(&a);
+	httpreq_answer_health(&a, "client");
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_str_eq(a.body, "{\"status\":\"ok\",\"role\":\"client\"}");
+	httpreq_answer_free(&a);
+
+	httpreq_answer_health(&a, NULL);
 	ck_assert_int_eq(a.status, 200);
 	ck_assert_str_eq(a.body, "{\"status\":\"ok\"}");
 	s = httpreq_answer_format(&a, 0, 1, &len);	/* HEAD */

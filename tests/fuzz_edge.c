@@ -245,7 +245,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The checks before the body, in the contract's order. */
 	switch (httpreq_route(cf, r.method, r.target, &rt)) {
 	case HTTPREQ_ROUTE_HEALTH:
-		httpreq_answer_health(&a);
+		httpreq_answer_health(&a, NULL);
 		answer(&a, r.keep_alive);
 		goto others;
 	case HTTPREQ_ROUTE_READY:

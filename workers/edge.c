@@ -133,6 +133,7 @@ static struct event		*ev_listen;	/* NULL once retired */
 static struct event		*ev_accept_pause;
 static struct event		*ev_retire_cap;
 static struct event		*ev_refuse_flush;
+static const char			*node_role;	/* /health */
 static uint32_t			 refused_conns;	/* not yet told the master */
 static struct connq		 conns = TAILQ_HEAD_INITIALIZER(conns);
 static struct connq		 waiting = TAILQ_HEAD_INITIALIZER(waiting);
@@ -212,6 +213,11 @@ main(int argc, char *argv[])
 		usage();
 
 	conf = proc_child_conf(CONF_ROLE_EDGE, vflag);
+	/* The master's role in its replication group, which its process
+	 * keeps for life (daemon/repl.c), and so do its children. */
+	if ((node_role = getenv("ANKUSA_NODE_ROLE")) == NULL ||
+	    *node_role == '\0')
+		node_role = "single";
 
 	/* A client gone mid-write is an error value, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
@@ -809,7 +815,7 @@ conn_dispatch(struct conn *c)
 	c->src = NULL;
 	switch (httpreq_route(conf, c->req.method, c->req.target, &c->route)) {
 	case HTTPREQ_ROUTE_HEALTH:
-		httpreq_answer_health(&a);
+		httpreq_answer_health(&a, node_role);
 		goto early;
 	case HTTPREQ_ROUTE_READY:
 		conn_wait(c, WAIT_READY, next_reqid++);

@@ -980,11 +980,16 @@ httpreq_answer_invalid_header(struct httpreq_answer *a,
 }
 
 void
-httpreq_answer_health(struct httpreq_answer *a)
+httpreq_answer_health(struct httpreq_answer *a, const char *role)
 {
 	struct sbuf b = { NULL, 0, 0 };
 
-	sb_addstr(&b, "{\"status\":\"ok\"}");
+	sb_addstr(&b, "{\"status\":\"ok\"");
+	if (role != NULL) {
+		sb_addstr(&b, ",\"role\":");
+		sb_json_str(&b, role, strlen(role));
+	}
+	sb_addstr(&b, "}");
 	answer_set(a, 200, sb_finish(&b));
 }
 
@@ -1035,6 +1040,15 @@ httpreq_answer_result(struct httpreq_answer *a, unsigned result,
 	case HOOK_UNKNOWN_SOURCE:
 		httpreq_answer_error(a, 404, "unknown_source");
 		a->refused = NULL;	/* the master counted it */
+		return 0;
+	case HOOK_NOT_MASTER:
+		/* A client of a replication group: the master takes it. */
+		sb_addstr(&b, "{\"error\":\"not_master\",\"master\":");
+		sb_json_str(&b, id, strlen(id));
+		sb_addstr(&b, "}");
+		answer_set(a, 503, sb_finish(&b));
+		a->refused = "not_master";
+		a->retry_after = 1;
 		return 0;
 	case HOOK_OVERLOAD:
 		status = 503, error = "overload";

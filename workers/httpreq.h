@@ -183,7 +183,9 @@ void	httpreq_answer_invalid_header(struct httpreq_answer *,
 /* 401 verification_failed with the failure reason. */
 void	httpreq_answer_verify_failed(struct httpreq_answer *,
 	    const char *reason);
-void	httpreq_answer_health(struct httpreq_answer *);
+/* role: the node's in its replication group ("single", "master",
+ * "client"), or NULL for none. */
+void	httpreq_answer_health(struct httpreq_answer *, const char *role);
 void	httpreq_answer_ready(struct httpreq_answer *, int ready,
 	    const char *reason);
 /* The master's word on a hook; -1 for a value outside enum hook_result. */

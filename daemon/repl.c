@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * repl.c: see repl.h.
+ *
+ * The role a node has when its store opens is the role of its process:
+ * a master's loop schedules from the store as it was then, a client's
+ * holds no scheduling state at all.  When the role changes (elected,
+ * demoted, a duplicate master resolved) or a client's store is initialised
+ * anew from the master (its handles are dead), the process executes
+ * itself again (reexec.c): the store opens with recovery, the site rejoins
+ * the group and the new role starts from the store, where a master finds
+ * every row due, claimed ones included (claims are in memory:
+ * at-least-once).  docs/DEPARTURES 38.
+ */
+#include "config.h"
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "log.h"
+#include "master.h"
+#include "reexec.h"
+#include "repl.h"
+#include "store.h"
+#include "store_group.h"
+
+static struct store	*group_store;
+static struct event	*ev_group;
+static struct store_group_state at_start;
+static char		 master_addr[300];
+
+static void	repl_event_cb(evutil_socket_t, short, void *);
+
+int
+repl_group_from_conf(const struct conf *c, struct store_group *g)
+{
+	const struct conf_repl *r = &c->repl;
+	size_t i;
+
+	memset(g, 0, sizeof(*g));
+	if (!r->enabled)
+		return 0;
+	g->local_host = r->local_host;
+	g->local_port = r->local_port;
+	for (i = 0; i < r->npeers && i < STORE_GROUP_MAX_PEERS; i++) {
+		g->peer_host[i] = r->peers[i].host;
+		g->peer_port[i] = r->peers[i].port;
+	}
+	g->npeers = i;
+	g->priority = r->priority;
+	g->create = r->create;
+	g->ack_all = r->ack_all;
+	g->ack_timeout_ms = r->ack_timeout_ms;
+	g->heartbeat_ms = r->heartbeat_ms;
+	g->heartbeat_timeout_ms = r->heartbeat_timeout_ms;
+	return 1;
+}
+
+void
+repl_init(struct event_base *base, struct store *st)
+{
+	int fd;
+
+	group_store = st;
+	/* The children's /health says it (workers/edge.c). */
+	if ((fd = store_group_fd(st)) == -1) {
+		(void)setenv("ANKUSA_NODE_ROLE", "single", 1);
+		return;
+	}
+	store_group_drain(st);
+	store_group_state(st, &at_start);
+	store_group_master(st, master_addr, sizeof(master_addr));
+	log_info("replication: this node is the group's %s%s%s",
+	    store_role_name(at_start.role), at_start.role ==
+	    STORE_ROLE_CLIENT ? "; master " : "", at_start.role ==
+	    STORE_ROLE_CLIENT ? (master_addr[0] != '\0' ? master_addr :
+	    "unknown") : "");
+	(void)setenv("ANKUSA_NODE_ROLE", store_role_name(at_start.role), 1);
+	if ((ev_group = event_new(base, fd, EV_READ | EV_PERSIST,
+	    repl_event_cb, NULL)) == NULL || event_add(ev_group, NULL) == -1)
+		fatalx("replication: cannot watch the group's events");
+}
+
+static void
+repl_event_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct store_group_state s;
+	char addr[300], why[512];
+
+	(void)fd, (void)what, (void)arg;
+	store_group_drain(group_store);
+	store_group_state(group_store, &s);
+	store_group_master(group_store, addr, sizeof(addr));
+	if (strcmp(addr, master_addr) != 0) {
+		log_info("replication: the group's master is %s",
+		    addr[0] != '\0' ? addr : "unknown");
+		snprintf(master_addr, sizeof(master_addr), "%s", addr);
+	}
+	why[0] = '\0';
+	if (s.panic)
+		snprintf(why, sizeof(why), "the store's environment failed "
+		    "(recovery at the start)");
+	else if (s.role != at_start.role && s.role != STORE_ROLE_NONE)
+		snprintf(why, sizeof(why), "this node is now the group's %s "
+		    "(it was its %s)", store_role_name(s.role),
+		    store_role_name(at_start.role));
+	else if (s.inits != at_start.inits)
+		snprintf(why, sizeof(why), "the store was initialised anew "
+		    "from the master");
+	if (why[0] == '\0')
+		return;
+	log_warnx("replication: %s", why);
+	master_reexec(why);
+}
+
+int
+repl_writable(void)
+{
+	return group_store == NULL || store_role(group_store) ==
+	    STORE_ROLE_SINGLE || (at_start.role == STORE_ROLE_MASTER &&
+	    store_role(group_store) == STORE_ROLE_MASTER);
+}
+
+const char *
+repl_role(void)
+{
+	enum store_role r;
+
+	if (group_store == NULL)
+		return "single";
+	r = store_role(group_store);
+	return store_role_name(r == STORE_ROLE_NONE ? STORE_ROLE_CLIENT : r);
+}
+
+const char *
+repl_master(void)
+{
+	return master_addr;
+}
+
+void
+repl_reload(const struct conf *c)
+{
+	struct store_group g;
+
+	if (group_store == NULL || !repl_group_from_conf(c, &g))
+		return;
+	if (store_group_timeouts(group_store, &g) == -1)
+		log_warnx("replication: %s", store_strerror(group_store));
+}
+
+void
+repl_stats(struct repl_stats *rs)
+{
+	struct store_group_state s;
+	struct store_site sites[STORE_GROUP_MAX_PEERS + 1];
+	int i, n;
+
+	memset(rs, 0, sizeof(*rs));
+	if (group_store == NULL || store_group_fd(group_store) == -1)
+		return;
+	store_group_state(group_store, &s);
+	rs->elections = s.elections;
+	rs->perm_failed = s.perm_failed;
+	rs->connects = s.connects;
+	rs->disconnects = s.disconnects;
+	if ((n = store_group_sites(group_store, sites,
+	    sizeof(sites) / sizeof(sites[0]))) > 0) {
+		rs->sites = n;
+		for (i = 0; i < n; i++)
+			rs->connected += sites[i].connected;
+	}
+}
+
+json_t *
+repl_status_json(void)
+{
+	struct store_group_state s;
+	struct store_site sites[STORE_GROUP_MAX_PEERS + 1];
+	json_t *o, *a;
+	int i, n;
+
+	if (group_store == NULL || store_group_fd(group_store) == -1)
+		return NULL;
+	store_group_state(group_store, &s);
+	a = json_array();
+	n = store_group_sites(group_store, sites,
+	    sizeof(sites) / sizeof(sites[0]));
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:b, s:b}",
+		    "address", sites[i].addr, "connected", sites[i].connected,
+		    "master", sites[i].is_master));
+	o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I}", "sites", a,
+	    "elections", (json_int_t)s.elections, "perm_failed",
+	    (json_int_t)s.perm_failed, "connects", (json_int_t)s.connects,
+	    "disconnects", (json_int_t)s.disconnects, "inits",
+	    (json_int_t)s.inits);
+	return o;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * repl.h: the master's view of its node's place in a replication group
+ * (repl.c), over the store's (store_group.h).
+ */
+#ifndef ANKUSA_REPL_H
+#define ANKUSA_REPL_H
+
+#include <stdint.h>
+
+struct conf;
+struct event_base;
+struct store;
+struct store_group;
+
+/* The conf's replication section as the store takes it; 0 if the section
+ * is absent (a single node). */
+int		 repl_group_from_conf(const struct conf *, struct store_group *);
+/* After the store is open: watch its group's events.  A change of this
+ * node's role, an internal initialisation of its store, or a failure of
+ * the environment executes ankusad again (reexec.h). */
+void		 repl_init(struct event_base *, struct store *);
+/* Takes hooks and dispatches: a single node, or the group's master. */
+int		 repl_writable(void);
+/* "single", "master" or "client". */
+const char	*repl_role(void);
+/* The master's host:port (replication.local of that node), "" if none is
+ * known or not replicated. */
+const char	*repl_master(void);
+/* A reload's new timeouts (the rest of the section is restart-only). */
+void		 repl_reload(const struct conf *);
+
+struct repl_stats {
+	unsigned long	elections;
+	unsigned long	perm_failed;
+	unsigned long	connects;
+	unsigned long	disconnects;
+	int		sites;		/* other sites known */
+	int		connected;	/* of them, connected */
+};
+void		 repl_stats(struct repl_stats *);
+/* The group for ankusactl status: {"sites": [{"address", "connected",
+ * "master"}], "elections", "perm_failed", "connects", "disconnects"}, or
+ * NULL when not replicated. */
+struct json_t	*repl_status_json(void);
+
+#endif
