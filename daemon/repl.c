@@ -29,6 +29,8 @@
 #include "store.h"
 #include "store_group.h"
 
+#define REPL_ENV_ELECTED	"ANKUSA_REPL_ELECTED"
+
 static struct store	*group_store;
 static struct event	*ev_group;
 static struct store_group_state at_start;
@@ -40,6 +42,7 @@ int
 repl_group_from_conf(const struct conf *c, struct store_group *g)
 {
 	const struct conf_repl *r = &c->repl;
+	const char *v;
 	size_t i;
 
 	memset(g, 0, sizeof(*g));
@@ -58,6 +61,13 @@ repl_group_from_conf(const struct conf *c, struct store_group *g)
 	g->ack_timeout_ms = r->ack_timeout_ms;
 	g->heartbeat_ms = r->heartbeat_ms;
 	g->heartbeat_timeout_ms = r->heartbeat_timeout_ms;
+	/* Executed again because this site was elected (repl_event_cb):
+	 * it takes up the role it won, for an election now could not be
+	 * won by anyone while it is away and might go to another site,
+	 * which would then execute itself again in turn. */
+	g->as_master = reexec_inherited() && (v = getenv(REPL_ENV_ELECTED))
+	    != NULL && strcmp(v, "1") == 0;
+	(void)unsetenv(REPL_ENV_ELECTED);
 	return 1;
 }
 
@@ -109,12 +119,18 @@ repl_event_cb(evutil_socket_t fd, short what, void *arg)
 		snprintf(why, sizeof(why), "this node is now the group's %s "
 		    "(it was its %s)", store_role_name(s.role),
 		    store_role_name(at_start.role));
+	else if (s.handles_dead)
+		snprintf(why, sizeof(why), "the store's handles are dead "
+		    "after a rollback by the replication manager");
 	else if (s.inits != at_start.inits)
 		snprintf(why, sizeof(why), "the store was initialised anew "
 		    "from the master");
 	if (why[0] == '\0')
 		return;
 	log_warnx("replication: %s", why);
+	if (!s.panic && s.role == STORE_ROLE_MASTER &&
+	    at_start.role != STORE_ROLE_MASTER)
+		(void)setenv(REPL_ENV_ELECTED, "1", 1);
 	master_reexec(why);
 }
 

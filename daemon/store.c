@@ -147,6 +147,10 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 			    "; restart to run recovery");
 		store_set_lost(st);
 	}
+	/* A rollback or an internal initialisation by the replication
+	 * manager invalidated every handle (store_group.c). */
+	if (ret == DB_REP_HANDLE_DEAD)
+		group_handles_dead(st);
 	st->dberr[0] = '\0';
 }
 
@@ -1169,6 +1173,28 @@ store_readtxn(struct store *st)
 int
 store_counts(struct store *st, struct store_counts *c)
 {
+	struct store_counts n;
+	char err[256];
+
+	/* A client's tables change under it, as the master's commits are
+	 * applied: its counts are meta's of now. */
+	if (st->client) {
+		memset(&n, 0, sizeof(n));
+		if (store_meta_u64(st, "hooks", &n.hooks, 1, err,
+		    sizeof(err)) == -1 ||
+		    store_meta_u64(st, "rows", &n.rows, 1, err,
+		    sizeof(err)) == -1 ||
+		    store_meta_u64(st, "dead", &n.dead, 1, err,
+		    sizeof(err)) == -1 ||
+		    store_meta_u64(st, "qhooks", &n.qhooks, 1, err,
+		    sizeof(err)) == -1 ||
+		    store_meta_u64(st, "qbytes", &n.qbytes, 1, err,
+		    sizeof(err)) == -1 ||
+		    store_meta_u64(st, "lane_members", &n.lane_members, 1,
+		    err, sizeof(err)) == -1)
+			return -1;
+		st->counts = n;
+	}
 	*c = st->counts;
 	return 0;
 }

@@ -62,6 +62,7 @@ struct store_repl {
 	atomic_ulong		 connects;
 	atomic_ulong		 disconnects;
 	atomic_int		 panic;
+	atomic_int		 handles_dead;
 	unsigned long		 pf_before;	/* perm_failed at a commit */
 	int			 in_doubt;
 };
@@ -217,7 +218,8 @@ group_start(struct store *st)
 	int ret;
 
 	for (;;) {
-		ret = e->repmgr_start(e, GROUP_NTHREADS, DB_REP_ELECTION);
+		ret = e->repmgr_start(e, GROUP_NTHREADS,
+		    st->group->as_master ? DB_REP_MASTER : DB_REP_ELECTION);
 		if (ret == 0 || ret == DB_REP_IGNORE)
 			break;
 		if (ret != DB_REP_UNAVAIL) {
@@ -339,6 +341,16 @@ group_poke(struct store_repl *r)
 	(void)!write(r->pipe[1], &c, 1);
 }
 
+/* A call got DB_REP_HANDLE_DEAD: the loop re-opens (repl.c). */
+void
+group_handles_dead(struct store *st)
+{
+	if (st->repl == NULL)
+		return;
+	atomic_store(&st->repl->handles_dead, 1);
+	group_poke(st->repl);
+}
+
 /* Around a batch's commit (store.c): did a quorum acknowledge it? */
 void
 group_commit_begin(struct store *st)
@@ -410,6 +422,7 @@ store_group_state(struct store *st, struct store_group_state *s)
 	s->connects = atomic_load(&r->connects);
 	s->disconnects = atomic_load(&r->disconnects);
 	s->panic = atomic_load(&r->panic);
+	s->handles_dead = atomic_load(&r->handles_dead);
 }
 
 void

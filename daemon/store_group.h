@@ -38,6 +38,9 @@ struct store_group {
 	unsigned	 ack_timeout_ms;
 	unsigned	 heartbeat_ms;		/* 0: off */
 	unsigned	 heartbeat_timeout_ms;	/* 0: off */
+	int		 as_master;		/* start as master, without an
+						 * election: this site was
+						 * elected a moment ago */
 };
 
 enum store_role {
@@ -58,6 +61,7 @@ struct store_group_state {
 	unsigned long	 connects;	/* connections made */
 	unsigned long	 disconnects;	/* connections broken */
 	int		 panic;		/* the environment failed */
+	int		 handles_dead;	/* DB_REP_HANDLE_DEAD met */
 };
 
 struct store	*store_open_group(const char *dir, const struct store_group *,

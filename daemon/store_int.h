@@ -195,6 +195,7 @@ int	group_start(struct store *);
 void	group_commit_begin(struct store *);
 int	group_commit_acked(struct store *);
 void	group_free(struct store *);
+void	group_handles_dead(struct store *);
 struct store_group *group_copy(const struct store_group *);
 struct store *store_open_as(const char *, const struct store_group *,
 	    char *, size_t);

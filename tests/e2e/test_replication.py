@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: ISC
+"""A replicated group (issue 26): three nodes of the real daemon on this
+machine, each with its own data directory, their replication and ingest
+ports on 127.0.0.1, Berkeley DB's replication manager between them.
+
+- the group forms: one master, two clients; a client answers ingest 503
+  not_master naming the master, its /ready is 503, an admin write 409;
+  its status and /health give its role; what the master stored is on the
+  clients;
+- kill -9 of the master under load, rounds: a new master is elected,
+  every hook answered 201 by any master is delivered, the failover time
+  is printed;
+- a master whose clients are gone answers 503 store_unavailable, not
+  201, and 201 again when one is back.
+"""
+
+import json
+import os
+import threading
+import time
+
+from ankusa import (Daemon, TestSink, dispatch_conf, free_port, get, jbody,
+                    note, post, request, sink_source, wait_until)
+
+ROUNDS = int(os.environ.get("ANKUSA_REPL_ROUNDS", "5"))
+REPL = {"ack_timeout_ms": 300, "heartbeat_ms": 200,
+        "heartbeat_timeout_ms": 1000}
+
+
+class Group:
+    """Three nodes; node 0 creates the group."""
+
+    def __init__(self, sink_url, n=3, **repl):
+        self.ports = [free_port() for _ in range(n)]
+        self.nodes = []
+        for i in range(n):
+            r = dict(REPL)
+            r.update(repl)
+            r["local"] = "127.0.0.1:%d" % self.ports[i]
+            r["peers"] = ["127.0.0.1:%d" % p for j, p in
+                          enumerate(self.ports) if j != i]
+            if i == 0:
+                r["create"] = True
+            d = Daemon(name="n%d" % i, sources={
+                "s": sink_source([{"type": "http", "url": sink_url}]),
+            }, extra={"replication": r,
+                      "dispatch": dispatch_conf()})
+            self.nodes.append(d)
+
+    def addr(self, i):
+        return "127.0.0.1:%d" % self.ports[i]
+
+    def start(self):
+        for d in self.nodes:
+            d.start(timeout=60)
+        return self
+
+    def role(self, d):
+        try:
+            st, _, body = get(d.port, "/health", timeout=1.0)
+        except OSError:
+            return None
+        if st != 200:
+            return None
+        return jbody(body).get("role")
+
+    def master(self, timeout=30.0):
+        """The node that says it is master, waiting for one."""
+        found = []
+
+        def one():
+            found[:] = [d for d in self.nodes if d.running() and
+                        self.role(d) == "master"]
+            return len(found) == 1
+        wait_until(one, timeout, 0.05, "one master")
+        return found[0]
+
+
+def _post_any(nodes, body):
+    """Post to whichever node takes it: (status, id or None, node)."""
+    last = None
+    for d in nodes:
+        if not d.running():
+            continue
+        try:
+            st, hdrs, data = post(d.port, "/webhooks/s", body, timeout=5.0)
+        except OSError:
+            continue
+        last = st
+        if st == 201:
+            return 201, jbody(data)["id"], d
+    return last, None, None
+
+
+def test_repl_group_roles():
+    sink = TestSink().start()
+    g = Group(sink.url("/s")).start()
+    m = g.master()
+    assert m is g.nodes[0], "the creator is the first master"
+    ids = []
+    for i in range(20):
+        st, hdrs, data = post(m.port, "/webhooks/s", b'{"n":%d}' % i)
+        assert st == 201, (st, data)
+        ids.append(jbody(data)["id"])
+    wait_until(lambda: set(ids) <= set(sink.ids("/s")), 15, 0.05,
+               "every hook delivered by the master")
+    for c in g.nodes[1:]:
+        assert g.role(c) == "client"
+        st, hdrs, data = post(c.port, "/webhooks/s", b"{}")
+        doc = jbody(data)
+        assert st == 503 and doc == {"error": "not_master",
+                                     "master": g.addr(0)}, (st, doc)
+        assert hdrs.get("retry-after") == "1", hdrs
+        st, _, data = get(c.port, "/ready")
+        assert st == 503 and jbody(data)["reason"] == "not_master", data
+        st, _, doc = c.api("POST", "/v1/retry-now", {})
+        assert st == 409 and doc["error"] == "not_master" and \
+            doc["master"] == g.addr(0), (st, doc)
+        s = c.status()
+        assert s["role"] == "client" and s["master"] == g.addr(0), s
+        assert len(s["replication"]["sites"]) == 2, s
+    s = m.status()
+    assert s["role"] == "master" and s["master"] == g.addr(0), s
+    # Delivered once each: the clients dispatch nothing.
+    time.sleep(1.0)
+    seen = sink.ids("/s")
+    assert len(seen) == len(set(seen)) == len(ids), \
+        "%d attempts for %d hooks" % (len(seen), len(ids))
+    # Held hooks are on every node.
+    sink.mode("/s", status=503)
+    for i in range(10):
+        st, _, _ = post(m.port, "/webhooks/s", b'{"held":%d}' % i)
+        assert st == 201
+    for c in g.nodes[1:]:
+        wait_until(lambda: c.status()["hooks"] == m.status()["hooks"] ==
+                   10, 10, 0.1, "the clients hold the master's hooks")
+
+
+def test_repl_failover_kill9():
+    sink = TestSink().start()
+    g = Group(sink.url("/s")).start()
+    acked = []
+    stop = threading.Event()
+    refused = [0]
+
+    def load():
+        n = 0
+        while not stop.is_set():
+            st, hid, _ = _post_any(g.nodes, b'{"n":%d}' % n)
+            n += 1
+            if st == 201:
+                acked.append(hid)
+            else:
+                refused[0] += 1
+                time.sleep(0.02)
+
+    t = threading.Thread(target=load, daemon=True)
+    t.start()
+    times = []
+    try:
+        for rnd in range(ROUNDS):
+            m = g.master()
+            before = len(acked)
+            wait_until(lambda: len(acked) >= before + 50, 20, 0.02,
+                       "load on the master")
+            t0 = time.monotonic()
+            m.kill9()
+            n0 = len(acked)
+            wait_until(lambda: len(acked) > n0, 60, 0.02,
+                       "a 201 from a new master")
+            times.append(time.monotonic() - t0)
+            g.master()
+            m.start(timeout=60)
+    finally:
+        stop.set()
+        t.join(10)
+    note("failover (kill -9 to the next 201), s: %s" % ", ".join(
+        "%.2f" % x for x in times))
+    want = set(acked)
+    wait_until(lambda: want <= set(sink.ids("/s")), 60, 0.1,
+               "every hook answered 201 delivered")
+    seen = sink.ids("/s")
+    note("repl kill9: rounds %d, acknowledged %d, lost 0, duplicated %d, "
+         "refused %d" % (ROUNDS, len(want), len(seen) - len(set(seen)),
+                         refused[0]))
+
+
+test_repl_failover_kill9.timeout = 600
+
+
+def test_repl_quorum_lost():
+    sink = TestSink().start()
+    g = Group(sink.url("/s")).start()
+    m = g.master()
+    st, _, _ = post(m.port, "/webhooks/s", b"{}")
+    assert st == 201
+    for c in g.nodes[1:]:
+        c.kill9()
+    t0 = time.monotonic()
+    st, hdrs, data = post(m.port, "/webhooks/s", b'{"alone":1}')
+    took = time.monotonic() - t0
+    assert st == 503 and jbody(data)["error"] == "store_unavailable", \
+        (st, data)
+    assert hdrs.get("retry-after") == "1", hdrs
+    st, _, data = get(m.port, "/ready")
+    assert st == 503, data
+    note("a master alone: 503 in %.2f s" % took)
+    g.nodes[1].start(timeout=60)
+    wait_until(lambda: post(m.port, "/webhooks/s", b'{"back":1}')[0] ==
+               201, 30, 0.2, "201 again with a client back")
