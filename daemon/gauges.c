@@ -44,6 +44,7 @@
 #include "metrics.h"
 #include "pause.h"
 #include "pipeline.h"
+#include "repl.h"
 #include "store.h"
 
 #define GAUGES_STEP_KEYS	4096	/* due keys a step */
@@ -82,6 +83,7 @@ static void	g_disk(void);
 static void	g_pauses(void);
 static void	g_dlq(void);
 static void	pass_cb(evutil_socket_t, short, void *);
+static void	g_repl(void);
 
 /* Each reader sets its gauges; a new one is a line here. */
 static void (*const readers[])(void) = {
@@ -90,6 +92,7 @@ static void (*const readers[])(void) = {
 	g_disk,
 	g_pauses,
 	g_dlq,
+	g_repl,
 };
 
 void
@@ -124,6 +127,29 @@ g_store(void)
 		metrics_set("ankusa_queue_oldest_due_age_seconds",
 		    rc == 1 && due < now ? (double)(now - due) / 1000 : 0,
 		    NULL);
+}
+
+static void
+g_repl(void)
+{
+	struct repl_stats rs;
+
+	metrics_clear("ankusa_replication_role");
+	metrics_set("ankusa_replication_role", 1, "role", repl_role(), NULL);
+	repl_stats(&rs);
+	metrics_clear("ankusa_replication_sites");
+	if (rs.sites > 0) {
+		metrics_set("ankusa_replication_sites", rs.connected, "state",
+		    "connected", NULL);
+		metrics_set("ankusa_replication_sites", rs.sites -
+		    rs.connected, "state", "disconnected", NULL);
+	}
+	metrics_set("ankusa_replication_elections", (double)rs.elections,
+	    NULL);
+	metrics_set("ankusa_replication_perm_failed", (double)rs.perm_failed,
+	    NULL);
+	metrics_set("ankusa_replication_connections_broken",
+	    (double)rs.disconnects, NULL);
 }
 
 static void

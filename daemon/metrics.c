@@ -91,6 +91,20 @@ static const struct family_def {
 	    "and result; a timeout counts dispatch.attempt_timeout_ms.",
 	    attempt_le },
 	/* Gauges. */
+	{ "ankusa_replication_role", METRICS_GAUGE,
+	    "1 for this node's role in its replication group (single, "
+	    "master or client).", NULL },
+	{ "ankusa_replication_sites", METRICS_GAUGE,
+	    "The other sites of the replication group this node knows, by "
+	    "connection state (connected or disconnected).", NULL },
+	{ "ankusa_replication_elections", METRICS_GAUGE,
+	    "Elections this node won since its process started.", NULL },
+	{ "ankusa_replication_perm_failed", METRICS_GAUGE,
+	    "Batches committed on this master that no quorum of the group "
+	    "acknowledged (answered 503), since its process started.", NULL },
+	{ "ankusa_replication_connections_broken", METRICS_GAUGE,
+	    "Connections to other sites that broke, since the process "
+	    "started.", NULL },
 	{ "ankusa_store_hooks", METRICS_GAUGE,
 	    "Hooks in the store.", NULL },
 	{ "ankusa_store_deliveries", METRICS_GAUGE,
