@@ -375,6 +375,14 @@ conf_free(struct conf *cf)
 	for (i = 0; i < cf->egress.nallow; i++)
 		free(cf->egress.allow[i]);
 	free(cf->egress.allow);
+	free(cf->repl.local);
+	for (i = 0; i < cf->repl.npeer_list; i++)
+		free(cf->repl.peer_list[i]);
+	free(cf->repl.peer_list);
+	free(cf->repl.local_host);
+	for (i = 0; i < (int)cf->repl.npeers; i++)
+		free(cf->repl.peers[i].host);
+	free(cf->repl.peers);
 	for (i = 0; i < cf->nsources; i++)
 		cfree_source(&cf->sources[i]);
 	free(cf->sources);
@@ -432,6 +440,48 @@ conf_verify_type_name(enum verify_type t)
 	return "unknown";
 }
 
+/* A list of strings at k->off, its count at k->off2. */
+static int
+cstrlist_differs(const struct conf_key *k, const char *o, const char *w)
+{
+	char *const *a = *(char *const *const *)(const void *)(o + k->off);
+	char *const *b = *(char *const *const *)(const void *)(w + k->off);
+	int na = *(const int *)(const void *)(o + k->off2);
+	int nb = *(const int *)(const void *)(w + k->off2);
+	int i;
+
+	if (na != nb)
+		return 1;
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return 1;
+	return 0;
+}
+
+static int
+cstrlist_keep(const struct conf_key *k, const char *o, char *w)
+{
+	char **src = *(char **const *)(const void *)(o + k->off);
+	char ***dst = (char ***)(void *)(w + k->off);
+	int n = *(const int *)(const void *)(o + k->off2);
+	int *dn = (int *)(void *)(w + k->off2);
+	int i;
+
+	for (i = 0; i < *dn; i++)
+		free((*dst)[i]);
+	free(*dst);
+	*dst = NULL;
+	*dn = 0;
+	if ((*dst = calloc(n + 1, sizeof(**dst))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (((*dst)[i] = strdup(src[i])) == NULL)
+			return -1;
+		(*dn)++;
+	}
+	return 0;
+}
+
 /* Whether restart-only key k (of struct conf) differs between o and w. */
 static int
 ckey_differs(const struct conf_key *k, const char *o, const char *w)
@@ -442,10 +492,16 @@ ckey_differs(const struct conf_key *k, const char *o, const char *w)
 	case T_U16:
 		return *(const uint16_t *)(const void *)(o + k->off) !=
 		    *(const uint16_t *)(const void *)(w + k->off);
+	case T_U32:
+		return *(const uint32_t *)(const void *)(o + k->off) !=
+		    *(const uint32_t *)(const void *)(w + k->off);
 	case T_BOOL:
+	case T_ENUM:
 	case T_SECTION:		/* the section's presence */
 		return *(const int *)(const void *)(o + k->off) !=
 		    *(const int *)(const void *)(w + k->off);
+	case T_HOSTPORTS:
+		return cstrlist_differs(k, o, w);
 	default:
 		a = *(char *const *)(const void *)(o + k->off);
 		b = *(char *const *)(const void *)(w + k->off);
@@ -485,6 +541,8 @@ ckey_keep(const struct conf_key *k, const char *o, char *w)
 	case T_URL:
 	case T_PREFIX:
 	case T_SOCKPATH:
+	case T_HOSTPORTS:
+		return cstrlist_keep(k, o, w);
 	case T_ENUMSTR:
 		dst = (char **)(void *)(w + k->off);
 		src = (char *const *)(const void *)(o + k->off);
@@ -549,7 +607,14 @@ int
 conf_reload_keep(const struct conf *old, struct conf *nw,
     void (*report)(const char *, void *), void *arg)
 {
-	return conf_restart_keys(old, nw, 1, report, arg);
+	int n;
+
+	if ((n = conf_restart_keys(old, nw, 1, report, arg)) == -1)
+		return -1;
+	/* The replication section's parsed addresses, of what was kept. */
+	if (n > 0 && nw->repl.enabled && crepl_derive(&nw->repl) == -1)
+		return -1;
+	return n;
 }
 
 int

@@ -167,13 +167,16 @@ struct conf_hostport {
 /* The replication section (absent: enabled 0, a single node). */
 struct conf_repl {
 	int			 enabled;
-	char			*local_host;
+	char			*local;		/* as written */
+	char			**peer_list;	/* as written */
+	int			 npeer_list;
+	char			*local_host;	/* parsed (ccheck_repl) */
 	unsigned		 local_port;
 	struct conf_hostport	*peers;
 	size_t			 npeers;
 	unsigned		 priority;
 	int			 create;
-	int			 ack_all;
+	int			 ack_all;	/* ack_policy all, else quorum */
 	unsigned		 ack_timeout_ms;
 	unsigned		 heartbeat_ms;
 	unsigned		 heartbeat_timeout_ms;
@@ -268,7 +271,7 @@ struct conf {
 		char		*s3_session_token;
 	} claim_check;
 
-	struct conf_repl	 repl;		/* TEMP until replconf */
+	struct conf_repl	 repl;		/* replication */
 
 	/* The egress guard (common/netaddr.h, workers/egress.c). */
 	struct {

@@ -260,6 +260,119 @@ ccheck_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
 		    "type local", path);
 }
 
+/*
+ * replication: local and peers as host:port ("[v6]:port" for an IPv6
+ * address), each peer once and none the local site, and heartbeats that
+ * can tell a silent master from an idle one.
+ */
+static int
+crepl_hostport(const char *s, char **host, unsigned *port)
+{
+	const char *colon, *h, *he;
+	char *end;
+	unsigned long v;
+
+	if (s[0] == '[') {
+		if ((he = strchr(s, ']')) == NULL || he[1] != ':')
+			return -1;
+		h = s + 1;
+		colon = he + 1;
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL ||
+		    memchr(s, ':', colon - s) != NULL)
+			return -1;
+		h = s;
+		he = colon;
+	}
+	if (he == h || colon[1] < '0' || colon[1] > '9')
+		return -1;
+	v = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || v == 0 || v > 65535)
+		return -1;
+	if ((*host = strndup(h, he - h)) == NULL)
+		return -1;
+	*port = (unsigned)v;
+	return 0;
+}
+
+/* local_host, local_port and peers again from local and peer_list (a
+ * reload that kept the running section's values): 0, or -1. */
+int
+crepl_derive(struct conf_repl *r)
+{
+	size_t i;
+
+	free(r->local_host);
+	r->local_host = NULL;
+	for (i = 0; i < r->npeers; i++)
+		free(r->peers[i].host);
+	free(r->peers);
+	r->peers = NULL;
+	r->npeers = 0;
+	if (r->local == NULL || crepl_hostport(r->local, &r->local_host,
+	    &r->local_port) == -1)
+		return -1;
+	if (r->npeer_list > 0 && (r->peers = calloc(r->npeer_list,
+	    sizeof(*r->peers))) == NULL)
+		return -1;
+	for (i = 0; i < (size_t)r->npeer_list; i++) {
+		if (crepl_hostport(r->peer_list[i], &r->peers[i].host,
+		    &r->peers[i].port) == -1)
+			return -1;
+		r->npeers++;
+	}
+	return 0;
+}
+
+void
+ccheck_repl(struct cparse *p, struct cctx *c, yaml_node_t *map,
+    const char *path)
+{
+	struct conf_repl *r = &p->conf->repl;
+	yaml_node_t *n;
+	int i, j, line;
+
+	(void)c;
+	n = ymap_get(p->doc, map, "peers");
+	line = n != NULL ? yline(n) : yline(map);
+	if (r->local != NULL && crepl_hostport(r->local, &r->local_host,
+	    &r->local_port) == -1)
+		cerr(p, yline(ymap_get(p->doc, map, "local")), "%s.local must "
+		    "be host:port (a name, an IPv4 address or [IPv6], and a "
+		    "port 1-65535), got \"%s\"", path, r->local);
+	if (r->npeer_list > 32)
+		cerr(p, line, "%s.peers has %d entries, at most 32", path,
+		    r->npeer_list);
+	else if (r->npeer_list > 0 && (r->peers = calloc(r->npeer_list,
+	    sizeof(*r->peers))) == NULL)
+		cerr(p, line, "%s.peers: out of memory", path);
+	for (i = 0; r->peers != NULL && i < r->npeer_list; i++) {
+		if (crepl_hostport(r->peer_list[i], &r->peers[r->npeers].host,
+		    &r->peers[r->npeers].port) == -1) {
+			cerr(p, line, "%s.peers[%d] must be host:port, got "
+			    "\"%s\"", path, i, r->peer_list[i]);
+			continue;
+		}
+		r->npeers++;
+		if (r->local != NULL && strcmp(r->peer_list[i], r->local) == 0)
+			cerr(p, line, "%s.peers[%d] is %s.local (%s): list the "
+			    "other nodes only", path, i, path, r->local);
+		for (j = 0; j < i; j++)
+			if (strcmp(r->peer_list[j], r->peer_list[i]) == 0)
+				cerr(p, line, "%s.peers[%d] repeats %s.peers[%d] "
+				    "(%s)", path, i, path, j, r->peer_list[i]);
+	}
+	if (r->npeer_list == 0 && !r->create)
+		cerr(p, line, "%s.peers must list the other nodes of the group "
+		    "(empty only with %s.create: true, the first node of a new "
+		    "group)", path, path);
+	if (r->heartbeat_ms != 0 && r->heartbeat_timeout_ms != 0 &&
+	    r->heartbeat_timeout_ms <= r->heartbeat_ms)
+		cerr(p, yline(map), "%s.heartbeat_timeout_ms must exceed "
+		    "%s.heartbeat_ms (%u), got %u", path, path,
+		    r->heartbeat_ms, r->heartbeat_timeout_ms);
+}
+
 /* The checks that need the whole file, and values derived from others. */
 void
 cfinish(struct cparse *p, yaml_node_t *root)

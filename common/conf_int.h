@@ -48,6 +48,8 @@ enum ckey_type {
 	T_SECRETS,		/* struct blob[] at off, int count at off2 */
 	T_STRLIST,		/* char ** at off, int count at off2 */
 	T_CIDRS,		/* the same, of egress.allow entries */
+	T_HOSTPORTS,		/* the same, of host:port (checked by the
+				 * section's check) */
 	T_HEADERS,		/* struct header_kv * at off, count at off2 */
 	T_KEYHDR,		/* struct keyspec: a header name */
 	T_KEYJSON,		/* struct keyspec: a JSON dot path */
@@ -78,6 +80,7 @@ enum ckey_obj {
 	O_SINK,
 	O_CLAIM,
 	O_RETRY,
+	O_REPL,
 };
 
 #define F_REQUIRED	0x001	/* must be present in its section */
@@ -242,5 +245,7 @@ ccheck_fn	 ccheck_dedupe;
 ccheck_fn	 ccheck_sink;
 ccheck_fn	 ccheck_order_key;
 ccheck_fn	 ccheck_claim;
+ccheck_fn	 ccheck_repl;
+int		 crepl_derive(struct conf_repl *);
 
 #endif

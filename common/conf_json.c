@@ -224,6 +224,7 @@ cjson_value(const struct conf_key *k, const char *base)
 		return json_pack("[sss]", "edge", "dispatch", "storage");
 	case T_STRLIST:
 	case T_CIDRS:
+	case T_HOSTPORTS:
 		sl = *(char **const *)(const void *)p;
 		n = *(const int *)(const void *)(base + k->off2);
 		if (sl == NULL)
@@ -288,7 +289,8 @@ cjson_section(const struct conf *cf, const char *pat, int mask,
 		memcpy(b2, bases, sizeof(b2));
 		switch (k->type) {
 		case T_SECTION:
-			if (k->obj == O_CLAIM && !cf->claim_check.enabled) {
+			if ((k->obj == O_CLAIM && !cf->claim_check.enabled) ||
+			    (k->obj == O_REPL && !cf->repl.enabled)) {
 				v = json_null();
 				break;
 			}

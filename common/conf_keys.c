@@ -43,6 +43,7 @@ static const char *const decodes[] = { "raw", "whsec_base64", NULL };
 static const char *const methods[] = { "post", "put", "patch", NULL };
 static const char *const auths[] = { "metadata", "token", "none", NULL };
 static const char *const store_types[] = { "local", "s3", NULL };
+static const char *const ack_policies[] = { "quorum", "all", NULL };
 static const char *const store_refused[] = { "gcs", NULL };
 /* The keys accepted at the one value this daemon runs with (T_ONLY). */
 static const char *const wal_types[] = { "disk", NULL };
@@ -460,6 +461,62 @@ const struct conf_key conftab[] = {
 	  .scope = S_CONF, .off = CO(claim_check.s3_session_token),
 	  .flags = F_SECRET,
 	  .doc = "A session token for temporary credentials." },
+
+	/* replication */
+	{ .name = "replication", .type = T_SECTION, .scope = S_CONF,
+	  .off = CO(repl.enabled), .obj = O_REPL, .flags = F_RESTART,
+	  .check = ccheck_repl,
+	  .doc = "This node is a site of a replication group (ankusad(8), "
+	    "REPLICATION): its store is shared with the others by Berkeley "
+	    "DB's replication manager, the master answers 201 only once a "
+	    "quorum of the group holds the hook, and a new master is "
+	    "elected when it dies.  Absent: a single node.  Give every "
+	    "node of a group the same ack_policy.  The keys a reload "
+	    "cannot change are restart-only because Berkeley DB 5.3 stops "
+	    "waiting for a quorum after an ack policy or a priority "
+	    "changes at run time." },
+	{ .name = "replication.local", .type = T_STR, .scope = S_CONF,
+	  .off = CO(repl.local), .flags = F_REQUIRED | F_RESTART,
+	  .doc = "host:port this node listens on for the group (host a "
+	    "name, an IPv4 address or [IPv6]), and is known by to the "
+	    "others: the same string in their peers.  Neither encrypted "
+	    "nor authenticated: a private network only." },
+	{ .name = "replication.peers", .type = T_HOSTPORTS, .scope = S_CONF,
+	  .off = CO(repl.peer_list), .off2 = CO(repl.npeer_list),
+	  .flags = F_RESTART,
+	  .doc = "host:port of the other nodes (at most 32), which a node "
+	    "asks to let it join; empty only with create." },
+	{ .name = "replication.priority", .type = T_U32, .scope = S_CONF,
+	  .off = CO(repl.priority), .def = "100", .max = 10000,
+	  .flags = F_RESTART,
+	  .doc = "Which node an election prefers among those with the "
+	    "newest log; 0: never master." },
+	{ .name = "replication.create", .type = T_BOOL, .scope = S_CONF,
+	  .off = CO(repl.create), .def = "false", .flags = F_RESTART,
+	  .doc = "true on the first node of a new group, for its first "
+	    "start: it makes the group, of one.  Ignored once the node is "
+	    "a member." },
+	{ .name = "replication.ack_policy", .type = T_ENUM, .scope = S_CONF,
+	  .off = CO(repl.ack_all), .def = "quorum", .names = ack_policies,
+	  .flags = F_RESTART,
+	  .doc = "quorum: a commit waits for enough nodes that an election "
+	    "after it keeps it (two of three); all: for every node, which a "
+	    "node down turns into no wait at all." },
+	{ .name = "replication.ack_timeout_ms", .type = T_U32,
+	  .scope = S_CONF, .off = CO(repl.ack_timeout_ms), .def = "300",
+	  .min = 1, .max = 60000,
+	  .doc = "How long a commit waits for the acknowledgements; past "
+	    "it the batch's hooks are answered 503 store_unavailable." },
+	{ .name = "replication.heartbeat_ms", .type = T_U32, .scope = S_CONF,
+	  .off = CO(repl.heartbeat_ms), .def = "500", .max = 60000,
+	  .doc = "How often an idle master tells the others it lives; 0: "
+	    "never." },
+	{ .name = "replication.heartbeat_timeout_ms", .type = T_U32,
+	  .scope = S_CONF, .off = CO(repl.heartbeat_timeout_ms),
+	  .def = "2000", .max = 600000,
+	  .doc = "How long a client hears nothing from the master before it "
+	    "calls an election; 0: only when the connection breaks.  Must "
+	    "exceed heartbeat_ms." },
 
 	/* egress: walked first, the sinks' and the claim store's URLs are
 	 * checked against it. */

@@ -308,6 +308,9 @@ ckey_want(const struct conf_key *k, char *buf, size_t sz)
 		snprintf(buf, sz, "a list of addresses or CIDRs, each with an "
 		    "optional :port");
 		break;
+	case T_HOSTPORTS:
+		snprintf(buf, sz, "a list of host:port");
+		break;
 	case T_HEADERS:
 		snprintf(buf, sz, "a map of header names to strings");
 		break;
@@ -833,6 +836,7 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		return;
 	case T_STRLIST:
 	case T_CIDRS:
+	case T_HOSTPORTS:
 		cset_strlist(p, k, base, n, path);
 		return;
 	case T_HEADERS:
@@ -946,7 +950,8 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 	struct netaddr_cidr cidr;
 	char ipath[CPATH_MAX], *v, *s;
 	const char *what = k->type == T_CIDRS ? "an address or CIDR like "
-	    "10.0.0.0/8, 127.0.0.1/32:8080 or [::1]/128:443" : "a header name";
+	    "10.0.0.0/8, 127.0.0.1/32:8080 or [::1]/128:443" :
+	    k->type == T_HOSTPORTS ? "host:port" : "a header name";
 	size_t cnt;
 	int i;
 
@@ -971,7 +976,7 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 		if ((v = cscalar(p, e, ipath)) == NULL)
 			continue;
 		if (k->type == T_CIDRS ? netaddr_cidr_parse(v, &cidr) == -1 :
-		    !cvalid_token(v)) {
+		    k->type == T_HOSTPORTS ? v[0] == '\0' : !cvalid_token(v)) {
 			cerr(p, yline(e), "%s must be %s, got %s", ipath, what,
 			    v[0] != '\0' ? v : "\"\"");
 			free(v);
@@ -1182,6 +1187,9 @@ cwalk_value(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			break;
 		case O_CLAIM:
 			p->conf->claim_check.enabled = 1;
+			break;
+		case O_REPL:
+			p->conf->repl.enabled = 1;
 			break;
 		case O_RETRY:
 			c->src->has_retry = 1;

@@ -328,6 +328,7 @@ reload_conf(char *err, size_t errlen)
 	conf_free(env->conf);
 	free(env->conf_text);
 	env->conf = nc;
+	repl_reload(nc);
 	env->conf_text = text;
 	env->conf_len = len;
 	for (i = 0; i < CONF_ROLE_MAX; i++) {
