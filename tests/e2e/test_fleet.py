@@ -52,8 +52,8 @@ defaults
     option http-buffer-request
     retries 3
     option redispatch 1
-    retry-on conn-failure 503
-
+    retry-on {retry_on}
+{extra}
 frontend ingest
     bind 127.0.0.1:{port}
     default_backend ankusa
@@ -73,7 +73,7 @@ class HAProxy:
 
     logpath = None
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, retry_on="conn-failure 503", extra=""):
         exe = shutil.which("haproxy") or "/usr/sbin/haproxy"
         if not os.access(exe, os.X_OK):
             raise Skip("haproxy not installed (Debian package haproxy; "
@@ -88,7 +88,8 @@ class HAProxy:
                 i + 1, d.port, d.admin_port) for i, d in enumerate(nodes))
         with open(self.cfg, "w") as f:
             f.write(HAPROXY_CFG.format(port=self.port, inter=CHECK_INTER_MS,
-                                       servers=servers))
+                                       servers=servers, retry_on=retry_on,
+                                       extra=extra))
         self.proc = None
         ctx = ankusa._ctx
         if ctx is not None:
@@ -119,8 +120,9 @@ class Load:
     """nthreads clients posting to HAProxy, one connection a request, as
     providers do; every answer kept."""
 
-    def __init__(self, port, nthreads=4):
+    def __init__(self, port, nthreads=4, path="/webhooks/github"):
         self.port = port
+        self.path = path
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.answers = []               # (status, id or body, seq)
@@ -141,11 +143,12 @@ class Load:
             body = ('{"client":%d,"n":%d}' % (k, n)).encode()
             t0 = time.monotonic()
             try:
-                st, hdrs, data = ankusa.post(self.port, "/webhooks/github",
-                                             body, timeout=15)
+                st, hdrs, data = ankusa.post(self.port, self.path, body,
+                                             timeout=15)
             except (OSError, http.client.HTTPException) as e:
                 st, hdrs, data = -1, {}, repr(e).encode()
-            rec = (st, data, time.monotonic() - t0)
+            rec = (st, data, time.monotonic() - t0,
+                   hdrs.get("retry-after"))
             with self.lock:
                 self.answers.append(rec)
 

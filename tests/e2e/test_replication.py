@@ -23,6 +23,7 @@ import shutil
 import threading
 import time
 
+import ankusa
 from ankusa import (Daemon, TestSink, dispatch_conf, free_port, get, jbody,
                     note, post, request, sink_source, wait_until)
 
@@ -272,3 +273,46 @@ def test_repl_wiped_replica_rejoins_and_delivers():
 
 
 test_repl_wiped_replica_rejoins_and_delivers.timeout = 300
+
+
+def test_repl_haproxy_failover():
+    """HAProxy in front of the three (/ready on each node's admin port as
+    the check: only the master is up): through a kill -9 of the master,
+    providers see 201s and 503s with Retry-After, nothing else, and every
+    201 is delivered.  HAProxy retries on another node a request whose
+    connection failed, that a node answered 503 (before storing), or
+    that the dying master closed without an answer (it may have stored
+    it: a duplicate, as a provider's own retry would be)."""
+    from test_fleet import HAProxy, Load
+    sink = TestSink().start()
+    g = Group(sink.url("/s")).start()
+    lb = HAProxy(g.nodes, retry_on="conn-failure empty-response 503",
+                 extra="    http-error status 503 content-type "
+                 "application/json string "
+                 "'{\"error\":\"unavailable\"}' hdr Retry-After 1\n")
+    lb.start()
+    wait_until(lambda: post(lb.port, "/webhooks/s", b"{}")[0] == 201, 30,
+               0.1, "HAProxy forwarding to the master")
+    load = Load(lb.port, nthreads=4, path="/webhooks/s").start()
+    wait_until(lambda: load.count() >= 200, 60, 0.05, "load through it")
+    m = g.master()
+    m.kill9()
+    at = load.count()
+    new = g.master(timeout=60)
+    assert new is not m
+    wait_until(lambda: sum(1 for a in load.answers[at:] if a[0] == 201) >=
+               200, 60, 0.05, "201s from the new master")
+    answers = load.finish()
+    bad = [a for a in answers if a[0] not in (201, 503) or
+           (a[0] == 503 and a[3] is None)]
+    assert not bad, "%d of %d answers neither 201 nor 503 with "\
+        "Retry-After, e.g. %r; haproxy:\n%s" % (
+            len(bad), len(answers), bad[:5], ankusa.tail(lb.logpath, 30))
+    acked = {jbody(a[1])["id"] for a in answers if a[0] == 201}
+    wait_until(lambda: acked <= set(sink.ids("/s")), 60, 0.1,
+               "every 201 through HAProxy delivered")
+    note("through HAProxy: %d answers, %d 201, %d 503 while failing over"
+         % (len(answers), len(acked), sum(a[0] == 503 for a in answers)))
+
+
+test_repl_haproxy_failover.timeout = 300
