@@ -535,14 +535,14 @@ ckey_keep(const struct conf_key *k, const char *o, char *w)
 	case T_ENUM:
 		memcpy(w + k->off, o + k->off, sizeof(int));
 		return 0;
+	case T_HOSTPORTS:
+		return cstrlist_keep(k, o, w);
 	case T_STR:
 	case T_IDENT:
 	case T_ADDR:
 	case T_URL:
 	case T_PREFIX:
 	case T_SOCKPATH:
-	case T_HOSTPORTS:
-		return cstrlist_keep(k, o, w);
 	case T_ENUMSTR:
 		dst = (char **)(void *)(w + k->off);
 		src = (char *const *)(const void *)(o + k->off);

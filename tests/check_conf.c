@@ -297,6 +297,16 @@ build(char *out, size_t sz, const struct conf_key_info *ki, const char *val)
 		    "burst: 1" : "rate: 1");
 	if (strcmp(parent, "sources.*.dedupe") == 0)
 		fprintf(fp, "%*sheader: x-id\n", ind, "");
+	/* A replication section needs its sites, and heartbeats their
+	 * timeout past them. */
+	if (strcmp(parent, "replication") == 0) {
+		if (strcmp(last, "local") != 0)
+			fprintf(fp, "%*slocal: \"a:1\"\n", ind, "");
+		if (strcmp(last, "peers") != 0)
+			fprintf(fp, "%*speers: [\"b:2\"]\n", ind, "");
+		if (strcmp(last, "heartbeat_ms") == 0)
+			fprintf(fp, "%*sheartbeat_timeout_ms: 600000\n", ind, "");
+	}
 	if (insrc && !insink)
 		fprintf(fp, "    sinks:\n      - type: log\n");
 	if (!insrc)
@@ -584,6 +594,46 @@ static const struct {
 	{ "egress:\n  allow: \"127.0.0.0/8\"\n" SRC,
 	  "egress.allow must be a list of addresses or CIDRs, each with an "
 	  "optional :port, got 127.0.0.0/8, line 2" },
+	/* replication */
+	{ "replication:\n  peers: [\"a:1\"]\n" SRC,
+	  "replication.local is required, line 2" },
+	{ "replication:\n  local: \"10.0.0.1\"\n  peers: [\"a:1\"]\n" SRC,
+	  "replication.local must be host:port (a name, an IPv4 address or "
+	  "[IPv6], and a port 1-65535), got \"10.0.0.1\", line 2" },
+	{ "replication:\n  local: \"a:70000\"\n  peers: [\"b:1\"]\n" SRC,
+	  "replication.local must be host:port (a name, an IPv4 address or "
+	  "[IPv6], and a port 1-65535), got \"a:70000\", line 2" },
+	{ "replication:\n  local: \"::1:7\"\n  peers: [\"b:1\"]\n" SRC,
+	  "replication.local must be host:port (a name, an IPv4 address or "
+	  "[IPv6], and a port 1-65535), got \"::1:7\", line 2" },
+	{ "replication:\n  local: \"a:1\"\n  peers: [\"b:1\", \"[::1]x\"]\n"
+	  SRC, "replication.peers[1] must be host:port, got \"[::1]x\", "
+	  "line 3" },
+	{ "replication:\n  local: \"a:1\"\n  peers: [\"b:1\", \"a:1\"]\n" SRC,
+	  "replication.peers[1] is replication.local (a:1): list the other "
+	  "nodes only, line 3" },
+	{ "replication:\n  local: \"a:1\"\n  peers: [\"b:1\", \"b:1\"]\n" SRC,
+	  "replication.peers[1] repeats replication.peers[0] (b:1), line 3" },
+	{ "replication:\n  local: \"a:1\"\n" SRC,
+	  "replication.peers must list the other nodes of the group (empty "
+	  "only with replication.create: true, the first node of a new "
+	  "group), line 2" },
+	{ "replication:\n  local: \"a:1\"\n  create: true\n"
+	  "  ack_policy: most\n" SRC,
+	  "replication.ack_policy must be one of quorum, all, got most, "
+	  "line 4" },
+	{ "replication:\n  local: \"a:1\"\n  create: true\n"
+	  "  priority: 10001\n" SRC,
+	  "replication.priority must be an integer in 0..10000, got 10001, "
+	  "line 4" },
+	{ "replication:\n  local: \"a:1\"\n  create: true\n"
+	  "  heartbeat_ms: 2000\n" SRC,
+	  "replication.heartbeat_timeout_ms must exceed "
+	  "replication.heartbeat_ms (2000), got 2000, line 2" },
+	{ "replication:\n  local: \"a:1\"\n  create: true\n"
+	  "  ack_timeout_ms: 0\n" SRC,
+	  "replication.ack_timeout_ms must be an integer in 1..60000, got 0, "
+	  "line 4" },
 	{ "egress:\n  allow_plain_http: maybe\n" SRC,
 	  "egress.allow_plain_http must be true or false, got maybe, line 2" },
 	{ EGH "\"http://127.0.0.1:9/\"\n",
@@ -1420,6 +1470,65 @@ START_TEST(test_egress)
 }
 END_TEST
 
+START_TEST(test_replication)
+{
+	struct conf *cf, *a, *b;
+	char keys[512] = "";
+
+	cf = parse_ok(SRC);
+	ck_assert_int_eq(cf->repl.enabled, 0);
+	conf_free(cf);
+	cf = parse_ok("replication:\n  local: \"10.0.0.1:7100\"\n"
+	    "  peers: [\"n2.example:7100\", \"[fd00::3]:7101\"]\n" SRC);
+	ck_assert_int_eq(cf->repl.enabled, 1);
+	ck_assert_str_eq(cf->repl.local_host, "10.0.0.1");
+	ck_assert_uint_eq(cf->repl.local_port, 7100);
+	ck_assert_uint_eq(cf->repl.npeers, 2);
+	ck_assert_str_eq(cf->repl.peers[0].host, "n2.example");
+	ck_assert_uint_eq(cf->repl.peers[0].port, 7100);
+	ck_assert_str_eq(cf->repl.peers[1].host, "fd00::3");
+	ck_assert_uint_eq(cf->repl.peers[1].port, 7101);
+	/* The defaults of the contract. */
+	ck_assert_uint_eq(cf->repl.priority, 100);
+	ck_assert_int_eq(cf->repl.create, 0);
+	ck_assert_int_eq(cf->repl.ack_all, 0);
+	ck_assert_uint_eq(cf->repl.ack_timeout_ms, 300);
+	ck_assert_uint_eq(cf->repl.heartbeat_ms, 500);
+	ck_assert_uint_eq(cf->repl.heartbeat_timeout_ms, 2000);
+	conf_free(cf);
+
+	/* A reload keeps the restart-only keys as they run, their parsed
+	 * addresses with them, and takes the timeouts. */
+	a = parse_ok("replication:\n  local: \"a:1\"\n  peers: [\"b:2\"]\n"
+	    "  priority: 50\n" SRC);
+	b = parse_ok("replication:\n  local: \"c:3\"\n"
+	    "  peers: [\"d:4\", \"e:5\"]\n  priority: 0\n  ack_policy: all\n"
+	    "  ack_timeout_ms: 900\n" SRC);
+	ck_assert_int_eq(conf_reload_keep(a, b, report_key, keys), 4);
+	ck_assert_str_eq(keys, "replication.local replication.peers "
+	    "replication.priority replication.ack_policy ");
+	ck_assert_str_eq(b->repl.local_host, "a");
+	ck_assert_uint_eq(b->repl.local_port, 1);
+	ck_assert_uint_eq(b->repl.npeers, 1);
+	ck_assert_str_eq(b->repl.peers[0].host, "b");
+	ck_assert_uint_eq(b->repl.peers[0].port, 2);
+	ck_assert_uint_eq(b->repl.priority, 50);
+	ck_assert_int_eq(b->repl.ack_all, 0);
+	ck_assert_uint_eq(b->repl.ack_timeout_ms, 900);
+	conf_free(b);
+	/* The section removed: all of it kept. */
+	keys[0] = '\0';
+	b = parse_ok(SRC);
+	ck_assert_int_eq(conf_reload_keep(a, b, report_key, keys), 1);
+	ck_assert_str_eq(keys, "replication ");
+	ck_assert_int_eq(b->repl.enabled, 1);
+	ck_assert_str_eq(b->repl.local_host, "a");
+	ck_assert_uint_eq(b->repl.npeers, 1);
+	conf_free(b);
+	conf_free(a);
+}
+END_TEST
+
 START_TEST(test_reload_check)
 {
 	struct conf *a, *b;
@@ -1550,6 +1659,7 @@ conf_suite(void)
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_egress);
+	tcase_add_test(tc, test_replication);
 	tcase_add_loop_test(tc, test_bounds, 0, (int)conf_nkeys());
 	tcase_add_test(tc, test_sink_concurrency);
 	tcase_add_test(tc, test_breaker);
