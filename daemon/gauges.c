@@ -133,6 +133,7 @@ static void
 g_repl(void)
 {
 	struct repl_stats rs;
+	int64_t lag;
 
 	metrics_clear("ankusa_replication_role");
 	metrics_set("ankusa_replication_role", 1, "role", repl_role(), NULL);
@@ -146,6 +147,9 @@ g_repl(void)
 	}
 	metrics_set("ankusa_replication_elections", (double)rs.elections,
 	    NULL);
+	if ((lag = repl_lag_ms()) >= 0)
+		metrics_set("ankusa_replication_lag_seconds", (double)lag /
+		    1000, NULL);
 	metrics_set("ankusa_replication_perm_failed", (double)rs.perm_failed,
 	    NULL);
 	metrics_set("ankusa_replication_connections_broken",

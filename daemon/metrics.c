@@ -97,6 +97,10 @@ static const struct family_def {
 	{ "ankusa_replication_sites", METRICS_GAUGE,
 	    "The other sites of the replication group this node knows, by "
 	    "connection state (connected or disconnected).", NULL },
+	{ "ankusa_replication_lag_seconds", METRICS_GAUGE,
+	    "On a client: seconds since the master's last beat (a commit a "
+	    "second) was applied here; up to 1 is no lag.  0 on a master.",
+	    NULL },
 	{ "ankusa_replication_elections", METRICS_GAUGE,
 	    "Elections this node won since its process started.", NULL },
 	{ "ankusa_replication_perm_failed", METRICS_GAUGE,

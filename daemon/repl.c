@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "conf.h"
 #include "log.h"
 #include "master.h"
@@ -30,13 +31,16 @@
 #include "store_group.h"
 
 #define REPL_ENV_ELECTED	"ANKUSA_REPL_ELECTED"
+#define REPL_BEAT_MS		1000
 
 static struct store	*group_store;
 static struct event	*ev_group;
 static struct store_group_state at_start;
 static char		 master_addr[300];
+static struct event	*ev_beat;
 
 static void	repl_event_cb(evutil_socket_t, short, void *);
+static void	repl_beat_cb(evutil_socket_t, short, void *);
 
 int
 repl_group_from_conf(const struct conf *c, struct store_group *g)
@@ -94,6 +98,16 @@ repl_init(struct event_base *base, struct store *st)
 	if ((ev_group = event_new(base, fd, EV_READ | EV_PERSIST,
 	    repl_event_cb, NULL)) == NULL || event_add(ev_group, NULL) == -1)
 		fatalx("replication: cannot watch the group's events");
+	/* The master's beat: a probe committed every second, whose time a
+	 * client reads to know how far behind it is (repl_lag_ms). */
+	if (at_start.role == STORE_ROLE_MASTER) {
+		struct timeval tv = { REPL_BEAT_MS / 1000,
+		    REPL_BEAT_MS % 1000 * 1000 };
+
+		if ((ev_beat = event_new(base, -1, EV_PERSIST, repl_beat_cb,
+		    NULL)) == NULL || event_add(ev_beat, &tv) == -1)
+			fatalx("replication: cannot arm the beat");
+	}
 }
 
 static void
@@ -132,6 +146,29 @@ repl_event_cb(evutil_socket_t fd, short what, void *arg)
 	    at_start.role != STORE_ROLE_MASTER)
 		(void)setenv(REPL_ENV_ELECTED, "1", 1);
 	master_reexec(why);
+}
+
+static void
+repl_beat_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd, (void)what, (void)arg;
+	/* Refused while the master is in doubt or stopping: the clients'
+	 * lag grows, which is the truth. */
+	if (repl_writable() && !env->draining)
+		(void)store_ready_probe(group_store, time_wall_ms());
+}
+
+int64_t
+repl_lag_ms(void)
+{
+	uint64_t beat, now = time_wall_ms();
+
+	if (group_store == NULL || store_group_fd(group_store) == -1 ||
+	    at_start.role != STORE_ROLE_CLIENT)
+		return 0;
+	if (store_probe_ms(group_store, &beat) == -1 || beat == 0)
+		return -1;
+	return now > beat ? (int64_t)(now - beat) : 0;
 }
 
 int
@@ -211,7 +248,8 @@ repl_status_json(void)
 		json_array_append_new(a, json_pack("{s:s, s:b, s:b}",
 		    "address", sites[i].addr, "connected", sites[i].connected,
 		    "master", sites[i].is_master));
-	o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I}", "sites", a,
+	o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "sites", a,
+	    "lag_ms", (json_int_t)repl_lag_ms(),
 	    "elections", (json_int_t)s.elections, "perm_failed",
 	    (json_int_t)s.perm_failed, "connects", (json_int_t)s.connects,
 	    "disconnects", (json_int_t)s.disconnects, "inits",

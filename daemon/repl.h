@@ -27,6 +27,10 @@ const char	*repl_role(void);
 /* The master's host:port (replication.local of that node), "" if none is
  * known or not replicated. */
 const char	*repl_master(void);
+/* On a client: ms since the master's last beat applied here (it beats
+ * every second, so up to 1000 is no lag); 0 on a master or a single
+ * node; -1 when no beat is known. */
+int64_t		 repl_lag_ms(void);
 /* A reload's new timeouts (the rest of the section is restart-only). */
 void		 repl_reload(const struct conf *);
 

@@ -255,6 +255,9 @@ int		 store_quarantine_usage(struct store *, uint64_t *bytes,
  * write now, -1 (store_strerror says why) when it does not.  Opens and
  * commits a batch of its own (none may be open). */
 int		 store_ready_probe(struct store *, uint64_t now_ms);
+/* The now_ms of the last probe committed (on a replication group's
+ * client: applied from the master), 0 if none; -1 on a store error. */
+int		 store_probe_ms(struct store *, uint64_t *ms);
 /* The seq of the stored hook whose id is id (the id index, table
  * hookids): 1 found, 0 none (never stored, delivered, deleted; a hook in
  * the quarantine pen is not indexed), -1 on a store error.  Inside an open

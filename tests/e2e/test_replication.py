@@ -126,6 +126,11 @@ def test_repl_group_roles():
         s = c.status()
         assert s["role"] == "client" and s["master"] == g.addr(0), s
         assert len(s["replication"]["sites"]) == 2, s
+        assert all(x["connected"] for x in s["replication"]["sites"]), s
+        # The master beats each second: a client that keeps up is
+        # within a beat or so of it.
+        wait_until(lambda: 0 <= c.status()["replication"]["lag_ms"] <
+                   3000, 10, 0.1, "a client's lag known and small")
     s = m.status()
     assert s["role"] == "master" and s["master"] == g.addr(0), s
     # Delivered once each: the clients dispatch nothing.
