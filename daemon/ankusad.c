@@ -707,22 +707,12 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	env->started_ms = time_wall_ms();
 
-	/* The store is opened with the user's ids, so that every file it
-	 * creates is the user's, as it creates them after the drop. */
+	/* The data directory's lock is made with the user's ids, so that
+	 * it is the user's, as an exec of ankusad by itself opens it. */
 	privsep_data_dir(env->conf->data_dir);
 	privsep_as_user();
 	lock_data_dir(env->conf->data_dir);
-	if (repl_group_from_conf(env->conf, &group)) {
-		log_info("replication: %s:%u joining its group (%zu peers)",
-		    group.local_host, group.local_port, group.npeers);
-		env->store = store_open_group(env->conf->data_dir, &group,
-		    err, sizeof(err));
-	} else
-		env->store = store_open(env->conf->data_dir, err, sizeof(err));
-	if (env->store == NULL)
-		fatalx("store: %s", err);
 	privsep_as_root();
-	log_info("store: %s", store_checksums(env->store));
 	env->listen_fd = open_listener("http", env->conf->http.ip,
 	    env->conf->http.port);
 	/* The claim gateway's listener, served by ankusa-gateway children
@@ -737,7 +727,6 @@ main(int argc, char *argv[])
 
 	if ((env->base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	repl_init(env->base, env->store);
 	if (admin_fd != -1 && admin_init(admin_fd, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (control_init(env->conf->control.socket, env->conf->control.mode,
@@ -746,8 +735,23 @@ main(int argc, char *argv[])
 	privsep_chown(env->conf->control.socket);
 	privsep_helper(listener_filter);
 	/* Everything that needs root is open: from here on, and in every
-	 * child, the daemon is node.user. */
+	 * child, the daemon is node.user.  The store is opened after it:
+	 * every file it makes is the user's, and so is every thread of the
+	 * replication manager (a file one made while the process was root
+	 * again, between a store opened as the user and this drop, was
+	 * root's and unreadable after it). */
 	privsep_drop();
+	if (repl_group_from_conf(env->conf, &group)) {
+		log_info("replication: %s:%u joining its group (%zu peers)",
+		    group.local_host, group.local_port, group.npeers);
+		env->store = store_open_group(env->conf->data_dir, &group,
+		    err, sizeof(err));
+	} else
+		env->store = store_open(env->conf->data_dir, err, sizeof(err));
+	if (env->store == NULL)
+		fatalx("store: %s", err);
+	log_info("store: %s", store_checksums(env->store));
+	repl_init(env->base, env->store);
 	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++) {
 		ev_sig[i] = evsignal_new(env->base, sigs[i], signal_cb, NULL);
 		evsignal_add(ev_sig[i], NULL);
