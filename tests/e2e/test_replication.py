@@ -333,13 +333,22 @@ def test_repl_stopped_replica_catches_up():
     m = g.master()
     lag = g.nodes[2]
     lag.stop()
-    n = 0
+    n = refused = 0
     t0 = time.monotonic()
     while time.monotonic() - t0 < 5.0:
-        st, _, data = post(m.port, "/webhooks/s", b'{"n":%d}' % n)
+        # A batch in flight as the client went may be in doubt: 503,
+        # Retry-After, and the provider's retry.
+        st, hdrs, data = post(m.port, "/webhooks/s", b'{"n":%d}' % n)
+        if st == 503 and jbody(data)["error"] == "store_unavailable" \
+                and hdrs.get("retry-after") == "1" and refused < 5:
+            refused += 1
+            continue
         assert st == 201, (st, data)
         n += 1
     lag.start(timeout=60)
-    wait_until(lambda: lag.status()["hooks"] == m.status()["hooks"] == n,
+    # In doubt ones may be stored too: the client holds what the master
+    # holds, at least every 201.
+    wait_until(lambda: lag.status()["hooks"] == m.status()["hooks"] >= n,
                30, 0.1, "the stopped client caught up")
-    note("a client stopped for 5 s of load (%d hooks) caught up" % n)
+    note("a client stopped for 5 s of load (%d hooks, %d answered 503 "
+         "in doubt) caught up" % (n, refused))
