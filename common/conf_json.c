@@ -53,6 +53,7 @@ static const char *const cjson_plain[] = {
 	"claim_check.store.root",
 	"claim_check.store.s3.bucket",
 	"claim_check.store.s3.region",
+	"replication.local",
 	"sources.*.verify.signature_header",
 	"sources.*.verify.signed",
 	"sources.*.verify.sig_prefix",

@@ -201,6 +201,52 @@ START_TEST(test_shape)
 }
 END_TEST
 
+/* The replication section: every key shown, sites as host:port; absent:
+ * null, as claim_check is. */
+START_TEST(test_replication)
+{
+	static const char yaml[] =
+	    "replication:\n"
+	    "  local: 127.0.0.1:7001\n"
+	    "  peers: [127.0.0.2:7002, \"[::1]:7003\", node3.test:7004]\n"
+	    "  priority: 5\n"
+	    "  ack_policy: all\n"
+	    "  ack_timeout_ms: 900\n"
+	    "  heartbeat_ms: 0\n"
+	    "sources:\n  demo:\n    sinks:\n      - type: log\n";
+	static const char want[] =
+	    "{\"ack_policy\":\"all\",\"ack_timeout_ms\":900,\"create\":false,"
+	    "\"heartbeat_ms\":0,\"heartbeat_timeout_ms\":2000,"
+	    "\"local\":\"127.0.0.1:7001\",\"peers\":[\"127.0.0.2:7002\","
+	    "\"[::1]:7003\",\"node3.test:7004\"],\"priority\":5}";
+	static const char single[] =
+	    "sources:\n  demo:\n    sinks:\n      - type: log\n";
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	json_t *o;
+	char *s;
+
+	cf = conf_parse(yaml, strlen(yaml), "test.yml", &e);
+	ck_assert_ptr_nonnull(cf);
+	o = conf_json(cf);
+	s = json_dumps(json_object_get(o, "replication"),
+	    JSON_SORT_KEYS | JSON_COMPACT);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, want);
+	free(s);
+	json_decref(o);
+	conf_free(cf);
+
+	cf = conf_parse(single, strlen(single), "test.yml", &e);
+	ck_assert_ptr_nonnull(cf);
+	o = conf_json(cf);
+	ck_assert_ptr_nonnull(json_object_get(o, "replication"));
+	ck_assert(json_is_null(json_object_get(o, "replication")));
+	json_decref(o);
+	conf_free(cf);
+}
+END_TEST
+
 static Suite *
 conf_json_suite(void)
 {
@@ -212,6 +258,7 @@ conf_json_suite(void)
 	tcase_add_test(tc, test_no_secret_shown);
 	tcase_add_test(tc, test_shown);
 	tcase_add_test(tc, test_shape);
+	tcase_add_test(tc, test_replication);
 	suite_add_tcase(s, tc);
 	return s;
 }

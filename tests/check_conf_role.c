@@ -269,6 +269,42 @@ START_TEST(test_default_config)
 }
 END_TEST
 
+/* No child needs the replication section: none gets it. */
+START_TEST(test_replication_master_only)
+{
+	static const char yaml[] =
+	    "replication:\n"
+	    "  local: repl-local.test:7001\n"
+	    "  peers: [repl-peer.test:7002]\n"
+	    "  priority: 7\n"
+	    "claim_check: {}\n"
+	    "sources:\n  demo:\n    sinks:\n      - type: log\n";
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	size_t len;
+	char *t;
+	int r;
+
+	cf = conf_parse(yaml, strlen(yaml), "test.yml", &e);
+	ck_assert_ptr_nonnull(cf);
+	ck_assert_int_eq(cf->repl.enabled, 1);
+	conf_free(cf);
+	for (r = 0; r < CONF_ROLE_MAX; r++) {
+		t = conf_role_text(yaml, strlen(yaml), r, &len, &e);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_ptr_null(strstr(t, "replication"));
+		ck_assert_ptr_null(strstr(t, "repl-"));
+		ck_assert_ptr_null(strstr(t, "7001"));
+		cf = role_parse(t, len, r);
+		ck_assert_int_eq(cf->repl.enabled, 0);
+		ck_assert_ptr_null(cf->repl.local_host);
+		ck_assert_uint_eq(cf->repl.npeers, 0);
+		conf_free(cf);
+		free(t);
+	}
+}
+END_TEST
+
 static Suite *
 conf_role_suite(void)
 {
@@ -282,6 +318,7 @@ conf_role_suite(void)
 	tcase_add_test(tc, test_references_kept);
 	tcase_add_test(tc, test_sources_needed_by_edge_only);
 	tcase_add_test(tc, test_default_config);
+	tcase_add_test(tc, test_replication_master_only);
 	suite_add_tcase(s, tc);
 	return s;
 }

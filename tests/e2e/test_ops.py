@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: ISC
 """Manual operations over the admin API (daemon/admin_ops.c, daemon/ops.c):
 retry now, pause and resume of a sink, rate-limit overrides, the
-dead-lettering of a source; each across a restart where it is stored."""
+dead-lettering of a source; each across a restart where it is stored.
+And a reload of the replication section: its restart-only keys kept."""
 
 import json
 
-from ankusa import (Daemon, TestSink, dispatch_conf, expect_accepted, post,
-                    request, sink_source, wait_until)
+from ankusa import (Daemon, TestSink, dispatch_conf, expect_accepted,
+                    free_port, post, request, sink_source, wait_until)
 from test_metrics import parse, scrape
 
 HOUR = {"base_ms": 3600000, "max_ms": 3600000, "jitter": False}
@@ -255,3 +256,52 @@ def test_ops_dead_letter_source():
     for src, n in (("x", 3), ("y", 2)):
         assert samples['ankusa_dispatch_dead_lettered_total{source_id="%s",'
                        'sink="http"}' % src] == n, samples
+
+
+def in_force(d, local, ack_timeout_ms, heartbeat_ms):
+    """The replication section in force (GET /v1/config): the first
+    start's restart-only keys (no peers: null or []), the timeouts
+    given."""
+    st, _, doc = d.api("GET", "/v1/config")
+    assert st == 200, (st, doc)
+    repl = dict(doc["replication"])
+    assert not repl.pop("peers"), doc["replication"]
+    assert repl == {
+        "local": local, "priority": 100, "create": True,
+        "ack_policy": "quorum", "ack_timeout_ms": ack_timeout_ms,
+        "heartbeat_ms": heartbeat_ms, "heartbeat_timeout_ms": 2000}, \
+        doc["replication"]
+
+
+def test_reload_replication_restart_only():
+    """A SIGHUP that changes replication.priority, ack_policy and peers
+    (restart-only) and ack_timeout_ms and heartbeat_ms (reloadable): each
+    restart-only key is logged by name and keeps its old value in the
+    config in force (GET /v1/config); the timeouts take the new ones."""
+    local = "127.0.0.1:%d" % free_port()
+    peer = "127.0.0.1:%d" % free_port()
+    d = Daemon(extra={"replication": {"local": local, "create": True}})
+    d.start()
+    try:
+        in_force(d, local, 300, 500)
+        d.extra["replication"] = {"local": local, "create": True,
+                                  "peers": [peer], "priority": 7,
+                                  "ack_policy": "all",
+                                  "ack_timeout_ms": 900,
+                                  "heartbeat_ms": 250}
+        d.write_config()
+        d.ctl("reload")
+        log = d.log_since_start()
+        for key in ("replication.peers", "replication.priority",
+                    "replication.ack_policy"):
+            assert "reload: %s changed; it needs a restart and keeps its " \
+                "old value until then" % key in log, \
+                "%s not reported:\n%s" % (key, log[-2000:])
+        for key in ("replication.ack_timeout_ms", "replication.heartbeat_ms",
+                    "replication.local", "replication.create",
+                    "reload: replication"):
+            assert "%s changed" % key not in log, \
+                "%s reported:\n%s" % (key, log[-2000:])
+        in_force(d, local, 900, 250)
+    finally:
+        assert d.stop() == 0
