@@ -511,13 +511,13 @@ class Group:
 
     # -- life
 
-    def start(self, timeout=30.0):
-        """Start every node (all spawned, then each waited for)."""
+    def start(self, timeout=60.0):
+        """Start every node not running, one after the other, each waited
+        for (node 0, which creates the group, first): a node started
+        before the group exists may wait a connection retry to join."""
         for n in self.nodes:
             if not n.running():
-                n.spawn()
-        for n in self.nodes:
-            n.wait_ready(timeout)
+                n.start(timeout)
         if not self.started:
             self.started = True
             first = self.nodes[0]
@@ -526,7 +526,7 @@ class Group:
                 first.write_config()
         return self
 
-    def restart(self, x, timeout=30.0):
+    def restart(self, x, timeout=60.0):
         """Start node x again (after a kill9, stop or wipe)."""
         n = self.node(x)
         assert not n.running(), "restart: %r is running" % n
