@@ -558,18 +558,25 @@ class Group:
     def masters(self):
         return [n for n, r in self.roles().items() if r == "master"]
 
-    def wait_master(self, timeout=30.0, among=None):
+    def wait_master(self, timeout=30.0, among=None, stable=2.0):
         """Wait until exactly one node of among (default: every running
-        node) says master and every other one of among says client; return
-        it."""
+        node) says master and every other one of among says client, and
+        they have said so for stable seconds (after a heal, the group may
+        elect again); return it."""
         deadline = time.monotonic() + timeout
+        seen, since = None, None
         while True:
             nodes = among if among is not None else self.running()
             rs = {n: n.role() for n in nodes}
             m = [n for n, r in rs.items() if r == "master"]
             if len(m) == 1 and all(r == "client" for n, r in rs.items()
                                    if n is not m[0]):
-                return m[0]
+                if m[0] is not seen:
+                    seen, since = m[0], time.monotonic()
+                if time.monotonic() - since >= stable:
+                    return m[0]
+            else:
+                seen = None
             if time.monotonic() >= deadline:
                 raise AssertionError("no single master after %.1fs: roles "
                                      "%r" % (timeout, rs))

@@ -472,6 +472,10 @@ def _group_replicated():
     # The healed group may elect again (priorities): one master, the old
     # isolated one a client.
     last = g.wait_master(60)
+    # Each master process, re-executed at its role changes, still has the
+    # shim (so that the cuts above held).
+    for n in g.running():
+        assert _maps_shim(n.pid), "bind_preload.so not in %r's maps" % n
     load.finish()
     assert not load.other, load.summary()
     ankusa.note("load: %s" % load.summary())
