@@ -11,11 +11,11 @@ other test (its failure, its notes, the tails of its daemons' logs):
     def _failover():                    # runs inside the namespace
         g = repl.Group(priorities=(100, 90, 80)).start()
         old = g.wait_master()
-        load = repl.LoadGen(g.nodes, rate=200).start()
-        g.kill9(old)
-        new, secs = g.wait_new_master(old)
+        load = repl.LoadGen(g.nodes, rate=200, group=g).start()
+        t = g.kill9(old)
+        new, secs = g.wait_new_master(old, since=t)   # failover time
         ...
-        res = load.finish()
+        load.finish()
         repl.check(load, [new], sink).report("failover", 1)
 
     def test_repl_failover():
