@@ -100,9 +100,9 @@ def give_to_daemon_user(*paths, user=DAEMON_USER):
 
 
 class _Ctx:
-    def __init__(self, name):
+    def __init__(self, name, tmp=None):
         self.name = name
-        self.tmp = tempfile.mkdtemp(prefix="ankusa-e2e-%s-" % name)
+        self.tmp = tmp or tempfile.mkdtemp(prefix="ankusa-e2e-%s-" % name)
         os.chmod(self.tmp, 0o755)
         give_to_daemon_user(self.tmp)
         self.daemons = []
@@ -113,9 +113,11 @@ class _Ctx:
 _ctx = None
 
 
-def begin_test(name):
+def begin_test(name, tmp=None):
+    """A test's scope: its temp dir (tmp: one made already, e.g. by the
+    runner of a network namespace's scenario, repl.py), its daemons."""
     global _ctx
-    _ctx = _Ctx(name)
+    _ctx = _Ctx(name, tmp)
     return _ctx
 
 
@@ -188,9 +190,9 @@ def tail(path, lines=25):
 
 # ---------------------------------------------------------------- utilities
 
-def free_port():
+def free_port(host="127.0.0.1"):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
+    s.bind((host, 0))
     port = s.getsockname()[1]
     s.close()
     return port
@@ -378,6 +380,8 @@ class Daemon:
     self.http / self.batcher / self.sources and call write_config() to
     change it (then SIGHUP or restart)."""
 
+    host = "127.0.0.1"                  # where http and admin listen
+
     def __init__(self, sources=None, name="d", workers=2, routing="path",
                  prefix="/webhooks", max_body=1000000, batcher=None,
                  extra=None, data_dir=None, verbose=False,
@@ -473,7 +477,8 @@ class Daemon:
                 raise AssertionError(
                     "ankusad exited %s during start-up; log:\n%s" % (
                         self.proc.returncode, tail(self.logpath, 15)))
-            st, _, _ = get(self.port, "/health", timeout=1.0)
+            st, _, _ = get(self.port, "/health", timeout=1.0,
+                           host=self.host)
             if st != 200:
                 return False
             rc, out, _ = self.ctl("status", check=False, json_out=True)
@@ -578,7 +583,7 @@ class Daemon:
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
         st, hdrs, data = request(self.admin_port, method, path, body,
-                                 timeout=timeout)
+                                 timeout=timeout, host=self.host)
         try:
             doc = json.loads(data) if data else None
         except ValueError:
@@ -667,7 +672,7 @@ class Daemon:
         return json.loads(out)
 
     def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+        return "http://%s:%d%s" % (self.host, self.port, path)
 
 
 def check_config(path, env=None):
@@ -689,13 +694,14 @@ def ankusactl(*args, timeout=20):
 # ---------------------------------------------------------------- HTTP
 
 def request(port, method, path, body=None, headers=None, timeout=10.0,
-            conn=None):
-    """One request; (status, headers dict lower-cased, body bytes).
+            conn=None, host="127.0.0.1"):
+    """One request to host:port; (status, headers dict lower-cased, body
+    bytes).
 
     With conn (an http.client.HTTPConnection) the connection is reused."""
     own = conn is None
     if own:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         h = {}
         if body is not None and method in ("POST", "PUT", "PATCH"):
@@ -710,12 +716,13 @@ def request(port, method, path, body=None, headers=None, timeout=10.0,
             conn.close()
 
 
-def post(port, path, body=b"{}", headers=None, timeout=10.0, conn=None):
-    return request(port, "POST", path, body, headers, timeout, conn)
+def post(port, path, body=b"{}", headers=None, timeout=10.0, conn=None,
+         host="127.0.0.1"):
+    return request(port, "POST", path, body, headers, timeout, conn, host)
 
 
-def get(port, path, timeout=10.0, conn=None):
-    return request(port, "GET", path, None, None, timeout, conn)
+def get(port, path, timeout=10.0, conn=None, host="127.0.0.1"):
+    return request(port, "GET", path, None, None, timeout, conn, host)
 
 
 def jbody(data):
