@@ -9,6 +9,12 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,11 +271,51 @@ ccheck_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
  * address), each peer once and none the local site, and heartbeats that
  * can tell a silent master from an idle one.
  */
+/* A host name of letters, digits and hyphens in dot-separated labels of
+ * 1-63, none starting or ending with a hyphen; all digits and dots is an
+ * IPv4 address or nothing. */
+static int
+crepl_hostname(const char *h, size_t len)
+{
+	struct in_addr a4;
+	char buf[256];
+	size_t i, lab = 0;
+	int digits = 1;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, h, len);
+	buf[len] = '\0';
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '.') {
+			if (lab == 0 || buf[i - 1] == '-')
+				return -1;
+			lab = 0;
+			continue;
+		}
+		if (!isalnum((unsigned char)buf[i]) && buf[i] != '-')
+			return -1;
+		if (buf[i] == '-' && lab == 0)
+			return -1;
+		if (!isdigit((unsigned char)buf[i]))
+			digits = 0;
+		if (++lab > 63)
+			return -1;
+	}
+	if (lab == 0 || buf[len - 1] == '-')
+		return -1;
+	return digits && inet_pton(AF_INET, buf, &a4) != 1 ? -1 : 0;
+}
+
+/* "[v6]:port" or "host:port": the host lower-cased, an IPv6 address in
+ * its canonical form, so that one site is one string. */
 static int
 crepl_hostport(const char *s, char **host, unsigned *port)
 {
+	struct in6_addr a6;
+	char v6[INET6_ADDRSTRLEN], canon[INET6_ADDRSTRLEN];
 	const char *colon, *h, *he;
-	char *end;
+	char *end, *p;
 	unsigned long v;
 
 	if (s[0] == '[') {
@@ -289,10 +335,32 @@ crepl_hostport(const char *s, char **host, unsigned *port)
 	v = strtoul(colon + 1, &end, 10);
 	if (*end != '\0' || v == 0 || v > 65535)
 		return -1;
-	if ((*host = strndup(h, he - h)) == NULL)
+	if (s[0] == '[') {
+		if ((size_t)(he - h) >= sizeof(v6))
+			return -1;
+		memcpy(v6, h, he - h);
+		v6[he - h] = '\0';
+		if (inet_pton(AF_INET6, v6, &a6) != 1 ||
+		    inet_ntop(AF_INET6, &a6, canon, sizeof(canon)) == NULL)
+			return -1;
+		*host = strdup(canon);
+	} else {
+		if (crepl_hostname(h, he - h) == -1)
+			return -1;
+		*host = strndup(h, he - h);
+	}
+	if (*host == NULL)
 		return -1;
+	for (p = *host; *p != '\0'; p++)
+		*p = tolower((unsigned char)*p);
 	*port = (unsigned)v;
 	return 0;
+}
+
+static int
+crepl_same(const char *host, unsigned port, const struct conf_hostport *hp)
+{
+	return port == hp->port && strcmp(host, hp->host) == 0;
 }
 
 /* local_host, local_port and peers again from local and peer_list (a
@@ -354,11 +422,13 @@ ccheck_repl(struct cparse *p, struct cctx *c, yaml_node_t *map,
 			continue;
 		}
 		r->npeers++;
-		if (r->local != NULL && strcmp(r->peer_list[i], r->local) == 0)
+		if (r->local_host != NULL && crepl_same(r->local_host,
+		    r->local_port, &r->peers[r->npeers - 1]))
 			cerr(p, line, "%s.peers[%d] is %s.local (%s): list the "
 			    "other nodes only", path, i, path, r->local);
-		for (j = 0; j < i; j++)
-			if (strcmp(r->peer_list[j], r->peer_list[i]) == 0)
+		for (j = 0; j < (int)r->npeers - 1; j++)
+			if (crepl_same(r->peers[j].host, r->peers[j].port,
+			    &r->peers[r->npeers - 1]))
 				cerr(p, line, "%s.peers[%d] repeats %s.peers[%d] "
 				    "(%s)", path, i, path, j, r->peer_list[i]);
 	}

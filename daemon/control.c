@@ -779,6 +779,14 @@ cmd_tick(struct ctl_conn *c, json_t *req)
 
 	if (ctl_timeout(c, req, &ms) == -1)
 		return;
+	/* A client of a replication group dispatches nothing: its turn
+	 * would never come. */
+	if (!repl_writable()) {
+		ctl_error(c, "not_master: this node is a client of its "
+		    "replication group; tick the master (%s)", repl_master()[0]
+		    != '\0' ? repl_master() : "none known");
+		return;
+	}
 	c->busy = 1;
 	pipeline_tick(ms, tick_done, c);
 }

@@ -606,6 +606,29 @@ static const struct {
 	{ "replication:\n  local: \"::1:7\"\n  peers: [\"b:1\"]\n" SRC,
 	  "replication.local must be host:port (a name, an IPv4 address or "
 	  "[IPv6], and a port 1-65535), got \"::1:7\", line 2" },
+	{ "replication:\n  local: \"[127.0.0.1]:7001\"\n  peers: [\"b:1\"]\n" SRC,
+	  "replication.local must be host:port (a name, an IPv4 address or "
+	  "[IPv6], and a port 1-65535), got \"[127.0.0.1]:7001\", line 2" },
+	{ "replication:\n  local: \"300.1.1.1:7001\"\n  peers: [\"b:1\"]\n" SRC,
+	  "replication.local must be host:port (a name, an IPv4 address or "
+	  "[IPv6], and a port 1-65535), got \"300.1.1.1:7001\", line 2" },
+	{ "replication:\n  local: \"-bad.test:7001\"\n  peers: [\"b:1\"]\n" SRC,
+	  "replication.local must be host:port (a name, an IPv4 address or "
+	  "[IPv6], and a port 1-65535), got \"-bad.test:7001\", line 2" },
+	{ "replication:\n  local: \"a..b:7001\"\n  peers: [\"b:1\"]\n" SRC,
+	  "replication.local must be host:port (a name, an IPv4 address or "
+	  "[IPv6], and a port 1-65535), got \"a..b:7001\", line 2" },
+	{ "replication:\n  local: \"a_b:7001\"\n  peers: [\"b:1\"]\n" SRC,
+	  "replication.local must be host:port (a name, an IPv4 address or "
+	  "[IPv6], and a port 1-65535), got \"a_b:7001\", line 2" },
+	{ "replication:\n  local: \"[::1]:7001\"\n"
+	  "  peers: [\"[0:0::1]:7001\"]\n" SRC,
+	  "replication.peers[0] is replication.local ([::1]:7001): list the "
+	  "other nodes only, line 3" },
+	{ "replication:\n  local: \"a:1\"\n"
+	  "  peers: [\"Node1.test:7001\", \"node1.TEST:7001\"]\n" SRC,
+	  "replication.peers[1] repeats replication.peers[0] "
+	  "(node1.TEST:7001), line 3" },
 	{ "replication:\n  local: \"a:1\"\n  peers: [\"b:1\", \"[::1]x\"]\n"
 	  SRC, "replication.peers[1] must be host:port, got \"[::1]x\", "
 	  "line 3" },
