@@ -123,6 +123,8 @@ def test_repl_group_roles():
         st, _, doc = c.api("POST", "/v1/retry-now", {})
         assert st == 409 and doc["error"] == "not_master" and \
             doc["master"] == g.addr(0), (st, doc)
+        rc, out, err = c.ctl("tick", check=False, timeout=10)
+        assert rc != 0 and "not_master" in out + err, (rc, out, err)
         s = c.status()
         assert s["role"] == "client" and s["master"] == g.addr(0), s
         assert len(s["replication"]["sites"]) == 2, s
