@@ -543,7 +543,7 @@ ankusad_reexec(const char *why)
 	supervisor_flush(KIND_EDGE);
 	supervisor_kill_all();
 	backup_join();
-	notify_close();
+	notify_reexec_keep();
 	if (store_close(env->store) == -1)
 		log_warnx("the store was not closed cleanly: the recovery at "
 		    "the exec replays its log");

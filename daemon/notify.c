@@ -30,6 +30,7 @@
 #include "clock.h"
 #include "log.h"
 #include "notify.h"
+#include "reexec.h"
 
 #define NOTIFY_MSG_MAX		1024
 #define NOTIFY_STATUS_MAX	256
@@ -147,13 +148,34 @@ notify_format(char *buf, size_t len, enum notify_kind kind, pid_t pid,
 	return off + n;
 }
 
+void
+notify_reexec_keep(void)
+{
+	char buf[32];
+
+	if (notify_fd == -1)
+		return;
+	reexec_keep("notify", notify_fd);
+	if (notify_wd_us != 0) {
+		snprintf(buf, sizeof(buf), "%llu",
+		    (unsigned long long)notify_wd_us);
+		(void)setenv("WATCHDOG_USEC", buf, 1);
+		snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+		(void)setenv("WATCHDOG_PID", buf, 1);
+	}
+}
+
 int
 notify_init(void)
 {
 	const char *s;
 	int rc;
 
-	if ((s = getenv("NOTIFY_SOCKET")) != NULL && *s != '\0') {
+	/* An exec of ankusad by itself hands its connected socket down
+	 * (notify_reexec_keep). */
+	if ((notify_fd = reexec_take("notify")) != -1)
+		;
+	else if ((s = getenv("NOTIFY_SOCKET")) != NULL && *s != '\0') {
 		if (notify_addr(s, &notify_sun, &notify_sunlen) == -1)
 			log_warnx("NOTIFY_SOCKET=%s: not an absolute path or "
 			    "an @name; the service manager is not told",

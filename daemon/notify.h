@@ -58,5 +58,8 @@ void	notify_reloaded(const char *status);
 void	notify_stopping(const char *status);
 void	notify_status(const char *status);
 void	notify_close(void);
+/* Before an exec of ankusad by itself (reexec.h): the socket handed
+ * down, and the watchdog's interval with it. */
+void	notify_reexec_keep(void);
 
 #endif /* ANKUSA_NOTIFY_H */
