@@ -148,6 +148,9 @@ def test_repl_group_roles():
     for c in g.nodes[1:]:
         wait_until(lambda: c.status()["hooks"] == m.status()["hooks"] ==
                    10, 10, 0.1, "the clients hold the master's hooks")
+        # Reads on a client: its copy of the store.
+        assert len(c.queue("s")) == len(m.queue("s")) == 10
+        assert c.dlq() == m.dlq() == []
 
 
 def test_repl_failover_kill9():
