@@ -741,6 +741,7 @@ main(int argc, char *argv[])
 	 * again, between a store opened as the user and this drop, was
 	 * root's and unreadable after it). */
 	privsep_drop();
+	store_set_batch(env->conf->batcher.max_batch);
 	if (repl_group_from_conf(env->conf, &group)) {
 		log_info("replication: %s:%u joining its group (%zu peers)",
 		    group.local_host, group.local_port, group.npeers);

@@ -69,7 +69,11 @@ const char *const store_tables[T_COUNT] = {
 #define STORE_LOG_BUFFER	(4u * 1024 * 1024)
 #define STORE_HOOK_PAGESIZE	8192	/* hooks, quarantine: see open */
 #define STORE_BODY_PAGESIZE	(32u * 1024)	/* bodies: see open */
-#define STORE_MAX_LOCKS		100000	/* a purge's transaction: see open */
+#define STORE_MAX_LOCKS		20000	/* a batch's page locks: see open */
+
+/* A transaction takes a lock per page it reads or writes: a batch of
+ * hooks, a few pages each (store_set_batch). */
+static unsigned	 store_max_locks = STORE_MAX_LOCKS;
 
 static void	 store_dbmsg(const DB_ENV *, const char *, const char *);
 static int	 store_env_open(struct store *, char *, size_t);
@@ -179,6 +183,13 @@ store_strerror(struct store *st)
 /*
  * Open and close.
  */
+
+void
+store_set_batch(unsigned max_hooks)
+{
+	store_max_locks = max_hooks > STORE_MAX_LOCKS / 8 ? max_hooks * 8 :
+	    STORE_MAX_LOCKS;
+}
 
 struct store *
 store_open(const char *dir, char *err, size_t errlen)
@@ -356,9 +367,9 @@ store_env_open(struct store *st, char *err, size_t errlen)
 	 * transactions while the loop reads), and a hot backup's copy reads
 	 * pages the loop writes (DESIGN.md section 3). */
 	if ((ret = st->env->set_lk_detect(st->env, DB_LOCK_DEFAULT)) != 0 ||
-	    (ret = st->env->set_lk_max_locks(st->env, STORE_MAX_LOCKS)) != 0 ||
+	    (ret = st->env->set_lk_max_locks(st->env, store_max_locks)) != 0 ||
 	    (ret = st->env->set_lk_max_objects(st->env,
-	    STORE_MAX_LOCKS)) != 0) {
+	    store_max_locks)) != 0) {
 		store_seterr(st, ret, "store %s: configure locking", dir);
 		goto fail;
 	}

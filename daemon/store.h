@@ -120,6 +120,9 @@ struct store_quarantine_info {
 /* Open (creating if needed) the environment in dir, running recovery.
  * NULL on failure, with err naming the file and the problem. */
 struct store	*store_open(const char *dir, char *err, size_t errlen);
+/* Before the open: the most hooks a batch holds (batcher.max_batch), which
+ * sizes the lock table (8 locks a hook, at least 20,000). */
+void		 store_set_batch(unsigned max_hooks);
 /* Checkpoint and close: 0, or -1 when the checkpoint or a sync failed or
  * the store was lost (logged): not a clean stop, the next open's recovery
  * replays the log. */
