@@ -24,6 +24,7 @@ import threading
 import time
 
 import ankusa
+import faults
 from ankusa import (Daemon, TestSink, dispatch_conf, free_port, get, jbody,
                     note, post, request, sink_source, wait_until)
 
@@ -200,8 +201,8 @@ def test_repl_failover_kill9():
     note("refused (503 or no connection) while failing over: %d; "
          "failover median %.2f s, max %.2f s" % (
              refused[0], sorted(times)[len(times) // 2], max(times)))
-    note("chaos repl_kill9: rounds %d, acknowledged %d, lost 0, "
-         "duplicated %d" % (ROUNDS, len(want), len(seen) - len(set(seen))))
+    faults.report("repl_kill9", ROUNDS, want, want - set(seen),
+                  len(seen) - len(set(seen)))
 
 
 test_repl_failover_kill9.timeout = max(600, 30 * ROUNDS)
