@@ -188,6 +188,13 @@ struct store {
 						 * tables are read only */
 };
 
+/* store_meta.c, for store.c. */
+int	store_load_meta(struct store *, char *, size_t);
+int	store_meta_u64(struct store *, const char *, uint64_t *, int, char *,
+	    size_t);
+int	store_meta_put_u64(struct store *, struct __db_txn *, const char *,
+	    uint64_t);
+
 /* store_group.c, for store.c. */
 int	group_configure(struct store *, const char *absdir);
 int	group_set_timeouts(struct store *, const struct store_group *);
