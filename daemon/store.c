@@ -182,12 +182,12 @@ store_set_batch(unsigned max_hooks)
 struct store *
 store_open(const char *dir, char *err, size_t errlen)
 {
-	return store_open_as(dir, NULL, err, errlen);
+	return store_open_group(dir, NULL, err, errlen);
 }
 
 /* g: a site of that replication group (store_group.c), or NULL. */
 struct store *
-store_open_as(const char *dir, const struct store_group *g, char *err,
+store_open_group(const char *dir, const struct store_group *g, char *err,
     size_t errlen)
 {
 	struct bodies_upgrade u;
@@ -333,14 +333,14 @@ store_env_open(struct store *st, char *err, size_t errlen)
 	}
 	/* By the data directory's absolute name: BDB takes a relative one
 	 * from the home. */
-	if (realpath(dir, abs) == NULL) {
-		store_seterr(st, 0, "store %s: realpath: %s", dir,
-		    strerror(errno));
-		goto fail;
-	}
-	if (st->group != NULL && group_configure(st, abs) == -1)
+	if (st->group != NULL && group_configure(st) == -1)
 		goto fail;
 	if (st->home != NULL) {
+		if (realpath(dir, abs) == NULL) {
+			store_seterr(st, 0, "store %s: realpath: %s", dir,
+			    strerror(errno));
+			goto fail;
+		}
 		if ((ret = st->env->set_data_dir(st->env, abs)) != 0 ||
 		    (ret = st->env->set_lg_dir(st->env, abs)) != 0) {
 			store_seterr(st, ret, "store %s: configure "

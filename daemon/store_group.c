@@ -87,18 +87,11 @@ store_role_name(enum store_role r)
 	return "unknown";
 }
 
-struct store *
-store_open_group(const char *dir, const struct store_group *g, char *err,
-    size_t errlen)
-{
-	return store_open_as(dir, g, err, errlen);
-}
-
 /* Before DB_ENV->open: the sites, the policy, the timeouts.  The home is
  * the data directory (store.c), where the replication metadata
  * (__db.rep.*) then is too, and must be: it outlives a reboot. */
 int
-group_configure(struct store *st, const char *absdir)
+group_configure(struct store *st)
 {
 	const struct store_group *g = st->group;
 	DB_ENV *e = st->env;
@@ -129,7 +122,6 @@ group_configure(struct store *st, const char *absdir)
 		store_seterr(st, ret, "store %s: set_event_notify", st->dir);
 		return -1;
 	}
-	(void)absdir;
 	if ((ret = e->repmgr_site(e, g->local_host, g->local_port, &site,
 	    0)) != 0) {
 		store_seterr(st, ret, "replication.local %s:%u", g->local_host,

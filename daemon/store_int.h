@@ -196,7 +196,7 @@ int	store_meta_put_u64(struct store *, struct __db_txn *, const char *,
 	    uint64_t);
 
 /* store_group.c, for store.c. */
-int	group_configure(struct store *, const char *absdir);
+int	group_configure(struct store *);
 int	group_set_timeouts(struct store *, const struct store_group *);
 int	group_start(struct store *);
 void	group_commit_begin(struct store *);
@@ -204,8 +204,7 @@ int	group_commit_acked(struct store *);
 void	group_free(struct store *);
 void	group_handles_dead(struct store *);
 struct store_group *group_copy(const struct store_group *);
-struct store *store_open_as(const char *, const struct store_group *,
-	    char *, size_t);
+
 
 /* Encoder: a fixed buffer, or a growing one (hooks). */
 struct enc {
