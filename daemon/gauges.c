@@ -130,6 +130,14 @@ g_store(void)
 }
 
 static void
+g_lag_site(const char *site, int64_t bytes, void *arg)
+{
+	(void)arg;
+	metrics_set("ankusa_replication_lag_bytes", (double)bytes, "site",
+	    site, NULL);
+}
+
+static void
 g_repl(void)
 {
 	struct repl_stats rs;
@@ -150,6 +158,8 @@ g_repl(void)
 	if ((lag = repl_lag_ms()) >= 0)
 		metrics_set("ankusa_replication_lag_seconds", (double)lag /
 		    1000, NULL);
+	metrics_clear("ankusa_replication_lag_bytes");
+	repl_lag_sites(g_lag_site, NULL);
 	metrics_set("ankusa_replication_perm_failed", (double)rs.perm_failed,
 	    NULL);
 	metrics_set("ankusa_replication_connections_broken",

@@ -101,6 +101,11 @@ static const struct family_def {
 	    "On a client: seconds since the master's last beat (a commit a "
 	    "second) was applied here; up to 1 is no lag.  0 on a master.",
 	    NULL },
+	{ "ankusa_replication_lag_bytes", METRICS_GAUGE,
+	    "How far the log of a site (label site, its replication.local) "
+	    "ends behind the master's, in bytes, as the site last said (each "
+	    "second): on the master each client's, on a client its own.  "
+	    "None on a single node.", NULL },
 	{ "ankusa_replication_elections", METRICS_GAUGE,
 	    "Elections this node won since its process started.", NULL },
 	{ "ankusa_replication_perm_failed", METRICS_GAUGE,

@@ -171,6 +171,41 @@ repl_lag_ms(void)
 	return now > beat ? (int64_t)(now - beat) : 0;
 }
 
+int64_t
+repl_lag_bytes(void)
+{
+	if (group_store == NULL || store_group_fd(group_store) == -1 ||
+	    at_start.role != STORE_ROLE_CLIENT)
+		return 0;
+	return store_group_lag_bytes(group_store);
+}
+
+/* How far behind the master each site is in bytes, as this node knows:
+ * on a client its own lag, on the master each client's that reported.
+ * f(site, bytes, arg) for each; a single node has none. */
+void
+repl_lag_sites(void (*f)(const char *, int64_t, void *), void *arg)
+{
+	struct store_site sites[STORE_GROUP_MAX_PEERS + 1];
+	char self[300];
+	int64_t lag;
+	int i, n;
+
+	if (group_store == NULL || store_group_fd(group_store) == -1)
+		return;
+	if (at_start.role == STORE_ROLE_CLIENT) {
+		if ((lag = repl_lag_bytes()) >= 0 &&
+		    store_group_local(group_store, self, sizeof(self)) == 0)
+			f(self, lag, arg);
+		return;
+	}
+	n = store_group_sites(group_store, sites,
+	    sizeof(sites) / sizeof(sites[0]));
+	for (i = 0; i < n; i++)
+		if (sites[i].lag_bytes >= 0)
+			f(sites[i].addr, sites[i].lag_bytes, arg);
+}
+
 int
 repl_writable(void)
 {
@@ -245,11 +280,13 @@ repl_status_json(void)
 	n = store_group_sites(group_store, sites,
 	    sizeof(sites) / sizeof(sites[0]));
 	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:s, s:b, s:b}",
+		json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:I}",
 		    "address", sites[i].addr, "connected", sites[i].connected,
-		    "master", sites[i].is_master));
-	o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "sites", a,
+		    "master", sites[i].is_master, "lag_bytes",
+		    (json_int_t)sites[i].lag_bytes));
+	o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "sites", a,
 	    "lag_ms", (json_int_t)repl_lag_ms(),
+	    "lag_bytes", (json_int_t)repl_lag_bytes(),
 	    "elections", (json_int_t)s.elections, "perm_failed",
 	    (json_int_t)s.perm_failed, "connects", (json_int_t)s.connects,
 	    "disconnects", (json_int_t)s.disconnects, "inits",

@@ -31,6 +31,14 @@ const char	*repl_master(void);
  * every second, so up to 1000 is no lag); 0 on a master or a single
  * node; -1 when no beat is known. */
 int64_t		 repl_lag_ms(void);
+/* On a client: bytes of log the master had, at its last word (a beat a
+ * second), beyond this node's; 0 on a master or a single node; -1 when
+ * the master has not said for a few beats. */
+int64_t		 repl_lag_bytes(void);
+/* f(site, bytes, arg) for each site whose lag in bytes this node knows:
+ * on a client itself, on the master each client that reported. */
+void		 repl_lag_sites(void (*)(const char *, int64_t, void *),
+		    void *);
 /* A reload's new timeouts (the rest of the section is restart-only). */
 void		 repl_reload(const struct conf *);
 
@@ -44,8 +52,9 @@ struct repl_stats {
 };
 void		 repl_stats(struct repl_stats *);
 /* The group for ankusactl status: {"sites": [{"address", "connected",
- * "master"}], "elections", "perm_failed", "connects", "disconnects"}, or
- * NULL when not replicated. */
+ * "master", "lag_bytes"}], "lag_ms", "lag_bytes", "elections",
+ * "perm_failed", "connects", "disconnects", "inits"}, or NULL when not
+ * replicated. */
 struct json_t	*repl_status_json(void);
 
 #endif

@@ -605,6 +605,8 @@ store_env_close(struct store *st, int nosync)
 		st->db[i] = NULL;
 	}
 	if (st->env != NULL) {
+		/* Its thread uses the environment: stopped first. */
+		group_lag_stop(st);
 		if ((ret = st->env->close(st->env, 0)) != 0) {
 			log_warnx("store %s: close environment: %s", st->dir,
 			    db_strerror(ret));

@@ -165,6 +165,8 @@ group_configure(struct store *st)
 		    st->dir);
 		return -1;
 	}
+	if (group_lag_configure(st) == -1)
+		return -1;
 	return group_set_timeouts(st, g);
 }
 
@@ -229,7 +231,9 @@ group_start(struct store *st)
 		}
 		usleep(GROUP_RETRY_US);
 	}
-	return group_wait_role(st);
+	if (group_wait_role(st) == -1)
+		return -1;
+	return group_lag_start(st);
 }
 
 static int
@@ -443,6 +447,16 @@ store_group_master(struct store *st, char *buf, size_t len)
 }
 
 int
+store_group_local(struct store *st, char *buf, size_t len)
+{
+	if (st->group == NULL)
+		return -1;
+	snprintf(buf, len, "%s:%u", st->group->local_host,
+	    st->group->local_port);
+	return 0;
+}
+
+int
 store_group_sites(struct store *st, struct store_site *sites, size_t max)
 {
 	DB_REPMGR_SITE *list;
@@ -459,6 +473,7 @@ store_group_sites(struct store *st, struct store_site *sites, size_t max)
 		    list[i].host, list[i].port);
 		sites[k].connected = list[i].status == DB_REPMGR_CONNECTED;
 		sites[k].is_master = list[i].eid == meid;
+		sites[k].lag_bytes = group_lag_site(st, sites[k].addr);
 		k++;
 	}
 	free(list);
@@ -497,6 +512,7 @@ group_free(struct store *st)
 
 	free(st->group);
 	st->group = NULL;
+	group_lag_free(st);
 	if (r == NULL)
 		return;
 	if (r->pipe[0] != -1)

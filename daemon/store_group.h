@@ -41,6 +41,7 @@ struct store_group {
 	int		 as_master;		/* start as master, without an
 						 * election: this site was
 						 * elected a moment ago */
+	unsigned	 beat_ms;		/* lag reports; 0: 1000 */
 };
 
 enum store_role {
@@ -81,6 +82,9 @@ struct store_site {
 	char	addr[300];
 	int	connected;
 	int	is_master;
+	int64_t	lag_bytes;	/* on a master: how far behind it the site's
+				 * log ends, as the site last said; -1 when
+				 * it has not said (store_lag.c) */
 };
 /* Up to max sites into sites; the number of them, or -1. */
 int		 store_group_sites(struct store *, struct store_site *,
@@ -88,6 +92,12 @@ int		 store_group_sites(struct store *, struct store_site *,
 /* The last commit failed for want of a quorum's acknowledgement: it is in
  * the master's log, in doubt. */
 int		 store_in_doubt(struct store *);
+/* On a client: bytes of log the master had written, at its last word
+ * (every beat), beyond this site's log end; 0 on a master; -1 when the
+ * master has not said for a few beats. */
+int64_t		 store_group_lag_bytes(struct store *);
+/* This site's replication.local, host:port: 0, or -1 (not replicated). */
+int		 store_group_local(struct store *, char *, size_t);
 /* The timeouts that may change at run time (store_group's ack and
  * heartbeat fields); 0 or -1 with store_strerror. */
 int		 store_group_timeouts(struct store *, const struct store_group *);

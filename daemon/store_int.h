@@ -149,6 +149,7 @@ struct store_trash {
 
 struct store_group;
 struct store_repl;
+struct store_lag;
 
 struct store {
 	struct __db_env		*env;
@@ -184,6 +185,7 @@ struct store {
 	char			 sumby[224];	/* which log checksum, why */
 	struct store_group	*group;		/* a site of it, or NULL */
 	struct store_repl	*repl;		/* its state (store_group.c) */
+	struct store_lag	*lag;		/* its lag (store_lag.c) */
 	int			 client;	/* a client of the group: the
 						 * tables are read only */
 };
@@ -204,6 +206,14 @@ int	group_commit_acked(struct store *);
 void	group_free(struct store *);
 void	group_handles_dead(struct store *);
 struct store_group *group_copy(const struct store_group *);
+
+/* store_lag.c, for store_group.c and store.c. */
+int	group_lag_configure(struct store *);
+int	group_lag_start(struct store *);
+void	group_lag_stop(struct store *);
+void	group_lag_free(struct store *);
+int64_t	group_lag_site(struct store *, const char *);
+int64_t	group_lag_distance(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
 
 
 /* Encoder: a fixed buffer, or a growing one (hooks). */

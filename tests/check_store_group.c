@@ -53,6 +53,7 @@ group_fill(struct store_group *g, int me, int create)
 	g->ack_timeout_ms = 300;
 	g->heartbeat_ms = 200;
 	g->heartbeat_timeout_ms = 1000;
+	g->beat_ms = 100;
 }
 
 static struct store *
@@ -155,6 +156,81 @@ START_TEST(test_group_of_three)
 }
 END_TEST
 
+/* LSN distance: same file, across files, a site ahead of its master. */
+START_TEST(test_lag_distance)
+{
+	ck_assert_int_eq(group_lag_distance(1, 5000, 1, 1000, 10485760),
+	    4000);
+	ck_assert_int_eq(group_lag_distance(3, 100, 1, 200, 1000),
+	    2 * 1000 + 100 - 200);
+	ck_assert_int_eq(group_lag_distance(1, 1000, 1, 5000, 10485760), 0);
+	ck_assert_int_eq(group_lag_distance(1, 9000, 2, 10, 10485760), 0);
+}
+END_TEST
+
+/* Each site's lag in bytes: the clients report their log's end to the
+ * master, the master its own to the clients.  A client gone falls behind
+ * by what the master wrote since its last report. */
+START_TEST(test_group_lag_bytes)
+{
+	struct store *st[NSITES];
+	struct store_site sites[8];
+	char body[4096];
+	int i, n, tries, known;
+	int64_t lag;
+
+	ports_pick();
+	st[0] = site_open(0, 1);
+	st[1] = site_open(1, 0);
+	st[2] = site_open(2, 0);
+	ck_assert_int_eq(store_group_lag_bytes(st[0]), 0);
+	/* Every client known to the master, and the master to each. */
+	for (tries = 0; tries < 300; tries++) {
+		n = store_group_sites(st[0], sites, 8);
+		for (known = 0, i = 0; i < n; i++)
+			known += sites[i].lag_bytes >= 0;
+		if (known == 2 && store_group_lag_bytes(st[1]) >= 0 &&
+		    store_group_lag_bytes(st[2]) >= 0)
+			break;
+		usleep(10000);
+	}
+	ck_assert_int_eq(known, 2);
+	ck_assert_int_ge(store_group_lag_bytes(st[1]), 0);
+	ck_assert_int_ge(store_group_lag_bytes(st[2]), 0);
+	/* Site 2 gone, 100 hooks of 4 KiB later: 400 KiB behind at least. */
+	ck_assert_int_eq(store_close(st[2]), 0);
+	memset(body, 'x', sizeof(body));
+	for (i = 0; i < 100; i++)
+		put_one(st[0], "github", body, sizeof(body), 1);
+	/* Its last word goes stale in three beats. */
+	for (tries = 0; tries < 300; tries++) {
+		n = store_group_sites(st[0], sites, 8);
+		for (lag = -1, i = 0; i < n; i++)
+			if (sites[i].addr[strlen(sites[i].addr) - 1] == '2')
+				lag = sites[i].lag_bytes;
+		if (lag >= 100 * (int64_t)sizeof(body))
+			break;
+		usleep(10000);
+	}
+	ck_assert_msg(lag >= 100 * (int64_t)sizeof(body), "site 2 behind "
+	    "by %lld bytes", (long long)lag);
+	/* Site 1 stays close: its reports follow the master's log. */
+	for (tries = 0; tries < 300; tries++) {
+		n = store_group_sites(st[0], sites, 8);
+		for (lag = -1, i = 0; i < n; i++)
+			if (sites[i].addr[strlen(sites[i].addr) - 1] == '1')
+				lag = sites[i].lag_bytes;
+		if (lag >= 0 && lag < 64 * 1024)
+			break;
+		usleep(10000);
+	}
+	ck_assert_msg(lag >= 0 && lag < 64 * 1024, "site 1 behind by %lld "
+	    "bytes", (long long)lag);
+	ck_assert_int_eq(store_close(st[1]), 0);
+	ck_assert_int_eq(store_close(st[0]), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -165,6 +241,8 @@ suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_group_of_one);
 	tcase_add_test(tc, test_group_of_three);
+	tcase_add_test(tc, test_lag_distance);
+	tcase_add_test(tc, test_group_lag_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }

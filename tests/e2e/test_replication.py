@@ -329,35 +329,78 @@ def test_repl_haproxy_failover():
 test_repl_haproxy_failover.timeout = 300
 
 
+def _site_lag(d, addr):
+    """The lag in bytes d's status gives the site at addr, or None."""
+    for s in d.status()["replication"]["sites"]:
+        if s["address"] == addr:
+            return s["lag_bytes"]
+    return None
+
+
+def _lag_series(d):
+    """ankusa_replication_lag_bytes on d's /metrics: {site: bytes}."""
+    st, _, data = request(d.admin_port, "GET", "/metrics")
+    assert st == 200, st
+    out = {}
+    for line in data.decode().splitlines():
+        if line.startswith("ankusa_replication_lag_bytes{"):
+            site = line.split('site="', 1)[1].split('"', 1)[0]
+            out[site] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
 def test_repl_stopped_replica_catches_up():
     """A client stopped for a while under load (the other acknowledges,
     so the master keeps answering 201) catches up when it is started
-    again: it holds what the master holds."""
+    again: it holds what the master holds.  The master's status and
+    /metrics give how far behind it is in bytes, and the lag falls back
+    once it has caught up."""
     sink = TestSink().start()
     sink.mode("/s", status=503)
     g = Group(sink.url("/s")).start()
     m = g.master()
     lag = g.nodes[2]
+    # Every site reports its log's end each second.
+    wait_until(lambda: all(x["lag_bytes"] >= 0 for x in
+                           m.status()["replication"]["sites"]), 15, 0.1,
+               "the master knows each client's lag in bytes")
+    wait_until(lambda: 0 <= g.nodes[1].status()["replication"]
+               ["lag_bytes"] < 65536, 15, 0.1,
+               "a client knows its own lag in bytes")
     lag.stop()
     n = refused = 0
+    pad = b"x" * 1024
     t0 = time.monotonic()
     while time.monotonic() - t0 < 5.0:
         # A batch in flight as the client went may be in doubt: 503,
         # Retry-After, and the provider's retry.
-        st, hdrs, data = post(m.port, "/webhooks/s", b'{"n":%d}' % n)
+        st, hdrs, data = post(m.port, "/webhooks/s",
+                              b'{"n":%d,"pad":"%s"}' % (n, pad))
         if st == 503 and jbody(data)["error"] == "store_unavailable" \
                 and hdrs.get("retry-after") == "1" and refused < 5:
             refused += 1
             continue
         assert st == 201, (st, data)
         n += 1
+    # The stopped client is behind by every hook since (bodies of 1 KiB
+    # and more): in status and in /metrics.
+    wait_until(lambda: _site_lag(m, g.addr(2)) >= n * 1024, 10, 0.2,
+               "the master counts the stopped client's lag")
+    behind = _site_lag(m, g.addr(2))
+    assert _lag_series(m).get(g.addr(2), -1) >= n * 1024, _lag_series(m)
     lag.start(timeout=60)
     # In doubt ones may be stored too: the client holds what the master
     # holds, at least every 201.
     wait_until(lambda: lag.status()["hooks"] == m.status()["hooks"] >= n,
                30, 0.1, "the stopped client caught up")
+    wait_until(lambda: 0 <= _site_lag(m, g.addr(2)) < 65536, 15, 0.2,
+               "its lag in bytes back under 64 KiB")
+    wait_until(lambda: 0 <= lag.status()["replication"]["lag_bytes"] <
+               65536 and 0 <= _lag_series(lag).get(g.addr(2), -1) < 65536,
+               15, 0.2, "its own lag in bytes known and small")
     note("a client stopped for 5 s of load (%d hooks, %d answered 503 "
-         "in doubt) caught up" % (n, refused))
+         "in doubt) was %d bytes behind, and caught up" %
+         (n, refused, behind))
 
 
 def _partition():
