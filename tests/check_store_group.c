@@ -57,6 +57,21 @@ group_fill(struct store_group *g, int me, int create)
 }
 
 static struct store *
+site_open_prio(int me, int create, unsigned prio)
+{
+	struct store_group g;
+	struct store *st;
+	char dir[300], err[1024];
+
+	snprintf(dir, sizeof(dir), "%s/site%d", tmpdir, me);
+	group_fill(&g, me, create);
+	g.priority = prio;
+	st = store_open_group(dir, &g, err, sizeof(err));
+	ck_assert_msg(st != NULL, "site %d: %s", me, err);
+	return st;
+}
+
+static struct store *
 site_open(int me, int create)
 {
 	struct store_group g;
@@ -231,6 +246,66 @@ START_TEST(test_group_lag_bytes)
 }
 END_TEST
 
+/*
+ * A client's handles die when replication rolls back what it had: site 1
+ * (priority 0, never master) holds a commit of site 0 that site 2 never
+ * saw; the commit was in doubt (a site that cannot be elected does not
+ * make a quorum); site 0 goes, site 2 is elected with the shorter log,
+ * and site 1 rolls the commit back.  Its next read meets
+ * DB_REP_HANDLE_DEAD, which the store reports for the loop to open again
+ * (repl.c), and nothing else fails.
+ */
+START_TEST(test_group_handles_dead)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_group_state s;
+	struct store *st[NSITES];
+	struct store_batch *b;
+	struct store_hook h;
+	int tries;
+	int64_t n;
+
+	ports_pick();
+	st[0] = site_open(0, 1);
+	st[1] = site_open_prio(1, 0, 0);
+	st[2] = site_open(2, 0);
+	put_one(st[0], "github", "{\"n\":1}", 7, 1);
+	for (tries = 0; tries < 300 &&
+	    store_debug_count(st[2], "hooks") < 1; tries++)
+		usleep(10000);
+	ck_assert_int_eq(store_debug_count(st[2], "hooks"), 1);
+	ck_assert_int_eq(store_close(st[2]), 0);
+	hook_fill(&h, "github", "{\"n\":2}", 7);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st[0]));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_int_eq(store_batch_commit(b), -1);
+	ck_assert_int_eq(store_in_doubt(st[0]), 1);
+	for (tries = 0; tries < 300 &&
+	    store_debug_count(st[1], "hooks") < 2; tries++)
+		usleep(10000);
+	ck_assert_int_eq(store_debug_count(st[1], "hooks"), 2);
+	ck_assert_int_eq(store_close(st[0]), 0);
+	st[2] = site_open(2, 0);
+	ck_assert_int_eq(store_role(st[2]), STORE_ROLE_MASTER);
+	ck_assert_int_eq(store_debug_count(st[2], "hooks"), 1);
+	for (tries = 0; tries < 500; tries++) {
+		n = store_debug_count(st[1], "hooks");
+		store_group_state(st[1], &s);
+		if (n == -1 || s.handles_dead)
+			break;
+		usleep(10000);
+	}
+	ck_assert_msg(n == -1 && s.handles_dead, "site 1: %lld hooks, "
+	    "handles dead %d: %s", (long long)n, s.handles_dead,
+	    store_strerror(st[1]));
+	ck_assert_msg(strstr(store_strerror(st[1]), "DB_REP_HANDLE_DEAD") !=
+	    NULL || strstr(store_strerror(st[1]), "invalid") != NULL, "%s",
+	    store_strerror(st[1]));
+	(void)store_close(st[1]);
+	ck_assert_int_eq(store_close(st[2]), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -243,6 +318,7 @@ suite(void)
 	tcase_add_test(tc, test_group_of_three);
 	tcase_add_test(tc, test_lag_distance);
 	tcase_add_test(tc, test_group_lag_bytes);
+	tcase_add_test(tc, test_group_handles_dead);
 	suite_add_tcase(s, tc);
 	return s;
 }

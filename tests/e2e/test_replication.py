@@ -230,6 +230,66 @@ def test_repl_quorum_lost():
                201, 30, 0.2, "201 again with a client back")
 
 
+def test_repl_rollback_handles_dead():
+    """A client whose store replication rolls back: node 1 (priority 0,
+    never master) holds a batch of node 0's that node 2 never saw (it was
+    in doubt, answered 503: a site that cannot be elected makes no
+    quorum); node 0 dies and node 2 is elected with the shorter log.  Node
+    1 rolls the batch back, its next read meets DB_REP_HANDLE_DEAD, and it
+    executes itself again (same pid) as a client holding what the new
+    master holds; every hook answered 201 is delivered."""
+    sink = TestSink().start()
+    sink.mode("/s", status=503)     # every hook held in the store
+    g = Group(sink.url("/s"), priorities=(100, 0, 100)).start()
+    m = g.master()
+    assert m is g.nodes[0]
+    c, other = g.nodes[1], g.nodes[2]
+    ids = []
+    for i in range(10):
+        st, _, data = post(m.port, "/webhooks/s", b'{"n":%d}' % i)
+        assert st == 201, (st, data)
+        ids.append(jbody(data)["id"])
+    wait_until(lambda: c.status()["hooks"] == other.status()["hooks"] ==
+               10, 15, 0.1, "both clients hold the 10 hooks")
+    other.stop()
+    st, hdrs, data = post(m.port, "/webhooks/s", b'{"doubt":1}')
+    assert st == 503 and jbody(data)["error"] == "store_unavailable" and \
+        hdrs.get("retry-after") == "1", (st, data)
+    wait_until(lambda: c.status()["hooks"] == 11, 15, 0.1,
+               "the unelectable client holds the batch in doubt")
+    pid = c.pid
+    m.kill9()
+    other.start(timeout=60)
+    new = g.master(60)
+    assert new is other, "the electable site is elected"
+    wait_until(lambda: "handles are dead" in c.log_text(), 30, 0.2,
+               "the rolled back client's handles found dead", )
+
+    def back():
+        try:
+            return g.role(c) == "client" and c.status()["hooks"] == 10
+        except (OSError, AssertionError, KeyError, ValueError):
+            return False
+    wait_until(back, 60, 0.2, "the client back, without the rolled back "
+               "batch")
+    assert c.pid == pid and c.running(), "executed again in place"
+    # An unelectable client makes no quorum: the new master commits
+    # nothing for good until node 0 is back (a client now, rolling its
+    # own copy of the batch back as it joins).
+    m.start(timeout=60)
+    assert g.role(m) == "client"
+    sink.mode("/s", status=200)
+    wait_until(lambda: new.api("POST", "/v1/retry-now", {})[0] == 200, 30,
+               0.5, "retry now on the new master")
+    wait_until(lambda: set(ids) <= set(sink.ids("/s")), 30, 0.1,
+               "every 201 delivered by the new master")
+    note("a client's batch in doubt rolled back: handles dead, executed "
+         "again in place; the %d hooks answered 201 delivered" % len(ids))
+
+
+test_repl_rollback_handles_dead.timeout = 240
+
+
 def test_repl_wiped_replica_rejoins_and_delivers():
     """A client whose data directory is wiped joins again and is
     initialised by the master (tables and recent log); made master (the
