@@ -6,10 +6,15 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <check.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,11 +32,42 @@
 
 static unsigned	 base_port;
 
-/* Ports of this test process's own, away from other runs'. */
+/* A port on 127.0.0.1 that a listener may bind now (repmgr sets no
+ * SO_REUSEADDR: a port in TIME_WAIT from an earlier test is taken). */
+static int
+port_free(unsigned port)
+{
+	struct sockaddr_in sin;
+	int fd, ok;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		return 0;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+	close(fd);
+	return ok;
+}
+
+/* Ports of this test process's own, below the ephemeral range, away
+ * from other runs' and free now. */
 static void
 ports_pick(void)
 {
-	base_port = 20000 + (unsigned)(getpid() % 2000) * 10;
+	unsigned i, tries;
+	int ok;
+
+	base_port = 20000 + (unsigned)(getpid() % 1200) * 10;
+	for (tries = 0; tries < 1200; tries++) {
+		for (ok = 1, i = 0; i < NSITES && ok; i++)
+			ok = port_free(base_port + i);
+		if (ok)
+			return;
+		base_port = base_port + 10 >= 32000 ? 20000 : base_port + 10;
+	}
+	ck_abort_msg("no %d free ports on 127.0.0.1", NSITES);
 }
 
 static void
@@ -306,6 +342,61 @@ START_TEST(test_group_handles_dead)
 }
 END_TEST
 
+/* A reader on a client while the master writes: the replication
+ * manager's apply takes locks the reads wait for, or lose to. */
+struct reader {
+	struct store	*st;
+	volatile int	 stop;
+	unsigned long	 reads, failed;
+	char		 err[1536];
+};
+
+static void *
+reader_main(void *arg)
+{
+	struct reader *r = arg;
+	struct store_counts c;
+
+	while (!r->stop) {
+		r->reads++;
+		if (store_counts(r->st, &c) == -1 ||
+		    store_debug_count(r->st, "rows") == -1) {
+			if (r->failed++ == 0)
+				snprintf(r->err, sizeof(r->err), "%s",
+				    store_strerror(r->st));
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_group_client_reads_under_load)
+{
+	struct store *st[NSITES];
+	struct reader r;
+	pthread_t t;
+	char body[512];
+	int i;
+
+	ports_pick();
+	st[0] = site_open(0, 1);
+	st[1] = site_open(1, 0);
+	st[2] = site_open(2, 0);
+	memset(&r, 0, sizeof(r));
+	r.st = st[1];
+	ck_assert_int_eq(pthread_create(&t, NULL, reader_main, &r), 0);
+	memset(body, 'y', sizeof(body));
+	for (i = 0; i < 1500; i++)
+		put_one(st[0], "github", body, sizeof(body), 1);
+	r.stop = 1;
+	pthread_join(t, NULL);
+	ck_assert_msg(r.failed == 0, "%lu of %lu reads on a client failed, "
+	    "the first: %s", r.failed, r.reads, r.err);
+	ck_assert_uint_gt(r.reads, 10);
+	for (i = NSITES - 1; i >= 0; i--)
+		ck_assert_int_eq(store_close(st[i]), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -319,6 +410,7 @@ suite(void)
 	tcase_add_test(tc, test_lag_distance);
 	tcase_add_test(tc, test_group_lag_bytes);
 	tcase_add_test(tc, test_group_handles_dead);
+	tcase_add_test(tc, test_group_client_reads_under_load);
 	suite_add_tcase(s, tc);
 	return s;
 }
