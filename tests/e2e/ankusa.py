@@ -198,6 +198,37 @@ def free_port(host="127.0.0.1"):
     return port
 
 
+_listen_next = [None]
+
+
+def listen_port(host="127.0.0.1"):
+    """A port for a listener that sets no SO_REUSEADDR (Berkeley DB's
+    replication manager): below the kernel's ephemeral range, so that no
+    outgoing connection takes it meanwhile, and bindable now without
+    SO_REUSEADDR (no socket in TIME_WAIT holds it)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    top = min(low, 32768) - 1
+    base = 20000 if top > 21000 else 10000
+    if _listen_next[0] is None:
+        _listen_next[0] = base + os.getpid() * 7 % (top - base)
+    for _ in range(top - base):
+        port = _listen_next[0]
+        _listen_next[0] = base if port + 1 >= top else port + 1
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind((host, port))
+        except OSError:
+            continue
+        finally:
+            s.close()
+        return port
+    raise AssertionError("no free port below %d on %s" % (top, host))
+
+
 def wait_until(pred, timeout=5.0, interval=0.05, what="condition"):
     """Poll pred() until it returns a true value; return it or raise."""
     deadline = time.monotonic() + timeout

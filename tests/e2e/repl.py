@@ -61,7 +61,8 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import ankusa  # noqa: E402
-from ankusa import Daemon, Skip, binary, free_port, jbody  # noqa: E402
+from ankusa import (Daemon, Skip, binary, free_port, jbody,  # noqa: E402
+                    listen_port)
 import faults  # noqa: E402
 
 HARNESS_ADDR = "127.0.0.1"      # the load generator, the sinks, ankusactl
@@ -368,7 +369,7 @@ class Node(Daemon):
     def __init__(self, index, replication=None, shim=True, **kw):
         self.index = index
         self.host = node_addr(index)
-        self.repl_port = free_port(self.host)
+        self.repl_port = listen_port(self.host)
         self.replication = replication
         self.shim = shim
         kw.setdefault("name", "node%d" % index)
