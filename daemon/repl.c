@@ -32,6 +32,8 @@
 
 #define REPL_ENV_ELECTED	"ANKUSA_REPL_ELECTED"
 #define REPL_BEAT_MS		1000
+#define REPL_SILENT_MS		15000	/* a connected client this quiet */
+#define REPL_SILENT_EVERY_MS	60000	/* is told of this often */
 
 static struct store	*group_store;
 static struct event	*ev_group;
@@ -39,8 +41,15 @@ static struct store_group_state at_start;
 static char		 master_addr[300];
 static struct event	*ev_beat;
 
+/* Connected clients that stopped reporting, and when they were told of. */
+static struct {
+	char		 addr[300];
+	uint64_t	 told_ms;
+}			 silent[STORE_GROUP_MAX_PEERS + 1];
+
 static void	repl_event_cb(evutil_socket_t, short, void *);
 static void	repl_beat_cb(evutil_socket_t, short, void *);
+static void	repl_silent_check(void);
 
 int
 repl_group_from_conf(const struct conf *c, struct store_group *g)
@@ -156,6 +165,57 @@ repl_beat_cb(evutil_socket_t fd, short what, void *arg)
 	 * lag grows, which is the truth. */
 	if (repl_writable() && !env->draining)
 		(void)store_ready_probe(group_store, time_wall_ms());
+	repl_silent_check();
+}
+
+/*
+ * A client whose process hangs (stopped, swapped out) or whose network
+ * drops packets without a reset keeps its connection to the master, and
+ * Berkeley DB keeps on the master every log file from the last one that
+ * client acknowledged (repmgr counts each connected site): the disk fills
+ * while it stays so.  Its lag reports (store_lag.c) stop; past
+ * REPL_SILENT_MS it is named in the log, once a minute while it lasts.
+ */
+static void
+repl_silent_check(void)
+{
+	struct store_site sites[STORE_GROUP_MAX_PEERS + 1];
+	uint64_t now = time_mono_ms();
+	size_t j, free_j;
+	int i, n;
+
+	n = store_group_sites(group_store, sites,
+	    sizeof(sites) / sizeof(sites[0]));
+	for (i = 0; i < n; i++) {
+		if (!sites[i].connected || sites[i].said_ms_ago < REPL_SILENT_MS)
+			continue;
+		free_j = sizeof(silent) / sizeof(silent[0]);
+		for (j = 0; j < sizeof(silent) / sizeof(silent[0]); j++) {
+			if (strcmp(silent[j].addr, sites[i].addr) == 0)
+				break;
+			if (silent[j].addr[0] == '\0' && free_j ==
+			    sizeof(silent) / sizeof(silent[0]))
+				free_j = j;
+		}
+		if (j == sizeof(silent) / sizeof(silent[0])) {
+			if ((j = free_j) == sizeof(silent) / sizeof(silent[0]))
+				continue;
+			snprintf(silent[j].addr, sizeof(silent[j].addr), "%s",
+			    sites[i].addr);
+			silent[j].told_ms = 0;
+		}
+		if (silent[j].told_ms != 0 &&
+		    now - silent[j].told_ms < REPL_SILENT_EVERY_MS)
+			continue;
+		silent[j].told_ms = now;
+		log_warnx("replication: site %s is connected but has not "
+		    "reported its log for %lld s (hung, or its network drops "
+		    "packets), %lld bytes behind: while it stays connected "
+		    "the master keeps every log file from the last it "
+		    "acknowledged; restart or stop it", sites[i].addr,
+		    (long long)(sites[i].said_ms_ago / 1000),
+		    (long long)sites[i].lag_bytes);
+	}
 }
 
 int64_t

@@ -473,7 +473,8 @@ store_group_sites(struct store *st, struct store_site *sites, size_t max)
 		    list[i].host, list[i].port);
 		sites[k].connected = list[i].status == DB_REPMGR_CONNECTED;
 		sites[k].is_master = list[i].eid == meid;
-		sites[k].lag_bytes = group_lag_site(st, sites[k].addr);
+		sites[k].lag_bytes = group_lag_site(st, sites[k].addr,
+		    &sites[k].said_ms_ago);
 		k++;
 	}
 	free(list);

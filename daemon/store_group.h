@@ -85,6 +85,7 @@ struct store_site {
 	int64_t	lag_bytes;	/* on a master: how far behind it the site's
 				 * log ends, as the site last said; -1 when
 				 * it has not said (store_lag.c) */
+	int64_t	said_ms_ago;	/* when it last said; -1: never */
 };
 /* Up to max sites into sites; the number of them, or -1. */
 int		 store_group_sites(struct store *, struct store_site *,

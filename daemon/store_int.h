@@ -212,7 +212,7 @@ int	group_lag_configure(struct store *);
 int	group_lag_start(struct store *);
 void	group_lag_stop(struct store *);
 void	group_lag_free(struct store *);
-int64_t	group_lag_site(struct store *, const char *);
+int64_t	group_lag_site(struct store *, const char *, int64_t *);
 int64_t	group_lag_distance(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
 
 

@@ -400,11 +400,12 @@ store_group_lag_bytes(struct store *st)
 	return lag;
 }
 
-/* On a master: bytes the client at addr is behind, -1 if it never said.
- * A client silent for a while (stopped, cut off) is behind by all the
- * master wrote since its last word. */
+/* On a master: bytes the client at addr is behind, -1 if it never said
+ * (then *ago is -1 too, else ms since it said).  A client silent for a
+ * while (stopped, cut off) is behind by all the master wrote since its
+ * last word. */
 int64_t
-group_lag_site(struct store *st, const char *addr)
+group_lag_site(struct store *st, const char *addr, int64_t *ago)
 {
 	struct store_lag *l = st->lag;
 	struct lag_site *s;
@@ -413,6 +414,7 @@ group_lag_site(struct store *st, const char *addr)
 	int stale = 0;
 	size_t i;
 
+	*ago = -1;
 	if (l == NULL)
 		return -1;
 	pthread_mutex_lock(&l->mu);
@@ -422,8 +424,8 @@ group_lag_site(struct store *st, const char *addr)
 			lag = s->lag;
 			sfile = s->file;
 			soff = s->offset;
-			stale = lag_now_ms() - s->at_ms >
-			    (uint64_t)LAG_STALE * l->beat_ms;
+			*ago = (int64_t)(lag_now_ms() - s->at_ms);
+			stale = *ago > (int64_t)LAG_STALE * l->beat_ms;
 			break;
 		}
 	}

@@ -20,12 +20,13 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import threading
 import time
 
 import ankusa
 import faults
-from ankusa import (Daemon, TestSink, dispatch_conf, free_port, get, jbody,
+from ankusa import (Daemon, TestSink, dispatch_conf, get, jbody, listen_port,
                     note, post, request, sink_source, wait_until)
 
 ROUNDS = int(os.environ.get("ANKUSA_REPL_ROUNDS", "5"))
@@ -37,7 +38,7 @@ class Group:
     """Three nodes; node 0 creates the group."""
 
     def __init__(self, sink_url, n=3, priorities=None, **repl):
-        self.ports = [free_port() for _ in range(n)]
+        self.ports = [listen_port() for _ in range(n)]
         self.nodes = []
         for i in range(n):
             r = dict(REPL)
@@ -461,6 +462,43 @@ def test_repl_stopped_replica_catches_up():
     note("a client stopped for 5 s of load (%d hooks, %d answered 503 "
          "in doubt) was %d bytes behind, and caught up" %
          (n, refused, behind))
+
+
+def test_repl_hung_client_named():
+    """A client that hangs (SIGSTOP) keeps its connection, and with it the
+    master's log files (Berkeley DB keeps every log file from the last
+    one a connected site acknowledged): the master names it in its log
+    once it has been silent for 15 s, with how far behind it is.  The
+    master goes on answering 201 (the other client acknowledges), and the
+    client, continued, catches up."""
+    sink = TestSink().start()
+    sink.mode("/s", status=503)
+    g = Group(sink.url("/s")).start()
+    m = g.master()
+    c = g.nodes[2]
+    wait_until(lambda: _site_lag(m, g.addr(2)) is not None and
+               _site_lag(m, g.addr(2)) >= 0, 15, 0.1,
+               "the master has the client's lag")
+    c.signal(signal.SIGSTOP)
+    n = 0
+    try:
+        t0 = time.monotonic()
+        want = "site %s is connected but has not reported" % g.addr(2)
+        while want not in m.log_text() and time.monotonic() - t0 < 40:
+            st, _, data = post(m.port, "/webhooks/s",
+                               b'{"n":%d,"pad":"%s"}' % (n, b"h" * 512))
+            assert st == 201, (st, data)
+            n += 1
+            time.sleep(0.01)
+        took = time.monotonic() - t0
+        assert want in m.log_text(), "the hung client was not named"
+        assert took >= 14, "named after %.1f s" % took
+    finally:
+        c.signal(signal.SIGCONT)
+    wait_until(lambda: c.status()["hooks"] == m.status()["hooks"] >= n, 30,
+               0.2, "the continued client caught up")
+    note("a hung client named by the master after %.1f s (%d hooks "
+         "answered 201 meanwhile)" % (took, n))
 
 
 def _partition():
