@@ -143,6 +143,14 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 	 * manager invalidated every handle (store_group.c). */
 	if (ret == DB_REP_HANDLE_DEAD)
 		group_handles_dead(st);
+	/* While the replication manager synchronises a client's store it
+	 * locks the handles out: a read waits (5 s, in Berkeley DB) and then
+	 * fails so, or at once with DB_REP_LOCKOUT.  Not damage: the
+	 * request is answered 503 with Retry-After and tried again. */
+	if ((ret == DB_REP_LOCKOUT || (ret == DB_LOCK_DEADLOCK &&
+	    st->client)) && (n = strlen(st->err)) < sizeof(st->err))
+		snprintf(st->err + n, sizeof(st->err) - n, "; the replication "
+		    "manager is synchronising this site's store: retry");
 	st->dberr[0] = '\0';
 }
 

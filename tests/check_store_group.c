@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 
 #include <check.h>
+#include <db.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -397,6 +398,30 @@ START_TEST(test_group_client_reads_under_load)
 }
 END_TEST
 
+/* A read locked out while the replication manager synchronises a client
+ * says so and loses nothing: the store is not lost. */
+START_TEST(test_group_lockout_message)
+{
+	struct store *st[2];
+
+	ports_pick();
+	st[0] = site_open(0, 1);
+	st[1] = site_open(1, 0);
+	store_seterr(st[1], DB_REP_LOCKOUT, "store x: read");
+	ck_assert_msg(strstr(store_strerror(st[1]), "synchronising") != NULL,
+	    "%s", store_strerror(st[1]));
+	store_seterr(st[1], DB_LOCK_DEADLOCK, "store x: read");
+	ck_assert_msg(strstr(store_strerror(st[1]), "synchronising") != NULL,
+	    "%s", store_strerror(st[1]));
+	ck_assert_int_eq(st[1]->lost, 0);
+	/* On a master a deadlock is a deadlock. */
+	store_seterr(st[0], DB_LOCK_DEADLOCK, "store x: read");
+	ck_assert_ptr_null(strstr(store_strerror(st[0]), "synchronising"));
+	ck_assert_int_eq(store_close(st[1]), 0);
+	ck_assert_int_eq(store_close(st[0]), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -411,6 +436,7 @@ suite(void)
 	tcase_add_test(tc, test_group_lag_bytes);
 	tcase_add_test(tc, test_group_handles_dead);
 	tcase_add_test(tc, test_group_client_reads_under_load);
+	tcase_add_test(tc, test_group_lockout_message);
 	suite_add_tcase(s, tc);
 	return s;
 }
