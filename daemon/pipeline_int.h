@@ -87,6 +87,8 @@ int	pipeline_store_job(struct drow *, struct msg *, enum attempt_result *,
 int	pipeline_store_flush(void);
 /* Settles not yet written. */
 size_t	pipeline_store_pending(void);
+/* When the oldest of them came (monotonic us), 0 if none. */
+uint64_t pipeline_store_since_us(void);
 
 /* pipeline_batch.c: the batching sinks' glue. */
 void	pipeline_batch_init(void);

@@ -49,6 +49,7 @@ struct psettle {
 
 static struct psettle	*settles;
 static size_t		 nsettles, capsettles;
+static uint64_t		 first_us;	/* the oldest settle's, mono */
 static unsigned char	(*drops)[STORE_KEY_MAX + 2];
 static size_t		 ndrops, capdrops;
 
@@ -93,6 +94,12 @@ size_t
 pipeline_store_pending(void)
 {
 	return nsettles;
+}
+
+uint64_t
+pipeline_store_since_us(void)
+{
+	return nsettles > 0 ? first_us : 0;
 }
 
 static int
@@ -289,6 +296,8 @@ op_settle(void *arg, const struct dsettle *s)
 {
 	struct psettle *p;
 
+	if (nsettles == 0)
+		first_us = time_mono_us();
 	if (nsettles == capsettles) {
 		capsettles = capsettles ? capsettles * 2 : 64;
 		if ((settles = reallocarray(settles, capsettles,
