@@ -194,7 +194,7 @@ lock_data_dir(const char *dir)
 
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
 		fatal("node.data_dir %s: mkdir", dir);
-	snprintf(lock_path, sizeof(lock_path), "%s/ankusad.lock", dir);
+	snprintf(lock_path, sizeof(lock_path), "%s/" STORE_LOCK_FILE, dir);
 	if ((lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) ==
 	    -1)
 		fatal("%s", lock_path);

@@ -105,6 +105,16 @@ static void
 store_dbmsg(const DB_ENV *env, const char *pfx, const char *msg)
 {
 	struct store *st = env->app_private;
+	const char *p;
+
+	/* A replication master lists its data directory's tables for a
+	 * client it initialises, and reads every file there to tell; of the
+	 * lock file it says it is no table (BDB0004 ... unexpected file
+	 * type), which is true and not news, and then passes it over. */
+	if (strncmp(msg, "BDB0004 ", 8) == 0 &&
+	    (p = strstr(msg, "/" STORE_LOCK_FILE ": ")) != NULL &&
+	    strstr(p, "unexpected file type") != NULL)
+		return;
 
 	if (log_limit_take(&dbmsg_log, LOG_LEVEL_WARN))
 		log_warnx("store: %s", msg);

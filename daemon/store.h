@@ -31,6 +31,8 @@
 
 #include "ids.h"
 
+/* The daemon's lock file, in the data directory beside the tables. */
+#define STORE_LOCK_FILE		"ankusad.lock"
 #define STORE_SCHEMA_VERSION	3	/* 2: no body in the log; 3: hookids */
 
 /* Sink modules, as bound in a row (never renumber: stored). */

@@ -323,6 +323,11 @@ def test_repl_wiped_replica_rejoins_and_delivers():
     dest = os.path.join(w.dir, "backup")
     rc, out, err = w.ctl("backup", dest, check=False, json_out=True)
     assert rc == 0, (rc, out, err)
+    # Neither the initialisation nor the backup has a word for the lock
+    # file in the data directory (it is no table).
+    for d in g.nodes:
+        assert "unexpected file type" not in d.log_text(), [
+            x for x in d.log_text().splitlines() if "unexpected" in x][:2]
     # The wiped node becomes master.
     g.nodes[0].stop()
     wait_until(lambda: g.role(w) == "master", 30, 0.1, "the wiped node "
