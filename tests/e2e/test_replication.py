@@ -506,6 +506,48 @@ def test_repl_hung_client_named():
          "answered 201 meanwhile)" % (took, n))
 
 
+def test_repl_replay_runs_on_master_only():
+    """A replay job started on the master is in every node's store; only
+    the master runs it: a client lists it (a read) and writes nothing, so
+    it logs no refused write; after a failover the new master takes the
+    job up from its cursor and finishes it."""
+    sink = TestSink().start()
+    sink.mode("/s", status=410)
+    g = Group(sink.url("/s")).start()
+    m = g.master()
+    for i in range(30):
+        st, _, data = post(m.port, "/webhooks/s", b'{"r":%d}' % i)
+        assert st == 201, (st, data)
+    wait_until(lambda: m.status()["dead"] == 30, 30, 0.1, "30 dead letters")
+    sink.mode("/s", status=200)
+    st, _, j = m.api("POST", "/v1/replays", {"kind": "dlq", "rate": 5})
+    assert st == 202, (st, j)
+    rid = j["id"]
+    c = g.nodes[1]
+    marks = {d.dir: len(d.log_text()) for d in g.nodes[1:]}
+    wait_until(lambda: c.api("GET", "/v1/replays/" + rid)[0] == 200, 15,
+               0.2, "the job listed on a client")
+    time.sleep(3.0)
+    for d in g.nodes[1:]:
+        late = d.log_text()[marks[d.dir]:]
+        bad = [x for x in late.splitlines() if "warning" in x or
+               "error" in x]
+        assert not bad, "%s: %s" % (d.dir, bad[:3])
+    # The master goes; the job goes on on the new one.
+    m.kill9()
+    new = g.master(60)
+    wait_until(lambda: new.api("GET", "/v1/replays/" + rid)[2].get("state")
+               == "done", 60, 0.5, "the replay done on the new master")
+    got = {r["x-ankusa-id"] for r in sink.records("/s")
+           if r["status"] == 200 and r.get("x-ankusa-replay-id") == rid}
+    assert len(got) == 30, "%d of 30 replayed" % len(got)
+    note("a replay of 30 dead letters at 5/s: run by the master only, "
+         "finished by the next after a kill -9")
+
+
+test_repl_replay_runs_on_master_only.timeout = 240
+
+
 def _partition():
     """Runs inside a private network namespace (repl.in_netns)."""
     import repl
