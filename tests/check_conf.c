@@ -913,6 +913,17 @@ static const char *const env_vars[] = {
 	"ANKUSA_BACKUP_ENABLED", "ANKUSA_CONTROL_SOCKET", NULL
 };
 
+/* Before and after each test: none set (under CK_FORK=no, as valgrind
+ * runs the suite, a test's overrides would reach the next ones). */
+static void
+env_clear(void)
+{
+	int i;
+
+	for (i = 0; env_vars[i] != NULL; i++)
+		unsetenv(env_vars[i]);
+}
+
 START_TEST(test_env)
 {
 	struct conf *cf;
@@ -1705,6 +1716,7 @@ conf_suite(void)
 	    (int)(sizeof(elixir_ok) / sizeof(elixir_ok[0])));
 	tcase_add_loop_test(tc, test_elixir_refused, 0,
 	    (int)(sizeof(elixir_refused) / sizeof(elixir_refused[0])));
+	tcase_add_checked_fixture(tc, env_clear, env_clear);
 	tcase_add_test(tc, test_env);
 	tcase_add_loop_test(tc, test_env_bad, 0,
 	    (int)(sizeof(env_bad) / sizeof(env_bad[0])));
@@ -1742,11 +1754,10 @@ int
 main(void)
 {
 	SRunner *sr;
-	int failed, i;
+	int failed;
 
 	/* The overrides would change the defaults under test. */
-	for (i = 0; env_vars[i] != NULL; i++)
-		unsetenv(env_vars[i]);
+	env_clear();
 	sr = srunner_create(conf_suite());
 	srunner_set_fork_status(sr, CK_FORK_GETENV);
 	srunner_run_all(sr, CK_NORMAL);
