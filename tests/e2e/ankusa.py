@@ -581,11 +581,13 @@ class Daemon:
                 except OSError:
                     pass
         # A killed master leaves its region files (docs/DEPARTURES 21)
-        # until another store's open sweeps them: none may come.
+        # until another store's open sweeps them: none may come.  They
+        # are named by the daemon's uid (node.user's when it started as
+        # root), the owner of the data directory it made.
         try:
             st = os.stat(self.data_dir)
             shutil.rmtree("/dev/shm/ankusa-store-%d-%x-%x" % (
-                os.geteuid(), st.st_dev, st.st_ino), ignore_errors=True)
+                st.st_uid, st.st_dev, st.st_ino), ignore_errors=True)
         except OSError:
             pass
 
