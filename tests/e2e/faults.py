@@ -148,12 +148,23 @@ def inject_eio(pid, syscalls, paths, trace, when="1"):
     on the files paths fail with EIO at their when-th call (strace's
     when= syntax: "1", "3+", "2..4").  Skip if strace is missing or
     cannot attach.  Stop it with stop_tracer."""
+    return strace_attach(pid, syscalls, trace, error="EIO", paths=paths,
+                         when=when)
+
+
+def strace_attach(pid, syscalls, trace, error=None, paths=(), when="1"):
+    """strace attached to pid (that thread alone), the syscalls (a list)
+    written to trace; with error (an errno name), those on the files paths
+    (all of them without paths) fail with it at their when-th call.  Skip
+    if strace is missing or cannot attach.  Stop it with stop_tracer."""
     if shutil.which("strace") is None:
-        raise Skip("strace not installed (needed to inject EIO; "
-                   "scripts/test installs it)")
+        raise Skip("strace not installed (needed to %s; scripts/test "
+                   "installs it)" % ("inject " + error if error else
+                                     "trace system calls"))
     sc = ",".join(syscalls)
-    argv = ["strace", "-qq", "-o", trace, "-e", "trace=" + sc,
-            "-e", "inject=%s:error=EIO:when=%s" % (sc, when)]
+    argv = ["strace", "-qq", "-o", trace, "-e", "trace=" + sc]
+    if error is not None:
+        argv += ["-e", "inject=%s:error=%s:when=%s" % (sc, error, when)]
     for p in paths:
         argv += ["-P", p]
     argv += ["-p", str(pid)]
@@ -164,8 +175,8 @@ def inject_eio(pid, syscalls, paths, trace, when="1"):
         if s.poll() is not None:
             if injected(trace):
                 return s    # attached, injected, and the tracee is gone
-            raise Skip("strace cannot attach to ankusad: %s" % (
-                s.stderr.read().decode("utf-8", "replace").strip()))
+            raise Skip("strace cannot attach to pid %d: %s" % (
+                pid, s.stderr.read().decode("utf-8", "replace").strip()))
         if time.monotonic() > deadline:
             s.kill()
             raise Skip("strace did not attach within 5 s")
