@@ -544,6 +544,7 @@ ankusad_reexec(const char *why)
 	supervisor_kill_all();
 	backup_join();
 	notify_reexec_keep();
+	privsep_reexec_keep();
 	if (store_close(env->store) == -1)
 		log_warnx("the store was not closed cleanly: the recovery at "
 		    "the exec replays its log");
@@ -733,6 +734,8 @@ main(int argc, char *argv[])
 	    err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	privsep_chown(env->conf->control.socket);
+	/* The helper that stays root; after an exec of ankusad by itself,
+	 * the one the first image forked, taken back. */
 	privsep_helper(listener_filter);
 	/* Everything that needs root is open: from here on, and in every
 	 * child, the daemon is node.user.  The store is opened after it:

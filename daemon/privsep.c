@@ -14,8 +14,11 @@
  * process stays root, forked just before the drop: the helper
  * (privsep_helper), which does one thing at a drain, attaching the ingest
  * listener's socket filter, which a kernel may refuse an unprivileged
- * process, and exits.  Started as another user, ankusad stays that user:
- * node.user must then be unset or name it.
+ * process, and exits.  When ankusad executes itself again (reexec.c), the
+ * helper stays, and the new image, already the user, takes its end of the
+ * socketpair back (privsep_reexec_keep, privsep_helper).  Started as
+ * another user, ankusad stays that user: node.user must then be unset or
+ * name it.
  *
  * Fatal: an unknown user, a node.user that a non-root start cannot
  * become, and a data directory owned by another user (exit 78, the config
@@ -24,7 +27,6 @@
 #include "config.h"
 
 #include <sys/types.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -43,9 +45,11 @@
 
 #include "log.h"
 #include "privsep.h"
+#include "reexec.h"
 
 #define PRIVSEP_EX_CONFIG	78
 #define PRIVSEP_HELPER_MS	2000	/* the helper's answer, at most */
+#define PRIVSEP_PARENT_MS	1000	/* the helper looks for its parent */
 
 static struct {
 	int	 root;		/* started as root: we change user */
@@ -57,6 +61,7 @@ static struct {
 
 static void	privsep_refuse(const char *, ...)
 		    __attribute__((format(printf, 1, 2), noreturn));
+static int	privsep_helper_inherited(void);
 
 static void
 privsep_refuse(const char *fmt, ...)
@@ -181,7 +186,17 @@ privsep_chown(const char *path)
  * ingest listener and its socketpair to the master and nothing else, waits
  * for one byte, does act(fd), answers with errno (0: done) and exits.  It
  * ignores the signals of a stop sent to the process group, and goes when
- * the master does (EOF, or PR_SET_PDEATHSIG).
+ * the master does: at EOF on the socketpair, whose other end only the
+ * master holds (close-on-exec in its children), or, should another process
+ * hold that end too, within PRIVSEP_PARENT_MS of getppid() naming another
+ * process.  No parent-death signal (PR_SET_PDEATHSIG): the kernel sends it
+ * as the dying parent, under kill(2)'s permission check, and a master that
+ * is node.user may not signal its root helper, so it would never come.
+ *
+ * An exec of the master by itself (reexec.c) keeps the pid, and the
+ * master's end of the socketpair is handed down (privsep_reexec_keep):
+ * the helper sees neither EOF nor a new parent, and is the child of the
+ * new image, which takes that end back (privsep_helper).
  */
 /*
  * The helper is forked, not exec'd: the bytes of the environment the
@@ -248,9 +263,9 @@ privsep_send(int sock, unsigned char b, int fd)
 }
 
 /* The helper's wait for its one request: the descriptor, or -1 when the
- * master is gone or sent none. */
+ * master is gone (EOF, or parent no longer its parent) or sent none. */
 static int
-privsep_recv_fd(int sock)
+privsep_recv_fd(int sock, pid_t parent)
 {
 	union {
 		struct cmsghdr	hdr;
@@ -258,11 +273,21 @@ privsep_recv_fd(int sock)
 	} cm;
 	unsigned char b;
 	struct iovec iov = { &b, 1 };
+	struct pollfd pfd;
 	struct msghdr mh;
 	struct cmsghdr *ch;
 	ssize_t n;
-	int fd = -1;
+	int fd = -1, rc;
 
+	pfd.fd = sock;
+	pfd.events = POLLIN;
+	do {
+		if (getppid() != parent)
+			return -1;
+		rc = poll(&pfd, 1, PRIVSEP_PARENT_MS);
+	} while (rc == 0 || (rc == -1 && errno == EINTR));
+	if (rc == -1)
+		return -1;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
@@ -290,12 +315,20 @@ void
 privsep_helper(int (*act)(int))
 {
 	unsigned char b;
+	pid_t parent;
 	int sv[2], i, err, fd;
 
+	/* Executed again by itself (already the user): the helper forked by
+	 * the first image is still there. */
+	if (!ps.root && reexec_inherited()) {
+		ps.helper = privsep_helper_inherited();
+		return;
+	}
 	if (!ps.root || ps.uid == 0)
 		return;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		fatal("privsep: socketpair");
+	parent = getpid();
 	switch (fork()) {
 	case -1:
 		fatal("privsep: fork");
@@ -310,18 +343,47 @@ privsep_helper(int (*act)(int))
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	privsep_helper_wipe_env();
 	for (i = 3; i < 1024; i++)
 		if (i != sv[1])
 			close(i);
-	if ((fd = privsep_recv_fd(sv[1])) == -1)
+	if ((fd = privsep_recv_fd(sv[1], parent)) == -1)
 		_exit(0);
 	err = act(fd) == 0 ? 0 : errno;
 	close(fd);
 	b = err > 0 && err < 256 ? err : (err != 0 ? EIO : 0);
 	(void)write(sv[1], &b, 1);
 	_exit(0);
+}
+
+/* The master's end of the socketpair handed down by the image before
+ * (privsep_reexec_keep): a stream socket of AF_UNIX, or -1. */
+static int
+privsep_helper_inherited(void)
+{
+	socklen_t dlen, tlen;
+	int fd, domain, type;
+
+	if ((fd = reexec_take("privsep")) == -1)
+		return -1;
+	dlen = sizeof(domain);
+	tlen = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) == -1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == -1 ||
+	    domain != AF_UNIX || type != SOCK_STREAM) {
+		log_warnx("privsep: descriptor %d handed down as the helper's "
+		    "is not its socketpair: no helper", fd);
+		close(fd);
+		return -1;
+	}
+	log_debug("privsep: the helper of the image before is kept");
+	return fd;
+}
+
+void
+privsep_reexec_keep(void)
+{
+	reexec_keep("privsep", ps.helper);
 }
 
 int

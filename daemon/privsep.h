@@ -27,9 +27,14 @@ void		 privsep_chown(const char *path);
  * at a drain (the ingest listener's socket filter, which a kernel may
  * refuse an unprivileged process), asked for by privsep_helper_act(fd),
  * which passes it fd (the helper holds no descriptor before): 0, or -1
- * with errno. */
+ * with errno.  Executed again by itself (reexec.h): take back the helper
+ * the image before handed down (privsep_reexec_keep), forking none. */
 void		 privsep_helper(int (*act)(int));
 int		 privsep_helper_act(int fd);
+/* Before an exec of ankusad by itself (reexec.h): hand the helper's
+ * socketpair end down, for privsep_helper in the new image to take back
+ * instead of forking (it runs as the user by then). */
+void		 privsep_reexec_keep(void);
 /* Become the user for good: groups, gid, uid, each checked (no-op unless
  * started as root); fatal on failure. */
 void		 privsep_drop(void);

@@ -4,7 +4,9 @@
  *
  * The descriptors go down in ANKUSA_INHERIT_FDS ("http=3,admin=5,...").
  * The exec'd process is the same pid, already node.user (privsep.c: a
- * start as a non-root user runs as that user), in the foreground.
+ * start as a non-root user runs as that user), in the foreground.  Its
+ * children before are gone (killed by the caller) but one: the root
+ * helper (privsep.c), which outlives the exec and is taken back.
  */
 #include "config.h"
 

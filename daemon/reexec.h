@@ -14,8 +14,14 @@ void	reexec_init(int argc, char **argv);
 /* This process was executed by reexec_now: no fork into the background,
  * and listeners come from reexec_take. */
 int	reexec_inherited(void);
-/* The descriptor handed down under name ("http", "claim", "admin",
- * "control"), or -1; each is taken once. */
+/* The descriptor handed down under name, or -1; each is taken once.
+ * The names:
+ *	"http", "claim_check", "admin"	the listeners (ankusad.c)
+ *	"control"			the control socket (control.c)
+ *	"notify"			the socket to NOTIFY_SOCKET (notify.c)
+ *	"privsep"			the root helper's socketpair end: the
+ *					helper outlives the exec (privsep.c)
+ */
 int	reexec_take(const char *name);
 /* Hand fd down under name at the exec (at most 8). */
 void	reexec_keep(const char *name, int fd);

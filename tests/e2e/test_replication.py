@@ -16,11 +16,14 @@ ports on 127.0.0.1, Berkeley DB's replication manager between them.
   201, and 201 again when one is back.
 """
 
+import ctypes
 import hashlib
 import json
 import os
+import pwd
 import shutil
 import signal
+import subprocess
 import threading
 import time
 
@@ -597,3 +600,233 @@ def test_repl_partition():
 
 
 test_repl_partition.timeout = 180
+
+
+# ------------------------------------------------ the root helper, re-exec
+
+def _root_helper(pid):
+    """The privsep helper of ankusad pid (privsep.c): its child that is
+    ankusad, not exec'd, and root; None if it has none."""
+    for p in ankusa._proc_children(pid):
+        if ankusa.proc_alive(p) and ankusa.proc_comm(p) == "ankusad" and \
+                os.stat("/proc/%d" % p).st_uid == 0:
+            return p
+    return None
+
+
+def _name(d):
+    return os.path.basename(d.dir)
+
+
+def _ppid(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read()
+    return int(st[st.rfind(")") + 2:].split()[1])
+
+
+def _reexecs(d):
+    return d.log_since_start().count("executing ankusad again")
+
+
+def _wait_reexec_master(g, d, before):
+    """d, a client, is elected and executes itself again (repl.c): wait
+    for the exec and for it to say master after it."""
+    wait_until(lambda: _reexecs(d) > before, 60, 0.05,
+               "%s executing itself again as master" % _name(d))
+    wait_until(lambda: g.role(d) == "master", 60, 0.05,
+               "%s master after its exec" % _name(d))
+    assert d.running(), "%s exited at its exec" % _name(d)
+
+
+def _check_helper_kept(d, helper):
+    """After d's exec the helper forked by the first image still runs, is
+    d's child, root, and holds its socketpair end alone."""
+    assert helper is not None, "%s has no root helper before the exec" % \
+        _name(d)
+    assert ankusa.proc_alive(helper), \
+        "%s: the root helper %d is gone after the exec (log:\n%s)" % (
+            _name(d), helper, ankusa.tail(d.logpath))
+    assert _ppid(helper) == d.pid, (helper, _ppid(helper), d.pid)
+    assert _root_helper(d.pid) == helper
+    fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helper))
+    assert len(fds) == 4 and fds[:3] == [0, 1, 2], fds
+    # The re-executed image holds the other end (ss -x: the peer's
+    # inode).
+    assert _master_end(d, helper) is not None, \
+        "the re-executed ankusad holds no end of the helper's socketpair"
+
+
+def _master_end(d, helper):
+    """The descriptor of ankusad d that is the peer of its helper's
+    socketpair end (ss -x gives the peer's inode), or None."""
+    fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helper))
+    link = os.readlink("/proc/%d/fd/%d" % (helper, fds[-1]))
+    peer = _unix_peer(link[len("socket:["):-1])
+    for x in os.listdir("/proc/%d/fd" % d.pid):
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (d.pid, x)) == \
+                    "socket:[%s]" % peer:
+                return int(x)
+        except OSError:
+            pass
+    return None
+
+
+def _hold_master_end(d, helper):
+    """A copy in this process of ankusad d's end of the helper's
+    socketpair (pidfd_getfd(2)): with it held, the helper sees no EOF when
+    d dies, so only its parent-death signal can end it.  None (noted)
+    where the kernel has no pidfd_getfd."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    end = _master_end(d, helper)
+    pidfd = libc.syscall(434, d.pid, 0)             # pidfd_open
+    if end is None or pidfd < 0:
+        note("pidfd_open: %s: the helper's exit at a kill -9 is checked "
+             "with its EOF too" % os.strerror(ctypes.get_errno()))
+        return None
+    try:
+        fd = libc.syscall(438, pidfd, end, 0)       # pidfd_getfd
+    finally:
+        os.close(pidfd)
+    if fd < 0:
+        note("pidfd_getfd: %s: the helper's exit at a kill -9 is checked "
+             "with its EOF too" % os.strerror(ctypes.get_errno()))
+        return None
+    return fd
+
+
+def _unix_peer(inode):
+    """The inode of the peer of the unix socket inode (ss -x), or None."""
+    r = subprocess.run(["ss", "-xn"], capture_output=True, timeout=10,
+                       stdin=subprocess.DEVNULL)
+    for line in r.stdout.decode("utf-8", "replace").splitlines()[1:]:
+        w = line.split()
+        if len(w) >= 8 and w[-3] == inode:
+            return w[-1]
+    return None
+
+
+def _kill9_helper_goes(g, d, helper, hold):
+    """kill -9 of d, executed again since it forked helper: the helper
+    goes too.  hold: with a copy of d's end of their socketpair held here
+    (no EOF for the helper), so that only its look at its parent ends it
+    (privsep.c, PRIVSEP_PARENT_MS)."""
+    held = _hold_master_end(d, helper) if hold else None
+    how = "its end of the socketpair closed" if held is None else \
+        "its parent gone, the socketpair held open by the test"
+    try:
+        t0 = time.monotonic()
+        d.kill9()
+        wait_until(lambda: not ankusa.proc_alive(helper), 5, 0.02,
+                   "the helper %d gone with its parent %s, killed after "
+                   "its exec (%s)" % (helper, _name(d), how))
+    finally:
+        if held is not None:
+            os.close(held)
+    note("%s killed -9 after its exec: helper %d gone in %.2f s (%s)" % (
+        _name(d), helper, time.monotonic() - t0, how))
+
+
+def test_repl_root_helper_survives_reexec():
+    """Started as root with node.user an unprivileged user, a client
+    elected master executes itself again (repl.c, reexec.c): the root
+    helper forked by its first image (privsep.c) is still its child after
+    the exec, holding its socketpair with the new image; a stop then
+    attaches the ingest listener's SYN-drop filter through it when the
+    kernel refuses it to the user (EPERM injected with strace); a kill -9
+    after an exec leaves no helper behind, by EOF or, its socketpair held
+    open elsewhere, by its look at its parent."""
+    if os.geteuid() != 0:
+        raise ankusa.Skip("needs root (ankusad forks its root helper only "
+                          "when started as root)")
+    if shutil.which("strace") is None:
+        raise ankusa.Skip("strace not installed (needed to refuse the "
+                          "filter to node.user; scripts/test installs it)")
+    if shutil.which("ss") is None:
+        raise ankusa.Skip("ss not installed (iproute2: scripts/test "
+                          "installs it)")
+    try:
+        pwd.getpwnam(ankusa.DAEMON_USER)
+    except KeyError:
+        raise AssertionError("no user %s: scripts/test creates it "
+                             "(useradd --system ...)" % ankusa.DAEMON_USER)
+    sink = TestSink().start()
+    g = Group(sink.url("/s"))
+    for d in g.nodes:
+        d.extra["node"] = {"user": ankusa.DAEMON_USER,
+                           "data_dir": d.data_dir}
+        d.write_config()
+    g.start()
+    a = g.master()
+    assert a is g.nodes[0]
+    helpers = {d: _root_helper(d.pid) for d in g.nodes}
+    assert all(helpers.values()), helpers
+
+    # 1. The master killed: a client elected, executed again, its helper
+    # kept.
+    before = {d: _reexecs(d) for d in g.nodes}
+    a.kill9()
+    x = g.master(60)
+    _wait_reexec_master(g, x, before[x])
+    _check_helper_kept(x, helpers[x])
+    note("%s elected and executed again: helper %d kept, its parent %d" %
+         (_name(x), helpers[x], x.pid))
+
+    # 2. kill -9 of the re-executed master: its helper goes with it (the
+    # old master back first, for a quorum to elect the next one, which
+    # executes itself again in turn).
+    a.start(timeout=60)
+    wait_until(lambda: g.role(a) == "client", 60, 0.05, "the old master "
+               "back as a client")
+    helpers[a] = _root_helper(a.pid)
+    before = {d: _reexecs(d) for d in g.nodes}
+    _kill9_helper_goes(g, x, helpers[x], hold=False)
+    y = g.master(60)
+    _wait_reexec_master(g, y, before[y])
+    _check_helper_kept(y, helpers[y])
+    x.start(timeout=60)
+    wait_until(lambda: g.role(x) == "client", 60, 0.05, "%s back as a "
+               "client" % _name(x))
+    helpers[x] = _root_helper(x.pid)
+
+    # 3. A stop of the re-executed master: the kernel refuses it the
+    # filter (EPERM injected into its main thread's setsockopt), the
+    # helper attaches it (traced, not faulted).
+    tmp = ankusa.tmpdir()
+    mtrace = os.path.join(tmp, "master-setsockopt.trace")
+    htrace = os.path.join(tmp, "helper-setsockopt.trace")
+    before = {d: _reexecs(d) for d in g.nodes}
+    ht = faults.strace_attach(helpers[y], ["setsockopt"], htrace)
+    mt = faults.strace_attach(y.pid, ["setsockopt"], mtrace, error="EPERM",
+                              when="1+")
+    try:
+        rc = y.stop()
+    finally:
+        faults.stop_tracer(mt)
+        faults.stop_tracer(ht)
+    with open(mtrace) as f:
+        mlines = [ln.strip() for ln in f if "SO_ATTACH_FILTER" in ln]
+    with open(htrace) as f:
+        hlines = [ln.strip() for ln in f if "SO_ATTACH_FILTER" in ln]
+    assert mlines and all("EPERM" in ln and "INJECTED" in ln
+                          for ln in mlines), mlines
+    assert len(hlines) == 1 and hlines[0].endswith("= 0"), hlines
+    assert rc == 0, "exit %s:\n%s" % (rc, ankusa.tail(y.logpath))
+    log = y.log_since_start()
+    assert "SO_ATTACH_FILTER" not in log, log
+    wait_until(lambda: not ankusa.proc_alive(helpers[y]), 5, 0.02,
+               "the helper gone after its act and its parent's exit")
+    note("%s re-executed, stopped with the filter refused to %s: the "
+         "helper attached it (%s)" % (_name(y), ankusa.DAEMON_USER,
+                                      hlines[0][:60]))
+
+    # 4. The two left elect one, which executes itself again; killed -9
+    # with its end of the socketpair held open here, its helper still
+    # goes.
+    w = g.master(60)
+    _wait_reexec_master(g, w, before[w])
+    _check_helper_kept(w, helpers[w])
+    _kill9_helper_goes(g, w, helpers[w], hold=True)
+
+
+test_repl_root_helper_survives_reexec.timeout = 300
