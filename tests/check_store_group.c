@@ -87,7 +87,9 @@ group_fill(struct store_group *g, int me, int create)
 	}
 	g->priority = 100;
 	g->create = create;
-	g->ack_timeout_ms = 300;
+	/* Long enough for a client under valgrind; the commits left in
+	 * doubt on purpose wait it out. */
+	g->ack_timeout_ms = 2000;
 	g->heartbeat_ms = 200;
 	g->heartbeat_timeout_ms = 1000;
 	g->beat_ms = 100;
