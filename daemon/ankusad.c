@@ -100,6 +100,7 @@ static void	ankusad_status(char *, size_t);
 static void	ankusad_shutdown(const char *);
 static void	ankusad_store_check(void);
 static void	ankusad_reexec(const char *) __attribute__((noreturn));
+static int	ankusad_close(void);
 static void	listener_refuse(int);
 static int	listener_filter(int);
 static int	ankusad_role_texts(const char *, size_t, char **, size_t *,
@@ -601,6 +602,29 @@ maint_cb(evutil_socket_t fd, short ev, void *arg)
 	event_add(ev_maint, &tv);
 }
 
+/*
+ * The end of a stop, once the loop is done with: what is still open goes,
+ * the store last.  The exit status: 0, or 1 when the store's close failed.
+ */
+static int
+ankusad_close(void)
+{
+	/* A backup's handle on the environment goes before the store. */
+	backup_join();
+	notify_close();
+	admin_close();
+	control_close();
+	/* A close whose checkpoint or syncs failed is no orderly stop: the
+	 * restart's recovery replays the log, all of which is kept. */
+	if (store_close(env->store) == -1) {
+		log_warnx("stopped, but the store was not closed cleanly: the "
+		    "next start's recovery replays its log");
+		return 1;
+	}
+	log_info("stopped");
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -781,19 +805,5 @@ main(int argc, char *argv[])
 	    "(embedded default)");
 
 	event_base_dispatch(env->base);
-
-	/* A backup's handle on the environment goes before the store. */
-	backup_join();
-	notify_close();
-	admin_close();
-	control_close();
-	/* A close whose checkpoint or syncs failed is no orderly stop: the
-	 * restart's recovery replays the log, all of which is kept. */
-	if (store_close(env->store) == -1) {
-		log_warnx("stopped, but the store was not closed cleanly: the "
-		    "next start's recovery replays its log");
-		return 1;
-	}
-	log_info("stopped");
-	return 0;
+	return ankusad_close();
 }
