@@ -290,8 +290,12 @@ turn_cb(evutil_socket_t fd, short ev, void *arg)
 	turn_armed = 0;
 	/* A master whose last commit no quorum acknowledged may be cut off
 	 * from its group, which elects another: it claims nothing until a
-	 * probe's commit is acknowledged again. */
-	if (store_in_doubt(env->store) &&
+	 * probe's commit is acknowledged again.  Not while it stops, which
+	 * claims nothing anyway: the outcomes of the attempts that ended are
+	 * written (in its log at least, as a single node's would be) and
+	 * the drain ends with the attempts, not past its grace with their
+	 * outcomes unwritten. */
+	if (!env->draining && store_in_doubt(env->store) &&
 	    store_ready_probe(env->store, time_wall_ms()) == -1) {
 		tv.tv_sec = 0;
 		tv.tv_usec = PIPELINE_DOUBT_RETRY_MS * 1000;
