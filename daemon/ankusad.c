@@ -48,6 +48,7 @@
 #include "master.h"
 #include "reexec.h"
 #include "repl.h"
+#include "signals.h"
 #include "store_group.h"
 #include "notify.h"
 #include "ops.h"
@@ -87,7 +88,7 @@ static struct conf *load_config(const char *, char **, size_t *,
 static void	print_errors(FILE *, const struct conf_errors *);
 static int	open_listener(const char *, const char *, uint16_t);
 static void	lock_data_dir(const char *);
-static void	signal_cb(evutil_socket_t, short, void *);
+static void	signal_cb(int);
 static void	maint_cb(evutil_socket_t, short, void *);
 static void	shutdown_edges(void);
 static void	shutdown_cb(evutil_socket_t, short, void *);
@@ -502,7 +503,7 @@ shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 static void
-signal_cb(evutil_socket_t sig, short ev, void *arg)
+signal_cb(int sig)
 {
 	char err[1024];
 
@@ -540,6 +541,28 @@ ankusad_store_check(void)
 static void
 ankusad_reexec(const char *why)
 {
+	char status[256];
+	const char *sig;
+
+	/* A signal from now on stays pending across the exec, for the new
+	 * process (signals.h).  One that came before, or a stop under way,
+	 * ends here: the process asked to stop must not start again, maybe
+	 * as the group's master. */
+	signals_hold();
+	if ((sig = signals_stop()) != NULL || env->draining) {
+		if (!env->draining) {
+			log_info("stopping: %s", sig);
+			ankusad_status(status, sizeof(status));
+			notify_stopping(status);
+		}
+		log_warnx("stopping: ends here, with no new exec of ankusad "
+		    "(%s): the attempts running are cut (the group's master "
+		    "makes them again), the hooks queued answered 503", why);
+		writer_refuse_all();
+		supervisor_flush(KIND_EDGE);
+		supervisor_kill_all();
+		exit(ankusad_close());
+	}
 	writer_refuse_all();
 	supervisor_flush(KIND_EDGE);
 	supervisor_kill_all();
@@ -629,14 +652,12 @@ int
 main(int argc, char *argv[])
 {
 	struct conf_errors errs = { NULL, 0 };
-	struct event *ev_sig[4];
 	struct timeval tv;
-	const char *path = NULL, *lx;
+	const char *path = NULL, *lx, *sig;
 	enum log_level lvl;
 	char err[4096];
 	struct store_group group;
 	int ch, checkonly = 0, i;
-	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
 
 	static const struct master_ops ops = {
 		.reload = ankusad_reload,
@@ -709,6 +730,8 @@ main(int argc, char *argv[])
 		    env->conf->nsinks);
 		return 0;
 	}
+	/* Caught from here on, the store's open included (signals.h). */
+	signals_init();
 	if (env->verbose)
 		log_setlevel(LOG_LEVEL_DEBUG);
 	else if (log_level_parse(env->conf->log_level, &lvl) == 0)
@@ -772,18 +795,25 @@ main(int argc, char *argv[])
 	if (repl_group_from_conf(env->conf, &group)) {
 		log_info("replication: %s:%u joining its group (%zu peers)",
 		    group.local_host, group.local_port, group.npeers);
+		store_group_stop_check(signals_stop);
 		env->store = store_open_group(env->conf->data_dir, &group,
 		    err, sizeof(err));
 	} else
 		env->store = store_open(env->conf->data_dir, err, sizeof(err));
+	if (env->store == NULL && (sig = signals_stop()) != NULL &&
+	    strstr(err, STORE_GROUP_STOPPED) != NULL) {
+		/* Nothing was served: no drain to run. */
+		log_info("stopping: %s " STORE_GROUP_STOPPED, sig);
+		admin_close();
+		control_close();
+		log_info("stopped");
+		return 0;
+	}
 	if (env->store == NULL)
 		fatalx("store: %s", err);
 	log_info("store: %s", store_checksums(env->store));
 	repl_init(env->base, env->store);
-	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++) {
-		ev_sig[i] = evsignal_new(env->base, sigs[i], signal_cb, NULL);
-		evsignal_add(ev_sig[i], NULL);
-	}
+	signals_start(env->base, signal_cb);
 	store_maint_start(env->store, checkpoint_ms(), time_mono_ms());
 	ev_maint = event_new(env->base, -1, 0, maint_cb, NULL);
 	tv.tv_sec = 0;

@@ -70,6 +70,9 @@ struct store_repl {
 static void	group_event(DB_ENV *, u_int32_t, void *);
 static void	group_poke(struct store_repl *);
 static int	group_wait_role(struct store *);
+static int	group_stopped(struct store *);
+
+static const char *(*group_stop)(void);
 
 const char *
 store_role_name(enum store_role r)
@@ -209,9 +212,12 @@ group_start(struct store *st)
 {
 	DB_ENV *e = st->env;
 	time_t t0 = time(NULL), said = t0;
+	useconds_t slept;
 	int ret;
 
 	for (;;) {
+		if (group_stopped(st))
+			return -1;
 		ret = e->repmgr_start(e, GROUP_NTHREADS,
 		    st->group->as_master ? DB_REP_MASTER : DB_REP_ELECTION);
 		if (ret == 0 || ret == DB_REP_IGNORE)
@@ -229,11 +235,32 @@ group_start(struct store *st)
 			    (long long)(time(NULL) - t0));
 			said = time(NULL);
 		}
-		usleep(GROUP_RETRY_US);
+		for (slept = 0; slept < GROUP_RETRY_US && !group_stopped(st);
+		    slept += GROUP_WAIT_STEP_US)
+			usleep(GROUP_WAIT_STEP_US);
 	}
 	if (group_wait_role(st) == -1)
 		return -1;
 	return group_lag_start(st);
+}
+
+void
+store_group_stop_check(const char *(*stop)(void))
+{
+	group_stop = stop;
+}
+
+/* A stop asked while joining: the open fails, saying so. */
+static int
+group_stopped(struct store *st)
+{
+	const char *why;
+
+	if (group_stop == NULL || (why = group_stop()) == NULL)
+		return 0;
+	store_seterr(st, 0, "store %s: %s " STORE_GROUP_STOPPED, st->dir,
+	    why);
+	return 1;
 }
 
 static int
@@ -244,6 +271,8 @@ group_wait_role(struct store *st)
 	int role;
 
 	for (;;) {
+		if (group_stopped(st))
+			return -1;
 		if (atomic_load(&r->panic)) {
 			store_seterr(st, DB_RUNRECOVERY, "store %s: the "
 			    "environment failed while joining the group",

@@ -102,5 +102,12 @@ int		 store_group_local(struct store *, char *, size_t);
 /* The timeouts that may change at run time (store_group's ack and
  * heartbeat fields); 0 or -1 with store_strerror. */
 int		 store_group_timeouts(struct store *, const struct store_group *);
+/* Before store_open_group: a site waiting to join its group (no master
+ * yet, or too few sites to admit it) gives up, and the open fails, as
+ * soon as stop() returns what asked it to stop ("SIGTERM"); called from
+ * the opening thread every few ms. */
+void		 store_group_stop_check(const char *(*stop)(void));
+/* The end of that open's error ("store DIR: SIGTERM " STORE_GROUP_STOPPED). */
+#define STORE_GROUP_STOPPED	"while joining the replication group"
 
 #endif
