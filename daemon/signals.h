@@ -26,7 +26,9 @@ const char	*signals_stop(void);
  * whose threads keep them blocked.  Fatal on failure. */
 void		 signals_start(struct event_base *, void (*cb)(int));
 /* Before an exec: the three blocked, so that one that arrives from now
- * on stays pending across it. */
+ * on stays pending across it.  For that, no other thread may take them:
+ * one the master makes after signals_start blocks them (as backup.c's
+ * does), those the store makes while it opens inherit the block. */
 void		 signals_hold(void);
 
 #endif /* ANKUSA_SIGNALS_H */
