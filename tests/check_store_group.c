@@ -368,6 +368,9 @@ reader_main(void *arg)
 				snprintf(r->err, sizeof(r->err), "%s",
 				    store_strerror(r->st));
 		}
+		/* Not a spin: under valgrind, which runs one thread at a
+		 * time, it starved the client's replication threads. */
+		usleep(200);
 	}
 	return NULL;
 }
