@@ -637,6 +637,7 @@ ankusad_close(void)
 	notify_close();
 	admin_close();
 	control_close();
+	signals_close();
 	/* A close whose checkpoint or syncs failed is no orderly stop: the
 	 * restart's recovery replays the log, all of which is kept. */
 	if (store_close(env->store) == -1) {

@@ -151,6 +151,15 @@ signals_read(evutil_socket_t fd, short what, void *arg)
 }
 
 void
+signals_close(void)
+{
+	if (ev_signals != NULL) {
+		event_free(ev_signals);
+		ev_signals = NULL;
+	}
+}
+
+void
 signals_hold(void)
 {
 	sigset_t set;

@@ -30,5 +30,7 @@ void		 signals_start(struct event_base *, void (*cb)(int));
  * one the master makes after signals_start blocks them (as backup.c's
  * does), those the store makes while it opens inherit the block. */
 void		 signals_hold(void);
+/* At the end: the loop's watch of them freed (before its base is). */
+void		 signals_close(void);
 
 #endif /* ANKUSA_SIGNALS_H */

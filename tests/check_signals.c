@@ -57,6 +57,7 @@ START_TEST(test_stop_pending_before_the_loop)
 	ck_assert_str_eq(signals_stop(), "SIGTERM");
 	spin(b);
 	ck_assert_int_eq(ncb, 1);
+	signals_close();
 	event_base_free(b);
 }
 END_TEST
@@ -80,6 +81,7 @@ START_TEST(test_hup_is_no_stop)
 	ck_assert_int_eq(got[SIGTERM], 1);
 	/* The first stop is the one named. */
 	ck_assert_str_eq(signals_stop(), "SIGINT");
+	signals_close();
 	event_base_free(b);
 }
 END_TEST
@@ -149,6 +151,7 @@ START_TEST(test_held_across_an_exec)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
 	ck_assert_int_eq(has_term(buf, "SigBlk:"), 1);
 	ck_assert_int_eq(has_term(buf, "ShdPnd:"), 1);
+	signals_close();
 	event_base_free(b);
 }
 END_TEST
