@@ -176,34 +176,40 @@ repl_beat_cb(evutil_socket_t fd, short what, void *arg)
  * while it stays so.  Its lag reports (store_lag.c) stop; past
  * REPL_SILENT_MS it is named in the log, once a minute while it lasts.
  */
+/* The slot of the client at addr, taken if it has none; -1 when full. */
+static int
+silent_slot(const char *addr)
+{
+	size_t j, n = sizeof(silent) / sizeof(silent[0]);
+	int free_j = -1;
+
+	for (j = 0; j < n; j++) {
+		if (strcmp(silent[j].addr, addr) == 0)
+			return (int)j;
+		if (silent[j].addr[0] == '\0' && free_j == -1)
+			free_j = (int)j;
+	}
+	if (free_j != -1) {
+		snprintf(silent[free_j].addr, sizeof(silent[free_j].addr), "%s",
+		    addr);
+		silent[free_j].told_ms = 0;
+	}
+	return free_j;
+}
+
 static void
 repl_silent_check(void)
 {
 	struct store_site sites[STORE_GROUP_MAX_PEERS + 1];
 	uint64_t now = time_mono_ms();
-	size_t j, free_j;
-	int i, n;
+	int i, j, n;
 
 	n = store_group_sites(group_store, sites,
 	    sizeof(sites) / sizeof(sites[0]));
 	for (i = 0; i < n; i++) {
-		if (!sites[i].connected || sites[i].said_ms_ago < REPL_SILENT_MS)
+		if (!sites[i].connected || sites[i].said_ms_ago < REPL_SILENT_MS ||
+		    (j = silent_slot(sites[i].addr)) == -1)
 			continue;
-		free_j = sizeof(silent) / sizeof(silent[0]);
-		for (j = 0; j < sizeof(silent) / sizeof(silent[0]); j++) {
-			if (strcmp(silent[j].addr, sites[i].addr) == 0)
-				break;
-			if (silent[j].addr[0] == '\0' && free_j ==
-			    sizeof(silent) / sizeof(silent[0]))
-				free_j = j;
-		}
-		if (j == sizeof(silent) / sizeof(silent[0])) {
-			if ((j = free_j) == sizeof(silent) / sizeof(silent[0]))
-				continue;
-			snprintf(silent[j].addr, sizeof(silent[j].addr), "%s",
-			    sites[i].addr);
-			silent[j].told_ms = 0;
-		}
 		if (silent[j].told_ms != 0 &&
 		    now - silent[j].told_ms < REPL_SILENT_EVERY_MS)
 			continue;
