@@ -404,7 +404,9 @@ const struct conf_key conftab[] = {
 	  .scope = S_CONF, .off = CO(dispatch.retry.max_elapsed_ms),
 	  .def = "86400000", .min = 1, .max = 365 * MS_DAY,
 	  .doc = "The retry horizon from the first attempt; past it the row "
-	    "is dead-lettered." },
+	    "is dead-lettered, and so is a row whose sink's Retry-After "
+	    "ends past it (no attempt comes sooner than a Retry-After "
+	    "asks)." },
 
 	/* claim_check */
 	{ .name = "claim_check", .type = T_SECTION, .scope = S_CONF,

@@ -1460,7 +1460,14 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	r->row.attempts++;
 	snprintf(r->row.last_error, sizeof(r->row.last_error), "%s", detail);
 	horizon = r->row.first_attempt + p->max_elapsed_ms;
-	if (r->row.attempts >= p->max_attempts || now >= horizon) {
+	/* retry_after raises the floor, at most 1 h.  The next attempt
+	 * comes no sooner than the floor (the contracts) and not past the
+	 * horizon: when the floor ends past it no attempt can, and the row
+	 * is given up now rather than tried before the sink asked. */
+	floor_ms = retry_after_ms < RETRY_AFTER_CAP_MS ?
+	    retry_after_ms : RETRY_AFTER_CAP_MS;
+	if (r->row.attempts >= p->max_attempts || now >= horizon ||
+	    floor_ms > horizon - now) {
 		if (res == ATTEMPT_TIMEOUT)
 			settle_dead(d, r, detail, detail);
 		else
@@ -1471,11 +1478,9 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		if (p->jitter)
 			delay = (uint64_t)(delay * (0.5 + 0.5 *
 			    d->ops.random(d->ops.arg)));
-		/* retry_after raises the floor, at most 1 h. */
-		floor_ms = retry_after_ms < RETRY_AFTER_CAP_MS ?
-		    retry_after_ms : RETRY_AFTER_CAP_MS;
 		if (delay < floor_ms)
 			delay = floor_ms;
+		/* Only the backoff is cut to the horizon: the floor fits. */
 		r->row.due = now + delay;
 		if (r->row.due > horizon)
 			r->row.due = horizon;

@@ -99,6 +99,28 @@ static const struct {
 	    SETTLE_DEAD, 0, "retries_exhausted" },
 	{ "retry capped at the horizon", RETRY, 0, 10, T0 - DAY + 1000,
 	    ATTEMPT_ERROR, 0, "http 500", SETTLE_RESCHEDULE, T0 + 1000, NULL },
+	/* A sink's Retry-After is never cut short by the horizon: when the
+	 * time it asks for ends inside the horizon the row is due then
+	 * (the backoff, longer, capped at the horizon), else no attempt may
+	 * come inside the horizon and the row is given up now. */
+	{ "retry_after up to the horizon", RETRY, 0, 10, T0 - DAY + 1000,
+	    ATTEMPT_ERROR, 1000, "http 429", SETTLE_RESCHEDULE, T0 + 1000,
+	    NULL },
+	{ "retry_after inside the horizon, backoff past it", RETRY, 0, 10,
+	    T0 - DAY + 1000, ATTEMPT_ERROR, 600, "http 429",
+	    SETTLE_RESCHEDULE, T0 + 1000, NULL },
+	{ "retry_after past the horizon", RETRY, 0, 10, T0 - DAY + 1000,
+	    ATTEMPT_ERROR, 1001, "http 429", SETTLE_DEAD, 0,
+	    "retries_exhausted" },
+	{ "retry_after past the horizon, low backoff", RETRY, 0, 1,
+	    T0 - DAY + 1000, ATTEMPT_ERROR, 5000, "http 503", SETTLE_DEAD, 0,
+	    "retries_exhausted" },
+	{ "retry_after capped at 1 h, past the horizon", RETRY, 0, 1,
+	    T0 - DAY + 3599999, ATTEMPT_ERROR, 7200000, "http 429",
+	    SETTLE_DEAD, 0, "retries_exhausted" },
+	{ "retry_after capped at 1 h, inside the horizon", RETRY, 0, 1,
+	    T0 - DAY + 3600000, ATTEMPT_ERROR, 7200000, "http 429",
+	    SETTLE_RESCHEDULE, T0 + 3600000, NULL },
 	{ "permanent", RETRY, 0, 0, 0, ATTEMPT_PERMANENT, 0, "http 410",
 	    SETTLE_DEAD, 0, "permanent:http 410" },
 	{ "permanent after retries", RETRY, 0, 5, 0, ATTEMPT_PERMANENT, 0,
