@@ -51,6 +51,7 @@
 #define DISPATCH_HASH		4096	/* claimed-row buckets */
 #define RETRY_AFTER_CAP_MS	3600000	/* a sink's Retry-After, at most 1 h */
 #define CURSOR_MAX_AGE_MS	10000	/* a scan cursor starts over after */
+#define HELD_PASS_MAX		256	/* held rows a tenant's scan passes */
 
 enum drow_state {
 	DROW_QUEUED = 1,	/* waiting for a slot in its key's queue */
@@ -72,6 +73,8 @@ struct dispatch {
 	struct dtenant_list	 ring;		/* tenants with queued rows */
 	struct drowq		 running;
 	struct drowq		 decks;		/* rows on deck */
+	struct dhold		*holds;		/* sources dead_letter_source
+						 * holds */
 	char			 fair_first[65];	/* the tenant the last
 							 * page did not reach */
 	int			 stopped;
@@ -81,6 +84,13 @@ struct dispatch {
 	struct dispatch_stats	 st;
 	/* during a scan */
 	uint64_t		 now;
+};
+
+/* A source whose rows are not claimed: dead_letter_source runs for it. */
+struct dhold {
+	struct dhold		*next;
+	char			 source[65];
+	unsigned		 n;		/* calls holding it */
 };
 
 /* One scan's view of a tenant. */
@@ -100,6 +110,7 @@ struct scan {
 	struct dtenant		*t;
 	uint32_t		 want;
 	uint32_t		 got;
+	uint32_t		 passed;	/* rows of held sources */
 	int			 more;		/* stopped by want, not by rows */
 };
 
@@ -118,6 +129,9 @@ static uint32_t		 scan_claim(struct fair_tenant *, uint32_t, void *);
 static int		 scan_row(const unsigned char *, const struct store_row *,
 			    void *);
 static int		 scan_want(const unsigned char *, void *);
+static void		 scan_cursor(struct dtenant *, const unsigned char *,
+			    const struct store_row *, int);
+static struct dhold	**hold_find(struct dispatch *, const char *);
 static void		 claim_row(struct dispatch *, struct dtenant *,
 			    const unsigned char *, const struct store_row *);
 static void		 rebind_claimed(struct dispatch *);
@@ -277,6 +291,7 @@ dispatch_free(struct dispatch *d)
 	struct dtenant *t;
 	struct dsinkq *q;
 	struct drow *r, *next;
+	struct dhold *h;
 	size_t i;
 
 	if (d == NULL)
@@ -293,6 +308,10 @@ dispatch_free(struct dispatch *d)
 		}
 		TAILQ_REMOVE(&d->tenants, t, all);
 		free(t);
+	}
+	while ((h = d->holds) != NULL) {
+		d->holds = h->next;
+		free(h);
 	}
 	free(d);
 }
@@ -551,6 +570,45 @@ dispatch_dead_letter_queued(struct dispatch *d, const char *source,
 			dls_dead_cb(d, r, &a);
 		}
 	return a.n;
+}
+
+/* Where source's hold is (or would go) in the list. */
+static struct dhold **
+hold_find(struct dispatch *d, const char *source)
+{
+	struct dhold **hp;
+
+	for (hp = &d->holds; *hp != NULL; hp = &(*hp)->next)
+		if (strcmp((*hp)->source, source) == 0)
+			break;
+	return hp;
+}
+
+void
+dispatch_hold_source(struct dispatch *d, const char *source)
+{
+	struct dhold **hp = hold_find(d, source);
+
+	if (*hp == NULL) {
+		if ((*hp = calloc(1, sizeof(**hp))) == NULL)
+			fatal("dispatch: hold");
+		snprintf((*hp)->source, sizeof((*hp)->source), "%s", source);
+	}
+	(*hp)->n++;
+}
+
+void
+dispatch_release_source(struct dispatch *d, const char *source)
+{
+	struct dhold **hp = hold_find(d, source), *h = *hp;
+
+	if (h == NULL)
+		fatalx("dispatch: release of source %s, which is not held",
+		    source);
+	if (--h->n == 0) {
+		*hp = h->next;
+		free(h);
+	}
 }
 
 /* --- settling --- */
@@ -983,6 +1041,23 @@ scan_row(const unsigned char *key, const struct store_row *row, void *arg)
 		return 0;	/* a due key without its row: the store heals */
 	if (row_find(d, key) != NULL)
 		return 0;	/* claimed: settling or running */
+	/*
+	 * A held source's row stays in the store for dead_letter_source's
+	 * walk.  The cursor moves past it as past a claim, so the next turn
+	 * goes on after it, and a turn passes at most HELD_PASS_MAX such
+	 * rows: a backlog of them costs a bounded read a turn (the scan
+	 * runs again at once, "more"), and the rows of other sources behind
+	 * it come within a few turns.  The call's end sends the cursors back
+	 * (dispatch_hint).
+	 */
+	if (d->holds != NULL && *hold_find(d, row->source) != NULL) {
+		if (sc->passed++ == HELD_PASS_MAX) {
+			sc->more = 1;
+			return 1;
+		}
+		scan_cursor(sc->t, key, row, 1);
+		return 0;
+	}
 	if (!window_fits(&d->win, row->body_size) ||
 	    !window_fits(&sc->t->win, row->body_size)) {
 		sc->more = 1;
@@ -990,10 +1065,19 @@ scan_row(const unsigned char *key, const struct store_row *row, void *arg)
 	}
 	claim_row(d, sc->t, key, row);
 	sc->got++;
-	sc->t->cur_set = 1;
-	sc->t->cur_due = row->due;
-	memcpy(sc->t->cur_key, key, STORE_ROWKEY_LEN);
+	scan_cursor(sc->t, key, row, 0);
 	return 0;
+}
+
+/* The tenant's scan cursor is now at key (held: a held source's row). */
+static void
+scan_cursor(struct dtenant *t, const unsigned char *key,
+    const struct store_row *row, int held)
+{
+	t->cur_set = 1;
+	t->cur_due = row->due;
+	memcpy(t->cur_key, key, STORE_ROWKEY_LEN);
+	t->cur_held = held;
 }
 
 static uint32_t
@@ -1013,13 +1097,15 @@ scan_claim(struct fair_tenant *ft, uint32_t want, void *arg)
 	sc->t = st->t;
 	sc->want = want;
 	sc->got = 0;
+	sc->passed = 0;
 	sc->more = 0;
 	if (window_room(&st->t->win) == 0)
 		return 0;
 	/* The cursor starts over when nothing of the tenant is claimed (a
-	 * scan from its first key is then cheap) and now and then, in case
-	 * a row became due behind it unseen (a clock step). */
-	if (st->t->cur_set && (st->t->win.rows == 0 ||
+	 * scan from its first key is then cheap, unless it would read its
+	 * way past a held source's rows again) and now and then, in case a
+	 * row became due behind it unseen (a clock step). */
+	if (st->t->cur_set && ((st->t->win.rows == 0 && !st->t->cur_held) ||
 	    d->now - st->t->cur_since > CURSOR_MAX_AGE_MS))
 		st->t->cur_set = 0;
 	if (!st->t->cur_set)

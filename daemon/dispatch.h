@@ -205,6 +205,11 @@ int	dispatch_is_claimed(struct dispatch *, const unsigned char *key);
  * decks and requests in flight settle as they are.  How many. */
 uint64_t dispatch_dead_letter_queued(struct dispatch *, const char *source,
 	    const char *reason, uint64_t now);
+/* dead_letter_source runs for source: from the hold to its release no row
+ * of it is claimed (the spec's "no claim can race it"), so none is
+ * attempted behind the call's walk.  Holds nest: one a call. */
+void	dispatch_hold_source(struct dispatch *, const char *source);
+void	dispatch_release_source(struct dispatch *, const char *source);
 /* (source, sink) was paused (daemon/pause.h): its claimed rows that have
  * not started are set aside (due at STORE_DUE_PAUSED), in every tenant;
  * later claims of its rows are set aside as they come. */

@@ -85,6 +85,8 @@ dlsource_start(const char *source, uint64_t timeout_ms,
 	c->sj.step = step;
 	log_info("dlsource: dead-lettering the pending rows of source %s",
 	    source);
+	/* From here to call_end dispatch claims nothing of the source. */
+	ops.hold(c->source, 1, ops.arg);
 	/* Claimed but not started: pending too, and settled by dispatch
 	 * (which counts them for tick: not in moved_total). */
 	c->moved = ops.queued(source, c->reason, ops.arg);
@@ -220,6 +222,7 @@ call_end(struct dlcall *c, const char *err)
 		    "their hooks were gone", c->dropped, c->source);
 	if (c->done != NULL)
 		c->done(c->arg, c->moved, err);
+	ops.hold(c->source, 0, ops.arg);
 	free(c);
 	ops.ended(ops.arg);
 }

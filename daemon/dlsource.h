@@ -12,7 +12,9 @@
  * claimed by a running attempt are left to settle; a row whose hook is
  * gone is dropped and not counted, so the count is the rows it moved.
  * It runs inside the master's loop, the only place that moves pending
- * rows: no claim races a step.
+ * rows, and from its start to its end dispatch claims no row of the
+ * source (hold): no claim races the steps, so every pending row not
+ * running at the start is dead-lettered and counted, none attempted.
  */
 #ifndef ANKUSA_DLSOURCE_H
 #define ANKUSA_DLSOURCE_H
@@ -22,6 +24,9 @@
 struct dlsource_ops {
 	/* Whether the row at key is claimed (left alone by the steps). */
 	int	(*claimed)(const unsigned char *key, void *);
+	/* A call begins (hold 1) or ends (0): no row of source is claimed
+	 * in between.  Calls for one source nest. */
+	void	(*hold)(const char *source, int hold, void *);
 	/* Dead-letter as reason the source's claimed rows that have not
 	 * started (dispatch settles them, and counts them); how many. */
 	uint64_t (*queued)(const char *source, const char *reason, void *);

@@ -97,6 +97,7 @@ static void	wake_cb(evutil_socket_t, short, void *);
 static void	ticks_cb(evutil_socket_t, short, void *);
 static void	check_ticks(int);
 static int	dls_claimed(const unsigned char *, void *);
+static void	dls_hold(const char *, int, void *);
 static uint64_t	dls_queued(const char *, const char *, void *);
 static void	dls_ended(void *);
 static uint64_t	settled_count(void);
@@ -108,6 +109,7 @@ pipeline_init(void)
 {
 	static const struct dlsource_ops dls_ops = {
 		.claimed = dls_claimed,
+		.hold = dls_hold,
 		.queued = dls_queued,
 		.ended = dls_ended,
 	};
@@ -139,6 +141,15 @@ static int
 dls_claimed(const unsigned char *key, void *arg)
 {
 	return dispatch_is_claimed(pipeline_disp, key);
+}
+
+static void
+dls_hold(const char *source, int hold, void *arg)
+{
+	if (hold)
+		dispatch_hold_source(pipeline_disp, source);
+	else
+		dispatch_release_source(pipeline_disp, source);
 }
 
 static uint64_t

@@ -58,6 +58,8 @@ struct dtenant {
 	uint64_t		 cur_due;
 	unsigned char		 cur_key[12];
 	uint64_t		 cur_since;	/* set at, wall ms */
+	int			 cur_held;	/* the last row passed was of a
+						 * held source (not claimed) */
 };
 
 TAILQ_HEAD(dtenant_list, dtenant);

@@ -1131,6 +1131,63 @@ START_TEST(test_dead_letter_batched)
 }
 END_TEST
 
+/*
+ * dead_letter_source holds its source from its start to its end: no row
+ * of it is claimed meanwhile, however due (calls nest), while another
+ * source's row of the same tenant, due behind 600 of them, is claimed
+ * within a few turns: the scan passes the held rows over a bounded number
+ * a turn, its cursor moving past them, and asks to run again at once
+ * until it has, then sleeps.  Released (and the scan sent back, as the
+ * glue does at a call's end), they are claimed.
+ */
+START_TEST(test_dead_letter_hold)
+{
+	struct frow *f[600], *o;
+	uint64_t w;
+	int k, turns;
+
+	mk(RETRY, "sources:\n  s: {sinks: [" HTTP "]}\n  o: {sinks: [" HTTP
+	    "]}\n");
+	dispatch_hold_source(d, "s");
+	dispatch_hold_source(d, "s");
+	for (k = 0; k < 600; k++)
+		f[k] = fake_add("a", "s", 0, MODULE_HTTP, T0 - 1000 + k, 100);
+	o = fake_add("a", "o", 0, MODULE_HTTP, T0 - 1, 100);
+	for (turns = 1; ; turns++) {
+		ck_assert_int_le(turns, 12);
+		w = dispatch_run(d, T0);
+		if (dispatch_is_claimed(d, o->key))
+			break;
+		ck_assert_uint_eq(w, T0);	/* more to read: at once */
+	}
+	ck_assert_int_gt(turns, 1);		/* not all 600 in one turn */
+	ck_assert_uint_eq(fake.njobs, 1);
+	ck_assert_uint_eq(fake.jobs[0]->seq, o->seq);
+	/* Nothing more for the tenant until an event: no busy loop, also
+	 * once o has settled and nothing of the tenant is claimed. */
+	ck_assert_uint_eq(dispatch_run(d, T0 + 1), UINT64_MAX);
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0 + 2);
+	fake_flush(d);
+	for (turns = 1; (w = dispatch_run(d, T0 + 3)) == T0 + 3; turns++)
+		ck_assert_int_le(turns, 12);
+	ck_assert_uint_eq(w, UINT64_MAX);
+	dispatch_release_source(d, "s");	/* the other call goes on */
+	dispatch_hint(d, 0);
+	for (turns = 1; dispatch_run(d, T0 + 4) == T0 + 4; turns++)
+		ck_assert_int_le(turns, 12);
+	for (k = 0; k < 600; k++)
+		ck_assert(!dispatch_is_claimed(d, f[k]->key));
+	ck_assert_uint_eq(fake.njobs, 1);
+	dispatch_release_source(d, "s");
+	dispatch_hint(d, 0);
+	dispatch_run(d, T0 + 5);
+	ck_assert(dispatch_is_claimed(d, f[0]->key));
+	ck_assert_uint_gt(fake.njobs, 1);
+	ck_assert_uint_eq(fake.jobs[1]->seq, f[0]->seq);
+	done();
+}
+END_TEST
+
 /* The same for a batching sink's rows that wait for room in their
  * batcher: they go to the batcher bound to the sqs sink as it is now. */
 START_TEST(test_rebind_batched)
@@ -1506,6 +1563,7 @@ dispatch_sinks_suite(void)
 	tcase_add_test(tc, test_rebind_batched);
 	tcase_add_test(tc, test_dead_letter_queued);
 	tcase_add_test(tc, test_dead_letter_batched);
+	tcase_add_test(tc, test_dead_letter_hold);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("batching");

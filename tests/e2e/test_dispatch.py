@@ -897,6 +897,64 @@ def test_dead_letter_source_backlog():
         "dead-letter-source ran took up to %d ms" % max(dl)
 
 
+def test_dead_letter_source_due_backlog():
+    """dead_letter_source is atomic in effect: from its start to its end
+    nothing of its source is claimed, so every pending row but those of
+    the attempts running at its start is dead-lettered and counted, and
+    none is attempted or delivered meanwhile ("every pending row ...
+    now"; "no claim can race it").  The backlog is due, behind a slow sink
+    whose slots are all busy: the rows dispatch claimed between two of the
+    call's steps were passed over by the walk as claimed, then delivered
+    after the call began and missing from its count."""
+    n = 20000
+    conc = 4
+    s = TestSink().start()
+    d = Daemon(sources={
+        "big": sink_source([{"type": "http", "url": s.url("/slow")}],
+                           tenant="tb"),
+    }, workers=2, extra={"dispatch": dispatch_conf(
+        concurrency=conc, sink_concurrency=conc,
+        breaker_failures=0)}).start()
+    s.mode("/slow", delay_ms=50)
+    body = b'{"pad":"' + b"d" * 100 + b'"}'
+    got = post_par(d, "big", [body] * n, threads=8)
+    assert len(got) == n
+    wait_until(lambda: s.received("/slow") >= 2 * conc, 10, 0.02,
+               "the slow sink's slots busy")
+    r0 = s.received("/slow")
+    t0 = time.monotonic()
+    rc, out, err = d.ctl("dead-letter-source", "big", timeout=120)
+    t1 = time.monotonic()
+    # At the end of the call only the rows of the attempts that ran at its
+    # start may be pending still: as many as the slots, and the decks
+    # that started behind them before the call could take them back.
+    st = d.status()
+    r1 = s.received("/slow")
+    m = re.fullmatch(r"dead_lettered (\d+)", out.strip())
+    assert m is not None, (out, err)
+    moved = int(m.group(1))
+    note("dead-letter-source over a due backlog: %d rows in %.2f s; the "
+         "sink got %d requests during it; %d pending at its end" % (
+             moved, t1 - t0, r1 - r0, st["pending"]))
+    assert st["pending"] <= 2 * conc, "%d rows of the source pending " \
+        "after dead_letter_source (claimed during it): %r" % (
+            st["pending"], st)
+    assert r1 - r0 <= 2 * conc, "%d attempts started while " \
+        "dead_letter_source ran (%.2f s)" % (r1 - r0, t1 - t0)
+    wait_until(lambda: d.status()["pending"] == 0, 20, 0.05,
+               "the attempts running at the start to settle")
+    assert s.received("/slow") - r0 <= 2 * conc, s.stats()
+    ok = set(s.ids("/slow", status=200))
+    dl = d.dlq(source="big", limit=n)
+    assert len(dl) == moved and all(e["reason"] == "source_gone:big"
+                                    for e in dl), (len(dl), moved)
+    assert not ok & {e["hook_id"] for e in dl}, "a hook both delivered " \
+        "and dead-lettered"
+    assert len(ok) + moved == n, (len(ok), moved, n)
+    st = d.status()
+    assert (st["pending"], st["dead"]) == (0, moved), st
+
+
 def test_drain_timeout():
     """ankusactl drain TIMEOUT_S exits non-zero while the daemon is still
     running at the timeout (an attempt of 6 s settles first); the drain
