@@ -740,15 +740,14 @@ cmd_quarantine(struct ctl_conn *c, json_t *req)
 }
 
 static void
-tick_done(void *arg, uint64_t settled, int timed_out)
+tick_done(void *arg, uint64_t settled, const char *err)
 {
 	struct ctl_conn *c = arg;
 
 	c->busy = 0;
-	if (timed_out)
+	if (err != NULL)
 		ctl_end(c, json_pack("{s:b, s:s, s:I}", "ok", 0, "error",
-		    "timed out before everything settled", "settled",
-		    (json_int_t)settled));
+		    err, "settled", (json_int_t)settled));
 	else
 		ctl_end(c, json_pack("{s:s, s:I}", "result", "settled",
 		    "settled", (json_int_t)settled));

@@ -74,7 +74,7 @@ struct poutcome {
 
 struct ptick {
 	TAILQ_ENTRY(ptick)	 entry;
-	void			(*done)(void *, uint64_t, int);
+	void			(*done)(void *, uint64_t, const char *);
 	void			*arg;
 	uint64_t		 settled0;
 	uint64_t		 deadline;	/* mono ms */
@@ -454,7 +454,8 @@ check_ticks(int timer)
 		if (!settled && now < t->deadline)
 			continue;
 		TAILQ_REMOVE(&ticks, t, entry);
-		t->done(t->arg, settled_count() - t->settled0, !settled);
+		t->done(t->arg, settled_count() - t->settled0, settled ? NULL :
+		    "timed out before everything settled");
 		free(t);
 	}
 	if (!TAILQ_EMPTY(&ticks)) {
@@ -472,8 +473,8 @@ ticks_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 void
-pipeline_tick(uint64_t timeout_ms, void (*done)(void *, uint64_t, int),
-    void *arg)
+pipeline_tick(uint64_t timeout_ms,
+    void (*done)(void *, uint64_t, const char *), void *arg)
 {
 	struct ptick *t;
 

@@ -56,12 +56,13 @@ int	pipeline_outcome(uint32_t serial, struct msg *);
 void	pipeline_stats(struct dispatch_stats *, int *idle, int *busy);
 /* The spec's pressure(): -1 when the store cannot answer. */
 int	pipeline_pressure(uint64_t *lag_ms, int *window_full);
-/* The spec's tick(): done(arg, settled, timed_out) once nothing is
- * claimed, running or due and no dead_letter_source runs, or after
- * timeout_ms; settled is the rows delivered or dead-lettered (by dispatch
- * or dead_letter_source) meanwhile. */
-void	pipeline_tick(uint64_t timeout_ms, void (*done)(void *, uint64_t, int),
-	    void *arg);
+/* The spec's tick(): done(arg, settled, NULL) once nothing is claimed,
+ * running or due and no dead_letter_source runs; settled is the rows
+ * delivered or dead-lettered (by dispatch or dead_letter_source)
+ * meanwhile.  Else done(arg, settled, err): "timed out ..." after
+ * timeout_ms. */
+void	pipeline_tick(uint64_t timeout_ms,
+	    void (*done)(void *, uint64_t, const char *), void *arg);
 void	pipeline_tick_detach(void *arg);
 /* Breakers that are not idle, as JSON objects. */
 json_t	*pipeline_breakers(void);
