@@ -778,14 +778,6 @@ cmd_tick(struct ctl_conn *c, json_t *req)
 
 	if (ctl_timeout(c, req, &ms) == -1)
 		return;
-	/* A client of a replication group dispatches nothing: its turn
-	 * would never come. */
-	if (!repl_writable()) {
-		ctl_error(c, "not_master: this node is a client of its "
-		    "replication group; tick the master (%s)", repl_master()[0]
-		    != '\0' ? repl_master() : "none known");
-		return;
-	}
 	c->busy = 1;
 	pipeline_tick(ms, tick_done, c);
 }
@@ -793,11 +785,12 @@ cmd_tick(struct ctl_conn *c, json_t *req)
 static void
 cmd_pressure(struct ctl_conn *c, json_t *req)
 {
+	char why[PIPELINE_WHY_MAX];
 	uint64_t lag;
 	int full;
 
-	if (pipeline_pressure(&lag, &full) == -1) {
-		ctl_error(c, "unavailable: %s", store_strerror(env->store));
+	if (pipeline_pressure(&lag, &full, why, sizeof(why)) == -1) {
+		ctl_error(c, "unavailable: %s", why);
 		return;
 	}
 	ctl_end(c, json_pack("{s:I, s:b}", "lag_ms", (json_int_t)lag,

@@ -51,7 +51,6 @@ struct dlcall {
 
 static struct steps	 calls;
 static struct dlsource_ops ops;
-static int		 stopped;
 static uint64_t		 moved_total;
 
 static int	step(struct step_job *);
@@ -70,9 +69,11 @@ dlsource_start(const char *source, uint64_t timeout_ms,
     void (*done)(void *, uint64_t, const char *), void *arg)
 {
 	struct dlcall *c;
+	char why[512], err[540];
 
-	if (stopped) {
-		done(arg, 0, "unavailable: the pipeline is stopping");
+	if (!ops.up(why, sizeof(why), ops.arg)) {
+		snprintf(err, sizeof(err), "unavailable: %s", why);
+		done(arg, 0, err);
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL)
@@ -115,11 +116,13 @@ void
 dlsource_stop(void)
 {
 	struct step_job *j;
+	char why[512], err[540];
 
-	stopped = 1;
+	if (ops.up(why, sizeof(why), ops.arg))
+		snprintf(why, sizeof(why), "the pipeline is stopping");
+	snprintf(err, sizeof(err), "unavailable: %s", why);
 	while ((j = TAILQ_FIRST(&calls.jobs)) != NULL)
-		call_end((struct dlcall *)j,
-		    "unavailable: the pipeline is stopping");
+		call_end((struct dlcall *)j, err);
 }
 
 int

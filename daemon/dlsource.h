@@ -19,11 +19,15 @@
 #ifndef ANKUSA_DLSOURCE_H
 #define ANKUSA_DLSOURCE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct dlsource_ops {
 	/* Whether the row at key is claimed (left alone by the steps). */
 	int	(*claimed)(const unsigned char *key, void *);
+	/* Whether the pipeline runs: 1, or 0 with why (a call is then
+	 * unavailable). */
+	int	(*up)(char *why, size_t, void *);
 	/* A call begins (hold 1) or ends (0): no row of source is claimed
 	 * in between.  Calls for one source nest. */
 	void	(*hold)(const char *source, int hold, void *);
@@ -41,16 +45,17 @@ void	dlsource_init(const struct dlsource_ops *);
  * Dead-letter source's pending rows: done(arg, n, NULL) once it is done, n
  * the rows dead-lettered; or done(arg, n, err) with the reason it stopped,
  * n the rows dead-lettered by then (they stay so): "unavailable" once
- * timeout_ms have passed or while the pipeline stops, an unknown source
- * (neither configured nor named by any row), a store error.  done may run
- * before this returns.
+ * timeout_ms have passed, while the pipeline is down (a client of a
+ * replication group, a drain: ops.up) and when it stops, an unknown
+ * source (neither configured nor named by any row), a store error.  done
+ * may run before this returns.
  */
 void	dlsource_start(const char *source, uint64_t timeout_ms,
 	    void (*done)(void *, uint64_t, const char *), void *arg);
 /* The caller of dlsource_start with arg is gone: its call stops, done is
  * not called. */
 void	dlsource_detach(void *arg);
-/* The pipeline stops: calls in progress end unavailable, new ones too. */
+/* The pipeline stops (a drain): calls in progress end unavailable. */
 void	dlsource_stop(void);
 /* Calls in progress. */
 int	dlsource_busy(void);

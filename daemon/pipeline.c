@@ -98,6 +98,7 @@ static void	ticks_cb(evutil_socket_t, short, void *);
 static void	check_ticks(int);
 static int	dls_claimed(const unsigned char *, void *);
 static void	dls_hold(const char *, int, void *);
+static int	dls_up(char *, size_t, void *);
 static uint64_t	dls_queued(const char *, const char *, void *);
 static void	dls_ended(void *);
 static uint64_t	settled_count(void);
@@ -109,6 +110,7 @@ pipeline_init(void)
 {
 	static const struct dlsource_ops dls_ops = {
 		.claimed = dls_claimed,
+		.up = dls_up,
 		.hold = dls_hold,
 		.queued = dls_queued,
 		.ended = dls_ended,
@@ -141,6 +143,12 @@ static int
 dls_claimed(const unsigned char *key, void *arg)
 {
 	return dispatch_is_claimed(pipeline_disp, key);
+}
+
+static int
+dls_up(char *why, size_t len, void *arg)
+{
+	return pipeline_up(why, len);
 }
 
 static void
@@ -220,10 +228,43 @@ pipeline_reconfigure(void)
 void
 pipeline_stop(void)
 {
+	struct ptick *t;
+	char why[PIPELINE_WHY_MAX], err[PIPELINE_WHY_MAX + 16];
+
 	dispatch_stop(pipeline_disp);
 	dlsource_stop();
 	ops_stop();
 	evtimer_del(ev_wake);
+	/* Nothing is claimed any more: a tick would wait for its timeout. */
+	(void)pipeline_up(why, sizeof(why));
+	snprintf(err, sizeof(err), "unavailable: %s", why);
+	while ((t = TAILQ_FIRST(&ticks)) != NULL) {
+		TAILQ_REMOVE(&ticks, t, entry);
+		t->done(t->arg, settled_count() - t->settled0, err);
+		free(t);
+	}
+}
+
+/*
+ * Whether the pipeline runs on this node: 1, or 0 with why (for the
+ * dispatch functions' "unavailable"): a client of a replication group
+ * dispatches nothing (its master does), and a daemon that drains claims
+ * nothing more.
+ */
+int
+pipeline_up(char *why, size_t len)
+{
+	if (env->draining) {
+		snprintf(why, len, "draining: the daemon is stopping");
+		return 0;
+	}
+	if (!repl_writable()) {
+		snprintf(why, len, "not_master: this node is a client of its "
+		    "replication group, whose master (%s) dispatches",
+		    repl_master()[0] != '\0' ? repl_master() : "none known");
+		return 0;
+	}
+	return 1;
 }
 
 int
@@ -398,14 +439,20 @@ pipeline_stats(struct dispatch_stats *st, int *idle, int *busy)
 }
 
 int
-pipeline_pressure(uint64_t *lag_ms, int *window_full)
+pipeline_pressure(uint64_t *lag_ms, int *window_full, char *why,
+    size_t len)
 {
 	struct dispatch_stats st;
 	uint64_t due, now = time_sched_ms();
 	int rc;
 
-	if ((rc = store_oldest_due(env->store, &due)) == -1)
+	if (!pipeline_up(why, len))
 		return -1;
+	if ((rc = store_oldest_due(env->store, &due)) == -1) {
+		snprintf(why, len, "store_unavailable: %s",
+		    store_strerror(env->store));
+		return -1;
+	}
 	*lag_ms = rc == 1 && due < now ? now - due : 0;
 	dispatch_get_stats(pipeline_disp, &st);
 	*window_full = st.window_full;
@@ -477,7 +524,13 @@ pipeline_tick(uint64_t timeout_ms,
     void (*done)(void *, uint64_t, const char *), void *arg)
 {
 	struct ptick *t;
+	char why[PIPELINE_WHY_MAX], err[PIPELINE_WHY_MAX + 16];
 
+	if (!pipeline_up(why, sizeof(why))) {
+		snprintf(err, sizeof(err), "unavailable: %s", why);
+		done(arg, 0, err);
+		return;
+	}
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		fatal("pipeline");
 	t->done = done;

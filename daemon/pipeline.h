@@ -54,13 +54,22 @@ void	pipeline_worker_gone(uint32_t serial);
 int	pipeline_outcome(uint32_t serial, struct msg *);
 
 void	pipeline_stats(struct dispatch_stats *, int *idle, int *busy);
-/* The spec's pressure(): -1 when the store cannot answer. */
-int	pipeline_pressure(uint64_t *lag_ms, int *window_full);
+/* An answer's why, at most (pipeline_up, pipeline_pressure). */
+#define PIPELINE_WHY_MAX	512
+/* Whether the pipeline runs here: 1, or 0 with why, "draining: ..." or
+ * "not_master: ..." (naming the master): the dispatch functions answer
+ * unavailable. */
+int	pipeline_up(char *why, size_t len);
+/* The spec's pressure(): 0, or -1 with why when the pipeline is down
+ * (pipeline_up) or the store cannot answer ("store_unavailable: ..."). */
+int	pipeline_pressure(uint64_t *lag_ms, int *window_full, char *why,
+	    size_t len);
 /* The spec's tick(): done(arg, settled, NULL) once nothing is claimed,
  * running or due and no dead_letter_source runs; settled is the rows
  * delivered or dead-lettered (by dispatch or dead_letter_source)
  * meanwhile.  Else done(arg, settled, err): "timed out ..." after
- * timeout_ms. */
+ * timeout_ms, "unavailable: ..." at once while the pipeline is down and
+ * when it stops (a drain).  done may run before this returns. */
 void	pipeline_tick(uint64_t timeout_ms,
 	    void (*done)(void *, uint64_t, const char *), void *arg);
 void	pipeline_tick_detach(void *arg);

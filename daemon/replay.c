@@ -78,7 +78,8 @@ static struct rjob *job_find(const unsigned char *);
 static int	 job_save(struct rjob *, const struct store_replay *);
 static void	 job_forget(struct rjob *);
 static void	 job_window_reset(struct rjob *);
-static int	 job_pressure_ok(struct rjob *, int, uint64_t, int);
+static int	 job_pressure_ok(struct rjob *, int, const char *, uint64_t,
+		    int);
 static void	 job_step_dlq(struct rjob *, uint64_t);
 static void	 job_step_quarantine(struct rjob *, uint64_t);
 static void	 job_pause_self(struct rjob *);
@@ -364,6 +365,7 @@ tick_cb(evutil_socket_t fd, short ev, void *arg)
 	uint64_t lag = 0, now = time_mono_ms(), wait = REPLAY_TICK_MS;
 	double cap, add;
 	int full = 0, pr = -2;
+	char why[PIPELINE_WHY_MAX] = "";
 
 	if (stopped || env->draining)
 		return;
@@ -383,10 +385,10 @@ tick_cb(evutil_socket_t fd, short ev, void *arg)
 			continue;
 		}
 		if (pr == -2)
-			pr = pipeline_pressure(&lag, &full);
+			pr = pipeline_pressure(&lag, &full, why, sizeof(why));
 		add = (double)j->rp.rate * (double)(now - j->filled) / 1000.0;
 		j->filled = now;
-		if (!job_pressure_ok(j, pr, lag, full)) {
+		if (!job_pressure_ok(j, pr, why, lag, full)) {
 			j->tokens = 0;
 			continue;
 		}
@@ -409,12 +411,14 @@ tick_cb(evutil_socket_t fd, short ev, void *arg)
 	tick_arm(wait);
 }
 
-/* 1 when j may step, else 0 with j->held saying why. */
+/* 1 when j may step, else 0 with j->held saying why (pressure's why when
+ * it is unavailable: pr -1). */
 static int
-job_pressure_ok(struct rjob *j, int pr, uint64_t lag, int full)
+job_pressure_ok(struct rjob *j, int pr, const char *why, uint64_t lag,
+    int full)
 {
 	if (pr == -1) {
-		snprintf(j->held, sizeof(j->held), "store_unavailable");
+		snprintf(j->held, sizeof(j->held), "%s", why);
 		return 0;
 	}
 	if (full) {

@@ -1226,3 +1226,59 @@ def test_drain_settles_running_attempts():
     assert (st["hooks"], st["pending"]) == (0, 0), st
     note("drain: exit after %.2f s; %d attempts answered before it, %d "
          "after the restart" % (dt, n_req, len(ids) - n_req))
+
+
+def test_dispatch_functions_unavailable_draining():
+    """While the daemon drains its pipeline is down: pressure, tick and
+    dead_letter_source answer unavailable at once (ankusactl exits 1;
+    the admin API's dead-letter is 503 unavailable with Retry-After), and
+    a tick that waited when the drain began ends so too, not at its
+    timeout; the attempt running goes on and the drain ends with it."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "du": sink_source([{"type": "http", "url": s.url("/slow")}],
+                          tenant="tu"),
+    }, extra={"dispatch": dispatch_conf(
+        concurrency=1, sink_concurrency=1,
+        attempt_timeout_ms=20000)}).start()
+    s.mode("/slow", delay_ms=4000)
+    post_seq(d, "du", [b'{"u":%d}' % n for n in range(3)])
+    wait_until(lambda: s.received("/slow") == 1, 5, 0.02, "the attempt")
+    assert d.pressure()["window_full"] is False
+    # A tick waits: two rows are claimed behind the running attempt.
+    tick = {}
+
+    def run_tick():
+        t = time.monotonic()
+        tick["r"] = d.ctl("tick", "30", check=False, timeout=60)
+        tick["s"] = time.monotonic() - t
+    th = threading.Thread(target=run_tick)
+    th.start()
+    time.sleep(0.3)
+    assert th.is_alive(), tick
+    ctl = subprocess.Popen([ankusa.binary("ankusactl"), "-s", d.sock,
+                            "drain", "30"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    wait_until(lambda: "stopping: drain requested" in d.log_since_start(),
+               5, what="the drain to begin")
+    th.join(3)
+    assert not th.is_alive(), "a tick in progress waited on into the drain"
+    rc, out, err = tick["r"]
+    assert rc == 1 and "unavailable" in err, tick
+    for args in (("pressure",), ("tick", "10"),
+                 ("dead-letter-source", "du")):
+        t = time.monotonic()
+        rc, out, err = d.ctl(*args, check=False, timeout=20)
+        assert rc == 1 and "unavailable" in err and "drain" in err, \
+            (args, rc, out, err)
+        assert time.monotonic() - t < 2, (args, time.monotonic() - t)
+    st, hdrs, doc = d.api("POST", "/v1/tenants/tu/sources/du/dead-letter",
+                          {})
+    assert st == 503 and doc["error"] == "unavailable" and \
+        hdrs.get("retry-after") == "1", (st, hdrs, doc)
+    assert d.running(), "the drain ended before its attempt"
+    out, err = ctl.communicate(timeout=40)
+    assert ctl.returncode == 0 and b"stopped" in out, (ctl.returncode, out,
+                                                       err)
+    assert d.proc.wait(5) == 0
+    assert len(delivered(s, "/slow")) == 1, s.stats()
