@@ -47,7 +47,7 @@ static const char *const ack_policies[] = { "quorum", "all", NULL };
 static const char *const store_refused[] = { "gcs", NULL };
 /* The keys accepted at the one value this daemon runs with (T_ONLY). */
 static const char *const wal_types[] = { "disk", NULL };
-static const char *const wal_refused[] = { "none", NULL };
+static const char *const wal_refused[] = { "none", "postgres", NULL };
 static const char *const source_stores[] = { "static", NULL };
 static const char *const source_stores_refused[] = {
 	"persistent", "redis", NULL
@@ -851,6 +851,20 @@ const struct cnosup cnosup_keys[] = {
 	{ "source_store.namespace", "sources come from this file only" },
 	{ "source_store.tick_ms", "sources come from this file only" },
 	{ "claim_check.store.gcs", "use a local or s3 store" },
+	/* Its WAL era's: a shared log, a polling dispatcher, a claim
+	 * gateway with tokens, and dedupe's first name. */
+	{ "dispatch.poll_ms", "dispatch wakes at each commit and each due "
+	    "time, it does not poll" },
+	{ "wal.postgres", "every hook is committed to this node's store; a "
+	    "replicated group shares one (replication)" },
+	{ "claim_check.max_bytes", "a body is bounded by "
+	    "http.max_body_bytes, a pack by claim_check.pack_max_bytes" },
+	{ "claim_check.tokens", "the claim gateway takes no tokens; bind "
+	    "claim_check.ip where only the consumers reach it" },
+	{ "claim_check.remote", "every node reads the claims from "
+	    "claim_check.store itself" },
+	{ "sources.*.dedup", "it is dedupe now (a preset, or header, json "
+	    "and ttl_seconds)" },
 	{ NULL, NULL }
 };
 
@@ -874,6 +888,7 @@ const struct cenv cenv_keys[] = {
 	{ "ANKUSA_ROUTES_STORE_URL", "routes.store.url", NULL },
 	{ "ANKUSA_SOURCE_STORE_URL", "source_store.url", NULL },
 	{ "ANKUSA_WAL_TYPE", "wal.type", NULL },
+	{ "ANKUSA_WAL_POSTGRES_URL", "wal.postgres.url", NULL },
 	{ "ANKUSA_STORAGE_TYPE", "storage.type", NULL },
 	{ "ANKUSA_S3_BUCKET", "storage.s3.bucket", NULL },
 	{ "ANKUSA_S3_REGION", "storage.s3.region", NULL },

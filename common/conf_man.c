@@ -150,7 +150,9 @@ cman_elixir(FILE *fp)
 	}
 	fputs(".PP\n"
 	    "and so are the values\n"
-	    ".B wal.type: none,\n"
+	    ".B wal.type: none\n"
+	    "or\n"
+	    ".BR postgres ,\n"
 	    ".B routes.enabled: true,\n"
 	    ".B backup.enabled: true,\n"
 	    ".B source_store.type: persistent\n"

@@ -884,6 +884,29 @@ static const struct {
 	{ "claim_check:\n  store:\n    gcs: {bucket: b}\n",
 	  "claim_check.store.gcs is not supported by this build: use a "
 	  "local or s3 store, line 3" },
+	/* Its WAL era's keys (a shared log, a polling dispatcher, a claim
+	 * gateway with tokens): refused by name too. */
+	{ "dispatch:\n  poll_ms: 200\n",
+	  "dispatch.poll_ms is not supported by this build: dispatch wakes "
+	  "at each commit and each due time, it does not poll, line 2" },
+	{ "wal:\n  type: postgres\n",
+	  "wal.type: postgres is not supported by this build: every hook is "
+	  "committed to this node's store before its 201, line 2" },
+	{ "wal:\n  postgres:\n    url: postgres://db/ankusa\n",
+	  "wal.postgres is not supported by this build: every hook is "
+	  "committed to this node's store; a replicated group shares one "
+	  "(replication), line 2" },
+	{ "claim_check:\n  max_bytes: 8000000\n",
+	  "claim_check.max_bytes is not supported by this build: a body is "
+	  "bounded by http.max_body_bytes, a pack by "
+	  "claim_check.pack_max_bytes, line 2" },
+	{ "claim_check:\n  tokens:\n    - {token: t, tenants: all}\n",
+	  "claim_check.tokens is not supported by this build: the claim "
+	  "gateway takes no tokens; bind claim_check.ip where only the "
+	  "consumers reach it, line 2" },
+	{ "claim_check:\n  remote: {url: \"http://cc:4001\"}\n",
+	  "claim_check.remote is not supported by this build: every node "
+	  "reads the claims from claim_check.store itself, line 2" },
 	/* Still unknown: not a key of either daemon. */
 	{ "routes:\n  bogus: 1\n",
 	  "routes.bogus is not a known key, line 2" },
@@ -899,6 +922,115 @@ START_TEST(test_elixir_refused)
 END_TEST
 
 /*
+ * A whole file of the Elixir Ankusa's WAL era, in the shape of its
+ * reference file of the time (written here, with the sinks this build
+ * has): every key this build lacks is refused by name, none is unknown.
+ */
+static const char wal_era[] =
+    "node:\n"
+    "  roles: [edge, dispatch, storage]\n"
+    "  data_dir: /var/lib/ankusa\n"
+    "log:\n"
+    "  level: info\n"
+    "http:\n"
+    "  port: 4000\n"
+    "  max_body_bytes: 8000000\n"
+    "  routing: path\n"
+    "  prefix: /webhooks\n"
+    "admin:\n"
+    "  enabled: true\n"
+    "  port: 4002\n"
+    "batcher:\n"
+    "  partitions: 8\n"
+    "  max_batch: 256\n"
+    "  max_delay_ms: 5\n"
+    "  max_queue: 10000\n"
+    "dispatch:\n"
+    "  poll_ms: 200\n"
+    "  batch: 128\n"
+    "  retry:\n"
+    "    base_ms: 100\n"
+    "    max_ms: 30000\n"
+    "    max_attempts: 12\n"
+    "    jitter: true\n"
+    "wal:\n"
+    "  type: disk\n"
+    "  postgres:\n"
+    "    url: postgres://ankusa@db/ankusa\n"
+    "    pool_size: 10\n"
+    "    ssl: false\n"
+    "    migrate: true\n"
+    "storage:\n"
+    "  type: local\n"
+    "  roll_bytes: 16777216\n"
+    "  roll_ms: 30000\n"
+    "claim_check:\n"
+    "  port: 4001\n"
+    "  max_bytes: 8000000\n"
+    "  retention_days: null\n"
+    "  tokens:\n"
+    "    - {token: secret, tenants: all}\n"
+    "  remote: {url: \"http://claim-check.internal:4001\"}\n"
+    "sources:\n"
+    "  stripe:\n"
+    "    tenant: default\n"
+    "    on_verify_failure: reject\n"
+    "    verify: {type: stripe, secret: whsec_x, tolerance_seconds: 300}\n"
+    "    dedup: {type: rules, header: webhook-id, json_path: data.id}\n"
+    "    sinks:\n"
+    "      - {type: log}\n"
+    "      - type: http\n"
+    "        url: https://sink.example/in\n"
+    "        method: post\n"
+    "        timeout_ms: 5000\n"
+    "        headers: {x-ankusa-env: prod}\n";
+
+static const char *const wal_era_refused[] = {
+	"dispatch.poll_ms", "wal.postgres", "storage", "claim_check.max_bytes",
+	"claim_check.tokens", "claim_check.remote", "sources.stripe.dedup",
+	NULL
+};
+
+START_TEST(test_elixir_wal_era)
+{
+	struct conf_errors e = { NULL, 0 };
+	char want[128];
+	size_t len;
+	int i, j, found;
+
+	ck_assert_ptr_null(parse(wal_era, &e));
+	for (i = 0; i < e.n; i++) {
+		if (strstr(e.msgs[i], " is not supported by this build: ") ==
+		    NULL)
+			fprintf(stderr, "  not refused by name: %s\n",
+			    e.msgs[i]);
+		ck_assert_ptr_nonnull(strstr(e.msgs[i],
+		    " is not supported by this build: "));
+	}
+	for (j = 0; wal_era_refused[j] != NULL; j++) {
+		len = (size_t)snprintf(want, sizeof(want), "%s is not "
+		    "supported by this build: ", wal_era_refused[j]);
+		for (found = 0, i = 0; i < e.n; i++)
+			if (strncmp(e.msgs[i], want, len) == 0)
+				found++;
+		if (found != 1) {
+			fprintf(stderr, "%s: refused %d times\n",
+			    wal_era_refused[j], found);
+			dump_errs(&e);
+		}
+		ck_assert_int_eq(found, 1);
+	}
+	ck_assert_int_eq(e.n, j);
+	conf_errors_free(&e);
+
+	expect_err("sources:\n  demo:\n    dedup: {type: github}\n"
+	    "    sinks: [{type: log}]\n",
+	    "sources.demo.dedup is not supported by this build: it is dedupe "
+	    "now (a preset, or header, json and ttl_seconds), line 3");
+}
+END_TEST
+
+/*
  * The ANKUSA_* environment overrides.
  */
 
@@ -910,7 +1042,8 @@ static const char *const env_vars[] = {
 	"ANKUSA_SOURCE_STORE_URL", "ANKUSA_WAL_TYPE", "ANKUSA_STORAGE_TYPE",
 	"ANKUSA_S3_BUCKET", "ANKUSA_S3_REGION", "ANKUSA_S3_ENDPOINT",
 	"ANKUSA_GCS_BUCKET", "ANKUSA_STORAGE_KEY_PREFIX",
-	"ANKUSA_BACKUP_ENABLED", "ANKUSA_CONTROL_SOCKET", NULL
+	"ANKUSA_BACKUP_ENABLED", "ANKUSA_CONTROL_SOCKET",
+	"ANKUSA_WAL_POSTGRES_URL", NULL
 };
 
 /* Before and after each test: none set (under CK_FORK=no, as valgrind
@@ -1015,6 +1148,14 @@ static const struct {
 	{ "ANKUSA_SOURCE_STORE_URL", "redis://x",
 	  "source_store.url (ANKUSA_SOURCE_STORE_URL) is not supported by "
 	  "this build: sources come from this file only" },
+	{ "ANKUSA_WAL_POSTGRES_URL", "postgres://db/ankusa",
+	  "wal.postgres.url (ANKUSA_WAL_POSTGRES_URL) is not supported by "
+	  "this build: every hook is committed to this node's store; a "
+	  "replicated group shares one (replication)" },
+	{ "ANKUSA_WAL_TYPE", "postgres",
+	  "wal.type (ANKUSA_WAL_TYPE): postgres is not supported by this "
+	  "build: every hook is committed to this node's store before its "
+	  "201" },
 };
 
 START_TEST(test_env_bad)
@@ -1716,6 +1857,7 @@ conf_suite(void)
 	    (int)(sizeof(elixir_ok) / sizeof(elixir_ok[0])));
 	tcase_add_loop_test(tc, test_elixir_refused, 0,
 	    (int)(sizeof(elixir_refused) / sizeof(elixir_refused[0])));
+	tcase_add_test(tc, test_elixir_wal_era);
 	tcase_add_checked_fixture(tc, env_clear, env_clear);
 	tcase_add_test(tc, test_env);
 	tcase_add_loop_test(tc, test_env_bad, 0,
