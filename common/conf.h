@@ -362,7 +362,8 @@ void		 conf_write_manual(FILE *);
 int		 conf_valid_id(const char *s);
 
 /* The whole ankusa.yml(5) page: header, description, the key reference of
- * conf_write_manual() and an example.  daemon/ankusa.yml.5 is its output. */
+ * conf_write_manual() and an example.  The page the build makes from
+ * daemon/ankusa.yml.5.in (make update-man) is its output. */
 void		 conf_write_manpage(FILE *);
 
 /* Read access to the key table, for tests and tools. */

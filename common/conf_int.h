@@ -14,11 +14,11 @@
 
 #include "conf.h"
 
-#ifndef ANKUSA_RUNSTATEDIR
-#define ANKUSA_RUNSTATEDIR	"/var/run/ankusa"
-#endif
-#ifndef ANKUSA_SYSCONFDIR
-#define ANKUSA_SYSCONFDIR	"/etc/ankusa"
+/* The configured paths (configure, Makefile.am): the directory of
+ * ankusa.yml, and the control socket's default path, the one definition
+ * that ankusactl and the systemd unit share. */
+#if !defined(ANKUSA_SYSCONFDIR) || !defined(ANKUSA_CONTROLSOCKET)
+#error "ANKUSA_SYSCONFDIR and ANKUSA_CONTROLSOCKET come from the Makefile"
 #endif
 /* node.data_dir when the file does not say: the Elixir Ankusa's default. */
 #ifndef ANKUSA_DATADIR

@@ -212,7 +212,7 @@ const struct conf_key conftab[] = {
 	{ .name = "control", .type = T_SECTION,
 	  .doc = "The control socket of ankusactl(8)." },
 	{ .name = "control.socket", .type = T_SOCKPATH, .scope = S_CONF,
-	  .off = CO(control.socket), .def = ANKUSA_RUNSTATEDIR "/control.sock",
+	  .off = CO(control.socket), .def = ANKUSA_CONTROLSOCKET,
 	  .flags = F_RESTART,
 	  .doc = "The path of the UNIX socket; at most 103 bytes." },
 	{ .name = "control.mode", .type = T_MODE, .scope = S_CONF,

@@ -4,7 +4,9 @@
  *
  * conf_write_manual() writes the KEYS section, one entry a key in the order
  * of the table; conf_write_manpage() wraps it in the rest of the page.  The
- * page shipped as daemon/ankusa.yml.5 is this output, byte for byte (e2e
+ * page in the tree, daemon/ankusa.yml.5.in, is this output with the
+ * configured paths as placeholders (make update-man); the page the build
+ * makes from it is this output, byte for byte (e2e
  * test_man_page_from_key_table).
  */
 #include "config.h"

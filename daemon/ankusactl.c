@@ -28,8 +28,9 @@
 
 #include <jansson.h>
 
-#ifndef ANKUSA_RUNSTATEDIR
-#define ANKUSA_RUNSTATEDIR	"/var/run/ankusa"
+/* The default control socket: configure's, as ankusad's control.socket. */
+#ifndef ANKUSA_CONTROLSOCKET
+#error "ANKUSA_CONTROLSOCKET comes from the Makefile"
 #endif
 
 #define EXIT_REFUSED	1
@@ -648,7 +649,7 @@ ctl_connect(const char *path)
 int
 main(int argc, char *argv[])
 {
-	const char *path = ANKUSA_RUNSTATEDIR "/control.sock";
+	const char *path = ANKUSA_CONTROLSOCKET;
 	const struct command *cmd = NULL;
 	json_t *req, *ans;
 	json_error_t jerr;

@@ -59,11 +59,10 @@
 #include "supervisor.h"
 #include "writer.h"
 
-#ifndef ANKUSA_LIBEXECDIR
-#define ANKUSA_LIBEXECDIR	"/usr/local/libexec/ankusa"
-#endif
-#ifndef ANKUSA_SYSCONFDIR
-#define ANKUSA_SYSCONFDIR	"/usr/local/etc/ankusa"
+/* The configured paths (configure, Makefile.am). */
+#if !defined(ANKUSA_LIBEXECDIR) || !defined(ANKUSA_SYSCONFDIR) || \
+    !defined(ANKUSA_CONTROLSOCKET)
+#error "ANKUSA_LIBEXECDIR, ANKUSA_SYSCONFDIR, ANKUSA_CONTROLSOCKET: from make"
 #endif
 
 #define EX_CONFIG		78
