@@ -3,6 +3,7 @@
  * ankusactl.c: the operator's command-line client of the control socket.
  *
  *   ankusactl [-s socket] [-j] command [arguments]
+ *   ankusactl -h | --help | -V | --version
  *
  * Sends one JSON request line (see daemon/control.h), prints the answer:
  * human-readable by default, the daemon's JSON objects with -j (one per
@@ -48,7 +49,7 @@ struct command {
 static int	 json_out;
 static int	 nprinted;
 
-static void	 usage(void) __attribute__((noreturn));
+static void	 usage(FILE *, int) __attribute__((noreturn));
 static json_t	*build_plain(int, char **);
 static json_t	*build_queue(int, char **);
 static json_t	*build_quarantine(int, char **);
@@ -110,17 +111,28 @@ static const struct command commands[] = {
 	{ "resume", "source[#sink]", build_pause, print_api },
 };
 
+/* The usage and the commands: on standard output and exit 0 for -h, on
+ * standard error and exit 2 (EXIT_USAGE) for a usage error. */
 static void
-usage(void)
+usage(FILE *fp, int status)
 {
 	size_t i;
 
-	fprintf(stderr, "usage: ankusactl [-j] [-s socket] command [args]\n"
-	    "commands:\n");
+	fprintf(fp, "usage: ankusactl [-j] [-s socket] command [args]\n"
+	    "       ankusactl -h | --help | -V | --version\n");
+	if (status == 0)
+		fprintf(fp, "\n"
+		    "  -j             JSON answers, one object per line\n"
+		    "  -s socket      the control socket (default: "
+		    "ANKUSA_CONTROL_SOCKET,\n"
+		    "                 else %s)\n"
+		    "  -h, --help     print this help and exit\n"
+		    "  -V, --version  print the version and exit\n"
+		    "\n", ANKUSA_CONTROLSOCKET);
+	fprintf(fp, "commands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(stderr, "\t%s %s\n", commands[i].name,
-		    commands[i].args);
-	exit(EXIT_USAGE);
+		fprintf(fp, "\t%s %s\n", commands[i].name, commands[i].args);
+	exit(status);
 }
 
 /*
@@ -658,34 +670,46 @@ main(int argc, char *argv[])
 	ssize_t n;
 	FILE *fp;
 	int ch, fd, rc = EXIT_UNREACH;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
 
 	if ((s = getenv("ANKUSA_CONTROL_SOCKET")) != NULL && *s != '\0')
 		path = s;
-	while ((ch = getopt(argc, argv, "+js:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+hjs:V", longopts, NULL)) !=
+	    -1) {
 		switch (ch) {
+		case 'h':
+			usage(stdout, 0);
 		case 'j':
 			json_out = 1;
 			break;
 		case 's':
 			path = optarg;
 			break;
+		case 'V':
+			printf("ankusactl (%s) %s\n", PACKAGE_NAME,
+			    PACKAGE_VERSION);
+			return 0;
 		default:
-			usage();
+			usage(stderr, EXIT_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc < 1)
-		usage();
+		usage(stderr, EXIT_USAGE);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[0], commands[i].name) == 0)
 			cmd = &commands[i];
 	if (cmd == NULL) {
 		fprintf(stderr, "ankusactl: unknown command %s\n", argv[0]);
-		usage();
+		usage(stderr, EXIT_USAGE);
 	}
 	if ((req = cmd->build(argc, argv)) == NULL)
-		usage();
+		usage(stderr, EXIT_USAGE);
 
 	fd = ctl_connect(path);
 	if ((s = json_dumps(req, JSON_COMPACT)) == NULL ||

@@ -7,8 +7,9 @@
  * supervises the children (edges, deliver processes, claim gateways).
  * One libevent loop; signals arrive as libevent events.
  *
- *   ankusad [-c FILE] [-d] [-n] [-v] [-V]
+ *   ankusad [-c FILE] [-d] [-n] [-v]
  *   ankusad -M		(writes ankusa.yml(5) from the key table)
+ *   ankusad -h | --help | -V | --version
  *
  * Exit codes: 0 after an orderly stop, 1 on a fatal error, 78 (EX_CONFIG)
  * on a bad configuration.
@@ -26,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
@@ -81,7 +83,7 @@ static char		 lock_path[PATH_MAX];
 
 static int	admin_fd = -1;
 
-static void	usage(void) __attribute__((noreturn));
+static void	usage(FILE *, int) __attribute__((noreturn));
 static struct conf *load_config(const char *, char **, size_t *,
 		    struct conf_errors *);
 static void	print_errors(FILE *, const struct conf_errors *);
@@ -106,11 +108,33 @@ static int	listener_filter(int);
 static int	ankusad_role_texts(const char *, size_t, char **, size_t *,
 		    char *, size_t);
 
+/* The usage: on standard output and exit 0 for -h, on standard error and
+ * exit 2 for a usage error. */
 static void
-usage(void)
+usage(FILE *fp, int status)
 {
-	fprintf(stderr, "usage: ankusad [-dnvV] [-c file]\n");
-	exit(2);
+	fprintf(fp, "usage: ankusad [-dnv] [-c file]\n"
+	    "       ankusad -M\n"
+	    "       ankusad -h | --help | -V | --version\n");
+	if (status != 0)
+		exit(status);
+	fprintf(fp, "\n"
+	    "  -c file        the configuration (default: ANKUSA_CONFIG, else\n"
+	    "                 %s if it exists,\n"
+	    "                 else the embedded default)\n"
+	    "  -d             stay in the foreground, log to standard error\n"
+	    "  -n             check the configuration and exit (78: bad)\n"
+	    "  -v             log at debug level\n"
+	    "  -M             write ankusa.yml(5) from the key table and exit\n"
+	    "  -h, --help     print this help and exit\n"
+	    "  -V, --version  print the version and exit\n"
+	    "\n"
+	    "control socket:  %s (control.socket)\n"
+	    "children:        %s (ANKUSA_LIBEXECDIR)\n"
+	    "See ankusad(8) and ankusa.yml(5).\n",
+	    ANKUSA_SYSCONFDIR "/ankusa.yml", ANKUSA_CONTROLSOCKET,
+	    ANKUSA_LIBEXECDIR);
+	exit(0);
 }
 
 static void
@@ -665,13 +689,19 @@ main(int argc, char *argv[])
 		.store_check = ankusad_store_check,
 		.reexec = ankusad_reexec,
 	};
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
 
 	reexec_init(argc, argv);
 	master_init(&ankusad_env, &ops);
 	env->listen_fd = -1;
 	env->claim_fd = -1;
 	env->store_ok = 1;
-	while ((ch = getopt(argc, argv, "c:dMnvV")) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:dhMnvV", longopts, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 'M':
 			/* The ankusa.yml(5) page, from the key table. */
@@ -690,15 +720,18 @@ main(int argc, char *argv[])
 		case 'v':
 			env->verbose = 1;
 			break;
+		case 'h':
+			usage(stdout, 0);
 		case 'V':
-			printf("ankusad %s\n", PACKAGE_VERSION);
+			printf("ankusad (%s) %s\n", PACKAGE_NAME,
+			    PACKAGE_VERSION);
 			return 0;
 		default:
-			usage();
+			usage(stderr, 2);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(stderr, 2);
 	/* The Elixir image's way to name the file; -c wins. */
 	if (path == NULL && (path = getenv("ANKUSA_CONFIG")) != NULL &&
 	    path[0] == '\0')

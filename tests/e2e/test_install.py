@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
-"""What an operator installs (issue 34, section 4): what make install
-puts where.
+"""What an operator installs (issue 34, section 4): the options every
+daemon takes, and what make install puts where.
 
 The paths a build was configured for are read from its Makefile
 (make_var), so that the tests hold for any configure, not only for the
@@ -44,6 +44,46 @@ def clean_make_env():
     for v in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
         e.pop(v, None)
     return e
+
+
+def package_version():
+    with open(os.path.join(SRCDIR, "configure.ac")) as f:
+        m = re.search(r"AC_INIT\(\[ankusa\],\s*\[([^]]+)\]", f.read())
+    assert m, "configure.ac has no AC_INIT([ankusa], [VERSION])"
+    return m.group(1)
+
+
+def test_help_and_version():
+    """-h/--help and -V/--version: exit 0, the usage or the version on
+    standard output, as any GNU or BSD daemon; a bad option is a usage
+    error (exit 2, the usage on standard error)."""
+    version = package_version()
+    conf, sock = make_var("sysconfdir", "controlsocket")
+    for prog in ("ankusad", "ankusactl"):
+        for opt in ("-h", "--help"):
+            rc, out, err = run([binary(prog), opt])
+            assert rc == 0, "%s %s: exit %d: %s" % (prog, opt, rc, err)
+            assert out.startswith("usage: %s " % prog), (prog, opt, out)
+            assert err == "", (prog, opt, err)
+            # The defaults it names are the configured ones.
+            assert sock in out, "%s %s does not name the control " \
+                "socket %s:\n%s" % (prog, opt, sock, out)
+        for opt in ("-V", "--version"):
+            rc, out, err = run([binary(prog), opt])
+            assert rc == 0, "%s %s: exit %d: %s" % (prog, opt, rc, err)
+            assert out == "%s (ankusa) %s\n" % (prog, version), \
+                (prog, opt, out)
+            assert err == "", (prog, opt, err)
+        rc, out, err = run([binary(prog), "--no-such-option"])
+        assert rc == 2, "%s --no-such-option: exit %d" % (prog, rc)
+        assert out == "" and "usage: %s " % prog in err, (prog, out, err)
+    rc, out, _ = run([binary("ankusad"), "-h"])
+    assert os.path.join(conf, "ankusa", "ankusa.yml") in out, out
+    # ankusactl's help lists every command it takes.
+    rc, out, _ = run([binary("ankusactl"), "-h"])
+    for cmd in ("status", "queue", "reload", "drain", "dlq", "show",
+                "backup", "api", "flush", "pause", "resume"):
+        assert re.search(r"^\t%s\b" % re.escape(cmd), out, re.M), (cmd, out)
 
 
 # ------------------------------------------------------------ make install
