@@ -319,3 +319,14 @@ def test_bash_completion():
     assert complete("ankusactl", "api", "P") == ["PATCH", "POST", "PUT"]
     # Nothing after a command that takes no more.
     assert complete("ankusactl", "status", "") == []
+
+
+def test_debian_version_is_configures():
+    """debian/changelog's version (the package's) is configure.ac's
+    AC_INIT version: the .deb is named for the version the daemon says."""
+    with open(os.path.join(SRCDIR, "debian", "changelog")) as f:
+        m = re.match(r"ankusa \(([^)]+)\) ", f.readline())
+    assert m, "debian/changelog does not start with ankusa (VERSION)"
+    assert m.group(1) == package_version(), \
+        "debian/changelog says %s, configure.ac %s" % (m.group(1),
+                                                       package_version())
