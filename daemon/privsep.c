@@ -352,7 +352,10 @@ privsep_helper(int (*act)(int))
 	err = act(fd) == 0 ? 0 : errno;
 	close(fd);
 	b = err > 0 && err < 256 ? err : (err != 0 ? EIO : 0);
-	(void)write(sv[1], &b, 1);
+	/* A parent gone before the answer has nobody to tell. */
+	if (write(sv[1], &b, 1) != 1) {
+		/* nothing to do: the exit below is the same */
+	}
 	_exit(0);
 }
 
