@@ -12,6 +12,7 @@ timed out.
     st, hdrs, body = post(d.port, "/webhooks/github", b"{}")
 """
 
+import atexit
 import http.client
 import json
 import os
@@ -27,6 +28,7 @@ import threading
 import time
 
 BUILD = None            # build dir holding ankusad, ankusactl, ankusa-edge
+PROGRAMS = None         # copies of what the daemon's user runs (program())
 SRCDIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 UUIDV7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}"
@@ -52,7 +54,7 @@ def base_env(extra=None):
     e = dict(os.environ)
     for v in ENV_OVERRIDES:
         e.pop(v, None)
-    e["ANKUSA_LIBEXECDIR"] = BUILD
+    e["ANKUSA_LIBEXECDIR"] = PROGRAMS
     e.update(extra or {})
     return e
 
@@ -61,13 +63,49 @@ class Skip(Exception):
     """Raised by a test that cannot run here; counted as skipped."""
 
 
+# Run as root, the daemon runs as DAEMON_USER (below), which executes its
+# children and any probe, fake or shim a test puts in their place.  That
+# user may not reach the build tree (a clone in a 0700 home, in /root):
+# they run from copies in PROGRAMS, a directory of the temp dir that every
+# user may read.  The harness's processes share it (ANKUSA_E2E_PROGRAMS:
+# repl.py's scenario in its namespace); the one that made it removes it.
+_ENV_PROGRAMS = "ANKUSA_E2E_PROGRAMS"
+CHILDREN = ("ankusa-edge", "ankusa-deliver", "ankusa-gateway")
+
+
 def configure(build):
-    global BUILD
+    global BUILD, PROGRAMS
     BUILD = os.path.abspath(build)
+    PROGRAMS = os.environ.get(_ENV_PROGRAMS)
+    if not PROGRAMS or not os.path.isdir(PROGRAMS):
+        PROGRAMS = tempfile.mkdtemp(prefix="ankusa-e2e-programs-")
+        os.chmod(PROGRAMS, 0o755)
+        atexit.register(shutil.rmtree, PROGRAMS, True)
+        os.environ[_ENV_PROGRAMS] = PROGRAMS
+    for c in CHILDREN:
+        if os.path.exists(binary(c)):
+            program(c)
 
 
 def binary(name):
     return os.path.join(BUILD, name)
+
+
+def program(name):
+    """The copy in PROGRAMS of the build's file name (a path under the
+    build dir, else under the source tree: tests/e2e/fake_edge.py), made
+    at the first call: the path to give the daemon for what its user runs
+    or loads.  It keeps its base name (and its mode)."""
+    src = binary(name)
+    if not os.path.exists(src):
+        src = os.path.join(SRCDIR, name)
+    dst = os.path.join(PROGRAMS, os.path.basename(name))
+    if not os.path.exists(dst):
+        tmp = "%s.%d.tmp" % (dst, os.getpid())
+        shutil.copy2(src, tmp)
+        os.chmod(tmp, os.stat(src).st_mode | 0o444)
+        os.rename(tmp, dst)
+    return dst
 
 
 # ---------------------------------------------------------------- test scope

@@ -395,10 +395,12 @@ class Node(Daemon):
     def env(self):
         e = super().env()
         if self.shim:
-            shim = binary(SHIM)
-            if not os.access(shim, os.R_OK):
+            if not os.access(binary(SHIM), os.R_OK):
                 raise AssertionError("%s not built (make check builds it)"
-                                     % shim)
+                                     % binary(SHIM))
+            # Still loaded when the master, now node.user, executes
+            # itself again: a copy that user may read.
+            shim = ankusa.program(SHIM)
             pre = e.get("LD_PRELOAD")
             e["LD_PRELOAD"] = shim + (":" + pre if pre else "")
             e["ANKUSA_TEST_BIND_ADDR"] = self.host

@@ -175,7 +175,7 @@ class FakeEdges(Daemon):
         os.makedirs(os.path.join(self.fake, "queue"))
         os.makedirs(self.libexec)
         for b in ("ankusa-deliver", "ankusa-gateway"):
-            os.symlink(ankusa.binary(b), os.path.join(self.libexec, b))
+            os.symlink(ankusa.program(b), os.path.join(self.libexec, b))
         script = os.path.join(self.libexec, "ankusa-edge")
         with open(script, "w") as f:
             f.write("""#!/bin/sh
@@ -188,9 +188,9 @@ case " $* " in
 	fi;;
 esac
 exec %(edge)s "$@"
-""" % {"fake": self.fake, "py": os.path.join(ankusa.SRCDIR, "tests",
-                                             "e2e", "fake_edge.py"),
-       "edge": ankusa.binary("ankusa-edge")})
+""" % {"fake": self.fake,
+       "py": ankusa.program("tests/e2e/fake_edge.py"),
+       "edge": ankusa.program("ankusa-edge")})
         os.chmod(script, 0o755)
 
     def env(self):

@@ -249,10 +249,10 @@ def test_privsep_filter_kill_respawned():
     if _sanitizers():
         raise ankusa.Skip("a sanitizer build has no seccomp filters")
     lx = ankusa.tmpdir("libexec")
-    os.symlink(ankusa.binary("tests/sandbox_probe"),
+    os.symlink(ankusa.program("tests/sandbox_probe"),
                os.path.join(lx, "ankusa-edge"))
     for b in ("ankusa-deliver", "ankusa-gateway"):
-        os.symlink(ankusa.binary(b), os.path.join(lx, b))
+        os.symlink(ankusa.program(b), os.path.join(lx, b))
     d = Daemon(workers=1)
     d.env_extra["ANKUSA_LIBEXECDIR"] = lx
     d.spawn()
