@@ -38,6 +38,7 @@ static void	 cfree_sink(struct sink_conf *);
 static void	 cfree_source(struct source_conf *);
 static struct conf *cparse_text(const char *, size_t, const char *, int,
 		    struct conf_errors *);
+static void	 cfree_names(char **);
 
 /*
  * Errors.
@@ -90,6 +91,40 @@ cerr(struct cparse *p, int line, const char *fmt, ...)
 		cerr_push(p->errs, strdup("too many errors, giving up"));
 }
 
+const char *
+cgetenv(struct cparse *p, const char *name)
+{
+	const char *v;
+	char **n;
+	int i;
+
+	if ((v = getenv(name)) == NULL)
+		return NULL;
+	for (i = 0; i < p->nenv_read; i++)
+		if (strcmp(p->env_read[i], name) == 0)
+			return v;
+	if ((n = reallocarray(p->env_read, p->nenv_read + 2,
+	    sizeof(*n))) == NULL)
+		abort();
+	p->env_read = n;
+	if ((n[p->nenv_read] = strdup(name)) == NULL)
+		abort();
+	n[++p->nenv_read] = NULL;
+	return v;
+}
+
+static void
+cfree_names(char **names)
+{
+	char **n;
+
+	if (names == NULL)
+		return;
+	for (n = names; *n != NULL; n++)
+		free(*n);
+	free(names);
+}
+
 void
 conf_errors_free(struct conf_errors *errs)
 {
@@ -112,20 +147,20 @@ struct conf *
 conf_parse(const char *text, size_t len, const char *name,
     struct conf_errors *errs)
 {
-	return cparse_text(text, len, name, 0, errs);
+	return cparse_text(text, len, name, -1, errs);
 }
 
 struct conf *
 conf_parse_role(const char *text, size_t len, enum conf_role role,
     struct conf_errors *errs)
 {
-	return cparse_text(text, len, "config", role != CONF_ROLE_EDGE, errs);
+	return cparse_text(text, len, "config", role, errs);
 }
 
-/* nosources: a text that may have no sources key (a child's, whose role
- * needs none). */
+/* role: a child's part (which may have no sources key, but an edge's),
+ * or -1 for the master's text. */
 static struct conf *
-cparse_text(const char *text, size_t len, const char *name, int nosources,
+cparse_text(const char *text, size_t len, const char *name, int role,
     struct conf_errors *errs)
 {
 	yaml_parser_t parser;
@@ -138,7 +173,8 @@ cparse_text(const char *text, size_t len, const char *name, int nosources,
 	memset(&p, 0, sizeof(p));
 	memset(&c, 0, sizeof(c));
 	p.errs = errs;
-	p.nosources = nosources;
+	p.role = role;
+	p.nosources = role != -1 && role != CONF_ROLE_EDGE;
 	if (name == NULL)
 		name = "configuration";
 	if (!yaml_parser_initialize(&parser)) {
@@ -194,8 +230,13 @@ cparse_text(const char *text, size_t len, const char *name, int nosources,
 
 	if (p.nerr > 0) {
 		conf_free(cf);
+		cfree_names(p.env_read);
 		return NULL;
 	}
+	if (p.env_read == NULL && (p.env_read = calloc(1,
+	    sizeof(*p.env_read))) == NULL)
+		abort();
+	cf->env_read = p.env_read;
 	return cf;
 }
 
@@ -386,6 +427,7 @@ conf_free(struct conf *cf)
 	for (i = 0; i < cf->nsources; i++)
 		cfree_source(&cf->sources[i]);
 	free(cf->sources);
+	cfree_names(cf->env_read);
 	free(cf);
 }
 

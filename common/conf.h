@@ -297,6 +297,13 @@ struct conf {
 		double		 rate;		/* 20 per second */
 		uint64_t	 max_bytes;	/* 1073741824 */
 	} quarantine;
+
+	/* The environment variables the parse read that are set, NULL
+	 * terminated (never NULL itself): the ${VAR} of the text and the
+	 * ANKUSA_* overrides.  A child's parse (conf_parse_role) reads
+	 * those of its part only, so they are what its environment needs
+	 * to parse its text as the master did (daemon/childenv.c). */
+	char			**env_read;
 };
 
 struct conf_errors {
@@ -325,7 +332,8 @@ enum conf_role {
 char		*conf_role_text(const char *text, size_t len, enum conf_role,
 		    size_t *lenp, struct conf_errors *);
 /* Parse a child's text (conf_parse's rules; only an edge's text must
- * have sources). */
+ * have sources; an ANKUSA_* override applies only to a key of its
+ * part). */
 struct conf	*conf_parse_role(const char *text, size_t len, enum conf_role,
 		    struct conf_errors *);
 /* Read a file; on success *textp (malloc'd) holds its bytes so the master

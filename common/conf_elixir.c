@@ -158,7 +158,9 @@ cset_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
  * The ANKUSA_* overrides (cenv_keys[]), applied over the file's values with
  * the same setters, so a bad value is the key's own error, naming the
  * variable: "http.port (ANKUSA_HTTP_PORT) must be ...".  A variable whose
- * key this build lacks is refused as that key would be.
+ * key this build lacks is refused as that key would be.  A child's parse
+ * applies (and reads) only those of the keys of its part: the others are
+ * the master's.
  */
 void
 cenv_apply(struct cparse *p, struct cctx *c)
@@ -170,8 +172,11 @@ cenv_apply(struct cparse *p, struct cctx *c)
 	const char *v;
 
 	for (e = cenv_keys; e->var != NULL; e++) {
-		if ((v = getenv(e->var)) == NULL ||
-		    (e->unless != NULL && getenv(e->unless) != NULL))
+		/* A child's parse: its part's keys only. */
+		if (p->role != -1 && !crole_keeps(p->role, e->key))
+			continue;
+		if ((v = cgetenv(p, e->var)) == NULL ||
+		    (e->unless != NULL && cgetenv(p, e->unless) != NULL))
 			continue;
 		snprintf(path, sizeof(path), "%s (%s)", e->key, e->var);
 		if ((k = ckey_byname(e->key)) == NULL) {

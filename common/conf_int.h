@@ -152,6 +152,11 @@ struct cparse {
 	int			 nerr;
 	int			 nosources;	/* a child's text without the
 						 * sources (conf_role.c) */
+	int			 role;		/* a child's part: its enum
+						 * conf_role; -1: the master's
+						 * text */
+	char			**env_read;	/* conf.h; nenv_read names */
+	int			 nenv_read;
 };
 
 /* The objects that keys of each scope are stored in, at this point of the
@@ -187,6 +192,9 @@ extern const char		 conf_default_yaml[];
 /* Record an error; ", line N" is appended when line > 0. */
 void		 cerr(struct cparse *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
+/* getenv(name) for the parse, which keeps the name when it is set
+ * (env_read): every variable a parse reads is read through it. */
+const char	*cgetenv(struct cparse *, const char *);
 
 /* YAML nodes: the line of a node (0: none), whether it is null, what it
  * is in a message ("a map", "a list", ...). */
@@ -230,8 +238,13 @@ int		 croles(struct cparse *, const char *const *, int,
 		    const char *, const char *, int);
 void		 cset_roles(struct cparse *, const struct conf_key *,
 		    yaml_node_t *, const char *);
-/* The ANKUSA_* environment overrides, after the walk of the file. */
+/* The ANKUSA_* environment overrides, after the walk of the file (of a
+ * child's part, those of its keys). */
 void		 cenv_apply(struct cparse *, struct cctx *);
+
+/* conf_role.c: 1 if the part of role holds the key (a dotted name as in
+ * conftab[]), else 0. */
+int		 crole_keeps(enum conf_role, const char *);
 
 /* Zero and free n secrets (conf.c). */
 void		 cfree_blobs(struct blob *, int);

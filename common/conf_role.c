@@ -21,8 +21,11 @@
  *    process receives each sink's options with its job, and never a
  *    provider's secret; the gateway serves the claim store.
  *
- * Values are copied as written, ${VAR} references included (a child
- * interpolates them as the master did, from the same environment).
+ * Values are copied as written, ${VAR} references included: a child
+ * interpolates them as the master did, from the variables of the master's
+ * environment that its parse reads (conf.h, env_read), which the master
+ * gives it (daemon/childenv.c).  An ANKUSA_* override applies in a
+ * child's parse only to a key of its part (crole_keeps).
  */
 #include "config.h"
 
@@ -226,6 +229,12 @@ crole_map(struct crole *r, yaml_node_t *n, const char *pat)
 			return 0;
 	}
 	return id;
+}
+
+int
+crole_keeps(enum conf_role role, const char *key)
+{
+	return crole_wants(role, key) == 1;
 }
 
 static int

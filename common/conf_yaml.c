@@ -455,7 +455,7 @@ cinterp(struct cparse *p, const char *in, const char *path, int line)
 		}
 		memcpy(var, name, nl);
 		var[nl] = '\0';
-		v = getenv(var);
+		v = cgetenv(p, var);
 		if (def != NULL && (v == NULL || v[0] == '\0'))
 			cbuf_add(&b, def, end - def);
 		else if (v != NULL)

@@ -8,7 +8,8 @@
  * and signing secrets (SINK-*), the claim store's credentials (CLAIM-*).
  * The edge's text must hold every SRC-* and no SINK-* or CLAIM-*, the
  * deliver process's and the gateway's no SRC-* nor SINK-*; each text must
- * parse as its child parses it, with what the child needs in it.
+ * parse as its child parses it, with what the child needs in it.  A parse
+ * names the variables it read: a child's, those of its part only.
  */
 #include "config.h"
 
@@ -305,6 +306,115 @@ START_TEST(test_replication_master_only)
 }
 END_TEST
 
+/* Whether name is one of the NULL-terminated names. */
+static int
+has_name(char *const *names, const char *name)
+{
+	for (; *names != NULL; names++)
+		if (strcmp(*names, name) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+count_names(char *const *names)
+{
+	int n = 0;
+
+	while (names[n] != NULL)
+		n++;
+	return n;
+}
+
+/*
+ * The variables a parse read that are set (conf.h, env_read): the ${VAR}
+ * of the text and the ANKUSA_* overrides; a child's parse reads those of
+ * its part only, which are all its environment needs to parse it as the
+ * master did (daemon/childenv.c).
+ */
+START_TEST(test_env_read)
+{
+	static const char y[] =
+	    "node:\n"
+	    "  data_dir: \"${ENVR_DATA}\"\n"
+	    "log:\n"
+	    "  level: \"${ENVR_UNSET:-info}\"\n"
+	    "claim_check:\n"
+	    "  store: {type: local, root: \"${ENVR_CLAIMS}/packs\"}\n"
+	    "sources:\n"
+	    "  a:\n"
+	    "    verify: {type: github, secret: \"${ENVR_GH}\"}\n"
+	    "    sinks:\n"
+	    "      - type: http\n"
+	    "        url: \"https://sink.example/${ENVR_SINK}\"\n";
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	size_t len;
+	char *t;
+	int r;
+
+	/* The overrides of the children's keys: those set below only. */
+	unsetenv("ANKUSA_CLAIM_CHECK_PORT");
+	unsetenv("ANKUSA_CLAIM_CHECK_IP");
+	unsetenv("ENVR_UNSET");
+	setenv("ENVR_DATA", "/var/lib/envr", 1);
+	setenv("ENVR_CLAIMS", "/var/lib/envr-claims", 1);
+	setenv("ENVR_GH", "gh-secret", 1);
+	setenv("ENVR_SINK", "path", 1);
+	setenv("ENVR_NOT_NAMED", "never-read", 1);
+	setenv("ANKUSA_LOG_LEVEL", "debug", 1);
+	setenv("ANKUSA_HTTP_PORT", "4111", 1);
+	setenv("PORT", "4222", 1);
+	setenv("ANKUSA_DATA_DIR", "/var/lib/envr-over", 1);
+
+	/* The master's parse reads every reference and override. */
+	cf = conf_parse(y, strlen(y), "t", &e);
+	ck_assert_ptr_nonnull(cf);
+	ck_assert_ptr_nonnull(cf->env_read);
+	ck_assert(has_name(cf->env_read, "ENVR_SINK"));
+	ck_assert(has_name(cf->env_read, "ENVR_GH"));
+	ck_assert(has_name(cf->env_read, "ENVR_DATA"));
+	ck_assert(has_name(cf->env_read, "PORT"));
+	ck_assert(has_name(cf->env_read, "ANKUSA_DATA_DIR"));
+	ck_assert(!has_name(cf->env_read, "ENVR_UNSET"));
+	ck_assert(!has_name(cf->env_read, "ENVR_NOT_NAMED"));
+	conf_free(cf);
+
+	for (r = 0; r < CONF_ROLE_MAX; r++) {
+		t = conf_role_text(y, strlen(y), r, &len, &e);
+		ck_assert_ptr_nonnull(t);
+		cf = role_parse(t, len, r);
+		ck_assert(!has_name(cf->env_read, "ENVR_SINK"));
+		ck_assert(!has_name(cf->env_read, "ENVR_UNSET"));
+		ck_assert(!has_name(cf->env_read, "ENVR_NOT_NAMED"));
+		ck_assert(has_name(cf->env_read, "ANKUSA_LOG_LEVEL"));
+		ck_assert_str_eq(cf->log_level, "debug");
+		if (r == CONF_ROLE_EDGE) {
+			/* PORT is read, and yields to ANKUSA_HTTP_PORT. */
+			ck_assert_int_eq(count_names(cf->env_read), 4);
+			ck_assert(has_name(cf->env_read, "ENVR_GH"));
+			ck_assert(has_name(cf->env_read, "ANKUSA_HTTP_PORT"));
+			ck_assert(has_name(cf->env_read, "PORT"));
+			ck_assert_uint_eq(cf->http.port, 4111);
+		} else {
+			ck_assert_int_eq(count_names(cf->env_read), 4);
+			ck_assert(has_name(cf->env_read, "ENVR_DATA"));
+			ck_assert(has_name(cf->env_read, "ENVR_CLAIMS"));
+			ck_assert(has_name(cf->env_read, "ANKUSA_DATA_DIR"));
+			ck_assert_str_eq(cf->data_dir, "/var/lib/envr-over");
+			/* Not its key: the override is not applied. */
+			ck_assert_uint_eq(cf->http.port, 4000);
+		}
+		conf_free(cf);
+		free(t);
+	}
+	unsetenv("ANKUSA_LOG_LEVEL");
+	unsetenv("ANKUSA_HTTP_PORT");
+	unsetenv("PORT");
+	unsetenv("ANKUSA_DATA_DIR");
+}
+END_TEST
+
 static Suite *
 conf_role_suite(void)
 {
@@ -319,6 +429,7 @@ conf_role_suite(void)
 	tcase_add_test(tc, test_sources_needed_by_edge_only);
 	tcase_add_test(tc, test_default_config);
 	tcase_add_test(tc, test_replication_master_only);
+	tcase_add_test(tc, test_env_read);
 	suite_add_tcase(s, tc);
 	return s;
 }
