@@ -24,7 +24,8 @@
 #define PROC_MAX_FDS	8
 
 pid_t
-proc_spawn(const char *path, char *const argv[], const int *fds, int nfds)
+proc_spawn(const char *path, char *const argv[], char *const envp[],
+    const int *fds, int nfds)
 {
 	int tmp[PROC_MAX_FDS], i, fd;
 	sigset_t all;
@@ -70,8 +71,8 @@ proc_spawn(const char *path, char *const argv[], const int *fds, int nfds)
 	}
 	for (fd = 3 + nfds; fd < 1024; fd++)
 		close(fd);
-	execv(path, argv);
-	_exit(127);
+	execve(path, argv, envp);
+	_exit(PROC_EXEC_FAILED);
 }
 
 int

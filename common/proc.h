@@ -19,12 +19,17 @@
 #define PROC_FD_CONF	5	/* memfd with the child's part of the config */
 #define PROC_FD_DECK	6	/* deliver: its on-deck page (common/deck.h) */
 
-/* fork + exec path with argv; fds[i] becomes descriptor 3 + i in the child
- * (-1: left closed), every other descriptor above 2 is closed; the child
- * ignores SIGTERM and SIGINT (the master's to act on), every other signal
- * is at its default.  Returns the pid, or -1 with errno. */
-pid_t	proc_spawn(const char *path, char *const argv[], const int *fds,
-	    int nfds);
+/* A child's exit status when it could not execute its program. */
+#define PROC_EXEC_FAILED	127
+
+/* fork + exec path with argv and the environment envp (nothing of the
+ * caller's); fds[i] becomes descriptor 3 + i in the child (-1: left
+ * closed), every other descriptor above 2 is closed; the child ignores
+ * SIGTERM and SIGINT (the master's to act on), every other signal is at
+ * its default.  Returns the pid, or -1 with errno; a child whose exec
+ * fails exits PROC_EXEC_FAILED. */
+pid_t	proc_spawn(const char *path, char *const argv[], char *const envp[],
+	    const int *fds, int nfds);
 /* A memfd holding a copy of data; -1 with errno. */
 int	proc_memfd(const char *name, const void *data, size_t len);
 /* A child's start: parse its argv (-g GEN -i INDEX [-d] [-v]) and set up

@@ -6,7 +6,8 @@
  * fd 4) and deliver processes (ankusa-deliver, deliver_slots()).  Every
  * child is fork+exec'd from env->libexecdir with its socketpair on fd 3
  * and its part of the config text (conf_role.c) on fd 5, a deliver process
- * its on-deck page (common/deck.h) on fd 6 (see proc.h), says
+ * its on-deck page (common/deck.h) on fd 6 (see proc.h), and the
+ * environment of its kind (childenv.c) for the config in force; it says
  * MSG_CHILD_HELLO with the protocol version, and exits when its channel
  * closes.  A child of the current generation that dies is respawned: at
  * once if it had lived SUPERVISOR_STABLE_MS, else after a delay that
@@ -14,9 +15,12 @@
  * frame we cannot read is logged and recycled (killed; the respawn
  * follows).  Children of an old generation (after a reload) are sent
  * MSG_CHILD_RETIRE and are not replaced; deliver processes get a new
- * generation only when their part of the config changes.
+ * generation only when their part of the config or their environment
+ * changes.
  *
- * Fatal: nothing here; a child that cannot be spawned is retried.
+ * Fatal: a part of the config that no longer parses for a kind's
+ * environment (ankusad parsed it before it was in force); a child that
+ * cannot be spawned is retried.
  */
 #include "config.h"
 
@@ -33,6 +37,7 @@
 
 #include <event2/event.h>
 
+#include "childenv.h"
 #include "clock.h"
 #include "conf.h"
 #include "deck.h"
@@ -89,6 +94,7 @@ struct pool {
 	struct slot	*slots[SUPERVISOR_MAX_CHILDREN];
 	int		 nslots;
 	uint32_t	 gen;
+	char		**env;		/* its children's (childenv.h) */
 };
 
 static struct child	*children[SUPERVISOR_MAX_CHILDREN];
@@ -118,6 +124,7 @@ static void		 respawn_cb(evutil_socket_t, short, void *);
 static void		 pool_resize(enum child_kind, int);
 static int		 deliver_slots(const struct conf *);
 static void		 slot_retry(struct slot *);
+static char		**pool_env(enum child_kind);
 
 void
 supervisor_init(void)
@@ -285,7 +292,7 @@ child_spawn_slot(struct slot *sl)
 	fds[3] = deckfd;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("supervisor");
-	c->pid = proc_spawn(path, argv, fds, 4);
+	c->pid = proc_spawn(path, argv, p->env, fds, 4);
 	close(sv[1]);
 	close(conffd);
 	if (deckfd != -1)
@@ -412,11 +419,29 @@ deliver_text_changed(void)
 	return 1;
 }
 
+/* The environment of a kind's children on the config in force. */
+static char **
+pool_env(enum child_kind kind)
+{
+	struct pool *p = &pools[kind];
+	char err[512], **e;
+
+	if ((e = childenv_make(p->role, env->role_text[p->role],
+	    env->role_len[p->role], env->conf, err, sizeof(err))) == NULL)
+		fatalx("supervisor: the environment of the %s processes: %s",
+		    p->name, err);
+	return e;
+}
+
 void
 supervisor_new_generation(void)
 {
 	struct pool *p = &pools[KIND_EDGE];
+	char **nenv[KIND_MAX];
 	int i, k;
+
+	for (k = 0; k < KIND_MAX; k++)
+		nenv[k] = pool_env(k);
 
 	/* Old edges and gateways: finish what is in hand, then exit; the
 	 * new generation reads the new config. */
@@ -429,6 +454,8 @@ supervisor_new_generation(void)
 				child_retire(children[i]);
 		pool_resize(k, 0);
 		pools[k].gen++;
+		childenv_free(pools[k].env);
+		pools[k].env = nenv[k];
 	}
 	pool_resize(KIND_EDGE, env->conf->http.workers);
 	if (env->claim_fd != -1 && env->conf->claim_check.enabled)
@@ -436,10 +463,12 @@ supervisor_new_generation(void)
 	/* Deliver processes carry no config of their own (each job brings
 	 * its sink's options): the pool only follows the concurrency, but
 	 * for the claim store, whose local root their sandbox lets them
-	 * write (sandbox.c): a change of their text is a new generation. */
+	 * write (sandbox.c), and their environment (AWS_* comes with an sqs
+	 * sink): a change of either is a new generation. */
 	if (pools[KIND_DELIVER].gen == 0)
 		pools[KIND_DELIVER].gen = 1;
-	else if (deliver_text_changed()) {
+	else if (deliver_text_changed() ||
+	    !childenv_same(pools[KIND_DELIVER].env, nenv[KIND_DELIVER])) {
 		for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
 			if (children[i] != NULL &&
 			    children[i]->kind == KIND_DELIVER)
@@ -448,6 +477,8 @@ supervisor_new_generation(void)
 		pools[KIND_DELIVER].gen++;
 	}
 	(void)deliver_text_changed();
+	childenv_free(pools[KIND_DELIVER].env);
+	pools[KIND_DELIVER].env = nenv[KIND_DELIVER];
 	pool_resize(KIND_DELIVER, deliver_slots(env->conf));
 	log_info("supervisor: generation %u: %d edges, %d deliver processes",
 	    p->gen, pools[KIND_EDGE].nslots, pools[KIND_DELIVER].nslots);

@@ -100,7 +100,7 @@ def _check(d, want_names, want=None):
             assert got == names, "%s %d: %s, want %s" % (
                 kind, pid, sorted(got), sorted(names))
             for n in names:
-                assert env[n] == master[n] or (
+                assert env[n] == master.get(n) or (
                     n == "ANKUSA_NODE_ROLE" and env[n] == "single"), \
                     "%s %d: %s=%r, the master's %r" % (
                         kind, pid, n, env[n], master.get(n))
