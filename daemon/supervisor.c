@@ -50,6 +50,7 @@
 #include "repl.h"
 #include "supervisor.h"
 #include "pipeline.h"
+#include "privsep.h"
 #include "writer.h"
 
 #define SUPERVISOR_STABLE_MS	10000	/* lived this long: not a crash loop */
@@ -118,6 +119,8 @@ static void		 child_msg(struct chan *, struct msg *, void *);
 static void		 child_err(struct chan *, int, void *);
 static void		 child_recycle(struct child *, const char *);
 static void		 child_reap(struct child *, int status);
+static int		 child_unexecutable(const struct pool *, char *,
+			    size_t);
 static void		 child_retire(struct child *);
 static void		 sigchld_cb(evutil_socket_t, short, void *);
 static void		 respawn_cb(evutil_socket_t, short, void *);
@@ -678,12 +681,32 @@ child_err(struct chan *ch, int err, void *arg)
 	c->state = CHILD_DEAD;
 }
 
+/*
+ * Why a child that exited PROC_EXEC_FAILED could not execute its program,
+ * when the master, which is the children's user, cannot either (the
+ * libexec directory out of its reach: a build tree in a 0700 home): 1 and
+ * the reason in why, else 0.
+ */
+static int
+child_unexecutable(const struct pool *p, char *why, size_t len)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", env->libexecdir, p->binary);
+	if (access(path, X_OK) == 0)
+		return 0;
+	snprintf(why, len, "cannot execute %s as %s: %s", path,
+	    privsep_user(), strerror(errno));
+	return 1;
+}
+
 static void
 child_reap(struct child *c, int status)
 {
 	struct pool *p = &pools[c->kind];
 	struct slot *sl = NULL;
 	uint64_t lived = time_mono_ms() - c->started;
+	char why[4400];
 	int i, k, killed;
 
 	for (i = 0; i < p->nslots; i++)
@@ -700,6 +723,10 @@ child_reap(struct child *c, int status)
 	else if (WIFSIGNALED(status))
 		log_warnx("supervisor: %s %u.%u pid %d killed by signal %d",
 		    p->name, c->gen, c->index, (int)c->pid, WTERMSIG(status));
+	else if (WEXITSTATUS(status) == PROC_EXEC_FAILED &&
+	    child_unexecutable(p, why, sizeof(why)))
+		log_warnx("supervisor: %s %u.%u pid %d exited %d: %s", p->name,
+		    c->gen, c->index, (int)c->pid, WEXITSTATUS(status), why);
 	else if (WEXITSTATUS(status) != 0)
 		log_warnx("supervisor: %s %u.%u pid %d exited %d", p->name,
 		    c->gen, c->index, (int)c->pid, WEXITSTATUS(status));
