@@ -64,13 +64,15 @@ class Skip(Exception):
 
 
 # Run as root, the daemon runs as DAEMON_USER (below), which executes its
-# children and any probe, fake or shim a test puts in their place.  That
-# user may not reach the build tree (a clone in a 0700 home, in /root):
-# they run from copies in PROGRAMS, a directory of the temp dir that every
-# user may read.  The harness's processes share it (ANKUSA_E2E_PROGRAMS:
-# repl.py's scenario in its namespace); the one that made it removes it.
+# children and any probe, fake or shim a test puts in their place, and
+# ankusad itself again (with its shim: repl.py).  That user may not reach
+# the build tree (a clone in a 0700 home, in /root): they run from copies
+# in PROGRAMS, a directory of the temp dir that every user may read.  The
+# harness's processes share it (ANKUSA_E2E_PROGRAMS: repl.py's scenario
+# in its namespace); the one that made it removes it.
 _ENV_PROGRAMS = "ANKUSA_E2E_PROGRAMS"
-CHILDREN = ("ankusa-edge", "ankusa-deliver", "ankusa-gateway")
+DAEMON_PROGRAMS = ("ankusad", "ankusa-edge", "ankusa-deliver",
+                   "ankusa-gateway")
 
 
 def configure(build):
@@ -82,7 +84,7 @@ def configure(build):
         os.chmod(PROGRAMS, 0o755)
         atexit.register(shutil.rmtree, PROGRAMS, True)
         os.environ[_ENV_PROGRAMS] = PROGRAMS
-    for c in CHILDREN:
+    for c in DAEMON_PROGRAMS:
         if os.path.exists(binary(c)):
             program(c)
 
@@ -524,7 +526,7 @@ class Daemon:
                                             time.ctime().encode()))
         log.flush()
         self.proc = subprocess.Popen(
-            [binary("ankusad"), "-d", "-c", self.conf] +
+            [program("ankusad"), "-d", "-c", self.conf] +
             (["-v"] if self.verbose else []),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env=self.env(), start_new_session=True, preexec_fn=preexec_fn)
