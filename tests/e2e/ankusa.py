@@ -405,6 +405,39 @@ def edge_alive(pid):
     return proc_alive(pid) and proc_comm(pid) == "ankusa-edge"
 
 
+def proc_environ(pid):
+    """{name: value} of /proc/PID/environ (what it was executed with);
+    None if it is gone."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    out = {}
+    for e in raw.split(b"\0"):
+        k, eq, v = e.decode("utf-8", "replace").partition("=")
+        if eq:
+            out[k] = v
+    return out
+
+
+def executed_children(d, want, timeout=15.0):
+    """{program: [pid, ...]} of daemon d's children that executed their
+    program (one forked and not yet executed is still "ankusad"), once
+    there are at least want[program] of each (e.g. {"ankusa-edge": 2})."""
+    out = {}
+
+    def enough():
+        out.clear()
+        for k in _proc_children(d.pid):
+            c = proc_comm(k)
+            if c in DAEMON_PROGRAMS[1:] and proc_alive(k):
+                out.setdefault(c, []).append(k)
+        return all(len(out.get(c, [])) >= n for c, n in want.items())
+    wait_until(enough, timeout, 0.05, "children %r" % (want,))
+    return out
+
+
 def _tcp_inode(server_port, client_port):
     """The inode of the server side of a loopback TCP connection."""
     for fn in ("/proc/net/tcp", "/proc/net/tcp6"):

@@ -15,10 +15,10 @@ import shutil
 
 import ankusa
 from ankusa import (Daemon, FakeSQS, Skip, TestSink, _proc_children,
-                    expect_accepted, note, post, proc_alive, proc_comm,
-                    wait_until)
+                    executed_children, expect_accepted, note, post,
+                    proc_alive, proc_comm, proc_environ, wait_until)
 
-KINDS = ("ankusa-edge", "ankusa-deliver", "ankusa-gateway")
+KINDS = ankusa.DAEMON_PROGRAMS[1:]         # the children's programs
 GH_SECRET = "CHILDENV-gh-verify-secret"
 
 # What the master's environment holds besides the harness's: the service
@@ -54,46 +54,14 @@ OPTIONAL = {"JOURNAL_STREAM", "OPENSSL_CONF", "ASAN_OPTIONS", "LSAN_OPTIONS",
             "UBSAN_OPTIONS"}
 
 
-def _environ(pid):
-    """{name: value} of /proc/PID/environ; None if it is gone."""
-    try:
-        with open("/proc/%d/environ" % pid, "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    out = {}
-    for e in raw.split(b"\0"):
-        k, eq, v = e.decode("utf-8", "replace").partition("=")
-        if eq:
-            out[k] = v
-    return out
-
-
-def _executed(d, want):
-    """{kind: [pid, ...]} of d's children that executed their program (a
-    child not yet executed is still "ankusad"), once each kind has at
-    least want[kind] of them."""
-    out = {}
-
-    def enough():
-        out.clear()
-        for k in _proc_children(d.pid):
-            c = proc_comm(k)
-            if c in KINDS and proc_alive(k):
-                out.setdefault(c, []).append(k)
-        return all(len(out.get(c, [])) >= n for c, n in want.items())
-    wait_until(enough, 15, 0.05, "children %r" % (want,))
-    return out
-
-
 def _check(d, want_names, want=None):
     """Every child executed of each kind has the master's values of the
     names want_names[kind] (a set) and nothing else but OPTIONAL."""
     master = d.env()
-    kids = _executed(d, want or {k: 1 for k in want_names})
+    kids = executed_children(d, want or {k: 1 for k in want_names})
     for kind, names in want_names.items():
         for pid in kids.get(kind, []):
-            env = _environ(pid)
+            env = proc_environ(pid)
             if env is None:
                 continue
             got = set(env) - OPTIONAL
@@ -148,7 +116,7 @@ def test_children_environment():
     if os.geteuid() == 0:
         h = _root_helper(d)
         assert h is not None, "no root helper"
-        env = _environ(h)
+        env = proc_environ(h)
         assert env == {}, "the root helper %d keeps %s" % (h, sorted(env))
     else:
         note("not root: no root helper to look at")
@@ -164,14 +132,15 @@ def test_children_environment():
 
     # An sqs sink that takes its credentials from AWS_*: a new generation
     # of deliver processes, which have them.
-    before = set(_executed(d, {"ankusa-deliver": 1})["ankusa-deliver"])
+    before = set(executed_children(d, {"ankusa-deliver": 1})[
+        "ankusa-deliver"])
     q = sqs.sink()
     del q["access_key_id"], q["secret_access_key"]
     src["sinks"].append(q)
     d.write_config()
     d.ctl("reload")
-    wait_until(lambda: not before & set(
-        _executed(d, {"ankusa-deliver": 1})["ankusa-deliver"]), 15, 0.05,
+    wait_until(lambda: not before & set(executed_children(
+        d, {"ankusa-deliver": 1})["ankusa-deliver"]), 15, 0.05,
         "the deliver processes of before replaced")
     want["ankusa-deliver"] = want["ankusa-deliver"] | AWS
     _check(d, want)
