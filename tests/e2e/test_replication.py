@@ -31,6 +31,7 @@ import ankusa
 import faults
 from ankusa import (Daemon, TestSink, dispatch_conf, get, jbody, listen_port,
                     note, post, request, sink_source, wait_until)
+from test_systemd import Notify
 
 ROUNDS = int(os.environ.get("ANKUSA_REPL_ROUNDS", "5"))
 REPL = {"ack_timeout_ms": 300, "heartbeat_ms": 200,
@@ -843,3 +844,61 @@ def test_repl_root_helper_survives_reexec():
 
 
 test_repl_root_helper_survives_reexec.timeout = 300
+
+
+def test_repl_reexec_notify_children_environment():
+    """A client elected master executes itself again (reexec.c) and keeps
+    what the master needs of its environment: its connection to
+    NOTIFY_SOCKET (READY=1 again from the new image, MAINPID the same pid,
+    the watchdog's pings go on) and the variables its config and children
+    read; the new image's children get none of the service manager's
+    variables, of the descriptors handed down (ANKUSA_INHERIT_FDS) or of
+    the master's secrets, and the edges say the new role."""
+    sink = TestSink().start()
+    g = Group(sink.url("/s"))
+    notify = {}
+    for d in g.nodes:
+        notify[d] = Notify(abstract=True)
+        d.env_extra = {"NOTIFY_SOCKET": notify[d].addr,
+                       "WATCHDOG_USEC": "400000",
+                       "REEXEC_MASTER_SECRET": "never-in-a-child",
+                       "AWS_SECRET_ACCESS_KEY": "never-in-a-child"}
+    try:
+        g.start()
+        a = g.master()
+        before = {d: _reexecs(d) for d in g.nodes}
+        seen = {d: len(notify[d].all()) for d in g.nodes}
+        a.kill9()
+        x = g.master(60)
+        _wait_reexec_master(g, x, before[x])
+        n = notify[x]
+        i, t_ready, f = n.wait_for("READY", "1", after=seen[x], timeout=30)
+        assert f.get("MAINPID") == str(x.pid), f
+        time.sleep(1.0)
+        pings = [t for t, m in n.all() if m.get("WATCHDOG") == "1" and
+                 t > t_ready]
+        assert len(pings) >= 3, "%d watchdog pings in the second after " \
+            "the new image's READY=1" % len(pings)
+
+        gone = {"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
+                "ANKUSA_INHERIT_FDS", "REEXEC_MASTER_SECRET",
+                "AWS_SECRET_ACCESS_KEY"}
+        kids = ankusa.executed_children(x, {"ankusa-edge": 1,
+                                            "ankusa-deliver": 1})
+        for prog, pids in kids.items():
+            for k in pids:
+                env = ankusa.proc_environ(k)
+                if env is None:
+                    continue
+                assert not gone & set(env), "%s %d of the new image has " \
+                    "%s" % (prog, k, sorted(gone & set(env)))
+                if prog == "ankusa-edge":
+                    assert env.get("ANKUSA_NODE_ROLE") == "master", env
+        note("%s executed again: READY=1 and %d pings from the new image, "
+             "its children clean" % (_name(x), len(pings)))
+    finally:
+        for s in notify.values():
+            s.close()
+
+
+test_repl_reexec_notify_children_environment.timeout = 180
