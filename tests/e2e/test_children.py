@@ -41,6 +41,7 @@ MASTER_ENV = {
     "HTTPS_PROXY": "http://127.0.0.1:9",
     "NO_PROXY": "127.0.0.1,localhost",
     "TZ": "UTC0",
+    "LD_LIBRARY_PATH": "/nonexistent/ankusa-lib",
     "ANKUSA_LOG_LEVEL": "info",
 }
 # Every AWS_* of the master's (the harness's own environment may hold
@@ -108,7 +109,7 @@ def test_children_environment():
     d.env_extra = dict(MASTER_ENV, CHILDENV_CLAIMS=claims)
     d.start()
 
-    base = {"TZ", "ANKUSA_LOG_LEVEL"}
+    base = {"TZ", "LD_LIBRARY_PATH", "ANKUSA_LOG_LEVEL"}
     want = {"ankusa-edge": base | {"CHILDENV_GH_SECRET", "ANKUSA_NODE_ROLE"},
             "ankusa-deliver": base | {"CHILDENV_CLAIMS"} | PROXIES,
             "ankusa-gateway": base | {"CHILDENV_CLAIMS"}}
@@ -164,7 +165,7 @@ def test_children_environment_s3_claims():
                                        "endpoint": "http://127.0.0.1:9"}}}})
     d.env_extra = dict(MASTER_ENV)
     d.start()
-    base = {"TZ", "ANKUSA_LOG_LEVEL"}
+    base = {"TZ", "LD_LIBRARY_PATH", "ANKUSA_LOG_LEVEL"}
     _check(d, {"ankusa-edge": base | {"ANKUSA_NODE_ROLE"},
                "ankusa-deliver": base | PROXIES | AWS,
                "ankusa-gateway": base | PROXIES | AWS})
