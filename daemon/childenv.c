@@ -5,10 +5,12 @@
  * A child is executed with none of the master's environment but the
  * variables it reads, with the master's values:
  *
- *  - every kind: TZ (the times of its syslog lines: sandbox.c loads the
- *    zone before its ruleset), JOURNAL_STREAM (whether its stderr is the
- *    journal, log.c), OPENSSL_CONF (the configuration OpenSSL loads at
- *    its start, sandbox.c); in a build with the sanitizers, their options;
+ *  - every kind: LD_LIBRARY_PATH (where the dynamic linker finds the
+ *    libraries it was built with, as it found the master's), TZ (the
+ *    times of its syslog lines: sandbox.c loads the zone before its
+ *    ruleset), JOURNAL_STREAM (whether its stderr is the journal, log.c),
+ *    OPENSSL_CONF (the configuration OpenSSL loads at its start,
+ *    sandbox.c); in a build with the sanitizers, their options;
  *  - the variables its part of the configuration reads: the ${VAR} of its
  *    text and the ANKUSA_* overrides of its keys, found by parsing that
  *    text as the child will (conf.h, env_read);
@@ -29,7 +31,8 @@
  * does not name: a provider's secret reaches the edges alone, AWS
  * credentials only the processes that sign with them.  No PATH, HOME or
  * locale either: no child executes a program, reads a home directory or
- * sets a locale.  The master's own environment is untouched: it needs all
+ * sets a locale; no LD_PRELOAD (a library preloaded into the master, a
+ * test's clock or shim, is the master's).  The master's own environment is untouched: it needs all
  * of it for its own parse at a reload and hands it whole to its next
  * image (reexec.c).
  */
@@ -52,7 +55,7 @@ struct envb {
 };
 
 static const char *const childenv_all[] = {
-	"TZ", "JOURNAL_STREAM", "OPENSSL_CONF",
+	"LD_LIBRARY_PATH", "TZ", "JOURNAL_STREAM", "OPENSSL_CONF",
 #ifdef ANKUSA_SANITIZERS
 	"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS",
 #endif
