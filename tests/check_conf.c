@@ -1292,6 +1292,53 @@ START_TEST(test_sink_concurrency)
 }
 END_TEST
 
+/*
+ * The deliver pool: dispatch.concurrency, plus sink_concurrency (or
+ * concurrency when it is null) for each sqs and google_pubsub sink, plus
+ * one, is at most 2048 processes; the check names dispatch.concurrency.
+ */
+START_TEST(test_deliver_pool)
+{
+	struct conf *cf;
+
+	cf = parse_ok("dispatch:\n  concurrency: 1024\n" SRC);
+	ck_assert_uint_eq(cf->dispatch.concurrency, 1024);
+	conf_free(cf);
+	cf = parse_ok("dispatch:\n  concurrency: 1023\n  sink_concurrency: "
+	    "null\nsources:\n  q:\n    sinks:\n"
+	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n");
+	conf_free(cf);
+	cf = parse_ok("dispatch:\n  concurrency: 1024\n  sink_concurrency: "
+	    "1023\nsources:\n  q:\n    sinks:\n"
+	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n");
+	conf_free(cf);
+
+	expect_err("dispatch:\n  concurrency: 1024\n  sink_concurrency: null\n"
+	    "sources:\n  q:\n    sinks:\n"
+	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n",
+	    "dispatch.concurrency must be at most 1023 (the deliver pool, "
+	    "concurrency + concurrency (dispatch.sink_concurrency null) for "
+	    "each of 1 sqs and google_pubsub sinks + 1, is at most 2048 "
+	    "processes), got 1024, line 2");
+	expect_err("dispatch:\n  concurrency: 1024\n  sink_concurrency: 1024\n"
+	    "sources:\n  q:\n    sinks:\n"
+	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n",
+	    "dispatch.concurrency must be at most 1023 (the deliver pool, "
+	    "concurrency + 1024 (dispatch.sink_concurrency) for each of 1 sqs "
+	    "and google_pubsub sinks + 1, is at most 2048 processes), got "
+	    "1024, line 2");
+	/* No concurrency is small enough: sink_concurrency is the key. */
+	expect_err("dispatch:\n  concurrency: 1024\n  sink_concurrency: 1024\n"
+	    "sources:\n  q:\n    sinks:\n"
+	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n"
+	    "      - {type: google_pubsub, project: p, topic: t}\n",
+	    "dispatch.sink_concurrency must be at most 511 (the deliver pool, "
+	    "dispatch.concurrency 1024 + sink_concurrency for each of 2 sqs "
+	    "and google_pubsub sinks + 1, is at most 2048 processes), got "
+	    "1024, line 3");
+}
+END_TEST
+
 START_TEST(test_breaker)
 {
 	struct conf *cf;
@@ -1837,6 +1884,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_replication);
 	tcase_add_loop_test(tc, test_bounds, 0, (int)conf_nkeys());
 	tcase_add_test(tc, test_sink_concurrency);
+	tcase_add_test(tc, test_deliver_pool);
 	tcase_add_test(tc, test_breaker);
 	suite_add_tcase(s, tc);
 

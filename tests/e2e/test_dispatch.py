@@ -16,6 +16,7 @@ import http.client
 import os
 import random
 import re
+import resource
 import subprocess
 import threading
 import time
@@ -1162,6 +1163,62 @@ def test_deliver_pool_room_for_batches():
         "attempts; sink_concurrency is 3" % q.max_in_flight
     s.mode("/slow", delay_ms=0)
     settle(d)
+
+
+def test_concurrency_above_128():
+    """dispatch.concurrency 200: the deliver pool has 201 processes (the
+    concurrency and one for check-ins), 200 attempts to a slow sink run
+    at once (the sink holds them together), and every hook is delivered.
+    Started with the soft open-file limit of a shell (1024), the master
+    raises it to the hard one and keeps its channels to the children above
+    1024 (select(), in Berkeley DB's replication manager, needs the
+    descriptors below)."""
+    n = 200
+    hold_ms = 6000
+    s = TestSink().start()
+    s.mode("/wide", delay_ms=hold_ms)
+    d = Daemon(sources={
+        "wide": sink_source([{"type": "http", "url": s.url("/wide"),
+                              "timeout_ms": 30000}], tenant="w")},
+        extra={"dispatch": dispatch_conf(
+            concurrency=n, sink_concurrency=n, breaker_failures=0,
+            attempt_timeout_ms=60000,
+            tenants={"default": {"concurrency": n}})})
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard < 1024 + 2 * (n + 3):
+        raise ankusa.Skip("the hard open-file limit, %d, is below %d" % (
+            hard, 1024 + 2 * (n + 3)))
+    d.start(timeout=60, preexec_fn=lambda: resource.setrlimit(
+        resource.RLIMIT_NOFILE, (1024, hard)))
+    wait_until(lambda: d.status()["delivers"] == n + 1, 60, 0.1,
+               "%d deliver processes" % (n + 1))
+    with open("/proc/%d/limits" % d.pid) as f:
+        soft = [int(l.split()[3]) for l in f
+                if l.startswith("Max open files")][0]
+    assert soft == hard, "the master's open-file limit is %d, not %d" % (
+        soft, hard)
+    low = [int(fd) for fd in os.listdir("/proc/%d/fd" % d.pid)
+           if int(fd) < 1024]
+    assert len(low) < n, "%d of the master's descriptors are below 1024 " \
+        "with %d children" % (len(low), n + 3)
+    ids = post_par(d, "wide", [b'{"w":%d}' % k for k in range(n + 20)],
+                   threads=8)
+    wait_until(lambda: d.status()["running"] == n, 30, 0.05,
+               "%d attempts running at once" % n)
+    wait_until(lambda: s.received("/wide") >= n, 30, 0.05,
+               "%d requests at the sink" % n)
+    first = sorted(r["t"] for r in s.records("/wide"))[:n]
+    # Each request is answered hold_ms after it was read: read within
+    # less than that of each other, they were all in flight together.
+    assert first[-1] - first[0] < hold_ms, \
+        "the first %d requests were read over %.0f ms: not at once" % (
+            n, first[-1] - first[0])
+    settle(d)
+    wait_delivered(s, ids, "/wide", 10, "hooks")
+    st = d.status()
+    assert (st["hooks"], st["pending"]) == (0, 0), st
+    note("%d attempts at once; the first %d requests read within %.0f ms"
+         % (n, n, first[-1] - first[0]))
 
 
 # ------------------------------------------------------------ drain
