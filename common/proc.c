@@ -69,8 +69,14 @@ proc_spawn(const char *path, char *const argv[], char *const envp[],
 		if (dup2(tmp[i], 3 + i) == -1)	/* dup2 clears CLOEXEC */
 			_exit(127);
 	}
-	for (fd = 3 + nfds; fd < 1024; fd++)
-		close(fd);
+	/* Every other descriptor goes, those above 1024 too (the master's
+	 * channels to a large pool are there: supervisor.c). */
+	if (close_range(3 + nfds, ~0U, 0) == -1) {
+		long max = sysconf(_SC_OPEN_MAX);
+
+		for (fd = 3 + nfds; fd < max; fd++)
+			close(fd);
+	}
 	execve(path, argv, envp);
 	_exit(PROC_EXEC_FAILED);
 }
