@@ -474,6 +474,33 @@ conf_sink_type_name(enum sink_type t)
 	return "unknown";
 }
 
+uint32_t
+conf_batching_sinks(const struct conf *cf)
+{
+	uint32_t n = 0;
+	int i, k;
+
+	for (i = 0; i < cf->nsources; i++)
+		for (k = 0; k < cf->sources[i].nsinks; k++)
+			if (cf->sources[i].sinks[k].type == SINK_SQS ||
+			    cf->sources[i].sinks[k].type == SINK_PUBSUB)
+				n++;
+	return n;
+}
+
+/* A destination is a batching sink of a source, so the sum is known from
+ * the config. */
+uint64_t
+conf_deliver_pool(const struct conf *cf)
+{
+	uint64_t per;
+
+	per = cf->dispatch.sink_concurrency != 0 ?
+	    cf->dispatch.sink_concurrency : cf->dispatch.concurrency;
+	return (uint64_t)cf->dispatch.concurrency +
+	    per * conf_batching_sinks(cf) + 1;
+}
+
 const char *
 conf_verify_type_name(enum verify_type t)
 {

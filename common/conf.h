@@ -20,6 +20,9 @@
 #define CONF_ID_MAX		64	/* tenant and source ids: [A-Za-z0-9_-]{1,64} */
 #define CONF_MAX_SECRETS	8
 #define CONF_MAX_SINKS		64	/* per source */
+/* The most deliver processes (conf_deliver_pool); the config check
+ * refuses a config that needs more (ankusa.yml(5), dispatch.concurrency). */
+#define CONF_DELIVER_MAX	2048
 
 enum sink_type {
 	SINK_HTTP = 1,
@@ -350,6 +353,13 @@ const struct tenant_window *conf_tenant_window(const struct conf *,
 const struct rate_limit *conf_rate_limit(const struct conf *,
 		    const char *tenant);
 const char	*conf_sink_type_name(enum sink_type);
+/* The sinks of every source that batch (sqs, google_pubsub). */
+uint32_t	 conf_batching_sinks(const struct conf *);
+/* The deliver processes cf needs (DESIGN.md 1): dispatch.concurrency for
+ * single attempts, plus the batch requests every batching sink may have
+ * in flight (sink_concurrency each, or concurrency when it is null), plus
+ * one for claim-check uploads. */
+uint64_t	 conf_deliver_pool(const struct conf *);
 const char	*conf_verify_type_name(enum verify_type);
 
 /* Report every key that differs between old and new and cannot change

@@ -25,6 +25,8 @@
 #include "conf_int.h"
 #include "netaddr.h"
 
+static void	ccheck_deliver_pool(struct cparse *, yaml_node_t *,
+		    yaml_node_t *);
 static void	ccheck_egress_url(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
 
@@ -443,6 +445,64 @@ ccheck_repl(struct cparse *p, struct cctx *c, yaml_node_t *map,
 		    r->heartbeat_ms, r->heartbeat_timeout_ms);
 }
 
+/*
+ * The deliver pool (conf_deliver_pool) is at most CONF_DELIVER_MAX
+ * processes: concurrency C, plus S for each of the K batching sinks (S is
+ * sink_concurrency, or C when it is null), plus one.  The error names the
+ * key that can bring it there alone: concurrency if a smaller one can, else
+ * sink_concurrency; else both, or the sinks when even 1 and 1 are too many.
+ */
+static void
+ccheck_deliver_pool(struct cparse *p, yaml_node_t *root, yaml_node_t *dm)
+{
+	const struct conf *cf = p->conf;
+	unsigned long long c = cf->dispatch.concurrency, k, maxc, maxs;
+	unsigned long long s = cf->dispatch.sink_concurrency;
+	unsigned long long room = CONF_DELIVER_MAX - 1;
+
+	if (conf_deliver_pool(cf) <= CONF_DELIVER_MAX)
+		return;
+	k = conf_batching_sinks(cf);
+	if (s == 0)
+		maxc = room / (k + 1);
+	else
+		maxc = room > s * k ? room - s * k : 0;
+	maxs = k > 0 && room > c ? (room - c) / k : 0;
+	if (maxc >= 1 && s == 0)
+		cerr(p, yline(ymap_get(p->doc, dm, "concurrency")),
+		    "dispatch.concurrency must be at most %llu (the deliver "
+		    "pool, concurrency + concurrency (dispatch.sink_concurrency "
+		    "null) for each of %llu sqs and google_pubsub sinks + 1, is "
+		    "at most %d processes), got %llu", maxc, k,
+		    CONF_DELIVER_MAX, c);
+	else if (maxc >= 1)
+		cerr(p, yline(ymap_get(p->doc, dm, "concurrency")),
+		    "dispatch.concurrency must be at most %llu (the deliver "
+		    "pool, concurrency + %llu (dispatch.sink_concurrency) for "
+		    "each of %llu sqs and google_pubsub sinks + 1, is at most %d "
+		    "processes), got %llu", maxc, s, k, CONF_DELIVER_MAX, c);
+	else if (s != 0 && maxs >= 1)
+		cerr(p, yline(ymap_get(p->doc, dm, "sink_concurrency")),
+		    "dispatch.sink_concurrency must be at most %llu (the "
+		    "deliver pool, dispatch.concurrency %llu + sink_concurrency "
+		    "for each of %llu sqs and google_pubsub sinks + 1, is at "
+		    "most %d processes), got %llu", maxs, c, k,
+		    CONF_DELIVER_MAX, s);
+	else if (k + 2 <= CONF_DELIVER_MAX)
+		cerr(p, yline(dm), "dispatch.concurrency and "
+		    "dispatch.sink_concurrency must be lower (the deliver pool, "
+		    "concurrency + sink_concurrency for each of %llu sqs and "
+		    "google_pubsub sinks + 1, is at most %d processes), got %llu "
+		    "and %llu", k, CONF_DELIVER_MAX, c, s != 0 ? s : c);
+	else
+		cerr(p, yline(ymap_get(p->doc, root, "sources")), "sources "
+		    "must have at most %d sqs and google_pubsub sinks in all "
+		    "(the deliver pool, dispatch.concurrency + "
+		    "dispatch.sink_concurrency for each + 1, is at most %d "
+		    "processes), got %llu", CONF_DELIVER_MAX - 2,
+		    CONF_DELIVER_MAX, k);
+}
+
 /* The checks that need the whole file, and values derived from others. */
 void
 cfinish(struct cparse *p, yaml_node_t *root)
@@ -465,6 +525,8 @@ cfinish(struct cparse *p, yaml_node_t *root)
 		cerr(p, yline(n), "dispatch.sink_concurrency must be null or "
 		    "an integer in 1..%u (dispatch.concurrency), got %u",
 		    cf->dispatch.concurrency, cf->dispatch.sink_concurrency);
+
+	ccheck_deliver_pool(p, root, dm);
 
 	/* breaker_max_open_ms: an explicit one must be at least open_ms; the
 	 * default grows to it. */

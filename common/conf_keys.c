@@ -326,7 +326,9 @@ const struct conf_key conftab[] = {
 	    "pool has as many processes, plus dispatch.sink_concurrency "
 	    "for each sqs and google_pubsub sink (its batch requests in "
 	    "flight; concurrency when sink_concurrency is null), plus one "
-	    "for claim-check uploads: at most 128 in all." },
+	    "for claim-check uploads: at most 2048 in all, or the config is "
+	    "refused.  Each process costs about 2 MiB of memory and the "
+	    "master one descriptor (ankusad(8), RESOURCES)." },
 	{ .name = "dispatch.max_inflight", .type = T_U32, .scope = S_CONF,
 	  .off = CO(dispatch.max_inflight), .def = "4096", .min = 1,
 	  .max = 10000000,

@@ -291,9 +291,18 @@ pipeline_busy(void)
 void
 pipeline_step(uint64_t seq0)
 {
-	uint32_t serials[PIPELINE_MAX_WORKERS];
+	static uint32_t *serials;
+	static int cap;
+	uint32_t *ns;
 	int i, n = 0;
 
+	if (cap < pool_nworkers) {
+		if ((ns = reallocarray(serials, pool_nworkers,
+		    sizeof(*ns))) == NULL)
+			fatal("pipeline");
+		serials = ns;
+		cap = pool_nworkers;
+	}
 	/* Serials first: a channel that fails takes its worker out of
 	 * pool_workers[] while we poll. */
 	for (i = 0; i < pool_nworkers; i++)

@@ -17,8 +17,6 @@
 #include "job.h"
 #include "store.h"
 
-#define PIPELINE_MAX_WORKERS	512
-
 struct deck;
 struct event;
 struct msg;
@@ -58,8 +56,10 @@ void	pipeline_arm(void);
 void	pipeline_later(uint64_t, enum attempt_result, const char *,
 	    ...) __attribute__((format(printf, 3, 4)));
 
-/* pool.c: the deliver processes, in pool_workers[0..pool_nworkers). */
-extern struct worker	 pool_workers[PIPELINE_MAX_WORKERS];
+/* pool.c: the deliver processes, in pool_workers[0..pool_nworkers) (which
+ * moves as it grows: hold no pointer into it across a
+ * pipeline_worker_ready). */
+extern struct worker	*pool_workers;
 extern int		 pool_nworkers;
 /* start, deck and deck_cancel of struct dispatch_ops. */
 void	pool_ops(struct dispatch_ops *);

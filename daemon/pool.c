@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -34,8 +35,9 @@
 #include "pipeline_int.h"
 #include "supervisor.h"
 
-struct worker		 pool_workers[PIPELINE_MAX_WORKERS];
+struct worker		*pool_workers;
 int			 pool_nworkers;
+static int		 pool_capworkers;
 
 static int	op_start(void *, struct drow *);
 static int	op_deck(void *, struct drow *, struct drow *);
@@ -161,10 +163,14 @@ void
 pipeline_worker_ready(uint32_t serial, struct deck *shm)
 {
 	struct worker *w;
+	int n;
 
-	if (pool_nworkers == PIPELINE_MAX_WORKERS) {
-		log_warnx("pipeline: too many deliver processes");
-		return;
+	if (pool_nworkers == pool_capworkers) {
+		n = pool_capworkers > 0 ? pool_capworkers * 2 : 64;
+		if ((w = reallocarray(pool_workers, n, sizeof(*w))) == NULL)
+			fatal("pipeline");
+		pool_workers = w;
+		pool_capworkers = n;
 	}
 	w = &pool_workers[pool_nworkers++];
 	memset(w, 0, sizeof(*w));

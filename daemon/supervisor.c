@@ -3,7 +3,7 @@
  * supervisor.c: the master's children.
  *
  * Two pools: edges (ankusa-edge, http.workers slots, the ingest listener on
- * fd 4) and deliver processes (ankusa-deliver, deliver_slots()).  Every
+ * fd 4) and deliver processes (ankusa-deliver, conf_deliver_pool()).  Every
  * child is fork+exec'd from env->libexecdir with its socketpair on fd 3
  * and its part of the config text (conf_role.c) on fd 5, a deliver process
  * its on-deck page (common/deck.h) on fd 6 (see proc.h), and the
@@ -19,16 +19,20 @@
  * changes.
  *
  * Fatal: a part of the config that no longer parses for a kind's
- * environment (ankusad parsed it before it was in force); a child that
- * cannot be spawned is retried.
+ * environment (ankusad parsed it before it was in force), out of memory,
+ * and a deliver pool over CONF_DELIVER_MAX (the config check refuses it);
+ * a child that cannot be spawned is retried.
  */
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +60,6 @@
 #define SUPERVISOR_STABLE_MS	10000	/* lived this long: not a crash loop */
 #define SUPERVISOR_DELAY_MIN_MS	1000
 #define SUPERVISOR_DELAY_MAX_MS	60000
-#define SUPERVISOR_MAX_CHILDREN	256
 
 enum child_state {
 	CHILD_STARTING,		/* spawned, no hello yet */
@@ -92,20 +95,23 @@ struct pool {
 	const char	*binary;
 	const char	*name;
 	enum conf_role	 role;		/* its part of the config */
-	struct slot	*slots[SUPERVISOR_MAX_CHILDREN];
-	int		 nslots;
+	struct slot	**slots;	/* [0..nslots) */
+	int		 nslots, capslots;
 	uint32_t	 gen;
 	char		**env;		/* its children's (childenv.h) */
 };
 
-static struct child	*children[SUPERVISOR_MAX_CHILDREN];
+/* Every child, NULL where free: as many as the pools' slots, and those of
+ * an old generation that finish what they hold; grown as needed. */
+static struct child	**children;
+static int		 nchildren;
 static struct pool	 pools[KIND_MAX] = {
-	[KIND_EDGE] = { "ankusa-edge", "edge", CONF_ROLE_EDGE, { NULL }, 0,
+	[KIND_EDGE] = { "ankusa-edge", "edge", CONF_ROLE_EDGE, NULL, 0, 0,
 	    0 },
 	[KIND_DELIVER] = { "ankusa-deliver", "deliver", CONF_ROLE_DELIVER,
-	    { NULL }, 0, 0 },
+	    NULL, 0, 0, 0 },
 	[KIND_GATEWAY] = { "ankusa-gateway", "gateway", CONF_ROLE_GATEWAY,
-	    { NULL }, 0, 0 },
+	    NULL, 0, 0, 0 },
 };
 
 #define SUPERVISOR_GATEWAYS	2
@@ -125,16 +131,85 @@ static void		 child_retire(struct child *);
 static void		 sigchld_cb(evutil_socket_t, short, void *);
 static void		 respawn_cb(evutil_socket_t, short, void *);
 static void		 pool_resize(enum child_kind, int);
-static int		 deliver_slots(const struct conf *);
 static void		 slot_retry(struct slot *);
 static char		**pool_env(enum child_kind);
+static int		 child_free_index(void);
+static int		 fd_high(int);
+static void		 nofile_check(int);
 
+/*
+ * Each child holds one descriptor of the master's, its channel, and a
+ * reload may hold two generations of them: a deliver pool of a thousand
+ * processes passes the soft limit of a shell (1024), so it goes to the hard
+ * one (LimitNOFILE of the unit).
+ */
 void
 supervisor_init(void)
 {
+	struct rlimit rl;
+
 	ev_sigchld = evsignal_new(env->base, SIGCHLD, sigchld_cb, NULL);
 	if (ev_sigchld == NULL || evsignal_add(ev_sigchld, NULL) == -1)
 		fatalx("supervisor: cannot watch SIGCHLD");
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("supervisor: raising the open-file limit");
+	}
+}
+
+/* A free index of children[], which grows when it has none. */
+static int
+child_free_index(void)
+{
+	struct child **nc;
+	int k, n;
+
+	for (k = 0; k < nchildren; k++)
+		if (children[k] == NULL)
+			return k;
+	n = nchildren > 0 ? nchildren * 2 : 64;
+	if ((nc = reallocarray(children, n, sizeof(*nc))) == NULL)
+		fatal("supervisor");
+	memset(nc + nchildren, 0, (n - nchildren) * sizeof(*nc));
+	children = nc;
+	k = nchildren;
+	nchildren = n;
+	return k;
+}
+
+/*
+ * The master's end of a child's channel, moved above FD_SETSIZE when the
+ * limit allows: a large pool would otherwise take every descriptor below
+ * it, and Berkeley DB's replication manager watches its sockets with
+ * select(), which cannot take one above.  Where it cannot move, it stays.
+ */
+static int
+fd_high(int fd)
+{
+	int hi;
+
+	if ((hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_SETSIZE)) == -1)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+/* Warn when the open-file limit cannot hold n children's channels twice
+ * (a reload's two generations) above FD_SETSIZE. */
+static void
+nofile_check(int n)
+{
+	struct rlimit rl;
+	uint64_t need = FD_SETSIZE + 2 * (uint64_t)n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < need)
+		log_warnx("supervisor: the open-file limit, %llu, is below the "
+		    "%llu descriptors %d children may need (%d, and as many "
+		    "again during a reload, above %d); raise it (LimitNOFILE)",
+		    (unsigned long long)rl.rlim_cur, (unsigned long long)need,
+		    n, n, FD_SETSIZE);
 }
 
 static struct child *
@@ -142,7 +217,7 @@ child_find(uint32_t serial)
 {
 	int i;
 
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+	for (i = 0; i < nchildren; i++)
 		if (children[i] != NULL && children[i]->serial == serial)
 			return children[i];
 	return NULL;
@@ -153,7 +228,7 @@ child_by_pid(pid_t pid)
 {
 	int i;
 
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+	for (i = 0; i < nchildren; i++)
 		if (children[i] != NULL && children[i]->pid == pid)
 			return children[i];
 	return NULL;
@@ -164,7 +239,7 @@ supervisor_children(enum child_kind kind)
 {
 	int i, n = 0;
 
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+	for (i = 0; i < nchildren; i++)
 		if (children[i] != NULL &&
 		    (kind == KIND_MAX || children[i]->kind == kind))
 			n++;
@@ -176,7 +251,7 @@ supervisor_ready(enum child_kind kind)
 {
 	int i, n = 0;
 
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+	for (i = 0; i < nchildren; i++)
 		if (children[i] != NULL && children[i]->kind == kind &&
 		    children[i]->gen == pools[kind].gen &&
 		    children[i]->state == CHILD_READY)
@@ -191,8 +266,8 @@ supervisor_pick_edge(void)
 	struct child *c;
 	int i, k;
 
-	for (i = 1; i <= SUPERVISOR_MAX_CHILDREN; i++) {
-		k = (last + i) % SUPERVISOR_MAX_CHILDREN;
+	for (i = 1; i <= nchildren; i++) {
+		k = (last + i) % nchildren;
 		c = children[k];
 		if (c != NULL && c->kind == KIND_EDGE &&
 		    c->gen == pools[KIND_EDGE].gen && c->state == CHILD_READY) {
@@ -263,20 +338,13 @@ child_spawn_slot(struct slot *sl)
 		argv[argc++] = "-v";
 	argv[argc] = NULL;
 
-	for (k = 0; k < SUPERVISOR_MAX_CHILDREN; k++)
-		if (children[k] == NULL)
-			break;
-	if (k == SUPERVISOR_MAX_CHILDREN) {
-		log_warnx("supervisor: too many children, %s %u.%d not "
-		    "started", p->name, p->gen, sl->index);
-		slot_retry(sl);
-		return;
-	}
+	k = child_free_index();
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("supervisor: socketpair");
 		slot_retry(sl);
 		return;
 	}
+	sv[0] = fd_high(sv[0]);
 	if ((conffd = proc_memfd("ankusa-conf", env->role_text[p->role],
 	    env->role_len[p->role])) == -1) {
 		log_warn("supervisor: memfd");
@@ -347,42 +415,21 @@ child_retire(struct child *c)
 		pipeline_worker_retiring(c->serial);
 }
 
-/*
- * The deliver pool (DESIGN.md 1): dispatch.concurrency for single
- * attempts, which the dispatch never exceeds, plus what every batching
- * destination may have in flight at once (dispatch.sink_concurrency
- * requests each, or concurrency when that is 0), plus one for claim-check
- * uploads.  A destination is a batching sink of a source, so the sum is
- * known from the config; pool_resize bounds it.
- */
-static int
-deliver_slots(const struct conf *cf)
-{
-	uint64_t n, per;
-	int i, k;
-
-	per = cf->dispatch.sink_concurrency != 0 ?
-	    cf->dispatch.sink_concurrency : cf->dispatch.concurrency;
-	n = (uint64_t)cf->dispatch.concurrency + 1;
-	for (i = 0; i < cf->nsources; i++)
-		for (k = 0; k < cf->sources[i].nsinks; k++)
-			if (cf->sources[i].sinks[k].type == SINK_SQS ||
-			    cf->sources[i].sinks[k].type == SINK_PUBSUB)
-				n += per;
-	return n > SUPERVISOR_MAX_CHILDREN ? SUPERVISOR_MAX_CHILDREN : (int)n;
-}
-
 /* Bring a pool to n slots: new slots spawn, surplus slots retire their
  * child (a deliver process finishes its job first). */
 static void
 pool_resize(enum child_kind kind, int n)
 {
 	struct pool *p = &pools[kind];
-	struct slot *sl;
+	struct slot *sl, **ns;
 	struct child *c;
 
-	if (n > SUPERVISOR_MAX_CHILDREN / 2)
-		n = SUPERVISOR_MAX_CHILDREN / 2;
+	if (n > p->capslots) {
+		if ((ns = reallocarray(p->slots, n, sizeof(*ns))) == NULL)
+			fatal("supervisor");
+		p->slots = ns;
+		p->capslots = n;
+	}
 	while (p->nslots > n) {
 		sl = p->slots[--p->nslots];
 		evtimer_del(sl->ev_respawn);
@@ -441,6 +488,7 @@ supervisor_new_generation(void)
 {
 	struct pool *p = &pools[KIND_EDGE];
 	char **nenv[KIND_MAX];
+	uint64_t n;
 	int i, k;
 
 	for (k = 0; k < KIND_MAX; k++)
@@ -451,7 +499,7 @@ supervisor_new_generation(void)
 	for (k = KIND_EDGE; k <= KIND_GATEWAY; k++) {
 		if (k == KIND_DELIVER)
 			continue;
-		for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+		for (i = 0; i < nchildren; i++)
 			if (children[i] != NULL && children[i]->kind ==
 			    (enum child_kind)k)
 				child_retire(children[i]);
@@ -472,7 +520,7 @@ supervisor_new_generation(void)
 		pools[KIND_DELIVER].gen = 1;
 	else if (deliver_text_changed() ||
 	    !childenv_same(pools[KIND_DELIVER].env, nenv[KIND_DELIVER])) {
-		for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+		for (i = 0; i < nchildren; i++)
 			if (children[i] != NULL &&
 			    children[i]->kind == KIND_DELIVER)
 				child_retire(children[i]);
@@ -482,7 +530,13 @@ supervisor_new_generation(void)
 	(void)deliver_text_changed();
 	childenv_free(pools[KIND_DELIVER].env);
 	pools[KIND_DELIVER].env = nenv[KIND_DELIVER];
-	pool_resize(KIND_DELIVER, deliver_slots(env->conf));
+	/* The config check bounds it (CONF_DELIVER_MAX). */
+	if ((n = conf_deliver_pool(env->conf)) > CONF_DELIVER_MAX)
+		fatalx("supervisor: a deliver pool of %llu processes",
+		    (unsigned long long)n);
+	pool_resize(KIND_DELIVER, (int)n);
+	nofile_check(pools[KIND_EDGE].nslots + pools[KIND_DELIVER].nslots +
+	    pools[KIND_GATEWAY].nslots);
 	log_info("supervisor: generation %u: %d edges, %d deliver processes",
 	    p->gen, pools[KIND_EDGE].nslots, pools[KIND_DELIVER].nslots);
 }
@@ -498,7 +552,7 @@ supervisor_retire(enum child_kind kind)
 		for (i = 0; i < pools[k].nslots; i++)
 			evtimer_del(pools[k].slots[i]->ev_respawn);
 	}
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+	for (i = 0; i < nchildren; i++)
 		if (children[i] != NULL &&
 		    (kind == KIND_MAX || children[i]->kind == kind))
 			child_retire(children[i]);
@@ -510,7 +564,7 @@ kind_chans(enum child_kind kind, void (*fn)(struct chan *))
 {
 	int i;
 
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+	for (i = 0; i < nchildren; i++)
 		if (children[i] != NULL && children[i]->kind == kind &&
 		    children[i]->chan != NULL)
 			fn(children[i]->chan);
@@ -542,7 +596,7 @@ supervisor_kill_all(void)
 {
 	int i;
 
-	for (i = 0; i < SUPERVISOR_MAX_CHILDREN; i++)
+	for (i = 0; i < nchildren; i++)
 		if (children[i] != NULL)
 			kill(children[i]->pid, SIGKILL);
 }
@@ -739,7 +793,7 @@ child_reap(struct child *c, int status)
 		pipeline_worker_gone(c->serial);
 	if (c->chan != NULL)
 		chan_free(c->chan);
-	for (k = 0; k < SUPERVISOR_MAX_CHILDREN; k++)
+	for (k = 0; k < nchildren; k++)
 		if (children[k] == c)
 			children[k] = NULL;
 	deck_unmap(c->deck);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * supervisor.h: the master's children: edges (http.workers of them),
- * deliver processes (dispatch.concurrency + 1) and claim gateways (2,
- * when claim_check is set): spawning, the hello
+ * deliver processes (conf_deliver_pool) and claim gateways (2, when
+ * claim_check is set): spawning, the hello
  * handshake, respawn with a throttle, generations on reload, and routing
  * their messages.
  */

@@ -151,11 +151,14 @@ def test_control_emfile_no_spin():
     d.extra["node"] = {"data_dir": d.data_dir, "user": "root"}
     d.write_config()
     d.start()
-    top = max(int(f) for f in os.listdir("/proc/%d/fd" % d.pid))
+    # The lowest free descriptor is the next one accept takes (the
+    # children's channels sit above 1024, leaving holes below them).
+    used = {int(f) for f in os.listdir("/proc/%d/fd" % d.pid)}
+    low = min(set(range(len(used) + 1)) - used)
     soft, hard = resource.prlimit(d.pid, resource.RLIMIT_NOFILE)
     held, waiting = [], []
     try:
-        resource.prlimit(d.pid, resource.RLIMIT_NOFILE, (top + 3, hard))
+        resource.prlimit(d.pid, resource.RLIMIT_NOFILE, (low + 2, hard))
         # Two are accepted (and held open); the rest wait in the backlog.
         for _ in range(10):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
