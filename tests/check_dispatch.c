@@ -765,6 +765,57 @@ START_TEST(test_stop)
 }
 END_TEST
 
+/*
+ * The rows settled (what tick counts) are those whose settle was written,
+ * each once: a batch the store refused counts nothing (its rows are due as
+ * they were and run again), and an orphan, whose hook is gone, is dropped,
+ * not dead-lettered (dispatch_settled's 2, store_batch_row_dead's).
+ */
+/* A turn at now: the n due rows run and end as res, the store refuses
+ * their settles' batch if fail; then the counts so far. */
+static void
+settle_turn(uint64_t now, size_t n, enum attempt_result res, int fail,
+    uint64_t delivered, uint64_t dead)
+{
+	struct dispatch_stats st;
+
+	dispatch_run(d, now);
+	ck_assert_uint_eq(fake_running(NULL, NULL), n);
+	fake_finish_all(d, res, res == ATTEMPT_OK ? "" : "http 410", now);
+	fake.fail_flush = fail;
+	ck_assert_uint_eq(fake_flush(d), n);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.claimed, 0);
+	ck_assert_uint_eq(st.delivered, delivered);
+	ck_assert_uint_eq(st.dead, dead);
+	ck_assert_uint_eq(st.settled, delivered + dead);
+}
+
+START_TEST(test_settled_once)
+{
+	struct frow *o;
+	int k;
+
+	mk(SC3 RETRY, SRC);
+	for (k = 0; k < 3; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	/* Refused, the rows are due as they were: they run again, and are
+	 * counted once, when written. */
+	settle_turn(T0, 3, ATTEMPT_OK, 1, 0, 0);
+	settle_turn(T0 + 1, 3, ATTEMPT_OK, 0, 3, 0);
+	/* The same for a dead letter. */
+	fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	settle_turn(T0 + 2, 1, ATTEMPT_PERMANENT, 1, 3, 0);
+	settle_turn(T0 + 3, 1, ATTEMPT_PERMANENT, 0, 3, 1);
+	/* An orphan: its dead settle deletes it; nothing is counted. */
+	o = fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	o->orphan = 1;
+	settle_turn(T0 + 4, 1, ATTEMPT_PERMANENT, 0, 3, 1);
+	ck_assert(!o->live && !o->dead);
+	done();
+}
+END_TEST
+
 /* Everything delivered: nothing left in memory. */
 START_TEST(test_drain)
 {
@@ -844,6 +895,7 @@ dispatch_suite(void)
 	tcase_set_timeout(tc, TIMEOUT);
 	ADD_LOOP(tc, test_wake, wakes);
 	tcase_add_test(tc, test_stop);
+	tcase_add_test(tc, test_settled_once);
 	tcase_add_test(tc, test_drain);
 	suite_add_tcase(s, tc);
 	return s;

@@ -538,14 +538,19 @@ fake_flush(struct dispatch *d)
 	struct fsettle *s;
 	struct frow *f;
 	size_t i, first = fake.flushed, n;
+	int *how, failed = fake.fail_flush;
 
+	fake.fail_flush = 0;
+	if ((how = calloc(fake.nsettles - first + 1, sizeof(*how))) == NULL)
+		ck_abort_msg("fake: out of memory");
 	/* One batch: every write, then the claims end. */
-	for (i = first; i < fake.nsettles; i++) {
+	for (i = first; !failed && i < fake.nsettles; i++) {
 		s = fake.settles[i];
 		f = fake_find(s->key);
 		ck_assert_ptr_nonnull(f);
 		ck_assert_msg(f->live && !f->dead, "settle of seq %llu that "
 		    "is gone", (unsigned long long)f->seq);
+		how[i - first] = 1;
 		switch (s->kind) {
 		case SETTLE_DELIVERED:
 			lane_release(f);
@@ -556,6 +561,11 @@ fake_flush(struct dispatch *d)
 			break;
 		case SETTLE_DEAD:
 			lane_release(f);
+			if (f->orphan) {
+				f->live = 0;
+				how[i - first] = 2;
+				break;
+			}
 			f->dead = 1;
 			f->dead_attempts = s->attempts;
 			f->dead_at = s->dead_at;
@@ -569,7 +579,8 @@ fake_flush(struct dispatch *d)
 	n = fake.nsettles;
 	fake.flushed = n;
 	for (i = first; i < n; i++)
-		dispatch_settled(d, fake.settles[i]->key, 1);
+		dispatch_settled(d, fake.settles[i]->key, how[i - first]);
+	free(how);
 	return n - first;
 }
 

@@ -11,7 +11,9 @@
  * them in and applied by fake_flush() the way the store's batch does:
  * delivered deletes the row, reschedule rewrites it, dead marks it dead,
  * and a head's terminal settle promotes the next member of its lane in the
- * same batch; then dispatch_settled() for each.
+ * same batch; then dispatch_settled() for each.  A batch may fail
+ * (fail_flush: nothing is written), and a row may be an orphan (its hook
+ * gone: a dead settle drops it, as the store does).
  */
 #ifndef ANKUSA_FAKESTORE_H
 #define ANKUSA_FAKESTORE_H
@@ -25,6 +27,8 @@ struct frow {
 	int			 live;		/* 0: delivered (deleted) */
 	int			 dead;
 	int			 marked;	/* member: its lane is marked */
+	int			 orphan;	/* its hook is gone: a dead
+						 * settle deletes it */
 	uint64_t		 seq;
 	unsigned char		 key[STORE_ROWKEY_LEN];
 	struct store_row	 row;
@@ -99,6 +103,9 @@ struct fakestore {
 						 * master finds it unread) */
 	struct fdeck		**decks;	/* every deck, in order */
 	size_t			 ndecks;
+	int			 fail_flush;	/* the next fake_flush writes
+						 * nothing (the store refused
+						 * the batch) */
 };
 
 extern struct fakestore fake;
@@ -115,8 +122,8 @@ struct frow	*fake_add_member(const char *tenant, const char *source,
 		    uint32_t sink, uint8_t module, uint64_t lane_hash,
 		    uint64_t due);
 struct frow	*fake_find(const unsigned char *key);
-/* Apply the recorded settles, then report each with dispatch_settled.
- * Returns how many. */
+/* Apply the recorded settles (none with fail_flush, which it clears),
+ * then report each with dispatch_settled.  Returns how many. */
 size_t		 fake_flush(struct dispatch *);
 /* The running job of the i-th start still running (0-based), or NULL. */
 struct fjob	*fake_running_job(size_t i);

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * store_plant.c: plant text that is not UTF-8 in a stopped daemon's store,
- * as builds before the cleaning of outside text (common/utf8.h) could
- * store it: every due row is dead-lettered with such a reason and last
- * error.  For test_hostile's listing test.
+ * store_plant.c: plant in a stopped daemon's store what no build of ours
+ * writes now.
  *
- * usage: store_plant DATA_DIR   (prints the number of rows planted)
+ *   store_plant DATA_DIR
+ *	text that is not UTF-8, as builds before the cleaning of outside
+ *	text (common/utf8.h) could store it: every due row is dead-lettered
+ *	with such a reason and last error (test_hostile's listing test).
+ *   store_plant -o DATA_DIR SOURCE
+ *	orphans: the hook of every due row of SOURCE is deleted and its rows
+ *	are left, as a damaged store may have them (the orphans' counts in
+ *	test_metrics).
+ *
+ * Prints the number of rows dead-lettered, or of hooks deleted.
  */
 #include "config.h"
 
@@ -22,10 +29,14 @@
 struct plant {
 	char		tenants[16][STORE_NAME_MAX + 1];
 	int		ntenants;
+	const char	*source;	/* -o: its rows only */
 	unsigned char	keys[PLANT_MAX][STORE_ROWKEY_LEN];
 	uint32_t	attempts[PLANT_MAX];
 	int		nkeys;
 };
+
+static int	orphan_hooks(struct store *, struct store_batch *,
+		    const struct plant *);
 
 static int
 plant_tenant(const char *tenant, uint64_t earliest, void *arg)
@@ -44,13 +55,34 @@ plant_row(const unsigned char rk[STORE_ROWKEY_LEN],
 {
 	struct plant *p = arg;
 
-	if (row == NULL)
+	if (row == NULL ||
+	    (p->source != NULL && strcmp(row->source, p->source) != 0))
 		return 0;
 	if (p->nkeys == PLANT_MAX)
 		return 1;
 	memcpy(p->keys[p->nkeys], rk, STORE_ROWKEY_LEN);
 	p->attempts[p->nkeys++] = row->attempts;
 	return 0;
+}
+
+/* The hooks of the rows in p go, their rows stay: how many hooks. */
+static int
+orphan_hooks(struct store *st, struct store_batch *b, const struct plant *p)
+{
+	unsigned char hk[8];
+	uint64_t seq, last = 0;
+	int i, n = 0;
+
+	for (i = 0; i < p->nkeys; i++) {
+		if ((seq = store_rowkey_seq(p->keys[i])) == last)
+			continue;
+		last = seq;
+		store_key_hook(hk, seq);
+		if (store_tdel(st, b->txn, T_HOOKS, hk, sizeof(hk)) == -1)
+			return -1;
+		n++;
+	}
+	return n;
 }
 
 int
@@ -62,18 +94,25 @@ main(int argc, char *argv[])
 	struct plant *p;
 	struct store *st;
 	struct store_batch *b;
+	const char *dir;
 	char err[512];
-	int i;
+	int i, n;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: store_plant DATA_DIR\n");
+	if (argc == 4 && strcmp(argv[1], "-o") == 0)
+		dir = argv[2];
+	else if (argc == 2)
+		dir = argv[1];
+	else {
+		fprintf(stderr, "usage: store_plant [-o] DATA_DIR [SOURCE]\n");
 		return 2;
 	}
 	if ((p = calloc(1, sizeof(*p))) == NULL ||
-	    (st = store_open(argv[1], err, sizeof(err))) == NULL) {
+	    (st = store_open(dir, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "store_plant: %s\n", p == NULL ? "calloc" : err);
 		return 1;
 	}
+	if (argc == 4)
+		p->source = argv[3];
 	if (store_due_tenants(st, plant_tenant, p) == -1)
 		goto fail;
 	for (i = 0; i < p->ntenants; i++)
@@ -82,6 +121,18 @@ main(int argc, char *argv[])
 			goto fail;
 	if ((b = store_batch_begin(st)) == NULL)
 		goto fail;
+	if (p->source != NULL) {
+		if ((n = orphan_hooks(st, b, p)) == -1 ||
+		    store_batch_commit(b) == -1) {
+			if (n == -1)
+				store_batch_abort(b);
+			goto fail;
+		}
+		store_close(st);
+		printf("%d\n", n);
+		free(p);
+		return 0;
+	}
 	for (i = 0; i < p->nkeys; i++)
 		if (store_batch_row_dead(b, p->keys[i], 1, badr, bad,
 		    p->attempts[i]) == -1) {

@@ -799,6 +799,57 @@ def test_tick_counts_dead_letter_source():
     wait_delivered(s, [kid], "/k", 5, "the slow hook")
 
 
+def dead_lettered_metric(d, source):
+    """ankusa_dispatch_dead_lettered_total of source, every sink summed."""
+    st, _, data = ankusa.request(d.admin_port, "GET", "/metrics")
+    assert st == 200, "GET /metrics: %d" % st
+    pat = re.compile(r'^ankusa_dispatch_dead_lettered_total\{source_id="%s",'
+                     r'[^}]*\} (\S+)$' % re.escape(source))
+    return sum(float(m.group(1)) for m in map(pat.match,
+               data.decode().splitlines()) if m)
+
+
+def test_tick_metrics_orphans_not_dead_lettered():
+    """Rows whose hook is gone (orphans: tests/store_plant -o deletes the
+    hooks of a stopped daemon's rows) are dropped when dispatch claims
+    them: tick, ankusa_dispatch_dead_lettered_total and the dead letters
+    count none of them, and the log says dropped; a dead letter settled
+    beside them in the same tick counts once."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "orph": hold_source(),
+        "gone": sink_source([{"type": "http", "url": s.url("/gone")}]),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0)}).start()
+    post_seq(d, "orph", [b'{"o":%d}' % n for n in range(3)])
+    assert settle(d) == 0, "tick counted rows that only wait a backoff"
+    d.stop()
+    r = subprocess.run([ankusa.binary("tests/store_plant"), "-o",
+                        d.data_dir, "orph"], capture_output=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == b"3", r
+    d.start()
+    s.mode("/gone", status=410, delay_ms=1500)
+    post_seq(d, "gone", [b"{}"])
+    wait_until(lambda: s.received("/gone") == 1, 10, 0.02,
+               "the slow attempt")
+    got = {}
+    th = threading.Thread(target=lambda: got.update(n=d.tick(30)))
+    th.start()
+    time.sleep(0.3)     # the tick waits for the running attempt
+    d.ctl("flush", "orph")      # the orphans due now, while it waits
+    th.join(40)
+    assert got.get("n") == 1, "tick settled %r, want 1 (the 410; the 3 " \
+        "orphans are dropped, not dead-lettered)" % got.get("n")
+    st = d.status()
+    assert (st["dead"], st["pending"]) == (1, 0), st
+    assert dead_lettered_metric(d, "orph") == 0, \
+        "ankusa_dispatch_dead_lettered_total counts the orphans"
+    assert dead_lettered_metric(d, "gone") == 1
+    log = d.log_since_start()
+    assert len(re.findall(r"orph#0 \(http\): dropped: its hook is gone",
+                          log)) == 3, log[-3000:]
+    assert "dead-lettered: permanent:hook" not in log, log[-3000:]
+
+
 def test_dead_letter_source_claimed_queued():
     """Rows claimed but waiting for a slot are pending: dead_letter_source
     moves them too (counted), and only the running attempt is left to
