@@ -146,7 +146,8 @@ static void		 enqueue_row(struct dispatch *, struct drow *);
 static void		 settle_delivered(struct dispatch *, struct drow *);
 static void		 settle_dead(struct dispatch *, struct drow *,
 			    const char *, const char *);
-static void		 settle_reschedule(struct dispatch *, struct drow *);
+static void		 settle_reschedule(struct dispatch *, struct drow *,
+			    uint64_t *);
 static void		 park(struct dispatch *, struct drow *, uint64_t);
 static void		 park_queued(struct dispatch *, struct dsinkq *,
 			    uint64_t);
@@ -613,8 +614,10 @@ dispatch_release_source(struct dispatch *d, const char *source)
 
 /* --- settling --- */
 
+/* r settles; once its settle is written, counts goes up by one
+ * (dispatch_settled). */
 static void
-settle_begin(struct dispatch *d, struct drow *r)
+settle_begin(struct dispatch *d, struct drow *r, uint64_t *counts)
 {
 	/* A lane head's terminal settle promotes its next member, due at
 	 * its receive time: behind the tenant's cursor. */
@@ -626,6 +629,7 @@ settle_begin(struct dispatch *d, struct drow *r)
 	} else if (r->state == DROW_DECK)
 		deck_unlink(d, r);
 	r->state = DROW_SETTLING;
+	r->counts = counts;
 	d->st.settling++;
 }
 
@@ -634,12 +638,11 @@ settle_delivered(struct dispatch *d, struct drow *r)
 {
 	struct dsettle s;
 
-	settle_begin(d, r);
+	settle_begin(d, r, &d->st.delivered);
 	memset(&s, 0, sizeof(s));
 	s.kind = SETTLE_DELIVERED;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
 	s.row = &r->row;	/* as claimed: saves the store a read */
-	d->st.delivered++;
 	d->ops.settle(d->ops.arg, &s);
 }
 
@@ -649,7 +652,7 @@ settle_dead(struct dispatch *d, struct drow *r, const char *reason,
 {
 	struct dsettle s;
 
-	settle_begin(d, r);
+	settle_begin(d, r, &d->st.dead);
 	memset(&s, 0, sizeof(s));
 	s.kind = SETTLE_DEAD;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
@@ -660,17 +663,16 @@ settle_dead(struct dispatch *d, struct drow *r, const char *reason,
 	s.dead_at = d->now;
 	s.source = r->row.source;
 	s.module = r->row.module;
-	d->st.dead++;
 	/* Its line is the glue's, once the dead letter is written. */
 	d->ops.settle(d->ops.arg, &s);
 }
 
 static void
-settle_reschedule(struct dispatch *d, struct drow *r)
+settle_reschedule(struct dispatch *d, struct drow *r, uint64_t *counts)
 {
 	struct dsettle s;
 
-	settle_begin(d, r);
+	settle_begin(d, r, counts);
 	memset(&s, 0, sizeof(s));
 	s.kind = SETTLE_RESCHEDULE;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
@@ -705,8 +707,7 @@ park(struct dispatch *d, struct drow *r, uint64_t until)
 	r->row.due = until < horizon ? until : horizon;
 	if (r->row.state != STORE_ROW_HEAD)
 		r->row.state = STORE_ROW_PARKED;
-	d->st.parked++;
-	settle_reschedule(d, r);
+	settle_reschedule(d, r, &d->st.parked);
 }
 
 static void
@@ -810,8 +811,7 @@ set_aside(struct dispatch *d, struct drow *r)
 	r->row.due = STORE_DUE_PAUSED;
 	if (r->row.state != STORE_ROW_HEAD)
 		r->row.state = STORE_ROW_PARKED;
-	d->st.set_aside++;
-	settle_reschedule(d, r);
+	settle_reschedule(d, r, &d->st.set_aside);
 }
 
 static void
@@ -863,7 +863,8 @@ park_batched(struct dispatch *d, struct dsinkq *q, uint64_t until)
 }
 
 void
-dispatch_settled(struct dispatch *d, const unsigned char *key, int ok)
+dispatch_settled(struct dispatch *d, const unsigned char *key,
+    enum settle_written how)
 {
 	struct drow *r = row_find(d, key);
 	struct dsinkq *q;
@@ -881,10 +882,13 @@ dispatch_settled(struct dispatch *d, const unsigned char *key, int ok)
 	d->st.settling--;
 	d->st.claimed--;
 	d->st.claimed_bytes -= r->row.body_size;
-	/* A failed write leaves the row as it was in the store: it is due
-	 * again, behind the cursor, and the next scan claims it (at least
-	 * once). */
-	if (!ok)
+	/* Counted once, when written: a failed write leaves the row as it
+	 * was in the store, due again behind the cursor, and the next scan
+	 * claims it (at least once); a dropped orphan was never delivered
+	 * nor dead-lettered. */
+	if (how == SETTLED_WRITTEN)
+		(*r->counts)++;
+	else if (how == SETTLED_FAILED)
 		t->cur_set = 0;
 	free(r);
 	if (q != NULL)
@@ -1570,8 +1574,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		r->row.due = now + delay;
 		if (r->row.due > horizon)
 			r->row.due = horizon;
-		d->st.retried++;
-		settle_reschedule(d, r);
+		settle_reschedule(d, r, &d->st.retried);
 	}
 	if (opened) {
 		decks_cancel(d, q);

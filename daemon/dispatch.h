@@ -13,7 +13,8 @@
  * written, and a restart makes every claimed row due again.  Outcomes are
  * turned into settles (delivered, rescheduled, parked, dead) that the glue
  * writes as one store transaction per loop turn and then reports back with
- * dispatch_settled(), which releases the claim.
+ * dispatch_settled(), which releases the claim; the statistics count a
+ * settle then, once it is written.
  *
  * Decks (dispatch.c, deck_fill): a running attempt's process may hold
  * its key's next queued row, which takes the attempt's slot when it ends.
@@ -58,6 +59,16 @@ enum settle_kind {
 	SETTLE_DEAD,		/* move the row to the dead letters */
 };
 
+/* What became of a settle's write (dispatch_settled). */
+enum settle_written {
+	SETTLED_FAILED = 0,	/* the store refused the batch: the row is as
+				 * it was, due again */
+	SETTLED_WRITTEN,
+	SETTLED_DROPPED,	/* a dead settle of an orphan, a row whose
+				 * hook is gone: deleted, not dead-lettered
+				 * (store_batch_row_dead's 2) */
+};
+
 struct dsettle {
 	enum settle_kind	 kind;
 	unsigned char		 key[STORE_ROWKEY_LEN];
@@ -93,6 +104,8 @@ struct drow {
 	struct drow		*ahead;		/* on deck: the attempt ahead */
 	uint64_t		 first0;	/* batched: first_attempt before
 						 * it entered the batcher */
+	uint64_t		*counts;	/* settling: the statistic its
+						 * settle adds to once written */
 };
 
 struct dispatch_ops {
@@ -163,7 +176,9 @@ struct dispatch_stats {
 	uint32_t	sinkqs;
 	uint32_t	breakers_open;
 	int		window_full;
-	uint64_t	settled;	/* delivered or dead-lettered, ever */
+	/* Settles written, ever (a refused one counts when redone, a
+	 * dropped orphan nowhere): */
+	uint64_t	settled;	/* delivered or dead-lettered */
 	uint64_t	delivered;
 	uint64_t	dead;
 	uint64_t	parked;
@@ -187,8 +202,9 @@ void	dispatch_outcome(struct dispatch *, uint64_t job, enum attempt_result,
  * ahead) or it was taken back (0: to the head of its key's queue). */
 void	dispatch_deck_done(struct dispatch *, uint64_t job, int started,
 	    uint64_t now);
-/* The settle of key was written (ok 1) or failed (ok 0): the claim ends. */
-void	dispatch_settled(struct dispatch *, const unsigned char *key, int ok);
+/* The settle of key was written, dropped or failed: the claim ends. */
+void	dispatch_settled(struct dispatch *, const unsigned char *key,
+	    enum settle_written);
 /* The check-in of a row's hook ended (well or not): the row goes on to
  * its sink's queue. */
 void	dispatch_claim_release(struct dispatch *, const unsigned char *key);

@@ -41,6 +41,7 @@
 /* A settle, copied out of the scheduler's call. */
 struct psettle {
 	struct dsettle		 s;
+	enum settle_written	 how;		/* once flushed */
 	struct store_row	 row;
 	char			 reason[STORE_ERROR_MAX + 1];
 	char			 last_error[STORE_ERROR_MAX + 1];
@@ -331,9 +332,9 @@ settle_hook_cb(const struct store_hook_info *h, void *arg)
 
 /*
  * The line of a failed attempt (a warning with the hook's id, its sink and
- * the error) or of a dead letter (the reason and the last error), once it
- * is written.  The hook's id and tenant are read (its head, no body) only
- * for a line the rate limit lets out.
+ * the error), of a dead letter (the reason and the last error) or of an
+ * orphan dropped, once it is written.  The hook's id and tenant are read
+ * (its head, no body) only for a line the rate limit lets out.
  */
 static void
 settle_log(const struct psettle *p)
@@ -367,6 +368,12 @@ settle_log(const struct psettle *p)
 	}
 	sink = (uint32_t)p->s.key[8] << 24 | (uint32_t)p->s.key[9] << 16 |
 	    (uint32_t)p->s.key[10] << 8 | p->s.key[11];
+	if (p->how == SETTLED_DROPPED) {
+		log_warnx("pipeline: hook %s sink %s/%s#%u (%s): dropped: its "
+		    "hook is gone", id, p->row.tenant, p->source, sink,
+		    dispatch_module_name(p->s.module));
+		return;
+	}
 	log_warnx("pipeline: hook %s sink %s/%s#%u (%s): dead-lettered: %s; "
 	    "last error: %s", id, h.tenant, p->source, sink,
 	    dispatch_module_name(p->s.module),
@@ -395,6 +402,7 @@ pipeline_store_flush(void)
 			ok = 0;
 	for (i = 0; ok && i < n; i++) {
 		p = &settles[i];
+		p->how = SETTLED_WRITTEN;
 		switch (p->s.kind) {
 		case SETTLE_DELIVERED:
 			rc = store_batch_row_delivered(sb, p->s.key, &p->row);
@@ -403,8 +411,11 @@ pipeline_store_flush(void)
 			rc = store_batch_row_reschedule(sb, p->s.key, &p->row);
 			break;
 		case SETTLE_DEAD:
-			rc = store_batch_row_dead(sb, p->s.key, p->s.dead_at,
-			    p->reason, p->last_error, p->s.attempts);
+			/* 2: an orphan, dropped. */
+			if ((rc = store_batch_row_dead(sb, p->s.key,
+			    p->s.dead_at, p->reason, p->last_error,
+			    p->s.attempts)) == 2)
+				p->how = SETTLED_DROPPED;
 			break;
 		}
 		if (rc == -1)
@@ -423,7 +434,9 @@ pipeline_store_flush(void)
 	ndrops = 0;
 	for (i = 0; i < n; i++) {
 		p = &settles[i];
-		if (ok && p->s.kind == SETTLE_DEAD)
+		if (!ok)
+			p->how = SETTLED_FAILED;
+		if (p->how == SETTLED_WRITTEN && p->s.kind == SETTLE_DEAD)
 			metrics_add("ankusa_dispatch_dead_lettered_total", 1,
 			    "source_id", p->source, "sink",
 			    dispatch_module_name(p->s.module), NULL);
@@ -437,13 +450,14 @@ pipeline_store_flush(void)
 		else if (ok && p->s.kind != SETTLE_RESCHEDULE)
 			gauges_lane_head(p->s.key, 0);
 		/* A replay job judges its deliveries (a plain retry is not
-		 * settled). */
-		if (ok && (p->s.kind != SETTLE_RESCHEDULE ||
+		 * settled, an orphan was none). */
+		if (p->how == SETTLED_WRITTEN &&
+		    (p->s.kind != SETTLE_RESCHEDULE ||
 		    p->row.state == STORE_ROW_PARKED))
 			replay_note(p->row.replay_id, p->s.kind ==
 			    SETTLE_DELIVERED ? REPLAY_DELIVERED : p->s.kind ==
 			    SETTLE_DEAD ? REPLAY_DEAD : REPLAY_PARKED);
-		dispatch_settled(pipeline_disp, p->s.key, ok);
+		dispatch_settled(pipeline_disp, p->s.key, p->how);
 	}
 	nsettles = 0;
 	return ok ? 0 : -1;

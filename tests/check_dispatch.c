@@ -769,7 +769,7 @@ END_TEST
  * The rows settled (what tick counts) are those whose settle was written,
  * each once: a batch the store refused counts nothing (its rows are due as
  * they were and run again), and an orphan, whose hook is gone, is dropped,
- * not dead-lettered (dispatch_settled's 2, store_batch_row_dead's).
+ * not dead-lettered (SETTLED_DROPPED, store_batch_row_dead's 2).
  */
 /* A turn at now: the n due rows run and end as res, the store refuses
  * their settles' batch if fail; then the counts so far. */

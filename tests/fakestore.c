@@ -538,7 +538,8 @@ fake_flush(struct dispatch *d)
 	struct fsettle *s;
 	struct frow *f;
 	size_t i, first = fake.flushed, n;
-	int *how, failed = fake.fail_flush;
+	enum settle_written *how;
+	int failed = fake.fail_flush;
 
 	fake.fail_flush = 0;
 	if ((how = calloc(fake.nsettles - first + 1, sizeof(*how))) == NULL)
@@ -550,7 +551,7 @@ fake_flush(struct dispatch *d)
 		ck_assert_ptr_nonnull(f);
 		ck_assert_msg(f->live && !f->dead, "settle of seq %llu that "
 		    "is gone", (unsigned long long)f->seq);
-		how[i - first] = 1;
+		how[i - first] = SETTLED_WRITTEN;
 		switch (s->kind) {
 		case SETTLE_DELIVERED:
 			lane_release(f);
@@ -563,7 +564,7 @@ fake_flush(struct dispatch *d)
 			lane_release(f);
 			if (f->orphan) {
 				f->live = 0;
-				how[i - first] = 2;
+				how[i - first] = SETTLED_DROPPED;
 				break;
 			}
 			f->dead = 1;
