@@ -6,13 +6,19 @@ and checked byte for byte; bodies above inline_max_bytes go by claim, and
 the consumer fetches them from the claim gateway.
 
 The emulators are the ones test_queue_sinks.py starts (once per run); a
-missing one skips its tests with a line saying so.
+missing one skips its tests with a line saying so.  The claim check's
+failures (a pack refused, a store that hangs, packs of two tenants) need
+none: ankusa.FakeSQS takes the messages, a TestSink plays the s3 claim
+store (any 2xx to a PUT is a stored pack; hang and fail_first are its
+failures).
 """
 
 import base64
 import concurrent.futures
 import json
 import os
+import re
+import time
 import urllib.request
 import zipfile
 
@@ -196,17 +202,28 @@ def _one_pack(pack_max_bytes):
                                        for i in range(5)], workers=5))
     assert q.entries() == [], "sent before the window opened"
     d.extra["dispatch"]["tenants"] = {"acme": {"max_inflight": 100}}
+    claims = {}
+    for v in _reload_sent(d, q, posted):
+        claims[v["id"]] = v["claim"]
+    return _packs(root), claims
+
+
+def _reload_sent(d, q, posted):
+    """Reload d's config as edited (its window opens), then wait until q
+    has a message for every hook of posted; each, checked to go by
+    claim."""
     d.write_config()
     d.ctl("reload")
-    ankusa.wait_until(lambda: len(q.entries()) == 6, 20,
-                      what="six messages")
-    claims = {}
-    for e in q.entries():
-        v = e["body"]
+    ankusa.wait_until(lambda: len(q.entries()) == len(posted), 20,
+                      what="%d messages" % len(posted))
+    out = [e["body"] for e in q.entries()]
+    for v in out:
         assert v["id"] in posted and "claim" in v, v
-        claims[v["id"]] = v["claim"]
-    packs = [os.path.join(dp, f) for dp, _, fs in os.walk(root) for f in fs]
-    return packs, claims
+    return out
+
+
+def _packs(root):
+    return [os.path.join(dp, f) for dp, _, fs in os.walk(root) for f in fs]
 
 
 def _bodies_in(pack):
@@ -231,3 +248,147 @@ def test_daemon_claims_one_pack():
     assert sorted(_bodies_in(p) for p in packs) == [1] * 6, \
         "pack_max_bytes 1: bodies per pack %r" % [_bodies_in(p)
                                                   for p in packs]
+
+
+def _s3_store(s3):
+    """A claim_check section whose s3 store is the TestSink s3."""
+    return {"ip": "127.0.0.1", "port": ankusa.free_port(),
+            "store": {"type": "s3", "s3": {
+                "bucket": "claims", "region": REGION,
+                "endpoint": s3.url(""), "access_key_id": "AKIAFAKE",
+                "secret_access_key": "fake"}}}
+
+
+def _puts(s3):
+    return [r for r in s3.records() if r["method"] == "PUT"]
+
+
+def _row(d, hook_id):
+    st, _, h = d.api("GET", "/v1/hooks/" + hook_id)
+    assert st == 200, (st, h)
+    rows = h["rows"]
+    assert len(rows) == 1, rows
+    return h, rows[0]
+
+
+def test_daemon_claim_fallback_hung_checkin():
+    """The claim store never answers (a TestSink that holds every request):
+    the pack's check-in is killed at dispatch.attempt_timeout_ms and its
+    row goes on; its attempt then checks the body in itself, inside the
+    same deadline, and fails as attempt_timeout:1500 (the sink's own
+    timeout_ms is 30 s), nothing sent to the queue.  With the store back,
+    the hook goes by claim."""
+    s3 = ankusa.TestSink(name="s3").start()
+    s3.mode("*", hang=True)
+    q = ankusa.FakeSQS().start()
+    src = ankusa.sink_source([q.sink(inline_max_bytes=1000,
+                                     timeout_ms=30000)], tenant="acme",
+                             retry={"base_ms": 60000, "max_ms": 60000,
+                                    "jitter": False})
+    d = Daemon(sources={"big": src}, extra={
+        "dispatch": ankusa.dispatch_conf(attempt_timeout_ms=1500,
+                                         breaker_failures=0),
+        "claim_check": _s3_store(s3)}).start()
+    t0 = time.monotonic()
+    (hid, _), = _post_all(d, "big", [os.urandom(3000)], workers=1).items()
+    ankusa.wait_until(lambda: _row(d, hid)[1]["attempts"] == 1, 20, 0.05,
+                      "the attempt's failure")
+    took = time.monotonic() - t0
+    h, row = _row(d, hid)
+    assert row["last_error"] == "attempt_timeout:1500", row
+    assert h["claim_ref"] is None, h
+    puts = _puts(s3)
+    assert len(puts) == 2, "PUTs to the claim store: %d, want 2 (the " \
+        "pack, then the attempt's own check-in)" % len(puts)
+    assert q.requests == 0, "the queue got a request without a claim"
+    # Two deadlines (the pack's, then the attempt's), far from 30 s.
+    assert took < 10, "the attempt failed %.1f s after the post" % took
+    s3.mode("*", status=200)
+    d.ctl("flush", "big")
+    d.tick(30)
+    got = q.entries()
+    assert len(got) == 1 and got[0]["body"]["id"] == hid and \
+        "claim" in got[0]["body"], got
+    st = d.status()
+    assert (st["hooks"], st["pending"]) == (0, 0), st
+    ankusa.note("failed as attempt_timeout:1500 %.1f s after the post" %
+                took)
+
+
+def test_daemon_claim_pack_fails_rows_run():
+    """A pack the store refuses (500 to its PUT) fails its check-in job:
+    the rows that waited for it are released and run at once, their
+    attempt checks the body in itself and the message goes by claim, on
+    the first attempt."""
+    s3 = ankusa.TestSink(name="s3").start()
+    s3.mode("*", status=200, fail_first=1, fail_status=500)
+    q = ankusa.FakeSQS().start()
+    src = ankusa.sink_source([q.sink(inline_max_bytes=1000)], tenant="acme",
+                             retry={"base_ms": 60000, "max_ms": 60000,
+                                    "jitter": False})
+    d = Daemon(sources={"big": src}, extra={
+        "dispatch": ankusa.dispatch_conf(breaker_failures=0),
+        "claim_check": _s3_store(s3)}).start()
+    posted = _post_all(d, "big", [os.urandom(3000)], workers=1)
+    d.tick(30)
+    got = q.entries()
+    assert len(got) == 1 and got[0]["body"]["id"] in posted and \
+        "claim" in got[0]["body"], got
+    puts = _puts(s3)
+    assert [p["status"] for p in puts] == [500, 200], puts
+    log = d.log_since_start()
+    assert re.search(r"claim: check-in job \d+ failed: .*its rows go on "
+                     r"without a claim", log), log[-2000:]
+    st = d.status()
+    assert (st["hooks"], st["pending"], st["dead"]) == (0, 0, 0), st
+    assert q.requests == 1, "%d requests: the rows did not run on the " \
+        "first attempt" % q.requests
+
+
+def test_daemon_claim_packs_never_mix_tenants():
+    """Large-body hooks of two tenants claimed in one scan (a hanging
+    attempt held the global window while they were committed; a reload
+    opens it) are checked in as one pack per tenant: each pack's path and
+    claims name one tenant, and each tenant's bodies share a pack."""
+    s = ankusa.TestSink().start()
+    s.mode("/hang", hang=True)
+    q = ankusa.FakeSQS().start()
+    root = os.path.join(ankusa.tmpdir("claims"), "store")
+    retry = dict(ankusa.FAST_RETRY)
+    d = Daemon(sources={
+        "hold": ankusa.sink_source([{"type": "http", "url": s.url("/hang")}],
+                                   tenant="zz", retry=retry),
+        "a": ankusa.sink_source([q.sink(inline_max_bytes=1000)],
+                                tenant="ta", retry=retry),
+        "b": ankusa.sink_source([q.sink(inline_max_bytes=1000)],
+                                tenant="tb", retry=retry)},
+        extra={"dispatch": ankusa.dispatch_conf(
+            attempt_timeout_ms=60000, max_inflight=1),
+            "claim_check": {"ip": "127.0.0.1", "port": ankusa.free_port(),
+                            "store": {"type": "local", "root": root}}})
+    d.start()
+    _post_all(d, "hold", [b"{}"], workers=1)
+    ankusa.wait_until(lambda: s.received("/hang") == 1, 10,
+                      what="the hanging attempt that holds the window")
+    posted = {}
+    for k in range(3):
+        for src in ("a", "b"):
+            posted.update(_post_all(d, src, [os.urandom(3000 + k)],
+                                    workers=1))
+    assert q.entries() == [], "sent before the window opened"
+    d.extra["dispatch"]["max_inflight"] = 100
+    tenant_of = {}
+    for v in _reload_sent(d, q, posted):
+        assert v["claim"].split(":")[4] == v["tenant_id"], v
+        tenant_of[v["claim"].split(":")[5]] = v["tenant_id"]
+    packs = _packs(root)
+    assert len(packs) == 2, "packs: %r" % packs
+    for p in packs:
+        t = re.search(r"/tenant=([^/]+)/", p).group(1)
+        with zipfile.ZipFile(p) as z:
+            ids = [n for n in z.namelist()
+                   if n not in ("index.bin", "manifest.json")]
+        assert len(ids) == 3, "%s holds %d bodies" % (p, len(ids))
+        assert {tenant_of[i] for i in ids} == {t}, \
+            "pack %s of tenant %s holds claims of %r" % (
+                p, t, sorted({tenant_of[i] for i in ids}))
