@@ -270,6 +270,55 @@ START_TEST(test_in_flight_cap)
 }
 END_TEST
 
+/*
+ * The in-flight cap (dispatch.sink_concurrency) from above: with full
+ * batches of two tenants waiting, exactly max_in_flight requests are taken,
+ * never one more; each batcher_done lets exactly one more go; a cap lowered
+ * while requests fly lets none go until fewer than it fly.
+ */
+static const uint32_t caps[] = { 1, 2, 3, 8 };
+
+START_TEST(test_in_flight_cap_above)
+{
+	struct batcher_limits lim = base;
+	struct batcher *bt = batcher_new();
+	struct batcher_req *fly[MAXN], *b;
+	uint32_t cap = caps[_i], n = 0, k;
+	uint64_t j;
+
+	lim.max_entries = 2;
+	lim.max_in_flight = cap;
+	for (j = 1; j <= 4 * cap + 4; j++)
+		add_ok(bt, "sqs|a", &lim, j % 2 ? "t1" : "t2", j, 1, 0, FAR);
+	while ((b = batcher_take(bt, 0)) != NULL) {
+		ck_assert_uint_lt(n, cap);
+		fly[n++] = b;
+	}
+	ck_assert_uint_eq(n, cap);
+	ck_assert_uint_eq(batcher_in_flight(bt, "sqs|a"), cap);
+	ck_assert_uint_eq(batcher_next_ready(bt, 0), UINT64_MAX);
+	for (k = 0; k < cap && k < 2; k++) {
+		batcher_done(bt, fly[k]);
+		ck_assert_ptr_nonnull(fly[k] = batcher_take(bt, 0));
+		ck_assert(batcher_take(bt, 0) == NULL);
+		ck_assert_uint_eq(batcher_in_flight(bt, "sqs|a"), cap);
+	}
+	/* Lowered to 1, with the next entry. */
+	lim.max_in_flight = 1;
+	add_ok(bt, "sqs|a", &lim, "t1", 1000, 1, 0, FAR);
+	for (k = 0; k + 1 < cap; k++) {
+		batcher_done(bt, fly[k]);
+		ck_assert(batcher_take(bt, 0) == NULL);
+	}
+	batcher_done(bt, fly[cap - 1]);
+	ck_assert_uint_eq(batcher_in_flight(bt, "sqs|a"), 0);
+	ck_assert_ptr_nonnull(b = batcher_take(bt, 0));
+	ck_assert(batcher_take(bt, 0) == NULL);
+	ck_assert_uint_eq(batcher_in_flight(bt, "sqs|a"), 1);
+	batcher_free(bt);
+}
+END_TEST
+
 /* Ready batches of several destinations are taken in turn. */
 START_TEST(test_round_robin)
 {
@@ -727,6 +776,8 @@ batcher_suite(void)
 	tc = tcase_create("bounds");
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_in_flight_cap);
+	tcase_add_loop_test(tc, test_in_flight_cap_above, 0,
+	    sizeof(caps) / sizeof(caps[0]));
 	tcase_add_test(tc, test_round_robin);
 	tcase_add_test(tc, test_queue_bounds);
 	tcase_add_test(tc, test_remove);

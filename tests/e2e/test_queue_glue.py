@@ -3,7 +3,8 @@
 batcher) against a fake SQS endpoint: tests/test_sink, which answers every
 request as its mode says (500, or never) and records when it read each.
 No emulator is needed: the deliver process sends real SendMessageBatch
-requests, and their answers are what the test sets.
+requests, and their answers are what the test sets.  ankusa.FakeSQS
+stands in where the test counts the requests in flight at once.
 """
 
 import re
@@ -121,3 +122,37 @@ def test_sqs_entry_timeout():
     st = d.status()
     assert (st["hooks"], st["pending"], st["running"], st["dead"]) == \
         (5, 0, 0, 5), st
+
+
+def test_sqs_sink_concurrency_caps_requests():
+    """dispatch.sink_concurrency bounds an SQS destination's requests in
+    flight from above, though idle deliver processes could carry more
+    (concurrency 16, no single attempts): 4 at most and 4 reached while
+    the endpoint holds each request 0.4 s; after a reload to 1, one at a
+    time."""
+    q = ankusa.FakeSQS().start()
+    q.delay_s = 0.4
+    d = Daemon(sources={"sq": ankusa.sink_source([q.sink()], tenant="tq")},
+               extra={"dispatch": dispatch_conf(
+                   concurrency=16, sink_concurrency=4,
+                   breaker_failures=0)}).start()
+    _post_all(d, "sq", [b'{"a":%d}' % i for i in range(120)], workers=8)
+    d.tick(60)
+    assert len(q.entries()) == 120, len(q.entries())
+    first = (q.requests, q.max_in_flight)
+    assert q.max_in_flight == 4, "sink_concurrency 4: at most %d " \
+        "requests in flight at once" % q.max_in_flight
+    d.extra["dispatch"]["sink_concurrency"] = 1
+    d.write_config()
+    d.ctl("reload")
+    wait_until(lambda: "reload: config" in d.log_since_start(), 10, 0.05,
+               "the new config in force")
+    with q._lock:
+        q.max_in_flight = q.in_flight
+    _post_all(d, "sq", [b'{"b":%d}' % i for i in range(40)], workers=8)
+    d.tick(60)
+    assert len(q.entries()) == 160, len(q.entries())
+    assert q.max_in_flight == 1, "sink_concurrency 1 after a reload: %d " \
+        "requests in flight at once" % q.max_in_flight
+    note("sqs: %d requests, at most %d in flight (cap 4); then %d, at most "
+         "1 (cap 1)" % (first[0], first[1], q.requests - first[0]))
