@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * conf.c: the configuration loader's entry points: parse and load, free, the
- * lookups, the reload checks and the key listing.
+ * lookups and the reload check.
  *
  * The other files of the loader, sharing conf_int.h:
  *	conf_keys.c	the key table, the reference of every key
@@ -665,14 +665,6 @@ conf_restart_keys(const struct conf *old, struct conf *nw, int keep,
 }
 
 int
-conf_reload_check(const struct conf *old, const struct conf *nw,
-    void (*report)(const char *, void *), void *arg)
-{
-	return conf_restart_keys(old, (struct conf *)(uintptr_t)nw, 0, report,
-	    arg);
-}
-
-int
 conf_reload_keep(const struct conf *old, struct conf *nw,
     void (*report)(const char *, void *), void *arg)
 {
@@ -694,51 +686,4 @@ conf_valid_id(const char *s)
 	return len >= 1 && len <= CONF_ID_MAX &&
 	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	    "0123456789_-") == len;
-}
-
-size_t
-conf_nkeys(void)
-{
-	return CONFTAB_N;
-}
-
-int
-conf_key_info(size_t i, struct conf_key_info *ki)
-{
-	const struct conf_key *k;
-
-	if (i >= CONFTAB_N)
-		return -1;
-	k = &conftab[i];
-	memset(ki, 0, sizeof(*ki));
-	ki->name = k->name;
-	switch (k->type) {
-	case T_U16:
-	case T_U32:
-	case T_U64:
-		ki->kind = CONF_KEY_INT;
-		break;
-	case T_FLOAT:
-		ki->kind = CONF_KEY_FLOAT;
-		break;
-	case T_MODE:
-		ki->kind = CONF_KEY_MODE;
-		break;
-	case T_BOOL:
-		ki->kind = CONF_KEY_BOOL;
-		break;
-	default:
-		ki->kind = CONF_KEY_OTHER;
-		break;
-	}
-	ki->def = k->def;
-	ki->min = k->min;
-	ki->max = k->max;
-	ki->fmax = k->fmax;
-	ki->nullable = (k->flags & F_NULLABLE) != 0;
-	ki->cross = (k->flags & F_CROSS) != 0;
-	ki->required = (k->flags & F_REQUIRED) != 0;
-	ki->restart = (k->flags & F_RESTART) != 0;
-	ki->sinks = k->sinks;
-	return 0;
 }

@@ -363,13 +363,11 @@ uint64_t	 conf_deliver_pool(const struct conf *);
 const char	*conf_verify_type_name(enum verify_type);
 
 /* Report every key that differs between old and new and cannot change
- * without a restart; calls report(key, arg) for each, returns the count. */
-int		 conf_reload_check(const struct conf *old, const struct conf *nw,
-		    void (*report)(const char *key, void *), void *arg);
-/* The same, and each such key of nw takes old's value (a section added or
- * removed: the whole section as it was), so that nw can be swapped in and
- * the restart-only keys stay as they are until a restart (DESIGN.md 6).
- * The count, or -1 when out of memory (nw is then to be freed). */
+ * without a restart (report(key, arg) for each), and each such key of nw
+ * takes old's value (a section added or removed: the whole section as it
+ * was), so that nw can be swapped in and the restart-only keys stay as
+ * they are until a restart (DESIGN.md 6).  The count, or -1 when out of
+ * memory (nw is then to be freed). */
 int		 conf_reload_keep(const struct conf *old, struct conf *nw,
 		    void (*report)(const char *key, void *), void *arg);
 
@@ -383,31 +381,5 @@ int		 conf_valid_id(const char *s);
  * conf_write_manual() and an example.  The page the build makes from
  * daemon/ankusa.yml.5.in (make update-man) is its output. */
 void		 conf_write_manpage(FILE *);
-
-/* Read access to the key table, for tests and tools. */
-enum conf_key_kind {
-	CONF_KEY_OTHER = 0,	/* section, string, enum, list ... */
-	CONF_KEY_INT,		/* decimal integer within [min, max] */
-	CONF_KEY_FLOAT,		/* number within (0, fmax] */
-	CONF_KEY_MODE,		/* octal file mode within [min, max] */
-	CONF_KEY_BOOL,
-};
-
-struct conf_key_info {
-	const char		*name;	/* dotted pattern: sources.*.sinks[].url */
-	enum conf_key_kind	 kind;
-	const char		*def;	/* default as YAML text, NULL: none */
-	uint64_t		 min;
-	uint64_t		 max;
-	double			 fmax;
-	int			 nullable;	/* null is accepted */
-	int			 cross;		/* also bounded by another key */
-	int			 required;
-	int			 restart;	/* a change needs a restart */
-	int			 sinks;		/* (1 << enum sink_type) mask, 0: not a sink key */
-};
-
-size_t		 conf_nkeys(void);
-int		 conf_key_info(size_t, struct conf_key_info *);
 
 #endif

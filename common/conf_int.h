@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * conf_int.h: what the files of the configuration loader share (conf.c,
- * conf_keys.c and the rest of conf_*.c); nothing else includes it.  The
- * interface is conf.h.
+ * conf_keys.c and the rest of conf_*.c), and tests/check_conf.c, which
+ * reads the key table; nothing else includes it.  The interface is
+ * conf.h.
  */
 #ifndef ANKUSA_CONF_INT_H
 #define ANKUSA_CONF_INT_H

@@ -6,7 +6,7 @@
  * ("*" stands for an id, "[]" for a list element), its type, where it is
  * stored, its default (as YAML text, run through the same setter as a value
  * from the file), its bounds, whether a reload can change it, and a line of
- * documentation.  The walker, the validator, conf_reload_check() and
+ * documentation.  The walker, the validator, conf_reload_keep() and
  * conf_write_manual() all read that table; nothing else knows key names,
  * except the cross checks, which name the keys they relate.  The order of
  * the table is the order of ankusa.yml(5).  The types (T_*), scopes (S_*)

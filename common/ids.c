@@ -145,17 +145,6 @@ uuidv7_new(unsigned char out[UUID_LEN])
 	memcpy(out + 9, rnd + 3, 7);
 }
 
-uint64_t
-uuidv7_time_ms(const unsigned char in[UUID_LEN])
-{
-	uint64_t ms = 0;
-	int i;
-
-	for (i = 0; i < 6; i++)
-		ms = (ms << 8) | in[i];
-	return ms;
-}
-
 void
 uuid_format(const unsigned char in[UUID_LEN], char out[UUID_STRLEN + 1])
 {

@@ -56,7 +56,6 @@ struct chan {
 	int		 nfds;
 	struct chan_out	*out_head;
 	struct chan_out	*out_tail;
-	size_t		 out_bytes;
 	struct event	*ev_flush;	/* end of the loop turn: write */
 	int		 flush_armed;
 	int		 failed;
@@ -183,12 +182,6 @@ msg_add_u8(struct msg *m, uint8_t v)
 }
 
 void
-msg_add_u16(struct msg *m, uint16_t v)
-{
-	msg_add_be(m, v, 2);
-}
-
-void
 msg_add_u32(struct msg *m, uint32_t v)
 {
 	msg_add_be(m, v, 4);
@@ -241,17 +234,6 @@ msg_get_u8(struct msg *m, uint8_t *v)
 	uint64_t x;
 
 	if (msg_get_be(m, &x, 1) == -1)
-		return -1;
-	*v = x;
-	return 0;
-}
-
-int
-msg_get_u16(struct msg *m, uint16_t *v)
-{
-	uint64_t x;
-
-	if (msg_get_be(m, &x, 2) == -1)
 		return -1;
 	*v = x;
 	return 0;
@@ -383,12 +365,6 @@ chan_fd(const struct chan *c)
 	return c->fd;
 }
 
-size_t
-chan_pending(const struct chan *c)
-{
-	return c->out_bytes;
-}
-
 void
 chan_free(struct chan *c)
 {
@@ -444,7 +420,6 @@ chan_send(struct chan *c, struct msg *m)
 	else
 		c->out_head = o;
 	c->out_tail = o;
-	c->out_bytes += o->len;
 	/* Written at the end of the loop turn, all frames of the turn in one
 	 * sendmsg: a master answering a batch of hooks makes one system call
 	 * per edge, not one per hook. */
@@ -543,7 +518,6 @@ chan_write_some(struct chan *c)
 			close(o->fd);
 			o->fd = -1;
 		}
-		c->out_bytes -= n;
 		/* Consume n bytes over the frames sent. */
 		for (left = n; left > 0 && (o = c->out_head) != NULL; ) {
 			size_t take = o->len - o->off;

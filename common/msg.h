@@ -105,7 +105,6 @@ void	msg_free(struct msg *);
 void	msg_set_fd(struct msg *, int);	/* the frame takes ownership */
 
 void	msg_add_u8(struct msg *, uint8_t);
-void	msg_add_u16(struct msg *, uint16_t);
 void	msg_add_u32(struct msg *, uint32_t);
 void	msg_add_u64(struct msg *, uint64_t);
 void	msg_add_str(struct msg *, const char *);	/* NULL sends "" */
@@ -115,7 +114,6 @@ void	msg_add_data(struct msg *, const void *, size_t);
  * frame and live as long as it; strings are NUL-terminated and contain no
  * NUL. */
 int	msg_get_u8(struct msg *, uint8_t *);
-int	msg_get_u16(struct msg *, uint16_t *);
 int	msg_get_u32(struct msg *, uint32_t *);
 int	msg_get_u64(struct msg *, uint64_t *);
 int	msg_get_str(struct msg *, const char **);
@@ -143,7 +141,6 @@ struct chan	*chan_new(struct event_base *, int fd, chan_msg_cb, chan_err_cb,
 /* Queue a frame; the message's fd (if any) passes to the channel, and the
  * payload is copied, so the caller still frees m. */
 int		 chan_send(struct chan *, struct msg *);
-size_t		 chan_pending(const struct chan *);	/* bytes not yet sent */
 int		 chan_fd(const struct chan *);
 void		 chan_free(struct chan *);		/* closes the fd */
 /* Blocking write of everything queued (at exit). */

@@ -83,14 +83,8 @@ static uint32_t	pack_get32be(const unsigned char *);
 static void	pack_hex(const unsigned char *, size_t, char *);
 static int	pack_ulid_decode(const char *, unsigned char [16]);
 static void	pack_claim_fill(struct pack_claim *, const unsigned char [16]);
-static enum pack_status pack_mem_read(void *, uint64_t, size_t, void *);
 static int	pack_check_local(const unsigned char *, const char *, size_t,
 		    uint32_t);
-
-struct pack_mem {
-	const unsigned char	*p;
-	size_t			 len;
-};
 
 /* --- CRC-32, reflected, polynomial 0xedb88320 --- */
 
@@ -513,24 +507,6 @@ pack_claim_parse(const char *tenant, const char *claim_id,
 	return 0;
 }
 
-int
-pack_urn_parse(const char *urn, struct pack_claim *c)
-{
-	char tenant[CONF_ID_MAX + 1];
-	const char *p, *colon;
-
-	memset(c, 0, sizeof(*c));
-	if (strncmp(urn, PACK_URN_PREFIX, strlen(PACK_URN_PREFIX)) != 0)
-		return -1;
-	p = urn + strlen(PACK_URN_PREFIX);
-	if ((colon = strchr(p, ':')) == NULL || colon == p ||
-	    (size_t)(colon - p) > CONF_ID_MAX)
-		return -1;
-	memcpy(tenant, p, colon - p);
-	tenant[colon - p] = '\0';
-	return pack_claim_parse(tenant, colon + 1, c) == 0 ? 0 : -1;
-}
-
 /* --- reading --- */
 
 static uint16_t
@@ -641,26 +617,6 @@ pack_locate(pack_read_fn rd, void *arg, const struct pack_claim *c,
 	*offp = off;
 	*lenp = len;
 	return PACK_OK;
-}
-
-static enum pack_status
-pack_mem_read(void *arg, uint64_t off, size_t len, void *buf)
-{
-	struct pack_mem *m = arg;
-
-	if (off > m->len || len > m->len - off)
-		return PACK_DAMAGED;
-	memcpy(buf, m->p + off, len);
-	return PACK_OK;
-}
-
-enum pack_status
-pack_locate_mem(const void *p, size_t len, const struct pack_claim *c,
-    uint64_t *offp, uint32_t *lenp)
-{
-	struct pack_mem m = { p, len };
-
-	return pack_locate(pack_mem_read, &m, c, offp, lenp);
 }
 
 /*

@@ -119,8 +119,6 @@ void	pack_urn(const struct pack *, size_t i, char *out, size_t outlen);
  * tenant, -2 for a bad id. */
 int	pack_claim_parse(const char *tenant, const char *claim_id,
 	    struct pack_claim *);
-/* The same from a URN; 0 or -1. */
-int	pack_urn_parse(const char *urn, struct pack_claim *);
 
 /*
  * Find a claim's data in its pack through a reader of pack bytes:
@@ -132,9 +130,6 @@ int	pack_urn_parse(const char *urn, struct pack_claim *);
 typedef enum pack_status (*pack_read_fn)(void *arg, uint64_t off, size_t len,
 	    void *buf);
 enum pack_status pack_locate(pack_read_fn, void *arg,
-	    const struct pack_claim *, uint64_t *offp, uint32_t *lenp);
-/* The same over a pack in memory. */
-enum pack_status pack_locate_mem(const void *pack, size_t len,
 	    const struct pack_claim *, uint64_t *offp, uint32_t *lenp);
 
 /* Check a whole pack in memory: 0, or -1 with a reason in err. */

@@ -30,10 +30,9 @@
  * the first ready batch found from its head and moves that destination to
  * the tail, so a busy destination cannot starve the others.
  *
- * Costs: batcher_remove and the lookups by destination are linear in the
- * destinations and queued entries, which the queue limits bound;
- * batcher_remove_jobs is one pass over the queued entries, each looked up
- * in the sorted jobs.
+ * Costs: the lookups by destination are linear in the destinations, which
+ * the queue limits bound; batcher_remove_jobs is one pass over the queued
+ * entries, each looked up in the sorted jobs.
  */
 #include "config.h"
 
@@ -531,12 +530,6 @@ batcher_all_done(const struct batcher_req *b)
 		if (!b->entries[i].done)
 			return 0;
 	return 1;
-}
-
-int
-batcher_remove(struct batcher *bt, uint64_t job)
-{
-	return batcher_remove_jobs(bt, &job, 1, NULL) == 1;
 }
 
 /* The index of job in the ascending jobs, or -1. */

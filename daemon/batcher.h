@@ -131,9 +131,6 @@ uint64_t	 batcher_expire(struct batcher *, uint64_t now,
 /* Every entry of an in-flight request is done: its process may be
  * killed. */
 int		 batcher_all_done(const struct batcher_req *);
-/* Drop a queued (not in flight) entry by job id (its row was settled
- * elsewhere); 1 dropped, 0 not found. */
-int		 batcher_remove(struct batcher *, uint64_t job);
 /*
  * Drop the queued (not in flight) entries of the n jobs, given in
  * ascending order (their rows were taken back: a breaker that opened parks

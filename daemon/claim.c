@@ -44,7 +44,6 @@ struct pending {
 TAILQ_HEAD(pendingq, pending);
 
 static struct pendingq	 pendings = TAILQ_HEAD_INITIALIZER(pendings);
-static uint32_t		 npendings;
 
 static struct pending	*pending_find(uint64_t);
 static uint64_t		 threshold(const struct source_conf *);
@@ -74,12 +73,6 @@ threshold(const struct source_conf *src)
 		    src->sinks[i].inline_max_bytes < t)
 			t = src->sinks[i].inline_max_bytes;
 	return t;
-}
-
-uint32_t
-claim_waiting(void)
-{
-	return npendings;
 }
 
 int
@@ -120,7 +113,6 @@ claim_gate(struct drow *r)
 		p->size = r->row.body_size;
 		snprintf(p->tenant, sizeof(p->tenant), "%s", r->row.tenant);
 		TAILQ_INSERT_TAIL(&pendings, p, entry);
-		npendings++;
 	}
 	if (p->nkeys == CLAIM_MAX_WAITERS)
 		return 0;
@@ -237,7 +229,6 @@ claim_done(uint64_t job_id, const struct claim_outcome *o,
 		if (p->job != job_id)
 			continue;
 		TAILQ_REMOVE(&pendings, p, entry);
-		npendings--;
 		for (k = 0; k < p->nkeys; k++)
 			release(p->keys[k], arg);
 		free(p);

@@ -34,6 +34,5 @@ int	claim_next_job(struct msg *m, uint64_t job_id);
  * died or timed out).  release(key, arg) runs for every row that waited. */
 void	claim_done(uint64_t job_id, const struct claim_outcome *o,
 	    void (*release)(const unsigned char *, void *), void *);
-uint32_t claim_waiting(void);		/* hooks waiting or in flight */
 
 #endif

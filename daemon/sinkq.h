@@ -50,7 +50,6 @@ struct dtenant {
 	uint32_t		 nkeys;
 	/* from the last scan */
 	int			 exhausted;	/* no unclaimed row was due */
-	uint64_t		 next_due;	/* its next due time after it */
 	/* The scan cursor: the due key of the last row claimed.  Rows
 	 * before it are claimed, so a scan starts after it instead of
 	 * reading its way past every claimed row again. */

@@ -3,11 +3,11 @@
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,
  * store_maint.c, store_bdb.c, store_backup.c, store_replay.c,
- * store_dlq.c, trash.c) and, for the verbs at its end, the tests: struct
- * store, the tables, the record helpers, the walks, and the verbs only the
- * tests call.  The public verbs are in store.h, the keys and
- * record codecs in store_rec.h; the store's contracts in store.c's header
- * comment, its layout in store_rec.c's.  What one file shares with the
+ * store_dlq.c, trash.c) and the tests (tests/storeutil.c builds the verbs
+ * only they call on it): struct store, the tables, the record helpers, the
+ * walks, and at its end the seams.  The public verbs are in store.h, the
+ * keys and record codecs in store_rec.h; the store's contracts in store.c's
+ * header comment, its layout in store_rec.c's.  What one file shares with the
  * others here takes that file's prefix: store_ (store.c), rec_
  * (store_rec.c), hooks_, bodies_, dedupe_, rows_, lane_ (lanes.c), bdb_
  * (store_bdb.c), store_backup_, trash_; store_dlq.c shares nothing (its
@@ -136,9 +136,9 @@ struct store_sched {
 struct store_trash {
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 cv;		/* the queue or stop changed;
-						 * the thread and
-						 * store_trash_wait wait on
-						 * it: broadcast */
+						 * the thread and the
+						 * tests (storeutil.c) wait
+						 * on it: broadcast */
 	pthread_t		 thread;
 	int			 on;		/* started, not joined */
 	int			 stop;
@@ -420,7 +420,9 @@ void	*trash_main(void *);
 void	 trash_clear(struct store *, int);
 
 /*
- * For the tests: the store's hooks and the verbs that only they call.
+ * For the tests: the store's seams, and what they read that the daemon
+ * reads too (or cannot be had from outside store_bdb.c).  The verbs only
+ * the tests call are tests/storeutil.c's, over what this header shares.
  */
 
 /* Where the region files go: a directory per data directory under base
@@ -429,10 +431,6 @@ void		 store_set_region_base(const char *base);
 /* The call store_sync makes for every sync Berkeley DB asks for (NULL:
  * fdatasync). */
 void		 store_set_sync_func(int (*)(int));
-/* The log files the checkpoint removes are renamed aside and emptied by a
- * thread of the store's, a megabyte at a time: wait until it has removed
- * every one queued; the steps it has taken so far. */
-uint64_t	 store_trash_wait(struct store *);
 /* The number of the log file the next record goes to.  For tests. */
 uint32_t	 store_log_current(struct store *);
 
@@ -440,26 +438,6 @@ uint32_t	 store_log_current(struct store *);
  * cursor walk, for tests and ankusactl debugging.  -1 on error. */
 int64_t		 store_debug_count(struct store *, const char *table);
 
-/* The tenant's due keys with due <= now_ms in key order (due time, then
- * row key), each with its row.  A due key that names no pending row (row
- * gone, damaged, DEAD or MEMBER, or due elsewhere) is handed over with row
- * NULL and logged: it never stalls the scan; drop it with
- * store_batch_due_drop (store_due_scan_keys gives the key).  cb returning
- * non-zero stops.  0 or -1 on a store error. */
-int		 store_due_scan(struct store *, const char *tenant,
-		    uint64_t now_ms,
-		    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
-		    const struct store_row *, void *), void *);
-/* As store_due_scan, with each due key and its due time. */
-int		 store_due_scan_keys(struct store *, const char *tenant,
-		    uint64_t now_ms,
-		    int (*cb)(const unsigned char *duekey, size_t duekeylen,
-		    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN],
-		    const struct store_row *, void *), void *);
-/* 1 found, 0 no such row, -1 on a store error (a damaged record too). */
-int		 store_row_get(struct store *,
-		    const unsigned char rowkey[STORE_ROWKEY_LEN],
-		    struct store_row *);
 /* As store_dead_list, from dead time since_ms on. */
 int		 store_dead_list_since(struct store *, const char *source,
 		    uint64_t since_ms, uint64_t limit,

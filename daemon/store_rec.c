@@ -607,28 +607,6 @@ rec_malformed(int t, const void *key, size_t klen, const char *why,
 	return -1;
 }
 
-void *
-store_rec_hook_encode(const struct store_hook *h, uint32_t rows,
-    const char *claim_ref, size_t *lenp)
-{
-	return rec_hook_encode(h, rows, claim_ref, NULL, NULL, lenp);
-}
-
-void *
-store_rec_hook_encode_at(const struct store_hook *h, uint32_t rows,
-    const char *claim_ref, const struct store_body_at *at, size_t *lenp)
-{
-	return rec_hook_encode(h, rows, claim_ref, NULL, at, lenp);
-}
-
-void *
-store_rec_quarantine_encode(const struct store_hook *h, const char *reason,
-    size_t *lenp)
-{
-	return rec_hook_encode(h, 0, "", reason != NULL ? reason : "", NULL,
-	    lenp);
-}
-
 /* reason: NULL for a hooks record, the failure for a quarantine one; at:
  * where the body is, NULL (or STORE_BODY_RECORD) for h->body in the
  * record. */
@@ -710,21 +688,6 @@ rec_hook_encode(const struct store_hook *h, uint32_t rows,
 	}
 	*lenp = e.len;
 	return e.buf;
-}
-
-int
-store_rec_hook_decode(const char *table, const void *key, size_t klen,
-    const void *val, size_t vlen, struct store_hook_rec *out, char *err,
-    size_t errlen)
-{
-	int t = store_table_index(table);
-
-	if (t != T_HOOKS && t != T_QUARANTINE) {
-		snprintf(err, errlen, "store: %s holds no hooks", table);
-		return -1;
-	}
-	memset(out, 0, sizeof(*out));
-	return rec_hook_decode(t, key, klen, val, vlen, 0, out, err, errlen);
 }
 
 /* head_only: val may end after the head (a listing's partial read). */

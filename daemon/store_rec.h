@@ -57,21 +57,6 @@ size_t		 store_key_dedupe_exp(unsigned char *, size_t, uint64_t expires,
  * in err: "rows record seq 42 sink 0 has format version 7, this build
  * reads 1".  They return 0, or -1 with err set.
  */
-void		*store_rec_hook_encode(const struct store_hook *, uint32_t rows,
-		    const char *claim_ref, size_t *lenp);	/* malloc'd */
-/* The same with the body elsewhere (at; NULL: in the record), as the
- * store writes it, or as a build before 2026-12-02 wrote one whose body
- * is a log record (STORE_BODY_LOG).  For tests. */
-void		*store_rec_hook_encode_at(const struct store_hook *,
-		    uint32_t rows, const char *claim_ref,
-		    const struct store_body_at *, size_t *lenp);
-int		 store_rec_hook_decode(const char *table, const void *key,
-		    size_t klen, const void *val, size_t vlen,
-		    struct store_hook_rec *, char *err, size_t errlen);
-/* A quarantine record (store_rec_hook_decode with "quarantine" reads it
- * back, reason in rec.reason).  NULL if it does not fit. */
-void		*store_rec_quarantine_encode(const struct store_hook *,
-		    const char *reason, size_t *lenp);	/* malloc'd */
 size_t		 store_rec_row_encode(const struct store_row *,
 		    unsigned char *, size_t);
 int		 store_rec_row_decode(const void *key, size_t klen,

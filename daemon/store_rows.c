@@ -20,19 +20,11 @@
 #include "store.h"
 #include "store_int.h"
 
-/* store_due_scan's caller, behind store_due_scan_keys. */
-struct due_scan_ctx {
-	int	(*cb)(const unsigned char *, const struct store_row *, void *);
-	void	*arg;
-};
-
 static int	 due_del(struct store *, struct __db_txn *, const char *,
 		    uint64_t, const unsigned char *);
 static int	 due_oldest_fn(const char *, uint64_t, void *);
 static int	 due_tenants_fn(const char *, const unsigned char *, size_t,
 		    void *);
-static int	 due_scan_fn(const unsigned char *, size_t, uint64_t,
-		    const unsigned char *, const struct store_row *, void *);
 static int	 pending_page(struct store *, const char *, uint64_t *,
 		    uint64_t, uint64_t, int *, int (*)(const unsigned char *,
 		    const struct store_row *, void *), void *);
@@ -239,14 +231,6 @@ store_due_next(struct store *st, const char *tenant, uint64_t after,
 }
 
 int
-store_due_scan_keys(struct store *st, const char *tenant, uint64_t now_ms,
-    int (*cb)(const unsigned char *, size_t, uint64_t, const unsigned char *,
-    const struct store_row *, void *), void *arg)
-{
-	return store_due_scan_from(st, tenant, now_ms, 0, NULL, NULL, cb, arg);
-}
-
-int
 store_due_scan_from(struct store *st, const char *tenant, uint64_t now_ms,
     uint64_t after_due, const unsigned char *after_rk,
     int (*want)(const unsigned char *, void *),
@@ -329,27 +313,6 @@ store_due_scan_from(struct store *st, const char *tenant, uint64_t now_ms,
 	return store_walk_done(&w, ret == -1 ? -1 : 0);
 }
 
-static int
-due_scan_fn(const unsigned char *key, size_t klen, uint64_t due,
-    const unsigned char *rk, const struct store_row *r, void *arg)
-{
-	struct due_scan_ctx *ctx = arg;
-
-	return ctx->cb(rk, r, ctx->arg);
-}
-
-int
-store_due_scan(struct store *st, const char *tenant, uint64_t now_ms,
-    int (*cb)(const unsigned char *, const struct store_row *, void *),
-    void *arg)
-{
-	struct due_scan_ctx ctx;
-
-	ctx.cb = cb;
-	ctx.arg = arg;
-	return store_due_scan_keys(st, tenant, now_ms, due_scan_fn, &ctx);
-}
-
 /* arg: uint64_t[2], the smallest due so far and whether there is one. */
 static int
 due_oldest_fn(const char *tenant, uint64_t due, void *arg)
@@ -373,17 +336,6 @@ store_oldest_due(struct store *st, uint64_t *due)
 		return 0;
 	*due = min[0];
 	return 1;
-}
-
-int
-store_row_get(struct store *st, const unsigned char rk[STORE_ROWKEY_LEN],
-    struct store_row *r)
-{
-	int ret;
-
-	st->dberr[0] = '\0';
-	ret = rows_read(st, store_readtxn(st), rk, r);
-	return ret == -2 ? -1 : ret;
 }
 
 /*

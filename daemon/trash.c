@@ -108,19 +108,6 @@ trash_main(void *arg)
 	return NULL;
 }
 
-uint64_t
-store_trash_wait(struct store *st)
-{
-	uint64_t steps;
-
-	pthread_mutex_lock(&st->trash.mu);
-	while (st->trash.n > 0 && st->trash.on && !st->trash.stop)
-		pthread_cond_wait(&st->trash.cv, &st->trash.mu);
-	steps = st->trash.steps;
-	pthread_mutex_unlock(&st->trash.mu);
-	return steps;
-}
-
 /* Remove the pruned log files: those queued (at close), or every one in
  * the directory, a stop or crash having left them (at open, all). */
 void

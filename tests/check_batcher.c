@@ -31,6 +31,7 @@ static uint64_t	 expired[MAXN];
 static size_t	 nexpired;
 
 static void	 on_expire(struct batcher_entry *, void *);
+static int	 remove_one(struct batcher *, uint64_t);
 static void	 add_ok(struct batcher *, const char *,
 		    const struct batcher_limits *, const char *, uint64_t,
 		    uint64_t, uint64_t, uint64_t);
@@ -45,6 +46,13 @@ on_expire(struct batcher_entry *e, void *arg)
 	ck_assert_uint_lt(nexpired, MAXN);
 	expired[nexpired++] = e->job;
 	(*calls)++;
+}
+
+/* 1 job's queued entry dropped, 0 it has none. */
+static int
+remove_one(struct batcher *bt, uint64_t job)
+{
+	return batcher_remove_jobs(bt, &job, 1, NULL) == 1;
 }
 
 static void
@@ -534,7 +542,7 @@ START_TEST(test_expire_in_flight)
 	ck_assert_uint_eq(batcher_expire(bt, 25, on_expire, &calls), 30);
 	ck_assert_int_eq(calls, 2);
 	/* In flight: not removable. */
-	ck_assert_int_eq(batcher_remove(bt, 3), 0);
+	ck_assert_int_eq(remove_one(bt, 3), 0);
 	ck_assert_uint_eq(batcher_expire(bt, 30, on_expire, &calls),
 	    UINT64_MAX);
 	ck_assert_int_eq(calls, 3);
@@ -547,7 +555,7 @@ START_TEST(test_expire_in_flight)
 }
 END_TEST
 
-/* batcher_remove drops a queued entry by job id. */
+/* One job's queued entry dropped (batcher_remove_jobs of one). */
 START_TEST(test_remove)
 {
 	struct batcher_limits lim = base;
@@ -558,19 +566,19 @@ START_TEST(test_remove)
 	add_ok(bt, "d", &lim, "t", 1, 1, 0, FAR);
 	add_ok(bt, "d", &lim, "t", 2, 1, 0, FAR);
 	add_ok(bt, "d", &lim, "u", 3, 1, 0, FAR);
-	ck_assert_int_eq(batcher_remove(bt, 99), 0);
-	ck_assert_int_eq(batcher_remove(bt, 1), 1);
-	ck_assert_int_eq(batcher_remove(bt, 1), 0);
+	ck_assert_int_eq(remove_one(bt, 99), 0);
+	ck_assert_int_eq(remove_one(bt, 1), 1);
+	ck_assert_int_eq(remove_one(bt, 1), 0);
 	ck_assert_uint_eq(batcher_queued(bt, "d", "t"), 1);
 	/* The closed batch keeps its place with one entry. */
 	b = batcher_take(bt, 0);
 	ck_assert(b != NULL);
 	ck_assert_uint_eq(b->n, 1);
 	ck_assert_uint_eq(b->entries[0].job, 2);
-	ck_assert_int_eq(batcher_remove(bt, 2), 0);
+	ck_assert_int_eq(remove_one(bt, 2), 0);
 	batcher_done(bt, b);
 	/* The open batch, emptied, is gone. */
-	ck_assert_int_eq(batcher_remove(bt, 3), 1);
+	ck_assert_int_eq(remove_one(bt, 3), 1);
 	ck_assert_uint_eq(batcher_queued(bt, NULL, NULL), 0);
 	ck_assert_uint_eq(batcher_next_ready(bt, 0), UINT64_MAX);
 	ck_assert(batcher_take(bt, 1000) == NULL);

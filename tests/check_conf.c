@@ -2,9 +2,10 @@
 /*
  * check_conf.c: unit tests of the configuration loader (common/conf*.c).
  *
- * Table-driven where it can be: the bounds test walks the key table through
- * conf_key_info() and builds a file for every numeric key, so a key added
- * to the table is tested without touching this file.
+ * Table-driven where it can be: the bounds test walks the key table
+ * (conf_int.h's conftab) through key_info() and builds a file for every
+ * numeric key, so a key added to the table is tested without touching this
+ * file.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <check.h>
 
 #include "conf.h"
+#include "conf_int.h"
 
 #define TIMEOUT	10
 
@@ -26,15 +28,82 @@
 #define EGH	"sources:\n  demo:\n    sinks:\n      - type: http\n" \
 	"        url: "
 
+/* A key of the table (conf_int.h), as the tests read it. */
+enum key_kind {
+	KK_OTHER = 0,	/* section, string, enum, list ... */
+	KK_INT,		/* decimal integer within [min, max] */
+	KK_FLOAT,		/* number within (0, fmax] */
+	KK_MODE,		/* octal file mode within [min, max] */
+	KK_BOOL,
+};
+
+struct key_view {
+	const char		*name;	/* dotted pattern: sources.*.sinks[].url */
+	enum key_kind	 kind;
+	const char		*def;	/* default as YAML text, NULL: none */
+	uint64_t		 min;
+	uint64_t		 max;
+	double			 fmax;
+	int			 nullable;	/* null is accepted */
+	int			 cross;		/* also bounded by another key */
+	int			 required;
+	int			 restart;	/* a change needs a restart */
+	int			 sinks;		/* (1 << enum sink_type) mask, 0:
+						 * not a sink key */
+};
+
+static int		 key_info(size_t, struct key_view *);
 static struct conf	*parse(const char *, struct conf_errors *);
 static struct conf	*parse_ok(const char *);
 static void		 expect_err(const char *, const char *);
 static int		 has_err(const struct conf_errors *, const char *);
 static void		 dump_errs(const struct conf_errors *);
-static void		 build(char *, size_t, const struct conf_key_info *,
+static void		 build(char *, size_t, const struct key_view *,
 			    const char *);
-static int		 build_try(const struct conf_key_info *, const char *);
+static int		 build_try(const struct key_view *, const char *);
 static void		 report_key(const char *, void *);
+
+/* Entry i of the key table: 0, or -1 past its end (conftab_n). */
+static int
+key_info(size_t i, struct key_view *ki)
+{
+	const struct conf_key *k;
+
+	if (i >= conftab_n)
+		return -1;
+	k = &conftab[i];
+	memset(ki, 0, sizeof(*ki));
+	ki->name = k->name;
+	switch (k->type) {
+	case T_U16:
+	case T_U32:
+	case T_U64:
+		ki->kind = KK_INT;
+		break;
+	case T_FLOAT:
+		ki->kind = KK_FLOAT;
+		break;
+	case T_MODE:
+		ki->kind = KK_MODE;
+		break;
+	case T_BOOL:
+		ki->kind = KK_BOOL;
+		break;
+	default:
+		ki->kind = KK_OTHER;
+		break;
+	}
+	ki->def = k->def;
+	ki->min = k->min;
+	ki->max = k->max;
+	ki->fmax = k->fmax;
+	ki->nullable = (k->flags & F_NULLABLE) != 0;
+	ki->cross = (k->flags & F_CROSS) != 0;
+	ki->required = (k->flags & F_REQUIRED) != 0;
+	ki->restart = (k->flags & F_RESTART) != 0;
+	ki->sinks = k->sinks;
+	return 0;
+}
 
 static struct conf *
 parse(const char *y, struct conf_errors *e)
@@ -241,7 +310,7 @@ END_TEST
 /* A file that sets the key named by ki to val, with whatever its section
  * needs besides to be valid. */
 static void
-build(char *out, size_t sz, const struct conf_key_info *ki, const char *val)
+build(char *out, size_t sz, const struct key_view *ki, const char *val)
 {
 	char name[256], *seg[16], *s, *last, parent[256];
 	const char *type = "log";
@@ -316,7 +385,7 @@ build(char *out, size_t sz, const struct conf_key_info *ki, const char *val)
 
 /* 1 if the file with key = val is accepted. */
 static int
-build_try(const struct conf_key_info *ki, const char *val)
+build_try(const struct key_view *ki, const char *val)
 {
 	struct conf_errors e = { NULL, 0 };
 	struct conf *cf;
@@ -335,15 +404,15 @@ build_try(const struct conf_key_info *ki, const char *val)
 
 START_TEST(test_bounds)
 {
-	struct conf_key_info ki;
+	struct key_view ki;
 	char v[64];
 
-	ck_assert_int_eq(conf_key_info((size_t)_i, &ki), 0);
+	ck_assert_int_eq(key_info((size_t)_i, &ki), 0);
 	/* Keys bounded by another key have tests of their own. */
 	if (ki.cross)
 		return;
 	switch (ki.kind) {
-	case CONF_KEY_INT:
+	case KK_INT:
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)ki.min);
 		ck_assert_msg(build_try(&ki, v), "%s: min %s refused", ki.name,
 		    v);
@@ -364,7 +433,7 @@ START_TEST(test_bounds)
 		    ki.name);
 		ck_assert_int_eq(build_try(&ki, "null"), ki.nullable);
 		break;
-	case CONF_KEY_FLOAT:
+	case KK_FLOAT:
 		ck_assert_msg(!build_try(&ki, "0"), "%s: 0 accepted", ki.name);
 		ck_assert_msg(!build_try(&ki, "-1"), "%s: -1 accepted",
 		    ki.name);
@@ -379,7 +448,7 @@ START_TEST(test_bounds)
 		ck_assert_msg(!build_try(&ki, "nan"), "%s: nan accepted",
 		    ki.name);
 		break;
-	case CONF_KEY_MODE:
+	case KK_MODE:
 		snprintf(v, sizeof(v), "\"0%llo\"", (unsigned long long)ki.min);
 		ck_assert_msg(build_try(&ki, v), "%s: %s refused", ki.name, v);
 		snprintf(v, sizeof(v), "0%llo", (unsigned long long)ki.max);
@@ -390,7 +459,7 @@ START_TEST(test_bounds)
 		ck_assert_msg(!build_try(&ki, "0698"), "%s: 0698 accepted",
 		    ki.name);
 		break;
-	case CONF_KEY_BOOL:
+	case KK_BOOL:
 		ck_assert_msg(build_try(&ki, "true"), "%s: true", ki.name);
 		ck_assert_msg(build_try(&ki, "false"), "%s: false", ki.name);
 		ck_assert_msg(!build_try(&ki, "maybe"), "%s: maybe", ki.name);
@@ -404,14 +473,14 @@ END_TEST
 /* Every entry of the table is well formed. */
 START_TEST(test_table)
 {
-	struct conf_key_info ki;
+	struct key_view ki;
 	size_t i, nint = 0;
 
-	ck_assert_int_eq(conf_key_info(conf_nkeys(), &ki), -1);
-	for (i = 0; i < conf_nkeys(); i++) {
-		ck_assert_int_eq(conf_key_info(i, &ki), 0);
+	ck_assert_int_eq(key_info(conftab_n, &ki), -1);
+	for (i = 0; i < conftab_n; i++) {
+		ck_assert_int_eq(key_info(i, &ki), 0);
 		ck_assert_ptr_nonnull(ki.name);
-		if (ki.kind == CONF_KEY_INT) {
+		if (ki.kind == KK_INT) {
 			nint++;
 			ck_assert_msg(ki.min <= ki.max, "%s", ki.name);
 		}
@@ -1751,26 +1820,34 @@ START_TEST(test_replication)
 }
 END_TEST
 
+/* The restart-only keys that differ are reported, once: kept, they no
+ * longer differ. */
 START_TEST(test_reload_check)
 {
+	static const char *const restart = "node:\n  data_dir: /elsewhere\n"
+	    "admin:\n  ip: \"::1\"\ncontrol:\n  socket: /tmp/x.sock\n"
+	    "claim_check: {}\n" SRC;
 	struct conf *a, *b;
 	char keys[512] = "";
 
 	a = parse_ok(SRC);
 	b = parse_ok("http:\n  port: 4100\n  workers: 4\n"
 	    "dispatch:\n  concurrency: 8\n" SRC);
-	ck_assert_int_eq(conf_reload_check(a, b, report_key, keys), 1);
+	ck_assert_int_eq(conf_reload_keep(a, b, report_key, keys), 1);
 	ck_assert_str_eq(keys, "http.port ");
-	ck_assert_int_eq(conf_reload_check(a, a, report_key, keys), 1 - 1);
+	ck_assert_int_eq(conf_reload_keep(a, b, report_key, keys), 0);
+	ck_assert_int_eq(conf_reload_keep(a, a, report_key, keys), 0);
+	ck_assert_str_eq(keys, "http.port ");
 	conf_free(b);
 
 	keys[0] = '\0';
-	b = parse_ok("node:\n  data_dir: /elsewhere\nadmin:\n  ip: \"::1\"\n"
-	    "control:\n  socket: /tmp/x.sock\nclaim_check: {}\n" SRC);
-	ck_assert_int_eq(conf_reload_check(a, b, report_key, keys), 4);
+	b = parse_ok(restart);
+	ck_assert_int_eq(conf_reload_keep(a, b, report_key, keys), 4);
 	ck_assert_str_eq(keys, "node.data_dir admin.ip control.socket "
 	    "claim_check ");
-	ck_assert_int_eq(conf_reload_check(a, b, NULL, NULL), 4);
+	conf_free(b);
+	b = parse_ok(restart);
+	ck_assert_int_eq(conf_reload_keep(a, b, NULL, NULL), 4);
 	conf_free(b);
 	conf_free(a);
 }
@@ -1801,7 +1878,7 @@ START_TEST(test_reload_keep)
 	/* reloadable: as the new file says */
 	ck_assert_uint_eq(b->http.workers, 4);
 	ck_assert_uint_eq(b->dispatch.concurrency, 8);
-	ck_assert_int_eq(conf_reload_check(a, b, NULL, NULL), 0);
+	ck_assert_int_eq(conf_reload_keep(a, b, NULL, NULL), 0);
 	conf_free(b);
 	conf_free(a);
 }
@@ -1882,7 +1959,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_egress);
 	tcase_add_test(tc, test_replication);
-	tcase_add_loop_test(tc, test_bounds, 0, (int)conf_nkeys());
+	tcase_add_loop_test(tc, test_bounds, 0, (int)conftab_n);
 	tcase_add_test(tc, test_sink_concurrency);
 	tcase_add_test(tc, test_deliver_pool);
 	tcase_add_test(tc, test_breaker);

@@ -32,6 +32,51 @@ static const unsigned char rnd8[8] = {
 	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef
 };
 
+/* A pack in memory, read by pack_locate. */
+struct mem_pack {
+	const unsigned char	*p;
+	size_t			 len;
+};
+
+static enum pack_status
+mem_read(void *arg, uint64_t off, size_t len, void *buf)
+{
+	struct mem_pack *m = arg;
+
+	if (off > m->len || len > m->len - off)
+		return PACK_DAMAGED;
+	memcpy(buf, m->p + off, len);
+	return PACK_OK;
+}
+
+static enum pack_status
+locate_mem(const void *p, size_t len, const struct pack_claim *c,
+    uint64_t *offp, uint32_t *lenp)
+{
+	struct mem_pack m = { p, len };
+
+	return pack_locate(mem_read, &m, c, offp, lenp);
+}
+
+/* A URN's tenant and claim id, as pack_claim_parse checks them: 0 or -1. */
+static int
+urn_parse(const char *urn, struct pack_claim *c)
+{
+	char tenant[CONF_ID_MAX + 1];
+	const char *p, *colon;
+
+	memset(c, 0, sizeof(*c));
+	if (strncmp(urn, PACK_URN_PREFIX, strlen(PACK_URN_PREFIX)) != 0)
+		return -1;
+	p = urn + strlen(PACK_URN_PREFIX);
+	if ((colon = strchr(p, ':')) == NULL || colon == p ||
+	    (size_t)(colon - p) > CONF_ID_MAX)
+		return -1;
+	memcpy(tenant, p, colon - p);
+	tenant[colon - p] = '\0';
+	return pack_claim_parse(tenant, colon + 1, c) == 0 ? 0 : -1;
+}
+
 static unsigned char *
 body_bytes(size_t i, size_t len)
 {
@@ -123,7 +168,7 @@ START_TEST(test_roundtrip)
 		ck_assert_str_eq(c.pack_id, pk.id);
 		ck_assert_str_eq(c.key, pk.key);
 		ck_assert_str_eq(c.id, pk.claim_ids[i]);
-		ck_assert_int_eq(pack_locate_mem(pk.buf, pk.len, &c, &off,
+		ck_assert_int_eq(locate_mem(pk.buf, pk.len, &c, &off,
 		    &len), PACK_OK);
 		ck_assert(off == pk.offsets[i]);
 		ck_assert_uint_eq(len, sizes[i]);
@@ -139,13 +184,13 @@ START_TEST(test_roundtrip)
 		pack_urn(&pk, i, urn, sizeof(urn));
 		ck_assert(strncmp(urn, "urn:ankusa:claim:v1:acme:", 25) == 0);
 		ck_assert_str_eq(urn + 25, pk.claim_ids[i]);
-		ck_assert_int_eq(pack_urn_parse(urn, &c), 0);
+		ck_assert_int_eq(urn_parse(urn, &c), 0);
 		ck_assert_str_eq(c.tenant, "acme");
 		ck_assert_uint_eq(c.pos, i);
 	}
 	/* A position past the pack's claims. */
 	c.pos = n;
-	ck_assert_int_eq(pack_locate_mem(pk.buf, pk.len, &c, &off, &len),
+	ck_assert_int_eq(locate_mem(pk.buf, pk.len, &c, &off, &len),
 	    PACK_NOTFOUND);
 	free(sizes);
 	pack_free(&pk);
@@ -203,9 +248,9 @@ START_TEST(test_ids)
 	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 	    pk.claim_ids[0], &c), -1);
 
-	ck_assert_int_eq(pack_urn_parse("urn:ankusa:claim:v2:acme:x", &c), -1);
-	ck_assert_int_eq(pack_urn_parse("urn:ankusa:claim:v1::x", &c), -1);
-	ck_assert_int_eq(pack_urn_parse("urn:ankusa:claim:v1:acme", &c), -1);
+	ck_assert_int_eq(urn_parse("urn:ankusa:claim:v2:acme:x", &c), -1);
+	ck_assert_int_eq(urn_parse("urn:ankusa:claim:v1::x", &c), -1);
+	ck_assert_int_eq(urn_parse("urn:ankusa:claim:v1:acme", &c), -1);
 	pack_free(&pk);
 }
 END_TEST
@@ -317,14 +362,14 @@ START_TEST(test_damaged)
 	cp[PACK_INDEX_OFF + 8 * 3 + 3] += 5;
 	ck_assert_int_eq(pack_verify(cp, pk.len, err, sizeof(err)), -1);
 	ck_assert_int_eq(pack_claim_parse("acme", pk.claim_ids[3], &c), 0);
-	ck_assert_int_eq(pack_locate_mem(cp, pk.len, &c, &off, &len),
+	ck_assert_int_eq(locate_mem(cp, pk.len, &c, &off, &len),
 	    PACK_DAMAGED);
 
 	/* An index length past the end. */
 	memcpy(cp, pk.buf, pk.len);
 	cp[PACK_INDEX_OFF + 8 * 4 + 4] = 0x7f;
 	ck_assert_int_eq(pack_claim_parse("acme", pk.claim_ids[4], &c), 0);
-	ck_assert_int_eq(pack_locate_mem(cp, pk.len, &c, &off, &len),
+	ck_assert_int_eq(locate_mem(cp, pk.len, &c, &off, &len),
 	    PACK_DAMAGED);
 
 	/* A claim renamed (one character of its random part). */
@@ -332,23 +377,23 @@ START_TEST(test_damaged)
 	cp[pk.offsets[1] - 5] = cp[pk.offsets[1] - 5] == 'A' ? 'B' : 'A';
 	ck_assert_int_eq(pack_verify(cp, pk.len, err, sizeof(err)), -1);
 	ck_assert_int_eq(pack_claim_parse("acme", pk.claim_ids[1], &c), 0);
-	ck_assert_int_eq(pack_locate_mem(cp, pk.len, &c, &off, &len),
+	ck_assert_int_eq(locate_mem(cp, pk.len, &c, &off, &len),
 	    PACK_DAMAGED);
 
 	/* Truncated: the end record is gone; the last claim's header too. */
 	ck_assert_int_eq(pack_verify(pk.buf, pk.len - 1, err, sizeof(err)),
 	    -1);
 	ck_assert_int_eq(pack_claim_parse("acme", pk.claim_ids[4], &c), 0);
-	ck_assert_int_eq(pack_locate_mem(pk.buf, pk.offsets[4] - 3, &c, &off,
+	ck_assert_int_eq(locate_mem(pk.buf, pk.offsets[4] - 3, &c, &off,
 	    &len), PACK_DAMAGED);
-	ck_assert_int_eq(pack_locate_mem(pk.buf, 10, &c, &off, &len),
+	ck_assert_int_eq(locate_mem(pk.buf, 10, &c, &off, &len),
 	    PACK_DAMAGED);
 
 	/* Not index.bin first. */
 	memcpy(cp, pk.buf, pk.len);
 	cp[PACK_LH_LEN] = 'X';
 	ck_assert_int_eq(pack_verify(cp, pk.len, err, sizeof(err)), -1);
-	ck_assert_int_eq(pack_locate_mem(cp, pk.len, &c, &off, &len),
+	ck_assert_int_eq(locate_mem(cp, pk.len, &c, &off, &len),
 	    PACK_DAMAGED);
 
 	free(cp);
@@ -372,7 +417,7 @@ START_TEST(test_other_time)
 	    err, sizeof(err)), 0);
 	ck_assert_str_eq(other.key, pk.key);	/* same day, same bits */
 	ck_assert_int_eq(pack_claim_parse("acme", other.claim_ids[0], &c), 0);
-	ck_assert_int_eq(pack_locate_mem(pk.buf, pk.len, &c, &off, &len),
+	ck_assert_int_eq(locate_mem(pk.buf, pk.len, &c, &off, &len),
 	    PACK_NOTFOUND);
 	pack_free(&other);
 	pack_free(&pk);

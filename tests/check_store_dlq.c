@@ -90,7 +90,7 @@ START_TEST(test_dead_row_due)
 	ck_assert_int_eq(kill_row(st, s1, 0, 5000, "retries_exhausted",
 	    "http 500", 3), 1);
 	store_key_row(rk, s1, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.due, 5000);
 	memset(&rs, 0, sizeof(rs));
 	ck_assert_int_eq(store_hook_rows(st, s1, rows_cb, &rs), 0);
@@ -311,7 +311,7 @@ START_TEST(test_hook_del)
 	ck_assert_int_eq(store_debug_count(st, "bodies"), 0);
 	/* s2's member is its lane's head now, due. */
 	store_key_row(rk, s2, 1);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(store_lane_members(st), 0);
 	ck_assert_int_eq(store_debug_count(st, "due"), 2);

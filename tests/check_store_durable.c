@@ -582,7 +582,7 @@ poke_hook1(const char *body, size_t len, size_t at, unsigned char bits)
 	put_one(st, "github", "body", 4, 1);
 	store_close(st);
 	hook_fill(&h, "github", body, len);
-	ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h, 1, "", &vlen));
+	ck_assert_ptr_nonnull(val = hook_encode(&h, 1, "", &vlen));
 	ck_assert_uint_lt(at, vlen);
 	val[at] |= bits;
 	store_key_hook(key, 1);
@@ -889,7 +889,7 @@ START_TEST(test_log_prune)
 	ck_assert_int_eq(log_file_exists(1), 0);
 	ck_assert_int_eq(log_file_exists(2), 0);
 	ck_assert_int_eq(log_file_exists(3), 1);
-	ck_assert_uint_ge(store_trash_wait(st), 2 * 32);	/* 1 MiB a step */
+	ck_assert_uint_ge(trash_wait(st), 2 * 32);	/* 1 MiB a step */
 	ck_assert_int_eq(file_exists("removed-log.", 1), 0);
 	ck_assert_int_eq(file_exists("removed-log.", 2), 0);
 	expect_body(st, keep, STORE_BODY_HEAP, body, sizeof(body));
@@ -977,7 +977,7 @@ old_store(const int *how, int n)
 		k.size = sizeof(kb);
 		v.flags = DB_DBT_MALLOC;
 		ck_assert_int_eq(hooks->get(hooks, NULL, &k, &v, 0), 0);
-		ck_assert_int_eq(store_rec_hook_decode("hooks", kb, sizeof(kb),
+		ck_assert_int_eq(hook_decode("hooks", kb, sizeof(kb),
 		    v.data, v.size, &rec, path, sizeof(path)), 0);
 		ck_assert_int_eq(rec.at.in, STORE_BODY_HEAP);
 		memset(&rid, 0, sizeof(rid));
@@ -1012,7 +1012,7 @@ old_store(const int *how, int n)
 			at.file = lsn[0].file;
 			at.off = lsn[0].offset;
 		}
-		ck_assert_ptr_nonnull(val = store_rec_hook_encode_at(&rec.hook,
+		ck_assert_ptr_nonnull(val = hook_encode_at(&rec.hook,
 		    rec.rows, rec.claim_ref, &at, &len));
 		store_hook_rec_free(&rec);
 		free(v.data);

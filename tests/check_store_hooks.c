@@ -716,13 +716,13 @@ START_TEST(test_quarantine)
 	hook_fill(&bad, "github", "b", 1);
 	memset(longreason, 'r', sizeof(longreason));
 	longreason[STORE_QREASON_MAX + 1] = '\0';
-	ck_assert_ptr_null(store_rec_quarantine_encode(&bad, longreason,
+	ck_assert_ptr_null(quarantine_encode(&bad, longreason,
 	    &vlen));
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_put_quarantine(b, &bad, longreason), -1);
 	ck_assert_int_eq(store_batch_commit(b), -1);
 	longreason[STORE_QREASON_MAX] = '\0';
-	ck_assert_ptr_nonnull(val = store_rec_quarantine_encode(&bad,
+	ck_assert_ptr_nonnull(val = quarantine_encode(&bad,
 	    longreason, &vlen));
 	free(val);
 	ck_assert_int_eq(store_quarantine_usage(st, &bytes, &hooks), 0);
@@ -1091,9 +1091,9 @@ START_TEST(test_codec_versions)
 		store_key_hook(key, 42);
 		klen = 8;
 		if (strcmp(tc->table, "hooks") == 0) {
-			ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h,
+			ck_assert_ptr_nonnull(val = hook_encode(&h,
 			    2, "urn:ankusa:claim:v1:acme:01H", &vlen));
-			ck_assert_int_eq(store_rec_hook_decode(tc->table, key,
+			ck_assert_int_eq(hook_decode(tc->table, key,
 			    klen, val, vlen, &hrec, err, sizeof(err)), 0);
 			ck_assert_str_eq(hrec.claim_ref,
 			    "urn:ankusa:claim:v1:acme:01H");
@@ -1108,16 +1108,16 @@ START_TEST(test_codec_versions)
 			/* A reference without a body: checked in, dropped
 			 * (its size kept). */
 			h.body = NULL;
-			ck_assert_ptr_nonnull(val = store_rec_hook_encode(&h,
+			ck_assert_ptr_nonnull(val = hook_encode(&h,
 			    2, "urn:ankusa:claim:v1:acme:01H", &vlen));
-			ck_assert_int_eq(store_rec_hook_decode(tc->table, key,
+			ck_assert_int_eq(hook_decode(tc->table, key,
 			    klen, val, vlen, &hrec, err, sizeof(err)), 0);
 			ck_assert_ptr_null(hrec.hook.body);
 		} else {
 			ck_assert_ptr_nonnull(val =
-			    store_rec_quarantine_encode(&h, "no_match",
+			    quarantine_encode(&h, "no_match",
 			    &vlen));
-			ck_assert_int_eq(store_rec_hook_decode(tc->table, key,
+			ck_assert_int_eq(hook_decode(tc->table, key,
 			    klen, val, vlen, &hrec, err, sizeof(err)), 0);
 			ck_assert_str_eq(hrec.claim_ref, "");
 			ck_assert_str_eq(hrec.reason, "no_match");
@@ -1128,10 +1128,10 @@ START_TEST(test_codec_versions)
 		ck_assert_int_eq(hrec.hook.nheaders, 3);
 		store_hook_rec_free(&hrec);
 		/* A truncated one is damage, not a shorter hook. */
-		ck_assert_int_eq(store_rec_hook_decode(tc->table, key, klen,
+		ck_assert_int_eq(hook_decode(tc->table, key, klen,
 		    val, vlen - 1, &hrec, err, sizeof(err)), -1);
 		val[0] = 7;
-		ret = store_rec_hook_decode(tc->table, key, klen, val, vlen,
+		ret = hook_decode(tc->table, key, klen, val, vlen,
 		    &hrec, err, sizeof(err));
 		free(val);
 	} else if (strcmp(tc->table, "rows") == 0) {

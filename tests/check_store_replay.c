@@ -64,7 +64,7 @@ row_is(struct store *st, uint64_t seq, uint32_t sink, uint8_t state)
 	unsigned char rk[STORE_ROWKEY_LEN];
 
 	store_key_row(rk, seq, sink);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, state);
 }
 
@@ -171,7 +171,7 @@ START_TEST(test_replay_step)
 	ck_assert_uint_eq(rp.moved, 2);
 	ck_assert_uint_eq(rp.state, STORE_REPLAY_RUNNING);
 	store_key_row(rk, a, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_DUE);
 	ck_assert_uint_eq(r.due, 7000);
 	ck_assert_uint_eq(r.attempts, 0);
@@ -186,7 +186,7 @@ START_TEST(test_replay_step)
 	ck_assert_uint_eq(c.rows, 5);
 	ck_assert_int_eq(store_debug_count(st, "dead"), 3);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 7000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 7000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 2);
 	ck_assert_uint_eq(sc.seq[0], a);
 	ck_assert_uint_eq(sc.seq[1], cc);
@@ -315,7 +315,7 @@ START_TEST(test_replay_lane)
 
 	ck_assert_int_eq(deliver(st, bb, 0), 1);
 	store_key_row(rk, a, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(r.due, 5000);
 	ck_assert_mem_eq(r.replay_id, id, UUID_LEN);
@@ -358,7 +358,7 @@ START_TEST(test_replay_orphans)
 	ck_assert_uint_eq(rp.dropped, 2);
 	row_is(st, cc, 0, STORE_ROW_DUE);
 	store_key_row(rk, a, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &(struct store_row){ 0 }), 0);
+	ck_assert_int_eq(row_get(st, rk, &(struct store_row){ 0 }), 0);
 	ck_assert_int_eq(store_debug_count(st, "dead"), 0);
 	ck_assert_int_eq(store_counts(st, &c), 0);
 	ck_assert_uint_eq(c.dead, 0);
@@ -429,7 +429,7 @@ START_TEST(test_replay_put_hook_rows)
 	commit_ok(st, b);
 	for (i = 0; i < 2; i++) {
 		store_key_row(rk, h.seq, i);
-		ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+		ck_assert_int_eq(row_get(st, rk, &r), 1);
 		ck_assert_mem_eq(r.replay_id, id, UUID_LEN);
 	}
 	store_close(st);

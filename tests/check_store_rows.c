@@ -128,7 +128,7 @@ START_TEST(test_due_scan)
 	put_rows(st, "acm", "github", 10, rows, 1);
 
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 300, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 300, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 4);
 	ck_assert_uint_eq(sc.seq[0], s2);
 	ck_assert_uint_eq(sc.seq[1], s3);
@@ -149,17 +149,17 @@ START_TEST(test_due_scan)
 
 	/* The now cutoff is inclusive. */
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 299, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 299, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 2);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 99, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 99, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 0);
 	memset(&sc, 0, sizeof(sc));
 	sc.stop_after = 1;
-	ck_assert_int_eq(store_due_scan(st, "acme", 10000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 10000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 1);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "nobody", 10000, scan_cb, &sc),
+	ck_assert_int_eq(due_scan(st, "nobody", 10000, scan_cb, &sc),
 	    0);
 	ck_assert_int_eq(sc.n, 0);
 
@@ -169,7 +169,7 @@ START_TEST(test_due_scan)
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_put_hook(b, &h, rows, 1), 0);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 300, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 300, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 5);
 	ck_assert_uint_eq(sc.seq[1], h.seq);
 	store_batch_abort(b);
@@ -201,7 +201,7 @@ START_TEST(test_delivered)
 
 	ck_assert_int_eq(deliver(st, s1, 1), 1);
 	store_key_row(rk, s1, 1);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	ck_assert_int_eq(row_get(st, rk, &r), 0);
 	ck_assert_int_eq(store_debug_count(st, "due"), 3);
 	ck_assert_int_eq(store_counts(st, &c), 0);
 	ck_assert_uint_eq(c.hooks, 2);
@@ -285,13 +285,13 @@ START_TEST(test_delivered_known)
 	store_key_row(rk0, s1, 0);
 	store_key_row(rk1, s1, 1);
 	store_key_row(rk2, s1, 2);
-	ck_assert_int_eq(store_row_get(st, rk0, &r0), 1);
-	ck_assert_int_eq(store_row_get(st, rk1, &r1), 1);
+	ck_assert_int_eq(row_get(st, rk0, &r0), 1);
+	ck_assert_int_eq(row_get(st, rk1, &r1), 1);
 	ck_assert_int_eq(store_debug_count(st, "due"), 3);
 
 	/* As claimed: the row and its due key go, the hook keeps 2. */
 	ck_assert_int_eq(deliver_known(st, rk0, &r0), 1);
-	ck_assert_int_eq(store_row_get(st, rk0, &nr), 0);
+	ck_assert_int_eq(row_get(st, rk0, &nr), 0);
 	ck_assert_int_eq(store_debug_count(st, "due"), 2);
 	ck_assert_int_eq(hook_rows(st, s1), 2);
 
@@ -307,12 +307,12 @@ START_TEST(test_delivered_known)
 	ck_assert_int_eq(store_batch_row_reschedule(b, rk1, &nr), 1);
 	commit_ok(st, b);
 	ck_assert_int_eq(deliver_known(st, rk1, &r1), 1);
-	ck_assert_int_eq(store_row_get(st, rk1, &nr), 0);
+	ck_assert_int_eq(row_get(st, rk1, &nr), 0);
 	ck_assert_int_eq(store_debug_count(st, "due"), 1);
 	ck_assert_int_eq(hook_rows(st, s1), 1);
 
 	/* The last row takes the hook with it. */
-	ck_assert_int_eq(store_row_get(st, rk2, &nr), 1);
+	ck_assert_int_eq(row_get(st, rk2, &nr), 1);
 	ck_assert_int_eq(deliver_known(st, rk2, &nr), 1);
 	ck_assert_int_eq(hook_rows(st, s1), -1);
 	ck_assert_int_eq(store_debug_count(st, "due"), 0);
@@ -335,7 +335,7 @@ START_TEST(test_reschedule)
 	st = open_ok();
 	s1 = put_rows(st, "acme", "github", 100, &row, 1);
 	store_key_row(rk, s1, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	nr = r;
 	nr.due = 5000;
 	nr.attempts = 2;
@@ -348,9 +348,9 @@ START_TEST(test_reschedule)
 
 	ck_assert_int_eq(store_debug_count(st, "due"), 1);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 4999, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 4999, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 0);
-	ck_assert_int_eq(store_due_scan(st, "acme", 5000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 5000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 1);
 	ck_assert_int_eq(sc.null[0], 0);
 	ck_assert_uint_eq(sc.row[0].due, 5000);
@@ -370,11 +370,11 @@ START_TEST(test_reschedule)
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 1);
 	commit_ok(st, b);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_PARKED);
 	ck_assert_uint_eq(r.due, 7000);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 7000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 7000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 1);
 	ck_assert_uint_eq(sc.row[0].state, STORE_ROW_PARKED);
 	ck_assert_int_eq(store_debug_count(st, "due"), 1);
@@ -390,7 +390,7 @@ START_TEST(test_reschedule)
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 0);
 	commit_ok(st, b);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	ck_assert_int_eq(row_get(st, rk, &r), 0);
 	store_close(st);
 }
 END_TEST
@@ -416,7 +416,7 @@ START_TEST(test_dead)
 	ck_assert_int_eq(kill_row(st, s1, 0, 777, "retries_exhausted",
 	    "http 500", 84), 1);
 	store_key_row(rk, s1, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
 	ck_assert_uint_eq(r.attempts, 84);
 	ck_assert_str_eq(r.last_error, "http 500");
@@ -427,7 +427,7 @@ START_TEST(test_dead)
 	ck_assert_int_eq(store_debug_count(st, "dead"), 1);
 	ck_assert_int_eq(store_debug_count(st, "due"), 1);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 10000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 10000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 1);
 	ck_assert_uint_eq(sc.sink[0], 1);
 	/* The hook stays, the dead row counted live. */
@@ -507,7 +507,7 @@ START_TEST(test_lanes)
 	ck_assert_int_eq(store_debug_count(st, "members"), 2);
 	ck_assert_int_eq(store_debug_count(st, "marks"), 1);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 1000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 1);
 	ck_assert_uint_eq(sc.seq[0], s[0]);
 	ck_assert_uint_eq(sc.row[0].state, STORE_ROW_HEAD);
@@ -519,12 +519,12 @@ START_TEST(test_lanes)
 	store_key_row(rk, s[0], 0);
 	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL), 1);
 	store_key_row(rk, s[1], 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(store_lane_members(st), 1);
 	commit_ok(st, b);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 1000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 1);
 	ck_assert_uint_eq(sc.seq[0], s[1]);
 	ck_assert_int_eq(store_debug_count(st, "marks"), 1);
@@ -533,7 +533,7 @@ START_TEST(test_lanes)
 	ck_assert_int_eq(kill_row(st, s[1], 0, 900, "permanent:410", "gone",
 	    1), 1);
 	store_key_row(rk, s[2], 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(store_lane_members(st), 0);
 	ck_assert_int_eq(store_debug_count(st, "members"), 0);
@@ -555,7 +555,7 @@ START_TEST(test_lanes)
 	ck_assert_int_eq(lane_sweep(st, "acme", 0), 0);		/* max 0 */
 	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
 	store_key_row(rk, s[3], 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
 	ck_assert_uint_eq(store_lane_members(st), 0);
@@ -581,7 +581,7 @@ START_TEST(test_lane_head_parked)
 
 	/* A retry written as DUE stays HEAD. */
 	store_key_row(rk, s1, 2);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	nr = r;
 	nr.state = STORE_ROW_DUE;
 	nr.due = 1000;
@@ -589,7 +589,7 @@ START_TEST(test_lane_head_parked)
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 1);
 	commit_ok(st, b);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(r.due, 1000);
 	/* Parked: PARKED, still the head. */
@@ -598,7 +598,7 @@ START_TEST(test_lane_head_parked)
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 1);
 	commit_ok(st, b);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_PARKED);
 	ck_assert_int_eq(store_debug_count(st, "due"), 1);
 	ck_assert_int_eq(lane_sweep(st, "acme", 16), 0);
@@ -608,7 +608,7 @@ START_TEST(test_lane_head_parked)
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_row_reschedule(b, rk, &nr), 1);
 	commit_ok(st, b);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	/* Parked again and delivered: the lane is released. */
 	nr.state = STORE_ROW_PARKED;
@@ -617,7 +617,7 @@ START_TEST(test_lane_head_parked)
 	commit_ok(st, b);
 	ck_assert_int_eq(deliver(st, s1, 2), 1);
 	store_key_row(rk, s2, 2);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(r.due, 200);
 	ck_assert_uint_eq(store_lane_members(st), 1);
@@ -631,7 +631,7 @@ START_TEST(test_lane_head_parked)
 	ck_assert_int_eq(kill_row(st, s2, 2, 950, "retry_horizon:sqs", "",
 	    5), 1);
 	store_key_row(rk, s3, 2);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(store_lane_members(st), 0);
 	ck_assert_int_eq(store_debug_count(st, "due"), 1);
@@ -666,7 +666,7 @@ START_TEST(test_lane_heal)
 
 	st = open_ok();
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan_keys(st, "acme", 1000, scan_keys_cb,
+	ck_assert_int_eq(due_scan_keys(st, "acme", 1000, scan_keys_cb,
 	    &sc), 0);
 	ck_assert_int_eq(sc.n, 2);
 	ck_assert_int_eq(sc.null[0], 1);
@@ -676,11 +676,11 @@ START_TEST(test_lane_heal)
 	ck_assert_uint_eq(sc.seq[1], s4);
 	/* The plain scan reports it too, with no row. */
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 1000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 2);
 	ck_assert_int_eq(sc.null[0], 1);
 	ck_assert_uint_eq(sc.seq[0], s1);
-	ck_assert_int_eq(store_due_scan_keys(st, "acme", 1000, scan_keys_cb,
+	ck_assert_int_eq(due_scan_keys(st, "acme", 1000, scan_keys_cb,
 	    &sc), 0);
 	ck_assert_int_eq(sc.n, 4);
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
@@ -693,7 +693,7 @@ START_TEST(test_lane_heal)
 	commit_ok(st, b);
 	ck_assert_int_eq(store_debug_count(st, "due"), 2);
 	store_key_row(rk, s2, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(store_lane_members(st), 1);
 
@@ -705,13 +705,13 @@ START_TEST(test_lane_heal)
 	table_poke("rows.db", rk, sizeof(rk), val, vlen);
 	st = open_ok();
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 1000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 2);
 	for (i = 0; i < sc.n; i++)
 		ck_assert_int_eq(sc.null[i], sc.seq[i] == s2);
 	ck_assert_int_eq(lane_sweep(st, "acme", 16), 1);
 	store_key_row(rk, s3, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(store_lane_members(st), 0);
 	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
@@ -746,14 +746,14 @@ START_TEST(test_lane_orphan_head)
 	ck_assert_int_eq(kill_row(st, s1, 0, 500, "permanent:hook 1 is gone",
 	    "hook 1 is gone", 1), 2);
 	store_key_row(rk, s1, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	ck_assert_int_eq(row_get(st, rk, &r), 0);
 	store_key_row(rk, s2, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(store_lane_members(st), 2);
 	/* The new head is due, the orphan's key gone. */
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "acme", 1000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "acme", 1000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 1);
 	ck_assert_int_eq(sc.null[0], 0);
 	ck_assert_uint_eq(sc.seq[0], s2);
@@ -813,7 +813,7 @@ START_TEST(test_lane_member_dead)
 	ck_assert_int_eq(kill_row(st, s2, 1, 500, "source_gone:github", "",
 	    0), 1);
 	store_key_row(rk, s2, 1);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
 	ck_assert_uint_eq(store_lane_members(st), 1);
 	ck_assert_int_eq(store_debug_count(st, "members"), 1);
@@ -825,7 +825,7 @@ START_TEST(test_lane_member_dead)
 	/* The head's end skips it: the next is s3. */
 	ck_assert_int_eq(deliver(st, s1, 1), 1);
 	store_key_row(rk, s3, 1);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_int_eq(store_debug_count(st, "marks"), 0);
 
@@ -1382,7 +1382,7 @@ START_TEST(test_source_dead_step)
 	ck_assert_uint_eq(s.after_seq, s1);
 	ck_assert_int_eq(s.seen, 1);
 	store_key_row(rk, s1, 1);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
 
 	/* The rest: s3 and s4 moved (each release makes the next member
@@ -1393,15 +1393,15 @@ START_TEST(test_source_dead_step)
 	ck_assert_uint_eq(dropped, 2);
 	ck_assert_int_eq(seen, 1);
 	store_key_row(rk, s3, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
 	store_key_row(rk, s4, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_DEAD);
 	store_key_row(rk, s5, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	ck_assert_int_eq(row_get(st, rk, &r), 0);
 	store_key_row(rk, s6, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 0);
+	ck_assert_int_eq(row_get(st, rk, &r), 0);
 	ck_assert_int_eq(store_debug_count(st, "lanes"), 0);
 	ck_assert_int_eq(store_debug_count(st, "members"), 0);
 	ck_assert_int_eq(store_debug_count(st, "marks"), 0);

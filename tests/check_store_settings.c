@@ -119,7 +119,7 @@ resched(struct store *st, uint64_t seq, uint32_t sink, uint64_t due,
 	struct store_row r;
 
 	store_key_row(rk, seq, sink);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	r.due = due;
 	r.state = state;
 	r.attempts = 3;
@@ -135,7 +135,7 @@ due_of(struct store *st, uint64_t seq, uint32_t sink)
 	struct store_row r;
 
 	store_key_row(rk, seq, sink);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.attempts, 3);	/* no attempt spent */
 	return r.due;
 }
@@ -226,7 +226,7 @@ START_TEST(test_due_move)
 
 	/* The due scan sees the moved rows as due, in state DUE. */
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "t1", 2000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "t1", 2000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 3);
 
 	/* A resume of a#1 in every tenant, a key read a step (visits 1):
@@ -242,7 +242,7 @@ START_TEST(test_due_move)
 	ck_assert_uint_eq(due_of(st, a2, 1), 3000);
 	ck_assert_uint_eq(due_of(st, o1, 1), 3000);
 	memset(&sc, 0, sizeof(sc));
-	ck_assert_int_eq(store_due_scan(st, "t2", 3000, scan_cb, &sc), 0);
+	ck_assert_int_eq(due_scan(st, "t2", 3000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 1);
 	ck_assert_uint_eq(sc.row[0].state, STORE_ROW_DUE);
 	ck_assert_int_eq(store_close(st), 0);

@@ -50,8 +50,9 @@ plant_tenant(const char *tenant, uint64_t earliest, void *arg)
 }
 
 static int
-plant_row(const unsigned char rk[STORE_ROWKEY_LEN],
-    const struct store_row *row, void *arg)
+plant_row(const unsigned char *duekey, size_t klen, uint64_t due,
+    const unsigned char rk[STORE_ROWKEY_LEN], const struct store_row *row,
+    void *arg)
 {
 	struct plant *p = arg;
 
@@ -116,8 +117,8 @@ main(int argc, char *argv[])
 	if (store_due_tenants(st, plant_tenant, p) == -1)
 		goto fail;
 	for (i = 0; i < p->ntenants; i++)
-		if (store_due_scan(st, p->tenants[i], UINT64_MAX, plant_row,
-		    p) == -1)
+		if (store_due_scan_from(st, p->tenants[i], UINT64_MAX, 0, NULL,
+		    NULL, plant_row, p) == -1)
 			goto fail;
 	if ((b = store_batch_begin(st)) == NULL)
 		goto fail;

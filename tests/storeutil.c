@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -470,7 +471,7 @@ head_alone(struct store *st, uint64_t seq)
 	unsigned char rk[STORE_ROWKEY_LEN];
 
 	store_key_row(rk, seq, 0);
-	ck_assert_int_eq(store_row_get(st, rk, &r), 1);
+	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
 	ck_assert_uint_eq(store_lane_members(st), 0);
 	ck_assert_int_eq(store_debug_count(st, "members"), 0);
@@ -578,6 +579,108 @@ log_file_exists(uint32_t n)
 
 /* A check_store_* program's main: its suite, the store's warnings shown
  * with STORE_SHOW set. */
+/*
+ * The store's verbs that only the tests call, over what store_int.h and
+ * store.h share.
+ */
+
+/* The tenant's due keys with due <= now_ms, each with its row (NULL: a
+ * key without a pending row), as store_due_scan_from walks them. */
+int
+due_scan_keys(struct store *st, const char *tenant, uint64_t now_ms,
+    int (*cb)(const unsigned char *, size_t, uint64_t, const unsigned char *,
+    const struct store_row *, void *), void *arg)
+{
+	return store_due_scan_from(st, tenant, now_ms, 0, NULL, NULL, cb, arg);
+}
+
+struct due_scan_ctx {
+	int	(*cb)(const unsigned char *, const struct store_row *, void *);
+	void	*arg;
+};
+
+static int
+due_scan_fn(const unsigned char *key, size_t klen, uint64_t due,
+    const unsigned char *rk, const struct store_row *r, void *arg)
+{
+	struct due_scan_ctx *ctx = arg;
+
+	return ctx->cb(rk, r, ctx->arg);
+}
+
+int
+due_scan(struct store *st, const char *tenant, uint64_t now_ms,
+    int (*cb)(const unsigned char *, const struct store_row *, void *),
+    void *arg)
+{
+	struct due_scan_ctx ctx;
+
+	ctx.cb = cb;
+	ctx.arg = arg;
+	return due_scan_keys(st, tenant, now_ms, due_scan_fn, &ctx);
+}
+
+int
+row_get(struct store *st, const unsigned char rk[STORE_ROWKEY_LEN],
+    struct store_row *r)
+{
+	int ret;
+
+	st->dberr[0] = '\0';
+	ret = rows_read(st, store_readtxn(st), rk, r);
+	return ret == -2 ? -1 : ret;
+}
+
+uint64_t
+trash_wait(struct store *st)
+{
+	uint64_t steps;
+
+	pthread_mutex_lock(&st->trash.mu);
+	while (st->trash.n > 0 && st->trash.on && !st->trash.stop)
+		pthread_cond_wait(&st->trash.cv, &st->trash.mu);
+	steps = st->trash.steps;
+	pthread_mutex_unlock(&st->trash.mu);
+	return steps;
+}
+
+void *
+hook_encode(const struct store_hook *h, uint32_t rows, const char *claim_ref,
+    size_t *lenp)
+{
+	return rec_hook_encode(h, rows, claim_ref, NULL, NULL, lenp);
+}
+
+void *
+hook_encode_at(const struct store_hook *h, uint32_t rows,
+    const char *claim_ref, const struct store_body_at *at, size_t *lenp)
+{
+	return rec_hook_encode(h, rows, claim_ref, NULL, at, lenp);
+}
+
+void *
+quarantine_encode(const struct store_hook *h, const char *reason,
+    size_t *lenp)
+{
+	return rec_hook_encode(h, 0, "", reason != NULL ? reason : "", NULL,
+	    lenp);
+}
+
+int
+hook_decode(const char *table, const void *key, size_t klen,
+    const void *val, size_t vlen, struct store_hook_rec *out, char *err,
+    size_t errlen)
+{
+	int t = store_table_index(table);
+
+	if (t != T_HOOKS && t != T_QUARANTINE) {
+		snprintf(err, errlen, "store: %s holds no hooks", table);
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	return rec_hook_decode(t, key, klen, val, vlen, 0, out, err, errlen);
+}
+
 int
 storeutil_run(Suite *s)
 {

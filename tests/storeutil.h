@@ -41,7 +41,7 @@ struct scanned {
 	uint32_t		sink[16];
 	int			null[16];	/* handed with no row */
 	struct store_row	row[16];
-	uint64_t		due[16];	/* store_due_scan_keys */
+	uint64_t		due[16];	/* due_scan_keys */
 	unsigned char		key[16][128];
 	size_t			klen[16];
 	int			n;
@@ -113,5 +113,48 @@ int	 deliver_known(struct store *, const unsigned char *,
 int	 file_exists(const char *, uint32_t);
 int	 log_file_exists(uint32_t);
 int	 storeutil_run(Suite *);
+
+/*
+ * The store's verbs that only the tests call.
+ */
+/* The tenant's due keys with due <= now_ms in key order (due time, then
+ * row key), each with its row.  A due key that names no pending row (row
+ * gone, damaged, DEAD or MEMBER, or due elsewhere) is handed over with row
+ * NULL and logged: it never stalls the scan; drop it with
+ * store_batch_due_drop (due_scan_keys gives the key).  cb returning
+ * non-zero stops.  0 or -1 on a store error. */
+int	 due_scan(struct store *, const char *tenant, uint64_t now_ms,
+	    int (*cb)(const unsigned char rowkey[STORE_ROWKEY_LEN],
+	    const struct store_row *, void *), void *);
+/* As due_scan, with each due key and its due time. */
+int	 due_scan_keys(struct store *, const char *tenant, uint64_t now_ms,
+	    int (*cb)(const unsigned char *duekey, size_t duekeylen,
+	    uint64_t due, const unsigned char rowkey[STORE_ROWKEY_LEN],
+	    const struct store_row *, void *), void *);
+/* 1 found, 0 no such row, -1 on a store error (a damaged record too). */
+int	 row_get(struct store *, const unsigned char rowkey[STORE_ROWKEY_LEN],
+	    struct store_row *);
+/* The log files the checkpoint removes are renamed aside and emptied by a
+ * thread of the store's, a megabyte at a time: wait until it has removed
+ * every one queued; the steps it has taken so far. */
+uint64_t trash_wait(struct store *);
+/* A hooks record (malloc'd), as the store writes one with its body in the
+ * record. */
+void	*hook_encode(const struct store_hook *, uint32_t rows,
+	    const char *claim_ref, size_t *lenp);
+/* The same with the body elsewhere (at; NULL: in the record), as the
+ * store writes it, or as a build before 2026-12-02 wrote one whose body
+ * is a log record (STORE_BODY_LOG). */
+void	*hook_encode_at(const struct store_hook *, uint32_t rows,
+	    const char *claim_ref, const struct store_body_at *, size_t *lenp);
+/* A hooks or quarantine record (table "hooks" or "quarantine") decoded:
+ * 0, or -1 with err. */
+int	 hook_decode(const char *table, const void *key, size_t klen,
+	    const void *val, size_t vlen, struct store_hook_rec *, char *err,
+	    size_t errlen);
+/* A quarantine record (hook_decode with "quarantine" reads it back,
+ * reason in rec.reason).  NULL if it does not fit. */
+void	*quarantine_encode(const struct store_hook *, const char *reason,
+	    size_t *lenp);
 
 #endif /* ANKUSA_STOREUTIL_H */

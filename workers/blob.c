@@ -18,21 +18,6 @@ static const struct blob_ops *blob_impls[] = {
 	&blob_s3_ops,
 };
 
-static const char *blob_status_names[] = {
-	[BLOB_OK] = "ok",
-	[BLOB_NOTFOUND] = "not found",
-	[BLOB_RANGE] = "short object",
-	[BLOB_ERROR] = "error",
-};
-
-const char *
-blob_status_name(enum blob_status st)
-{
-	if ((unsigned)st > BLOB_ERROR)
-		return "unknown";
-	return blob_status_names[st];
-}
-
 struct blob_store *
 blob_open(const struct claim_store *cs, char *err, size_t errlen)
 {
@@ -114,17 +99,6 @@ blob_get(struct blob_store *bs, const char *key, uint64_t off, size_t len,
 	if (len == 0)
 		return BLOB_OK;
 	return bs->ops->get(bs, key, off, len, buf, err, errlen);
-}
-
-enum blob_status
-blob_size(struct blob_store *bs, const char *key, uint64_t *sizep, char *err,
-    size_t errlen)
-{
-	if (!blob_valid_key(key)) {
-		snprintf(err, errlen, "claim store: invalid key");
-		return BLOB_ERROR;
-	}
-	return bs->ops->size(bs, key, sizep, err, errlen);
 }
 
 int

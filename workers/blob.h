@@ -2,7 +2,7 @@
 /*
  * blob.h: the claim stores, one file per implementation (blob_local.c,
  * blob_s3.c) behind one set of verbs (blob.c): put an object whole, read
- * a byte range of one, ask its size.
+ * a byte range of one.
  *
  * Keys are relative paths of [A-Za-z0-9_.=-] segments separated by '/'
  * (what pack.h makes); any other key is refused before any I/O.
@@ -42,8 +42,6 @@ struct blob_ops {
 			    const void *, size_t, char *, size_t);
 	enum blob_status (*get)(struct blob_store *, const char *, uint64_t,
 			    size_t, void *, char *, size_t);
-	enum blob_status (*size)(struct blob_store *, const char *,
-			    uint64_t *, char *, size_t);
 	void		(*close)(struct blob_store *);
 };
 
@@ -69,11 +67,8 @@ enum blob_status blob_put(struct blob_store *, const char *key,
  * before off + len. */
 enum blob_status blob_get(struct blob_store *, const char *key,
 	    uint64_t off, size_t len, void *buf, char *err, size_t errlen);
-enum blob_status blob_size(struct blob_store *, const char *key,
-	    uint64_t *sizep, char *err, size_t errlen);
 /* Is key one this module accepts? */
 int	blob_valid_key(const char *key);
-const char *blob_status_name(enum blob_status);
 
 /* Local stores only: remove the day directories of claims/tenant=<t>/
  * older than days before now_ms (UTC dates).  The count removed, or -1

@@ -40,8 +40,6 @@ static enum blob_status blob_local_put(struct blob_store *, const char *,
 		    const void *, size_t, char *, size_t);
 static enum blob_status blob_local_get(struct blob_store *, const char *,
 		    uint64_t, size_t, void *, char *, size_t);
-static enum blob_status blob_local_size(struct blob_store *, const char *,
-		    uint64_t *, char *, size_t);
 static void	blob_local_close(struct blob_store *);
 static int	blob_local_mkdirs(const char *, char *, size_t);
 static int	blob_local_syncdir(const char *);
@@ -52,7 +50,6 @@ const struct blob_ops blob_local_ops = {
 	blob_local_open,
 	blob_local_put,
 	blob_local_get,
-	blob_local_size,
 	blob_local_close,
 };
 
@@ -243,33 +240,6 @@ blob_local_get(struct blob_store *bs, const char *key, uint64_t off,
 		got += n;
 	}
 	close(fd);
-	return BLOB_OK;
-}
-
-static enum blob_status
-blob_local_size(struct blob_store *bs, const char *key, uint64_t *sizep,
-    char *err, size_t errlen)
-{
-	char path[PATH_MAX];
-	struct stat st;
-
-	if (snprintf(path, sizeof(path), "%s/%s", (char *)bs->priv, key) >=
-	    (int)sizeof(path)) {
-		snprintf(err, errlen, "claim store local: path too long");
-		return BLOB_ERROR;
-	}
-	if (stat(path, &st) == -1) {
-		snprintf(err, errlen, "claim store local: stat %s: %s", path,
-		    strerror(errno));
-		return errno == ENOENT || errno == ENOTDIR ? BLOB_NOTFOUND :
-		    BLOB_ERROR;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "claim store local: %s is not a file",
-		    path);
-		return BLOB_NOTFOUND;
-	}
-	*sizep = st.st_size;
 	return BLOB_OK;
 }
 

@@ -11,7 +11,7 @@
  * signs is what the server recomputes.  The payload's SHA-256 is always
  * sent as x-amz-content-sha256 (S3 requires it).  Put: PUT of the whole
  * object.  Get: GET with "Range: bytes=a-b" (a server that ignores the
- * range and answers 200 is read past the skipped bytes).  Size: HEAD.
+ * range and answers 200 is read past the skipped bytes).
  *
  * Credentials: access_key_id / secret_access_key / session_token from the
  * options, else AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
@@ -75,8 +75,6 @@ static enum blob_status blob_s3_put(struct blob_store *, const char *,
 		    const void *, size_t, char *, size_t);
 static enum blob_status blob_s3_get(struct blob_store *, const char *,
 		    uint64_t, size_t, void *, char *, size_t);
-static enum blob_status blob_s3_size(struct blob_store *, const char *,
-		    uint64_t *, char *, size_t);
 static void	blob_s3_close(struct blob_store *);
 static char	*blob_s3_opt(const char *, const char *);
 static char	*blob_s3_url(struct blob_s3 *, const char *);
@@ -93,7 +91,6 @@ const struct blob_ops blob_s3_ops = {
 	blob_s3_open,
 	blob_s3_put,
 	blob_s3_get,
-	blob_s3_size,
 	blob_s3_close,
 };
 
@@ -300,7 +297,7 @@ blob_s3_code(const struct blob_s3_xfer *x, char *out, size_t outlen)
 }
 
 /*
- * One request; method PUT (body, len), GET (x has the range) or HEAD.
+ * One request; method PUT (body, len) or GET (x has the range).
  * 0 with *statusp, or -1 with err for a transport error.
  */
 static int
@@ -379,8 +376,7 @@ blob_s3_request(struct blob_store *bs, const char *method, const char *key,
 		SETOPT(CURLOPT_CUSTOMREQUEST, "PUT");
 		SETOPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 		SETOPT(CURLOPT_POSTFIELDS, body != NULL ? body : "");
-	} else if (strcmp(method, "HEAD") == 0)
-		SETOPT(CURLOPT_NOBODY, 1L);
+	}
 	if (bs->timeout_ms > 0)
 		SETOPT(CURLOPT_TIMEOUT_MS, (long)bs->timeout_ms);
 	SETOPT(CURLOPT_ERRORBUFFER, errbuf);
@@ -471,29 +467,3 @@ blob_s3_get(struct blob_store *bs, const char *key, uint64_t off, size_t len,
 	return BLOB_ERROR;
 }
 
-static enum blob_status
-blob_s3_size(struct blob_store *bs, const char *key, uint64_t *sizep,
-    char *err, size_t errlen)
-{
-	struct blob_s3 *s = bs->priv;
-	struct blob_s3_xfer x;
-	curl_off_t cl = -1;
-	long status;
-
-	memset(&x, 0, sizeof(x));
-	if (blob_s3_request(bs, "HEAD", key, NULL, 0, &x, &status, err,
-	    errlen) == -1)
-		return BLOB_ERROR;
-	if (status == 404) {
-		snprintf(err, errlen, "claim store s3: HEAD %s: http 404", key);
-		return BLOB_NOTFOUND;
-	}
-	if (status != 200 || curl_easy_getinfo(s->curl,
-	    CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) != CURLE_OK || cl < 0) {
-		snprintf(err, errlen, "claim store s3: HEAD %s: http %ld", key,
-		    status);
-		return BLOB_ERROR;
-	}
-	*sizep = cl;
-	return BLOB_OK;
-}

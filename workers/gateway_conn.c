@@ -88,12 +88,6 @@ gateway_conn_stop(void)
 	lev = NULL;
 }
 
-int
-gateway_conn_count(void)
-{
-	return nconns;
-}
-
 static struct gwconn *
 gateway_conn_find(struct evhttp_connection *evcon)
 {

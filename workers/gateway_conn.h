@@ -30,7 +30,5 @@ int	gateway_conn_admit(struct evhttp_request *);
  * fn; -1 if req has no connection any more. */
 int	gateway_conn_on_close(struct evhttp_request *, void (*fn)(void *),
 	    void *arg);
-/* Connections counted now. */
-int	gateway_conn_count(void);
 
 #endif
