@@ -146,7 +146,7 @@ static void		 enqueue_row(struct dispatch *, struct drow *);
 static void		 settle_delivered(struct dispatch *, struct drow *);
 static void		 settle_dead(struct dispatch *, struct drow *,
 			    const char *, const char *);
-static void		 settle_reschedule(struct dispatch *, struct drow *,
+static void		 settle_reschedule(struct dispatch *, struct drow *, int,
 			    uint64_t *);
 static void		 park(struct dispatch *, struct drow *, uint64_t);
 static void		 park_queued(struct dispatch *, struct dsinkq *,
@@ -667,14 +667,18 @@ settle_dead(struct dispatch *d, struct drow *r, const char *reason,
 	d->ops.settle(d->ops.arg, &s);
 }
 
+/* Write r back due at r->row.due: a retry after a failed attempt (retry
+ * 1), or a park or a pause, which made none (0). */
 static void
-settle_reschedule(struct dispatch *d, struct drow *r, uint64_t *counts)
+settle_reschedule(struct dispatch *d, struct drow *r, int retry,
+    uint64_t *counts)
 {
 	struct dsettle s;
 
 	settle_begin(d, r, counts);
 	memset(&s, 0, sizeof(s));
 	s.kind = SETTLE_RESCHEDULE;
+	s.retry = retry;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
 	s.row = &r->row;
 	d->ops.settle(d->ops.arg, &s);
@@ -707,7 +711,7 @@ park(struct dispatch *d, struct drow *r, uint64_t until)
 	r->row.due = until < horizon ? until : horizon;
 	if (r->row.state != STORE_ROW_HEAD)
 		r->row.state = STORE_ROW_PARKED;
-	settle_reschedule(d, r, &d->st.parked);
+	settle_reschedule(d, r, 0, &d->st.parked);
 }
 
 static void
@@ -811,7 +815,7 @@ set_aside(struct dispatch *d, struct drow *r)
 	r->row.due = STORE_DUE_PAUSED;
 	if (r->row.state != STORE_ROW_HEAD)
 		r->row.state = STORE_ROW_PARKED;
-	settle_reschedule(d, r, &d->st.set_aside);
+	settle_reschedule(d, r, 0, &d->st.set_aside);
 }
 
 static void
@@ -1574,7 +1578,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		r->row.due = now + delay;
 		if (r->row.due > horizon)
 			r->row.due = horizon;
-		settle_reschedule(d, r, &d->st.retried);
+		settle_reschedule(d, r, 1, &d->st.retried);
 	}
 	if (opened) {
 		decks_cancel(d, q);

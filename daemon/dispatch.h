@@ -82,6 +82,9 @@ struct dsettle {
 	uint64_t		 dead_at;	/* DEAD */
 	const char		*source;	/* DEAD: for the counters */
 	uint8_t			 module;	/* DEAD */
+	int			 retry;		/* RESCHEDULE: after a failed
+						 * attempt (0: a park or a
+						 * pause, no attempt made) */
 };
 
 /* A claimed row, as the glue sees it to start an attempt. */

@@ -345,7 +345,10 @@ settle_log(const struct psettle *p)
 	char why[4 * STORE_ERROR_MAX + 1];
 	uint32_t sink;
 
+	/* A park or a pause made no attempt: the breaker's line or the
+	 * operator's command says why the row waits. */
 	if (p->s.kind == SETTLE_DELIVERED ||
+	    (p->s.kind == SETTLE_RESCHEDULE && !p->s.retry) ||
 	    !log_limit_take(p->s.kind == SETTLE_DEAD ? &dead_log :
 	    &attempt_log, LOG_LEVEL_WARN))
 		return;

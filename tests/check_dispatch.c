@@ -161,6 +161,7 @@ START_TEST(test_retry)
 	ck_assert(!dispatch_is_claimed(d, f->key));
 	switch (retries[_i].kind) {
 	case SETTLE_RESCHEDULE:
+		ck_assert(s->retry);	/* a failed attempt's: logged */
 		ck_assert_msg(f->row.due == retries[_i].due, "%s: due T0%+lld, "
 		    "want T0%+lld", retries[_i].name,
 		    (long long)(f->row.due - T0),

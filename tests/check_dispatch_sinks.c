@@ -490,6 +490,7 @@ START_TEST(test_breaker_per_key)
 	ck_assert_uint_eq(f->row.due, T0 + 1000);
 	ck_assert_int_eq(f->row.state, STORE_ROW_PARKED);
 	ck_assert_uint_eq(f->row.attempts, 0);
+	ck_assert(!last_settle(f->seq)->retry);	/* a park: no attempt */
 	/* At open_until the probe runs, and its success closes it. */
 	fake_finish_all(d, ATTEMPT_OK, "", T0 + 2);
 	fake_flush(d);

@@ -420,6 +420,7 @@ f_settle(void *arg, const struct dsettle *s)
 		    s->last_error);
 	c->attempts = s->attempts;
 	c->dead_at = s->dead_at;
+	c->retry = s->retry;
 	fake.settles[fake.nsettles++] = c;
 }
 

@@ -73,6 +73,7 @@ struct fsettle {
 	char			 last_error[STORE_ERROR_MAX + 1];
 	uint32_t		 attempts;
 	uint64_t		 dead_at;
+	int			 retry;		/* RESCHEDULE after an attempt */
 };
 
 struct fcount {

@@ -125,6 +125,8 @@ def test_ops_pause_resume_restart():
                set(qids) <= delivered(s, "/q"), 10, what="other sinks")
     d.tick(30)      # the paused rows are not due: tick ends
     assert s.received("/p0") == 0, s.stats()
+    # Set aside by the pause, a row was not attempted: no line says so.
+    assert "attempt 0 failed" not in d.log_text(), d.log_text()[-2000:]
     st = d.status()
     assert st["pending"] == 3 and st["paused"][0]["source"] == "p", st
     # The hook shows its paused row as paused, due at no time.
