@@ -33,6 +33,13 @@
  * commit succeeds but the flush fails we still return -1: the batch's hooks
  * may or may not survive a crash, so the caller answers 503 and the sender's
  * retry may store a duplicate, which at-least-once allows.
+ *
+ * The flush goes up to the last commit's record, not to the log's end
+ * (store_log_flush): a commit that could not write its records (the disk
+ * full: Berkeley DB then aborts it and keeps the records in its log
+ * buffer, to write with the next ones) is no reason for the commits
+ * before it to fail, and a flush to the end would first have to write
+ * those records.
  */
 #include "config.h"
 
@@ -85,6 +92,7 @@ static int	 store_checksums_prove(struct store *);
 static int	 store_probe(struct store *, int, char *, size_t);
 static int	 store_close_handles(struct store *, int);
 static int	 batch_commit(struct store_batch *, int);
+static void	 commit_mark(struct store *);
 static void	 store_terr(struct store *, int, int, const char *,
 		    const void *, size_t);
 static int	 store_cursor_open(struct store *, DB_TXN *, int, DBC **);
@@ -807,6 +815,7 @@ batch_commit(struct store_batch *b, int flush)
 	st->counts = b->counts;
 	st->seq_saved = seq;
 	st->lm_unsaved = 0;
+	commit_mark(st);
 	/* Committed here, but without a quorum's acknowledgement: in
 	 * doubt (store_in_doubt). */
 	if (!group_commit_acked(st)) {
@@ -820,12 +829,57 @@ batch_commit(struct store_batch *b, int flush)
 	return flush ? store_log_flush(st) : 0;
 }
 
+/*
+ * Where the commit just made put its record: the log's last record (only
+ * this thread writes to the log, and it wrote the commit last), for
+ * store_log_flush.  A commit with DB_TXN_WRITE_NOSYNC returns 0 only
+ * when its records are written out of Berkeley DB's buffer (to the OS);
+ * when that write fails it aborts the transaction, and the records of
+ * that one and of an aborted batch stay in the buffer, after this record.
+ * Not in a replication group: a site that loses its mastership may have
+ * its log rolled back under a remembered LSN, and log_flush panics on an
+ * LSN past the log's end; a group's flush goes to the end (file 0).
+ */
+static void
+commit_mark(struct store *st)
+{
+	DB_LOGC *lc;
+	DB_LSN lsn;
+	DBT rec;
+
+	st->commit_file = 0;
+	if (st->repl != NULL || st->env->log_cursor(st->env, &lc, 0) != 0)
+		return;
+	memset(&rec, 0, sizeof(rec));
+	if (lc->get(lc, &lsn, &rec, DB_LAST) == 0) {
+		st->commit_file = lsn.file;
+		st->commit_off = lsn.offset;
+	}
+	(void)lc->close(lc, 0);
+}
+
+/*
+ * Every commit so far made durable: the log written and synced up to the
+ * last commit's record (commit_mark), or to the log's end when that is
+ * not known.  Berkeley DB writes its buffer here only when that record is
+ * still in it, so the records a refused commit left behind it are not
+ * written: on a full disk that write would fail again, while the commits
+ * before them are written already and need only the sync.  What can still
+ * fail is the sync (Berkeley DB panics, and store_sync counts it), or the
+ * write of a commit record that only partly left the buffer; either way
+ * the store is lost and the daemon stops, since the kernel may have
+ * dropped the pages it could not write (docs/DEPARTURES 12).
+ */
 int
 store_log_flush(struct store *st)
 {
+	DB_LSN lsn;
 	int ret;
 
-	if ((ret = st->env->log_flush(st->env, NULL)) != 0) {
+	lsn.file = st->commit_file;
+	lsn.offset = st->commit_off;
+	if ((ret = st->env->log_flush(st->env, lsn.file != 0 ? &lsn :
+	    NULL)) != 0) {
 		store_seterr(st, ret, "store %s: log flush after commit (the "
 		    "batch may not survive a crash; restart to run recovery)",
 		    st->dir);

@@ -172,6 +172,9 @@ struct store {
 						 * write it next commit */
 	struct lane_resume	*resume;	/* lane sweeps, per tenant */
 	struct store_zero	 z;
+	uint32_t		 commit_file;	/* the LSN of the last commit */
+	uint32_t		 commit_off;	/* (file 0: none known), the
+						 * end of store_log_flush */
 	struct store_sched	 maint;		/* store_maint's schedule */
 	unsigned char		*bbuf;		/* a bodies record being put */
 	size_t			 bbufcap;

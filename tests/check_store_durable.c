@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -122,6 +123,67 @@ START_TEST(test_recovery)
 	ck_assert_int_eq(store_debug_count(st, "rows"), 5);
 	ck_assert_int_eq(store_debug_count(st, "due"), 5);
 	ck_assert_uint_eq(put_one(st, "github", "next", 4, 1), 6);
+	store_close(st);
+}
+END_TEST
+
+/*
+ * A refused commit leaves its log records in Berkeley DB's log buffer (its
+ * commit could not write them), and the flush that makes an earlier lazy
+ * commit durable must not need them: on a full disk (here the log's writes
+ * past RLIMIT_FSIZE fail with EFBIG) the dispatch turn between a batch's
+ * commit and its flush (writer.c) can leave such records, and a flush of
+ * the whole log then failed and stopped the daemon although the batch
+ * before them was written.  The refused batch is a 503, the store goes on,
+ * and after a restart the lazy batch is there and the refused one is not.
+ */
+START_TEST(test_flush_after_refused_commit)
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+	struct rlimit rl, low;
+	DB_LOG_STAT *sp;
+	struct store *st;
+	struct listed l;
+
+	st = open_ok();
+	put_one(st, "github", "first", 5, 1);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	hook_fill(&h, "github", "lazy", 4);
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_int_eq(store_batch_commit_lazy(b), 0);
+
+	/* From here no write reaches the log past its end. */
+	ck_assert_int_eq(st->env->log_stat(st->env, &sp, 0), 0);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
+	low = rl;
+	low.rlim_cur = sp->st_cur_offset;
+	free(sp);
+	ck_assert(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &low), 0);
+
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	hook_fill(&h, "github", "refused", 7);
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	ck_assert_int_eq(store_batch_commit_lazy(b), -1);
+	ck_assert_msg(!store_lost(st), "lost: %s", store_strerror(st));
+
+	ck_assert_msg(store_log_flush(st) == 0, "flush: %s",
+	    store_strerror(st));
+	ck_assert_msg(!store_lost(st), "lost: %s", store_strerror(st));
+
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	put_one(st, "github", "after", 5, 1);
+	store_close(st);
+
+	st = open_ok();
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(store_hooks_list(st, NULL, 0, 0, list_cb, &l), 0);
+	ck_assert_int_eq(l.n, 3);
+	ck_assert_uint_eq(l.info[0].size, 5);
+	ck_assert_uint_eq(l.info[1].size, 4);
+	ck_assert_uint_eq(l.info[2].size, 5);
 	store_close(st);
 }
 END_TEST
@@ -1346,6 +1408,7 @@ store_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_restart);
 	tcase_add_test(tc, test_recovery);
+	tcase_add_test(tc, test_flush_after_refused_commit);
 	tcase_add_test(tc, test_log_zero_ahead);
 	tcase_add_test(tc, test_clean_step);
 	tcase_add_test(tc, test_keep_clean);
