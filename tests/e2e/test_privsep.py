@@ -28,16 +28,17 @@ NOFILE = {"ankusa-edge": 16384, "ankusa-deliver": 256,
           "ankusa-gateway": 4096}
 
 
-def _root_only():
+def _needs_root():
+    """Skip the test unless it runs as root (the tests run as root in CI):
+    what it checks is what ankusad does when started as root."""
     if os.geteuid() != 0:
-        note("skipped: needs root (the tests run as root in CI)")
-        return False
+        raise ankusa.Skip("needs root: ankusad changes user only when "
+                          "started as root (CI runs the tests as root)")
     try:
         pwd.getpwnam(USER)
     except KeyError:
         raise AssertionError("no user %s: scripts/test creates it "
                              "(useradd --system ...)" % USER)
-    return True
 
 
 def _sanitizers():
@@ -104,8 +105,7 @@ def test_privsep_ids_and_sandbox():
     """Master and every child as node.user; children NoNewPrivs 1, Seccomp
     2, no core, descriptors bounded; verification and signed deliveries
     still work."""
-    if not _root_only():
-        return
+    _needs_root()
     pw = pwd.getpwnam(USER)
     sink = TestSink(secrets=[SINK_SECRET]).start()
     d = Daemon(sources={"gh": {
@@ -201,8 +201,7 @@ def test_privsep_ids_and_sandbox():
 def test_privsep_data_dir_of_another_user():
     """A data dir owned by another user: refused, naming the path, the
     owner and node.user."""
-    if not _root_only():
-        return
+    _needs_root()
     nobody = pwd.getpwnam("nobody")
     d = Daemon()
     os.makedirs(d.data_dir, exist_ok=True)
@@ -214,8 +213,7 @@ def test_privsep_data_dir_of_another_user():
 
 
 def test_privsep_unknown_user():
-    if not _root_only():
-        return
+    _needs_root()
     d = Daemon(extra={"node": {"user": "ankusa-no-such-user"}})
     d.extra["node"]["data_dir"] = d.data_dir
     d.write_config()
@@ -226,8 +224,7 @@ def test_privsep_unknown_user():
 
 def test_privsep_non_root_cannot_change_user():
     """Started as another user, node.user must be that user or unset."""
-    if not _root_only():
-        return
+    _needs_root()
     nobody = pwd.getpwnam("nobody")
     d = Daemon(extra={"node": {"user": USER}})
     d.extra["node"]["data_dir"] = d.data_dir
@@ -244,8 +241,7 @@ def test_privsep_filter_kill_respawned():
     """An edge that makes a system call its filter forbids (the probe
     opens a file after entering the edge's sandbox) dies of SIGSYS; the
     master logs the signal and respawns it."""
-    if not _root_only():
-        return
+    _needs_root()
     if _sanitizers():
         raise ankusa.Skip("a sanitizer build has no seccomp filters")
     lx = ankusa.tmpdir("libexec")
@@ -355,8 +351,7 @@ def test_privsep_quarantine_keeps_only_needed_credentials():
 def test_privsep_reload_reads_as_user():
     """A reload reads the file as node.user: one it may not read is a
     reload error naming the file, and the old config stays."""
-    if not _root_only():
-        return
+    _needs_root()
     d = Daemon().start()
     os.chown(d.conf, 0, 0)
     os.chmod(d.conf, 0o600)
@@ -374,8 +369,7 @@ def test_privsep_deliver_recycled_on_claim_root_change():
     """A deliver process may write only the local claim store its part of
     the config names: a reload that moves the store's root replaces the
     deliver processes; one that does not keeps them."""
-    if not _root_only():
-        return
+    _needs_root()
     claims = {"ip": "127.0.0.1", "port": ankusa.free_port(),
               "store": {"type": "local",
                         "root": os.path.join(ankusa.tmpdir(), "claims-a")}}
