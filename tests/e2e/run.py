@@ -10,10 +10,11 @@ watchdog (default 120 s, or the function's `timeout` attribute), and prints
 
     PASS name (1.2s)
     FAIL name: reason          (then the tail of each daemon's stderr log)
-    SKIP name: reason
+    SKIP name: reason          (it cannot run here: no root, a tool missing)
 
-ending with `e2e: N passed, N failed, N skipped`; exit status 1 if any test
-failed.  The build dir (holding ankusad, ankusactl, ankusa-edge) comes from
+ending with every skip again (`SKIP name: reason`, after a line `e2e: N
+skipped:`) and the totals `e2e: N passed, N failed, N skipped`; a skip is
+never counted as passed.  Exit status 1 if any test failed.  The build dir (holding ankusad, ankusactl, ankusa-edge) comes from
 --build, else $ANKUSA_BUILD, else the source root.  Every daemon a test
 started is killed when the test ends, however it ends.
 """
@@ -96,12 +97,12 @@ def run_one(full, func, timeout, keep):
     ankusa.end_test(keep=keep or failed)
     if "skip" in box:
         print("SKIP %s: %s" % (full, box["skip"]), flush=True)
-        return "skip"
+        return "skip", box["skip"]
     if not failed:
         print("PASS %s (%.1fs)" % (full, dt), flush=True)
         for n in ctx.notes:
             print("     %s" % n)
-        return "pass"
+        return "pass", None
     print("FAIL %s: %s" % (full, reason_of(box["exc"])), flush=True)
     for n in ctx.notes:
         print("     %s" % n)
@@ -110,7 +111,7 @@ def run_one(full, func, timeout, keep):
         for l in text.splitlines():
             print("     | %s" % l)
     print("     (temp dir kept: %s)" % ctx.tmp, flush=True)
-    return "fail"
+    return "fail", None
 
 
 def main():
@@ -143,15 +144,23 @@ def main():
         return 1
 
     counts = {"pass": 0, "fail": 0, "skip": 0}
+    skips = []
     try:
         for full, _, func in tests:
             timeout = a.timeout or getattr(func, "timeout", 120)
-            counts[run_one(full, func, timeout, a.keep)] += 1
+            verdict, why = run_one(full, func, timeout, a.keep)
+            counts[verdict] += 1
+            if verdict == "skip":
+                skips.append((full, why))
     except KeyboardInterrupt:
         ankusa.kill_all()
         ankusa.end_test(keep=True)
         print("e2e: interrupted")
         counts["fail"] += 1
+    if skips:
+        print("e2e: %d skipped:" % len(skips))
+        for full, why in skips:
+            print("SKIP %s: %s" % (full, why))
     print("e2e: %d passed, %d failed, %d skipped" % (
         counts["pass"], counts["fail"], counts["skip"]))
     return 1 if counts["fail"] else 0
