@@ -7,8 +7,8 @@ queue.dlq.warn_rows, and ankusactl's show, delete and dlq show|purge."""
 import json
 import time
 
-from ankusa import (Daemon, TestSink, expect_accepted, hold_source, post,
-                    wait_until)
+from ankusa import (HOLD_RETRY, Daemon, TestSink, expect_accepted,
+                    hold_source, post, wait_until)
 from test_metrics import parse, scrape
 
 SRC_KEYS = {"id", "source_id", "tenant_id", "sink", "module", "seq",
@@ -190,7 +190,10 @@ def test_hook_show_and_delete():
     next hook heads the lane."""
     s = TestSink().start()
     s.mode("/gone", status=410)
-    src = hold_source(tenant="tx", sinks=[
+    # The refused rows back off for an hour: with the default retry (from
+    # 100 ms) an attempt came due again and held its row while the test
+    # read or deleted the hook (attempts 2; 409 hook_claimed).
+    src = hold_source(tenant="tx", retry=dict(HOLD_RETRY), sinks=[
         {"type": "http", "url": "http://127.0.0.1:9/hold"},
         {"type": "http", "url": "http://127.0.0.1:9/hold", "ordered": True,
          "order_key": {"header": "x-k"}},
