@@ -83,6 +83,11 @@ def _fill(path):
     return n
 
 
+def _log_files(d):
+    return sum(1 for f in os.listdir(os.path.realpath(d.data_dir))
+               if f.startswith("log."))
+
+
 def _refusals(loads):
     """Every answer of the loads other than 201."""
     out = []
@@ -140,6 +145,12 @@ def _disk_full_round(d, sink, mnt, rnd):
                    0.02, "round %d: 201s again within 10 s of the space "
                    "returning" % rnd)
         back = time.monotonic() - t0
+        # The log files the full disk kept (no checkpoint could write its
+        # pages) go at the next checkpoint once there is room: the next
+        # fill starts without them, or rounds of them fill the mount.
+        wait_until(lambda: _log_files(d) <= 2, 30, 0.2,
+                   "round %d: the log files before the last checkpoint "
+                   "removed once the space returned" % rnd)
         # Full again, then a restart on the full disk.
         _fill(filler)
         wait_until(lambda: len(_refusals(loads)) > 0 and
