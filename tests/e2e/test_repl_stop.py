@@ -47,11 +47,22 @@ def _hanging_sink():
     return sink
 
 
-def _post(n, count, tag):
+def _post(n, count, tag, patience=0.0):
+    """count hooks posted to n, each answered 201: their ids.  For
+    patience seconds a 503 store_unavailable is tried again, as a provider
+    does after its Retry-After: a master just elected answers so until its
+    client has synchronised with it and acknowledges its commits."""
     ids = []
+    deadline = time.monotonic() + patience
     for i in range(count):
-        st, _, data = post(n.port, "/webhooks/s", b'{"%s":%d}' % (
-            tag.encode(), i), host=n.host, timeout=5.0)
+        body = b'{"%s":%d}' % (tag.encode(), i)
+        while True:
+            st, h, data = post(n.port, "/webhooks/s", body, host=n.host,
+                               timeout=5.0)
+            if st != 503 or time.monotonic() >= deadline or \
+                    ankusa.jbody(data).get("error") != "store_unavailable":
+                break
+            time.sleep(float(h.get("retry-after", "1")) / 5)
         assert st == 201, (n, st, data)
         ids.append(ankusa.jbody(data)["id"])
     return ids
@@ -84,7 +95,7 @@ def _stops_in_order():
     note("master stopped first: exit %s in %.2f s" % (rc, dt))
     assert rc == 0, rc
     new, secs = g.wait_new_master(m, timeout=30)
-    acked += _post(new, 10, "b")
+    acked += _post(new, 10, "b", patience=20)
     wait_until(lambda: sink.received("/s") >= 2, 10, what="an attempt in "
                "flight on the new master")
     for c in [x for x in g.running() if x is not new]:
