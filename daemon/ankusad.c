@@ -514,8 +514,10 @@ shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 		shutdown_started = time_mono_ms();
 		return;
 	}
-	if ((supervisor_children(KIND_MAX) > 0 || backup_busy()) &&
-	    elapsed < SHUTDOWN_GRACE_MS)
+	/* An answer given in the stop's last turns (a backup it cancelled)
+	 * is written before the loop ends. */
+	if ((supervisor_children(KIND_MAX) > 0 || backup_busy() ||
+	    control_unsent() > 0) && elapsed < SHUTDOWN_GRACE_MS)
 		return;
 	if (supervisor_children(KIND_MAX) > 0) {
 		log_warnx("stopping: %d children did not exit; killing them",

@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -86,6 +87,7 @@ struct ctl_conn {
 						 * answers later */
 	int			 held;		/* drain: open until the exit */
 	struct admin_req	*api;		/* an api call answering later */
+	TAILQ_ENTRY(ctl_conn)	 entry;		/* in conns */
 };
 
 struct ctl_cmd {
@@ -96,6 +98,7 @@ struct ctl_cmd {
 static struct evconnlistener	*listener;
 static struct event		*ev_accept_pause;
 static int			 nconns;	/* struct ctl_conn alive */
+static TAILQ_HEAD(, ctl_conn)	 conns = TAILQ_HEAD_INITIALIZER(conns);
 static struct log_limit		 refuse_log =
 				    LOG_LIMIT_INIT("control refusals", 1);
 static char			 sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -236,6 +239,26 @@ control_fd(void)
 	return listener != NULL ? evconnlistener_get_fd(listener) : -1;
 }
 
+/*
+ * The connections whose last answer is given (an end, a drain's) but not
+ * all written to the socket yet: the loop writes it when the socket is
+ * writable, so one that ends before would drop it.  A stop waits for them
+ * (ankusad.c shutdown_cb): a backup the stop cancels answers its caller
+ * in the stop's last turns.
+ */
+int
+control_unsent(void)
+{
+	struct ctl_conn *c;
+	int n = 0;
+
+	TAILQ_FOREACH(c, &conns, entry)
+		if ((c->closing || c->held) &&
+		    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+			n++;
+	return n;
+}
+
 void
 control_close(void)
 {
@@ -315,6 +338,7 @@ ctl_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	nconns++;
+	TAILQ_INSERT_TAIL(&conns, c, entry);
 	bufferevent_setcb(c->bev, ctl_read, ctl_write, ctl_event, c);
 	bufferevent_setwatermark(c->bev, EV_WRITE, CONTROL_LOW_WATER, 0);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
@@ -323,6 +347,7 @@ ctl_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 static void
 ctl_free(struct ctl_conn *c)
 {
+	TAILQ_REMOVE(&conns, c, entry);
 	bufferevent_free(c->bev);
 	free(c);
 	nconns--;

@@ -16,6 +16,8 @@
 /* 0, or -1 with err filled (path in use, cannot bind). */
 int	control_init(const char *path, mode_t mode, char *err, size_t errlen);
 int	control_fd(void);	/* its listening socket, or -1 */
+/* Connections whose last answer is not all written yet (a stop waits). */
+int	control_unsent(void);
 void	control_close(void);
 
 #endif
