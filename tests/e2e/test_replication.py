@@ -469,12 +469,23 @@ def test_repl_stopped_replica_catches_up():
     behind = _site_lag(m, g.addr(2))
     assert _lag_series(m).get(g.addr(2), -1) >= n * 1024, _lag_series(m)
     lag.start(timeout=60)
+    # The group's master from here on: with this module's heartbeat
+    # timeout of 1 s, a master busy with the client's catch-up on a loaded
+    # machine has lost an election to the other client (seen once in a
+    # whole-suite run beside other work), and a client does not report
+    # the other sites' lag.  The catch-up is checked against whichever
+    # node is master.
+    def master():
+        return g.master(5.0)
     # In doubt ones may be stored too: the client holds what the master
     # holds, at least every 201.
-    wait_until(lambda: lag.status()["hooks"] == m.status()["hooks"] >= n,
-               30, 0.1, "the stopped client caught up")
-    wait_until(lambda: 0 <= _site_lag(m, g.addr(2)) < 65536, 15, 0.2,
-               "its lag in bytes back under 64 KiB")
+    wait_until(lambda: lag.status()["hooks"] == master().status()["hooks"]
+               >= n, 30, 0.1, "the stopped client caught up")
+    wait_until(lambda: 0 <= _site_lag(master(), g.addr(2)) < 65536, 15,
+               0.2, "its lag in bytes back under 64 KiB")
+    if master() is not m:
+        note("the group elected n%d while the client caught up" %
+             g.nodes.index(master()))
     wait_until(lambda: 0 <= lag.status()["replication"]["lag_bytes"] <
                65536 and 0 <= _lag_series(lag).get(g.addr(2), -1) < 65536,
                15, 0.2, "its own lag in bytes known and small")
