@@ -32,9 +32,9 @@
  * credentials only the processes that sign with them.  No PATH, HOME or
  * locale either: no child executes a program, reads a home directory or
  * sets a locale; no LD_PRELOAD (a library preloaded into the master, a
- * test's clock or shim, is the master's).  The master's own environment is untouched: it needs all
- * of it for its own parse at a reload and hands it whole to its next
- * image (reexec.c).
+ * test's clock or shim, is the master's).  The master's own environment
+ * is untouched: it needs all of it for its own parse at a reload and
+ * hands it whole to its next image (reexec.c).
  */
 #include "config.h"
 
