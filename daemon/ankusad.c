@@ -78,6 +78,7 @@ static struct master	 ankusad_env;
 static struct event	*ev_maint;
 static struct event	*ev_shutdown;
 static uint64_t		 shutdown_started;
+static int		 status_stopping;	/* a stop began: ankusad_status */
 static int		 lock_fd = -1;
 static char		 lock_path[PATH_MAX];
 
@@ -389,12 +390,23 @@ ankusad_ready(void)
 	    supervisor_children(KIND_DELIVER) == 0);
 }
 
-/* The service manager's STATUS= line: the state and the counts. */
+/*
+ * The service manager's STATUS= line: the state and the counts.  A
+ * client's counts are a read of its store, which waits out Berkeley DB's
+ * lockout (5 s) while the group elects or synchronises the client: once
+ * it stops (status_stopping) the line leaves them out there, or the stop,
+ * its drain's bound included, would wait for that read.
+ */
 static void
 ankusad_status(char *buf, size_t len)
 {
 	struct store_counts sc;
 
+	if (status_stopping && !repl_writable()) {
+		snprintf(buf, len, "stopping: %d children left",
+		    supervisor_children(KIND_MAX));
+		return;
+	}
 	if (store_counts(env->store, &sc) == -1)
 		memset(&sc, 0, sizeof(sc));
 	if (env->draining)
@@ -421,6 +433,7 @@ ankusad_shutdown(const char *why)
 		return;
 	log_info("stopping: %s", why);
 	env->draining = 1;
+	status_stopping = 1;
 	ankusad_status(status, sizeof(status));
 	notify_stopping(status);
 	/* Hooks already queued were promised a commit: keep it. */
@@ -577,6 +590,7 @@ ankusad_reexec(const char *why)
 	if ((sig = signals_stop()) != NULL || env->draining) {
 		if (!env->draining) {
 			log_info("stopping: %s", sig);
+			status_stopping = 1;
 			ankusad_status(status, sizeof(status));
 			notify_stopping(status);
 		}
