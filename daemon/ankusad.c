@@ -71,6 +71,7 @@
 #define CHECKPOINT_MS		60000	/* ANKUSA_CHECKPOINT_MS for tests */
 #define SHUTDOWN_GRACE_MS	10000	/* for edges to write their answers */
 #define LISTEN_RETRY_MS		2000	/* a port in use at start-up */
+#define LOCK_RETRY_MS		2000	/* a dead instance's lock, the same */
 #define LISTEN_STEP_MS		100	/* between tries */
 
 
@@ -217,6 +218,8 @@ lock_data_dir(const char *dir)
 {
 	char buf[32];
 	ssize_t n;
+	pid_t pid;
+	int tries;
 
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
 		fatal("node.data_dir %s: mkdir", dir);
@@ -224,12 +227,20 @@ lock_data_dir(const char *dir)
 	if ((lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) ==
 	    -1)
 		fatal("%s", lock_path);
-	if (flock(lock_fd, LOCK_EX | LOCK_NB) == -1) {
+	/* The lock is the open file's (flock), which a child shares from
+	 * its fork to its exec: after a kill -9 a child of the dead master
+	 * not yet executed holds it a moment longer.  While the pid written
+	 * in it is gone, that is waited for (LOCK_RETRY_MS). */
+	for (tries = 0; flock(lock_fd, LOCK_EX | LOCK_NB) == -1; tries++) {
 		n = pread(lock_fd, buf, sizeof(buf) - 1, 0);
 		buf[n > 0 ? n : 0] = '\0';
 		buf[strcspn(buf, "\n")] = '\0';
-		fatalx("node.data_dir %s is in use by ankusad pid %s", dir,
-		    buf[0] ? buf : "(unknown)");
+		pid = (pid_t)strtol(buf, NULL, 10);
+		if (tries * 50 >= LOCK_RETRY_MS || pid <= 0 ||
+		    kill(pid, 0) == 0 || errno != ESRCH)
+			fatalx("node.data_dir %s is in use by ankusad pid %s",
+			    dir, buf[0] ? buf : "(unknown)");
+		usleep(50 * 1000);
 	}
 	if (ftruncate(lock_fd, 0) == -1)
 		fatal("%s", lock_path);

@@ -459,6 +459,27 @@ def test_second_daemon_refuses():
     assert d.running()
 
 
+def test_lock_of_a_killed_instance_waited():
+    """After a kill -9, a child of the dead master that was forked but not
+    yet executed still holds the data directory's lock (flock: it shares
+    the open file) for a moment: a new ankusad waits for it (2 s) while
+    the pid in the lock file is gone, instead of refusing to start."""
+    d = Daemon()
+    os.makedirs(d.data_dir, exist_ok=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    lock = os.path.join(d.data_dir, "ankusad.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    import fcntl
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, b"%d\n" % gone.pid)
+    ankusa.give_to_daemon_user(d.dir)
+    threading.Timer(0.7, os.close, (fd,)).start()
+    d.start()
+    expect_accepted(*post(d.port, "/webhooks/github", b"{}"))
+    assert "is in use" not in d.log_text(), d.log_text()[-500:]
+
+
 def test_sighup_reload():
     d = Daemon().start()
     gen1 = set(d.edges())
