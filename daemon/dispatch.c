@@ -361,28 +361,6 @@ dispatch_stop(struct dispatch *d)
 
 /* --- policy --- */
 
-const char *
-dispatch_module_name(uint8_t m)
-{
-	switch (m) {
-	case MODULE_HTTP:
-		return "http";
-	case MODULE_SQS:
-		return "sqs";
-	case MODULE_PUBSUB:
-		return "google_pubsub";
-	case MODULE_LOG:
-		return "log";
-	}
-	return "unknown";
-}
-
-int
-dispatch_module_batches(uint8_t m)
-{
-	return m == MODULE_SQS || m == MODULE_PUBSUB;
-}
-
 struct drow *
 dispatch_job_row(struct dispatch *d, uint64_t job)
 {
@@ -392,37 +370,6 @@ dispatch_job_row(struct dispatch *d, uint64_t job)
 		if (r->job == job)
 			return r;
 	return NULL;
-}
-
-uint8_t
-dispatch_sink_module(enum sink_type t)
-{
-	switch (t) {
-	case SINK_HTTP:
-		return MODULE_HTTP;
-	case SINK_SQS:
-		return MODULE_SQS;
-	case SINK_PUBSUB:
-		return MODULE_PUBSUB;
-	case SINK_LOG:
-		return MODULE_LOG;
-	}
-	return 0;
-}
-
-/*
- * delay(n) = min(max_ms, base_ms * 2^(n-1)) for the retry after the n-th
- * attempt; the shift stops once past max_ms, so it cannot overflow.
- */
-uint64_t
-dispatch_backoff(uint64_t base_ms, uint64_t max_ms, uint32_t attempts)
-{
-	uint64_t delay = base_ms;
-	uint32_t i;
-
-	for (i = 1; i < attempts && delay < max_ms; i++)
-		delay *= 2;
-	return delay < max_ms ? delay : max_ms;
 }
 
 static const struct retry_policy *

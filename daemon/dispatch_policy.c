@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * dispatch_policy.c: the scheduler's pure arithmetic and names, apart from
+ * its state (dispatch.c): the sink modules a row binds to, their names,
+ * which of them batch, and the retry backoff.  No I/O, no clock.
+ */
+#include "config.h"
+
+#include <stdint.h>
+
+#include "dispatch.h"
+
+const char *
+dispatch_module_name(uint8_t m)
+{
+	switch (m) {
+	case MODULE_HTTP:
+		return "http";
+	case MODULE_SQS:
+		return "sqs";
+	case MODULE_PUBSUB:
+		return "google_pubsub";
+	case MODULE_LOG:
+		return "log";
+	}
+	return "unknown";
+}
+
+int
+dispatch_module_batches(uint8_t m)
+{
+	return m == MODULE_SQS || m == MODULE_PUBSUB;
+}
+
+uint8_t
+dispatch_sink_module(enum sink_type t)
+{
+	switch (t) {
+	case SINK_HTTP:
+		return MODULE_HTTP;
+	case SINK_SQS:
+		return MODULE_SQS;
+	case SINK_PUBSUB:
+		return MODULE_PUBSUB;
+	case SINK_LOG:
+		return MODULE_LOG;
+	}
+	return 0;
+}
+
+/*
+ * delay(n) = min(max_ms, base_ms * 2^(n-1)) for the retry after the n-th
+ * attempt; the shift stops once past max_ms, so it cannot overflow.
+ */
+uint64_t
+dispatch_backoff(uint64_t base_ms, uint64_t max_ms, uint32_t attempts)
+{
+	uint64_t delay = base_ms;
+	uint32_t i;
+
+	for (i = 1; i < attempts && delay < max_ms; i++)
+		delay *= 2;
+	return delay < max_ms ? delay : max_ms;
+}
