@@ -249,7 +249,8 @@ END_TEST
 
 /*
  * Every literal first argument of metrics_add, metrics_set, metrics_clear
- * and metrics_observe in daemon/ and workers/ (adjacent literals joined)
+ * and metrics_observe in daemon/, its folders and workers/ (adjacent
+ * literals joined)
  * names a family of the table, of that verb's type.
  */
 static int
@@ -306,7 +307,8 @@ check_file(const char *path)
 
 START_TEST(test_sources_name_table_families)
 {
-	static const char *const dirs[] = { "daemon", "workers" };
+	static const char *const dirs[] = { "daemon", "daemon/admin",
+	    "daemon/dispatch", "daemon/pipeline", "daemon/store", "workers" };
 	char path[4096];
 	struct dirent *de;
 	DIR *dp;

@@ -320,7 +320,8 @@ def test_licence_line_in_every_source_file():
     missing = []
     paths = [os.path.join(SRCDIR, "Makefile.am"),
              os.path.join(SRCDIR, "configure.ac")]
-    for top in ("common", "daemon", "workers", "tests", "scripts", ".ci"):
+    for top in ("common", "ctl", "daemon", "workers", "tests", "scripts",
+                ".ci"):
         for dirpath, dirs, files in os.walk(os.path.join(SRCDIR, top)):
             dirs[:] = [d for d in dirs if not d.startswith("fuzz-corpus")]
             paths += [os.path.join(dirpath, f) for f in files]
