@@ -39,12 +39,12 @@
 
 #include <event2/event.h>
 
-#include "admin.h"
-#include "backup.h"
+#include "admin_api.h"
+#include "admin_backup.h"
 #include "clock.h"
 #include "conf.h"
-#include "control.h"
-#include "gauges.h"
+#include "admin_control.h"
+#include "admin_gauges.h"
 #include "lameduck.h"
 #include "log.h"
 #include "master.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ids.h"
-#include "jobfill.h"
+#include "pipeline_jobfill.h"
 #include "qmsg.h"
 
 static const struct {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gauges.h"
+#include "admin_gauges.h"
 #include "metrics.h"
 
 /* The exposition, with the caller freeing it. */

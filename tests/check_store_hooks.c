@@ -31,7 +31,7 @@
 
 #include "ids.h"
 #include "log.h"
-#include "logsum.h"
+#include "store_logsum.h"
 #include "store.h"
 #include "store_int.h"
 #include "store_rec.h"

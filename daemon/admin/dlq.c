@@ -27,7 +27,7 @@
 
 #include <event2/event.h>
 
-#include "admin.h"
+#include "admin_api.h"
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"

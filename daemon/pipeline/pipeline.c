@@ -30,7 +30,7 @@
 #include "conf.h"
 #include "dispatch.h"
 #include "dlq.h"
-#include "dlsource.h"
+#include "pipeline_dlsource.h"
 #include "ops.h"
 #include "job.h"
 #include "log.h"

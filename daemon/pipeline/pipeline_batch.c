@@ -23,7 +23,7 @@
 #include "conf.h"
 #include "dispatch.h"
 #include "job.h"
-#include "jobfill.h"
+#include "pipeline_jobfill.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"

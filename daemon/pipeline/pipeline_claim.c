@@ -13,7 +13,7 @@
 
 #include <event2/event.h>
 
-#include "claim.h"
+#include "pipeline_checkin.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "job.h"

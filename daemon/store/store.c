@@ -61,7 +61,7 @@
 
 #include "ids.h"
 #include "log.h"
-#include "logsum.h"
+#include "store_logsum.h"
 #include "store.h"
 #include "store_bdb.h"
 #include "store_group.h"

@@ -21,7 +21,7 @@
 
 #include <event2/event.h>
 
-#include "claim.h"
+#include "pipeline_checkin.h"
 #include "clock.h"
 #include "conf.h"
 #include "deck.h"

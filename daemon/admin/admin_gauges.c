@@ -37,7 +37,7 @@
 #include "conf.h"
 #include "dispatch.h"
 #include "dlq.h"
-#include "gauges.h"
+#include "admin_gauges.h"
 #include "ids.h"
 #include "log.h"
 #include "master.h"

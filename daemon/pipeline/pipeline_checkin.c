@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "claim.h"
+#include "pipeline_checkin.h"
 #include "conf.h"
 #include "dispatch.h"
 #include "ids.h"

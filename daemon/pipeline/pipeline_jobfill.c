@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "jobfill.h"
+#include "pipeline_jobfill.h"
 
 static void
 jobfill_ids(struct jobfill_ids *ids, const struct drow *r,

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "admin.h"
+#include "admin_api.h"
 #include "conf.h"
 #include "conf_json.h"
 #include "master.h"

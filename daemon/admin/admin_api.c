@@ -27,7 +27,7 @@
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
-#include "admin.h"
+#include "admin_api.h"
 #include "clock.h"
 #include "conf.h"
 #include "lameduck.h"

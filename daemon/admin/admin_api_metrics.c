@@ -7,8 +7,8 @@
 
 #include <stdlib.h>
 
-#include "admin.h"
-#include "gauges.h"
+#include "admin_api.h"
+#include "admin_gauges.h"
 #include "metrics.h"
 
 static void

@@ -22,7 +22,7 @@
 
 #include <jansson.h>
 
-#include "admin.h"
+#include "admin_api.h"
 #include "dlq.h"
 #include "ids.h"
 #include "master.h"

@@ -28,7 +28,7 @@
 #define LOGSUM_AVX2	1
 #endif
 
-#include "logsum.h"
+#include "store_logsum.h"
 
 #define P33_2	(33u * 33u)	/* powers of 33, mod 2^32 */
 #define P33_3	(P33_2 * 33u)

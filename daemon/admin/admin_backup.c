@@ -25,7 +25,7 @@
 
 #include <event2/event.h>
 
-#include "backup.h"
+#include "admin_backup.h"
 #include "log.h"
 #include "master.h"
 #include "store.h"

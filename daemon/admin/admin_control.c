@@ -42,17 +42,17 @@
 #include <event2/listener.h>
 #include <jansson.h>
 
-#include "admin.h"
-#include "backup.h"
+#include "admin_api.h"
+#include "admin_backup.h"
 #include "clock.h"
 #include "conf.h"
-#include "control.h"
+#include "admin_control.h"
 #include "ids.h"
 #include "log.h"
 #include "dispatch.h"
-#include "dlsource.h"
+#include "pipeline_dlsource.h"
 #include "master.h"
-#include "gauges.h"
+#include "admin_gauges.h"
 #include "metrics.h"
 #include "pipeline.h"
 #include "quarantine.h"

@@ -26,7 +26,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
-#include "dlsource.h"
+#include "pipeline_dlsource.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"

@@ -28,9 +28,9 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "admin.h"
+#include "admin_api.h"
 #include "conf.h"
-#include "dlsource.h"
+#include "pipeline_dlsource.h"
 #include "ids.h"
 #include "master.h"
 #include "ops.h"
