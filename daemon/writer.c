@@ -50,7 +50,7 @@
 #include "msg.h"
 #include "pipeline.h"
 #include "proc.h"
-#include "ops.h"
+#include "admin_ops.h"
 #include "ratelimit.h"
 #include "repl.h"
 #include "store.h"

@@ -19,7 +19,7 @@
 
 #include "conf.h"
 #include "master.h"
-#include "ops.h"
+#include "admin_ops.h"
 #include "pause.h"
 #include "store.h"
 #include "storeutil.h"

@@ -23,7 +23,7 @@
 #include <jansson.h>
 
 #include "admin_api.h"
-#include "dlq.h"
+#include "admin_dlq.h"
 #include "ids.h"
 #include "master.h"
 #include "store.h"

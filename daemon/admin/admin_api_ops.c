@@ -33,7 +33,7 @@
 #include "pipeline_dlsource.h"
 #include "ids.h"
 #include "master.h"
-#include "ops.h"
+#include "admin_ops.h"
 #include "pause.h"
 #include "pipeline.h"
 #include "store.h"

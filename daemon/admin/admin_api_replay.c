@@ -26,7 +26,7 @@
 #include "conf.h"
 #include "ids.h"
 #include "master.h"
-#include "replay.h"
+#include "admin_replay.h"
 #include "store.h"
 
 static void	 replays_post(struct admin_req *);

@@ -36,7 +36,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
-#include "dlq.h"
+#include "admin_dlq.h"
 #include "admin_gauges.h"
 #include "ids.h"
 #include "log.h"

@@ -30,7 +30,7 @@
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline_int.h"
-#include "replay.h"
+#include "admin_replay.h"
 #include "store.h"
 
 #define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */

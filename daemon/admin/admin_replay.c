@@ -40,7 +40,7 @@
 #include "metrics.h"
 #include "pipeline.h"
 #include "quarantine.h"
-#include "replay.h"
+#include "admin_replay.h"
 #include "store.h"
 
 #define REPLAY_TICK_MS		100

@@ -31,7 +31,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
-#include "dlq.h"
+#include "admin_dlq.h"
 #include "ids.h"
 #include "log.h"
 #include "master.h"

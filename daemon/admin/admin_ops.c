@@ -27,7 +27,7 @@
 #include "conf.h"
 #include "log.h"
 #include "master.h"
-#include "ops.h"
+#include "admin_ops.h"
 #include "pause.h"
 #include "pipeline.h"
 #include "steps.h"
