@@ -44,7 +44,6 @@
 #include "ids.h"
 #include "job.h"
 #include "log.h"
-#include "metrics.h"
 #include "pause.h"
 #include "sinkq.h"
 
@@ -163,6 +162,7 @@ static void		 batched_take_back(struct dispatch *,
 static int		 batched_of(const struct drow *, const struct dsinkq *,
 			    const char *);
 static void		 dls_dead_cb(struct dispatch *, struct drow *, void *);
+static void		 breaker_moved(struct dispatch *, uint8_t, const char *);
 static const struct retry_policy *row_policy(struct dispatch *,
 			    const struct drow *);
 
@@ -1095,9 +1095,7 @@ assign(struct dispatch *d)
 			continue;
 		case BREAKER_PROBE:
 			r->probe = 1;
-			metrics_add("ankusa_dispatch_breaker_transitions_total",
-			    1, "sink", dispatch_module_name(q->module), "state",
-			    "half_open", NULL);
+			breaker_moved(d, q->module, "half_open");
 			break;
 		case BREAKER_START:
 			r->probe = 0;
@@ -1288,10 +1286,8 @@ assign_batched(struct dispatch *d)
 					continue;
 				case BREAKER_PROBE:
 					r->probe = 1;
-					metrics_add("ankusa_dispatch_breaker_"
-					    "transitions_total", 1, "sink",
-					    dispatch_module_name(q->module),
-					    "state", "half_open", NULL);
+					breaker_moved(d, q->module,
+					    "half_open");
 					break;
 				case BREAKER_START:
 					r->probe = 0;
@@ -1459,9 +1455,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 			log_info("dispatch: sink %s/%s#%u (%s): breaker closed",
 			    r->t->name, q->source, q->sink,
 			    dispatch_module_name(q->module));
-			metrics_add("ankusa_dispatch_breaker_transitions_total",
-			    1, "sink", dispatch_module_name(q->module), "state",
-			    "closed", NULL);
+			breaker_moved(d, q->module, "closed");
 		}
 		settle_delivered(d, r);
 		return;
@@ -1493,9 +1487,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		log_info("dispatch: sink %s/%s#%u (%s): breaker open for "
 		    "%" PRIu64 " ms", r->t->name, q->source, q->sink,
 		    dispatch_module_name(q->module), q->br.open_ms);
-		metrics_add("ankusa_dispatch_breaker_transitions_total", 1,
-		    "sink", dispatch_module_name(q->module), "state", "open",
-		    NULL);
+		breaker_moved(d, q->module, "open");
 	}
 	p = row_policy(d, r);
 	r->row.attempts++;
@@ -1556,6 +1548,14 @@ dispatch_get_stats(struct dispatch *d, struct dispatch_stats *st)
 	st->breakers_open = open;
 	st->window_full = window_full(&d->win);
 	st->settled = d->st.delivered + d->st.dead;
+}
+
+/* A breaker of a sink of the module moved to state: told to the glue. */
+static void
+breaker_moved(struct dispatch *d, uint8_t module, const char *state)
+{
+	if (d->ops.breaker_moved != NULL)
+		d->ops.breaker_moved(d->ops.arg, module, state);
 }
 
 void

@@ -35,6 +35,7 @@
 #include "job.h"
 #include "log.h"
 #include "master.h"
+#include "metrics.h"
 #include "pipeline.h"
 #include "pipeline_int.h"
 #include "repl.h"
@@ -102,6 +103,7 @@ static int	dls_up(char *, size_t, void *);
 static uint64_t	dls_queued(const char *, const char *, void *);
 static void	dls_ended(void *);
 static uint64_t	settled_count(void);
+static void	breaker_moved(void *, uint8_t, const char *);
 
 /* --- life --- */
 
@@ -128,6 +130,7 @@ pipeline_init(void)
 	pool_ops(&ops);
 	pipeline_batch_ops(&ops);
 	pipeline_claim_ops(&ops);
+	ops.breaker_moved = breaker_moved;
 	pipeline_disp = dispatch_new(env->conf, &ops);
 	if ((ev_turn = evtimer_new(env->base, turn_cb, NULL)) == NULL ||
 	    (ev_wake = evtimer_new(env->base, wake_cb, NULL)) == NULL ||
@@ -137,6 +140,13 @@ pipeline_init(void)
 	dlsource_init(&dls_ops);
 	dlq_init(&dlq_ops);
 	pipeline_arm();	/* rows due from before a restart */
+}
+
+static void
+breaker_moved(void *arg, uint8_t module, const char *state)
+{
+	metrics_add("ankusa_dispatch_breaker_transitions_total", 1, "sink",
+	    dispatch_module_name(module), "state", state, NULL);
 }
 
 static int
