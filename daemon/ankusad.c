@@ -48,6 +48,7 @@
 #include "lameduck.h"
 #include "log.h"
 #include "master.h"
+#include "msg.h"
 #include "reexec.h"
 #include "repl.h"
 #include "signals.h"
@@ -57,6 +58,8 @@
 #include "pipeline.h"
 #include "privsep.h"
 #include "admin_replay.h"
+#include "quarantine.h"
+#include "router.h"
 #include "store.h"
 #include "supervisor.h"
 #include "writer.h"
@@ -109,6 +112,7 @@ static void	listener_refuse(int);
 static int	listener_filter(int);
 static int	ankusad_role_texts(const char *, size_t, char **, size_t *,
 		    char *, size_t);
+static void	ankusad_wire(void);
 
 /* The usage: on standard output and exit 0 for -h, on standard error and
  * exit 2 for a usage error. */
@@ -699,6 +703,42 @@ ankusad_close(void)
 	return 0;
 }
 
+/*
+ * The wiring: which module handles what another one only announces, so
+ * that none of them calls upward (docs/ARCHITECTURE).  A child's frames go
+ * to their handlers by type (router.h); the deliver processes' lives go to
+ * the pipeline.
+ */
+static void
+ankusad_wire(void)
+{
+	static const struct router_route routes[] = {
+		{ MSG_HOOK_SUBMIT, KIND_EDGE, writer_submit,
+		    "malformed hook_submit" },
+		{ MSG_READY_QUERY, KIND_MAX, router_ready_query,
+		    "malformed ready_query" },
+		{ MSG_INGEST_EVENT, KIND_MAX, router_ingest_event,
+		    "malformed ingest_event" },
+		{ MSG_QUARANTINE_VERDICT, KIND_EDGE, quarantine_verdict,
+		    "malformed quarantine_verdict" },
+		{ MSG_DELIVER_OUTCOME, KIND_DELIVER, pipeline_outcome,
+		    "malformed deliver_outcome" },
+		{ MSG_BATCH_OUTCOME, KIND_DELIVER, pipeline_outcome,
+		    "malformed deliver_outcome" },
+		{ MSG_CLAIM_OUTCOME, KIND_DELIVER, pipeline_outcome,
+		    "malformed deliver_outcome" },
+	};
+	static const struct supervisor_ops children = {
+		.msg = router_msg,
+		.deliver_ready = pipeline_worker_ready,
+		.deliver_retiring = pipeline_worker_retiring,
+		.deliver_gone = pipeline_worker_gone,
+	};
+
+	router_init(routes, sizeof(routes) / sizeof(routes[0]));
+	supervisor_init(&children);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -880,7 +920,7 @@ main(int argc, char *argv[])
 	tv.tv_usec = 0;
 	event_add(ev_maint, &tv);
 
-	supervisor_init();
+	ankusad_wire();
 	if (ops_init(err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	writer_init();

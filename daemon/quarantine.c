@@ -404,7 +404,7 @@ release_committed(void *arg, int ok)
 }
 
 int
-quarantine_verdict(struct msg *m)
+quarantine_verdict(uint32_t serial, struct msg *m)
 {
 	struct check *ck = NULL;
 	const char *reason;

@@ -49,8 +49,9 @@ void	quarantine_progress(void *arg, uint64_t *seq, uint64_t *released,
 /* End arg's release: nothing more goes out, done follows once the checks
  * out are back. */
 void	quarantine_release_end(void *arg);
-/* An edge's MSG_QUARANTINE_VERDICT; -1 if malformed (recycle it). */
-int	quarantine_verdict(struct msg *);
+/* MSG_QUARANTINE_VERDICT from edge serial; -1 if malformed (recycle
+ * it).  A route of router.h. */
+int	quarantine_verdict(uint32_t serial, struct msg *);
 /* Delete held hooks (of source, or the one with id); the count or -1. */
 int64_t	quarantine_purge(const char *source, const char *id, char *err,
 	    size_t);

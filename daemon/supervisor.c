@@ -18,6 +18,10 @@
  * generation only when their part of the config or their environment
  * changes.
  *
+ * What the children say after their hello, and the lives of the deliver
+ * processes, go where main's struct supervisor_ops says (router.c, the
+ * pipeline): this file moves frames, and knows no handler.
+ *
  * Fatal: a part of the config that no longer parses for a kind's
  * environment (ankusad parsed it before it was in force), out of memory,
  * and a deliver pool over CONF_DELIVER_MAX (the config check refuses it);
@@ -48,14 +52,9 @@
 #include "log.h"
 #include "master.h"
 #include "msg.h"
-#include "metrics.h"
-#include "proc.h"
-#include "quarantine.h"
-#include "repl.h"
-#include "supervisor.h"
-#include "pipeline.h"
 #include "privsep.h"
-#include "writer.h"
+#include "proc.h"
+#include "supervisor.h"
 
 #define SUPERVISOR_STABLE_MS	10000	/* lived this long: not a crash loop */
 #define SUPERVISOR_DELAY_MIN_MS	1000
@@ -117,6 +116,7 @@ static struct pool	 pools[KIND_MAX] = {
 #define SUPERVISOR_GATEWAYS	2
 static uint32_t		 next_serial = 1;
 static struct event	*ev_sigchld;
+static struct supervisor_ops ops;
 
 static struct child	*child_find(uint32_t);
 static struct child	*child_by_pid(pid_t);
@@ -144,10 +144,11 @@ static void		 nofile_check(int);
  * one (LimitNOFILE of the unit).
  */
 void
-supervisor_init(void)
+supervisor_init(const struct supervisor_ops *o)
 {
 	struct rlimit rl;
 
+	ops = *o;
 	ev_sigchld = evsignal_new(env->base, SIGCHLD, sigchld_cb, NULL);
 	if (ev_sigchld == NULL || evsignal_add(ev_sigchld, NULL) == -1)
 		fatalx("supervisor: cannot watch SIGCHLD");
@@ -412,7 +413,7 @@ child_retire(struct child *c)
 	msg_free(&m);
 	c->state = CHILD_RETIRING;
 	if (c->kind == KIND_DELIVER)
-		pipeline_worker_retiring(c->serial);
+		ops.deliver_retiring(c->serial);
 }
 
 /* Bring a pool to n slots: new slots spawn, surplus slots retire their
@@ -618,6 +619,7 @@ static void
 child_msg(struct chan *ch, struct msg *m, void *arg)
 {
 	struct child *c = arg;
+	const char *why;
 
 	if (c->state == CHILD_STARTING && m->type != MSG_CHILD_HELLO) {
 		child_recycle(c, "message before hello");
@@ -647,72 +649,15 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 		if (c->state == CHILD_STARTING) {
 			c->state = CHILD_READY;
 			if (c->kind == KIND_DELIVER)
-				pipeline_worker_ready(c->serial, c->deck);
+				ops.deliver_ready(c->serial, c->deck);
 		}
 		log_debug("supervisor: %s %u.%u pid %d ready", kind, c->gen,
 		    c->index, (int)c->pid);
 		break;
 	}
-	case MSG_HOOK_SUBMIT:
-		if (c->kind != KIND_EDGE || writer_submit(c->serial, m) == -1)
-			child_recycle(c, "malformed hook_submit");
-		break;
-	case MSG_READY_QUERY: {
-		struct msg r;
-		const char *reason = "";
-		int ready = 1;
-
-		if (msg_end(m) == -1) {
-			child_recycle(c, "malformed ready_query");
-			return;
-		}
-		if (env->draining) {
-			ready = 0;
-			reason = "draining";
-		} else if (!repl_writable()) {
-			ready = 0;
-			reason = "not_master";
-		} else if (!env->store_ok) {
-			ready = 0;
-			reason = "store_unavailable";
-		}
-		msg_init(&r, MSG_READY_RESULT, m->id);
-		msg_add_u8(&r, ready);
-		msg_add_str(&r, reason);
-		chan_send(ch, &r);
-		msg_free(&r);
-		break;
-	}
-	case MSG_INGEST_EVENT: {
-		const char *reason, *source, *scheme;
-		uint32_t n;
-
-		if (msg_get_str(m, &reason) == -1 ||
-		    msg_get_str(m, &source) == -1 ||
-		    msg_get_str(m, &scheme) == -1 ||
-		    msg_get_u32(m, &n) == -1 || n == 0 || msg_end(m) == -1) {
-			child_recycle(c, "malformed ingest_event");
-			return;
-		}
-		metrics_refused(reason, n);
-		/* Labelled by source only when the config knows it. */
-		if (scheme[0] != '\0' && conf_source(env->conf, source) != NULL)
-			metrics_verify_failure(source, scheme);
-		break;
-	}
-	case MSG_QUARANTINE_VERDICT:
-		if (c->kind != KIND_EDGE || quarantine_verdict(m) == -1)
-			child_recycle(c, "malformed quarantine_verdict");
-		break;
-	case MSG_DELIVER_OUTCOME:
-	case MSG_BATCH_OUTCOME:
-	case MSG_CLAIM_OUTCOME:
-		if (c->kind != KIND_DELIVER ||
-		    pipeline_outcome(c->serial, m) == -1)
-			child_recycle(c, "malformed deliver_outcome");
-		break;
 	default:
-		child_recycle(c, "unexpected message");
+		if ((why = ops.msg(c->serial, c->kind, m)) != NULL)
+			child_recycle(c, why);
 		break;
 	}
 }
@@ -790,7 +735,7 @@ child_reap(struct child *c, int status)
 
 	killed = c->killed;
 	if (c->kind == KIND_DELIVER)
-		pipeline_worker_gone(c->serial);
+		ops.deliver_gone(c->serial);
 	if (c->chan != NULL)
 		chan_free(c->chan);
 	for (k = 0; k < nchildren; k++)

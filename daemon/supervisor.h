@@ -2,15 +2,16 @@
 /*
  * supervisor.h: the master's children: edges (http.workers of them),
  * deliver processes (conf_deliver_pool) and claim gateways (2, when
- * claim_check is set): spawning, the hello
- * handshake, respawn with a throttle, generations on reload, and routing
- * their messages.
+ * claim_check is set): spawning, the hello handshake, respawn with a
+ * throttle, generations on reload, sending, killing and reaping.  Their
+ * other frames go where main says (struct supervisor_ops; router.h).
  */
 #ifndef ANKUSA_SUPERVISOR_H
 #define ANKUSA_SUPERVISOR_H
 
 #include <stdint.h>
 
+struct deck;
 struct msg;
 
 enum child_kind {
@@ -20,7 +21,19 @@ enum child_kind {
 	KIND_MAX
 };
 
-void	supervisor_init(void);
+/* What is done with the children's frames and lives: main fills it. */
+struct supervisor_ops {
+	/* A frame from child serial, of kind, after its hello: NULL, or
+	 * why the child is recycled (router_msg). */
+	const char *(*msg)(uint32_t serial, enum child_kind, struct msg *);
+	/* A deliver process said hello (deck: its on-deck page,
+	 * common/deck.h, or NULL), was told to retire, is gone. */
+	void	(*deliver_ready)(uint32_t serial, struct deck *);
+	void	(*deliver_retiring)(uint32_t serial);
+	void	(*deliver_gone)(uint32_t serial);
+};
+
+void	supervisor_init(const struct supervisor_ops *);
 /* Start a new generation of edges on the current config and retire the
  * previous one (it finishes the requests in hand); bring the deliver pool
  * to its configured size. */
