@@ -44,6 +44,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "admin_control.h"
+#include "admin_dlq.h"
 #include "admin_gauges.h"
 #include "lameduck.h"
 #include "log.h"
@@ -703,11 +704,27 @@ ankusad_close(void)
 	return 0;
 }
 
+/* dlq_ops over the pipeline. */
+static int
+wire_claimed(const unsigned char *key, void *arg)
+{
+	return pipeline_claimed(key);
+}
+
+static void
+wire_released(void *arg)
+{
+	pipeline_lanes_released();
+}
+
 /*
- * The wiring: which module handles what another one only announces, so
- * that none of them calls upward (docs/ARCHITECTURE).  A child's frames go
- * to their handlers by type (router.h); the deliver processes' lives go to
- * the pipeline.
+ * The modules, started and wired: each is told here who handles what it
+ * only announces, so that none calls upward (docs/ARCHITECTURE).  A
+ * child's frames go to their handlers by type (router.h), the deliver
+ * processes' lives to the pipeline; the pipeline's stop ends the manual
+ * operations' jobs, its settles are heard by the lane gauges and the
+ * replays; the dead letters' purges ask it what is claimed and tell it
+ * the lanes they released.
  */
 static void
 ankusad_wire(void)
@@ -734,9 +751,24 @@ ankusad_wire(void)
 		.deliver_retiring = pipeline_worker_retiring,
 		.deliver_gone = pipeline_worker_gone,
 	};
+	static const struct dlq_ops dlq = {
+		.claimed = wire_claimed,
+		.changed = wire_released,
+	};
+	char err[4096];
 
 	router_init(routes, sizeof(routes) / sizeof(routes[0]));
 	supervisor_init(&children);
+	if (ops_init(err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	writer_init();
+	pipeline_on_stop(ops_stop);
+	pipeline_on_settle(gauges_settled, NULL);
+	pipeline_on_settle(replay_settled, NULL);
+	pipeline_init();
+	dlq_init(&dlq);
+	gauges_init();
+	replay_init();
 }
 
 int
@@ -921,12 +953,6 @@ main(int argc, char *argv[])
 	event_add(ev_maint, &tv);
 
 	ankusad_wire();
-	if (ops_init(err, sizeof(err)) == -1)
-		fatalx("%s", err);
-	writer_init();
-	pipeline_init();
-	gauges_init();
-	replay_init();
 	supervisor_new_generation();
 	notify_start(env->base, ankusad_ready, ankusad_status);
 	log_info("ankusad %s started: ingest on %s:%u, data in %s, config %s",

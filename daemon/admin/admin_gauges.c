@@ -231,6 +231,16 @@ lane_slot(const unsigned char *rk)
 }
 
 void
+gauges_settled(enum settle_kind kind, enum settle_written how,
+    const unsigned char *key, const struct store_row *row, void *arg)
+{
+	if (kind == SETTLE_RESCHEDULE && row->state == STORE_ROW_HEAD)
+		gauges_lane_head(key, 1);
+	else if (kind != SETTLE_RESCHEDULE)
+		gauges_lane_head(key, 0);
+}
+
+void
 gauges_lane_head(const unsigned char rk[STORE_ROWKEY_LEN], int blocked)
 {
 	static const unsigned char zero[STORE_ROWKEY_LEN];

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
 #include "store.h"
 
 /* The per-tenant pass (ankusa_tenant_pending): its first run now, then
@@ -25,6 +26,11 @@ void	gauges_update(void);
  * park (blocked 1), or has ended (0). */
 void	gauges_lane_head(const unsigned char rowkey[STORE_ROWKEY_LEN],
 	    int blocked);
+/* A settle, as pipeline_on_settle tells it: a lane head rescheduled
+ * (a retry or a park: it keeps state HEAD) blocks its lane, a settle that
+ * ends a row unblocks it (gauges_lane_head). */
+void	gauges_settled(enum settle_kind, enum settle_written,
+	    const unsigned char *, const struct store_row *, void *);
 /* The blocked lane heads kept (ankusa_dispatch_lanes_blocked). */
 size_t	gauges_lanes_blocked(void);
 

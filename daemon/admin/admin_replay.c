@@ -560,6 +560,18 @@ release_done(void *arg, json_t *result)
 /* --- self-pause --- */
 
 void
+replay_settled(enum settle_kind kind, enum settle_written how,
+    const unsigned char *key, const struct store_row *row, void *arg)
+{
+	/* A plain retry is not settled, an orphan was none. */
+	if (how == SETTLED_WRITTEN && (kind != SETTLE_RESCHEDULE ||
+	    row->state == STORE_ROW_PARKED))
+		replay_note(row->replay_id, kind == SETTLE_DELIVERED ?
+		    REPLAY_DELIVERED : kind == SETTLE_DEAD ? REPLAY_DEAD :
+		    REPLAY_PARKED);
+}
+
+void
 replay_note(const unsigned char id[UUID_LEN], enum replay_outcome what)
 {
 	static const unsigned char zero[UUID_LEN];

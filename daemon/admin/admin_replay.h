@@ -24,7 +24,9 @@
 
 #include <jansson.h>
 
+#include "dispatch.h"
 #include "ids.h"
+#include "store.h"
 
 #define REPLAY_MAX_ACTIVE	16	/* running and paused jobs */
 #define REPLAY_RATE_DEFAULT	1000	/* rows a second */
@@ -81,5 +83,10 @@ json_t	*replay_list(void);
 /* A settled delivery of a row whose replay id is id (all zero: not a
  * replay; nothing is done), from the settles' commit. */
 void	replay_note(const unsigned char id[UUID_LEN], enum replay_outcome);
+/* A settle, as pipeline_on_settle tells it: a delivery, a dead letter or
+ * a park of a replayed row is noted (replay_note); a plain retry is no
+ * settled delivery, an orphan's dead settle (SETTLED_DROPPED) none. */
+void	replay_settled(enum settle_kind, enum settle_written,
+	    const unsigned char *, const struct store_row *, void *);
 
 #endif

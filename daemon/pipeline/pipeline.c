@@ -29,9 +29,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
-#include "admin_dlq.h"
 #include "pipeline_dlsource.h"
-#include "admin_ops.h"
 #include "job.h"
 #include "log.h"
 #include "master.h"
@@ -92,6 +90,7 @@ static struct event	*ev_ticks;
 static int		 turn_armed;
 static uint64_t		 held_until;	/* mono ms: no scan before */
 static TAILQ_HEAD(, ptick) ticks = TAILQ_HEAD_INITIALIZER(ticks);
+static void		(*on_stop)(void);
 
 static void	turn_cb(evutil_socket_t, short, void *);
 static void	wake_cb(evutil_socket_t, short, void *);
@@ -108,6 +107,14 @@ static void	breaker_moved(void *, uint8_t, const char *);
 /* --- life --- */
 
 void
+pipeline_on_stop(void (*fn)(void))
+{
+	if (on_stop != NULL)
+		fatalx("pipeline: a second stop hook");
+	on_stop = fn;
+}
+
+void
 pipeline_init(void)
 {
 	static const struct dlsource_ops dls_ops = {
@@ -116,11 +123,6 @@ pipeline_init(void)
 		.hold = dls_hold,
 		.queued = dls_queued,
 		.ended = dls_ended,
-	};
-	/* A deleted hook's lanes have new heads, as at a call's end. */
-	static const struct dlq_ops dlq_ops = {
-		.claimed = dls_claimed,
-		.changed = dls_ended,
 	};
 	struct dispatch_ops ops;
 
@@ -138,7 +140,6 @@ pipeline_init(void)
 		fatalx("pipeline: evtimer_new");
 	pipeline_batch_init();
 	dlsource_init(&dls_ops);
-	dlq_init(&dlq_ops);
 	pipeline_arm();	/* rows due from before a restart */
 }
 
@@ -186,6 +187,12 @@ dls_queued(const char *source, const char *reason, void *arg)
  * what a tick waits for. */
 static void
 dls_ended(void *arg)
+{
+	pipeline_lanes_released();
+}
+
+void
+pipeline_lanes_released(void)
 {
 	dispatch_hint(pipeline_disp, 0);
 	pipeline_arm();
@@ -243,7 +250,8 @@ pipeline_stop(void)
 
 	dispatch_stop(pipeline_disp);
 	dlsource_stop();
-	ops_stop();
+	if (on_stop != NULL)
+		on_stop();
 	evtimer_del(ev_wake);
 	/* Nothing is claimed any more: a tick would wait for its timeout. */
 	(void)pipeline_up(why, sizeof(why));

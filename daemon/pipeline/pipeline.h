@@ -13,6 +13,11 @@
  * answers the dispatch functions of the control socket: tick, pressure,
  * breakers (dead_letter_source is dlsource.c, which it sets up).
  *
+ * It calls nothing above it: what the modules above want to hear of it
+ * (its stop, each settle) they hear through the hooks main registers
+ * (pipeline_on_stop, pipeline_on_settle), and what they ask of it
+ * (pipeline_claimed, pipeline_lanes_released) they ask here.
+ *
  * Its files: pipeline.c the loop turn and control's questions, pool.c the
  * deliver processes, decks and deadlines, pipeline_store.c the store
  * adapter and the settles, pipeline_batch.c and pipeline_claim.c the
@@ -27,10 +32,26 @@
 
 #include <jansson.h>
 
+#include "dispatch.h"
+
 struct deck;
 struct msg;
 struct dispatch_stats;
 
+#define PIPELINE_LISTENERS	4	/* settle listeners at most */
+
+/* Before pipeline_init: fn runs when the pipeline stops (a drain), after
+ * the scheduler and dead_letter_source and before the ticks waiting are
+ * answered.  One; a second is fatal. */
+void	pipeline_on_stop(void (*fn)(void));
+/* Before pipeline_init: fn(kind, key, row, arg) hears each settle of a
+ * turn once its transaction committed (none of a turn that failed), in
+ * order, before its claim ends; row is the row as written (reschedule)
+ * or as it was claimed.  Listeners hear in the order they came; more
+ * than PIPELINE_LISTENERS is fatal. */
+void	pipeline_on_settle(void (*fn)(enum settle_kind, enum settle_written,
+	    const unsigned char *, const struct store_row *, void *),
+	    void *arg);
 void	pipeline_init(void);
 /* New hooks were committed, their rows due at min_due or later: run the
  * scheduler at the end of this turn. */
@@ -76,6 +97,12 @@ void	pipeline_tick_detach(void *arg);
 /* Breakers that are not idle, as JSON objects. */
 json_t	*pipeline_breakers(void);
 void	pipeline_pause(const char *source, uint32_t sink);
+/* Whether the row at key is claimed (an attempt runs on it, or is about
+ * to). */
 int	pipeline_claimed(const unsigned char *key);
+/* Lanes behind the scheduler's cursors have new heads (a hook deleted, a
+ * dead_letter_source ended): the cursors move back and it runs at the end
+ * of this turn. */
+void	pipeline_lanes_released(void);
 
 #endif

@@ -21,7 +21,6 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch.h"
-#include "admin_gauges.h"
 #include "ids.h"
 #include "job.h"
 #include "pipeline_jobfill.h"
@@ -29,8 +28,8 @@
 #include "master.h"
 #include "metrics.h"
 #include "msg.h"
+#include "pipeline.h"
 #include "pipeline_int.h"
-#include "admin_replay.h"
 #include "store.h"
 
 #define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
@@ -53,6 +52,14 @@ static size_t		 nsettles, capsettles;
 static uint64_t		 first_us;	/* the oldest settle's, mono */
 static unsigned char	(*drops)[STORE_KEY_MAX + 2];
 static size_t		 ndrops, capdrops;
+
+/* Who hears of the settles (pipeline_on_settle). */
+static struct {
+	void	(*fn)(enum settle_kind, enum settle_written,
+		    const unsigned char *, const struct store_row *, void *);
+	void	*arg;
+}			 listeners[PIPELINE_LISTENERS];
+static int		 nlisteners;
 
 static int	op_due_tenants(void *, int (*)(const char *, uint64_t, void *),
 		    void *);
@@ -89,6 +96,17 @@ pipeline_store_ops(struct dispatch_ops *ops)
 	ops->lane_sweep = op_lane_sweep;
 	ops->settle = op_settle;
 	ops->random = op_random;
+}
+
+void
+pipeline_on_settle(void (*fn)(enum settle_kind, enum settle_written,
+    const unsigned char *, const struct store_row *, void *), void *arg)
+{
+	if (nlisteners == PIPELINE_LISTENERS)
+		fatalx("pipeline: more than %d settle listeners",
+		    PIPELINE_LISTENERS);
+	listeners[nlisteners].fn = fn;
+	listeners[nlisteners++].arg = arg;
 }
 
 size_t
@@ -393,7 +411,7 @@ pipeline_store_flush(void)
 	struct store_batch *sb;
 	struct psettle *p;
 	size_t i, n = nsettles;
-	int ok = 1, rc = 0;
+	int k, ok = 1, rc = 0;
 
 	if (nsettles == 0 && ndrops == 0)
 		return 0;
@@ -445,21 +463,9 @@ pipeline_store_flush(void)
 			    dispatch_module_name(p->s.module), NULL);
 		if (ok)
 			settle_log(p);
-		/* A lane head that retries or parks blocks its lane until it
-		 * ends (a head keeps state HEAD through both). */
-		if (ok && p->s.kind == SETTLE_RESCHEDULE &&
-		    p->row.state == STORE_ROW_HEAD)
-			gauges_lane_head(p->s.key, 1);
-		else if (ok && p->s.kind != SETTLE_RESCHEDULE)
-			gauges_lane_head(p->s.key, 0);
-		/* A replay job judges its deliveries (a plain retry is not
-		 * settled, an orphan was none). */
-		if (p->how == SETTLED_WRITTEN &&
-		    (p->s.kind != SETTLE_RESCHEDULE ||
-		    p->row.state == STORE_ROW_PARKED))
-			replay_note(p->row.replay_id, p->s.kind ==
-			    SETTLE_DELIVERED ? REPLAY_DELIVERED : p->s.kind ==
-			    SETTLE_DEAD ? REPLAY_DEAD : REPLAY_PARKED);
+		for (k = 0; ok && k < nlisteners; k++)
+			listeners[k].fn(p->s.kind, p->how, p->s.key, &p->row,
+			    listeners[k].arg);
 		dispatch_settled(pipeline_disp, p->s.key, p->how);
 	}
 	nsettles = 0;
