@@ -50,7 +50,6 @@
 #include "msg.h"
 #include "pipeline.h"
 #include "proc.h"
-#include "admin_ops.h"
 #include "ratelimit.h"
 #include "repl.h"
 #include "store.h"
@@ -496,7 +495,7 @@ writer_submit(uint32_t serial, struct msg *m)
 	}
 
 	/* Verified: the tenant's rate limit, then dedupe. */
-	rl = ops_rate_limit(c, p->hook.tenant, NULL);
+	rl = writer_rate_limit(c, p->hook.tenant, NULL);
 	if (rl != NULL && rl->set && (wait = ratelimit_charge(rl_tenants,
 	    p->hook.tenant, rl->rate, rl->burst, now)) != 0) {
 		metrics_rate_limited(p->hook.tenant);

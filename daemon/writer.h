@@ -21,7 +21,9 @@
 
 #include "ids.h"
 
+struct conf;
 struct msg;
+struct rate_limit;
 
 void	writer_init(void);
 /* Take a submitted hook from child serial.  -1 on a malformed frame (the
@@ -41,6 +43,28 @@ void	writer_sweep(void);
 /* The tenant's limit changed (an override set or removed): its bucket
  * starts full. */
 void	writer_rate_reset(const char *tenant);
+
+/*
+ * The tenants' rate limits (writer_rate.c): the limit in force and where
+ * it comes from: "override" (an operator's), "tenant"
+ * (rate_limits.tenants.<t>), "default" (rate_limits.default; unset:
+ * unlimited).  The overrides are set by admin_ops.c, which stores them.
+ */
+#define WRITER_RATE_MAX	4096	/* overrides at most */
+const struct rate_limit *writer_rate_limit(const struct conf *,
+	    const char *tenant, const char **from);
+/* Override tenant's limit: 0, or -1 when WRITER_RATE_MAX others are set
+ * (writer_rate_full says so beforehand). */
+int	writer_rate_override(const char *tenant, double rate, uint32_t burst);
+int	writer_rate_full(const char *tenant);
+/* Remove tenant's override: 1, or 0 when it had none. */
+int	writer_rate_unset(const char *tenant);
+/* Remove every override (before they are read from the store). */
+void	writer_rate_clear(void);
+size_t	writer_rate_count(void);
+/* Every override, in tenant order, until cb returns non-zero. */
+void	writer_rate_each(int (*cb)(const char *tenant,
+	    const struct rate_limit *, void *), void *);
 
 /*
  * A held hook that passed re-verification: commit it as a hook with its

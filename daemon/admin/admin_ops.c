@@ -6,7 +6,8 @@
  * "pause:<source>#<sink>" (the time it was set), an override
  * "rate:<tenant>" (rate as a double's bits, burst).  They are read once at
  * start; every change is a synced batch before it is in force, so an
- * answered change survives a crash.
+ * answered change survives a crash.  In force, the pauses are pause.c's
+ * and the overrides the writer's (writer_rate.c).
  *
  * Jobs move rows in steps (store_batch_due_move), one step of the first
  * job a loop pass, jobs in turn.  They run on the master's loop, the only
@@ -45,16 +46,9 @@ struct ops_job {
 	void			*arg;
 };
 
-struct ops_rate {
-	char			 tenant[STORE_NAME_MAX + 1];
-	struct rate_limit	 limit;
-};
-
 static struct steps	 jobs;
 static int		 jobs_init;
 static int		 stopped;
-static struct ops_rate	*rates;
-static size_t		 nrates, caprates;
 
 static int	 step(struct step_job *);
 static int	 job_step(struct ops_job *, char *, size_t);
@@ -65,8 +59,6 @@ static void	 pause_name(char *, size_t, const char *, uint32_t);
 static int	 load_fn(const char *, const void *, size_t, void *);
 static int	 setting_write(const char *, const void *, size_t, int,
 		    char *, size_t);
-static struct ops_rate *rate_find(const char *, size_t *);
-static int	 rate_put(const char *, double, uint32_t);
 static void	 put_u64(unsigned char *, uint64_t);
 static void	 put_u32(unsigned char *, uint32_t);
 static uint64_t	 get_u64(const unsigned char *);
@@ -136,7 +128,8 @@ load_fn(const char *name, const void *val, size_t len, void *arg)
 		bits = get_u64(v);
 		memcpy(&rate, &bits, sizeof(rate));
 		if (!(rate > 0 && rate <= 1e9) || get_u32(v + 8) == 0 ||
-		    rate_put(name + 5, rate, get_u32(v + 8)) == -1)
+		    writer_rate_override(name + 5, rate, get_u32(v + 8)) ==
+		    -1)
 			goto bad;
 		return 0;
 	}
@@ -150,7 +143,7 @@ int
 ops_init(char *err, size_t errlen)
 {
 	pause_clear();
-	nrates = 0;
+	writer_rate_clear();
 	if (!jobs_init) {
 		steps_init(&jobs, env->base);
 		jobs_init = 1;
@@ -159,9 +152,9 @@ ops_init(char *err, size_t errlen)
 		snprintf(err, errlen, "store: %s", store_strerror(env->store));
 		return -1;
 	}
-	if (pause_count() > 0 || nrates > 0)
+	if (pause_count() > 0 || writer_rate_count() > 0)
 		log_info("ops: %d paused sink keys, %zu rate-limit overrides",
-		    pause_count(), nrates);
+		    pause_count(), writer_rate_count());
 	return 0;
 }
 
@@ -388,65 +381,10 @@ ops_pause(const char *source, uint32_t sink, char *err, size_t errlen)
 
 /* --- rate-limit overrides --- */
 
-static struct ops_rate *
-rate_find(const char *tenant, size_t *at)
-{
-	size_t i;
-
-	for (i = 0; i < nrates; i++)
-		if (strcmp(rates[i].tenant, tenant) == 0) {
-			if (at != NULL)
-				*at = i;
-			return &rates[i];
-		}
-	return NULL;
-}
-
-static int
-rate_put(const char *tenant, double rate, uint32_t burst)
-{
-	struct ops_rate *r;
-	size_t i;
-
-	if ((r = rate_find(tenant, NULL)) == NULL) {
-		if (nrates >= OPS_RATE_MAX)
-			return -1;
-		if (nrates == caprates) {
-			caprates = caprates ? caprates * 2 : 16;
-			if ((rates = reallocarray(rates, caprates,
-			    sizeof(*rates))) == NULL)
-				fatal("ops");
-		}
-		/* In tenant order, for the listing. */
-		for (i = nrates; i > 0 && strcmp(rates[i - 1].tenant,
-		    tenant) > 0; i--)
-			rates[i] = rates[i - 1];
-		r = &rates[i];
-		nrates++;
-		snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
-	}
-	r->limit.set = 1;
-	r->limit.rate = rate;
-	r->limit.burst = burst;
-	return 0;
-}
-
 const struct rate_limit *
 ops_rate_limit(const struct conf *c, const char *tenant, const char **from)
 {
-	const struct rate_limit *rl;
-	struct ops_rate *r;
-
-	if (tenant != NULL && nrates > 0 &&
-	    (r = rate_find(tenant, NULL)) != NULL) {
-		if (from != NULL)
-			*from = "override";
-		return &r->limit;
-	}
-	rl = conf_rate_limit(c, tenant);
-	if (from != NULL)
-		*from = rl != &c->rate_default ? "tenant" : "default";
-	return rl;
+	return writer_rate_limit(c, tenant, from);
 }
 
 int
@@ -457,9 +395,9 @@ ops_rate_set(const char *tenant, double rate, uint32_t burst, char *err,
 	char name[STORE_SETTING_NAME_MAX + 1];
 	uint64_t bits;
 
-	if (rate_find(tenant, NULL) == NULL && nrates >= OPS_RATE_MAX) {
+	if (writer_rate_full(tenant)) {
 		snprintf(err, errlen, "too many rate-limit overrides (at most "
-		    "%d)", OPS_RATE_MAX);
+		    "%d)", WRITER_RATE_MAX);
 		return -1;
 	}
 	snprintf(name, sizeof(name), "rate:%s", tenant);
@@ -468,7 +406,7 @@ ops_rate_set(const char *tenant, double rate, uint32_t burst, char *err,
 	put_u32(v + 8, burst);
 	if (setting_write(name, v, sizeof(v), 0, err, errlen) == -1)
 		return -1;
-	(void)rate_put(tenant, rate, burst);
+	(void)writer_rate_override(tenant, rate, burst);
 	writer_rate_reset(tenant);
 	log_info("ops: tenant %s rate limit overridden: %g/s burst %u",
 	    tenant, rate, burst);
@@ -479,18 +417,13 @@ int
 ops_rate_del(const char *tenant, char *err, size_t errlen)
 {
 	char name[STORE_SETTING_NAME_MAX + 1];
-	size_t at;
 	int rc;
 
 	snprintf(name, sizeof(name), "rate:%s", tenant);
 	if ((rc = setting_write(name, NULL, 0, 1, err, errlen)) == -1)
 		return -1;
-	if (rate_find(tenant, &at) != NULL) {
-		memmove(&rates[at], &rates[at + 1], (nrates - at - 1) *
-		    sizeof(*rates));
-		nrates--;
+	if (writer_rate_unset(tenant))
 		rc = 1;
-	}
 	writer_rate_reset(tenant);
 	if (rc == 1)
 		log_info("ops: tenant %s rate-limit override removed", tenant);
@@ -501,9 +434,5 @@ void
 ops_rate_each(int (*cb)(const char *, const struct rate_limit *, void *),
     void *arg)
 {
-	size_t i;
-
-	for (i = 0; i < nrates; i++)
-		if (cb(rates[i].tenant, &rates[i].limit, arg) != 0)
-			break;
+	writer_rate_each(cb, arg);
 }

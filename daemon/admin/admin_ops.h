@@ -66,7 +66,8 @@ void	 ops_detach(void *arg);
 /*
  * Rate-limit overrides: the tenant's limit as in force, and where it
  * comes from: "override", "tenant" (rate_limits.tenants.<t>), "default"
- * (rate_limits.default; unset: unlimited).
+ * (rate_limits.default; unset: unlimited).  In force they are the
+ * writer's (writer_rate_limit); here they are stored.
  */
 const struct rate_limit *ops_rate_limit(const struct conf *,
 	    const char *tenant, const char **from);
@@ -79,7 +80,5 @@ int	 ops_rate_del(const char *tenant, char *err, size_t errlen);
 /* Every override, in tenant order. */
 void	 ops_rate_each(int (*cb)(const char *tenant,
 	    const struct rate_limit *, void *), void *);
-
-#define OPS_RATE_MAX	4096	/* overrides at most */
 
 #endif
