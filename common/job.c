@@ -80,8 +80,6 @@ job_result_name(enum job_result r)
 int
 job_encode(struct msg *m, const struct job *j)
 {
-	int fd;
-
 	msg_init(m, MSG_DELIVER_JOB, j->id);
 	msg_add_str(m, j->hook_id);
 	msg_add_str(m, j->tenant);
@@ -96,16 +94,10 @@ job_encode(struct msg *m, const struct job *j)
 	msg_add_u32(m, j->sink_index);
 	job_add_sink(m, &j->sink);
 
-	msg_add_u64(m, j->bodylen);
-	if (j->bodylen <= MSG_INLINE_MAX) {
-		msg_add_data(m, j->body, j->bodylen);
-		return 0;
-	}
-	if ((fd = proc_memfd("job", j->body, j->bodylen)) == -1) {
+	if (proc_add_body(m, "job", j->body, j->bodylen) == -1) {
 		msg_free(m);
 		return -1;
 	}
-	msg_set_fd(m, fd);
 	return 0;
 }
 

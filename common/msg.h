@@ -34,7 +34,8 @@ enum msg_type {
 	MSG_NONE = 0,
 	MSG_CHILD_HELLO,	/* child->master: u32 proto, str kind, u32 gen, u32 pid */
 	MSG_CHILD_RETIRE,	/* master->child: stop accepting, finish, exit */
-	MSG_HOOK_SUBMIT,	/* edge->master: one verified hook (see edge.c) */
+	MSG_HOOK_SUBMIT,	/* edge->master: one verified hook
+				 * (common/submit.h) */
 	MSG_HOOK_RESULT,	/* master->edge: u8 hook_result, str id, u32 retry_after_s */
 	MSG_READY_QUERY,	/* edge->master: may /ready say yes? */
 	MSG_READY_RESULT,	/* master->edge: u8 ready, str reason */
@@ -43,7 +44,9 @@ enum msg_type {
 				 * str scheme ("" unless a verify failure),
 				 * u32 count (>= 1) of such refusals */
 	MSG_QUARANTINE_CHECK,	/* master->edge: re-verify a held hook */
-	MSG_QUARANTINE_VERDICT,	/* edge->master: its verdict */
+	MSG_QUARANTINE_VERDICT,	/* edge->master: its verdict: u8 pass, str
+				 * reason, and when it passed the tail of
+				 * common/submit.h */
 	MSG_DELIVER_JOB,	/* master->deliver: one attempt (common/job.h);
 				 * the id is the job id */
 	MSG_DELIVER_OUTCOME,	/* deliver->master: its outcome, same id */

@@ -19,6 +19,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "msg.h"
 #include "proc.h"
 
 #define PROC_MAX_FDS	8
@@ -101,6 +102,23 @@ proc_memfd(const char *name, const void *data, size_t len)
 		len -= n;
 	}
 	return fd;
+}
+
+int
+proc_add_body(struct msg *m, const char *name, const void *body,
+    uint64_t len)
+{
+	int fd;
+
+	msg_add_u64(m, len);
+	if (len <= MSG_INLINE_MAX) {
+		msg_add_data(m, body, len);
+		return 0;
+	}
+	if ((fd = proc_memfd(name, body, len)) == -1)
+		return -1;
+	msg_set_fd(m, fd);
+	return 0;
 }
 
 char *

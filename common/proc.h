@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * proc.h: process helpers shared by the master and its children: spawning
- * an exec'd child with descriptors at fixed numbers, memfds, and reading a
- * descriptor whole.
+ * an exec'd child with descriptors at fixed numbers, memfds and frames'
+ * bodies in them, and reading a descriptor whole.
  */
 #ifndef ANKUSA_PROC_H
 #define ANKUSA_PROC_H
@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "conf.h"
+
+struct msg;
 
 /* The descriptors every child finds: */
 #define PROC_FD_CHAN	3	/* socketpair to the master */
@@ -32,6 +34,11 @@ pid_t	proc_spawn(const char *path, char *const argv[], char *const envp[],
 	    const int *fds, int nfds);
 /* A memfd holding a copy of data; -1 with errno. */
 int	proc_memfd(const char *name, const void *data, size_t len);
+/* A body into a frame: u64 its length, then the bytes inline when they fit
+ * MSG_INLINE_MAX, else in a memfd (named name) passed with the frame.  0,
+ * or -1 with errno when the memfd cannot be made. */
+int	proc_add_body(struct msg *, const char *name, const void *body,
+	    uint64_t len);
 /* A child's start: parse its argv (-g GEN -i INDEX [-d] [-v]) and set up
  * logging as "<kind> GEN.INDEX" (to stderr with -d, else syslog; debug
  * with -v).  0, or -1 on a usage error (the caller prints its usage). */

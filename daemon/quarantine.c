@@ -228,7 +228,7 @@ release_send(struct check *ck)
 	const struct store_hook *h = &ck->rec->hook;
 	struct msg m;
 	uint32_t serial = supervisor_pick_edge();
-	int i, fd;
+	int i;
 
 	if (serial == 0)
 		return -1;
@@ -246,16 +246,10 @@ release_send(struct check *ck)
 		msg_add_str(&m, h->headers[i].name);
 		msg_add_str(&m, h->headers[i].value);
 	}
-	msg_add_u64(&m, h->body_len);
-	if (h->body_len <= MSG_INLINE_MAX)
-		msg_add_data(&m, h->body, h->body_len);
-	else {
-		if ((fd = proc_memfd("held", h->body, h->body_len)) == -1) {
-			log_warn("quarantine: memfd");
-			msg_free(&m);
-			return -1;
-		}
-		msg_set_fd(&m, fd);
+	if (proc_add_body(&m, "held", h->body, h->body_len) == -1) {
+		log_warn("quarantine: memfd");
+		msg_free(&m);
+		return -1;
 	}
 	if (supervisor_send(serial, &m) == -1) {
 		msg_free(&m);

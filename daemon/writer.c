@@ -54,13 +54,12 @@
 #include "repl.h"
 #include "store.h"
 #include "store_group.h"
+#include "submit.h"
 #include "supervisor.h"
 #include "utf8.h"
 #include "writer.h"
 
 #define WRITER_START_DEADLINE_MS	15000	/* to start committing */
-#define WRITER_MAX_HEADERS		100
-#define WRITER_MAX_LANES		CONF_MAX_SINKS
 #define WRITER_DEDUPE_BUCKETS		4096
 #define WRITER_SWEEP_PER_BATCH		64	/* dedupe keys per commit */
 #define WRITER_SWEEP_PER_TICK		4096	/* and per timer tick */
@@ -83,7 +82,7 @@ struct pending {
 	size_t			 bytes;		/* charged to the queue */
 	const char		*verify_reason;	/* pen: why it failed */
 	struct store_hook	 hook;
-	struct store_header	 headers[WRITER_MAX_HEADERS];
+	struct store_header	 headers[SUBMIT_MAX_HEADERS];
 	struct store_row_spec	*rows;
 	int			 nrows;
 	/* dedupe: the entry that holds the key, and those that follow it */
@@ -121,9 +120,9 @@ static void	writer_commit_cb(evutil_socket_t, short, void *);
 static int	writer_commit_batch(int);
 static int	writer_fits(struct pending *, uint32_t, const char *);
 static int	writer_parse(struct pending *, struct msg *, uint8_t *);
-static int	writer_parse_tail(struct pending *, struct msg *);
+static void	writer_take_tail(struct pending *, const struct submit_tail *);
 static void	writer_bind_rows(struct pending *, const struct source_conf *,
-		    const uint32_t *, const uint64_t *, uint32_t);
+		    const struct submit_lane *, uint32_t);
 static uint64_t	dd_hash(const struct pending *);
 static struct pending *dd_find(const struct pending *);
 static void	dd_insert(struct pending *);
@@ -289,41 +288,29 @@ dd_remove(struct pending *p)
 /* --- parsing --- */
 
 /*
- * The common tail of MSG_HOOK_SUBMIT and MSG_QUARANTINE_VERDICT: the
- * dedupe key, the headers, the lanes.  Binds the rows.
+ * The tail of MSG_HOOK_SUBMIT and MSG_QUARANTINE_VERDICT (common/submit.h)
+ * into p: the dedupe key, the headers; binds the rows.
  */
-static int
-writer_parse_tail(struct pending *p, struct msg *m)
+static void
+writer_take_tail(struct pending *p, const struct submit_tail *t)
 {
 	const struct source_conf *src;
-	const char *dedupe;
-	uint64_t lane_hash[WRITER_MAX_LANES];
-	uint32_t nheaders, nlanes, lane_sink[WRITER_MAX_LANES], i;
+	uint32_t i;
 
-	if (msg_get_str(m, &dedupe) == -1 ||
-	    msg_get_u32(m, &nheaders) == -1 || nheaders > WRITER_MAX_HEADERS)
-		return -1;
-	for (i = 0; i < nheaders; i++)
-		if (msg_get_str(m, &p->headers[i].name) == -1 ||
-		    msg_get_str(m, &p->headers[i].value) == -1)
-			return -1;
-	if (msg_get_u32(m, &nlanes) == -1 || nlanes > WRITER_MAX_LANES)
-		return -1;
-	for (i = 0; i < nlanes; i++)
-		if (msg_get_u32(m, &lane_sink[i]) == -1 ||
-		    msg_get_u64(m, &lane_hash[i]) == -1)
-			return -1;
-	p->hook.dedupe_key = dedupe[0] != '\0' ? dedupe : NULL;
+	for (i = 0; i < t->nheaders; i++) {
+		p->headers[i].name = t->headers[i].name;
+		p->headers[i].value = t->headers[i].value;
+	}
+	p->hook.dedupe_key = t->dedupe[0] != '\0' ? t->dedupe : NULL;
 	p->hook.headers = p->headers;
-	p->hook.nheaders = nheaders;
+	p->hook.nheaders = t->nheaders;
 	if ((src = conf_source(env->conf, p->hook.source)) != NULL)
-		writer_bind_rows(p, src, lane_sink, lane_hash, nlanes);
-	return 0;
+		writer_bind_rows(p, src, t->lanes, t->nlanes);
 }
 
 static void
 writer_bind_rows(struct pending *p, const struct source_conf *src,
-    const uint32_t *lane_sink, const uint64_t *lane_hash, uint32_t nlanes)
+    const struct submit_lane *lanes, uint32_t nlanes)
 {
 	uint32_t i;
 	int k;
@@ -339,8 +326,8 @@ writer_bind_rows(struct pending *p, const struct source_conf *src,
 			    (int)src->sinks[k].type);
 		p->rows[k].ordered = src->sinks[k].ordered;
 		for (i = 0; i < nlanes; i++)
-			if (lane_sink[i] == (uint32_t)k)
-				p->rows[k].lane_hash = lane_hash[i];
+			if (lanes[i].sink == (uint32_t)k)
+				p->rows[k].lane_hash = lanes[i].hash;
 	}
 }
 
@@ -369,48 +356,38 @@ writer_fits(struct pending *p, uint32_t serial, const char *reason)
 }
 
 /*
- * Read MSG_HOOK_SUBMIT (field order in workers/edge.c).  Strings point into
- * p->payload.  -1 on a malformed frame.
+ * Read MSG_HOOK_SUBMIT (common/submit.h).  Strings point into p->payload.
+ * -1 on a malformed frame.
  */
 static int
 writer_parse(struct pending *p, struct msg *m, uint8_t *verdict)
 {
-	const void *sha, *data;
-	uint64_t body_len;
-	size_t shalen, datalen;
+	struct submit s;
 
-	if (msg_get_str(m, &p->hook.tenant) == -1 ||
-	    msg_get_str(m, &p->hook.source) == -1 ||
-	    msg_get_str(m, &p->hook.method) == -1 ||
-	    msg_get_str(m, &p->hook.path) == -1 ||
-	    msg_get_str(m, &p->hook.content_type) == -1 ||
-	    msg_get_u64(m, &p->hook.received_at) == -1 ||
-	    msg_get_u8(m, verdict) == -1 || *verdict >= VERDICT_MAX ||
-	    msg_get_str(m, &p->verify_reason) == -1 ||
-	    writer_parse_tail(p, m) == -1)
+	if (submit_decode(m, &s) == -1 ||
+	    s.body_len > env->conf->http.max_body_bytes)
 		return -1;
-	if (msg_get_data(m, &sha, &shalen) == -1 || shalen != 32 ||
-	    msg_get_u64(m, &body_len) == -1 ||
-	    body_len > env->conf->http.max_body_bytes)
-		return -1;
-	if (m->fd == -1) {
-		if (msg_get_data(m, &data, &datalen) == -1 ||
-		    datalen != body_len)
-			return -1;
-		p->hook.body = data;
-	} else {
-		if ((p->body = proc_read_fd(m->fd, body_len)) == NULL) {
+	if (s.body == NULL) {
+		if ((p->body = proc_read_fd(m->fd, s.body_len)) == NULL) {
 			log_warn("writer: hook body from memfd");
 			return -1;
 		}
-		p->hook.body = p->body;
+		s.body = p->body;
 	}
-	if (msg_end(m) == -1)
+	if (!conf_valid_id(s.tenant) || !conf_valid_id(s.source))
 		return -1;
-	if (!conf_valid_id(p->hook.tenant) || !conf_valid_id(p->hook.source))
-		return -1;
-	p->hook.body_len = body_len;
-	memcpy(p->hook.sha256, sha, 32);
+	p->hook.tenant = s.tenant;
+	p->hook.source = s.source;
+	p->hook.method = s.method;
+	p->hook.path = s.path;
+	p->hook.content_type = s.content_type;
+	p->hook.received_at = s.received_at;
+	*verdict = s.verdict;
+	p->verify_reason = s.verify_reason;
+	writer_take_tail(p, &s.tail);
+	p->hook.body = s.body;
+	p->hook.body_len = s.body_len;
+	memcpy(p->hook.sha256, s.sha256, sizeof(s.sha256));
 	return 0;
 }
 
@@ -542,6 +519,7 @@ int
 writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
     const unsigned char *replay_id, void (*done)(void *, int), void *arg)
 {
+	struct submit_tail t;
 	struct pending *p;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL ||
@@ -560,8 +538,12 @@ writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
 	p->hook.flagged = 0;
 	if (replay_id != NULL)
 		memcpy(p->hook.replay_id, replay_id, UUID_LEN);
-	if (writer_parse_tail(p, m) == -1 || msg_end(m) == -1 ||
-	    writer_fits(p, 0, NULL) == -1) {
+	if (submit_tail_decode(m, &t) == -1 || msg_end(m) == -1) {
+		writer_free(p);
+		return -1;
+	}
+	writer_take_tail(p, &t);
+	if (writer_fits(p, 0, NULL) == -1) {
 		writer_free(p);
 		return -1;
 	}

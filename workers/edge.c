@@ -60,6 +60,7 @@
 #include "msg.h"
 #include "proc.h"
 #include "sha256.h"
+#include "submit.h"
 #include "verify.h"
 
 #define EDGE_MAX_CONNS		4096
@@ -182,10 +183,9 @@ static void	conn_submit(struct conn *);
 static void	conn_wait(struct conn *, enum conn_wait, uint64_t);
 static void	conn_answer(struct conn *, struct httpreq_answer *);
 static void	conn_refuse(struct conn *, int, const char *);
-static void	msg_add_tail(struct msg *, const struct source_conf *,
-		    struct keys_ctx *, const char *, const struct header_kv *,
-		    int, int);
-static int	msg_add_body(struct msg *, const void *, size_t);
+static void	submit_tail_fill(struct submit_tail *,
+		    const struct source_conf *, struct keys_ctx *,
+		    const char *, const struct header_kv *, int, int);
 static struct header_kv *request_pairs(const struct httpreq *);
 static void	quarantine_check(struct msg *);
 static void	ingest_event(const char *, const struct source_conf *, int,
@@ -989,56 +989,34 @@ conn_read_body(struct conn *c)
 
 /*
  * The part of MSG_HOOK_SUBMIT and MSG_QUARANTINE_VERDICT that says what a
- * hook is for its sinks: the dedupe key, the headers to store (for a hook
- * held in the quarantine pen, which must be verified again later, those
- * of httpreq_held: credentials only when its verification reads them;
- * else the forwarded ones), the lanes of its ordered sinks.
+ * hook is for its sinks (common/submit.h): the dedupe key, the headers to
+ * store (for a hook held in the quarantine pen, which must be verified
+ * again later, those of httpreq_held: credentials only when its
+ * verification reads them; else the forwarded ones), the lanes of its
+ * ordered sinks.  Strings point into dedupe and kv.
  */
 static void
-msg_add_tail(struct msg *m, const struct source_conf *src,
+submit_tail_fill(struct submit_tail *t, const struct source_conf *src,
     struct keys_ctx *keys, const char *dedupe, const struct header_kv *kv,
     int nkv, int all)
 {
 	struct httpreq_lane lanes[CONF_MAX_SINKS];
-	uint32_t n = 0;
 	int i, nlanes;
 
-	msg_add_str(m, dedupe);
-	for (i = 0; i < nkv; i++)
-		if (all ? httpreq_held(src, kv[i].name) :
-		    httpreq_forwarded(src, kv[i].name))
-			n++;
-	msg_add_u32(m, n);
+	t->dedupe = dedupe;
+	t->nheaders = 0;
 	for (i = 0; i < nkv; i++)
 		if (all ? httpreq_held(src, kv[i].name) :
 		    httpreq_forwarded(src, kv[i].name)) {
-			msg_add_str(m, kv[i].name);
-			msg_add_str(m, kv[i].value);
+			t->headers[t->nheaders].name = kv[i].name;
+			t->headers[t->nheaders++].value = kv[i].value;
 		}
 	nlanes = httpreq_lanes(src, keys, lanes);
-	msg_add_u32(m, nlanes);
 	for (i = 0; i < nlanes; i++) {
-		msg_add_u32(m, lanes[i].sink);
-		msg_add_u64(m, lanes[i].hash);
+		t->lanes[i].sink = lanes[i].sink;
+		t->lanes[i].hash = lanes[i].hash;
 	}
-}
-
-/* A body into a frame: inline when small, else in a memfd.  -1 if the
- * memfd cannot be made. */
-static int
-msg_add_body(struct msg *m, const void *body, size_t len)
-{
-	int fd;
-
-	msg_add_u64(m, len);
-	if (len <= MSG_INLINE_MAX) {
-		msg_add_data(m, body, len);
-		return 0;
-	}
-	if ((fd = proc_memfd("hook", body, len)) == -1)
-		return -1;
-	msg_set_fd(m, fd);
-	return 0;
+	t->nlanes = nlanes;
 }
 
 /* The request's headers as pairs with lower-case names (names copied). */
@@ -1062,9 +1040,9 @@ request_pairs(const struct httpreq *r)
 
 /*
  * The body is in: verify it, apply on_verify_failure, extract the dedupe
- * key and the lane keys, and send the hook to the master.  The payload
- * order is the protocol (see daemon/writer.c, writer_parse).  The rate
- * limit and the dedupe check are the master's: it alone sees every edge.
+ * key and the lane keys, and send the hook to the master
+ * (common/submit.h).  The rate limit and the dedupe check are the
+ * master's: it alone sees every edge.
  */
 static void
 conn_submit(struct conn *c)
@@ -1079,6 +1057,7 @@ conn_submit(struct conn *c)
 	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
 	enum verify_reason vr = VERIFY_OK;
 	enum hook_verdict verdict = VERDICT_OK;
+	struct submit sub;
 	struct msg m;
 	int i;
 
@@ -1120,21 +1099,21 @@ conn_submit(struct conn *c)
 	ct = httpreq_header(&c->req, "content-type");
 
 	conn_wait(c, WAIT_HOOK, next_reqid++);
-	msg_init(&m, MSG_HOOK_SUBMIT, c->reqid);
-	msg_add_str(&m, httpreq_tenant(&c->route, src));
-	msg_add_str(&m, src->id);
-	msg_add_str(&m, c->req.method);
-	msg_add_str(&m, c->req.target);
-	msg_add_str(&m, ct != NULL ? ct->value : "");
-	msg_add_u64(&m, c->received_at);
-	msg_add_u8(&m, verdict);
-	msg_add_str(&m, vr == VERIFY_OK ? "" : verify_reason_name(vr));
-	msg_add_tail(&m, src, &keys, dedupe, kv, c->req.nheaders,
+	sub.tenant = httpreq_tenant(&c->route, src);
+	sub.source = src->id;
+	sub.method = c->req.method;
+	sub.path = c->req.target;
+	sub.content_type = ct != NULL ? ct->value : "";
+	sub.received_at = c->received_at;
+	sub.verdict = verdict;
+	sub.verify_reason = vr == VERIFY_OK ? "" : verify_reason_name(vr);
+	submit_tail_fill(&sub.tail, src, &keys, dedupe, kv, c->req.nheaders,
 	    verdict == VERDICT_QUARANTINE);
-	msg_add_data(&m, md, sizeof(md));
-	if (msg_add_body(&m, c->body, c->bodylen) == -1) {
+	memcpy(sub.sha256, md, sizeof(sub.sha256));
+	sub.body = c->body;
+	sub.body_len = c->bodylen;
+	if (submit_encode(&m, c->reqid, &sub) == -1) {
 		log_warn("request %" PRIu64 ": body memfd", c->reqid);
-		msg_free(&m);
 		goto unavailable;
 	}
 	log_debug("request %" PRIu64 ": %s %s, %zu bytes, verdict %d",
@@ -1180,6 +1159,7 @@ quarantine_check(struct msg *m)
 	uint64_t received_at, len;
 	uint32_t n, i;
 	size_t dlen;
+	struct submit_tail tail;
 	struct msg r;
 
 	if (msg_get_str(m, &tenant) == -1 || msg_get_str(m, &source) == -1 ||
@@ -1219,7 +1199,8 @@ quarantine_check(struct msg *m)
 	if (vr == VERIFY_OK) {
 		if (keys_dedupe(src, &keys, dedupe, sizeof(dedupe)) == -1)
 			dedupe[0] = '\0';
-		msg_add_tail(&r, src, &keys, dedupe, kv, n, 0);
+		submit_tail_fill(&tail, src, &keys, dedupe, kv, n, 0);
+		submit_tail_encode(&r, &tail);
 	}
 	keys_free(&keys);
  send:
