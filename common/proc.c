@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * proc.c: spawning children and passing bytes by descriptor; see proc.h.
+ * proc.c: spawning children, their hello, and passing bytes by
+ * descriptor; see proc.h.
  */
 #include "config.h"
 
@@ -201,6 +202,31 @@ proc_child_start(int argc, char *argv[], const char *progname,
 	if (*verbose)
 		log_setlevel(LOG_LEVEL_DEBUG);
 	return 0;
+}
+
+void
+proc_child_hello(struct chan *master, const char *kind, uint32_t gen)
+{
+	struct msg m;
+
+	msg_init(&m, MSG_CHILD_HELLO, 0);
+	msg_add_u32(&m, MSG_PROTO_VERSION);
+	msg_add_str(&m, kind);
+	msg_add_u32(&m, gen);
+	msg_add_u32(&m, (uint32_t)getpid());
+	if (chan_send(master, &m) == -1)
+		fatalx("cannot greet the master");
+	msg_free(&m);
+}
+
+int
+proc_hello_decode(struct msg *m, uint32_t *proto, const char **kind,
+    uint32_t *gen, uint32_t *pid)
+{
+	if (msg_get_u32(m, proto) == -1 || msg_get_str(m, kind) == -1 ||
+	    msg_get_u32(m, gen) == -1 || msg_get_u32(m, pid) == -1)
+		return -1;
+	return msg_end(m);
 }
 
 void

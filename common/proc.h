@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * proc.h: process helpers shared by the master and its children: spawning
- * an exec'd child with descriptors at fixed numbers, memfds and frames'
- * bodies in them, and reading a descriptor whole.
+ * an exec'd child with descriptors at fixed numbers, a child's start and
+ * its hello, memfds and bodies in them, and reading a descriptor whole.
  */
 #ifndef ANKUSA_PROC_H
 #define ANKUSA_PROC_H
@@ -13,6 +13,7 @@
 
 #include "conf.h"
 
+struct chan;
 struct msg;
 
 /* The descriptors every child finds: */
@@ -48,6 +49,13 @@ int	proc_child_start(int argc, char *argv[], const char *progname,
  * conf_role.c), parsed (and the descriptor closed), log.level applied
  * unless verbose; errors are logged and the child exits 78 (EX_CONFIG). */
 struct conf *proc_child_conf(enum conf_role, int verbose);
+/* MSG_CHILD_HELLO, a child's first frame: u32 MSG_PROTO_VERSION, str
+ * its kind ("edge", "deliver", "gateway"), u32 its generation, u32 its
+ * pid.  A child sends it once its sandbox holds (fatal if it cannot); the
+ * master reads it strictly (0, or -1; kind points into m). */
+void	proc_child_hello(struct chan *master, const char *kind, uint32_t gen);
+int	proc_hello_decode(struct msg *m, uint32_t *proto, const char **kind,
+	    uint32_t *gen, uint32_t *pid);
 /* A child's channel to the master failed with err (0: closed): a child
  * never outlives its master.  Exits 0 for a close or reset, else logs the
  * error and exits 1. */

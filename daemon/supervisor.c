@@ -630,10 +630,7 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 		uint32_t proto, gen, pid;
 		const char *kind;
 
-		if (msg_get_u32(m, &proto) == -1 ||
-		    msg_get_str(m, &kind) == -1 ||
-		    msg_get_u32(m, &gen) == -1 ||
-		    msg_get_u32(m, &pid) == -1 || msg_end(m) == -1) {
+		if (proc_hello_decode(m, &proto, &kind, &gen, &pid) == -1) {
 			child_recycle(c, "malformed hello");
 			return;
 		}

@@ -127,7 +127,6 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	struct msg m;
 	uint32_t idx = 0;
 	int vflag;
 
@@ -154,14 +153,7 @@ main(int argc, char *argv[])
 	/* Everything is loaded: from here on the sandbox's rules hold. */
 	sandbox_enter(SANDBOX_DELIVER, claims_root);
 	master = chan_new(base, PROC_FD_CHAN, deliver_msg, deliver_err, NULL);
-	msg_init(&m, MSG_CHILD_HELLO, 0);
-	msg_add_u32(&m, MSG_PROTO_VERSION);
-	msg_add_str(&m, "deliver");
-	msg_add_u32(&m, gen);
-	msg_add_u32(&m, (uint32_t)getpid());
-	if (chan_send(master, &m) == -1)
-		fatalx("cannot greet the master");
-	msg_free(&m);
+	proc_child_hello(master, "deliver", gen);
 
 	log_debug("started");
 	event_base_dispatch(base);

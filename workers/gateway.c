@@ -161,7 +161,6 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	struct msg m;
 	char err[BLOB_ERR_MAX];
 	uint32_t idx = 0;
 	int vflag;
@@ -216,14 +215,7 @@ main(int argc, char *argv[])
 	    store_conf.root : NULL);
 	master = chan_new(base, PROC_FD_CHAN, gateway_master_msg,
 	    gateway_master_err, NULL);
-	msg_init(&m, MSG_CHILD_HELLO, 0);
-	msg_add_u32(&m, MSG_PROTO_VERSION);
-	msg_add_str(&m, "gateway");
-	msg_add_u32(&m, gen);
-	msg_add_u32(&m, (uint32_t)getpid());
-	if (chan_send(master, &m) == -1)
-		fatalx("cannot greet the master");
-	msg_free(&m);
+	proc_child_hello(master, "gateway", gen);
 
 	log_debug("started, store %s", store_conf.type);
 	event_base_dispatch(base);
