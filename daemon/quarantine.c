@@ -33,7 +33,7 @@
 #include "msg.h"
 #include "proc.h"
 #include "quarantine.h"
-#include "store.h"
+#include "store/store.h"
 #include "supervisor.h"
 #include "writer.h"
 

@@ -27,8 +27,8 @@
 #include "master.h"
 #include "reexec.h"
 #include "repl.h"
-#include "store.h"
-#include "store_group.h"
+#include "store/store.h"
+#include "store/store_group.h"
 
 #define REPL_ENV_ELECTED	"ANKUSA_REPL_ELECTED"
 #define REPL_BEAT_MS		1000

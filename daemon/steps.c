@@ -18,7 +18,7 @@
 #include "log.h"
 #include "master.h"
 #include "steps.h"
-#include "store.h"
+#include "store/store.h"
 
 static void	steps_cb(evutil_socket_t, short, void *);
 static void	steps_arm(struct steps *);

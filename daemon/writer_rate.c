@@ -19,7 +19,7 @@
 
 #include "conf.h"
 #include "log.h"
-#include "store.h"
+#include "store/store.h"
 #include "writer.h"
 
 struct writer_rate {

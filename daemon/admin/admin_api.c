@@ -34,7 +34,7 @@
 #include "log.h"
 #include "master.h"
 #include "repl.h"
-#include "store.h"
+#include "store/store.h"
 #include "utf8.h"
 
 #define ADMIN_TIMEOUT_S		60	/* a client's idle connection */

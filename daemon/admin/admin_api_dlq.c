@@ -26,7 +26,7 @@
 #include "admin_dlq.h"
 #include "ids.h"
 #include "master.h"
-#include "store.h"
+#include "store/store.h"
 
 #define DLQ_LIMIT_DEFAULT	100
 #define DLQ_LIMIT_MAX		1000

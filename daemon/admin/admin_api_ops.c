@@ -29,14 +29,14 @@
 #include <jansson.h>
 
 #include "admin_api.h"
+#include "admin_ops.h"
 #include "conf.h"
-#include "pipeline_dlsource.h"
+#include "dispatch/pause.h"
 #include "ids.h"
 #include "master.h"
-#include "admin_ops.h"
-#include "pause.h"
-#include "pipeline.h"
-#include "store.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_dlsource.h"
+#include "store/store.h"
 
 #define OPS_DLS_TIMEOUT_MS	300000	/* a dead-letter call, at most */
 

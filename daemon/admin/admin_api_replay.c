@@ -23,11 +23,11 @@
 #include <jansson.h>
 
 #include "admin_api.h"
+#include "admin_replay.h"
 #include "conf.h"
 #include "ids.h"
 #include "master.h"
-#include "admin_replay.h"
-#include "store.h"
+#include "store/store.h"
 
 static void	 replays_post(struct admin_req *);
 static void	 replays_list(struct admin_req *);

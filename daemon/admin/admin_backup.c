@@ -28,7 +28,7 @@
 #include "admin_backup.h"
 #include "log.h"
 #include "master.h"
-#include "store.h"
+#include "store/store.h"
 
 struct backup {
 	struct store_backup	*sb;

@@ -28,15 +28,15 @@
 #include <event2/event.h>
 
 #include "admin_api.h"
+#include "admin_dlq.h"
 #include "clock.h"
 #include "conf.h"
-#include "dispatch.h"
-#include "admin_dlq.h"
+#include "dispatch/dispatch.h"
 #include "ids.h"
 #include "log.h"
 #include "master.h"
 #include "quarantine.h"
-#include "store.h"
+#include "store/store.h"
 
 #define DLQ_STEP_VISITS	512	/* dead entries read a step, with rows */
 #define DLQ_STEP_COUNT	4096	/* dead keys counted a step, keys alone */

@@ -22,7 +22,7 @@
 
 #include "conf.h"
 #include "ids.h"
-#include "store.h"
+#include "store/store.h"
 
 struct dlq_ops {
 	/* Whether the row at key is claimed by dispatch (an attempt runs on

@@ -33,19 +33,19 @@
 
 #include <event2/event.h>
 
-#include "clock.h"
-#include "conf.h"
-#include "dispatch.h"
 #include "admin_dlq.h"
 #include "admin_gauges.h"
+#include "clock.h"
+#include "conf.h"
+#include "dispatch/dispatch.h"
+#include "dispatch/pause.h"
 #include "ids.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
-#include "pause.h"
-#include "pipeline.h"
+#include "pipeline/pipeline.h"
 #include "repl.h"
-#include "store.h"
+#include "store/store.h"
 
 #define GAUGES_STEP_KEYS	4096	/* due keys a step */
 #define GAUGES_PASS_MIN_MS	2000

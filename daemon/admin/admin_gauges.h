@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dispatch.h"
-#include "store.h"
+#include "dispatch/dispatch.h"
+#include "store/store.h"
 
 /* The per-tenant pass (ankusa_tenant_pending): its first run now, then
  * on its own timer in bounded steps until env->draining. */

@@ -24,15 +24,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_ops.h"
 #include "clock.h"
 #include "conf.h"
+#include "dispatch/pause.h"
 #include "log.h"
 #include "master.h"
-#include "admin_ops.h"
-#include "pause.h"
-#include "pipeline.h"
+#include "pipeline/pipeline.h"
 #include "steps.h"
-#include "store.h"
+#include "store/store.h"
 #include "writer.h"
 
 struct ops_job {

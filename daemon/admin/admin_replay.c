@@ -33,15 +33,15 @@
 
 #include <event2/event.h>
 
+#include "admin_replay.h"
 #include "clock.h"
 #include "ids.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
-#include "pipeline.h"
+#include "pipeline/pipeline.h"
 #include "quarantine.h"
-#include "admin_replay.h"
-#include "store.h"
+#include "store/store.h"
 
 #define REPLAY_TICK_MS		100
 #define REPLAY_BURST_MS		200	/* of its rate a bucket holds */

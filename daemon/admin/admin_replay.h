@@ -24,9 +24,9 @@
 
 #include <jansson.h>
 
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 #include "ids.h"
-#include "store.h"
+#include "store/store.h"
 
 #define REPLAY_MAX_ACTIVE	16	/* running and paused jobs */
 #define REPLAY_RATE_DEFAULT	1000	/* rows a second */

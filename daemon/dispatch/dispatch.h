@@ -33,7 +33,7 @@
 
 #include "breaker.h"
 #include "conf.h"
-#include "store.h"
+#include "store/store.h"
 #include "window.h"
 
 struct conf;

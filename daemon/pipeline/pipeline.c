@@ -28,17 +28,17 @@
 
 #include "clock.h"
 #include "conf.h"
-#include "dispatch.h"
-#include "pipeline_dlsource.h"
+#include "dispatch/dispatch.h"
 #include "job.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
 #include "pipeline.h"
+#include "pipeline_dlsource.h"
 #include "pipeline_int.h"
 #include "repl.h"
-#include "store.h"
-#include "store_group.h"
+#include "store/store.h"
+#include "store/store_group.h"
 #include "supervisor.h"
 
 /*

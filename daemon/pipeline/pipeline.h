@@ -32,7 +32,7 @@
 
 #include <jansson.h>
 
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 
 struct deck;
 struct msg;

@@ -18,18 +18,18 @@
 
 #include <event2/event.h>
 
-#include "batcher.h"
 #include "clock.h"
 #include "conf.h"
-#include "dispatch.h"
+#include "dispatch/batcher.h"
+#include "dispatch/dispatch.h"
 #include "job.h"
-#include "pipeline_jobfill.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline_int.h"
-#include "store.h"
+#include "pipeline_jobfill.h"
+#include "store/store.h"
 #include "supervisor.h"
 
 static struct event	*ev_batch;	/* lingers and entry deadlines */

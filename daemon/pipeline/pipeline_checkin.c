@@ -17,16 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_checkin.h"
 #include "conf.h"
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
 #include "master.h"
 #include "msg.h"
 #include "pack.h"
-#include "store.h"
+#include "pipeline_checkin.h"
+#include "store/store.h"
 
 #define CLAIM_MAX_WAITERS	CONF_MAX_SINKS
 

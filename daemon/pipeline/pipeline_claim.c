@@ -13,12 +13,12 @@
 
 #include <event2/event.h>
 
-#include "pipeline_checkin.h"
 #include "conf.h"
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 #include "job.h"
 #include "master.h"
 #include "msg.h"
+#include "pipeline_checkin.h"
 #include "pipeline_int.h"
 #include "supervisor.h"
 

@@ -25,13 +25,13 @@
 
 #include "clock.h"
 #include "conf.h"
-#include "dispatch.h"
-#include "pipeline_dlsource.h"
+#include "dispatch/dispatch.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
+#include "pipeline_dlsource.h"
 #include "steps.h"
-#include "store.h"
+#include "store/store.h"
 
 #define DLSOURCE_PAGE	256	/* rows dead-lettered a step */
 #define DLSOURCE_VISITS	4096	/* rows read a step */

@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 #include "job.h"
-#include "store.h"
+#include "store/store.h"
 
 struct deck;
 struct event;

@@ -11,10 +11,10 @@
 #ifndef ANKUSA_JOBFILL_H
 #define ANKUSA_JOBFILL_H
 
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 #include "ids.h"
 #include "job.h"
-#include "store.h"
+#include "store/store.h"
 
 /* The text ids an attempt carries: its hook's, and its row's replay id
  * ("" when the row is not a replay). */

@@ -21,17 +21,17 @@
 
 #include <event2/event.h>
 
-#include "pipeline_checkin.h"
 #include "clock.h"
 #include "conf.h"
 #include "deck.h"
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 #include "job.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline.h"
+#include "pipeline_checkin.h"
 #include "pipeline_int.h"
 #include "supervisor.h"
 

@@ -20,17 +20,17 @@
 
 #include "clock.h"
 #include "conf.h"
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 #include "ids.h"
 #include "job.h"
-#include "pipeline_jobfill.h"
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
 #include "msg.h"
 #include "pipeline.h"
 #include "pipeline_int.h"
-#include "store.h"
+#include "pipeline_jobfill.h"
+#include "store/store.h"
 
 #define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
 /* Lines a second about failed attempts, and about dead letters: a sink
