@@ -64,7 +64,7 @@ cerr_push(struct conf_errors *errs, char *msg)
 
 /* Record an error; ", line N" is appended when line > 0. */
 void
-cerr(struct cparse *p, int line, const char *fmt, ...)
+conf_err(struct cparse *p, int line, const char *fmt, ...)
 {
 	va_list ap;
 	char *m, *ml;
@@ -92,7 +92,7 @@ cerr(struct cparse *p, int line, const char *fmt, ...)
 }
 
 const char *
-cgetenv(struct cparse *p, const char *name)
+conf_getenv(struct cparse *p, const char *name)
 {
 	const char *v;
 	char **n;
@@ -178,13 +178,13 @@ cparse_text(const char *text, size_t len, const char *name, int role,
 	if (name == NULL)
 		name = "configuration";
 	if (!yaml_parser_initialize(&parser)) {
-		cerr(&p, 0, "%s: cannot start the YAML parser", name);
+		conf_err(&p, 0, "%s: cannot start the YAML parser", name);
 		return NULL;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
 	    len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		cerr(&p, (int)parser.problem_mark.line + 1,
+		conf_err(&p, (int)parser.problem_mark.line + 1,
 		    "%s is not valid YAML: %s%s%s%s", name,
 		    parser.problem != NULL ? parser.problem : "error",
 		    parser.context != NULL ? " (" : "",
@@ -196,24 +196,26 @@ cparse_text(const char *text, size_t len, const char *name, int role,
 	p.doc = &doc;
 	root = yaml_document_get_root_node(&doc);
 	if (root == NULL)
-		cerr(&p, 0, "%s must be a map with at least a sources key, got "
+		conf_err(&p, 0,
+		    "%s must be a map with at least a sources key, got "
 		    "an empty document", name);
 	else if (root->type != YAML_MAPPING_NODE)
-		cerr(&p, yline(root), "%s must be a map at the top level, got "
-		    "%s", name, ykind(root));
+		conf_err(&p, conf_yline(root),
+		    "%s must be a map at the top level, got %s", name,
+		    conf_ykind(root));
 	else {
 		if ((cf = calloc(1, sizeof(*cf))) == NULL)
 			abort();
 		p.conf = cf;
-		cdefaults(&p, &c, S_CONF, 0);
-		cwalk_section(&p, &c, "", root, "");
-		cenv_apply(&p, &c);
-		cfinish(&p, root);
+		conf_defaults(&p, &c, S_CONF, 0);
+		conf_walk_section(&p, &c, "", root, "");
+		conf_env_apply(&p, &c);
+		conf_finish(&p, root);
 	}
 
 	/* One document per file. */
 	if (!yaml_parser_load(&parser, &more))
-		cerr(&p, (int)parser.problem_mark.line + 1,
+		conf_err(&p, (int)parser.problem_mark.line + 1,
 		    "%s is not valid YAML: %s%s%s%s", name,
 		    parser.problem != NULL ? parser.problem : "error",
 		    parser.context != NULL ? " (" : "",
@@ -221,8 +223,8 @@ cparse_text(const char *text, size_t len, const char *name, int role,
 		    parser.context != NULL ? ")" : "");
 	else {
 		if (yaml_document_get_root_node(&more) != NULL)
-			cerr(&p, (int)more.start_mark.line + 1, "%s must hold "
-			    "one YAML document, got more", name);
+			conf_err(&p, (int)more.start_mark.line + 1,
+			    "%s must hold one YAML document, got more", name);
 		yaml_document_delete(&more);
 	}
 	yaml_document_delete(&doc);
@@ -254,7 +256,7 @@ conf_load(const char *path, char **textp, size_t *lenp,
 	memset(&p, 0, sizeof(p));
 	p.errs = errs;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		cerr(&p, 0, "cannot read %s: %s", path, strerror(errno));
+		conf_err(&p, 0, "cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	for (;;) {
@@ -268,7 +270,7 @@ conf_load(const char *path, char **textp, size_t *lenp,
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
-			cerr(&p, 0, "cannot read %s: %s", path,
+			conf_err(&p, 0, "cannot read %s: %s", path,
 			    strerror(errno));
 			close(fd);
 			free(buf);
@@ -300,7 +302,7 @@ conf_default_text(void)
 }
 
 void
-cfree_blobs(struct blob *b, int n)
+conf_free_blobs(struct blob *b, int n)
 {
 	int i;
 
@@ -328,7 +330,7 @@ cfree_sink(struct sink_conf *sk)
 			free(sk->u.http.headers[i].value);
 		}
 		free(sk->u.http.headers);
-		cfree_blobs(sk->u.http.secrets, sk->u.http.nsecrets);
+		conf_free_blobs(sk->u.http.secrets, sk->u.http.nsecrets);
 		break;
 	case SINK_SQS:
 		free(sk->u.sqs.queue_url);
@@ -360,7 +362,7 @@ cfree_source(struct source_conf *s)
 
 	free(s->id);
 	free(s->tenant);
-	cfree_blobs(v->secrets, v->nsecrets);
+	conf_free_blobs(v->secrets, v->nsecrets);
 	free(v->signature_header);
 	free(v->signed_template);
 	free(v->hash);
@@ -470,7 +472,7 @@ const char *
 conf_sink_type_name(enum sink_type t)
 {
 	if (t >= SINK_HTTP && t <= SINK_LOG)
-		return csink_types[t - 1];
+		return conf_sink_types[t - 1];
 	return "unknown";
 }
 
@@ -505,7 +507,7 @@ const char *
 conf_verify_type_name(enum verify_type t)
 {
 	if (t >= VERIFY_NONE && t <= VERIFY_HMAC)
-		return cverify_types[t];
+		return conf_verify_types[t];
 	return "unknown";
 }
 
@@ -637,8 +639,8 @@ conf_restart_keys(const struct conf *old, struct conf *nw, int keep,
 	size_t i, m, len;
 	int n = 0;
 
-	for (i = 0; i < CONFTAB_N; i++) {
-		k = &conftab[i];
+	for (i = 0; i < CONF_TAB_N; i++) {
+		k = &conf_tab[i];
 		if (!(k->flags & F_RESTART) || k->scope != S_CONF ||
 		    !ckey_differs(k, o, w))
 			continue;
@@ -653,8 +655,8 @@ conf_restart_keys(const struct conf *old, struct conf *nw, int keep,
 			continue;
 		/* A section added or removed: all of it as it was. */
 		len = strlen(k->name);
-		for (m = 0; m < CONFTAB_N; m++) {
-			j = &conftab[m];
+		for (m = 0; m < CONF_TAB_N; m++) {
+			j = &conf_tab[m];
 			if (j->scope == S_CONF && j != k &&
 			    strncmp(j->name, k->name, len) == 0 &&
 			    j->name[len] == '.' && ckey_keep(j, o, w) == -1)
@@ -673,7 +675,7 @@ conf_reload_keep(const struct conf *old, struct conf *nw,
 	if ((n = conf_restart_keys(old, nw, 1, report, arg)) == -1)
 		return -1;
 	/* The replication section's parsed addresses, of what was kept. */
-	if (n > 0 && nw->repl.enabled && crepl_derive(&nw->repl) == -1)
+	if (n > 0 && nw->repl.enabled && conf_repl_derive(&nw->repl) == -1)
 		return -1;
 	return n;
 }

@@ -173,7 +173,7 @@ struct conf_repl {
 	char			*local;		/* as written */
 	char			**peer_list;	/* as written */
 	int			 npeer_list;
-	char			*local_host;	/* parsed (ccheck_repl) */
+	char			*local_host;	/* parsed (conf_check_repl) */
 	unsigned		 local_port;
 	struct conf_hostport	*peers;
 	size_t			 npeers;

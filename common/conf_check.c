@@ -4,7 +4,7 @@
  *
  * The table bounds each key alone.  What one key requires of another is
  * here: a section's check (the table's .check) runs once its keys are set,
- * and cfinish() once the whole file is, with the checks that need it all
+ * and conf_finish() once the whole file is, with the checks that need it all
  * and the values derived from other keys.  They name the keys they relate.
  */
 #include "config.h"
@@ -31,49 +31,55 @@ static void	ccheck_egress_url(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
 
 void
-ccheck_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
+conf_check_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
     const char *path)
 {
 	struct source_conf *s = c->src;
 	struct verify_conf *v = &s->verify;
 	yaml_node_t *vm, *n;
-	const char *vt = cverify_types[v->type];
+	const char *vt = conf_verify_types[v->type];
 	int i, line;
 
-	vm = ymap_get(p->doc, map, "verify");
-	line = vm != NULL ? yline(vm) : yline(map);
+	vm = conf_ymap_get(p->doc, map, "verify");
+	line = vm != NULL ? conf_yline(vm) : conf_yline(map);
 
 	if (v->type == VERIFY_NONE) {
-		if ((n = ymap_get(p->doc, vm, "secret")) != NULL)
-			cerr(p, yline(n), "%s.verify.secret must not be set "
+		if ((n = conf_ymap_get(p->doc, vm, "secret")) != NULL)
+			conf_err(p, conf_yline(n),
+			    "%s.verify.secret must not be set "
 			    "with verify type none", path);
 	} else if (v->nsecrets == 0 &&
-	    ymap_get(p->doc, vm, "secret") == NULL)
-		cerr(p, line, "%s.verify.secret is required for verify type %s",
-		    path, vt);
+	    conf_ymap_get(p->doc, vm, "secret") == NULL)
+		conf_err(p, line,
+		    "%s.verify.secret is required for verify type %s", path,
+		    vt);
 
 	if (v->type == VERIFY_HMAC) {
 		if (v->signature_header == NULL)
-			cerr(p, line, "%s.verify.signature_header is required "
+			conf_err(p, line,
+			    "%s.verify.signature_header is required "
 			    "for verify type hmac", path);
 		if (v->signed_template == NULL)
-			cerr(p, line, "%s.verify.signed is required for verify "
-			    "type hmac", path);
+			conf_err(p, line,
+			    "%s.verify.signed is required for verify type hmac",
+			    path);
 		if (v->parse != NULL && strcmp(v->parse, "csv_pairs") == 0 &&
 		    v->sig_key == NULL)
-			cerr(p, line, "%s.verify.sig_key is required with "
+			conf_err(p, line, "%s.verify.sig_key is required with "
 			    "parse csv_pairs", path);
 		if (v->parse != NULL &&
 		    strcmp(v->parse, "space_versions") == 0 &&
 		    v->version == NULL)
-			cerr(p, line, "%s.verify.version is required with "
+			conf_err(p, line, "%s.verify.version is required with "
 			    "parse space_versions", path);
 	} else {
-		for (i = 0; chmac_keys[i] != NULL; i++)
-			if ((n = ymap_get(p->doc, vm, chmac_keys[i])) != NULL)
-				cerr(p, yline(n), "%s.verify.%s is only valid "
+		for (i = 0; conf_hmac_keys[i] != NULL; i++)
+			if ((n = conf_ymap_get(p->doc, vm, conf_hmac_keys[i]))
+			    != NULL)
+				conf_err(p, conf_yline(n),
+				    "%s.verify.%s is only valid "
 				    "with verify type hmac, not %s", path,
-				    chmac_keys[i], vt);
+				    conf_hmac_keys[i], vt);
 	}
 
 	/* A shared source that checks nothing would let anyone post under
@@ -81,8 +87,8 @@ ccheck_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
 	if (p->conf->http.routing == ROUTING_TENANT_PATH &&
 	    s->tenant == NULL && v->type == VERIFY_NONE &&
 	    !s->trust_url_tenant) {
-		n = ymap_get(p->doc, map, "trust_url_tenant");
-		cerr(p, n != NULL ? yline(n) : yline(map),
+		n = conf_ymap_get(p->doc, map, "trust_url_tenant");
+		conf_err(p, n != NULL ? conf_yline(n) : conf_yline(map),
 		    "%s.trust_url_tenant must be true for a shared source "
 		    "with verify none under tenant_path routing, got false",
 		    path);
@@ -90,45 +96,46 @@ ccheck_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
 }
 
 void
-ccheck_dedupe(struct cparse *p, struct cctx *c, yaml_node_t *n,
+conf_check_dedupe(struct cparse *p, struct cctx *c, yaml_node_t *n,
     const char *path)
 {
 	struct dedupe_conf *d = &c->src->dedupe;
 	int i;
 
 	if (d->preset != NULL && d->key.kind != KEY_NONE) {
-		cerr(p, yline(n), "%s must have one of preset, header, json, "
-		    "got more", path);
+		conf_err(p, conf_yline(n),
+		    "%s must have one of preset, header, json, got more", path);
 		return;
 	}
 	if (d->preset == NULL && d->key.kind == KEY_NONE) {
 		/* An error was reported for a bad value already. */
 		if (n->type == YAML_MAPPING_NODE &&
-		    ymap_get(p->doc, n, "preset") == NULL &&
-		    ymap_get(p->doc, n, "header") == NULL &&
-		    ymap_get(p->doc, n, "json") == NULL)
-			cerr(p, yline(n), "%s must have one of preset, header, "
+		    conf_ymap_get(p->doc, n, "preset") == NULL &&
+		    conf_ymap_get(p->doc, n, "header") == NULL &&
+		    conf_ymap_get(p->doc, n, "json") == NULL)
+			conf_err(p, conf_yline(n),
+			    "%s must have one of preset, header, "
 			    "json, got none", path);
 		return;
 	}
 	if (d->preset == NULL)
 		return;
-	for (i = 0; cpresets[i] != NULL; i++)
-		if (strcmp(cpresets[i], d->preset) == 0) {
-			d->key.kind = cpreset_keys[i].kind;
-			cset_str(&d->key.name, cpreset_keys[i].name);
+	for (i = 0; conf_presets[i] != NULL; i++)
+		if (strcmp(conf_presets[i], d->preset) == 0) {
+			d->key.kind = conf_preset_keys[i].kind;
+			conf_set_str(&d->key.name, conf_preset_keys[i].name);
 		}
 }
 
 void
-ccheck_order_key(struct cparse *p, struct cctx *c, yaml_node_t *n,
+conf_check_order_key(struct cparse *p, struct cctx *c, yaml_node_t *n,
     const char *path)
 {
 	if (c->sink->order_key.kind == KEY_NONE &&
-	    ymap_get(p->doc, n, "header") == NULL &&
-	    ymap_get(p->doc, n, "json") == NULL)
-		cerr(p, yline(n), "%s must have one of header, json, got none",
-		    path);
+	    conf_ymap_get(p->doc, n, "header") == NULL &&
+	    conf_ymap_get(p->doc, n, "json") == NULL)
+		conf_err(p, conf_yline(n),
+		    "%s must have one of header, json, got none", path);
 }
 
 /*
@@ -153,16 +160,17 @@ ccheck_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
 
 	if (url == NULL)
 		return;
-	n = ymap_get(p->doc, map, key);
-	line = n != NULL ? yline(n) : yline(map);
+	n = conf_ymap_get(p->doc, map, key);
+	line = n != NULL ? conf_yline(n) : conf_yline(map);
 	if (netaddr_url(url, host, sizeof(host), &port, &plain) == -1) {
-		cerr(p, line, "%s.%s must be an http:// or https:// URL with a "
-		    "host (no %%) and a port in 1..65535", path, key);
+		conf_err(p, line,
+		    "%s.%s must be an http:// or https:// URL with a host "
+		    "(no %%) and a port in 1..65535", path, key);
 		return;
 	}
 	switch (netaddr_literal(host, &na)) {
 	case -1:
-		cerr(p, line, "%s.%s must have a name or an address in "
+		conf_err(p, line, "%s.%s must have a name or an address in "
 		    "standard form (a.b.c.d or [v6]) as its host, got %s", path,
 		    key, host);
 		return;
@@ -178,14 +186,15 @@ ccheck_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
 	switch (netaddr_egress(allow, cf->egress.nallow,
 	    cf->egress.allow_plain_http, &na, plain, &cls)) {
 	case NETADDR_DENIED:
-		cerr(p, line, "%s.%s must reach a public address or one "
+		conf_err(p, line, "%s.%s must reach a public address or one "
 		    "egress.allow covers, got %s port %u (%s)", path, key, a,
 		    port, netaddr_class_name(cls));
 		break;
 	case NETADDR_PLAIN:
-		cerr(p, line, "%s.%s must be https:// to reach a non-loopback "
-		    "address with egress.allow_plain_http false, got http:// "
-		    "to %s", path, key, a);
+		conf_err(p, line,
+		    "%s.%s must be https:// to reach a non-loopback address "
+		    "with egress.allow_plain_http false, got http:// to %s",
+		    path, key, a);
 		break;
 	case NETADDR_GO:
 		break;
@@ -194,7 +203,7 @@ ccheck_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
 }
 
 void
-ccheck_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
+conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
     const char *path)
 {
 	struct sink_conf *sk = c->sink;
@@ -221,25 +230,27 @@ ccheck_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 		break;
 	}
 
-	if ((n = ymap_get(p->doc, map, "order_key")) != NULL && !yisnull(n) &&
-	    !sk->ordered)
-		cerr(p, yline(n), "%s.ordered must be true when order_key is "
-		    "set, got false", path);
+	if ((n = conf_ymap_get(p->doc, map, "order_key")) != NULL &&
+	    !conf_yisnull(n) && !sk->ordered)
+		conf_err(p, conf_yline(n),
+		    "%s.ordered must be true when order_key is set, got false",
+		    path);
 	if (sk->type == SINK_PUBSUB && sk->u.pubsub.auth != NULL) {
 		if (strcmp(sk->u.pubsub.auth, "token") == 0 &&
 		    sk->u.pubsub.token == NULL &&
-		    ymap_get(p->doc, map, "token") == NULL)
-			cerr(p, yline(map), "%s.token is required with auth "
-			    "token", path);
+		    conf_ymap_get(p->doc, map, "token") == NULL)
+			conf_err(p, conf_yline(map),
+			    "%s.token is required with auth token", path);
 		if (strcmp(sk->u.pubsub.auth, "token") != 0 &&
-		    (n = ymap_get(p->doc, map, "token")) != NULL)
-			cerr(p, yline(n), "%s.token must not be set with auth "
-			    "%s", path, sk->u.pubsub.auth);
+		    (n = conf_ymap_get(p->doc, map, "token")) != NULL)
+			conf_err(p, conf_yline(n),
+			    "%s.token must not be set with auth %s", path,
+			    sk->u.pubsub.auth);
 	}
 }
 
 void
-ccheck_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
+conf_check_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
     const char *path)
 {
 	struct conf *cf = p->conf;
@@ -247,25 +258,28 @@ ccheck_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
 	int s3 = cf->claim_check.store_type != NULL &&
 	    strcmp(cf->claim_check.store_type, "s3") == 0;
 
-	st = ymap_get(p->doc, map, "store");
+	st = conf_ymap_get(p->doc, map, "store");
 	if (s3) {
 		if (cf->claim_check.s3_bucket == NULL)
-			cerr(p, yline(st), "%s.store.s3.bucket is required "
-			    "with store type s3", path);
-		if ((n = ymap_get(p->doc, st, "root")) != NULL)
-			cerr(p, yline(n), "%s.store.root must not be set with "
-			    "store type s3", path);
-		if ((n = ymap_get(p->doc, map, "retention_days")) != NULL &&
-		    !yisnull(n))
-			cerr(p, yline(n), "%s.retention_days must be null with "
-			    "store type s3, got %s", path,
-			    (const char *)n->data.scalar.value);
-		if ((n = ymap_get(p->doc, st, "s3")) != NULL)
+			conf_err(p, conf_yline(st),
+			    "%s.store.s3.bucket is required with store type s3",
+			    path);
+		if ((n = conf_ymap_get(p->doc, st, "root")) != NULL)
+			conf_err(p, conf_yline(n),
+			    "%s.store.root must not be set with store type s3",
+			    path);
+		if ((n = conf_ymap_get(p->doc, map, "retention_days")) != NULL
+		    && !conf_yisnull(n))
+			conf_err(p, conf_yline(n),
+			    "%s.retention_days must be null with "
+			    "store type s3, got %s", path, (const char
+			    *)n->data.scalar.value);
+		if ((n = conf_ymap_get(p->doc, st, "s3")) != NULL)
 			ccheck_egress_url(p, n, "claim_check.store.s3",
 			    "endpoint", cf->claim_check.s3_endpoint);
-	} else if ((n = ymap_get(p->doc, st, "s3")) != NULL)
-		cerr(p, yline(n), "%s.store.s3 must not be set with store "
-		    "type local", path);
+	} else if ((n = conf_ymap_get(p->doc, st, "s3")) != NULL)
+		conf_err(p, conf_yline(n),
+		    "%s.store.s3 must not be set with store type local", path);
 }
 
 /*
@@ -368,7 +382,7 @@ crepl_same(const char *host, unsigned port, const struct conf_hostport *hp)
 /* local_host, local_port and peers again from local and peer_list (a
  * reload that kept the running section's values): 0, or -1. */
 int
-crepl_derive(struct conf_repl *r)
+conf_repl_derive(struct conf_repl *r)
 {
 	size_t i;
 
@@ -395,7 +409,7 @@ crepl_derive(struct conf_repl *r)
 }
 
 void
-ccheck_repl(struct cparse *p, struct cctx *c, yaml_node_t *map,
+conf_check_repl(struct cparse *p, struct cctx *c, yaml_node_t *map,
     const char *path)
 {
 	struct conf_repl *r = &p->conf->repl;
@@ -403,46 +417,51 @@ ccheck_repl(struct cparse *p, struct cctx *c, yaml_node_t *map,
 	int i, j, line;
 
 	(void)c;
-	n = ymap_get(p->doc, map, "peers");
-	line = n != NULL ? yline(n) : yline(map);
+	n = conf_ymap_get(p->doc, map, "peers");
+	line = n != NULL ? conf_yline(n) : conf_yline(map);
 	if (r->local != NULL && crepl_hostport(r->local, &r->local_host,
 	    &r->local_port) == -1)
-		cerr(p, yline(ymap_get(p->doc, map, "local")), "%s.local must "
+		conf_err(p, conf_yline(conf_ymap_get(p->doc, map, "local")),
+		    "%s.local must "
 		    "be host:port (a name, an IPv4 address or [IPv6], and a "
 		    "port 1-65535), got \"%s\"", path, r->local);
 	if (r->npeer_list > 32)
-		cerr(p, line, "%s.peers has %d entries, at most 32", path,
+		conf_err(p, line, "%s.peers has %d entries, at most 32", path,
 		    r->npeer_list);
 	else if (r->npeer_list > 0 && (r->peers = calloc(r->npeer_list,
 	    sizeof(*r->peers))) == NULL)
-		cerr(p, line, "%s.peers: out of memory", path);
+		conf_err(p, line, "%s.peers: out of memory", path);
 	for (i = 0; r->peers != NULL && i < r->npeer_list; i++) {
 		if (crepl_hostport(r->peer_list[i], &r->peers[r->npeers].host,
 		    &r->peers[r->npeers].port) == -1) {
-			cerr(p, line, "%s.peers[%d] must be host:port, got "
+			conf_err(p, line, "%s.peers[%d] must be host:port, got "
 			    "\"%s\"", path, i, r->peer_list[i]);
 			continue;
 		}
 		r->npeers++;
 		if (r->local_host != NULL && crepl_same(r->local_host,
 		    r->local_port, &r->peers[r->npeers - 1]))
-			cerr(p, line, "%s.peers[%d] is %s.local (%s): list the "
+			conf_err(p, line,
+			    "%s.peers[%d] is %s.local (%s): list the "
 			    "other nodes only", path, i, path, r->local);
 		for (j = 0; j < (int)r->npeers - 1; j++)
 			if (crepl_same(r->peers[j].host, r->peers[j].port,
 			    &r->peers[r->npeers - 1]))
-				cerr(p, line, "%s.peers[%d] repeats %s.peers[%d] "
-				    "(%s)", path, i, path, j, r->peer_list[i]);
+				conf_err(p, line,
+				    "%s.peers[%d] repeats %s.peers[%d] (%s)",
+				    path, i, path, j, r->peer_list[i]);
 	}
 	if (r->npeer_list == 0 && !r->create)
-		cerr(p, line, "%s.peers must list the other nodes of the group "
+		conf_err(p, line,
+		    "%s.peers must list the other nodes of the group "
 		    "(empty only with %s.create: true, the first node of a new "
 		    "group)", path, path);
 	if (r->heartbeat_ms != 0 && r->heartbeat_timeout_ms != 0 &&
 	    r->heartbeat_timeout_ms <= r->heartbeat_ms)
-		cerr(p, yline(map), "%s.heartbeat_timeout_ms must exceed "
-		    "%s.heartbeat_ms (%u), got %u", path, path,
-		    r->heartbeat_ms, r->heartbeat_timeout_ms);
+		conf_err(p, conf_yline(map),
+		    "%s.heartbeat_timeout_ms must exceed "
+		    "%s.heartbeat_ms (%u), got %u", path, path, r->heartbeat_ms,
+		    r->heartbeat_timeout_ms);
 }
 
 /*
@@ -469,33 +488,37 @@ ccheck_deliver_pool(struct cparse *p, yaml_node_t *root, yaml_node_t *dm)
 		maxc = room > s * k ? room - s * k : 0;
 	maxs = k > 0 && room > c ? (room - c) / k : 0;
 	if (maxc >= 1 && s == 0)
-		cerr(p, yline(ymap_get(p->doc, dm, "concurrency")),
+		conf_err(p, conf_yline(conf_ymap_get(p->doc, dm,
+		    "concurrency")),
 		    "dispatch.concurrency must be at most %llu (the deliver "
 		    "pool, concurrency + concurrency (dispatch.sink_concurrency "
 		    "null) for each of %llu sqs and google_pubsub sinks + 1, is "
 		    "at most %d processes), got %llu", maxc, k,
 		    CONF_DELIVER_MAX, c);
 	else if (maxc >= 1)
-		cerr(p, yline(ymap_get(p->doc, dm, "concurrency")),
+		conf_err(p, conf_yline(conf_ymap_get(p->doc, dm,
+		    "concurrency")),
 		    "dispatch.concurrency must be at most %llu (the deliver "
 		    "pool, concurrency + %llu (dispatch.sink_concurrency) for "
 		    "each of %llu sqs and google_pubsub sinks + 1, is at most %d "
 		    "processes), got %llu", maxc, s, k, CONF_DELIVER_MAX, c);
 	else if (s != 0 && maxs >= 1)
-		cerr(p, yline(ymap_get(p->doc, dm, "sink_concurrency")),
+		conf_err(p, conf_yline(conf_ymap_get(p->doc, dm,
+		    "sink_concurrency")),
 		    "dispatch.sink_concurrency must be at most %llu (the "
 		    "deliver pool, dispatch.concurrency %llu + sink_concurrency "
 		    "for each of %llu sqs and google_pubsub sinks + 1, is at "
 		    "most %d processes), got %llu", maxs, c, k,
 		    CONF_DELIVER_MAX, s);
 	else if (k + 2 <= CONF_DELIVER_MAX)
-		cerr(p, yline(dm), "dispatch.concurrency and "
+		conf_err(p, conf_yline(dm), "dispatch.concurrency and "
 		    "dispatch.sink_concurrency must be lower (the deliver pool, "
 		    "concurrency + sink_concurrency for each of %llu sqs and "
 		    "google_pubsub sinks + 1, is at most %d processes), got %llu "
 		    "and %llu", k, CONF_DELIVER_MAX, c, s != 0 ? s : c);
 	else
-		cerr(p, yline(ymap_get(p->doc, root, "sources")), "sources "
+		conf_err(p, conf_yline(conf_ymap_get(p->doc, root,
+		    "sources")), "sources "
 		    "must have at most %d sqs and google_pubsub sinks in all "
 		    "(the deliver pool, dispatch.concurrency + "
 		    "dispatch.sink_concurrency for each + 1, is at most %d "
@@ -505,24 +528,25 @@ ccheck_deliver_pool(struct cparse *p, yaml_node_t *root, yaml_node_t *dm)
 
 /* The checks that need the whole file, and values derived from others. */
 void
-cfinish(struct cparse *p, yaml_node_t *root)
+conf_finish(struct cparse *p, yaml_node_t *root)
 {
 	struct conf *cf = p->conf;
 	struct tenant_window *td = &cf->dispatch.tenant_default, *tw;
 	yaml_node_t *dm, *n, *mo;
 	int i;
 
-	dm = ymap_get(p->doc, root, "dispatch");
+	dm = conf_ymap_get(p->doc, root, "dispatch");
 
 	/* sink_concurrency: explicit values are bounded by concurrency; the
 	 * default (8) shrinks to it. */
-	n = ymap_get(p->doc, dm, "sink_concurrency");
+	n = conf_ymap_get(p->doc, dm, "sink_concurrency");
 	if (n == NULL) {
 		if (cf->dispatch.sink_concurrency > cf->dispatch.concurrency)
 			cf->dispatch.sink_concurrency =
 			    cf->dispatch.concurrency;
 	} else if (cf->dispatch.sink_concurrency > cf->dispatch.concurrency)
-		cerr(p, yline(n), "dispatch.sink_concurrency must be null or "
+		conf_err(p, conf_yline(n),
+		    "dispatch.sink_concurrency must be null or "
 		    "an integer in 1..%u (dispatch.concurrency), got %u",
 		    cf->dispatch.concurrency, cf->dispatch.sink_concurrency);
 
@@ -530,13 +554,14 @@ cfinish(struct cparse *p, yaml_node_t *root)
 
 	/* breaker_max_open_ms: an explicit one must be at least open_ms; the
 	 * default grows to it. */
-	mo = ymap_get(p->doc, dm, "breaker_max_open_ms");
+	mo = conf_ymap_get(p->doc, dm, "breaker_max_open_ms");
 	if (cf->dispatch.breaker_max_open_ms < cf->dispatch.breaker_open_ms) {
 		if (mo == NULL)
 			cf->dispatch.breaker_max_open_ms =
 			    cf->dispatch.breaker_open_ms;
 		else
-			cerr(p, yline(mo), "dispatch.breaker_max_open_ms must "
+			conf_err(p, conf_yline(mo),
+			    "dispatch.breaker_max_open_ms must "
 			    "be at least dispatch.breaker_open_ms (%llu), got "
 			    "%llu", (unsigned long long)
 			    cf->dispatch.breaker_open_ms, (unsigned long long)
@@ -572,14 +597,16 @@ cfinish(struct cparse *p, yaml_node_t *root)
 	/* Listeners on one address cannot share a port. */
 	if (cf->admin.enabled && cf->admin.port != 0 &&
 	    cf->admin.port == cf->http.port)
-		cerr(p, yline(ymap_get(p->doc, ymap_get(p->doc, root, "admin"),
-		    "port")), "admin.port must differ from http.port, got %u",
+		conf_err(p, conf_yline(conf_ymap_get(p->doc,
+		    conf_ymap_get(p->doc, root, "admin"), "port")),
+		    "admin.port must differ from http.port, got %u",
 		    cf->admin.port);
 	if (cf->claim_check.enabled && cf->claim_check.port != 0 &&
 	    (cf->claim_check.port == cf->http.port ||
 	    (cf->admin.enabled && cf->claim_check.port == cf->admin.port)))
-		cerr(p, yline(ymap_get(p->doc, ymap_get(p->doc, root,
-		    "claim_check"), "port")), "claim_check.port must differ "
+		conf_err(p, conf_yline(conf_ymap_get(p->doc,
+		    conf_ymap_get(p->doc, root, "claim_check"), "port")),
+		    "claim_check.port must differ "
 		    "from http.port and admin.port, got %u",
 		    cf->claim_check.port);
 

@@ -3,8 +3,8 @@
  * conf_elixir.c: what a file written for the Elixir Ankusa brings, beyond
  * the keys both daemons share: node.roles (all-in-one sets only), the keys
  * and values of what this build lacks (refused, each with a line saying
- * so: cnosup_keys[] and the refused values on a key), and its image's
- * ANKUSA_* variables (cenv_keys[]), applied over the file.
+ * so: conf_nosup_keys[] and the refused values on a key), and its image's
+ * ANKUSA_* variables (conf_env_keys[]), applied over the file.
  */
 #include "config.h"
 
@@ -22,14 +22,14 @@
 /* If v is a value of the Elixir Ankusa's that this build refuses, say so
  * (one line naming the key and the value) and return 1. */
 int
-crefused(struct cparse *p, const struct conf_key *k, const char *path,
+conf_refused(struct cparse *p, const struct conf_key *k, const char *path,
     const char *v, int line)
 {
 	const char *const *e;
 
 	for (e = k->refused; e != NULL && *e != NULL; e++)
 		if (strcmp(v, *e) == 0) {
-			cerr(p, line, "%s: %s is not supported by this "
+			conf_err(p, line, "%s: %s is not supported by this "
 			    "build%s%s", path, v, k->nosup != NULL ? ": " : "",
 			    k->nosup != NULL ? k->nosup : "");
 			return 1;
@@ -37,14 +37,14 @@ crefused(struct cparse *p, const struct conf_key *k, const char *path,
 	return 0;
 }
 
-/* The entry of cnosup_keys[] that covers pattern pat, or NULL. */
+/* The entry of conf_nosup_keys[] that covers pattern pat, or NULL. */
 const struct cnosup *
-cnosup_find(const char *pat)
+conf_nosup_find(const char *pat)
 {
 	const struct cnosup *u;
 	size_t len;
 
-	for (u = cnosup_keys; u->name != NULL; u++) {
+	for (u = conf_nosup_keys; u->name != NULL; u++) {
 		len = strlen(u->name);
 		if (strncmp(pat, u->name, len) == 0 &&
 		    (pat[len] == '\0' || pat[len] == '.'))
@@ -60,7 +60,7 @@ cnosup_find(const char *pat)
  * node that runs them all.
  */
 int
-croles(struct cparse *p, const char *const *names, int n, const char *csv,
+conf_roles(struct cparse *p, const char *const *names, int n, const char *csv,
     const char *path, int line)
 {
 	static const char *const roles[] = {
@@ -92,9 +92,10 @@ croles(struct cparse *p, const char *const *names, int n, const char *csv,
 			if (strcmp(name, roles[r]) == 0)
 				break;
 		if (roles[r] == NULL) {
-			cerr(p, line, "%s must be a list of edge, dispatch, "
-			    "storage, claim_check, got %s", path,
-			    name[0] != '\0' ? name : "\"\"");
+			conf_err(p, line,
+			    "%s must be a list of edge, dispatch, "
+			    "storage, claim_check, got %s", path, name[0] !=
+			    '\0' ? name : "\"\"");
 			bad = 1;
 			continue;
 		}
@@ -110,7 +111,8 @@ croles(struct cparse *p, const char *const *names, int n, const char *csv,
 		if (!(have & (1U << r)))
 			ml += snprintf(miss + ml, sizeof(miss) - ml, "%s%s",
 			    ml > 0 ? ", " : "", roles[r]);
-	cerr(p, line, "%s: a node without %s is not supported by this build: "
+	conf_err(p, line,
+	    "%s: a node without %s is not supported by this build: "
 	    "it runs every role (edge, dispatch, storage) in one node", path,
 	    miss);
 	return -1;
@@ -118,7 +120,7 @@ croles(struct cparse *p, const char *const *names, int n, const char *csv,
 
 /* node.roles from the file: a list of role names. */
 void
-cset_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
+conf_set_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
     const char *path)
 {
 	yaml_node_item_t *it;
@@ -126,8 +128,8 @@ cset_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
 	char **v;
 	int i, cnt, ok = 1;
 
-	if (yisnull(n) || n->type != YAML_SEQUENCE_NODE) {
-		cbad_node(p, k, path, n);
+	if (conf_yisnull(n) || n->type != YAML_SEQUENCE_NODE) {
+		conf_bad_node(p, k, path, n);
 		return;
 	}
 	cnt = (int)(n->data.sequence.items.top -
@@ -137,25 +139,27 @@ cset_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
 	for (i = 0, it = n->data.sequence.items.start;
 	    it < n->data.sequence.items.top; it++, i++) {
 		e = yaml_document_get_node(p->doc, *it);
-		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
-			cbad_node(p, k, path, e);
+		if (e == NULL || e->type != YAML_SCALAR_NODE ||
+		    conf_yisnull(e)) {
+			conf_bad_node(p, k, path, e);
 			ok = 0;
 			break;
 		}
-		if ((v[i] = cscalar(p, e, path)) == NULL) {
+		if ((v[i] = conf_scalar(p, e, path)) == NULL) {
 			ok = 0;
 			break;
 		}
 	}
 	if (ok)
-		croles(p, (const char *const *)v, cnt, NULL, path, yline(n));
+		conf_roles(p, (const char *const *)v, cnt, NULL, path,
+		    conf_yline(n));
 	for (i = 0; i < cnt; i++)
 		free(v[i]);
 	free(v);
 }
 
 /*
- * The ANKUSA_* overrides (cenv_keys[]), applied over the file's values with
+ * The ANKUSA_* overrides (conf_env_keys[]), applied over the file's values with
  * the same setters, so a bad value is the key's own error, naming the
  * variable: "http.port (ANKUSA_HTTP_PORT) must be ...".  A variable whose
  * key this build lacks is refused as that key would be.  A child's parse
@@ -163,7 +167,7 @@ cset_roles(struct cparse *p, const struct conf_key *k, yaml_node_t *n,
  * the master's.
  */
 void
-cenv_apply(struct cparse *p, struct cctx *c)
+conf_env_apply(struct cparse *p, struct cctx *c)
 {
 	const struct cenv *e;
 	const struct conf_key *k;
@@ -171,20 +175,20 @@ cenv_apply(struct cparse *p, struct cctx *c)
 	char path[256];
 	const char *v;
 
-	for (e = cenv_keys; e->var != NULL; e++) {
+	for (e = conf_env_keys; e->var != NULL; e++) {
 		/* A child's parse: its part's keys only. */
-		if (p->role != -1 && !crole_keeps(p->role, e->key))
+		if (p->role != -1 && !conf_role_keeps(p->role, e->key))
 			continue;
-		if ((v = cgetenv(p, e->var)) == NULL ||
-		    (e->unless != NULL && cgetenv(p, e->unless) != NULL))
+		if ((v = conf_getenv(p, e->var)) == NULL ||
+		    (e->unless != NULL && conf_getenv(p, e->unless) != NULL))
 			continue;
 		snprintf(path, sizeof(path), "%s (%s)", e->key, e->var);
-		if ((k = ckey_byname(e->key)) == NULL) {
-			u = cnosup_find(e->key);
-			cerr(p, 0, "%s is not supported by this build: %s",
+		if ((k = conf_key_byname(e->key)) == NULL) {
+			u = conf_nosup_find(e->key);
+			conf_err(p, 0, "%s is not supported by this build: %s",
 			    path, u != NULL ? u->why : "no such key");
 			continue;
 		}
-		cset_text(p, c, k, ckey_base(p, c, k), v, path, 0);
+		conf_set_text(p, c, k, conf_key_base(p, c, k), v, path, 0);
 	}
 }

@@ -90,7 +90,7 @@ enum ckey_obj {
 #define F_SECRET	0x008	/* never echoed in a message */
 #define F_FIRST		0x010	/* walked before its siblings */
 #define F_LAST		0x020	/* walked after its siblings */
-#define F_CROSS		0x040	/* also bounded by another key (cfinish) */
+#define F_CROSS		0x040	/* also bounded by another key (conf_finish) */
 #define F_DEFNULL	0x080	/* the id "default" means unset */
 
 #define M_HTTP		(1 << SINK_HTTP)
@@ -131,7 +131,7 @@ struct conf_key {
 };
 
 /* A key of the Elixir Ankusa that this build does not have: name is a
- * dotted pattern as in conftab[], and covers every key below it. */
+ * dotted pattern as in conf_tab[], and covers every key below it. */
 struct cnosup {
 	const char	*name;
 	const char	*why;		/* the words after "not supported by
@@ -141,7 +141,7 @@ struct cnosup {
 /* An environment variable that overrides a key (the Elixir image's). */
 struct cenv {
 	const char	*var;
-	const char	*key;		/* dotted name, as in conftab[] */
+	const char	*key;		/* dotted name, as in conf_tab[] */
 	const char	*unless;	/* not read when this one is set */
 };
 
@@ -177,89 +177,90 @@ struct cpreset_key {
 };
 
 /* conf_keys.c: the table and the names it refers to. */
-extern const struct conf_key	 conftab[];
-extern const size_t		 conftab_n;
-#define CONFTAB_N	conftab_n	/* the entries of conftab[] */
-extern const char *const	 cverify_types[];
-extern const char *const	 cpresets[];
-extern const struct cpreset_key	 cpreset_keys[];
-extern const char *const	 chmac_keys[];
-extern const char *const	 csink_types[];
-extern const char *const	 csink_refused[];
-extern const struct cnosup	 cnosup_keys[];
-extern const struct cenv	 cenv_keys[];
+extern const struct conf_key	 conf_tab[];
+extern const size_t		 conf_tab_n;
+#define CONF_TAB_N	conf_tab_n	/* the entries of conf_tab[] */
+extern const char *const	 conf_verify_types[];
+extern const char *const	 conf_presets[];
+extern const struct cpreset_key	 conf_preset_keys[];
+extern const char *const	 conf_hmac_keys[];
+extern const char *const	 conf_sink_types[];
+extern const char *const	 conf_sink_refused[];
+extern const struct cnosup	 conf_nosup_keys[];
+extern const struct cenv	 conf_env_keys[];
 extern const char		 conf_default_yaml[];
 
 /* Record an error; ", line N" is appended when line > 0. */
-void		 cerr(struct cparse *, int, const char *, ...)
+void		 conf_err(struct cparse *, int, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
 /* getenv(name) for the parse, which keeps the name when it is set
  * (env_read): every variable a parse reads is read through it. */
-const char	*cgetenv(struct cparse *, const char *);
+const char	*conf_getenv(struct cparse *, const char *);
 
 /* YAML nodes: the line of a node (0: none), whether it is null, what it
  * is in a message ("a map", "a list", ...). */
-int		 yline(const yaml_node_t *);
-int		 yisnull(const yaml_node_t *);
-const char	*ykind(const yaml_node_t *);
-yaml_node_t	*ymap_get(yaml_document_t *, yaml_node_t *, const char *);
+int		 conf_yline(const yaml_node_t *);
+int		 conf_yisnull(const yaml_node_t *);
+const char	*conf_ykind(const yaml_node_t *);
+yaml_node_t	*conf_ymap_get(yaml_document_t *, yaml_node_t *, const char *);
 
 /* What a key must be: the words after "must be". */
-void		 ckey_want(const struct conf_key *, char *, size_t);
-void		 cset_str(char **, const char *);
+void		 conf_key_want(const struct conf_key *, char *, size_t);
+void		 conf_set_str(char **, const char *);
 
 /* The walk: the defaults of one scope (and sink type), then a section. */
-void		 cdefaults(struct cparse *, struct cctx *, enum ckey_scope,
+void		 conf_defaults(struct cparse *, struct cctx *, enum ckey_scope,
 		    int);
-void		 cwalk_section(struct cparse *, struct cctx *, const char *,
+void		 conf_walk_section(struct cparse *, struct cctx *, const char *,
 		    yaml_node_t *, const char *);
 
 /* conf_yaml.c: the table's lookups, and the setters. */
-const struct conf_key *ckey_byname(const char *);
-void		*ckey_base(struct cparse *, struct cctx *,
+const struct conf_key *conf_key_byname(const char *);
+void		*conf_key_base(struct cparse *, struct cctx *,
 		    const struct conf_key *);
 /* "<path> must be <what k wants>, got <what n is>". */
-void		 cbad_node(struct cparse *, const struct conf_key *,
+void		 conf_bad_node(struct cparse *, const struct conf_key *,
 		    const char *, const yaml_node_t *);
 /* The interpolated text of a scalar node; NULL (and an error) otherwise. */
-char		*cscalar(struct cparse *, const yaml_node_t *, const char *);
+char		*conf_scalar(struct cparse *, const yaml_node_t *,
+		    const char *);
 /* Type one scalar (after interpolation) into base + k->off: 0 or -1. */
-int		 cset_text(struct cparse *, struct cctx *,
+int		 conf_set_text(struct cparse *, struct cctx *,
 		    const struct conf_key *, void *, const char *,
 		    const char *, int);
 
 /* conf_elixir.c: the Elixir Ankusa's keys. */
 /* 1 (and an error) if v is a value of k this build refuses, else 0. */
-int		 crefused(struct cparse *, const struct conf_key *,
+int		 conf_refused(struct cparse *, const struct conf_key *,
 		    const char *, const char *, int);
-/* The entry of cnosup_keys[] covering the dotted pattern, or NULL. */
-const struct cnosup *cnosup_find(const char *);
+/* The entry of conf_nosup_keys[] covering the dotted pattern, or NULL. */
+const struct cnosup *conf_nosup_find(const char *);
 /* node.roles as n names or a comma-separated csv: 0, or -1 and an error. */
-int		 croles(struct cparse *, const char *const *, int,
+int		 conf_roles(struct cparse *, const char *const *, int,
 		    const char *, const char *, int);
-void		 cset_roles(struct cparse *, const struct conf_key *,
+void		 conf_set_roles(struct cparse *, const struct conf_key *,
 		    yaml_node_t *, const char *);
 /* The ANKUSA_* environment overrides, after the walk of the file (of a
  * child's part, those of its keys). */
-void		 cenv_apply(struct cparse *, struct cctx *);
+void		 conf_env_apply(struct cparse *, struct cctx *);
 
 /* conf_role.c: 1 if the part of role holds the key (a dotted name as in
- * conftab[]), else 0. */
-int		 crole_keeps(enum conf_role, const char *);
+ * conf_tab[]), else 0. */
+int		 conf_role_keeps(enum conf_role, const char *);
 
 /* Zero and free n secrets (conf.c). */
-void		 cfree_blobs(struct blob *, int);
+void		 conf_free_blobs(struct blob *, int);
 
 /* The checks that need the whole file, and values derived from others. */
-void		 cfinish(struct cparse *, yaml_node_t *);
+void		 conf_finish(struct cparse *, yaml_node_t *);
 
 /* The cross checks the table names. */
-ccheck_fn	 ccheck_source;
-ccheck_fn	 ccheck_dedupe;
-ccheck_fn	 ccheck_sink;
-ccheck_fn	 ccheck_order_key;
-ccheck_fn	 ccheck_claim;
-ccheck_fn	 ccheck_repl;
-int		 crepl_derive(struct conf_repl *);
+ccheck_fn	 conf_check_source;
+ccheck_fn	 conf_check_dedupe;
+ccheck_fn	 conf_check_sink;
+ccheck_fn	 conf_check_order_key;
+ccheck_fn	 conf_check_claim;
+ccheck_fn	 conf_check_repl;
+int		 conf_repl_derive(struct conf_repl *);
 
 #endif

@@ -274,8 +274,8 @@ cjson_section(const struct conf *cf, const char *pat, int mask,
 	int j;
 
 	o = json_object();
-	for (i = 0; i < CONFTAB_N; i++) {
-		k = &conftab[i];
+	for (i = 0; i < CONF_TAB_N; i++) {
+		k = &conf_tab[i];
 		if (pat[0] == '\0' ? strchr(k->name, '.') != NULL :
 		    !cjson_parent_is(k, pat))
 			continue;

@@ -2,7 +2,7 @@
 /*
  * conf_keys.c: the configuration key table, the reference of every key.
  *
- * Every key is declared once, in conftab[] below: its dotted name pattern
+ * Every key is declared once, in conf_tab[] below: its dotted name pattern
  * ("*" stands for an id, "[]" for a list element), its type, where it is
  * stored, its default (as YAML text, run through the same setter as a value
  * from the file), its bounds, whether a reload can change it, and a line of
@@ -24,14 +24,14 @@ static const char *const log_levels[] = {
 	"error", "warning", "info", "debug", NULL
 };
 static const char *const routings[] = { "path", "tenant_path", NULL };
-const char *const cverify_types[] = {
+const char *const conf_verify_types[] = {
 	"none", "stripe", "github", "standard_webhooks", "shopify", "slack",
 	"hmac", NULL
 };
 static const char *const vfails[] = {
 	"reject", "quarantine", "accept_flag", NULL
 };
-const char *const cpresets[] = {
+const char *const conf_presets[] = {
 	"github", "standard_webhooks", "svix", "shopify", "stripe", NULL
 };
 static const char *const hashes[] = { "sha256", "sha512", "sha1", NULL };
@@ -53,16 +53,16 @@ static const char *const source_stores_refused[] = {
 	"persistent", "redis", NULL
 };
 /* Indexed by enum sink_type - 1. */
-const char *const csink_types[] = {
+const char *const conf_sink_types[] = {
 	"http", "sqs", "google_pubsub", "log", NULL
 };
 /* Sink types of the Elixir Ankusa that this build does not have. */
-const char *const csink_refused[] = {
+const char *const conf_sink_refused[] = {
 	"rabbitmq", "kafka", "nats", "redis", NULL
 };
 
-/* The key each dedupe preset reads; indexed like cpresets[]. */
-const struct cpreset_key cpreset_keys[] = {
+/* The key each dedupe preset reads; indexed like conf_presets[]. */
+const struct cpreset_key conf_preset_keys[] = {
 	{ KEY_HEADER, "x-github-delivery" },
 	{ KEY_HEADER, "webhook-id" },
 	{ KEY_HEADER, "svix-id" },
@@ -71,7 +71,7 @@ const struct cpreset_key cpreset_keys[] = {
 };
 
 /* The hmac descriptor keys, only valid with verify.type hmac. */
-const char *const chmac_keys[] = {
+const char *const conf_hmac_keys[] = {
 	"signature_header", "signed", "hash", "encoding", "sig_prefix",
 	"timestamp_header", "parse", "sig_key", "version", "secret_decode",
 	NULL
@@ -87,7 +87,7 @@ const char *const chmac_keys[] = {
 #define GIB		1073741824ULL
 #define TIB		1099511627776ULL
 
-const struct conf_key conftab[] = {
+const struct conf_key conf_tab[] = {
 	/* node */
 	{ .name = "node", .type = T_SECTION,
 	  .doc = "This node." },
@@ -413,7 +413,7 @@ const struct conf_key conftab[] = {
 	/* claim_check */
 	{ .name = "claim_check", .type = T_SECTION, .scope = S_CONF,
 	  .off = CO(claim_check.enabled), .obj = O_CLAIM,
-	  .flags = F_RESTART, .check = ccheck_claim,
+	  .flags = F_RESTART, .check = conf_check_claim,
 	  .doc = "Large bodies go to a blob store by reference; the "
 	    "read-only gateway listens only when this section is present." },
 	{ .name = "claim_check.ip", .type = T_ADDR, .scope = S_CONF,
@@ -469,7 +469,7 @@ const struct conf_key conftab[] = {
 	/* replication */
 	{ .name = "replication", .type = T_SECTION, .scope = S_CONF,
 	  .off = CO(repl.enabled), .obj = O_REPL, .flags = F_RESTART,
-	  .check = ccheck_repl,
+	  .check = conf_check_repl,
 	  .doc = "This node is a site of a replication group (ankusad(8), "
 	    "REPLICATION): its store is shared with the others by Berkeley "
 	    "DB's replication manager, the master answers 201 only once a "
@@ -587,7 +587,7 @@ const struct conf_key conftab[] = {
 	  .flags = F_REQUIRED | F_LAST,
 	  .doc = "The sources, by id: POST {prefix}/{id} under routing path.  "
 	    "At least one." },
-	{ .name = "sources.*", .type = T_SECTION, .check = ccheck_source,
+	{ .name = "sources.*", .type = T_SECTION, .check = conf_check_source,
 	  .doc = "One source: a provider endpoint." },
 	{ .name = "sources.*.tenant", .type = T_IDENT, .scope = S_SOURCE,
 	  .off = SO(tenant), .flags = F_NULLABLE | F_DEFNULL,
@@ -601,7 +601,7 @@ const struct conf_key conftab[] = {
 	{ .name = "sources.*.verify", .type = T_SECTION,
 	  .doc = "How requests are authenticated.  Absent: type none." },
 	{ .name = "sources.*.verify.type", .type = T_ENUM, .scope = S_SOURCE,
-	  .off = SO(verify.type), .def = "none", .names = cverify_types,
+	  .off = SO(verify.type), .def = "none", .names = conf_verify_types,
 	  .flags = F_FIRST,
 	  .doc = "The signature scheme; every type but none requires "
 	    "secret." },
@@ -662,12 +662,12 @@ const struct conf_key conftab[] = {
 	  .doc = "reject (401), quarantine (202, held in the pen) or "
 	    "accept_flag (stored, flagged, without dedupe)." },
 	{ .name = "sources.*.dedupe", .type = T_DEDUPE,
-	  .check = ccheck_dedupe,
+	  .check = conf_check_dedupe,
 	  .doc = "Drop a hook whose key was seen within ttl_seconds: a "
 	    "preset name, or a map of preset, header or json, and "
 	    "ttl_seconds.  Absent: no dedupe." },
 	{ .name = "sources.*.dedupe.preset", .type = T_ENUMSTR,
-	  .scope = S_SOURCE, .off = SO(dedupe.preset), .names = cpresets,
+	  .scope = S_SOURCE, .off = SO(dedupe.preset), .names = conf_presets,
 	  .doc = "github (x-github-delivery), standard_webhooks "
 	    "(webhook-id), svix (svix-id), shopify (x-shopify-webhook-id), "
 	    "stripe (JSON id)." },
@@ -712,11 +712,11 @@ const struct conf_key conftab[] = {
 	  .doc = "Where the source's hooks are delivered: a list of at least "
 	    "one sink, each delivered at least once." },
 	{ .name = "sources.*.sinks[]", .type = T_SECTION, .sinks = M_ALL,
-	  .check = ccheck_sink,
+	  .check = conf_check_sink,
 	  .doc = "One sink: a type and its options." },
 	{ .name = "sources.*.sinks[].type", .type = T_SINKTYPE,
-	  .scope = S_SINK, .off = KO(type), .names = csink_types,
-	  .refused = csink_refused, .flags = F_REQUIRED | F_FIRST,
+	  .scope = S_SINK, .off = KO(type), .names = conf_sink_types,
+	  .refused = conf_sink_refused, .flags = F_REQUIRED | F_FIRST,
 	  .sinks = M_ALL,
 	  .doc = "http, sqs, google_pubsub or log." },
 	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,
@@ -724,7 +724,7 @@ const struct conf_key conftab[] = {
 	  .doc = "Deliver in order, one at a time, per lane: per order_key, "
 	    "or one lane for the sink." },
 	{ .name = "sources.*.sinks[].order_key", .type = T_SECTION,
-	  .sinks = M_ALL, .check = ccheck_order_key,
+	  .sinks = M_ALL, .check = conf_check_order_key,
 	  .doc = "The lane key of an ordered sink: a map of header or "
 	    "json.  Absent: one lane per sink." },
 	{ .name = "sources.*.sinks[].order_key.header", .type = T_KEYHDR,
@@ -823,15 +823,15 @@ const struct conf_key conftab[] = {
 	    "otherwise." },
 };
 
-const size_t conftab_n = sizeof(conftab) / sizeof(conftab[0]);
+const size_t conf_tab_n = sizeof(conf_tab) / sizeof(conf_tab[0]);
 
 /*
  * The keys of the Elixir Ankusa's files for what this build does not have
  * (its config loader's schema): each is refused with a line naming it,
  * never as an unknown key.  Keys it shares with this daemon are in
- * conftab[]; a key not there and not here is unknown.
+ * conf_tab[]; a key not there and not here is unknown.
  */
-const struct cnosup cnosup_keys[] = {
+const struct cnosup conf_nosup_keys[] = {
 	{ "storage", "it keeps no segment archive; claims go to "
 	    "claim_check.store" },
 	{ "lifecycle", "it publishes no lifecycle events" },
@@ -876,7 +876,7 @@ const struct cnosup cnosup_keys[] = {
  * key would be.  ANKUSA_CONTROL_SOCKET is ours, the one ankusactl reads
  * too: the systemd unit puts the socket in its RuntimeDirectory with it.
  */
-const struct cenv cenv_keys[] = {
+const struct cenv conf_env_keys[] = {
 	{ "ANKUSA_ROLES", "node.roles", NULL },
 	{ "ANKUSA_DATA_DIR", "node.data_dir", NULL },
 	{ "ANKUSA_LOG_LEVEL", "log.level", NULL },

@@ -70,8 +70,8 @@ conf_write_manual(FILE *fp)
 	size_t i;
 	int j;
 
-	for (i = 0; i < CONFTAB_N; i++) {
-		k = &conftab[i];
+	for (i = 0; i < CONF_TAB_N; i++) {
+		k = &conf_tab[i];
 		if (strchr(k->name, '.') == NULL) {
 			fprintf(fp, ".SS %s\n", k->name);
 			cman_escape(fp, k->doc);
@@ -95,7 +95,7 @@ conf_write_manual(FILE *fp)
 		case T_MAPOF:
 		case T_LISTOF:
 		case T_DEDUPE:
-			ckey_want(k, want, sizeof(want));
+			conf_key_want(k, want, sizeof(want));
 			fputs("A", fp);
 			cman_escape(fp, want + 1);
 			break;
@@ -110,7 +110,7 @@ conf_write_manual(FILE *fp)
 			}
 			break;
 		default:
-			ckey_want(k, want, sizeof(want));
+			conf_key_want(k, want, sizeof(want));
 			if (want[0] >= 'a' && want[0] <= 'z')
 				fputc(want[0] - 'a' + 'A', fp);
 			cman_escape(fp, want + 1);
@@ -143,7 +143,7 @@ cman_elixir(FILE *fp)
 	    "uses the keys above, whose defaults are the Elixir Ankusa's.  "
 	    "Its keys for what this build does not have are refused, each "
 	    "with a line saying so:\n", fp);
-	for (u = cnosup_keys; u->name != NULL; u++) {
+	for (u = conf_nosup_keys; u->name != NULL; u++) {
 		fputs(".TP\n", fp);
 		cman_name(fp, u->name);
 		fputs("\n", fp);
@@ -179,7 +179,7 @@ cman_elixir(FILE *fp)
 	    "reload; a bad value is an error naming the key and the "
 	    "variable.  Those naming a key this build refuses are refused "
 	    "when set.\n", fp);
-	for (e = cenv_keys; e->var != NULL; e++) {
+	for (e = conf_env_keys; e->var != NULL; e++) {
 		fprintf(fp, ".TP\n.B %s\n", e->var);
 		cman_name(fp, e->key);
 		if (e->unless != NULL)

@@ -25,7 +25,7 @@
  * interpolates them as the master did, from the variables of the master's
  * environment that its parse reads (conf.h, env_read), which the master
  * gives it (daemon/childenv.c).  An ANKUSA_* override applies in a
- * child's parse only to a key of its part (crole_keeps).
+ * child's parse only to a key of its part (conf_role_keeps).
  */
 #include "config.h"
 
@@ -164,7 +164,7 @@ crole_sub(char *buf, size_t len, const char *pat, const char *key)
 	snprintf(probe, sizeof(probe), "%s%s*", pat, pat[0] ? "." : "");
 	if (key == NULL)
 		snprintf(buf, len, "%s[]", pat);
-	else if (ckey_byname(probe) != NULL)
+	else if (conf_key_byname(probe) != NULL)
 		snprintf(buf, len, "%s", probe);
 	else
 		snprintf(buf, len, "%s%s%s", pat, pat[0] ? "." : "", key);
@@ -232,7 +232,7 @@ crole_map(struct crole *r, yaml_node_t *n, const char *pat)
 }
 
 int
-crole_keeps(enum conf_role role, const char *key)
+conf_role_keeps(enum conf_role role, const char *key)
 {
 	return crole_wants(role, key) == 1;
 }
@@ -274,20 +274,20 @@ conf_role_text(const char *text, size_t len, enum conf_role role,
 	r.role = role;
 	r.in = &in;
 	if (!yaml_parser_initialize(&parser)) {
-		cerr(&p, 0, "config: cannot start the YAML parser");
+		conf_err(&p, 0, "config: cannot start the YAML parser");
 		return NULL;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
 	    len);
 	if (!yaml_parser_load(&parser, &in)) {
-		cerr(&p, 0, "config: not valid YAML");
+		conf_err(&p, 0, "config: not valid YAML");
 		yaml_parser_delete(&parser);
 		return NULL;
 	}
 	yaml_parser_delete(&parser);
 	if (!yaml_document_initialize(&r.out, NULL, NULL, NULL, 1, 1)) {
 		yaml_document_delete(&in);
-		cerr(&p, 0, "config: out of memory");
+		conf_err(&p, 0, "config: out of memory");
 		return NULL;
 	}
 	root = yaml_document_get_root_node(&in);
@@ -304,7 +304,7 @@ conf_role_text(const char *text, size_t len, enum conf_role role,
 	yaml_document_delete(&in);
 	if (!ok) {
 		free(b.s);
-		cerr(&p, 0, "config: cannot write the %s's part",
+		conf_err(&p, 0, "config: cannot write the %s's part",
 		    role == CONF_ROLE_EDGE ? "edge" :
 		    role == CONF_ROLE_DELIVER ? "deliver" : "gateway");
 		return NULL;

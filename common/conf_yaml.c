@@ -92,7 +92,7 @@ static void	 cwalk_sinks(struct cparse *, struct cctx *,
  */
 
 int
-yline(const yaml_node_t *n)
+conf_yline(const yaml_node_t *n)
 {
 	return n == NULL ? 0 : (int)n->start_mark.line + 1;
 }
@@ -100,7 +100,7 @@ yline(const yaml_node_t *n)
 /* Null is decided on the text in the file: a plain ~, null or nothing, or
  * an explicit !!null. */
 int
-yisnull(const yaml_node_t *n)
+conf_yisnull(const yaml_node_t *n)
 {
 	const char *v;
 
@@ -118,9 +118,9 @@ yisnull(const yaml_node_t *n)
 }
 
 const char *
-ykind(const yaml_node_t *n)
+conf_ykind(const yaml_node_t *n)
 {
-	if (yisnull(n))
+	if (conf_yisnull(n))
 		return "null";
 	switch (n->type) {
 	case YAML_MAPPING_NODE:
@@ -133,7 +133,7 @@ ykind(const yaml_node_t *n)
 }
 
 yaml_node_t *
-ymap_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+conf_ymap_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
 {
 	yaml_node_pair_t *pr;
 	yaml_node_t *k;
@@ -163,11 +163,11 @@ ckey_find(const char *pat, int mask, int *other)
 
 	if (other != NULL)
 		*other = 0;
-	for (i = 0; i < CONFTAB_N; i++) {
-		if (strcmp(conftab[i].name, pat) != 0)
+	for (i = 0; i < CONF_TAB_N; i++) {
+		if (strcmp(conf_tab[i].name, pat) != 0)
 			continue;
-		if (mask == 0 || (conftab[i].sinks & mask))
-			return &conftab[i];
+		if (mask == 0 || (conf_tab[i].sinks & mask))
+			return &conf_tab[i];
 		if (other != NULL)
 			*other = 1;
 	}
@@ -175,13 +175,13 @@ ckey_find(const char *pat, int mask, int *other)
 }
 
 const struct conf_key *
-ckey_byname(const char *name)
+conf_key_byname(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < CONFTAB_N; i++)
-		if (strcmp(conftab[i].name, name) == 0)
-			return &conftab[i];
+	for (i = 0; i < CONF_TAB_N; i++)
+		if (strcmp(conf_tab[i].name, name) == 0)
+			return &conf_tab[i];
 	return NULL;
 }
 
@@ -203,7 +203,7 @@ ckey_parent_is(const struct conf_key *k, const char *pat)
 }
 
 void *
-ckey_base(struct cparse *p, struct cctx *c, const struct conf_key *k)
+conf_key_base(struct cparse *p, struct cctx *c, const struct conf_key *k)
 {
 	switch (k->scope) {
 	case S_CONF:
@@ -224,7 +224,7 @@ ckey_base(struct cparse *p, struct cctx *c, const struct conf_key *k)
 
 /* What a key must be: the words after "must be". */
 void
-ckey_want(const struct conf_key *k, char *buf, size_t sz)
+conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 {
 	const char *const *e;
 	size_t n;
@@ -367,24 +367,25 @@ cbad(struct cparse *p, const struct conf_key *k, const char *path,
 {
 	char want[256], got[CSHOW_MAX + 32];
 
-	ckey_want(k, want, sizeof(want));
+	conf_key_want(k, want, sizeof(want));
 	cshow(k, v, got, sizeof(got));
-	cerr(p, line, "%s must be %s, got %s", path, want, got);
+	conf_err(p, line, "%s must be %s, got %s", path, want, got);
 }
 
 /* The same for a node that has the wrong shape. */
 void
-cbad_node(struct cparse *p, const struct conf_key *k, const char *path,
+conf_bad_node(struct cparse *p, const struct conf_key *k, const char *path,
     const yaml_node_t *n)
 {
 	char want[256];
 
-	ckey_want(k, want, sizeof(want));
-	if (n != NULL && n->type == YAML_SCALAR_NODE && !yisnull(n))
-		cbad(p, k, path, (const char *)n->data.scalar.value, yline(n));
+	conf_key_want(k, want, sizeof(want));
+	if (n != NULL && n->type == YAML_SCALAR_NODE && !conf_yisnull(n))
+		cbad(p, k, path, (const char *)n->data.scalar.value,
+		    conf_yline(n));
 	else
-		cerr(p, yline(n), "%s must be %s, got %s", path, want,
-		    ykind(n));
+		conf_err(p, conf_yline(n), "%s must be %s, got %s", path, want,
+		    conf_ykind(n));
 }
 
 /*
@@ -435,7 +436,7 @@ cinterp(struct cparse *p, const char *in, const char *path, int line)
 		}
 		name = s + 2;
 		if ((end = strchr(name, '}')) == NULL) {
-			cerr(p, line, "%s: unterminated ${ in value", path);
+			conf_err(p, line, "%s: unterminated ${ in value", path);
 			goto fail;
 		}
 		nl = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -449,20 +450,21 @@ cinterp(struct cparse *p, const char *in, const char *path, int line)
 		}
 		if (nl == 0 || nl >= sizeof(var) ||
 		    (name[0] >= '0' && name[0] <= '9')) {
-			cerr(p, line, "%s: bad variable reference %.*s", path,
-			    (int)(end - s + 1), s);
+			conf_err(p, line, "%s: bad variable reference %.*s",
+			    path, (int)(end - s + 1), s);
 			goto fail;
 		}
 		memcpy(var, name, nl);
 		var[nl] = '\0';
-		v = cgetenv(p, var);
+		v = conf_getenv(p, var);
 		if (def != NULL && (v == NULL || v[0] == '\0'))
 			cbuf_add(&b, def, end - def);
 		else if (v != NULL)
 			cbuf_add(&b, v, strlen(v));
 		else {
-			cerr(p, line, "%s: environment variable %s is not set",
-			    path, var);
+			conf_err(p, line,
+			    "%s: environment variable %s is not set", path,
+			    var);
 			goto fail;
 		}
 		s = end + 1;
@@ -617,7 +619,7 @@ csecret_whsec(struct cparse *p, struct cctx *c)
 }
 
 void
-cset_str(char **dst, const char *v)
+conf_set_str(char **dst, const char *v)
 {
 	char *n;
 
@@ -629,7 +631,7 @@ cset_str(char **dst, const char *v)
 
 /* Type one scalar (after interpolation) into base + k->off. */
 int
-cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
+conf_set_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
     void *base, const char *v, const char *path, int line)
 {
 	char *dst = base != NULL ? (char *)base + k->off : NULL;
@@ -674,7 +676,7 @@ cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	case T_STR:
 		if (v[0] == '\0')
 			goto bad;
-		cset_str((char **)(void *)dst, v);
+		conf_set_str((char **)(void *)dst, v);
 		break;
 	case T_IDENT:
 		if (!conf_valid_id(v))
@@ -683,36 +685,36 @@ cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			free(*(char **)(void *)dst);
 			*(char **)(void *)dst = NULL;
 		} else
-			cset_str((char **)(void *)dst, v);
+			conf_set_str((char **)(void *)dst, v);
 		break;
 	case T_ADDR:
 		if (inet_pton(AF_INET, v, a6) != 1 &&
 		    inet_pton(AF_INET6, v, a6) != 1)
 			goto bad;
-		cset_str((char **)(void *)dst, v);
+		conf_set_str((char **)(void *)dst, v);
 		break;
 	case T_URL:
 		if (!cvalid_url(v))
 			goto bad;
-		cset_str((char **)(void *)dst, v);
+		conf_set_str((char **)(void *)dst, v);
 		break;
 	case T_PREFIX:
 		if (strcmp(v, "/") == 0) {
-			cset_str((char **)(void *)dst, "");
+			conf_set_str((char **)(void *)dst, "");
 			break;
 		}
 		if (v[0] != '/' || v[strlen(v) - 1] == '/' ||
 		    strcspn(v, " \t?#%") != strlen(v) ||
 		    strstr(v, "//") != NULL)
 			goto bad;
-		cset_str((char **)(void *)dst, v);
+		conf_set_str((char **)(void *)dst, v);
 		break;
 	case T_SOCKPATH:
 		/* 5 bytes short of sun_path: the portable bound (BSD's 104). */
 		if (v[0] == '\0' || strlen(v) >
 		    sizeof(((struct sockaddr_un *)NULL)->sun_path) - 5)
 			goto bad;
-		cset_str((char **)(void *)dst, v);
+		conf_set_str((char **)(void *)dst, v);
 		break;
 	case T_ENUM:
 		if ((i = cenum(k, v)) == -1)
@@ -721,16 +723,16 @@ cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		break;
 	case T_ENUMSTR:
 		if ((i = cenum(k, v)) == -1) {
-			if (crefused(p, k, path, v, line))
+			if (conf_refused(p, k, path, v, line))
 				return -1;
 			goto bad;
 		}
-		cset_str((char **)(void *)dst, k->names[i]);
+		conf_set_str((char **)(void *)dst, k->names[i]);
 		break;
 	case T_ONLY:
 		/* Accepted at the one value this daemon runs with. */
 		if (cenum(k, v) == -1) {
-			if (crefused(p, k, path, v, line))
+			if (conf_refused(p, k, path, v, line))
 				return -1;
 			goto bad;
 		}
@@ -739,16 +741,16 @@ cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		if (cparse_bool(v, &i) == -1)
 			goto bad;
 		if (i) {
-			cerr(p, line, "%s: true is not supported by this "
+			conf_err(p, line, "%s: true is not supported by this "
 			    "build: %s", path, k->nosup);
 			return -1;
 		}
 		break;
 	case T_ROLES:
-		return croles(p, NULL, 0, v, path, line);
+		return conf_roles(p, NULL, 0, v, path, line);
 	case T_SINKTYPE:
 		if ((i = cenum(k, v)) == -1) {
-			if (crefused(p, k, path, v, line))
+			if (conf_refused(p, k, path, v, line))
 				return -1;
 			goto bad;
 		}
@@ -761,12 +763,12 @@ cset_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		    !cvalid_jsonpath(v))
 			goto bad;
 		if (ks->kind != KEY_NONE) {
-			cerr(p, line, "%s must not be set together with %s",
+			conf_err(p, line, "%s must not be set together with %s",
 			    path, k->type == T_KEYHDR ? "json" : "header");
 			return -1;
 		}
 		ks->kind = k->type == T_KEYHDR ? KEY_HEADER : KEY_JSON;
-		cset_str(&ks->name, v);
+		conf_set_str(&ks->name, v);
 		break;
 	default:
 		/* Sections, lists and secrets are not scalars. */
@@ -811,9 +813,10 @@ cset_null(const struct conf_key *k, void *base)
 
 /* The interpolated text of a scalar node; NULL (and an error) otherwise. */
 char *
-cscalar(struct cparse *p, const yaml_node_t *n, const char *path)
+conf_scalar(struct cparse *p, const yaml_node_t *n, const char *path)
 {
-	return cinterp(p, (const char *)n->data.scalar.value, path, yline(n));
+	return cinterp(p, (const char *)n->data.scalar.value, path,
+	    conf_yline(n));
 }
 
 /* Set a leaf from a node. */
@@ -825,11 +828,11 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	char *v;
 
 	/* Keys of scope S_NONE are checked, not stored. */
-	if ((base = ckey_base(p, c, k)) == NULL && k->scope != S_NONE)
+	if ((base = conf_key_base(p, c, k)) == NULL && k->scope != S_NONE)
 		return;
 	switch (k->type) {
 	case T_ROLES:
-		cset_roles(p, k, n, path);
+		conf_set_roles(p, k, n, path);
 		return;
 	case T_SECRETS:
 		cset_secrets(p, c, k, base, n, path);
@@ -845,20 +848,20 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	default:
 		break;
 	}
-	if (yisnull(n)) {
+	if (conf_yisnull(n)) {
 		if (k->flags & F_NULLABLE)
 			cset_null(k, base);
 		else
-			cbad_node(p, k, path, n);
+			conf_bad_node(p, k, path, n);
 		return;
 	}
 	if (n->type != YAML_SCALAR_NODE) {
-		cbad_node(p, k, path, n);
+		conf_bad_node(p, k, path, n);
 		return;
 	}
-	if ((v = cscalar(p, n, path)) == NULL)
+	if ((v = conf_scalar(p, n, path)) == NULL)
 		return;
-	cset_text(p, c, k, base, v, path, yline(n));
+	conf_set_text(p, c, k, base, v, path, conf_yline(n));
 	free(v);
 }
 
@@ -875,13 +878,14 @@ cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	char ipath[CPATH_MAX], *v;
 	int i, ni = 0, whsec = csecret_whsec(p, c), line;
 
-	if (n->type == YAML_SCALAR_NODE && !yisnull(n))
+	if (n->type == YAML_SCALAR_NODE && !conf_yisnull(n))
 		items[ni++] = n;
 	else if (n->type == YAML_SEQUENCE_NODE) {
 		for (it = n->data.sequence.items.start;
 		    it < n->data.sequence.items.top; it++) {
 			if (ni == CONF_MAX_SECRETS) {
-				cerr(p, yline(n), "%s must be a list of at "
+				conf_err(p, conf_yline(n),
+				    "%s must be a list of at "
 				    "most %d secrets, got a list of %d", path,
 				    CONF_MAX_SECRETS,
 				    (int)(n->data.sequence.items.top -
@@ -891,14 +895,14 @@ cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			items[ni++] = yaml_document_get_node(p->doc, *it);
 		}
 		if (ni == 0) {
-			cbad_node(p, k, path, n);
+			conf_bad_node(p, k, path, n);
 			return;
 		}
 	} else {
-		cbad_node(p, k, path, n);
+		conf_bad_node(p, k, path, n);
 		return;
 	}
-	cfree_blobs(bl, *np);
+	conf_free_blobs(bl, *np);
 	*np = 0;
 	for (i = 0; i < ni; i++) {
 		e = items[i];
@@ -906,21 +910,24 @@ cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
 		else
 			cfmt(ipath, sizeof(ipath), "%s", path);
-		line = yline(e);
-		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
-			cerr(p, line, "%s must be a non-empty string, got %s",
-			    ipath, ykind(e));
+		line = conf_yline(e);
+		if (e == NULL || e->type != YAML_SCALAR_NODE || conf_yisnull(e))
+		    {
+			conf_err(p, line,
+			    "%s must be a non-empty string, got %s", ipath,
+			    conf_ykind(e));
 			continue;
 		}
-		if ((v = cscalar(p, e, ipath)) == NULL)
+		if ((v = conf_scalar(p, e, ipath)) == NULL)
 			continue;
 		if (v[0] == '\0')
-			cerr(p, line, "%s must be a non-empty secret, got \"\"",
-			    ipath);
+			conf_err(p, line,
+			    "%s must be a non-empty secret, got \"\"", ipath);
 		else if (whsec) {
 			if (strncmp(v, "whsec_", 6) != 0 ||
 			    cb64_decode(v + 6, &bl[*np]) == -1)
-				cerr(p, line, "%s must be whsec_ followed by "
+				conf_err(p, line,
+				    "%s must be whsec_ followed by "
 				    "non-empty base64, got a %zu-byte value "
 				    "that is not", ipath, strlen(v));
 			else
@@ -955,10 +962,10 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 	size_t cnt;
 	int i;
 
-	if (yisnull(n))
+	if (conf_yisnull(n))
 		return;
 	if (n->type != YAML_SEQUENCE_NODE) {
-		cbad_node(p, k, path, n);
+		conf_bad_node(p, k, path, n);
 		return;
 	}
 	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
@@ -968,17 +975,18 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 	    it < n->data.sequence.items.top; it++, i++) {
 		e = yaml_document_get_node(p->doc, *it);
 		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
-		if (e == NULL || e->type != YAML_SCALAR_NODE || yisnull(e)) {
-			cerr(p, yline(e), "%s must be %s, got %s", ipath, what,
-			    ykind(e));
+		if (e == NULL || e->type != YAML_SCALAR_NODE || conf_yisnull(e))
+		    {
+			conf_err(p, conf_yline(e), "%s must be %s, got %s",
+			    ipath, what, conf_ykind(e));
 			continue;
 		}
-		if ((v = cscalar(p, e, ipath)) == NULL)
+		if ((v = conf_scalar(p, e, ipath)) == NULL)
 			continue;
 		if (k->type == T_CIDRS ? netaddr_cidr_parse(v, &cidr) == -1 :
 		    k->type == T_HOSTPORTS ? v[0] == '\0' : !cvalid_token(v)) {
-			cerr(p, yline(e), "%s must be %s, got %s", ipath, what,
-			    v[0] != '\0' ? v : "\"\"");
+			conf_err(p, conf_yline(e), "%s must be %s, got %s",
+			    ipath, what, v[0] != '\0' ? v : "\"\"");
 			free(v);
 			continue;
 		}
@@ -1002,10 +1010,10 @@ cset_headers(struct cparse *p, const struct conf_key *k, void *base,
 	char ipath[CPATH_MAX], *v, *c;
 	size_t cnt;
 
-	if (yisnull(n))
+	if (conf_yisnull(n))
 		return;
 	if (n->type != YAML_MAPPING_NODE) {
-		cbad_node(p, k, path, n);
+		conf_bad_node(p, k, path, n);
 		return;
 	}
 	cnt = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
@@ -1017,7 +1025,8 @@ cset_headers(struct cparse *p, const struct conf_key *k, void *base,
 		vn = yaml_document_get_node(p->doc, pr->value);
 		if (kn == NULL || kn->type != YAML_SCALAR_NODE ||
 		    !cvalid_token((const char *)kn->data.scalar.value)) {
-			cerr(p, yline(kn), "%s must be %s, got a key that is "
+			conf_err(p, conf_yline(kn),
+			    "%s must be %s, got a key that is "
 			    "not a header name", path,
 			    "a map of header names to strings");
 			continue;
@@ -1025,24 +1034,26 @@ cset_headers(struct cparse *p, const struct conf_key *k, void *base,
 		cjoin(ipath, sizeof(ipath), path,
 		    (const char *)kn->data.scalar.value);
 		if (vn == NULL || vn->type != YAML_SCALAR_NODE) {
-			cerr(p, yline(vn), "%s must be a string, got %s",
-			    ipath, ykind(vn));
+			conf_err(p, conf_yline(vn),
+			    "%s must be a string, got %s", ipath,
+			    conf_ykind(vn));
 			continue;
 		}
-		if ((v = cscalar(p, vn, ipath)) == NULL)
+		if ((v = conf_scalar(p, vn, ipath)) == NULL)
 			continue;
 		for (c = v; *c != '\0'; c++)
 			if (((unsigned char)*c < 0x20 && *c != '\t') ||
 			    (unsigned char)*c == 0x7f)
 				break;
 		if (*c != '\0') {
-			cerr(p, yline(vn), "%s must be a header value without "
+			conf_err(p, conf_yline(vn),
+			    "%s must be a header value without "
 			    "control characters, got %s", ipath, "one with");
 			free(v);
 			continue;
 		}
 		(*hp)[*np].value = v;
-		cset_str(&(*hp)[*np].name,
+		conf_set_str(&(*hp)[*np].name,
 		    (const char *)kn->data.scalar.value);
 		(*np)++;
 	}
@@ -1050,25 +1061,25 @@ cset_headers(struct cparse *p, const struct conf_key *k, void *base,
 
 /* Apply the defaults of every key of one scope (and sink type). */
 void
-cdefaults(struct cparse *p, struct cctx *c, enum ckey_scope scope, int mask)
+conf_defaults(struct cparse *p, struct cctx *c, enum ckey_scope scope, int mask)
 {
 	size_t i;
 	const struct conf_key *k;
 	void *base;
 
-	for (i = 0; i < CONFTAB_N; i++) {
-		k = &conftab[i];
+	for (i = 0; i < CONF_TAB_N; i++) {
+		k = &conf_tab[i];
 		if (k->scope != scope || k->def == NULL ||
 		    k->type == T_SINKTYPE)
 			continue;
 		if (scope == S_SINK && !(k->sinks & mask))
 			continue;
-		if ((base = ckey_base(p, c, k)) == NULL)
+		if ((base = conf_key_base(p, c, k)) == NULL)
 			continue;
 		if (strcmp(k->def, "null") == 0)
 			cset_null(k, base);
 		else
-			cset_text(p, c, k, base, k->def, k->name, 0);
+			conf_set_text(p, c, k, base, k->def, k->name, 0);
 	}
 }
 
@@ -1079,7 +1090,7 @@ cdefaults(struct cparse *p, struct cctx *c, enum ckey_scope scope, int mask)
 /* Walk the keys of one map, in three passes: F_FIRST keys (which others
  * depend on), the rest, F_LAST keys.  Then check required keys. */
 void
-cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
+conf_walk_section(struct cparse *p, struct cctx *c, const char *pat,
     yaml_node_t *map, const char *path)
 {
 	const struct conf_key *k;
@@ -1098,9 +1109,10 @@ cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
 			vn = yaml_document_get_node(p->doc, pr->value);
 			if (kn == NULL || kn->type != YAML_SCALAR_NODE) {
 				if (pass == 1)
-					cerr(p, yline(kn), "%s has a key that "
-					    "is not a string", path[0] != '\0' ?
-					    path : "the top level");
+					conf_err(p, conf_yline(kn),
+					    "%s has a key that is not a string",
+					    path[0] != '\0' ? path :
+					    "the top level");
 				continue;
 			}
 			key = (const char *)kn->data.scalar.value;
@@ -1124,26 +1136,29 @@ cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
 					dup = 1;
 			}
 			if (dup) {
-				cerr(p, yline(kn), "%s is set twice", cpath);
+				conf_err(p, conf_yline(kn), "%s is set twice",
+				    cpath);
 				continue;
 			}
 			if (k == NULL && other)
-				cerr(p, yline(kn), "%s is not a known key for "
-				    "sink type %s", cpath,
-				    conf_sink_type_name(c->sink->type));
-			else if (k == NULL && (u = cnosup_find(cpat)) != NULL)
-				cerr(p, yline(kn), "%s is not supported by "
-				    "this build: %s", cpath, u->why);
+				conf_err(p, conf_yline(kn),
+				    "%s is not a known key for sink type %s",
+				    cpath, conf_sink_type_name(c->sink->type));
+			else if (k == NULL && (u = conf_nosup_find(cpat)) !=
+			    NULL)
+				conf_err(p, conf_yline(kn),
+				    "%s is not supported by this build: %s",
+				    cpath, u->why);
 			else if (k == NULL)
-				cerr(p, yline(kn), "%s is not a known key",
-				    cpath);
+				conf_err(p, conf_yline(kn),
+				    "%s is not a known key", cpath);
 			else
 				cwalk_value(p, c, k, vn, cpath);
 		}
 	}
 
-	for (i = 0; i < CONFTAB_N; i++) {
-		k = &conftab[i];
+	for (i = 0; i < CONF_TAB_N; i++) {
+		k = &conf_tab[i];
 		if (!(k->flags & F_REQUIRED) || !ckey_parent_is(k, pat))
 			continue;
 		if (p->nosources && k->obj == O_SOURCE)
@@ -1151,14 +1166,15 @@ cwalk_section(struct cparse *p, struct cctx *c, const char *pat,
 		if (c->mask != 0 && !(k->sinks & c->mask))
 			continue;
 		leaf = pat[0] == '\0' ? k->name : k->name + strlen(pat) + 1;
-		if (ymap_get(p->doc, map, leaf) != NULL)
+		if (conf_ymap_get(p->doc, map, leaf) != NULL)
 			continue;
 		cjoin(cpath, sizeof(cpath), path, leaf);
 		if (c->mask != 0)
-			cerr(p, yline(map), "%s is required for sink type %s",
-			    cpath, conf_sink_type_name(c->sink->type));
+			conf_err(p, conf_yline(map),
+			    "%s is required for sink type %s", cpath,
+			    conf_sink_type_name(c->sink->type));
 		else
-			cerr(p, yline(map), "%s is required", cpath);
+			conf_err(p, conf_yline(map), "%s is required", cpath);
 	}
 }
 
@@ -1173,10 +1189,10 @@ cwalk_value(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	switch (k->type) {
 	case T_SECTION:
 		/* A null section is an absent one: its defaults stand. */
-		if (yisnull(n))
+		if (conf_yisnull(n))
 			return;
 		if (n->type != YAML_MAPPING_NODE) {
-			cbad_node(p, k, path, n);
+			conf_bad_node(p, k, path, n);
 			return;
 		}
 		c2 = *c;
@@ -1197,24 +1213,24 @@ cwalk_value(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		default:
 			break;
 		}
-		cwalk_section(p, &c2, k->name, n, path);
+		conf_walk_section(p, &c2, k->name, n, path);
 		if (k->check != NULL)
 			k->check(p, &c2, n, path);
 		break;
 	case T_DEDUPE:
-		if (yisnull(n))
+		if (conf_yisnull(n))
 			return;
 		c->src->dedupe.enabled = 1;
 		if (n->type == YAML_SCALAR_NODE) {
-			pk = ckey_byname("sources.*.dedupe.preset");
-			if ((v = cscalar(p, n, path)) == NULL)
+			pk = conf_key_byname("sources.*.dedupe.preset");
+			if ((v = conf_scalar(p, n, path)) == NULL)
 				return;
-			cset_text(p, c, pk, c->src, v, path, yline(n));
+			conf_set_text(p, c, pk, c->src, v, path, conf_yline(n));
 			free(v);
 		} else if (n->type == YAML_MAPPING_NODE)
-			cwalk_section(p, c, k->name, n, path);
+			conf_walk_section(p, c, k->name, n, path);
 		else {
-			cbad_node(p, k, path, n);
+			conf_bad_node(p, k, path, n);
 			return;
 		}
 		if (k->check != NULL)
@@ -1253,20 +1269,21 @@ cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	size_t cnt;
 	int pass, dup, isdef;
 
-	if (yisnull(n) && k->obj != O_SOURCE)
+	if (conf_yisnull(n) && k->obj != O_SOURCE)
 		return;
-	if (yisnull(n) || n->type != YAML_MAPPING_NODE ||
+	if (conf_yisnull(n) || n->type != YAML_MAPPING_NODE ||
 	    (k->obj == O_SOURCE && n->data.mapping.pairs.top ==
 	    n->data.mapping.pairs.start)) {
 		if (k->obj == O_SOURCE && n->type == YAML_MAPPING_NODE)
-			cerr(p, yline(n), "%s must be a map of at least one "
+			conf_err(p, conf_yline(n),
+			    "%s must be a map of at least one "
 			    "source, got an empty map", path);
 		else
-			cbad_node(p, k, path, n);
+			conf_bad_node(p, k, path, n);
 		return;
 	}
 	cfmt(epat, sizeof(epat), "%s.*", k->name);
-	ek = ckey_byname(epat);
+	ek = conf_key_byname(epat);
 	cnt = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
 	switch (k->obj) {
 	case O_SOURCE:
@@ -1295,8 +1312,9 @@ cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			vn = yaml_document_get_node(p->doc, pr->value);
 			if (kn == NULL || kn->type != YAML_SCALAR_NODE) {
 				if (pass == 1)
-					cerr(p, yline(kn), "%s has a key that "
-					    "is not a string", path);
+					conf_err(p, conf_yline(kn),
+					    "%s has a key that is not a string",
+					    path);
 				continue;
 			}
 			id = (const char *)kn->data.scalar.value;
@@ -1315,28 +1333,30 @@ cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
 					dup = 1;
 			}
 			if (dup) {
-				cerr(p, yline(kn), "%s is set twice", epath);
+				conf_err(p, conf_yline(kn), "%s is set twice",
+				    epath);
 				continue;
 			}
 			if (!conf_valid_id(id)) {
-				cerr(p, yline(kn), "%s keys must be ids "
+				conf_err(p, conf_yline(kn),
+				    "%s keys must be ids "
 				    "matching [A-Za-z0-9_-]{1,%d}, got %s",
-				    path, CONF_ID_MAX,
-				    id[0] != '\0' ? id : "\"\"");
+				    path, CONF_ID_MAX, id[0] != '\0' ? id :
+				    "\"\"");
 				continue;
 			}
 			if (vn == NULL || vn->type != YAML_MAPPING_NODE) {
-				cbad_node(p, ek, epath, vn);
+				conf_bad_node(p, ek, epath, vn);
 				continue;
 			}
 			c2 = *c;
 			switch (k->obj) {
 			case O_SOURCE:
 				src = &cf->sources[cf->nsources++];
-				cset_str(&src->id, id);
+				conf_set_str(&src->id, id);
 				src->retry = cf->dispatch.retry;
 				c2.src = src;
-				cdefaults(p, &c2, S_SOURCE, 0);
+				conf_defaults(p, &c2, S_SOURCE, 0);
 				break;
 			case O_TENANT:
 				if (isdef)
@@ -1344,20 +1364,20 @@ cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
 				else {
 					tw = &cf->dispatch.tenants[
 					    cf->dispatch.ntenants++];
-					cset_str(&tw->tenant, id);
+					conf_set_str(&tw->tenant, id);
 				}
 				c2.tw = tw;
 				break;
 			case O_RATE_TENANT:
 				tr = &cf->rate_tenants[cf->nrate_tenants++];
-				cset_str(&tr->tenant, id);
+				conf_set_str(&tr->tenant, id);
 				tr->limit.set = 1;
 				c2.rl = &tr->limit;
 				break;
 			default:
 				break;
 			}
-			cwalk_section(p, &c2, epat, vn, epath);
+			conf_walk_section(p, &c2, epat, vn, epath);
 			if (ek != NULL && ek->check != NULL)
 				ek->check(p, &c2, vn, epath);
 		}
@@ -1379,23 +1399,25 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	size_t cnt;
 	int i;
 
-	if (yisnull(n) || n->type != YAML_SEQUENCE_NODE ||
+	if (conf_yisnull(n) || n->type != YAML_SEQUENCE_NODE ||
 	    n->data.sequence.items.top == n->data.sequence.items.start) {
 		if (n != NULL && n->type == YAML_SEQUENCE_NODE)
-			cerr(p, yline(n), "%s must be %s, got an empty list",
-			    path, "a list of at least one sink");
+			conf_err(p, conf_yline(n),
+			    "%s must be %s, got an empty list", path,
+			    "a list of at least one sink");
 		else
-			cbad_node(p, k, path, n);
+			conf_bad_node(p, k, path, n);
 		return;
 	}
 	cfmt(epat, sizeof(epat), "%s[]", k->name);
-	ek = ckey_byname(epat);
+	ek = conf_key_byname(epat);
 	cfmt(tpath, sizeof(tpath), "%s.type", epat);
-	tk = ckey_byname(tpath);
+	tk = conf_key_byname(tpath);
 	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
 	if (cnt > CONF_MAX_SINKS) {
-		cerr(p, yline(n), "%s must be a list of at most %d sinks, "
-		    "got %zu", path, CONF_MAX_SINKS, cnt);
+		conf_err(p, conf_yline(n),
+		    "%s must be a list of at most %d sinks, got %zu", path,
+		    CONF_MAX_SINKS, cnt);
 		return;
 	}
 	if ((src->sinks = calloc(cnt, sizeof(*src->sinks))) == NULL)
@@ -1405,22 +1427,23 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		e = yaml_document_get_node(p->doc, *it);
 		cfmt(epath, sizeof(epath), "%s[%d]", path, i);
 		if (e == NULL || e->type != YAML_MAPPING_NODE) {
-			cbad_node(p, ek, epath, e);
+			conf_bad_node(p, ek, epath, e);
 			continue;
 		}
 		cfmt(tpath, sizeof(tpath), "%s.type", epath);
-		if ((tn = ymap_get(p->doc, e, "type")) == NULL) {
-			cerr(p, yline(e), "%s is required", tpath);
+		if ((tn = conf_ymap_get(p->doc, e, "type")) == NULL) {
+			conf_err(p, conf_yline(e), "%s is required", tpath);
 			continue;
 		}
-		if (tn->type != YAML_SCALAR_NODE || yisnull(tn)) {
-			cbad_node(p, tk, tpath, tn);
+		if (tn->type != YAML_SCALAR_NODE || conf_yisnull(tn)) {
+			conf_bad_node(p, tk, tpath, tn);
 			continue;
 		}
-		if ((v = cscalar(p, tn, tpath)) == NULL)
+		if ((v = conf_scalar(p, tn, tpath)) == NULL)
 			continue;
 		memset(&tmp, 0, sizeof(tmp));
-		if (cset_text(p, c, tk, &tmp, v, tpath, yline(tn)) == -1) {
+		if (conf_set_text(p, c, tk, &tmp, v, tpath, conf_yline(tn)) ==
+		    -1) {
 			free(v);
 			continue;
 		}
@@ -1430,8 +1453,8 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		c2 = *c;
 		c2.sink = sk;
 		c2.mask = 1 << sk->type;
-		cdefaults(p, &c2, S_SINK, c2.mask);
-		cwalk_section(p, &c2, epat, e, epath);
+		conf_defaults(p, &c2, S_SINK, c2.mask);
+		conf_walk_section(p, &c2, epat, e, epath);
 		if (ek != NULL && ek->check != NULL)
 			ek->check(p, &c2, e, epath);
 	}

@@ -3,7 +3,7 @@
  * check_conf.c: unit tests of the configuration loader (common/conf*.c).
  *
  * Table-driven where it can be: the bounds test walks the key table
- * (conf_int.h's conftab) through key_info() and builds a file for every
+ * (conf_int.h's conf_tab) through key_info() and builds a file for every
  * numeric key, so a key added to the table is tested without touching this
  * file.
  */
@@ -63,15 +63,15 @@ static void		 build(char *, size_t, const struct key_view *,
 static int		 build_try(const struct key_view *, const char *);
 static void		 report_key(const char *, void *);
 
-/* Entry i of the key table: 0, or -1 past its end (conftab_n). */
+/* Entry i of the key table: 0, or -1 past its end (conf_tab_n). */
 static int
 key_info(size_t i, struct key_view *ki)
 {
 	const struct conf_key *k;
 
-	if (i >= conftab_n)
+	if (i >= conf_tab_n)
 		return -1;
-	k = &conftab[i];
+	k = &conf_tab[i];
 	memset(ki, 0, sizeof(*ki));
 	ki->name = k->name;
 	switch (k->type) {
@@ -476,8 +476,8 @@ START_TEST(test_table)
 	struct key_view ki;
 	size_t i, nint = 0;
 
-	ck_assert_int_eq(key_info(conftab_n, &ki), -1);
-	for (i = 0; i < conftab_n; i++) {
+	ck_assert_int_eq(key_info(conf_tab_n, &ki), -1);
+	for (i = 0; i < conf_tab_n; i++) {
 		ck_assert_int_eq(key_info(i, &ki), 0);
 		ck_assert_ptr_nonnull(ki.name);
 		if (ki.kind == KK_INT) {
@@ -1959,7 +1959,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_egress);
 	tcase_add_test(tc, test_replication);
-	tcase_add_loop_test(tc, test_bounds, 0, (int)conftab_n);
+	tcase_add_loop_test(tc, test_bounds, 0, (int)conf_tab_n);
 	tcase_add_test(tc, test_sink_concurrency);
 	tcase_add_test(tc, test_deliver_pool);
 	tcase_add_test(tc, test_breaker);
