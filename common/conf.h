@@ -287,7 +287,7 @@ struct conf {
 	int			 nsources;
 	int			 nsinks;	/* over all sources */
 
-	/* Dead letters' upkeep (daemon/dlq.c). */
+	/* Dead letters' upkeep (daemon/admin/admin_dlq.c). */
 	struct {
 		uint64_t	 max_age_s;	/* 0 (null): kept */
 		uint64_t	 warn_rows;	/* 0 (null): no warning */
@@ -355,7 +355,7 @@ const struct rate_limit *conf_rate_limit(const struct conf *,
 const char	*conf_sink_type_name(enum sink_type);
 /* The sinks of every source that batch (sqs, google_pubsub). */
 uint32_t	 conf_batching_sinks(const struct conf *);
-/* The deliver processes cf needs (DESIGN.md 1): dispatch.concurrency for
+/* The deliver processes cf needs (docs/ARCHITECTURE): dispatch.concurrency for
  * single attempts, plus the batch requests every batching sink may have
  * in flight (sink_concurrency each, or concurrency when it is null), plus
  * one for claim-check uploads. */
@@ -366,7 +366,8 @@ const char	*conf_verify_type_name(enum verify_type);
  * without a restart (report(key, arg) for each), and each such key of nw
  * takes old's value (a section added or removed: the whole section as it
  * was), so that nw can be swapped in and the restart-only keys stay as
- * they are until a restart (DESIGN.md 6).  The count, or -1 when out of
+ * they are until a restart (ankusad(8),
+ * SIGNALS).  The count, or -1 when out of
  * memory (nw is then to be freed). */
 int		 conf_reload_keep(const struct conf *old, struct conf *nw,
 		    void (*report)(const char *key, void *), void *arg);

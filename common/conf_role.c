@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * conf_role.c: the text each kind of child gets of the configuration
- * (DESIGN.md 7b: each child only the part it needs).
+ * (each child only the part it needs: ankusad(8), SECURITY).
  *
  * The master's text is loaded again as a YAML document and written out
  * with only the keys of the child's role, by an allowlist of patterns of

@@ -5,8 +5,8 @@
  *   ankusactl [-s socket] [-j] command [arguments]
  *   ankusactl -h | --help | -V | --version
  *
- * Sends one JSON request line (see daemon/control.h), prints the answer:
- * human-readable by default, the daemon's JSON objects with -j (one per
+ * Sends one JSON request line (see daemon/admin/admin_control.h), prints the
+ * answer: human-readable by default, the daemon's JSON objects with -j (one per
  * line for listings).  Exit: 0 success, 1 the daemon refused the command,
  * 2 usage, 3 the daemon cannot be reached.
  */
@@ -95,7 +95,7 @@ static const struct command commands[] = {
 	    build_dlq, print_replays },
 	{ "replays", "list | show|pause|resume|cancel id", build_replays,
 	    print_replays },
-	/* Dead letters and hooks through the admin API (admin_dlq.c). */
+	/* Dead letters and hooks through the admin API (admin_api_dlq.c). */
 	{ "show", "id", build_hook, print_hook },
 	{ "delete", "id", build_hook, print_hook },
 	{ "dead-letter-source", "source [timeout_s]", build_dls,
@@ -105,7 +105,7 @@ static const struct command commands[] = {
 	    build_quarantine, print_pen },
 	{ "backup", "dir", build_backup, print_backup },
 	{ "api", "METHOD PATH [JSON-BODY]", build_api, print_api },
-	/* manual operations (daemon/admin_ops.c) */
+	/* manual operations (daemon/admin/admin_api_ops.c) */
 	{ "flush", "[source[#sink]]", build_flush, print_api },
 	{ "pause", "source[#sink]", build_pause, print_api },
 	{ "resume", "source[#sink]", build_pause, print_api },
@@ -136,8 +136,8 @@ usage(FILE *fp, int status)
 }
 
 /*
- * A request for the admin API's route of path (daemon/admin.h), carried
- * by the control socket's "api" command; body is stolen (may be NULL).
+ * A request for the admin API's route of path (daemon/admin/admin_api.h),
+ * carried by the control socket's "api" command; body is stolen (may be NULL).
  * The answer's "body" is the route's JSON answer.
  */
 static json_t *
@@ -1065,7 +1065,8 @@ build_pause(int argc, char **argv)
 }
 
 /*
- * Replay jobs (the admin API's /v1/replays routes, daemon/admin_replay.c).
+ * Replay jobs (the admin API's /v1/replays routes,
+ * daemon/admin/admin_api_replay.c).
  */
 
 /* A whole number option's value, or a usage error naming it. */

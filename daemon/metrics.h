@@ -17,7 +17,7 @@
  * source (the source may not exist).
  *
  * Gauges are set by whoever knows them: metrics_set from anywhere, or a
- * reader in gauges.c's table that sets them just before each scrape.
+ * reader in admin_gauges.c's table that sets them just before each scrape.
  */
 #ifndef ANKUSA_METRICS_H
 #define ANKUSA_METRICS_H

@@ -2,7 +2,7 @@
 /*
  * quarantine.h: the pen for hooks that failed verification under
  * on_verify_failure: quarantine, as the operator sees it: release and
- * purge (listing is a plain store walk in control.c).
+ * purge (listing is a plain store walk in admin_control.c).
  *
  * Release re-verifies each held hook against the source's secrets as they
  * are now, judging its timestamp at its receive time.  The master never

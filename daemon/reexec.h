@@ -17,7 +17,7 @@ int	reexec_inherited(void);
 /* The descriptor handed down under name, or -1; each is taken once.
  * The names:
  *	"http", "claim_check", "admin"	the listeners (ankusad.c)
- *	"control"			the control socket (control.c)
+ *	"control"			the control socket (admin_control.c)
  *	"notify"			the socket to NOTIFY_SOCKET (notify.c)
  *	"privsep"			the root helper's socketpair end: the
  *					helper outlives the exec (privsep.c)

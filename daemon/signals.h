@@ -27,7 +27,7 @@ const char	*signals_stop(void);
 void		 signals_start(struct event_base *, void (*cb)(int));
 /* Before an exec: the three blocked, so that one that arrives from now
  * on stays pending across it.  For that, no other thread may take them:
- * one the master makes after signals_start blocks them (as backup.c's
+ * one the master makes after signals_start blocks them (as admin_backup.c's
  * does), those the store makes while it opens inherit the block. */
 void		 signals_hold(void);
 /* At the end: the loop's watch of them freed (before its base is). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * probe-departures.c: the measurements behind two departures from
- * DESIGN.md section 9 (docs/DEPARTURES 27 and 28, docs/PERFORMANCE).  Not
+ * probe-departures.c: the measurements behind two departures from the
+ * design (docs/DEPARTURES 27 and 28, docs/PERFORMANCE).  Not
  * built by make; from a built tree:
  *
  *   cc -O2 -Icommon -Iworkers -Ibuild -o build/probe-departures \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check_batcher.c: the batches of batched sinks (daemon/batcher.c) with a
- * fake clock: fill by entries and bytes, linger, the in-flight cap and
+ * check_batcher.c: the batches of batched sinks (daemon/dispatch/batcher.c)
+ * with a fake clock: fill by entries and bytes, linger, the in-flight cap and
  * round-robin, the queue bounds, per-entry timeouts, removal, limits
  * changed between calls, and that everything is freed.
  */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check_breaker.c: the circuit breaker of one sink key (daemon/breaker.c)
- * with a fake clock, as scripts of calls and what each must answer.
+ * check_breaker.c: the circuit breaker of one sink key
+ * (daemon/dispatch/breaker.c) with a fake clock, as scripts of calls and what
+ * each must answer.
  */
 #include "config.h"
 

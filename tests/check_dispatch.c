@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check_dispatch.c: the dispatch scheduler (daemon/dispatch.c and its
+ * check_dispatch.c: the dispatch scheduler (daemon/dispatch/dispatch.c and its
  * parts) over the in-memory store of fakestore.c, with a fake clock: retry
  * policy, fairness, windows, ordering lanes, reconfigure, wake-up and stop.
  * Per-sink isolation, breakers, the retry horizon, binding, batching sinks

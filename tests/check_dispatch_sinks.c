@@ -1458,7 +1458,7 @@ START_TEST(test_deck_stop_lowered)
 END_TEST
 
 
-/* --- pauses (daemon/pause.h) --- */
+/* --- pauses (daemon/dispatch/pause.h) --- */
 
 #define SRC_PAUSE \
 	"sources:\n" \

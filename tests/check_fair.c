@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_fair.c: deficit round-robin of a scan's page over tenants
- * (daemon/fair.c): shares, carry-over, and the tenant a page did not reach
- * going first in the next one.
+ * (daemon/dispatch/fair.c): shares, carry-over, and the tenant a page did not
+ * reach going first in the next one.
  */
 #include "config.h"
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_jobfill.c: an attempt's fields from its row and its hook
- * (daemon/jobfill.c), for a single job and a batch entry alike, and the
- * queue message v1 (workers/qmsg.c) a batch entry becomes: the replay id
- * of a replayed row is in the job, the entry, the message's replay_id and
- * its ankusa_replay_id attribute; a row that is no replay has none.
+ * (daemon/pipeline/pipeline_jobfill.c), for a single job and a batch entry
+ * alike, and the queue message v1 (workers/qmsg.c) a batch entry becomes: the
+ * replay id of a replayed row is in the job, the entry, the message's replay_id
+ * and its ankusa_replay_id attribute; a row that is no replay has none.
  */
 #include "config.h"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check_ops.c: unit tests of daemon/ops.c's stored settings: a tenant's
- * rate limit taken from its override, else rate_limits.tenants.<t>, else
- * rate_limits.default; overrides and pauses kept in the store and read
+ * check_ops.c: unit tests of daemon/admin/admin_ops.c's stored settings: a
+ * tenant's rate limit taken from its override, else rate_limits.tenants.<t>,
+ * else rate_limits.default; overrides and pauses kept in the store and read
  * back at start; a stored setting it does not understand skipped.
  *
  * Each case works in its own mkdtemp directory under TMPDIR and removes it.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_store_backup.c: unit tests of the store's online backup
- * (daemon/store_backup.c): a copy taken while another thread commits and
+ * (daemon/store/store_backup.c): a copy taken while another thread commits and
  * checkpoints, reopened as a store and compared hook by hook; the refusals
  * (a directory not empty, a relative one, a second backup, a directory
  * holding the marker of an unfinished one at store_open); a cancel that

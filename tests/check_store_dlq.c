@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_store_dlq.c: unit tests of the operator's dead letters and hooks
- * in the store (daemon/store_dlq.c): the dead table walked by time in
+ * in the store (daemon/store/store_dlq.c): the dead table walked by time in
  * bounded calls, one hook's rows, and the deletes of a dead letter and of
  * a whole hook with the counters they keep.
  *

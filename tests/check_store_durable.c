@@ -3,8 +3,8 @@
  * check_store_durable.c: unit tests of the Berkeley DB store: restarts,
  * recovery, the region home, bodies in their table and their move out of
  * the log at the upgrade, upkeep, refusals of damaged stores, and the log
- * checksum (daemon/store.c, store_bdb.c, store_bodies.c, store_maint.c,
- * trash.c).
+ * checksum (daemon/store/store.c, store_bdb.c, store_bodies.c, store_maint.c,
+ * store_trash.c).
  *
  * Each case works in its own mkdtemp directory under TMPDIR and removes it.
  * The recovery case forks a child that commits and then _exit()s without
@@ -1240,7 +1240,7 @@ START_TEST(test_logsum_matches_bdb)
 }
 END_TEST
 
-/* daemon/logsum.c's, which this program exports. */
+/* daemon/store/store_logsum.c's, which this program exports. */
 uint32_t	 __ham_func4(void *, const void *, uint32_t);
 
 /*

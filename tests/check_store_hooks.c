@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_store_hooks.c: unit tests of the Berkeley DB store: batches of hooks
- * and rows, dedupe, quarantine, and the record codecs (daemon/store.c,
+ * and rows, dedupe, quarantine, and the record codecs (daemon/store/store.c,
  * store_hooks.c, store_dedupe.c, store_rec.c).
  *
  * Each case works in its own mkdtemp directory under TMPDIR and removes it.

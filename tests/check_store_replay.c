@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_store_replay.c: unit tests of the store's replay jobs
- * (daemon/store_replay.c): the job records, and the step that moves a dlq
+ * (daemon/store/store_replay.c): the job records, and the step that moves a dlq
  * job's dead rows back to due with its cursor in the same transaction
  * (the dead counter, the filters, lanes, orphans, a restart between
  * steps).

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_store_rows.c: unit tests of the Berkeley DB store: due scans,
- * settling, dead letters and lanes (daemon/store_rows.c, lanes.c), with the
- * commit and sync failures of the dispatch path.
+ * settling, dead letters and lanes (daemon/store/store_rows.c, store_lanes.c),
+ * with the commit and sync failures of the dispatch path.
  *
  * Each case works in its own mkdtemp directory under TMPDIR and removes it.
  * The recovery case forks a child that commits and then _exit()s without

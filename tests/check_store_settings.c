@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check_store_settings.c: unit tests of daemon/store_settings.c: the
+ * check_store_settings.c: unit tests of daemon/store/store_settings.c: the
  * settings kept in meta (put, overwrite, list by prefix, delete, kept
  * across a reopen) and the moves of manual operations over the due table
  * (retry now of a tenant's source or sink, steps bounded by limit and

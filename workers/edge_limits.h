@@ -2,7 +2,7 @@
 /*
  * edge_limits.h: what one ankusa-edge allows a client to hold, without I/O.
  *
- * The ingest limits of DESIGN.md section 7b that are state and arithmetic,
+ * The ingest limits (ankusa.yml(5), http) that are state and arithmetic,
  * kept out of the glue (edge.c) so that each is a unit test: connections
  * per client address (http.max_conns_per_ip), the body bytes the edge
  * holds (http.max_buffered_bytes), and the deadline of a body under

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * admin.c: the admin API's listener and request plumbing; see admin.h.
+ * admin_api.c: the admin API's listener and request plumbing; see admin_api.h.
  *
  * Served by evhttp on the master's loop.  Only local operators reach it
  * (admin.ip is loopback by default, like the control socket's mode), but

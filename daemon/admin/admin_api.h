@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * admin.h: the admin API's listener (admin.ip:admin.port, libevent's
+ * admin_api.h: the admin API's listener (admin.ip:admin.port, libevent's
  * evhttp in the master) and what its handlers use.
  *
  * Handlers live in the modules that own what they serve; each module
  * gives one route table (admin_routes_<module>[], ended by a NULL
- * pattern), and admin.c's list of tables names it.  A pattern is a path
+ * pattern), and admin_api.c's list of tables names it.  A pattern is a path
  * whose segments are literal or "{}", which matches any one non-empty
  * segment (percent-decoded, at most ADMIN_PARAM_MAX bytes); a query string
  * never takes part in the match.  A path that matches with another method
@@ -55,10 +55,10 @@ struct admin_route {
 
 /* The route tables (one per module that serves the API). */
 extern const struct admin_route admin_routes_core[];
-extern const struct admin_route admin_routes_config[];	/* confapi.c */
+extern const struct admin_route admin_routes_config[];	/* admin_api_config.c */
 extern const struct admin_route admin_routes_dlq[];
 extern const struct admin_route admin_routes_metrics[];
-extern const struct admin_route admin_routes_ops[];	/* admin_ops.c */
+extern const struct admin_route admin_routes_ops[];	/* admin_api_ops.c */
 extern const struct admin_route admin_routes_replay[];
 
 /* Listen on fd (bound and listening, opened before any privilege is
@@ -143,7 +143,7 @@ void		 admin_call_detach(struct admin_req *);
  * answers use it too. */
 json_t		*admin_str(const char *);
 
-/* admin_ops.c: the paused sink keys, [{source, sink, since}]. */
+/* admin_api_ops.c: the paused sink keys, [{source, sink, since}]. */
 json_t		*admin_ops_pauses(void);
 
 #endif /* ANKUSA_ADMIN_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * confapi.c: GET /v1/config, the configuration in force, redacted by
+ * admin_api_config.c: GET /v1/config, the configuration in force, redacted by
  * conf_json()'s allowlist (common/conf_json.c): no secret, key, token,
  * password, URL userinfo or URL query value is ever in the answer.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * admin_dlq.c: the admin API's routes for dead letters, single hooks and
- * the quarantine pen (admin_routes_dlq); the work is dlq.c's.
+ * admin_api_dlq.c: the admin API's routes for dead letters, single hooks and
+ * the quarantine pen (admin_routes_dlq); the work is admin_dlq.c's.
  *
  *   GET    /v1/dlq?source_id=&since=&until=&limit=&cursor=
  *   DELETE /v1/dlq?source_id=&since=&until=&id=&all=
@@ -12,7 +12,7 @@
  *
  * Every argument is checked before anything runs: a refusal is 400
  * naming the argument and changes nothing.  Listings of dead letters and
- * purges are held requests answered by a dlq.c job.
+ * purges are held requests answered by an admin_dlq.c job.
  */
 #include "config.h"
 

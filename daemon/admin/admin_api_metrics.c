@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * admin_metrics.c: GET /metrics, the Prometheus text of metrics.h's
- * families (text format 0.0.4), its gauges read just before (gauges.c).
+ * admin_api_metrics.c: GET /metrics, the Prometheus text of metrics.h's
+ * families (text format 0.0.4), its gauges read just before (admin_gauges.c).
  */
 #include "config.h"
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * admin_ops.c: the admin API's routes of the manual operations (issue 24,
- * section 4; the work is daemon/ops.c's and daemon/dlsource.c's):
+ * admin_api_ops.c: the admin API's routes of the manual operations (issue 24,
+ * section 4; the work is daemon/admin/admin_ops.c's and
+ * daemon/pipeline/pipeline_dlsource.c's):
  *
  *   POST /v1/tenants/{t}/sources/{s}/retry-now [sink, id]
  *   POST /v1/retry-now [source, sink]	(every tenant; ankusactl flush)

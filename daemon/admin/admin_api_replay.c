@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * admin_replay.c: the admin API's replay routes (the jobs are replay.c's):
+ * admin_api_replay.c: the admin API's replay routes (the jobs are
+ * admin_replay.c's):
  *
  *   POST  /v1/replays       {kind, source_id?, since?, until?, rate?,
  *                            max_lag_ms?} -> 202 with the job (a job

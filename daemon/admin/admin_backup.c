@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * backup.c: the master's side of an online backup; see backup.h.
+ * admin_backup.c: the master's side of an online backup; see admin_backup.h.
  *
  * The copy (store_backup_run) runs in a thread of its own that makes no
  * call on the loop's handles: it joins the store's environment through a

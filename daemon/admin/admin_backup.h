@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * backup.h: the master's side of an online backup (ankusactl backup DIR):
+ * admin_backup.h: the master's side of an online backup (ankusactl backup DIR):
  * a copy of the store taken while the master runs and takes hooks
  * (store_backup.c makes it), in a thread of the master's, so that the
  * loop never waits for it.

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * control.c: the control socket; see control.h for the protocol.
+ * admin_control.c: the control socket; see admin_control.h for the protocol.
  *
  * Commands (control_cmds[]): status, queue, reload, drain, stats,
  * quarantine, tick, pressure, breakers, dlq, dead-letter-source, backup,
- * api (a call of the admin API's routes, daemon/admin.h).
+ * api (a call of the admin API's routes, daemon/admin/admin_api.h).
  * Requests come from local
  * operators only (the socket's mode guards it), but are still read with
  * bounds: a line over CONTROL_MAX_LINE closes the connection.

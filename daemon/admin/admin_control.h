@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * control.h: the control socket that ankusactl talks to.
+ * admin_control.h: the control socket that ankusactl talks to.
  *
  * A unix stream socket (control.socket, mode control.mode).  A client sends
  * one JSON object per line, {"cmd": NAME, ...arguments}; the master answers

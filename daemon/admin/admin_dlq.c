@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * dlq.c: the operator's dead letters, hooks and quarantine purges, and
- * the dead letters' upkeep; see dlq.h.
+ * admin_dlq.c: the operator's dead letters, hooks and quarantine purges, and
+ * the dead letters' upkeep; see admin_dlq.h.
  *
  * A job is a listing or a purge; the first job in line takes one step
  * from a zero timer and goes to the back, so jobs share the loop's turns

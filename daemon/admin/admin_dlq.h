@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * dlq.h: the operator's dead letters, hooks and quarantine purges, as the
- * admin API serves them (daemon/admin_dlq.c): listing dead letters with a
- * count of those that match, purging them, showing and deleting one hook,
- * purging the pen; and the dead letters' upkeep: queue.dlq.max_age_s (dead
- * rows older than that purged with their hooks) and queue.dlq.warn_rows (a
- * warning line once per crossing, and dlq_over_warn for the gauge).
+ * admin_dlq.h: the operator's dead letters, hooks and quarantine purges, as the
+ * admin API serves them (daemon/admin/admin_api_dlq.c): listing dead letters
+ * with a count of those that match, purging them, showing and deleting one
+ * hook, purging the pen; and the dead letters' upkeep: queue.dlq.max_age_s
+ * (dead rows older than that purged with their hooks) and queue.dlq.warn_rows
+ * (a warning line once per crossing, and dlq_over_warn for the gauge).
  *
  * Listings and purges are jobs: each step is a bounded part of the dead
- * table (DLQ_STEP_* in dlq.c) run from a zero timer, so the loop's other
+ * table (DLQ_STEP_* in admin_dlq.c) run from a zero timer, so the loop's other
  * work runs between two steps; a purge commits each step's batch with a
  * sync, so what it answered deleted stays deleted after a crash.  Jobs
  * take their steps in turn.

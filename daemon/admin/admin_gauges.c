@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * gauges.c: the gauges' readers, the per-tenant pass and the blocked lane
- * heads; see gauges.h.
+ * admin_gauges.c: the gauges' readers, the per-tenant pass and the blocked lane
+ * heads; see admin_gauges.h.
  *
  * The readers take what the master keeps anyway: the store's counters
  * (store_counts, from meta), its earliest due time (one seek per tenant),

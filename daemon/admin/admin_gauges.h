@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * gauges.h: the gauges of GET /metrics and ankusactl stats, read without
+ * admin_gauges.h: the gauges of GET /metrics and ankusactl stats, read without
  * a walk of any table (metrics.h holds their families).
  *
  * A new gauge is a line in metrics.c's table plus either a metrics_set
- * call where its value changes, or a reader in gauges.c's readers[] (one
+ * call where its value changes, or a reader in admin_gauges.c's readers[] (one
  * line) that sets it from counters the master keeps; gauges_update runs
  * the readers before each scrape.
  */

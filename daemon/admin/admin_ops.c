@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * ops.c: the operator's manual operations; see ops.h.
+ * admin_ops.c: the operator's manual operations; see admin_ops.h.
  *
  * Pauses and overrides live in meta settings (store_settings.c): a pause
  * "pause:<source>#<sink>" (the time it was set), an override

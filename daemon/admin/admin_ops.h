@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * ops.h: the operator's manual operations (issue 24, section 4): retry
+ * admin_ops.h: the operator's manual operations (issue 24, section 4): retry
  * now, pause and resume of a sink key, rate-limit overrides.  The admin
- * API's routes are daemon/admin_ops.c's; the store's part is
+ * API's routes are daemon/admin/admin_api_ops.c's; the store's part is
  * store_settings.c's (store.h, "Manual operations").
  *
  * Moves of rows (retry now, resume) are jobs of bounded steps on the

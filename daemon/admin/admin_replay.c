@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * replay.c: the replay jobs' runner; see replay.h.
+ * admin_replay.c: the replay jobs' runner; see admin_replay.h.
  *
  * One timer, every REPLAY_TICK_MS while a job runs (at once again while a
  * job has a full step's tokens left): each running job's bucket gains

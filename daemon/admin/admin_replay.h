@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * replay.h: replay jobs, the operator's way to deliver dead letters (kind
+ * admin_replay.h: replay jobs, the operator's way to deliver dead letters (kind
  * dlq) and held hooks (kind quarantine) again, paced so that a replay
  * never buries live traffic.
  *

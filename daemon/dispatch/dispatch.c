@@ -467,8 +467,8 @@ rebind_claimed(struct dispatch *d)
 }
 
 /*
- * dead_letter_source's share (daemon/dlsource.c dead-letters what is in
- * the store): the source's claimed rows that have not started are
+ * dead_letter_source's share (daemon/pipeline/pipeline_dlsource.c dead-letters
+ * what is in the store): the source's claimed rows that have not started are
  * pending, so they are dead-lettered now as reason, attempts unchanged:
  * those waiting for a slot or for their hook's check-in, decks taken back
  * before their process took them, entries waiting in a batcher.  Rows of
@@ -751,8 +751,8 @@ park_cb(struct dispatch *d, struct drow *r, void *arg)
 }
 
 /*
- * A paused key's row (daemon/pause.h) is set aside until the resume: due
- * at STORE_DUE_PAUSED, where no due scan reads it, PARKED (a head stays
+ * A paused key's row (daemon/dispatch/pause.h) is set aside until the resume:
+ * due at STORE_DUE_PAUSED, where no due scan reads it, PARKED (a head stays
  * HEAD), attempts unchanged and no retry horizon (the operator holds it,
  * not the sink), its slot and window room given back by its settle.
  */

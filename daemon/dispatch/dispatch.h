@@ -232,8 +232,8 @@ uint64_t dispatch_dead_letter_queued(struct dispatch *, const char *source,
  * attempted behind the call's walk.  Holds nest: one a call. */
 void	dispatch_hold_source(struct dispatch *, const char *source);
 void	dispatch_release_source(struct dispatch *, const char *source);
-/* (source, sink) was paused (daemon/pause.h): its claimed rows that have
- * not started are set aside (due at STORE_DUE_PAUSED), in every tenant;
+/* (source, sink) was paused (daemon/dispatch/pause.h): its claimed rows that
+ * have not started are set aside (due at STORE_DUE_PAUSED), in every tenant;
  * later claims of its rows are set aside as they come. */
 void	dispatch_pause_key(struct dispatch *, const char *source,
 	    uint32_t sink, uint64_t now);

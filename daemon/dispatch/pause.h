@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * pause.h: the paused sink keys, in memory (daemon/ops.c loads them from
- * the store at start and keeps the store in step).  A pause is per
+ * pause.h: the paused sink keys, in memory (daemon/admin/admin_ops.c loads them
+ * from the store at start and keeps the store in step).  A pause is per
  * (source, sink index), whatever the tenant: under a tenant_path source
  * every tenant's rows of that sink wait.  Dispatch asks pause_is for each
  * row it claims and sets a paused key's rows aside (dispatch_pause_key,

@@ -10,8 +10,8 @@
  * without a sync of their own: losing one in a crash only means the row is
  * tried again), the claims end, then the scheduler runs and the one timer
  * is armed for the time it asks for.  The settles are pipeline_store.c's,
- * the deliver processes pool.c's, the batchers pipeline_batch.c's and the
- * check-ins pipeline_claim.c's.
+ * the deliver processes pipeline_pool.c's, the batchers pipeline_batch.c's and
+ * the check-ins pipeline_claim.c's.
  *
  * It also answers control: stats, pressure, tick, breakers.
  */
@@ -220,8 +220,8 @@ pipeline_wake(uint64_t min_due)
 	pipeline_arm();
 }
 
-/* Manual operations (daemon/ops.c): a key paused, whose claimed rows
- * dispatch sets aside now; whether a row is claimed. */
+/* Manual operations (daemon/admin/admin_ops.c): a key paused, whose claimed
+ * rows dispatch sets aside now; whether a row is claimed. */
 void
 pipeline_pause(const char *source, uint32_t sink)
 {

@@ -11,15 +11,15 @@
  * one loop turn as one store transaction, and runs the scheduler after
  * commits, settles and at the time it asked for: one timer.  It also
  * answers the dispatch functions of the control socket: tick, pressure,
- * breakers (dead_letter_source is dlsource.c, which it sets up).
+ * breakers (dead_letter_source is pipeline_dlsource.c, which it sets up).
  *
  * It calls nothing above it: what the modules above want to hear of it
  * (its stop, each settle) they hear through the hooks main registers
  * (pipeline_on_stop, pipeline_on_settle), and what they ask of it
  * (pipeline_claimed, pipeline_lanes_released) they ask here.
  *
- * Its files: pipeline.c the loop turn and control's questions, pool.c the
- * deliver processes, decks and deadlines, pipeline_store.c the store
+ * Its files: pipeline.c the loop turn and control's questions, pipeline_pool.c
+ * the deliver processes, decks and deadlines, pipeline_store.c the store
  * adapter and the settles, pipeline_batch.c and pipeline_claim.c the
  * batching sinks' and the claim check's glue; pipeline_int.h is what they
  * share.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * claim.c: the claim check, the master's side; see claim.h.
+ * pipeline_checkin.c: the claim check, the master's side; see
+ * pipeline_checkin.h.
  *
  * Each hook to check in is a struct pending, with the rows that wait for
  * it.  A pending is sent at most once at a time; the pack of one job holds

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * claim.h: the spec's "Claim check", the master's side.
+ * pipeline_checkin.h: the spec's "Claim check", the master's side.
  *
  * A body larger than the smallest inline_max_bytes of its source's queue
  * sinks is checked in once per hook, before any of its sinks run: the rows

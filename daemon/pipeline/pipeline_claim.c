@@ -3,8 +3,8 @@
  * pipeline_claim.c: the dispatch glue of the claim check; see
  * pipeline_int.h.
  *
- * Check-in jobs (claim.c) go to idle deliver processes, one pack each;
- * a row whose body must be checked in first waits at the gate
+ * Check-in jobs (pipeline_checkin.c) go to idle deliver processes, one pack
+ * each; a row whose body must be checked in first waits at the gate
  * (claim_gate).
  */
 #include "config.h"

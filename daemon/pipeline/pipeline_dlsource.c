@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * dlsource.c: the spec's dead_letter_source; see dlsource.h.
+ * pipeline_dlsource.c: the spec's dead_letter_source; see pipeline_dlsource.h.
  *
  * Each call is a cursor over the rows table (a hook's seq).  One step a
  * loop pass, from a zero timer, so that what became ready meanwhile (edges'

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * dlsource.h: the spec's dead_letter_source, for deleting a source that
- * still has a backlog: every pending row of the source is dead-lettered as
+ * pipeline_dlsource.h: the spec's dead_letter_source, for deleting a source
+ * that still has a backlog: every pending row of the source is dead-lettered as
  * source_gone:<id> (what dispatch does to a deleted source's rows), and the
  * caller learns how many.
  *

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * pipeline_int.h: what the dispatch glue's files share.  pipeline.c runs
- * the loop turn and answers control; pool.c keeps the deliver processes,
- * their decks and deadlines; pipeline_store.c is the store adapter (the
- * dispatch_ops that read and write the store, the settles of a turn);
+ * the loop turn and answers control; pipeline_pool.c keeps the deliver
+ * processes, their decks and deadlines; pipeline_store.c is the store adapter
+ * (the dispatch_ops that read and write the store, the settles of a turn);
  * pipeline_batch.c and pipeline_claim.c are the batching sinks' and the
  * claim check's glue.  Nothing else includes it.
  */
@@ -56,9 +56,9 @@ void	pipeline_arm(void);
 void	pipeline_later(uint64_t, enum attempt_result, const char *,
 	    ...) __attribute__((format(printf, 3, 4)));
 
-/* pool.c: the deliver processes, in pool_workers[0..pool_nworkers) (which
- * moves as it grows: hold no pointer into it across a
- * pipeline_worker_ready). */
+/* pipeline_pool.c: the deliver processes, in
+ * pool_workers[0..pool_nworkers) (which moves as it grows: hold no pointer
+ * into it across a pipeline_worker_ready). */
 extern struct worker	*pool_workers;
 extern int		 pool_nworkers;
 /* start, deck and deck_cancel of struct dispatch_ops. */

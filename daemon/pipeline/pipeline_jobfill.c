@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * jobfill.c: an attempt's fields from its row and its hook; see jobfill.h.
+ * pipeline_jobfill.c: an attempt's fields from its row and its hook; see
+ * pipeline_jobfill.h.
  *
  * Fatal: nothing.
  */

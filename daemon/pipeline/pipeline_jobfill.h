@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * jobfill.h: an attempt's fields from its claimed row and its hook's
+ * pipeline_jobfill.h: an attempt's fields from its claimed row and its hook's
  * record, for a MSG_DELIVER_JOB (struct job) or one entry of a
  * MSG_BATCH_JOB (struct batch_entry).  Pure: the glue (pipeline.c) reads
  * the record and encodes the frame.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * pool.c: the deliver processes as the dispatch glue sees them; see
+ * pipeline_pool.c: the deliver processes as the dispatch glue sees them; see
  * pipeline_int.h.
  *
  * Each process is idle, busy with one attempt (a job, a batch's request

@@ -334,8 +334,8 @@ store_env_open(struct store *st, char *err, size_t errlen)
 		return -1;
 	}
 	/* libdb's checksums by logsum, if this program exports __ham_func4
-	 * and this is the libdb it was checked against (logsum.h); which sum
-	 * is in use is proved below, once the log has been written. */
+	 * and this is the libdb it was checked against (store_logsum.h); which
+	 * sum is in use is proved below, once the log has been written. */
 	(void)db_version(&major, &minor, NULL);
 	if (!(summed = logsum_install(major, minor, why, sizeof(why))))
 		store_checksums_by(st, "libdb's own", why);
@@ -379,7 +379,7 @@ store_env_open(struct store *st, char *err, size_t errlen)
 	 * DB_THREAD: the replication manager requires both (its threads
 	 * share the environment, and a replica applies the master's
 	 * transactions while the loop reads), and a hot backup's copy reads
-	 * pages the loop writes (DESIGN.md section 3). */
+	 * pages the loop writes (store_backup.c). */
 	if ((ret = st->env->set_lk_detect(st->env, DB_LOCK_DEFAULT)) != 0 ||
 	    (ret = st->env->set_lk_max_locks(st->env, store_max_locks)) != 0 ||
 	    (ret = st->env->set_lk_max_objects(st->env,

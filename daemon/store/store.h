@@ -273,7 +273,7 @@ int		 store_hook_seq(struct store *, const unsigned char id[UUID_LEN],
 /* The last error the store met, for logs. */
 const char	*store_strerror(struct store *);
 /* Which function sums libdb's log records and pages, proved at the open
- * (daemon/logsum.h): "log checksums by logsum" or "log checksums by
+ * (daemon/store/store_logsum.h): "log checksums by logsum" or "log checksums by
  * libdb's own: <why>". */
 const char	*store_checksums(const struct store *);
 /* 1 once a sync of the log or of a table failed (a log flush, a

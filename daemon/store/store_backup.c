@@ -34,8 +34,8 @@
  *     (a local claim store, node.data_dir/claims, is a directory, which
  *     BDB's scan passes over).
  *
- * The copy runs in a thread of the master (daemon/backup.c) through a
- * DB_ENV handle of its own, joined to the store's running environment (its
+ * The copy runs in a thread of the master (daemon/admin/admin_backup.c) through
+ * a DB_ENV handle of its own, joined to the store's running environment (its
  * region home: bdb_region_home), and it makes no call on the store's
  * handles: it reads only the store's directory and home, which do not
  * change while the store is open.  While a backup exists store_log_prune

@@ -5,7 +5,7 @@
  * hook's rows with their dead letters, and the deletes of a dead letter
  * and of a whole hook, which keep the counters (hooks, rows, dead,
  * lane_members) in the batch that changes them, through store_rows.c's
- * and lanes.c's settling parts.
+ * and store_lanes.c's settling parts.
  */
 #include "config.h"
 

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * store_int.h: what the store's own files share (store.c, store_rec.c,
- * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c, lanes.c,
- * store_maint.c, store_bdb.c, store_backup.c, store_replay.c,
- * store_dlq.c, trash.c) and the tests (tests/storeutil.c builds the verbs
- * only they call on it): struct store, the tables, the record helpers, the
- * walks, and at its end the seams.  The public verbs are in store.h, the
- * keys and record codecs in store_rec.h; the store's contracts in store.c's
- * header comment, its layout in store_rec.c's.  What one file shares with the
- * others here takes that file's prefix: store_ (store.c), rec_
- * (store_rec.c), hooks_, bodies_, dedupe_, rows_, lane_ (lanes.c), bdb_
- * (store_bdb.c), store_backup_, trash_; store_dlq.c shares nothing (its
+ * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c,
+ * store_lanes.c, store_maint.c, store_bdb.c, store_backup.c,
+ * store_replay.c, store_dlq.c, store_trash.c) and the tests
+ * (tests/storeutil.c builds the verbs only they call on it): struct store,
+ * the tables, the record helpers, the walks, and at its end the seams.  The
+ * public verbs are in store.h, the keys and record codecs in store_rec.h;
+ * the store's contracts in store.c's header comment, its layout in
+ * store_rec.c's.  What one file shares with the others here takes that
+ * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, bodies_,
+ * dedupe_, rows_, lane_ (store_lanes.c), bdb_ (store_bdb.c), store_backup_, trash_; store_dlq.c shares nothing (its
  * verbs are store.h's); the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
@@ -28,7 +28,9 @@
 
 /* Berkeley DB's handles, opaque here (<db.h>'s DB_ENV, DB, DB_TXN and DBC
  * name these structs): only the files that call libdb include <db.h>
- * (store.c, store_bdb.c, store_bodies.c, store_backup.c); the others
+ * (store.c, store_backup.c, store_bdb.c, store_bodies.c, store_group.c,
+ * store_lag.c, store_meta.c; nothing outside daemon/store/, which
+ * tests/check_layout.sh checks); the others
  * reach the tables through store.c's wrappers (store_put, store_tget,
  * store_tget_head, store_tget_alloc, store_tdel, the walks, the cursor on
  * one record) and the environment through store_env_*. */
@@ -398,7 +400,7 @@ int	 rows_unindex(struct store_batch *, const unsigned char *,
 int	 rows_gone(struct store_batch *, const unsigned char *,
 		    const struct store_row *, int head, int unref);
 
-/* lanes.c */
+/* store_lanes.c */
 int	 lane_is_head(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 int	 lane_leave(struct store_batch *, const unsigned char *,
@@ -417,7 +419,7 @@ char	*bdb_region_home(const struct stat *, int *);
 int	 store_backup_pages_take(struct store *);
 void	 store_backup_pages_give(struct store *);
 
-/* trash.c */
+/* store_trash.c */
 void	 trash_path(const struct store *, uint32_t, char *, size_t);
 void	*trash_main(void *);
 void	 trash_clear(struct store *, int);

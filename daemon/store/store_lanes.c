@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * lanes.c: the ordering lanes in the store: a lane's head, its members
+ * store_lanes.c: the ordering lanes in the store: a lane's head, its members
  * waiting behind it, the marks of lanes with members, and the sweep that
  * promotes a lane's next member once its head has ended.  The layout of
  * lanes, members and marks is in store_rec.c's header comment.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * logsum.c: Berkeley DB's log and page checksum, eight bytes a step.
+ * store_logsum.c: Berkeley DB's log and page checksum, eight bytes a step.
  *
  * Below libdb's documented API (docs/DEPARTURES 18): this file defines
  * libdb's private __ham_func4, which the program exports so that libdb's

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * logsum.h: the checksum Berkeley DB puts on every log record and, with
+ * store_logsum.h: the checksum Berkeley DB puts on every log record and, with
  * DB_CHKSUM, on every page it writes: h = h * 33 + byte over the bytes,
  * mod 2^32, which BDB computes one byte a step in its __ham_func4.
  *

@@ -3,7 +3,7 @@
  * store_maint.c: the store's upkeep between batches, behind one call,
  * store_maint (its schedule below): the checkpoint, keeping the buffer
  * pool clean, the tables' write-back, and the removal of the log files
- * recovery no longer needs (handed to trash.c's thread).
+ * recovery no longer needs (handed to store_trash.c's thread).
  */
 #include "config.h"
 

@@ -3,7 +3,7 @@
  * store_rows.c: rows and their due keys: the dispatch reads (tenants with
  * work, due scans, the oldest due), settling (delivered, rescheduled,
  * dead-lettered, a stale due key dropped) and the admin walks over a
- * source's rows.  A lane's part of settling is in lanes.c; listing and
+ * source's rows.  A lane's part of settling is in store_lanes.c; listing and
  * deleting dead letters and hooks in store_dlq.c.
  */
 #include "config.h"

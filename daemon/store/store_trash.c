@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * trash.c: the thread that empties the log files store_maint.c pruned
+ * store_trash.c: the thread that empties the log files store_maint.c pruned
  * (docs/DEPARTURES 16) and removes them.  No libdb calls: it touches
  * nothing of the store but the queue, under its mutex.
  */

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-"""The admin API's listener (daemon/admin.c): /health, /ready, the
+"""The admin API's listener (daemon/admin/admin_api.c): /health, /ready, the
 plumbing every route shares (404, 405 with Allow, unknown query
 arguments, oversized bodies)."""
 

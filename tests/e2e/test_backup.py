@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: ISC
-"""Online backup (ankusactl backup DIR, daemon/backup.c, store_backup.c).
+"""Online backup (ankusactl backup DIR, daemon/admin/admin_backup.c,
+store_backup.c).
 
 A backup taken while a loopback client posts hooks is copied and started
 as the node.data_dir of a second daemon, whose sink is a loopback test

@@ -18,7 +18,7 @@ import time
 import ankusa
 from ankusa import Daemon, Skip, wait_until
 
-MAX_CONNS = 64          # daemon/control.c CONTROL_MAX_CONNS
+MAX_CONNS = 64          # daemon/admin/admin_control.c CONTROL_MAX_CONNS
 
 
 def _cpu_s(pid):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: ISC
 """Dead letters, single hooks and the quarantine pen on the admin API
-(daemon/admin_dlq.c, daemon/dlq.c): GET|DELETE /v1/dlq, GET|DELETE
-/v1/hooks/{id}, GET|DELETE /v1/quarantine, queue.dlq.max_age_s and
+(daemon/admin/admin_api_dlq.c, daemon/admin/admin_dlq.c): GET|DELETE /v1/dlq,
+GET|DELETE /v1/hooks/{id}, GET|DELETE /v1/quarantine, queue.dlq.max_age_s and
 queue.dlq.warn_rows, and ankusactl's show, delete and dlq show|purge."""
 
 import json

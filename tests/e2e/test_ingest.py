@@ -46,7 +46,7 @@ def test_accept_201_and_listed():
         "id %s time %d not within [%d, %d]" % (gid, uuid7_ms(gid), t0, t1)
 
     # The daemon says which log checksum libdb uses, proved at the open
-    # (daemon/logsum.h): the installed build exports logsum.
+    # (daemon/store/store_logsum.h): the installed build exports logsum.
     assert "store: log checksums by logsum" in d.log_text(), \
         "no checksum line in the log:\n%s" % d.log_text()[-2000:]
 
@@ -800,8 +800,9 @@ def test_store_unavailable_503():
     assert not missing, "acknowledged ids lost after restart: %s" % (
         missing[:5])
     # The refused hook's commit failed: it must not be stored (contract:
-    # no hook is answered 503 and then stored; DESIGN 3: nothing is
-    # acknowledged), or the provider's retry makes it a duplicate.
+    # no hook is answered 503 and then stored; nothing is acknowledged
+    # before a synced commit), or the provider's retry makes it a
+    # duplicate.
     assert big_stored == big_acked, "a hook answered 503 " \
         "store_unavailable (its commit failed with EFBIG) is stored anyway:" \
         " %d hooks of %d bytes stored, %d answered 201" % (

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: ISC
-"""Manual operations over the admin API (daemon/admin_ops.c, daemon/ops.c):
-retry now, pause and resume of a sink, rate-limit overrides, the
-dead-lettering of a source; each across a restart where it is stored.
-And a reload of the replication section: its restart-only keys kept."""
+"""Manual operations over the admin API (daemon/admin/admin_api_ops.c,
+daemon/admin/admin_ops.c): retry now, pause and resume of a sink, rate-limit
+overrides, the dead-lettering of a source; each across a restart where it is
+stored.  And a reload of the replication section: its restart-only keys
+kept."""
 
 import json
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
-"""Batched attempts through the master's glue (daemon/pipeline.c and the
-batcher) against a fake SQS endpoint: tests/test_sink, which answers every
+"""Batched attempts through the master's glue (daemon/pipeline/pipeline.c and
+the batcher) against a fake SQS endpoint: tests/test_sink, which answers every
 request as its mode says (500, or never) and records when it read each.
 No emulator is needed: the deliver process sends real SendMessageBatch
 requests, and their answers are what the test sets.  ankusa.FakeSQS

@@ -3,8 +3,8 @@
 sink that answers 410, replayed through POST /v1/replays (and ankusactl)
 to the same sink answering 200.
 
-See shared/ankusa-contracts.md ("Admin API") and daemon/replay.h: a job
-moves dead rows back to due at its rate, only while pressure() reports a
+See shared/ankusa-contracts.md ("Admin API") and daemon/admin/admin_replay.h: a
+job moves dead rows back to due at its rate, only while pressure() reports a
 lag of at most max_lag_ms and no full window; its cursor commits with the
 rows it moves; replayed deliveries carry x-ankusa-replay-id.  Times are
 printed (note) where the closing note of issue 24 wants the measured
