@@ -719,12 +719,13 @@ wire_released(void *arg)
 
 /*
  * The modules, started and wired: each is told here who handles what it
- * only announces, so that none calls upward (docs/ARCHITECTURE).  A
- * child's frames go to their handlers by type (router.h), the deliver
- * processes' lives to the pipeline; the pipeline's stop ends the manual
- * operations' jobs, its settles are heard by the lane gauges and the
- * replays; the dead letters' purges ask it what is claimed and tell it
- * the lanes they released.
+ * only announces, so that none calls upward (docs/ARCHITECTURE).  The
+ * admin API's requests go to the route tables of the modules that serve
+ * it; a child's frames go to their handlers by type (router.h), the
+ * deliver processes' lives to the pipeline; the pipeline's stop ends the
+ * manual operations' jobs, its settles are heard by the lane gauges and
+ * the replays; the dead letters' purges ask it what is claimed and tell
+ * it the lanes they released.
  */
 static void
 ankusad_wire(void)
@@ -755,8 +756,18 @@ ankusad_wire(void)
 		.claimed = wire_claimed,
 		.changed = wire_released,
 	};
+	/* Every module that serves the admin API, by its table. */
+	static const struct admin_route *const api[] = {
+		admin_routes_core,
+		admin_routes_config,
+		admin_routes_dlq,
+		admin_routes_metrics,
+		admin_routes_ops,
+		admin_routes_replay,
+	};
 	char err[4096];
 
+	admin_routes(api, sizeof(api) / sizeof(api[0]));
 	router_init(routes, sizeof(routes) / sizeof(routes[0]));
 	supervisor_init(&children);
 	if (ops_init(err, sizeof(err)) == -1)

@@ -60,15 +60,9 @@ struct admin_req {
 	void			*gone_arg;
 };
 
-/* Every module's routes; a module that serves the API adds its table. */
-static const struct admin_route *const admin_tables[] = {
-	admin_routes_core,
-	admin_routes_config,
-	admin_routes_dlq,
-	admin_routes_metrics,
-	admin_routes_ops,
-	admin_routes_replay,
-};
+/* Every module's routes, as main gave them (admin_routes). */
+static const struct admin_route *const *admin_tables;
+static size_t		 admin_ntables;
 
 static struct evhttp	*http;
 
@@ -76,6 +70,13 @@ static void	admin_request(struct evhttp_request *, void *);
 static void	admin_free(struct admin_req *);
 static int	admin_match(const char *, char segs[][ADMIN_PARAM_MAX + 1],
 		    int, struct admin_req *);
+
+void
+admin_routes(const struct admin_route *const *tables, size_t n)
+{
+	admin_tables = tables;
+	admin_ntables = n;
+}
 
 int
 admin_init(int fd, char *err, size_t errlen)
@@ -226,7 +227,7 @@ admin_route(struct admin_req *ar, const char *path, const char *q)
 		return;
 	}
 	allow[0] = '\0';
-	for (t = 0; t < sizeof(admin_tables) / sizeof(admin_tables[0]); t++)
+	for (t = 0; t < admin_ntables; t++)
 		for (r = admin_tables[t]; r->pattern != NULL; r++) {
 			if (!admin_match(r->pattern, segs, nsegs, ar))
 				continue;

@@ -5,7 +5,8 @@
  *
  * Handlers live in the modules that own what they serve; each module
  * gives one route table (admin_routes_<module>[], ended by a NULL
- * pattern), and admin_api.c's list of tables names it.  A pattern is a path
+ * pattern), and main's list of tables (admin_routes) names it.  A pattern
+ * is a path
  * whose segments are literal or "{}", which matches any one non-empty
  * segment (percent-decoded, at most ADMIN_PARAM_MAX bytes); a query string
  * never takes part in the match.  A path that matches with another method
@@ -61,6 +62,9 @@ extern const struct admin_route admin_routes_metrics[];
 extern const struct admin_route admin_routes_ops[];	/* admin_api_ops.c */
 extern const struct admin_route admin_routes_replay[];
 
+/* Every module's routes, once, before the loop runs (main's wiring):
+ * the API's and admin_call's. */
+void		 admin_routes(const struct admin_route *const *, size_t n);
 /* Listen on fd (bound and listening, opened before any privilege is
  * dropped).  0, or -1 with err. */
 int		 admin_init(int fd, char *err, size_t errlen);
