@@ -558,6 +558,9 @@ class Daemon:
         log.write(b"==== start %d (%s)\n" % (self.starts,
                                             time.ctime().encode()))
         log.flush()
+        # Where this start's lines begin, taken before the daemon runs: it
+        # may write its first lines before Popen returns here.
+        self.logpos = log.tell()
         self.proc = subprocess.Popen(
             [program("ankusad"), "-d", "-c", self.conf] +
             (["-v"] if self.verbose else []),
@@ -565,7 +568,6 @@ class Daemon:
             env=self.env(), start_new_session=True, preexec_fn=preexec_fn)
         log.close()
         self.pid = self.proc.pid
-        self.logpos = os.path.getsize(self.logpath)
         return self.proc
 
     def start(self, timeout=15.0, preexec_fn=None):
