@@ -216,6 +216,8 @@ struct conf {
 		uint64_t	 min_body_rate;		/* bytes/s, after grace */
 		uint32_t	 max_conns_per_ip;	/* per edge */
 		uint64_t	 max_buffered_bytes;	/* per edge */
+		uint64_t	 max_buffered_bytes_per_ip; /* per edge */
+		uint32_t	 ipv6_prefix;		/* bits of a client */
 	} http;
 
 	struct {

@@ -170,7 +170,7 @@ const struct conf_key conf_tab[] = {
 	  .off = CO(http.max_conns_per_ip), .def = "256", .min = 1,
 	  .max = 4096,
 	  .doc = "The most connections one client address may hold on each "
-	    "ankusa-edge process (IPv6 by whole address, IPv4-mapped as "
+	    "ankusa-edge process (IPv6 by http.ipv6_prefix, IPv4-mapped as "
 	    "IPv4); a connection past it is closed as it is accepted, "
 	    "counted in ankusa_ingest_refused_total{reason=\"conns_per_ip\"} "
 	    "and logged, at most once a second.  An edge holds 4096 "
@@ -179,12 +179,30 @@ const struct conf_key conf_tab[] = {
 	  .off = CO(http.max_buffered_bytes), .def = "268435456", .min = 1,
 	  .max = 64 * GIB,
 	  .doc = "The bytes of request bodies each ankusa-edge process may "
-	    "hold: bodies being read (a Content-Length body counts its "
-	    "length from its head, a chunked one http.max_body_bytes until "
-	    "it is read) and bodies the master has not answered yet.  A "
-	    "request that would go past it is answered 503 overload with "
-	    "Retry-After: 1 before its body is read; a body larger than the "
-	    "bound alone is taken only when the edge holds no other." },
+	    "hold: the bytes of bodies being read, counted as they arrive "
+	    "(what a Content-Length only announces is not counted), and "
+	    "bodies the master has not answered yet.  A request whose bytes "
+	    "would take the edge past it is answered 503 overload with "
+	    "Retry-After: 1 and the connection closed; a body larger than "
+	    "the bound alone is taken only when the edge holds no other." },
+	{ .name = "http.max_buffered_bytes_per_ip", .type = T_U64,
+	  .scope = S_CONF, .off = CO(http.max_buffered_bytes_per_ip),
+	  .def = "67108864", .min = 1, .max = 64 * GIB,
+	  .doc = "The part of http.max_buffered_bytes that the requests of "
+	    "one client address may hold on each ankusa-edge process, "
+	    "counted as the bytes arrive: a request whose bytes would take "
+	    "its address past it is answered 503 overload, so that one "
+	    "address cannot fill the edge and make others wait or be "
+	    "refused.  One request that holds all its address's bytes may go "
+	    "past it (a body larger than the bound)." },
+	{ .name = "http.ipv6_prefix", .type = T_U32, .scope = S_CONF,
+	  .off = CO(http.ipv6_prefix), .def = "64", .min = 16, .max = 128,
+	  .doc = "The leading bits of an IPv6 client address that make one "
+	    "client for http.max_conns_per_ip and "
+	    "http.max_buffered_bytes_per_ip: a /64 by default, since one "
+	    "host is given a whole /64 as easily as one address; 128 counts "
+	    "each address.  IPv4 addresses (and IPv4-mapped ones) count "
+	    "whole." },
 
 	/* admin */
 	{ .name = "admin", .type = T_SECTION,

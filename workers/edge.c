@@ -170,7 +170,7 @@ static void	conn_timer(struct conn *, int);
 static void	conn_timer_ms(struct conn *, uint64_t);
 static void	conn_timer_cb(evutil_socket_t, short, void *);
 static void	conn_body_timer(struct conn *);
-static int	conn_reserve(struct conn *);
+static int	conn_charge(struct conn *, size_t);
 static void	conn_read_cb(struct bufferevent *, void *);
 static void	conn_write_cb(struct bufferevent *, void *);
 static void	conn_event_cb(struct bufferevent *, short, void *);
@@ -487,7 +487,7 @@ conn_admit(int fd, const struct sockaddr *sa, socklen_t len,
 	char a[INET6_ADDRSTRLEN];
 
 	if (edge_limits_conn_open(sa, len, conf->http.max_conns_per_ip,
-	    ad) != -1)
+	    (int)conf->http.ipv6_prefix, ad) != -1)
 		return 0;
 	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd);
@@ -553,8 +553,8 @@ conn_free(struct conn *c)
 		TAILQ_REMOVE(&waiting, c, wentry);
 	TAILQ_REMOVE(&conns, c, entry);
 	nconns--;
+	edge_limits_release(&c->addr, &c->held);
 	edge_limits_conn_close(&c->addr);
-	edge_limits_release(&c->held);
 	event_free(c->timer);
 	bufferevent_free(c->bev);
 	httpreq_free(&c->req);
@@ -835,12 +835,6 @@ conn_dispatch(struct conn *c)
 		httpreq_answer_invalid_header(&a, h);
 		goto early;
 	}
-	if (conn_reserve(c) == -1) {
-		httpreq_answer_error(&a, 503, "overload");
-		a.retry_after = 1;
-		goto early;
-	}
-
 	/* Every check passed: now the client may send the body. */
 	if (c->req.expect_continue && c->req.minor >= 1 && conn_has_body(c))
 		bufferevent_write(c->bev, "HTTP/1.1 100 Continue\r\n\r\n", 25);
@@ -864,31 +858,32 @@ conn_dispatch(struct conn *c)
 }
 
 /*
- * http.max_buffered_bytes, before the body is read: a Content-Length body
- * reserves its length, a chunked one the most it may decode to (given
- * back once it is read).  -1: the edge holds too much for it now.
+ * http.max_buffered_bytes and http.max_buffered_bytes_per_ip, as the
+ * body's bytes arrive (issue 36: a reservation of the announced length let
+ * a few dozen trickling connections refuse everyone else).  -1: the edge
+ * or the client's address holds too much for n more; the request is
+ * answered 503 overload and the connection closed, its bytes given back.
  */
 static int
-conn_reserve(struct conn *c)
+conn_charge(struct conn *c, size_t n)
 {
-	uint64_t need;
+	struct httpreq_answer a;
+	char ad[INET6_ADDRSTRLEN + 8];
 
-	if (c->req.chunked)
-		need = conf->http.max_body_bytes;
-	else if (c->req.has_length)
-		need = c->req.content_length;
-	else
+	if (edge_limits_charge(&c->addr, &c->held, n,
+	    conf->http.max_buffered_bytes,
+	    conf->http.max_buffered_bytes_per_ip) == 0)
 		return 0;
-	if (need == 0)
-		return 0;
-	if (edge_limits_reserve(&c->held, need,
-	    conf->http.max_buffered_bytes) == -1) {
-		log_debug("refusing a request of %" PRIu64 " body bytes: the "
-		    "edge holds %" PRIu64 " (http.max_buffered_bytes)", need,
-		    edge_limits_buffered());
-		return -1;
-	}
-	return 0;
+	edge_limits_addr_str(&c->addr, ad, sizeof(ad));
+	log_debug("refusing a request after %" PRIu64 " body bytes: the edge "
+	    "holds %" PRIu64 " (http.max_buffered_bytes), %s holds %" PRIu64
+	    " (http.max_buffered_bytes_per_ip)", c->held,
+	    edge_limits_buffered(), ad, edge_limits_addr_held(&c->addr));
+	httpreq_answer_error(&a, 503, "overload");
+	a.retry_after = 1;
+	a.close = 1;
+	conn_answer(c, &a);
+	return -1;
 }
 
 static void
@@ -921,8 +916,14 @@ conn_read_body(struct conn *c)
 		while (evbuffer_get_length(in) > 0) {
 			if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 				break;
+			/* Charged for the bytes on the wire, given back to
+			 * what was taken. */
+			if (conn_charge(c, v.iov_len) == -1)
+				return 1;
 			st = httpreq_chunked_feed(&c->chunked, v.iov_base,
 			    v.iov_len, &used);
+			edge_limits_hold(&c->addr, &c->held,
+			    c->held - (v.iov_len - used));
 			evbuffer_drain(in, used);
 			if (st != HTTPREQ_MORE)
 				break;
@@ -950,7 +951,7 @@ conn_read_body(struct conn *c)
 			c->bodycap = c->chunked.outcap;
 			c->chunked.out = NULL;
 			httpreq_chunked_free(&c->chunked);
-			edge_limits_hold(&c->held, c->bodylen);
+			edge_limits_hold(&c->addr, &c->held, c->bodylen);
 			conn_submit(c);
 			return 1;
 		}
@@ -960,6 +961,8 @@ conn_read_body(struct conn *c)
 				break;
 			n = v.iov_len < c->remaining ? v.iov_len :
 			    (size_t)c->remaining;
+			if (conn_charge(c, n) == -1)
+				return 1;
 			conn_body_append(c, v.iov_base, n);
 			evbuffer_drain(in, n);
 			c->remaining -= n;
@@ -1244,7 +1247,7 @@ conn_answer(struct conn *c, struct httpreq_answer *a)
 	if (c->state == CS_WAIT)
 		TAILQ_REMOVE(&waiting, c, wentry);
 	/* Read, or answered by the master: the body is held no more. */
-	edge_limits_release(&c->held);
+	edge_limits_release(&c->addr, &c->held);
 	/* After a client's EOF, only its requests already buffered go on. */
 	c->keep_alive = c->req.error == 0 && c->req.keep_alive && !a->close &&
 	    !retiring && !(c->eof &&

@@ -30,22 +30,29 @@ struct addr_entry {
 	struct addr_entry	*next;		/* hash chain */
 	unsigned char		 a[16];
 	uint32_t		 conns;		/* open from this address */
+	uint64_t		 held;		/* body bytes its requests hold */
 };
 
 static struct addr_entry *addrs[ADDR_BUCKETS];
 static uint64_t		 buffered;	/* sum of every request's held */
 
-static int		 addr_key(const struct sockaddr *, socklen_t,
+static int		 addr_key(const struct sockaddr *, socklen_t, int,
 			    unsigned char *);
 static struct addr_entry **addr_find(const unsigned char *);
 
-/* IPv6 as is; IPv4 as ::ffff:a.b.c.d, so that a dual-stack listener's
- * mapped clients and a v4 listener's count alike.  -1: no IP address. */
+/* IPv6 cut to its first prefix bits; IPv4 as ::ffff:a.b.c.d, so that a
+ * dual-stack listener's mapped clients and a v4 listener's count alike.
+ * -1: no IP address. */
 static int
-addr_key(const struct sockaddr *sa, socklen_t len, unsigned char *a)
+addr_key(const struct sockaddr *sa, socklen_t len, int prefix,
+    unsigned char *a)
 {
+	static const unsigned char mapped[12] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+	};
 	const struct sockaddr_in *s4;
 	const struct sockaddr_in6 *s6;
+	int i;
 
 	if (sa->sa_family == AF_INET && len >= sizeof(*s4)) {
 		s4 = (const struct sockaddr_in *)(const void *)sa;
@@ -57,6 +64,13 @@ addr_key(const struct sockaddr *sa, socklen_t len, unsigned char *a)
 	if (sa->sa_family == AF_INET6 && len >= sizeof(*s6)) {
 		s6 = (const struct sockaddr_in6 *)(const void *)sa;
 		memcpy(a, &s6->sin6_addr, 16);
+		if (memcmp(a, mapped, sizeof(mapped)) == 0 || prefix >= 128)
+			return 0;
+		if (prefix < 0)
+			prefix = 0;
+		for (i = prefix / 8; i < 16; i++)
+			a[i] &= i == prefix / 8 ?
+			    (unsigned char)(0xff00 >> (prefix % 8)) : 0;
 		return 0;
 	}
 	return -1;
@@ -77,12 +91,13 @@ addr_find(const unsigned char *a)
 
 int
 edge_limits_conn_open(const struct sockaddr *sa, socklen_t len, uint32_t max,
-    struct edge_addr *out)
+    int v6prefix, struct edge_addr *out)
 {
 	struct addr_entry **pp, *e;
 
 	memset(out, 0, sizeof(*out));
-	if (addr_key(sa, len, out->a) == -1)
+	out->prefix = v6prefix;
+	if (addr_key(sa, len, v6prefix, out->a) == -1)
 		return 1;
 	pp = addr_find(out->a);
 	if ((e = *pp) == NULL) {
@@ -100,6 +115,7 @@ edge_limits_conn_open(const struct sockaddr *sa, socklen_t len, uint32_t max,
 	}
 	e->conns++;
 	out->counted = 1;
+	out->e = e;
 	return 0;
 }
 
@@ -112,9 +128,12 @@ edge_limits_conn_close(struct edge_addr *ad)
 		return;
 	ad->counted = 0;
 	pp = addr_find(ad->a);
-	if ((e = *pp) == NULL || e->conns == 0)
+	if ((e = *pp) == NULL || e->conns == 0 || e != ad->e)
 		fatalx("edge_limits: closing a connection never counted");
+	ad->e = NULL;
 	if (--e->conns == 0) {
+		if (e->held != 0)
+			fatalx("edge_limits: an address gone holding bytes");
 		*pp = e->next;
 		free(e);
 	}
@@ -135,37 +154,66 @@ edge_limits_addr_str(const struct edge_addr *ad, char *buf, size_t len)
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
 	};
 
+	char a[INET6_ADDRSTRLEN];
+
 	if (memcmp(ad->a, mapped, sizeof(mapped)) == 0) {
 		if (inet_ntop(AF_INET, ad->a + 12, buf, len) != NULL)
 			return;
-	} else if (inet_ntop(AF_INET6, ad->a, buf, len) != NULL)
+	} else if (inet_ntop(AF_INET6, ad->a, a, sizeof(a)) != NULL) {
+		if (ad->prefix >= 128)
+			snprintf(buf, len, "%s", a);
+		else
+			snprintf(buf, len, "%s/%d", a, ad->prefix);
 		return;
+	}
 	snprintf(buf, len, "?");
 }
 
-int
-edge_limits_reserve(uint64_t *held, uint64_t need, uint64_t max)
+/* Whether n more bytes keep a total of total, of which mine are the
+ * request's own, within max: always when nothing is anyone else's. */
+static int
+fits(uint64_t total, uint64_t mine, uint64_t n, uint64_t max)
 {
-	if (buffered > 0 && (need > max || buffered > max - need))
+	return total == mine || (n <= max && total <= max - n);
+}
+
+int
+edge_limits_charge(struct edge_addr *ad, uint64_t *held, uint64_t n,
+    uint64_t max, uint64_t per_addr)
+{
+	struct addr_entry *e = ad->counted ? ad->e : NULL;
+
+	if (!fits(buffered, *held, n, max) ||
+	    (e != NULL && !fits(e->held, *held, n, per_addr)))
 		return -1;
-	buffered += need;
-	*held += need;
+	buffered += n;
+	*held += n;
+	if (e != NULL)
+		e->held += n;
 	return 0;
 }
 
 void
-edge_limits_hold(uint64_t *held, uint64_t n)
+edge_limits_hold(struct edge_addr *ad, uint64_t *held, uint64_t n)
 {
 	if (n > *held)
-		fatalx("edge_limits: holding more than reserved");
+		fatalx("edge_limits: holding more than charged");
 	buffered -= *held - n;
+	if (ad->counted && ad->e != NULL)
+		ad->e->held -= *held - n;
 	*held = n;
 }
 
 void
-edge_limits_release(uint64_t *held)
+edge_limits_release(struct edge_addr *ad, uint64_t *held)
 {
-	edge_limits_hold(held, 0);
+	edge_limits_hold(ad, held, 0);
+}
+
+uint64_t
+edge_limits_addr_held(const struct edge_addr *ad)
+{
+	return ad->counted && ad->e != NULL ? ad->e->held : 0;
 }
 
 uint64_t

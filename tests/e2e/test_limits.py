@@ -11,6 +11,7 @@ prefix), talks to 127.0.0.0/8 only and ends by itself.
 """
 
 import concurrent.futures
+import http.client
 import re
 import socket
 import threading
@@ -323,11 +324,15 @@ def test_limits_conns_per_ip():
 
 
 def test_limits_buffered_overload():
-    """With http.max_buffered_bytes 10000 on one edge, a request whose
-    Content-Length would take the edge past it is answered 503 overload
-    with Retry-After before its body is read (no 100 Continue), both while
-    another body is being read and while one waits for the master's
-    commit; the bodies held are taken, and every 201 is stored."""
+    """With http.max_buffered_bytes 10000 on one edge, body bytes are
+    counted as they arrive, never as announced: a request announcing
+    1000000 bytes and sending 10 holds 10, and another is taken beside
+    it; a request whose bytes would take the edge past the bound is
+    answered 503 overload with Retry-After and the connection closed
+    (after its 100 Continue: nothing is refused for what it announces),
+    both while another body is being read and while one waits for the
+    master's commit; the bytes held are taken, and every 201 is
+    stored."""
     d = limits_daemon(max_buffered_bytes=10000,
                       batcher={"max_queue": 10000, "max_delay_ms": 2000})
     acked = []
@@ -339,25 +344,33 @@ def test_limits_buffered_overload():
                                 [("Content-Length", str(n)),
                                  ("Expect", "100-continue")]))
             r = raw.read_response(timeout=10)
-            assert r.status == 503, "expected 503 before the body, got %r" \
-                % r
+            assert r.status == 100, "expected 100 Continue, got %r" % r
+            try:
+                raw.send(b"b" * n)
+            except OSError:
+                pass
+            r = raw.read_response(timeout=10)
             expect(r.status, r.headers, r.body, 503, {"error": "overload"})
             assert r.headers.get("retry-after") == "1", r.headers
-            assert raw.closed_by_peer(5), "open after a 503 before the body"
+            assert raw.closed_by_peer(5), "open after a 503"
         finally:
             raw.close()
 
-    # A: 8000 bytes announced, half sent: held while it is read.
+    # D announces 1000000 bytes and sends 10: it holds 10, not 1000000.
+    big = Raw(d.port, timeout=30)
+    big.send(head_bytes("POST", "/webhooks/github",
+                        [("Content-Length", "1000000")]) + b"d" * 10)
+    # A: 8000 bytes announced, 6000 sent: held while it is read.
     a = Raw(d.port, timeout=30)
     a.send(head_bytes("POST", "/webhooks/github",
-                      [("Content-Length", "8000")]) + b"a" * 4000)
+                      [("Content-Length", "8000")]) + b"a" * 6000)
     time.sleep(0.3)
-    overloaded(4000)
-    # C fits beside A (9000 <= 10000): taken.
+    overloaded(5000)
+    # C fits beside A and D (7010 <= 10000): taken.
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         fc = ex.submit(post, d.port, "/webhooks/github", b"c" * 1000,
                        None, 20)
-        a.send(b"a" * 4000)
+        a.send(b"a" * 2000)
         # A's body is read and waits in the master's batch (2 s): still
         # held, so B is still refused.
         time.sleep(0.5)
@@ -367,13 +380,107 @@ def test_limits_buffered_overload():
         st, h, data = fc.result(timeout=20)
         acked.append(expect_accepted(st, h, data, "C"))
     a.close()
-    # Nothing held now: B is taken.
+    # Only D's 10 bytes held now: B is taken.
     st, h, data = post(d.port, "/webhooks/github", b"b" * 4000, timeout=20)
     acked.append(expect_accepted(st, h, data, "B retried"))
+    big.close()
     assert stored_ids(d) == set(acked), "stored %r, acknowledged %r" % (
         stored_ids(d), acked)
     wait_until(lambda: refused(d, "overload") == 2, timeout=10,
                what="2 overload refusals counted")
+
+
+SLOW_SENDERS = 40
+SLOW_BODY = 8000000
+SLOW_SENT = 2000000
+
+
+def test_limits_slow_senders_no_starvation():
+    """Issue 36: 40 requests from 127.0.0.2, each announcing an 8 MB body,
+    sending 2 MB of it and then a byte a second, on one edge with the
+    default http.max_buffered_bytes (256 MiB: the 320 MB they announce
+    would have filled it) and http.max_buffered_bytes_per_ip (64 MiB: the
+    80 MB they send go past it).  Their own requests past their address's
+    share are answered 503 overload; meanwhile 127.0.0.3 posts a 6 MB
+    body and gets 201 in under 2 s, three times (when announcements were
+    reserved, the 33 taken held 264 MB and 127.0.0.3 got 503)."""
+    d = limits_daemon(max_body_bytes=SLOW_BODY,
+                      batcher={"max_queue": 10000, "max_delay_ms": 5})
+    stop = threading.Event()
+    slow = []
+    head = head_bytes("POST", "/webhooks/github",
+                      [("Content-Length", str(SLOW_BODY))])
+    chunk = b"s" * SLOW_SENT
+
+    def open_slow():
+        s = socket.create_connection(("127.0.0.1", d.port), 20,
+                                     source_address=("127.0.0.2", 0))
+        slow.append(s)
+        try:
+            s.sendall(head + chunk)
+        except OSError:
+            pass
+
+    def trickler():
+        while not stop.wait(1.0):
+            for s in list(slow):
+                try:
+                    s.send(b"s")
+                except OSError:
+                    pass
+
+    def refused_503(s):
+        """True if s was answered 503 overload and closed."""
+        s.settimeout(0.2)
+        data = b""
+        try:
+            while True:
+                d2 = s.recv(65536)
+                if not d2:
+                    break
+                data += d2
+        except (socket.timeout, ConnectionError):
+            pass
+        return data.startswith(b"HTTP/1.1 503 ") and b'"overload"' in data
+
+    t = threading.Thread(target=trickler, daemon=True)
+    try:
+        for _ in range(SLOW_SENDERS):
+            open_slow()
+        t.start()
+        time.sleep(0.5)
+        for i in range(3):
+            c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=10,
+                                           source_address=("127.0.0.3", 0))
+            t0 = time.monotonic()
+            try:
+                c.request("POST", "/webhooks/github", body=b"o" * 6000000,
+                          headers={"Content-Type": "application/json"})
+                r = c.getresponse()
+                data = r.read()
+            finally:
+                c.close()
+            took = time.monotonic() - t0
+            note("127.0.0.3 post %d: %d in %.2f s" % (i, r.status, took))
+            expect_accepted(r.status, dict(r.getheaders()), data,
+                            "127.0.0.3 beside the slow senders")
+            assert took < 2.0, "127.0.0.3 waited %.2f s" % took
+        n503 = sum(1 for s in slow if refused_503(s))
+        cap = 64 * 1024 * 1024
+        note("slow senders: %d of %d answered 503 overload" % (
+            n503, SLOW_SENDERS))
+        # 33 of them fit 64 MiB at 2 MB; the rest are their own address's
+        # to refuse.
+        assert n503 == SLOW_SENDERS - cap // SLOW_SENT, n503
+    finally:
+        stop.set()
+        for s in slow:
+            s.close()
+    wait_until(lambda: refused(d, "overload") == SLOW_SENDERS - cap //
+               SLOW_SENT, timeout=10, what="the overload refusals counted")
+
+
+test_limits_slow_senders_no_starvation.timeout = 60
 
 
 def chunked(chunks, trailers=()):
