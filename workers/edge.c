@@ -91,6 +91,17 @@ enum conn_state {
 	CS_LINGER,	/* answer sent, write side shut, draining input */
 };
 
+/* Connections an edge closes without an answer, counted for the master's
+ * ankusa_ingest_refused_total in batches (refuse_count). */
+enum refuse_reason {
+	REFUSE_CONNS_PER_IP = 0,
+	REFUSE_MAX
+};
+
+static const char *const refuse_names[REFUSE_MAX] = {
+	[REFUSE_CONNS_PER_IP] = "conns_per_ip",
+};
+
 enum conn_wait {
 	WAIT_HOOK = 0,	/* MSG_HOOK_SUBMIT sent */
 	WAIT_READY,	/* MSG_READY_QUERY sent */
@@ -135,7 +146,7 @@ static struct event		*ev_accept_pause;
 static struct event		*ev_retire_cap;
 static struct event		*ev_refuse_flush;
 static const char			*node_role;	/* /health */
-static uint32_t			 refused_conns;	/* not yet told the master */
+static uint32_t			 refused[REFUSE_MAX]; /* not told yet */
 static struct connq		 conns = TAILQ_HEAD_INITIALIZER(conns);
 static struct connq		 waiting = TAILQ_HEAD_INITIALIZER(waiting);
 static int			 nconns;
@@ -163,6 +174,7 @@ static void	accept_cb(evutil_socket_t, short, void *);
 static void	accept_pause_cb(evutil_socket_t, short, void *);
 static int	conn_admit(int, const struct sockaddr *, socklen_t,
 		    struct edge_addr *);
+static void	refuse_count(enum refuse_reason);
 static void	refuse_flush_cb(evutil_socket_t, short, void *);
 static void	conn_new(int, const struct edge_addr *);
 static void	conn_free(struct conn *);
@@ -481,8 +493,6 @@ static int
 conn_admit(int fd, const struct sockaddr *sa, socklen_t len,
     struct edge_addr *ad)
 {
-	struct timeval tv = { EDGE_REFUSE_FLUSH_MS / 1000,
-	    (EDGE_REFUSE_FLUSH_MS % 1000) * 1000 };
 	struct linger lg = { 1, 0 };
 	char a[INET6_ADDRSTRLEN];
 
@@ -491,8 +501,7 @@ conn_admit(int fd, const struct sockaddr *sa, socklen_t len,
 		return 0;
 	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd);
-	if (refused_conns++ == 0)
-		evtimer_add(ev_refuse_flush, &tv);
+	refuse_count(REFUSE_CONNS_PER_IP);
 	if (log_limit_take(&refuse_log, LOG_LEVEL_INFO)) {
 		edge_limits_addr_str(ad, a, sizeof(a));
 		log_info("accept: connection from %s refused: it has %u open "
@@ -502,15 +511,31 @@ conn_admit(int fd, const struct sockaddr *sa, socklen_t len,
 	return -1;
 }
 
+/* One connection refused without an answer; told the master within
+ * EDGE_REFUSE_FLUSH_MS. */
+static void
+refuse_count(enum refuse_reason r)
+{
+	struct timeval tv = { EDGE_REFUSE_FLUSH_MS / 1000,
+	    (EDGE_REFUSE_FLUSH_MS % 1000) * 1000 };
+
+	if (refused[r]++ == 0 && !evtimer_pending(ev_refuse_flush, NULL))
+		evtimer_add(ev_refuse_flush, &tv);
+}
+
 /* The connections refused since the last flush, to the master's
- * ankusa_ingest_refused_total in one frame. */
+ * ankusa_ingest_refused_total in one frame a reason. */
 static void
 refuse_flush_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	if (refused_conns == 0)
-		return;
-	ingest_event("conns_per_ip", NULL, 0, refused_conns);
-	refused_conns = 0;
+	int r;
+
+	for (r = 0; r < REFUSE_MAX; r++) {
+		if (refused[r] == 0)
+			continue;
+		ingest_event(refuse_names[r], NULL, 0, refused[r]);
+		refused[r] = 0;
+	}
 	evtimer_del(ev_refuse_flush);
 }
 
