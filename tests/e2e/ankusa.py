@@ -983,6 +983,56 @@ def head_bytes(method, path, headers, body=None):
     return b"".join(out)
 
 
+def ingest_refused(d, reason):
+    """ankusa_ingest_refused_total{reason} of daemon d, 0 if absent."""
+    st, _, data = request(d.admin_port, "GET", "/metrics")
+    assert st == 200, "GET /metrics: %d" % st
+    m = re.search(r'^ankusa_ingest_refused_total\{reason="%s"\} (\S+)$' %
+                  reason, data.decode(), re.M)
+    return float(m.group(1)) if m else 0
+
+
+class HAProxy:
+    """haproxy -db -f CFG (the text given) in the test's temp dir, in the
+    foreground; killed when the test ends (end_test calls destroy).
+    Skip when Debian's haproxy is not installed."""
+
+    logpath = None
+
+    def __init__(self, text, name="haproxy"):
+        exe = shutil.which("haproxy") or "/usr/sbin/haproxy"
+        if not os.access(exe, os.X_OK):
+            raise Skip("haproxy not installed (Debian package haproxy; "
+                       "scripts/test installs it)")
+        self.exe = exe
+        self.dir = tmpdir(name)
+        self.cfg = os.path.join(self.dir, "haproxy.cfg")
+        self.logpath = os.path.join(self.dir, "haproxy.log")
+        with open(self.cfg, "w") as f:
+            f.write(text)
+        self.proc = None
+        register(self)
+
+    def start(self):
+        r = subprocess.run([self.exe, "-c", "-f", self.cfg],
+                           capture_output=True, timeout=20)
+        assert r.returncode == 0, r.stdout + r.stderr
+        log = open(self.logpath, "ab")
+        self.proc = subprocess.Popen([self.exe, "-db", "-f", self.cfg],
+                                     stdin=subprocess.DEVNULL, stdout=log,
+                                     stderr=log, start_new_session=True)
+        log.close()
+        return self
+
+    def destroy(self):
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.proc.wait(5)
+
+
 # ---------------------------------------------------------------- test sink
 
 class TestSink:

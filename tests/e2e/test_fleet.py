@@ -13,11 +13,7 @@ behind a load balancer" says an operator does.
 """
 
 import http.client
-import os
 import re
-import shutil
-import signal
-import subprocess
 import threading
 import time
 
@@ -67,53 +63,17 @@ backend ankusa
 """
 
 
-class HAProxy:
-    """haproxy -db -f CFG in the test's temp dir; killed when the test
-    ends (end_test calls destroy)."""
-
-    logpath = None
+class HAProxy(ankusa.HAProxy):
+    """The fleet's HAProxy (HAPROXY_CFG) in front of nodes."""
 
     def __init__(self, nodes, retry_on="conn-failure 503", extra=""):
-        exe = shutil.which("haproxy") or "/usr/sbin/haproxy"
-        if not os.access(exe, os.X_OK):
-            raise Skip("haproxy not installed (Debian package haproxy; "
-                       "scripts/test installs it)")
-        self.exe = exe
-        self.dir = ankusa.tmpdir("haproxy")
         self.port = ankusa.free_port()
-        self.cfg = os.path.join(self.dir, "haproxy.cfg")
-        self.logpath = os.path.join(self.dir, "haproxy.log")
         servers = "\n".join(
             "    server n%d 127.0.0.1:%d check port %d" % (
                 i + 1, d.port, d.admin_port) for i, d in enumerate(nodes))
-        with open(self.cfg, "w") as f:
-            f.write(HAPROXY_CFG.format(port=self.port, inter=CHECK_INTER_MS,
-                                       servers=servers, retry_on=retry_on,
-                                       extra=extra))
-        self.proc = None
-        ctx = ankusa._ctx
-        if ctx is not None:
-            with ctx.lock:
-                ctx.daemons.append(self)
-
-    def start(self):
-        r = subprocess.run([self.exe, "-c", "-f", self.cfg],
-                           capture_output=True, timeout=20)
-        assert r.returncode == 0, r.stdout + r.stderr
-        log = open(self.logpath, "ab")
-        self.proc = subprocess.Popen([self.exe, "-db", "-f", self.cfg],
-                                     stdin=subprocess.DEVNULL, stdout=log,
-                                     stderr=log, start_new_session=True)
-        log.close()
-        return self
-
-    def destroy(self):
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self.proc.wait(5)
+        super().__init__(HAPROXY_CFG.format(
+            port=self.port, inter=CHECK_INTER_MS, servers=servers,
+            retry_on=retry_on, extra=extra))
 
 
 class Load:

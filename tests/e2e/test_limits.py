@@ -18,7 +18,8 @@ import threading
 import time
 
 from ankusa import (Daemon, Raw, expect, expect_accepted, head_bytes,
-                    hold_source, jbody, note, post, request, wait_until)
+                    hold_source, ingest_refused, jbody, note, post,
+                    wait_until)
 
 
 def limits_daemon(workers=1, batcher=None, sources=None, **http):
@@ -28,14 +29,6 @@ def limits_daemon(workers=1, batcher=None, sources=None, **http):
     d.http.update(http)
     d.write_config()
     return d.start()
-
-
-def refused(d, reason):
-    st, _, data = request(d.admin_port, "GET", "/metrics")
-    assert st == 200, "GET /metrics: %d" % st
-    m = re.search(r'^ankusa_ingest_refused_total\{reason="%s"\} (\S+)$' %
-                  reason, data.decode(), re.M)
-    return float(m.group(1)) if m else 0
 
 
 def stored_ids(d):
@@ -155,7 +148,8 @@ def test_limits_head_trickle_408():
         assert HEAD_MS / 1000 - 0.2 <= t < HEAD_MS / 1000 + 2, t
     finally:
         raw.close()
-    wait_until(lambda: refused(d, "request_timeout") == 3, timeout=10,
+    wait_until(lambda: ingest_refused(d, "request_timeout") == 3,
+               timeout=10,
                what="3 request_timeout refusals counted")
     # The edge goes on: a plain post still works.
     st, h, data = post(d.port, "/webhooks/github", b"{}")
@@ -225,7 +219,8 @@ def test_limits_slow_body_408():
     assert tf > 12, tf
     assert stored_ids(d) == {gid}, "stored %r, acknowledged %r" % (
         stored_ids(d), gid)
-    wait_until(lambda: refused(d, "request_timeout") == 1, timeout=10,
+    wait_until(lambda: ingest_refused(d, "request_timeout") == 1,
+               timeout=10,
                what="the slow body counted as request_timeout")
 
 
@@ -292,7 +287,8 @@ def test_limits_conns_per_ip():
             assert refused_at_accept(d.port, "127.0.0.1", extra), \
                 "a flood connection was answered"
         flood_s = time.monotonic() - t0
-        wait_until(lambda: refused(d, "conns_per_ip") == 31, timeout=10,
+        wait_until(lambda: ingest_refused(d, "conns_per_ip") == 31,
+                   timeout=10,
                    what="31 conns_per_ip refusals counted")
         # Free a slot: the next connection from 127.0.0.1 is served.
         held.pop().close()
@@ -386,7 +382,8 @@ def test_limits_buffered_overload():
     big.close()
     assert stored_ids(d) == set(acked), "stored %r, acknowledged %r" % (
         stored_ids(d), acked)
-    wait_until(lambda: refused(d, "overload") == 2, timeout=10,
+    wait_until(lambda: ingest_refused(d, "overload") == 2,
+               timeout=10,
                what="2 overload refusals counted")
 
 
@@ -476,8 +473,9 @@ def test_limits_slow_senders_no_starvation():
         stop.set()
         for s in slow:
             s.close()
-    wait_until(lambda: refused(d, "overload") == SLOW_SENDERS - cap //
-               SLOW_SENT, timeout=10, what="the overload refusals counted")
+    wait_until(lambda: ingest_refused(d, "overload") ==
+               SLOW_SENDERS - cap // SLOW_SENT, timeout=10,
+               what="the overload refusals counted")
 
 
 test_limits_slow_senders_no_starvation.timeout = 60
