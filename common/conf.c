@@ -418,6 +418,9 @@ conf_free(struct conf *cf)
 	for (i = 0; i < cf->egress.nallow; i++)
 		free(cf->egress.allow[i]);
 	free(cf->egress.allow);
+	for (i = 0; i < cf->http.ntrusted_proxies; i++)
+		free(cf->http.trusted_proxies[i]);
+	free(cf->http.trusted_proxies);
 	free(cf->repl.local);
 	for (i = 0; i < cf->repl.npeer_list; i++)
 		free(cf->repl.peer_list[i]);

@@ -218,6 +218,8 @@ struct conf {
 		uint64_t	 max_buffered_bytes;	/* per edge */
 		uint64_t	 max_buffered_bytes_per_ip; /* per edge */
 		uint32_t	 ipv6_prefix;		/* bits of a client */
+		char		**trusted_proxies;	/* as written */
+		int		  ntrusted_proxies;
 	} http;
 
 	struct {

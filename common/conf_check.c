@@ -27,6 +27,7 @@
 
 static void	ccheck_deliver_pool(struct cparse *, yaml_node_t *,
 		    yaml_node_t *);
+static void	ccheck_trusted_proxies(struct cparse *, yaml_node_t *);
 static void	ccheck_egress_url(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
 
@@ -526,6 +527,24 @@ ccheck_deliver_pool(struct cparse *p, yaml_node_t *root, yaml_node_t *dm)
 		    CONF_DELIVER_MAX, k);
 }
 
+/* http.trusted_proxies are addresses: a proxy connects from any port. */
+static void
+ccheck_trusted_proxies(struct cparse *p, yaml_node_t *root)
+{
+	const struct conf *cf = p->conf;
+	struct netaddr_cidr c;
+	int i;
+
+	for (i = 0; i < cf->http.ntrusted_proxies; i++)
+		if (netaddr_cidr_parse(cf->http.trusted_proxies[i], &c) == 0 &&
+		    c.port != 0)
+			conf_err(p, conf_yline(conf_ymap_get(p->doc,
+			    conf_ymap_get(p->doc, root, "http"),
+			    "trusted_proxies")), "http.trusted_proxies[%d] "
+			    "must be an address or CIDR without a port, got %s",
+			    i, cf->http.trusted_proxies[i]);
+}
+
 /* The checks that need the whole file, and values derived from others. */
 void
 conf_finish(struct cparse *p, yaml_node_t *root)
@@ -551,6 +570,7 @@ conf_finish(struct cparse *p, yaml_node_t *root)
 		    cf->dispatch.concurrency, cf->dispatch.sink_concurrency);
 
 	ccheck_deliver_pool(p, root, dm);
+	ccheck_trusted_proxies(p, root);
 
 	/* breaker_max_open_ms: an explicit one must be at least open_ms; the
 	 * default grows to it. */

@@ -203,6 +203,17 @@ const struct conf_key conf_tab[] = {
 	    "host is given a whole /64 as easily as one address; 128 counts "
 	    "each address.  IPv4 addresses (and IPv4-mapped ones) count "
 	    "whole." },
+	{ .name = "http.trusted_proxies", .type = T_CIDRS, .scope = S_CONF,
+	  .off = CO(http.trusted_proxies), .off2 = CO(http.ntrusted_proxies),
+	  .doc = "The proxies (addresses or CIDRs, v4 or v6, without a port) "
+	    "whose connections begin with a PROXY protocol header, version 1 "
+	    "or 2 (HAProxy's send-proxy and send-proxy-v2): the client "
+	    "address it carries is the one the limits, the logs and the "
+	    "metrics use.  A connection from such an address without a valid "
+	    "header, and a connection from any other address that begins "
+	    "with one, is closed, counted in ankusa_ingest_refused_total "
+	    "(proxy_missing, proxy_untrusted) and logged, at most once a "
+	    "second.  Empty (the default): no connection may send one." },
 
 	/* admin */
 	{ .name = "admin", .type = T_SECTION,

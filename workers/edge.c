@@ -58,7 +58,9 @@
 #include "keys.h"
 #include "log.h"
 #include "msg.h"
+#include "netaddr.h"
 #include "proc.h"
+#include "proxyproto.h"
 #include "sha256.h"
 #include "submit.h"
 #include "verify.h"
@@ -84,7 +86,8 @@
 #define EDGE_READ_HIGH		(256 * 1024)
 
 enum conn_state {
-	CS_HEAD = 0,	/* reading a request head (or idle before one) */
+	CS_PROXY = 0,	/* a trusted proxy's: reading its PROXY header */
+	CS_HEAD,	/* reading a request head (or idle before one) */
 	CS_BODY,	/* reading the body */
 	CS_WAIT,	/* the master has the request; waiting for its answer */
 	CS_WRITE,	/* writing the answer */
@@ -95,11 +98,15 @@ enum conn_state {
  * ankusa_ingest_refused_total in batches (refuse_count). */
 enum refuse_reason {
 	REFUSE_CONNS_PER_IP = 0,
+	REFUSE_PROXY_UNTRUSTED,	/* a PROXY header from another address */
+	REFUSE_PROXY_MISSING,	/* a trusted proxy's, without a good one */
 	REFUSE_MAX
 };
 
 static const char *const refuse_names[REFUSE_MAX] = {
 	[REFUSE_CONNS_PER_IP] = "conns_per_ip",
+	[REFUSE_PROXY_UNTRUSTED] = "proxy_untrusted",
+	[REFUSE_PROXY_MISSING] = "proxy_missing",
 };
 
 enum conn_wait {
@@ -114,6 +121,8 @@ struct conn {
 	struct event		*timer;		/* head, body, idle, linger */
 	enum conn_state		 state;
 	int			 head_timed;	/* the head's deadline is armed */
+	int			 sniffed;	/* its first bytes are no PROXY
+						 * header (not a trusted proxy's) */
 	struct edge_addr	 addr;		/* its http.max_conns_per_ip slot */
 	uint64_t		 held;		/* http.max_buffered_bytes share */
 	uint64_t		 body_start;	/* mono ms, the head's end */
@@ -159,6 +168,12 @@ static struct log_limit		 verify_log = LOG_LIMIT_INIT("verify: "
 static struct log_limit		 refuse_log = LOG_LIMIT_INIT("accept: "
 				    "connections refused",
 				    EDGE_REFUSE_LOG_PER_SEC);
+static struct log_limit		 proxy_log = LOG_LIMIT_INIT("proxy: "
+				    "connections refused",
+				    EDGE_REFUSE_LOG_PER_SEC);
+/* http.trusted_proxies, parsed. */
+static struct netaddr_cidr	*trusted;
+static int			 ntrusted;
 
 static void	usage(void) __attribute__((noreturn));
 static void	master_msg(struct chan *, struct msg *, void *);
@@ -176,7 +191,10 @@ static int	conn_admit(int, const struct sockaddr *, socklen_t,
 		    struct edge_addr *);
 static void	refuse_count(enum refuse_reason);
 static void	refuse_flush_cb(evutil_socket_t, short, void *);
-static void	conn_new(int, const struct edge_addr *);
+static void	conn_new(int, const struct edge_addr *, int);
+static int	conn_read_proxy(struct conn *);
+static void	conn_proxy_refuse(struct conn *, enum refuse_reason,
+		    const char *);
 static void	conn_free(struct conn *);
 static void	conn_timer(struct conn *, int);
 static void	conn_timer_ms(struct conn *, uint64_t);
@@ -217,7 +235,7 @@ int
 main(int argc, char *argv[])
 {
 	uint32_t idx = 0;
-	int vflag;
+	int vflag, bad;
 
 	if (proc_child_start(argc, argv, "ankusa-edge", "edge", &gen, &idx,
 	    &vflag) == -1)
@@ -229,6 +247,11 @@ main(int argc, char *argv[])
 	if ((node_role = getenv("ANKUSA_NODE_ROLE")) == NULL ||
 	    *node_role == '\0')
 		node_role = "single";
+	/* The master parsed these already: a failure here is a bug. */
+	if (netaddr_allow_load(conf->http.trusted_proxies,
+	    conf->http.ntrusted_proxies, &trusted, &bad) == -1)
+		fatalx("http.trusted_proxies[%d]: not an address", bad);
+	ntrusted = conf->http.ntrusted_proxies;
 
 	/* A client gone mid-write is an error value, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
@@ -262,6 +285,7 @@ main(int argc, char *argv[])
 	chan_flush_blocking(master);
 	chan_free(master);
 	conf_free(conf);
+	free(trusted);
 	log_info("retired");
 	return 0;
 }
@@ -467,8 +491,17 @@ accept_cb(evutil_socket_t lfd, short ev, void *arg)
 				fatal("accept");
 			}
 		}
-		if (conn_admit(fd, (struct sockaddr *)&ss, sslen, &ad) == 0)
-			conn_new(fd, &ad);
+		/* A trusted proxy's connection is counted for the client
+		 * its header names, once it is read. */
+		if (ntrusted > 0 && proxyproto_trusted(trusted, ntrusted,
+		    (struct sockaddr *)&ss, sslen)) {
+			memset(&ad, 0, sizeof(ad));
+			conn_new(fd, &ad, 1);
+		} else if (conn_admit(fd, (struct sockaddr *)&ss, sslen,
+		    &ad) == 0)
+			conn_new(fd, &ad, 0);
+		else
+			close(fd);
 	}
 	/* At the cap: the kernel's backlog (and the other edges) hold the
 	 * next clients until a connection closes. */
@@ -484,7 +517,7 @@ accept_pause_cb(evutil_socket_t fd, short ev, void *arg)
 
 /*
  * http.max_conns_per_ip: 0 if the client's address holds fewer than its
- * share of this edge, else -1 and the connection is gone.  A refused
+ * share of this edge, else -1 and the caller closes fd.  A refused
  * connection is reset (no TIME_WAIT left here for a flood to fill),
  * counted for the master in batches and logged at most
  * EDGE_REFUSE_LOG_PER_SEC a second.
@@ -500,7 +533,6 @@ conn_admit(int fd, const struct sockaddr *sa, socklen_t len,
 	    (int)conf->http.ipv6_prefix, ad) != -1)
 		return 0;
 	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(fd);
 	refuse_count(REFUSE_CONNS_PER_IP);
 	if (log_limit_take(&refuse_log, LOG_LEVEL_INFO)) {
 		edge_limits_addr_str(ad, a, sizeof(a));
@@ -542,7 +574,7 @@ refuse_flush_cb(evutil_socket_t fd, short ev, void *arg)
 /* Connections. */
 
 static void
-conn_new(int fd, const struct edge_addr *ad)
+conn_new(int fd, const struct edge_addr *ad, int proxied)
 {
 	struct timeval wt = { EDGE_WRITE_TIMEOUT, 0 };
 	struct conn *c;
@@ -565,7 +597,8 @@ conn_new(int fd, const struct edge_addr *ad)
 	TAILQ_INSERT_TAIL(&conns, c, entry);
 	nconns++;
 	c->addr = *ad;
-	c->state = CS_HEAD;
+	c->state = proxied ? CS_PROXY : CS_HEAD;
+	c->sniffed = proxied;
 	/* The first request's head is timed from the accept. */
 	c->head_timed = 1;
 	conn_timer_ms(c, conf->http.header_timeout_ms);
@@ -622,6 +655,10 @@ conn_timer_cb(evutil_socket_t fd, short ev, void *arg)
 	struct conn *c = arg;
 
 	switch (c->state) {
+	case CS_PROXY:
+		/* A proxy's connection that never named its client:
+		 * closed, as a silent client's is. */
+		break;
 	case CS_HEAD:
 		if (!httpreq_started(&c->req) && evbuffer_get_length(
 		    bufferevent_get_input(c->bev)) == 0)
@@ -663,7 +700,8 @@ conn_body_timer(struct conn *c)
 static int
 conn_idle(struct conn *c)
 {
-	return c->state == CS_HEAD && !httpreq_started(&c->req) &&
+	return (c->state == CS_HEAD || c->state == CS_PROXY) &&
+	    !httpreq_started(&c->req) &&
 	    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0;
 }
 
@@ -736,6 +774,10 @@ conn_process(struct conn *c)
 {
 	for (;;) {
 		switch (c->state) {
+		case CS_PROXY:
+			if (conn_read_proxy(c) == 0)
+				return;
+			break;
 		case CS_HEAD:
 			if (conn_read_head(c) == 0)
 				return;
@@ -751,6 +793,91 @@ conn_process(struct conn *c)
 	}
 }
 
+/*
+ * A trusted proxy's connection: its PROXY header (workers/proxyproto.c)
+ * names the client, which is counted under http.max_conns_per_ip as a
+ * connection accepted from it would be.  1 if the state moved on, 0 if
+ * more input is needed or the connection is gone.
+ */
+static int
+conn_read_proxy(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct sockaddr_storage ss;
+	struct proxyproto pp;
+	struct edge_addr ad;
+	socklen_t sslen = sizeof(ss);
+	int fd = bufferevent_getfd(c->bev);
+	size_t n = evbuffer_get_length(in);
+	char client[NETADDR_STRLEN + 8];
+
+	if (n == 0)
+		return 0;
+	if (n > PROXYPROTO_V2_MAX)
+		n = PROXYPROTO_V2_MAX;
+	switch (proxyproto_parse(evbuffer_pullup(in, (ssize_t)n), n, &pp)) {
+	case PROXYPROTO_MORE:
+		if (c->eof)
+			conn_free(c);
+		return 0;
+	case PROXYPROTO_ERROR:
+		conn_proxy_refuse(c, REFUSE_PROXY_MISSING, pp.error);
+		return 0;
+	case PROXYPROTO_DONE:
+		break;
+	}
+	evbuffer_drain(in, pp.len);
+	if (pp.has_src) {
+		memcpy(&ss, &pp.src, sizeof(ss));
+		sslen = pp.srclen;
+	} else if (getpeername(fd, (struct sockaddr *)&ss, &sslen) == -1) {
+		conn_free(c);
+		return 0;
+	}
+	if (conn_admit(fd, (struct sockaddr *)&ss, sslen, &ad) == -1) {
+		conn_free(c);
+		return 0;
+	}
+	c->addr = ad;
+	c->state = CS_HEAD;
+	edge_limits_addr_str(&ad, client, sizeof(client));
+	log_debug("proxy: PROXY v%d header, client %s%s", pp.version, client,
+	    pp.has_src ? "" : " (the proxy itself)");
+	return 1;
+}
+
+/* A connection whose PROXY header is refused: closed without a word (it
+ * may not even speak HTTP), reset, counted, logged at most
+ * EDGE_REFUSE_LOG_PER_SEC a second. */
+static void
+conn_proxy_refuse(struct conn *c, enum refuse_reason r, const char *why)
+{
+	struct sockaddr_storage ss;
+	struct netaddr na;
+	struct linger lg = { 1, 0 };
+	socklen_t sslen = sizeof(ss);
+	int fd = bufferevent_getfd(c->bev);
+	char a[NETADDR_STRLEN] = "?";
+
+	if (log_limit_take(&proxy_log, LOG_LEVEL_WARN)) {
+		if (getpeername(fd, (struct sockaddr *)&ss, &sslen) == 0 &&
+		    netaddr_from_sockaddr((struct sockaddr *)&ss, sslen,
+		    &na) == 0)
+			netaddr_format(&na, a, sizeof(a));
+		if (r == REFUSE_PROXY_UNTRUSTED)
+			log_warnx("proxy: connection from %s refused: a PROXY "
+			    "header from an address not in "
+			    "http.trusted_proxies", a);
+		else
+			log_warnx("proxy: connection from %s refused: it is in "
+			    "http.trusted_proxies but sent no valid PROXY "
+			    "header (%s)", a, why);
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	refuse_count(r);
+	conn_free(c);
+}
+
 /* 1 if the state moved on, 0 if more input is needed. */
 static int
 conn_read_head(struct conn *c)
@@ -758,8 +885,29 @@ conn_read_head(struct conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->bev);
 	struct evbuffer_iovec v;
 	enum httpreq_status st = HTTPREQ_MORE;
-	size_t used;
+	size_t used, n;
 	int started = httpreq_started(&c->req);
+
+	/* A PROXY header from a client not in http.trusted_proxies: it
+	 * would pass for someone else. */
+	if (!c->sniffed) {
+		if ((n = evbuffer_get_length(in)) == 0)
+			return 0;
+		if (n > 12)
+			n = 12;
+		switch (proxyproto_sniff(evbuffer_pullup(in, (ssize_t)n), n)) {
+		case -1:
+			if (c->eof)
+				conn_free(c);
+			return 0;
+		case 1:
+			conn_proxy_refuse(c, REFUSE_PROXY_UNTRUSTED, NULL);
+			return 0;
+		default:
+			c->sniffed = 1;
+			break;
+		}
+	}
 
 	while (evbuffer_get_length(in) > 0) {
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
