@@ -421,6 +421,11 @@ conf_free(struct conf *cf)
 	for (i = 0; i < cf->http.ntrusted_proxies; i++)
 		free(cf->http.trusted_proxies[i]);
 	free(cf->http.trusted_proxies);
+	free(cf->http.tls.ip);
+	free(cf->http.tls.cert_file);
+	free(cf->http.tls.key_file);
+	free(cf->http.tls.ciphers);
+	free(cf->http.tls.client_ca_file);
 	free(cf->repl.local);
 	for (i = 0; i < cf->repl.npeer_list; i++)
 		free(cf->repl.peer_list[i]);

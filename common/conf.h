@@ -200,6 +200,12 @@ struct source_conf {
 	int			 nsinks;
 };
 
+/* http.tls.min_version */
+enum conf_tls_version {
+	CONF_TLS_1_2 = 0,
+	CONF_TLS_1_3,
+};
+
 struct conf {
 	char		*data_dir;
 	char		*user;			/* node.user; NULL: unset */
@@ -220,6 +226,15 @@ struct conf {
 		uint32_t	 ipv6_prefix;		/* bits of a client */
 		char		**trusted_proxies;	/* as written */
 		int		  ntrusted_proxies;
+		struct {
+			char		*ip;
+			uint16_t	 port;
+			char		*cert_file;	/* NULL: no TLS */
+			char		*key_file;
+			int		 min_version;	/* CONF_TLS_1_* */
+			char		*ciphers;	/* NULL: OpenSSL's */
+			char		*client_ca_file;
+		} tls;
 	} http;
 
 	struct {

@@ -28,6 +28,7 @@
 static void	ccheck_deliver_pool(struct cparse *, yaml_node_t *,
 		    yaml_node_t *);
 static void	ccheck_trusted_proxies(struct cparse *, yaml_node_t *);
+static void	ccheck_tls(struct cparse *, yaml_node_t *);
 static void	ccheck_egress_url(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
 
@@ -545,6 +546,32 @@ ccheck_trusted_proxies(struct cparse *p, yaml_node_t *root)
 			    i, cf->http.trusted_proxies[i]);
 }
 
+/* http.tls: a certificate needs its key; the TLS listener is not the
+ * plain one. */
+static void
+ccheck_tls(struct cparse *p, yaml_node_t *root)
+{
+	const struct conf *cf = p->conf;
+	yaml_node_t *tn;
+
+	tn = conf_ymap_get(p->doc, conf_ymap_get(p->doc, root, "http"),
+	    "tls");
+	if (cf->http.tls.cert_file == NULL) {
+		if (cf->http.tls.key_file != NULL ||
+		    cf->http.tls.client_ca_file != NULL)
+			conf_err(p, conf_yline(tn), "http.tls.cert_file is "
+			    "required with http.tls.key_file and "
+			    "http.tls.client_ca_file");
+		return;
+	}
+	if (cf->http.tls.key_file == NULL)
+		conf_err(p, conf_yline(tn), "http.tls.key_file is required "
+		    "with http.tls.cert_file");
+	if (cf->http.tls.port == cf->http.port)
+		conf_err(p, conf_yline(tn), "http.tls.port must differ from "
+		    "http.port, got %u", cf->http.tls.port);
+}
+
 /* The checks that need the whole file, and values derived from others. */
 void
 conf_finish(struct cparse *p, yaml_node_t *root)
@@ -571,6 +598,7 @@ conf_finish(struct cparse *p, yaml_node_t *root)
 
 	ccheck_deliver_pool(p, root, dm);
 	ccheck_trusted_proxies(p, root);
+	ccheck_tls(p, root);
 
 	/* breaker_max_open_ms: an explicit one must be at least open_ms; the
 	 * default grows to it. */

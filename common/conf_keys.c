@@ -24,6 +24,7 @@ static const char *const log_levels[] = {
 	"error", "warning", "info", "debug", NULL
 };
 static const char *const routings[] = { "path", "tenant_path", NULL };
+static const char *const tls_versions[] = { "1.2", "1.3", NULL };
 const char *const conf_verify_types[] = {
 	"none", "stripe", "github", "standard_webhooks", "shopify", "slack",
 	"hmac", NULL
@@ -214,6 +215,46 @@ const struct conf_key conf_tab[] = {
 	    "with one, is closed, counted in ankusa_ingest_refused_total "
 	    "(proxy_missing, proxy_untrusted) and logged, at most once a "
 	    "second.  Empty (the default): no connection may send one." },
+	{ .name = "http.tls", .type = T_SECTION,
+	  .doc = "A second ingest listener that speaks HTTPS, served by the "
+	    "same ankusa-edge processes beside the plain one (http.ip, "
+	    "http.port); it is opened when cert_file is set.  The master "
+	    "reads the files at start, before it drops its privileges, and "
+	    "at each reload, as node.user (make them readable to it), and "
+	    "hands their bytes to the edges: a reload puts a new "
+	    "certificate in force for new connections.  See ankusad(8), "
+	    "SECURITY." },
+	{ .name = "http.tls.ip", .type = T_ADDR, .scope = S_CONF,
+	  .off = CO(http.tls.ip), .def = "0.0.0.0", .flags = F_RESTART,
+	  .doc = "The address the TLS listener binds." },
+	{ .name = "http.tls.port", .type = T_U16, .scope = S_CONF,
+	  .off = CO(http.tls.port), .def = "4443", .min = 1, .max = 65535,
+	  .flags = F_RESTART,
+	  .doc = "The TLS listener's TCP port." },
+	{ .name = "http.tls.cert_file", .type = T_STR, .scope = S_CONF,
+	  .off = CO(http.tls.cert_file), .flags = F_RESTART,
+	  .doc = "The certificate, PEM, followed by its chain; setting it "
+	    "opens the TLS listener (a restart), a change of its contents "
+	    "needs a reload only." },
+	{ .name = "http.tls.key_file", .type = T_STR, .scope = S_CONF,
+	  .off = CO(http.tls.key_file),
+	  .doc = "The certificate's private key, PEM, unencrypted; required "
+	    "with cert_file." },
+	{ .name = "http.tls.min_version", .type = T_ENUM, .scope = S_CONF,
+	  .off = CO(http.tls.min_version), .def = "1.2", .names = tls_versions,
+	  .doc = "The oldest TLS version a client may speak: 1.2 or 1.3.  "
+	    "TLS 1.1, 1.0 and SSL are never spoken." },
+	{ .name = "http.tls.ciphers", .type = T_STR, .scope = S_CONF,
+	  .off = CO(http.tls.ciphers),
+	  .doc = "The TLS 1.2 cipher list, in OpenSSL's syntax; unset: "
+	    "OpenSSL's default.  TLS 1.3's suites are OpenSSL's." },
+	{ .name = "http.tls.client_ca_file", .type = T_STR, .scope = S_CONF,
+	  .off = CO(http.tls.client_ca_file),
+	  .doc = "The CA certificates, PEM, that client certificates are "
+	    "checked against; set, a client is asked for a certificate and "
+	    "one that does not verify fails the handshake, and a client that "
+	    "sends none is still served.  Unset: no client certificate is "
+	    "asked for." },
 
 	/* admin */
 	{ .name = "admin", .type = T_SECTION,

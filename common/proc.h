@@ -21,6 +21,8 @@ struct msg;
 #define PROC_FD_LISTEN	4	/* edge: the ingest listener */
 #define PROC_FD_CONF	5	/* memfd with the child's part of the config */
 #define PROC_FD_DECK	6	/* deliver: its on-deck page (common/deck.h) */
+#define PROC_FD_LISTEN_TLS 6	/* edge: the http.tls listener, if any */
+#define PROC_FD_TLS	7	/* edge: its TLS material (common/tlsmat.h) */
 
 /* A child's exit status when it could not execute its program. */
 #define PROC_EXEC_FAILED	127

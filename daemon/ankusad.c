@@ -324,7 +324,8 @@ reload_conf(char *err, size_t errlen)
 	struct conf_errors errs = { NULL, 0 };
 	struct conf *nc;
 	enum log_level lvl;
-	char *text = NULL, *roles[CONF_ROLE_MAX];
+	struct tlsmat tls = { NULL, 0, NULL, 0, NULL, 0 };
+	char *text = NULL, *roles[CONF_ROLE_MAX], tlserr[1024];
 	size_t len = 0, rlens[CONF_ROLE_MAX];
 	int i, claims_kept = 0;
 
@@ -367,6 +368,20 @@ reload_conf(char *err, size_t errlen)
 		free(text);
 		return -1;
 	}
+	/* http.tls's files, read again as node.user: the new edges put a
+	 * renewed certificate in force.  No listener: nothing to read. */
+	if (env->tls_fd != -1 &&
+	    tlsmat_load(nc, &tls, tlserr, sizeof(tlserr)) == -1) {
+		for (i = 0; i < CONF_ROLE_MAX; i++)
+			free(roles[i]);
+		snprintf(err, errlen, "%s, old config kept", tlserr);
+		log_warnx("reload: %s", err);
+		conf_free(nc);
+		free(text);
+		return -1;
+	}
+	tlsmat_free(&env->tls);
+	env->tls = tls;
 	conf_free(env->conf);
 	free(env->conf_text);
 	env->conf = nc;
@@ -518,6 +533,7 @@ static void
 shutdown_edges(void)
 {
 	listener_refuse(env->listen_fd);
+	listener_refuse(env->tls_fd);
 	supervisor_retire(KIND_EDGE);
 }
 
@@ -532,6 +548,9 @@ shutdown_cb(evutil_socket_t fd, short ev, void *arg)
 	if (env->listen_fd != -1 && supervisor_children(KIND_EDGE) == 0) {
 		close(env->listen_fd);
 		env->listen_fd = -1;
+		if (env->tls_fd != -1)
+			close(env->tls_fd);
+		env->tls_fd = -1;
 	}
 	if (!delivers_retired) {
 		if (pipeline_busy() && elapsed <
@@ -629,6 +648,7 @@ ankusad_reexec(const char *why)
 		    "the exec replays its log");
 	env->store = NULL;
 	reexec_keep("http", env->listen_fd);
+	reexec_keep("https", env->tls_fd);
 	reexec_keep("claim_check", env->claim_fd);
 	reexec_keep("admin", admin_fd);
 	reexec_keep("control", control_fd());
@@ -809,6 +829,7 @@ main(int argc, char *argv[])
 	master_init(&ankusad_env, &ops);
 	env->listen_fd = -1;
 	env->claim_fd = -1;
+	env->tls_fd = -1;
 	env->store_ok = 1;
 	while ((ch = getopt_long(argc, argv, "c:dhMnvV", longopts, NULL)) !=
 	    -1) {
@@ -906,6 +927,17 @@ main(int argc, char *argv[])
 	privsep_as_root();
 	env->listen_fd = open_listener("http", env->conf->http.ip,
 	    env->conf->http.port);
+	/* The TLS listener and its files, read while root: the edges get
+	 * their bytes (tlsmat.h). */
+	if (env->conf->http.tls.cert_file != NULL) {
+		env->tls_fd = open_listener("https", env->conf->http.tls.ip,
+		    env->conf->http.tls.port);
+		if (tlsmat_load(env->conf, &env->tls, err, sizeof(err)) ==
+		    -1) {
+			log_warnx("%s", err);
+			exit(78);
+		}
+	}
 	/* The claim gateway's listener, served by ankusa-gateway children
 	 * (the master reads no blob store). */
 	if (env->conf->claim_check.enabled)

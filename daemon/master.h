@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "tlsmat.h"
 
 struct event_base;
 struct conf;
@@ -38,6 +39,8 @@ struct master {
 	struct store		*store;
 	int			 listen_fd;	/* ingest listener, passed to edges */
 	int			 claim_fd;	/* claim gateway listener, or -1 */
+	int			 tls_fd;	/* http.tls listener, or -1 */
+	struct tlsmat		 tls;		/* http.tls's files, for edges */
 	int			 foreground;	/* -d */
 	int			 verbose;
 	int			 draining;	/* SIGTERM or drain: no new work */

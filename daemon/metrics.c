@@ -52,7 +52,8 @@ static const struct family_def {
 	    "answered 408 under http.header_timeout_ms or "
 	    "http.min_body_rate; conns_per_ip: connections closed at accept "
 	    "under http.max_conns_per_ip; overload: http.max_buffered_bytes; "
-	    "proxy_untrusted, proxy_missing: http.trusted_proxies); "
+	    "proxy_untrusted, proxy_missing: http.trusted_proxies; "
+	    "tls_handshake: failed TLS handshakes); "
 	    "never labelled by source.",
 	    NULL },
 	{ "ankusa_verify_failures_total", METRICS_COUNTER,
@@ -185,7 +186,7 @@ static const char *const refused_reasons[] = {
 	"headers_too_large", "bad_request", "overload", "store_unavailable",
 	"draining", "rate_limited", "quarantine_rate_limited",
 	"quarantine_full", "not_master", "request_timeout", "conns_per_ip",
-	"proxy_untrusted", "proxy_missing",
+	"proxy_untrusted", "proxy_missing", "tls_handshake",
 	NULL
 };
 

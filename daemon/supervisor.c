@@ -323,7 +323,7 @@ child_spawn_slot(struct slot *sl)
 	char path[4200], gen[16], idx[16];
 	char *argv[8];
 	struct deck *deck = NULL;
-	int sv[2], fds[4], conffd, deckfd = -1, argc = 0, k;
+	int sv[2], fds[5], conffd, deckfd = -1, argc = 0, k;
 
 	snprintf(path, sizeof(path), "%s/%s", env->libexecdir, p->binary);
 	snprintf(gen, sizeof(gen), "%u", p->gen);
@@ -362,11 +362,26 @@ child_spawn_slot(struct slot *sl)
 	    sl->kind == KIND_GATEWAY ? env->claim_fd : -1;
 	fds[2] = conffd;
 	fds[3] = deckfd;
+	fds[4] = -1;
+	/* An edge: the TLS listener on 6 and its files' bytes on 7. */
+	if (sl->kind == KIND_EDGE && env->tls_fd != -1) {
+		fds[3] = env->tls_fd;
+		if ((fds[4] = tlsmat_memfd(&env->tls)) == -1) {
+			log_warn("supervisor: TLS memfd");
+			close(sv[0]);
+			close(sv[1]);
+			close(conffd);
+			slot_retry(sl);
+			return;
+		}
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("supervisor");
-	c->pid = proc_spawn(path, argv, p->env, fds, 4);
+	c->pid = proc_spawn(path, argv, p->env, fds, 5);
 	close(sv[1]);
 	close(conffd);
+	if (fds[4] != -1)
+		close(fds[4]);
 	if (deckfd != -1)
 		close(deckfd);
 	if (c->pid == -1) {

@@ -48,11 +48,16 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "clock.h"
 #include "conf.h"
 #include "edge_limits.h"
+#include "edge_tls.h"
 #include "sandbox.h"
 #include "httpreq.h"
 #include "keys.h"
@@ -63,6 +68,7 @@
 #include "proxyproto.h"
 #include "sha256.h"
 #include "submit.h"
+#include "tlsmat.h"
 #include "verify.h"
 
 #define EDGE_MAX_CONNS		4096
@@ -100,6 +106,7 @@ enum refuse_reason {
 	REFUSE_CONNS_PER_IP = 0,
 	REFUSE_PROXY_UNTRUSTED,	/* a PROXY header from another address */
 	REFUSE_PROXY_MISSING,	/* a trusted proxy's, without a good one */
+	REFUSE_TLS_HANDSHAKE,	/* a TLS handshake that failed */
 	REFUSE_MAX
 };
 
@@ -107,6 +114,7 @@ static const char *const refuse_names[REFUSE_MAX] = {
 	[REFUSE_CONNS_PER_IP] = "conns_per_ip",
 	[REFUSE_PROXY_UNTRUSTED] = "proxy_untrusted",
 	[REFUSE_PROXY_MISSING] = "proxy_missing",
+	[REFUSE_TLS_HANDSHAKE] = "tls_handshake",
 };
 
 enum conn_wait {
@@ -123,6 +131,8 @@ struct conn {
 	int			 head_timed;	/* the head's deadline is armed */
 	int			 sniffed;	/* its first bytes are no PROXY
 						 * header (not a trusted proxy's) */
+	int			 tls;		/* on the http.tls listener */
+	int			 tls_up;	/* its handshake is done */
 	struct edge_addr	 addr;		/* its http.max_conns_per_ip slot */
 	uint64_t		 held;		/* http.max_buffered_bytes share */
 	uint64_t		 body_start;	/* mono ms, the head's end */
@@ -150,7 +160,10 @@ TAILQ_HEAD(connq, conn);
 static struct event_base	*base;
 static struct chan		*master;
 static struct conf		*conf;
-static struct event		*ev_listen;	/* NULL once retired */
+/* The listeners: plain (PROC_FD_LISTEN) and, with http.tls, TLS
+ * (PROC_FD_LISTEN_TLS); NULL once retired or absent. */
+static struct event		*ev_listen[2];
+static SSL_CTX			*tls_ctx;	/* NULL: no TLS listener */
 static struct event		*ev_accept_pause;
 static struct event		*ev_retire_cap;
 static struct event		*ev_refuse_flush;
@@ -170,6 +183,9 @@ static struct log_limit		 refuse_log = LOG_LIMIT_INIT("accept: "
 				    EDGE_REFUSE_LOG_PER_SEC);
 static struct log_limit		 proxy_log = LOG_LIMIT_INIT("proxy: "
 				    "connections refused",
+				    EDGE_REFUSE_LOG_PER_SEC);
+static struct log_limit		 tls_log = LOG_LIMIT_INIT("tls: "
+				    "handshakes failed",
 				    EDGE_REFUSE_LOG_PER_SEC);
 /* http.trusted_proxies, parsed. */
 static struct netaddr_cidr	*trusted;
@@ -191,7 +207,10 @@ static int	conn_admit(int, const struct sockaddr *, socklen_t,
 		    struct edge_addr *);
 static void	refuse_count(enum refuse_reason);
 static void	refuse_flush_cb(evutil_socket_t, short, void *);
-static void	conn_new(int, const struct edge_addr *, int);
+static void	conn_new(int, const struct edge_addr *, int, int);
+static void	listeners_add(void);
+static void	listeners_del(void);
+static void	tls_init(void);
 static int	conn_read_proxy(struct conn *);
 static void	conn_proxy_refuse(struct conn *, enum refuse_reason,
 		    const char *);
@@ -261,12 +280,13 @@ main(int argc, char *argv[])
 	if (fcntl(PROC_FD_LISTEN, F_SETFL,
 	    fcntl(PROC_FD_LISTEN, F_GETFL) | O_NONBLOCK) == -1)
 		fatal("listener fd %d", PROC_FD_LISTEN);
-	ev_listen = event_new(base, PROC_FD_LISTEN, EV_READ | EV_PERSIST,
+	ev_listen[0] = event_new(base, PROC_FD_LISTEN, EV_READ | EV_PERSIST,
 	    accept_cb, NULL);
+	tls_init();
 	ev_accept_pause = evtimer_new(base, accept_pause_cb, NULL);
 	ev_retire_cap = evtimer_new(base, retire_cap_cb, NULL);
 	ev_refuse_flush = evtimer_new(base, refuse_flush_cb, NULL);
-	if (ev_listen == NULL || ev_accept_pause == NULL ||
+	if (ev_listen[0] == NULL || ev_accept_pause == NULL ||
 	    ev_retire_cap == NULL || ev_refuse_flush == NULL)
 		fatalx("event_new");
 
@@ -275,7 +295,7 @@ main(int argc, char *argv[])
 	master = chan_new(base, PROC_FD_CHAN, master_msg, master_err, NULL);
 	proc_child_hello(master, "edge", gen);
 
-	event_add(ev_listen, NULL);
+	listeners_add();
 	log_debug("started, max body %" PRIu64 " bytes",
 	    conf->http.max_body_bytes);
 	event_base_dispatch(base);
@@ -286,6 +306,7 @@ main(int argc, char *argv[])
 	chan_free(master);
 	conf_free(conf);
 	free(trusted);
+	SSL_CTX_free(tls_ctx);
 	log_info("retired");
 	return 0;
 }
@@ -327,9 +348,11 @@ master_err(struct chan *c, int err, void *arg)
 {
 	struct conn *k;
 
+	/* Plain connections only: TLS bytes go through OpenSSL. */
 	TAILQ_FOREACH(k, &conns, entry)
-		(void)evbuffer_write(bufferevent_get_output(k->bev),
-		    bufferevent_getfd(k->bev));
+		if (!k->tls)
+			(void)evbuffer_write(bufferevent_get_output(k->bev),
+			    bufferevent_getfd(k->bev));
 	proc_child_orphaned(err);
 }
 
@@ -413,17 +436,25 @@ edge_retire(void)
 	/* The clients the kernel has taken already are ours to answer: a
 	 * close of the listener would reset them.  At a stop the master has
 	 * made it take no new one first (ankusad.c), so this empties it. */
-	if (!listen_paused)
+	if (!listen_paused) {
 		accept_cb(PROC_FD_LISTEN, EV_READ, NULL);
+		if (ev_listen[1] != NULL)
+			accept_cb(PROC_FD_LISTEN_TLS, EV_READ, tls_ctx);
+	}
 	/* An idle connection may have a request on its way (a new one its
 	 * first, a kept-alive one its next): a moment to send it, which is
 	 * answered, and the connection closed after the answer. */
 	TAILQ_FOREACH(c, &conns, entry)
 		if (conn_idle(c))
 			conn_timer(c, EDGE_LINGER_TIMEOUT);
-	event_free(ev_listen);
-	ev_listen = NULL;
+	event_free(ev_listen[0]);
+	ev_listen[0] = NULL;
 	close(PROC_FD_LISTEN);
+	if (ev_listen[1] != NULL) {
+		event_free(ev_listen[1]);
+		ev_listen[1] = NULL;
+		close(PROC_FD_LISTEN_TLS);
+	}
 	event_del(ev_accept_pause);
 	evtimer_add(ev_retire_cap, &tv);
 	edge_maybe_exit();
@@ -447,12 +478,65 @@ retire_cap_cb(evutil_socket_t fd, short ev, void *arg)
 /* Accepting. */
 
 static void
+listeners_add(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (ev_listen[i] != NULL)
+			event_add(ev_listen[i], NULL);
+}
+
+static void
+listeners_del(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (ev_listen[i] != NULL)
+			event_del(ev_listen[i]);
+}
+
+/*
+ * http.tls: the listener on PROC_FD_LISTEN_TLS and the material on
+ * PROC_FD_TLS, both passed by the master when cert_file is set.  Before
+ * the sandbox: OpenSSL reads its configuration as it starts.
+ */
+static void
+tls_init(void)
+{
+	struct tlsmat m;
+	char err[512];
+
+	if (conf->http.tls.cert_file == NULL ||
+	    fcntl(PROC_FD_LISTEN_TLS, F_GETFD) == -1)
+		return;
+	if (OPENSSL_init_ssl(0, NULL) != 1)
+		fatalx("tls: OPENSSL_init_ssl");
+	if (tlsmat_read(PROC_FD_TLS, &m) == -1)
+		fatal("tls: the material on fd %d", PROC_FD_TLS);
+	close(PROC_FD_TLS);
+	if ((tls_ctx = edge_tls_ctx(conf, &m, err, sizeof(err))) == NULL) {
+		/* The files are the operator's: say which, and stop. */
+		log_warnx("tls: %s", err);
+		exit(EX_CONFIG);
+	}
+	tlsmat_free(&m);
+	if (fcntl(PROC_FD_LISTEN_TLS, F_SETFL,
+	    fcntl(PROC_FD_LISTEN_TLS, F_GETFL) | O_NONBLOCK) == -1)
+		fatal("listener fd %d", PROC_FD_LISTEN_TLS);
+	if ((ev_listen[1] = event_new(base, PROC_FD_LISTEN_TLS,
+	    EV_READ | EV_PERSIST, accept_cb, tls_ctx)) == NULL)
+		fatalx("event_new");
+}
+
+static void
 listen_resume(void)
 {
 	if (listen_paused && !retiring && nconns < EDGE_MAX_CONNS &&
 	    !evtimer_pending(ev_accept_pause, NULL)) {
 		listen_paused = 0;
-		event_add(ev_listen, NULL);
+		listeners_add();
 	}
 }
 
@@ -483,7 +567,7 @@ accept_cb(evutil_socket_t lfd, short ev, void *arg)
 				/* Out of descriptors: stop for a while
 				 * rather than spin on a ready listener. */
 				log_warn("accept");
-				event_del(ev_listen);
+				listeners_del();
 				listen_paused = 1;
 				evtimer_add(ev_accept_pause, &tv);
 				return;
@@ -493,19 +577,19 @@ accept_cb(evutil_socket_t lfd, short ev, void *arg)
 		}
 		/* A trusted proxy's connection is counted for the client
 		 * its header names, once it is read. */
-		if (ntrusted > 0 && proxyproto_trusted(trusted, ntrusted,
-		    (struct sockaddr *)&ss, sslen)) {
+		if (arg == NULL && ntrusted > 0 && proxyproto_trusted(trusted,
+		    ntrusted, (struct sockaddr *)&ss, sslen)) {
 			memset(&ad, 0, sizeof(ad));
-			conn_new(fd, &ad, 1);
+			conn_new(fd, &ad, 1, 0);
 		} else if (conn_admit(fd, (struct sockaddr *)&ss, sslen,
 		    &ad) == 0)
-			conn_new(fd, &ad, 0);
+			conn_new(fd, &ad, 0, arg != NULL);
 		else
 			close(fd);
 	}
 	/* At the cap: the kernel's backlog (and the other edges) hold the
 	 * next clients until a connection closes. */
-	event_del(ev_listen);
+	listeners_del();
 	listen_paused = 1;
 }
 
@@ -574,17 +658,31 @@ refuse_flush_cb(evutil_socket_t fd, short ev, void *arg)
 /* Connections. */
 
 static void
-conn_new(int fd, const struct edge_addr *ad, int proxied)
+conn_new(int fd, const struct edge_addr *ad, int proxied, int tls)
 {
 	struct timeval wt = { EDGE_WRITE_TIMEOUT, 0 };
 	struct conn *c;
+	SSL *ssl;
 	int one = 1;
 
 	/* Fails harmlessly on a non-TCP listener. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("conn_new");
-	c->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	/* TLS: the handshake runs in the bufferevent, under the head's
+	 * deadline, which runs from the accept: a client that stalls it
+	 * holds one connection of its address's share for that long. */
+	if (tls) {
+		if ((ssl = SSL_new(tls_ctx)) == NULL)
+			fatalx("conn_new: SSL_new");
+		c->bev = bufferevent_openssl_socket_new(base, fd, ssl,
+		    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+		if (c->bev != NULL)
+			bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+		c->tls = 1;
+	} else
+		c->bev = bufferevent_socket_new(base, fd,
+		    BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(base, conn_timer_cb, c);
 	if (c->bev == NULL || c->timer == NULL)
 		fatalx("conn_new: libevent");
@@ -598,7 +696,8 @@ conn_new(int fd, const struct edge_addr *ad, int proxied)
 	nconns++;
 	c->addr = *ad;
 	c->state = proxied ? CS_PROXY : CS_HEAD;
-	c->sniffed = proxied;
+	/* Inside TLS, a PROXY header is just a bad request. */
+	c->sniffed = proxied || tls;
 	/* The first request's head is timed from the accept. */
 	c->head_timed = 1;
 	conn_timer_ms(c, conf->http.header_timeout_ms);
@@ -754,7 +853,28 @@ static void
 conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
+	char e[256];
 
+	if (what & BEV_EVENT_CONNECTED) {
+		c->tls_up = 1;		/* the handshake is done */
+		return;
+	}
+	if (c->tls && !c->tls_up) {
+		/* Counted; it cost its client a connection, no one else. */
+		refuse_count(REFUSE_TLS_HANDSHAKE);
+		if (log_limit_take(&tls_log, LOG_LEVEL_INFO)) {
+			unsigned long err = bufferevent_get_openssl_error(bev);
+
+			if (err != 0)
+				ERR_error_string_n(err, e, sizeof(e));
+			else
+				snprintf(e, sizeof(e), "%s",
+				    what & BEV_EVENT_EOF ? "closed" : "reset");
+			log_info("tls: a handshake failed: %s", e);
+		}
+		conn_free(c);
+		return;
+	}
 	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
 		/*
 		 * The client shut its side.  It may still read: a request
