@@ -365,6 +365,9 @@ cfree_source(struct source_conf *s)
 	conf_free_blobs(v->secrets, v->nsecrets);
 	free(v->signature_header);
 	free(v->signed_template);
+	free(v->mtls_subject);
+	free(v->mtls_san);
+	free(v->mtls_fingerprint);
 	free(v->hash);
 	free(v->encoding);
 	free(v->sig_prefix);
@@ -514,7 +517,7 @@ conf_deliver_pool(const struct conf *cf)
 const char *
 conf_verify_type_name(enum verify_type t)
 {
-	if (t >= VERIFY_NONE && t <= VERIFY_HMAC)
+	if (t >= VERIFY_NONE && t <= VERIFY_MTLS)
 		return conf_verify_types[t];
 	return "unknown";
 }

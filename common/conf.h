@@ -44,6 +44,7 @@ enum verify_type {
 	VERIFY_SHOPIFY,
 	VERIFY_SLACK,
 	VERIFY_HMAC,
+	VERIFY_MTLS,	/* the client certificate of http.tls */
 };
 
 enum verify_failure {
@@ -116,6 +117,10 @@ struct verify_conf {
 	char			*sig_key;
 	char			*version;
 	char			*secret_decode;	/* raw|whsec_base64 */
+	/* type mtls: what the client certificate must match (NULL: any) */
+	char			*mtls_subject;	/* RFC 2253 */
+	char			*mtls_san;
+	char			*mtls_fingerprint;	/* SHA-256, hex */
 };
 
 struct dedupe_conf {

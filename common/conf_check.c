@@ -29,8 +29,50 @@ static void	ccheck_deliver_pool(struct cparse *, yaml_node_t *,
 		    yaml_node_t *);
 static void	ccheck_trusted_proxies(struct cparse *, yaml_node_t *);
 static void	ccheck_tls(struct cparse *, yaml_node_t *);
+static void	ccheck_mtls(struct cparse *, const struct source_conf *,
+		    yaml_node_t *, const char *, int);
 static void	ccheck_egress_url(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
+
+/*
+ * verify type mtls: something to match (else any certificate of any
+ * client_ca_file CA would do, which http.tls.client_ca_file says alone),
+ * a fingerprint that is one, and no quarantine: a held hook is verified
+ * again at its release, without its connection's certificate.
+ */
+static void
+ccheck_mtls(struct cparse *p, const struct source_conf *s, yaml_node_t *vm,
+    const char *path, int line)
+{
+	const struct verify_conf *v = &s->verify;
+	const char *f;
+	int hex = 0;
+
+	if (v->mtls_subject == NULL && v->mtls_san == NULL &&
+	    v->mtls_fingerprint == NULL)
+		conf_err(p, line, "%s.verify needs subject, san or fingerprint "
+		    "with verify type mtls", path);
+	if ((f = v->mtls_fingerprint) != NULL) {
+		for (; *f != '\0'; f++)
+			if (isxdigit((unsigned char)*f))
+				hex++;
+			else if (*f != ':')
+				break;
+		if (*f != '\0' || hex != 64)
+			conf_err(p, conf_yline(conf_ymap_get(p->doc, vm,
+			    "fingerprint")), "%s.verify.fingerprint must be a "
+			    "SHA-256 in hex (64 digits, colons allowed), got %s",
+			    path, v->mtls_fingerprint);
+	}
+	if (s->on_verify_failure == VFAIL_QUARANTINE)
+		conf_err(p, line, "%s.on_verify_failure must be reject or "
+		    "accept_flag with verify type mtls (a held hook is "
+		    "verified again without its client certificate)", path);
+	if (p->conf->http.tls.client_ca_file == NULL)
+		conf_err(p, line, "%s.verify type mtls needs "
+		    "http.tls.client_ca_file (no client is asked for a "
+		    "certificate without it)", path);
+}
 
 void
 conf_check_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
@@ -45,11 +87,11 @@ conf_check_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
 	vm = conf_ymap_get(p->doc, map, "verify");
 	line = vm != NULL ? conf_yline(vm) : conf_yline(map);
 
-	if (v->type == VERIFY_NONE) {
+	if (v->type == VERIFY_NONE || v->type == VERIFY_MTLS) {
 		if ((n = conf_ymap_get(p->doc, vm, "secret")) != NULL)
 			conf_err(p, conf_yline(n),
 			    "%s.verify.secret must not be set "
-			    "with verify type none", path);
+			    "with verify type %s", path, vt);
 	} else if (v->nsecrets == 0 &&
 	    conf_ymap_get(p->doc, vm, "secret") == NULL)
 		conf_err(p, line,
@@ -83,6 +125,17 @@ conf_check_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
 				    "with verify type hmac, not %s", path,
 				    conf_hmac_keys[i], vt);
 	}
+
+	if (v->type == VERIFY_MTLS) {
+		ccheck_mtls(p, s, vm, path, line);
+	} else
+		for (i = 0; conf_mtls_keys[i] != NULL; i++)
+			if ((n = conf_ymap_get(p->doc, vm, conf_mtls_keys[i]))
+			    != NULL)
+				conf_err(p, conf_yline(n),
+				    "%s.verify.%s is only valid "
+				    "with verify type mtls, not %s", path,
+				    conf_mtls_keys[i], vt);
 
 	/* A shared source that checks nothing would let anyone post under
 	 * any tenant's URL. */

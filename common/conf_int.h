@@ -184,6 +184,7 @@ extern const char *const	 conf_verify_types[];
 extern const char *const	 conf_presets[];
 extern const struct cpreset_key	 conf_preset_keys[];
 extern const char *const	 conf_hmac_keys[];
+extern const char *const	 conf_mtls_keys[];
 extern const char *const	 conf_sink_types[];
 extern const char *const	 conf_sink_refused[];
 extern const struct cnosup	 conf_nosup_keys[];

@@ -27,7 +27,7 @@ static const char *const routings[] = { "path", "tenant_path", NULL };
 static const char *const tls_versions[] = { "1.2", "1.3", NULL };
 const char *const conf_verify_types[] = {
 	"none", "stripe", "github", "standard_webhooks", "shopify", "slack",
-	"hmac", NULL
+	"hmac", "mtls", NULL
 };
 static const char *const vfails[] = {
 	"reject", "quarantine", "accept_flag", NULL
@@ -77,6 +77,7 @@ const char *const conf_hmac_keys[] = {
 	"timestamp_header", "parse", "sig_key", "version", "secret_decode",
 	NULL
 };
+const char *const conf_mtls_keys[] = { "subject", "san", "fingerprint", NULL };
 
 #define CO(f)	offsetof(struct conf, f)
 #define SO(f)	offsetof(struct source_conf, f)
@@ -726,6 +727,19 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_SOURCE, .off = SO(verify.secret_decode), .def = "raw",
 	  .names = decodes, .flags = F_FIRST,
 	  .doc = "hmac: raw, or whsec_base64 for whsec_ secrets." },
+	{ .name = "sources.*.verify.subject", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.mtls_subject),
+	  .doc = "mtls: the client certificate's subject, as OpenSSL writes "
+	    "it in RFC 2253 form (CN=provider,O=Example), matched exactly." },
+	{ .name = "sources.*.verify.san", .type = T_STR, .scope = S_SOURCE,
+	  .off = SO(verify.mtls_san),
+	  .doc = "mtls: a subjectAltName the client certificate must hold: a "
+	    "DNS name, a URI, an email address or an IP address, written "
+	    "bare (provider.example) and matched without case." },
+	{ .name = "sources.*.verify.fingerprint", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.mtls_fingerprint),
+	  .doc = "mtls: the SHA-256 of the client certificate (DER), in hex, "
+	    "colons allowed (openssl x509 -fingerprint -sha256)." },
 	{ .name = "sources.*.on_verify_failure", .type = T_ENUM,
 	  .scope = S_SOURCE, .off = SO(on_verify_failure), .def = "reject",
 	  .names = vfails,

@@ -786,6 +786,47 @@ static const struct {
 	  "    s3: {bucket: b, endpoint: \"http://127.0.0.1:9000\"}\n" SRC,
 	  "claim_check.store.s3.endpoint must reach a public address or one "
 	  "egress.allow covers, got 127.0.0.1 port 9000 (loopback), line 4" },
+	/* issue 36: the ingest edge's keys */
+	{ "http:\n  ipv6_prefix: 8\n" SRC,
+	  "http.ipv6_prefix must be an integer in 16..128, got 8, line 2" },
+	{ "http:\n  trusted_proxies: [\"10.0.0.1:80\"]\n" SRC,
+	  "http.trusted_proxies[0] must be an address or CIDR without a "
+	  "port, got 10.0.0.1:80, line 2" },
+	{ "http:\n  tls:\n    cert_file: /c\n" SRC,
+	  "http.tls.key_file is required with http.tls.cert_file, line 3" },
+	{ "http:\n  port: 4443\n  tls: {cert_file: /c, key_file: /k}\n" SRC,
+	  "http.tls.port must differ from http.port, got 4443, line 3" },
+	{ "http:\n  tls:\n    min_version: \"1.1\"\n" SRC,
+	  "http.tls.min_version must be one of 1.2, 1.3, got 1.1, line 3" },
+	{ "http:\n  tls: {cert_file: /c, key_file: /k, client_ca_file: /a}\n"
+	  "sources:\n  demo:\n    verify: {type: mtls, secret: x, san: a}\n"
+	  "    sinks:\n      - type: log\n",
+	  "sources.demo.verify.secret must not be set with verify type mtls, "
+	  "line 5" },
+	{ "http:\n  tls: {cert_file: /c, key_file: /k, client_ca_file: /a}\n"
+	  "sources:\n  demo:\n    verify: {type: mtls}\n"
+	  "    sinks:\n      - type: log\n",
+	  "sources.demo.verify needs subject, san or fingerprint with verify "
+	  "type mtls, line 5" },
+	{ "http:\n  tls: {cert_file: /c, key_file: /k, client_ca_file: /a}\n"
+	  "sources:\n  demo:\n    verify: {type: mtls, fingerprint: ab}\n"
+	  "    sinks:\n      - type: log\n",
+	  "sources.demo.verify.fingerprint must be a SHA-256 in hex (64 "
+	  "digits, colons allowed), got ab, line 5" },
+	{ "http:\n  tls: {cert_file: /c, key_file: /k, client_ca_file: /a}\n"
+	  "sources:\n  demo:\n    verify: {type: mtls, san: a}\n"
+	  "    on_verify_failure: quarantine\n    sinks:\n      - type: log\n",
+	  "sources.demo.on_verify_failure must be reject or accept_flag with "
+	  "verify type mtls (a held hook is verified again without its client "
+	  "certificate), line 5" },
+	{ "sources:\n  demo:\n    verify: {type: mtls, san: a}\n"
+	  "    sinks:\n      - type: log\n",
+	  "sources.demo.verify type mtls needs http.tls.client_ca_file (no "
+	  "client is asked for a certificate without it), line 3" },
+	{ "sources:\n  demo:\n    verify: {type: github, secret: x, san: a}\n"
+	  "    sinks:\n      - type: log\n",
+	  "sources.demo.verify.san is only valid with verify type mtls, not "
+	  "github, line 3" },
 };
 
 START_TEST(test_errors)

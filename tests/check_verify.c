@@ -647,6 +647,76 @@ START_TEST(test_bad_descriptor)
 }
 END_TEST
 
+/* Type mtls: the client certificate against subject, san and
+ * fingerprint, each set one required; no certificate, or no connection
+ * (verify_request: a quarantine release), is no_client_certificate. */
+START_TEST(test_mtls)
+{
+	struct verify_conf v;
+	struct verify_peer p;
+	struct header_kv kv[1] = { { "X-Sig", "00" } };
+	struct keys_hdrs h;
+	char fp[100];
+	int i;
+
+	memset(&v, 0, sizeof(v));
+	memset(&p, 0, sizeof(p));
+	v.type = VERIFY_MTLS;
+	p.subject = "CN=provider-a,O=Example";
+	p.sans[0] = "other.example";
+	p.sans[1] = "provider-a.example";
+	p.sans[2] = "192.0.2.7";
+	p.nsans = 3;
+	for (i = 0; i < 32; i++)
+		p.sha256[i] = (unsigned char)(0xa0 + i);
+	keys_hdrs_pairs(&h, kv, 1);
+	ck_assert_int_eq(verify_request(&v, &h, "", 0, 0),
+	    VERIFY_NO_CLIENT_CERTIFICATE);
+	ck_assert_int_eq(verify_mtls(&v, NULL), VERIFY_NO_CLIENT_CERTIFICATE);
+
+	v.mtls_subject = "CN=provider-a,O=Example";
+	ck_assert_int_eq(verify_mtls(&v, &p), VERIFY_OK);
+	v.mtls_subject = "CN=provider-a";
+	ck_assert_int_eq(verify_mtls(&v, &p),
+	    VERIFY_CLIENT_CERTIFICATE_MISMATCH);
+	v.mtls_subject = NULL;
+
+	v.mtls_san = "Provider-A.example";
+	ck_assert_int_eq(verify_mtls(&v, &p), VERIFY_OK);
+	v.mtls_san = "192.0.2.7";
+	ck_assert_int_eq(verify_mtls(&v, &p), VERIFY_OK);
+	v.mtls_san = "provider-b.example";
+	ck_assert_int_eq(verify_mtls(&v, &p),
+	    VERIFY_CLIENT_CERTIFICATE_MISMATCH);
+	v.mtls_san = NULL;
+
+	/* Hex with colons, either case; every byte counts. */
+	for (i = 0; i < 32; i++)
+		snprintf(fp + i * 3, sizeof(fp) - i * 3, "%02X%s",
+		    0xa0 + i, i < 31 ? ":" : "");
+	v.mtls_fingerprint = fp;
+	ck_assert_int_eq(verify_mtls(&v, &p), VERIFY_OK);
+	p.sha256[31] ^= 1;
+	ck_assert_int_eq(verify_mtls(&v, &p),
+	    VERIFY_CLIENT_CERTIFICATE_MISMATCH);
+	p.sha256[31] ^= 1;
+	fp[5] = '\0';			/* short */
+	ck_assert_int_eq(verify_mtls(&v, &p),
+	    VERIFY_CLIENT_CERTIFICATE_MISMATCH);
+
+	/* All that is set must match. */
+	snprintf(fp, sizeof(fp), "%s", "");
+	for (i = 0; i < 32; i++)
+		snprintf(fp + i * 2, sizeof(fp) - i * 2, "%02x", 0xa0 + i);
+	v.mtls_san = "provider-a.example";
+	v.mtls_subject = "CN=someone-else";
+	ck_assert_int_eq(verify_mtls(&v, &p),
+	    VERIFY_CLIENT_CERTIFICATE_MISMATCH);
+	v.mtls_subject = "CN=provider-a,O=Example";
+	ck_assert_int_eq(verify_mtls(&v, &p), VERIFY_OK);
+}
+END_TEST
+
 /* The contract's words. */
 struct name_case {
 	enum verify_reason	 r;
@@ -660,6 +730,8 @@ static const struct name_case name_cases[] = {
 	{ VERIFY_NO_MATCH, "no_match" },
 	{ VERIFY_TIMESTAMP_OUT_OF_TOLERANCE, "timestamp_out_of_tolerance" },
 	{ VERIFY_BAD_SECRET, "bad_secret" },
+	{ VERIFY_NO_CLIENT_CERTIFICATE, "no_client_certificate" },
+	{ VERIFY_CLIENT_CERTIFICATE_MISMATCH, "client_certificate_mismatch" },
 	{ (enum verify_reason)42, "unknown" },
 };
 
@@ -695,6 +767,7 @@ verify_suite(void)
 	tcase_set_timeout(tc, CASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_bad_secret, 0, NELEM(secret_cases));
 	tcase_add_test(tc, test_bad_descriptor);
+	tcase_add_test(tc, test_mtls);
 	tcase_add_loop_test(tc, test_names, 0, NELEM(name_cases));
 	suite_add_tcase(s, tc);
 #undef NELEM

@@ -133,6 +133,7 @@ struct conn {
 						 * header (not a trusted proxy's) */
 	int			 tls;		/* on the http.tls listener */
 	int			 tls_up;	/* its handshake is done */
+	struct verify_peer	*peer;		/* its client certificate */
 	struct edge_addr	 addr;		/* its http.max_conns_per_ip slot */
 	uint64_t		 held;		/* http.max_buffered_bytes share */
 	uint64_t		 body_start;	/* mono ms, the head's end */
@@ -717,6 +718,7 @@ conn_free(struct conn *c)
 	httpreq_free(&c->req);
 	httpreq_chunked_free(&c->chunked);
 	free(c->body);
+	verify_peer_free(c->peer);
 	free(c);
 	listen_resume();
 	edge_maybe_exit();
@@ -857,6 +859,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		c->tls_up = 1;		/* the handshake is done */
+		c->peer = edge_tls_peer(bufferevent_openssl_get_ssl(bev));
 		return;
 	}
 	if (c->tls && !c->tls_up) {
@@ -1352,9 +1355,12 @@ conn_submit(struct conn *c)
 	kv = request_pairs(&c->req);
 	keys_hdrs_request(&hdrs, &c->req);
 	keys_init(&keys, &hdrs, c->body, c->bodylen);
-	if (src->verify.type != VERIFY_NONE &&
-	    (vr = verify_request(&src->verify, &hdrs, c->body, c->bodylen,
-	    (int64_t)(time_wall_ms() / 1000))) != VERIFY_OK) {
+	if (src->verify.type == VERIFY_MTLS)
+		vr = verify_mtls(&src->verify, c->peer);
+	else if (src->verify.type != VERIFY_NONE)
+		vr = verify_request(&src->verify, &hdrs, c->body, c->bodylen,
+		    (int64_t)(time_wall_ms() / 1000));
+	if (vr != VERIFY_OK) {
 		if (log_limit_take(&verify_log, LOG_LEVEL_INFO))
 			log_info("verify: source %s tenant %s: verification "
 			    "failed: %s; %s", src->id,

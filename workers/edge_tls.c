@@ -5,7 +5,12 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/bio.h>
@@ -13,10 +18,13 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "conf.h"
 #include "edge_tls.h"
+#include "log.h"
 #include "tlsmat.h"
+#include "verify.h"
 
 /* ALPN: the one protocol the edge speaks, in the wire's form. */
 static const unsigned char alpn_http11[] = "\x08http/1.1";
@@ -26,6 +34,7 @@ static int	alpn_select(SSL *, const unsigned char **, unsigned char *,
 static int	use_chain(SSL_CTX *, const struct tlsmat *);
 static int	use_key(SSL_CTX *, const struct tlsmat *);
 static int	use_client_ca(SSL_CTX *, const struct tlsmat *);
+static char	*san_value(const GENERAL_NAME *);
 
 void
 edge_tls_error(char *buf, size_t len)
@@ -181,4 +190,78 @@ edge_tls_ctx(const struct conf *cf, const struct tlsmat *m, char *err,
 	snprintf(err, errlen, "%s: %s", what, e);
 	SSL_CTX_free(ctx);
 	return NULL;
+}
+
+/* A subjectAltName's value as text, bare: DNS, URI, email, IP; NULL for
+ * the other kinds or one that holds a NUL. */
+static char *
+san_value(const GENERAL_NAME *g)
+{
+	const ASN1_STRING *s;
+	char buf[INET6_ADDRSTRLEN], *v;
+	int len;
+
+	switch (g->type) {
+	case GEN_DNS:
+	case GEN_URI:
+	case GEN_EMAIL:
+		s = g->d.ia5;
+		len = ASN1_STRING_length(s);
+		if (len < 0 || memchr(ASN1_STRING_get0_data(s), '\0',
+		    (size_t)len) != NULL)
+			return NULL;
+		if ((v = malloc((size_t)len + 1)) == NULL)
+			fatal("edge_tls_peer");
+		memcpy(v, ASN1_STRING_get0_data(s), (size_t)len);
+		v[len] = '\0';
+		return v;
+	case GEN_IPADD:
+		s = g->d.ip;
+		len = ASN1_STRING_length(s);
+		if ((len != 4 && len != 16) || inet_ntop(len == 4 ? AF_INET :
+		    AF_INET6, ASN1_STRING_get0_data(s), buf, sizeof(buf)) ==
+		    NULL)
+			return NULL;
+		if ((v = strdup(buf)) == NULL)
+			fatal("edge_tls_peer");
+		return v;
+	default:
+		return NULL;
+	}
+}
+
+struct verify_peer *
+edge_tls_peer(SSL *ssl)
+{
+	struct verify_peer *p;
+	GENERAL_NAMES *gens;
+	X509 *x;
+	BIO *b;
+	char *v;
+	unsigned int mdlen;
+	long n;
+	int i;
+
+	if ((x = SSL_get0_peer_certificate(ssl)) == NULL ||
+	    SSL_get_verify_result(ssl) != X509_V_OK)
+		return NULL;
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		fatal("edge_tls_peer");
+	if ((b = BIO_new(BIO_s_mem())) == NULL ||
+	    X509_NAME_print_ex(b, X509_get_subject_name(x), 0,
+	    XN_FLAG_RFC2253) < 0 || BIO_write(b, "", 1) != 1 ||
+	    (n = BIO_get_mem_data(b, &v)) <= 0 ||
+	    (p->subject = strdup(v)) == NULL)
+		fatalx("edge_tls_peer: subject");
+	BIO_free(b);
+	gens = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	for (i = 0; gens != NULL && i < sk_GENERAL_NAME_num(gens) &&
+	    p->nsans < VERIFY_PEER_SANS; i++)
+		if ((v = san_value(sk_GENERAL_NAME_value(gens, i))) != NULL)
+			p->sans[p->nsans++] = v;
+	GENERAL_NAMES_free(gens);
+	if (X509_digest(x, EVP_sha256(), p->sha256, &mdlen) != 1 ||
+	    mdlen != sizeof(p->sha256))
+		fatalx("edge_tls_peer: digest");
+	return p;
 }

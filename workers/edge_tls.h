@@ -21,6 +21,11 @@ struct tlsmat;
 /* The context, or NULL with the reason in err. */
 SSL_CTX	*edge_tls_ctx(const struct conf *, const struct tlsmat *, char *err,
 	    size_t errlen);
+struct verify_peer;
+/* The client certificate of a connection whose handshake is done, as
+ * verification reads it (verify.h), or NULL: none was sent (or it did not
+ * verify, which fails the handshake before this). */
+struct verify_peer *edge_tls_peer(SSL *);
 /* The latest OpenSSL error of this thread as text (for a log line). */
 void	 edge_tls_error(char *buf, size_t len);
 

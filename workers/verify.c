@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -129,6 +130,10 @@ verify_reason_name(enum verify_reason r)
 		return "timestamp_out_of_tolerance";
 	case VERIFY_BAD_SECRET:
 		return "bad_secret";
+	case VERIFY_NO_CLIENT_CERTIFICATE:
+		return "no_client_certificate";
+	case VERIFY_CLIENT_CERTIFICATE_MISMATCH:
+		return "client_certificate_mismatch";
 	}
 	return "unknown";
 }
@@ -481,6 +486,8 @@ verify_request(const struct verify_conf *v, const struct keys_hdrs *hdrs,
 
 	if (v->type == VERIFY_NONE)
 		return VERIFY_OK;
+	if (v->type == VERIFY_MTLS)
+		return VERIFY_NO_CLIENT_CERTIFICATE;
 	if (v->nsecrets <= 0 || v->nsecrets > CONF_MAX_SECRETS ||
 	    scheme_of(v, &sc) == -1)
 		return VERIFY_BAD_SECRET;
@@ -546,4 +553,67 @@ verify_request(const struct verify_conf *v, const struct keys_hdrs *hdrs,
 	EVP_MAC_CTX_free(ctx);
 	OPENSSL_cleanse(md, sizeof(md));
 	return match ? VERIFY_OK : VERIFY_NO_MATCH;
+}
+
+static int	fingerprint_match(const char *, const unsigned char *);
+
+void
+verify_peer_free(struct verify_peer *p)
+{
+	int i;
+
+	if (p == NULL)
+		return;
+	free(p->subject);
+	for (i = 0; i < p->nsans; i++)
+		free(p->sans[i]);
+	free(p);
+}
+
+/* The configured fingerprint (hex, colons allowed: conf_check.c) against
+ * the certificate's SHA-256. */
+static int
+fingerprint_match(const char *hex, const unsigned char *md)
+{
+	unsigned char b[32];
+	size_t n = 0;
+	int hi = -1, d;
+
+	for (; *hex != '\0'; hex++) {
+		if (*hex == ':')
+			continue;
+		if ((d = OPENSSL_hexchar2int((unsigned char)*hex)) < 0 ||
+		    (hi == -1 && n == sizeof(b)))
+			return 0;
+		if (hi == -1)
+			hi = d;
+		else {
+			b[n++] = (unsigned char)(hi << 4 | d);
+			hi = -1;
+		}
+	}
+	return n == sizeof(b) && hi == -1 &&
+	    CRYPTO_memcmp(b, md, sizeof(b)) == 0;
+}
+
+enum verify_reason
+verify_mtls(const struct verify_conf *v, const struct verify_peer *peer)
+{
+	int i, found;
+
+	if (peer == NULL)
+		return VERIFY_NO_CLIENT_CERTIFICATE;
+	if (v->mtls_subject != NULL && (peer->subject == NULL ||
+	    strcmp(v->mtls_subject, peer->subject) != 0))
+		return VERIFY_CLIENT_CERTIFICATE_MISMATCH;
+	if (v->mtls_san != NULL) {
+		for (found = 0, i = 0; i < peer->nsans && !found; i++)
+			found = strcasecmp(v->mtls_san, peer->sans[i]) == 0;
+		if (!found)
+			return VERIFY_CLIENT_CERTIFICATE_MISMATCH;
+	}
+	if (v->mtls_fingerprint != NULL &&
+	    !fingerprint_match(v->mtls_fingerprint, peer->sha256))
+		return VERIFY_CLIENT_CERTIFICATE_MISMATCH;
+	return VERIFY_OK;
 }

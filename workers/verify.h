@@ -39,6 +39,12 @@
  * bytes received, not as the number read from them.  In the template,
  * braces other than {body}, {ts} and {header:NAME} are literal text.
  *
+ * Type mtls reads no header: verify_mtls judges the client certificate
+ * the edge's TLS handshake verified (struct verify_peer), against the
+ * source's subject, san and fingerprint (each set one must match);
+ * verify_request, which has no connection (a quarantine release), says
+ * VERIFY_NO_CLIENT_CERTIFICATE for it.
+ *
  * The work is linear in the header and the body: the header is parsed
  * once, the body hashed once per secret (at most CONF_MAX_SECRETS).
  * Only a failure inside OpenSSL (out of memory) is fatal.
@@ -64,10 +70,25 @@ enum verify_reason {
 	VERIFY_NO_MATCH,
 	VERIFY_TIMESTAMP_OUT_OF_TOLERANCE,
 	VERIFY_BAD_SECRET,
+	VERIFY_NO_CLIENT_CERTIFICATE,
+	VERIFY_CLIENT_CERTIFICATE_MISMATCH,
 };
 
+/* The verified client certificate of a TLS connection, as the edge read
+ * it (workers/edge_tls.c). */
+#define VERIFY_PEER_SANS	32	/* subjectAltNames kept, the first */
+struct verify_peer {
+	char		*subject;		/* RFC 2253 */
+	char		*sans[VERIFY_PEER_SANS];	/* bare values */
+	int		 nsans;
+	unsigned char	 sha256[32];		/* of the DER */
+};
+
+void		 verify_peer_free(struct verify_peer *);
+
 /* "ok", "missing_signature", "malformed_signature", "no_match",
- * "timestamp_out_of_tolerance", "bad_secret"; "unknown" otherwise. */
+ * "timestamp_out_of_tolerance", "bad_secret", "no_client_certificate",
+ * "client_certificate_mismatch"; "unknown" otherwise. */
 const char	*verify_reason_name(enum verify_reason);
 
 /* Whether verification under v reads the header (lower-case name): its
@@ -78,5 +99,9 @@ int		 verify_reads_header(const struct verify_conf *,
 enum verify_reason verify_request(const struct verify_conf *,
 		    const struct keys_hdrs *, const void *body, size_t len,
 		    int64_t now_s);
+/* Type mtls: peer NULL when the connection carried no verified client
+ * certificate (plain HTTP, or none sent). */
+enum verify_reason verify_mtls(const struct verify_conf *,
+		    const struct verify_peer *peer);
 
 #endif

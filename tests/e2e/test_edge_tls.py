@@ -22,9 +22,9 @@ import ssl
 import subprocess
 import time
 
-from ankusa import (Daemon, Skip, expect_accepted, free_port,
-                    give_to_daemon_user, ingest_refused, note, post, tmpdir,
-                    wait_until)
+from ankusa import (Daemon, Skip, default_sources, expect, expect_accepted,
+                    free_port, give_to_daemon_user, hold_source,
+                    ingest_refused, note, post, tmpdir, wait_until)
 
 
 def openssl(*args, fake=None):
@@ -72,10 +72,10 @@ class PKI:
         return crt, key
 
 
-def tls_daemon(server, client_ca=None, **tls):
+def tls_daemon(server, client_ca=None, sources=None, **tls):
     """A daemon with one edge, the plain listener and http.tls with the
     (cert, key) server; the files readable by the daemon's user."""
-    d = Daemon(workers=1)
+    d = Daemon(workers=1, sources=sources)
     t = {"ip": "127.0.0.1", "port": free_port(), "cert_file": server[0],
          "key_file": server[1]}
     if client_ca is not None:
@@ -301,3 +301,62 @@ def test_edge_tls_sighup_new_certificate():
     expect_accepted(st, h, data, "keep-alive, after the SIGHUP")
     kept.close()
     assert len(d.queue()) == 2
+
+
+def fingerprint(crt):
+    r = subprocess.run(["openssl", "x509", "-in", crt, "-noout",
+                        "-fingerprint", "-sha256"], capture_output=True,
+                       text=True, timeout=20)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip().split("=", 1)[1]
+
+
+def test_edge_tls_mtls_sources():
+    """Sources with verify type mtls (san, subject, fingerprint): the
+    client certificate of http.tls.client_ca_file that matches is 201;
+    another of the same CA is 401 client_certificate_mismatch; a client
+    without one, over TLS or plain HTTP, is 401 no_client_certificate;
+    a source with verify none is served without one."""
+    dir = tmpdir("pki")
+    ca = PKI(dir, "ca")
+    clients = PKI(dir, "clients")
+    a = clients.issue("provider-a", san="DNS:provider-a.example",
+                      client=True)
+    b = clients.issue("provider-b", san="DNS:provider-b.example",
+                      client=True)
+    sources = default_sources()
+    sources["by-san"] = hold_source(verify={"type": "mtls",
+                                            "san": "provider-a.example"})
+    sources["by-subject"] = hold_source(verify={"type": "mtls",
+                                                "subject": "CN=provider-a"})
+    sources["by-fp"] = hold_source(verify={"type": "mtls",
+                                           "fingerprint": fingerprint(a[0])})
+    d = tls_daemon(ca.issue("server"), client_ca=clients.crt,
+                   sources=sources)
+    ok = 0
+    for src in ("by-san", "by-subject", "by-fp"):
+        path = "/webhooks/" + src
+        for who, cert, want in (("a", a, None),
+                                ("b", b, "client_certificate_mismatch"),
+                                ("none", None, "no_client_certificate")):
+            conn = http.client.HTTPSConnection(
+                "127.0.0.1", d.tls_port, timeout=10,
+                context=client_ctx(ca.crt, cert=cert))
+            try:
+                st, h, data = post(d.tls_port, path, b"{}", conn=conn)
+            finally:
+                conn.close()
+            what = "%s with %s's certificate" % (src, who)
+            if want is None:
+                expect_accepted(st, h, data, what)
+                ok += 1
+            else:
+                expect(st, h, data, 401, {"error": "verification_failed",
+                                          "reason": want}, what)
+        st, h, data = post(d.port, path, b"{}")
+        expect(st, h, data, 401, {"error": "verification_failed",
+                                  "reason": "no_client_certificate"},
+               src + " over plain HTTP")
+    st, h, data = post(d.port, "/webhooks/github", b"{}")
+    expect_accepted(st, h, data, "verify none over plain HTTP")
+    assert len(d.queue()) == ok + 1
