@@ -132,7 +132,8 @@ def test_edge_tls_good_and_failed_handshakes():
     http/1.1 and the plain listener serves beside it; a client that
     offers only h2 is refused; 40 clients that stall or botch their
     handshakes slow no one: a good client is answered in under 2 s
-    meanwhile; the failures are counted (tls_handshake)."""
+    meanwhile; the failures are counted (tls_handshake); a stop drains
+    and exits 0."""
     dir = tmpdir("pki")
     ca = PKI(dir, "ca")
     d = tls_daemon(ca.issue("server"))
@@ -173,6 +174,15 @@ def test_edge_tls_good_and_failed_handshakes():
     wait_until(lambda: ingest_refused(d, "tls_handshake") >= 21,
                timeout=10, what="failed handshakes counted")
     assert len(d.queue()) == 3
+    # A stop with both listeners: the edges drain, the master exits 0,
+    # and neither port takes a connection after.
+    assert d.stop() == 0
+    for port in (d.port, d.tls_port):
+        try:
+            socket.create_connection(("127.0.0.1", port), 2).close()
+            raise AssertionError("port %d open after the stop" % port)
+        except ConnectionRefusedError:
+            pass
 
 
 def test_edge_tls_expired_wrong_ca_old_version():
