@@ -761,6 +761,12 @@ conn_timer_cb(evutil_socket_t fd, short ev, void *arg)
 		 * closed, as a silent client's is. */
 		break;
 	case CS_HEAD:
+		/* A TLS handshake not done in time: failed, as one that
+		 * ended in an error. */
+		if (c->tls && !c->tls_up) {
+			refuse_count(REFUSE_TLS_HANDSHAKE);
+			break;
+		}
 		if (!httpreq_started(&c->req) && evbuffer_get_length(
 		    bufferevent_get_input(c->bev)) == 0)
 			break;

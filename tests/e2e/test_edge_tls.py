@@ -72,10 +72,11 @@ class PKI:
         return crt, key
 
 
-def tls_daemon(server, client_ca=None, sources=None, **tls):
+def tls_daemon(server, client_ca=None, sources=None, http=None, **tls):
     """A daemon with one edge, the plain listener and http.tls with the
     (cert, key) server; the files readable by the daemon's user."""
     d = Daemon(workers=1, sources=sources)
+    d.http.update(http or {})
     t = {"ip": "127.0.0.1", "port": free_port(), "cert_file": server[0],
          "key_file": server[1]}
     if client_ca is not None:
@@ -370,3 +371,31 @@ def test_edge_tls_mtls_sources():
     st, h, data = post(d.port, "/webhooks/github", b"{}")
     expect_accepted(st, h, data, "verify none over plain HTTP")
     assert len(d.queue()) == ok + 1
+
+
+def test_edge_tls_handshake_deadline():
+    """A handshake has http.header_timeout_ms (2 s here) from the accept:
+    a client that sends nothing, or half a ClientHello, is closed by the
+    edge by then, and the half one is counted as tls_handshake."""
+    dir = tmpdir("pki")
+    ca = PKI(dir, "ca")
+    d = tls_daemon(ca.issue("server"), http={"header_timeout_ms": 2000})
+    silent = socket.create_connection(("127.0.0.1", d.tls_port), 10)
+    half = socket.create_connection(("127.0.0.1", d.tls_port), 10)
+    half.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+    t0 = time.monotonic()
+    try:
+        for s in (silent, half):
+            s.settimeout(8)
+            try:
+                assert s.recv(4096) == b"", "data from the edge"
+            except ConnectionError:
+                pass
+            took = time.monotonic() - t0
+            note("closed after %.1f s" % took)
+            assert 1.5 <= took < 4.0, took
+    finally:
+        silent.close()
+        half.close()
+    wait_until(lambda: ingest_refused(d, "tls_handshake") >= 1,
+               timeout=10, what="the half handshake counted")
