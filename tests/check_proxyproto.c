@@ -213,6 +213,11 @@ START_TEST(test_v2_examples)
 	ck_assert_int_eq(proxyproto_parse(h, n, &pp), PROXYPROTO_DONE);
 	ck_assert_int_eq(pp.has_src, 0);
 
+	/* UDP: valid, not served; the connection's address stays. */
+	n = v2(h, 0x21, 0x12, in4, 12);
+	ck_assert_int_eq(proxyproto_parse(h, n, &pp), PROXYPROTO_DONE);
+	ck_assert_int_eq(pp.has_src, 0);
+
 	/* PROXY over UNSPEC and UNIX: the connection's address stays. */
 	n = v2(h, 0x21, 0x00, "", 0);
 	ck_assert_int_eq(proxyproto_parse(h, n, &pp), PROXYPROTO_DONE);
@@ -239,7 +244,7 @@ START_TEST(test_v2_malformed)
 	ck_assert_int_eq(proxyproto_parse(h, n, &pp), PROXYPROTO_ERROR);
 	n = v2(h, 0x21, 0x13, in4, 12);			/* transport 3 */
 	ck_assert_int_eq(proxyproto_parse(h, n, &pp), PROXYPROTO_ERROR);
-	n = v2(h, 0x21, 0x12, in4, 12);			/* UDP */
+	n = v2(h, 0x21, 0x10, in4, 12);			/* no transport */
 	ck_assert_int_eq(proxyproto_parse(h, n, &pp), PROXYPROTO_ERROR);
 	n = v2(h, 0x21, 0x11, in4, 11);			/* short */
 	ck_assert_int_eq(proxyproto_parse(h, n, &pp), PROXYPROTO_ERROR);

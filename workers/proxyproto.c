@@ -252,10 +252,15 @@ v2_parse(const unsigned char *p, size_t n, struct proxyproto *pp)
 		if (off > pp->len)
 			return fail(pp, "PROXY v2 bad TLV");
 	}
-	if (fam == V2_AF_UNSPEC || fam == V2_AF_UNIX)
+	/* What the edge does not serve (unix, a datagram's addresses) falls
+	 * back to the connection's own addresses, as the spec asks of a
+	 * receiver for the valid combinations it does not implement; an
+	 * address family without a transport is refused (the spec leaves
+	 * that to the receiver). */
+	if (fam == V2_AF_UNSPEC || fam == V2_AF_UNIX || tr == V2_DGRAM)
 		return PROXYPROTO_DONE;
 	if (tr != V2_STREAM)
-		return fail(pp, "PROXY v2 not a stream");
+		return fail(pp, "PROXY v2 address without a transport");
 	if (fam == V2_AF_INET)
 		set_src(pp, AF_INET, p + 16,
 		    (uint16_t)(p[16 + 8] << 8 | p[16 + 9]));

@@ -16,8 +16,8 @@
  * connection is refused, never read as HTTP.
  *
  * A header that names no client (v1 UNKNOWN, v2 LOCAL, v2 PROXY over an
- * unspecified or unix family) leaves the connection's own address in
- * force: *src is not set (has_src 0).
+ * unspecified or unix family or a datagram transport) leaves the
+ * connection's own address in force: *src is not set (has_src 0).
  */
 #ifndef ANKUSA_PROXYPROTO_H
 #define ANKUSA_PROXYPROTO_H
