@@ -210,9 +210,10 @@ const struct conf_key conf_tab[] = {
 	  .doc = "The proxies (addresses or CIDRs, v4 or v6, without a port) "
 	    "whose connections begin with a PROXY protocol header, version 1 "
 	    "or 2 (HAProxy's send-proxy and send-proxy-v2): the client "
-	    "address it carries is the one the limits and the logs use.  A connection from such an address without a valid "
-	    "header, and a connection from any other address that begins "
-	    "with one, is closed, counted in ankusa_ingest_refused_total "
+	    "address it carries is the one the limits and the logs use.  A "
+	    "connection from such an address without a valid header, and a "
+	    "connection from any other address that begins with one, is "
+	    "closed, counted in ankusa_ingest_refused_total "
 	    "(proxy_missing, proxy_untrusted) and logged, at most once a "
 	    "second.  Empty (the default): no connection may send one." },
 	{ .name = "http.tls", .type = T_SECTION,

@@ -11,8 +11,8 @@
  *
  * A client address is an IPv4 address, or an IPv6 address cut to its
  * first http.ipv6_prefix bits (a /64 by default: one host holds a whole
- * /64 as easily as one address of it).  Nothing here reads a clock or a socket: times
- * are passed in.
+ * /64 as easily as one address of it).  Nothing here reads a clock or a
+ * socket: times are passed in.
  */
 #ifndef ANKUSA_EDGE_LIMITS_H
 #define ANKUSA_EDGE_LIMITS_H
