@@ -6,7 +6,8 @@
  * sees a DB or DB_ENV.  One transactional environment in node.data_dir,
  * opened with DB_RECOVER at every start.  Tables (B-trees, keys big-endian
  * so they sort): meta, hooks, rows, due, lanes, members, marks, dead,
- * dedupe, dedupe_exp, replays, quarantine, hookids (id -> seq); and
+ * dedupe, dedupe_exp, replays, quarantine, hookids (id -> seq), audit;
+ * and
  * bodies, a heap of the hooks' bodies of 256 bytes to 1 MiB, keyed by
  * record id.  Every value starts with a format version byte; a reader refuses a version it does not know, naming the
  * record.  On damage store_open refuses and says which file and what.
@@ -838,5 +839,67 @@ int		 store_batch_due_move(struct store_batch *,
  * or -1 on a store error. */
 int		 store_batch_hook_move(struct store_batch *,
 		    struct store_due_move *);
+
+/*
+ * The audit trail (store_audit.c): table audit, one record per change an
+ * operator asked for through the admin API or the control socket, keyed
+ * so that a walk in key order reads the newest first (the time and a
+ * number within its ms, both stored inverted).  Written by the master in
+ * a batch of its own or the change's; replicated like every table, so a
+ * client of a group lists it.  Strings longer than their bound are cut,
+ * between UTF-8 characters.
+ */
+#define STORE_AUDIT_ACTOR_MAX	64
+#define STORE_AUDIT_ACTION_MAX	32
+#define STORE_AUDIT_TARGET_MAX	255
+#define STORE_AUDIT_OUTCOME_MAX	255
+#define STORE_AUDIT_KEY_LEN	12	/* ~at u64, ~n u32 */
+
+struct store_audit {
+	uint64_t	at;		/* wall ms */
+	char		actor[STORE_AUDIT_ACTOR_MAX + 1];	/* a token's
+					 * name, "uid:N", "admin" */
+	char		action[STORE_AUDIT_ACTION_MAX + 1];
+	char		target[STORE_AUDIT_TARGET_MAX + 1];	/* "" none */
+	char		tenant[STORE_NAME_MAX + 1];	/* "" none or many */
+	char		outcome[STORE_AUDIT_OUTCOME_MAX + 1];	/* "ok" or the
+					 * error */
+};
+
+/* Put e, numbered after the entries of its ms already stored (the batch's
+ * own too).  0, or -1 on a store error (the batch must then be
+ * aborted). */
+int		 store_batch_audit_put(struct store_batch *,
+		    const struct store_audit *);
+
+/* A walk of the trail, newest first, in bounded calls. */
+struct store_audit_walk {
+	const char	*actor;		/* NULL: any; else exactly */
+	const char	*action;
+	const char	*tenant;
+	uint64_t	 since;		/* at or after (wall ms) */
+	uint64_t	 until;		/* at or before; UINT64_MAX: open */
+	uint64_t	 limit;		/* entries handed at most a call */
+	uint64_t	 visits;	/* entries read at most a call (>=
+					 * limit; 0: no bound) */
+	unsigned char	 at[STORE_AUDIT_KEY_LEN];	/* in/out: the last
+					 * key read, when have_at */
+	int		 have_at;	/* 0: start at until */
+	int		 end;		/* out: the range or the trail ended */
+};
+/* The entries of w's range that match its filters, newest first, after
+ * w->at (or from w->until), each handed to cb, at most w->limit of them
+ * and w->visits read; w->at follows the keys read, so the next call goes
+ * on after the last one.  cb returning non-zero stops after its entry.
+ * A damaged record is logged and passed over.  0, or -1 on a store
+ * error. */
+int		 store_audit_walk(struct store *, struct store_audit_walk *,
+		    int (*cb)(const struct store_audit *, void *), void *);
+/* Delete up to max entries older than before_ms, oldest last: a seek and
+ * a walk from there, never a full scan.  The entries deleted (max means
+ * more may remain), or -1 on a store error (the batch must then be
+ * aborted). */
+int		 store_batch_audit_prune(struct store_batch *,
+		    uint64_t before_ms, unsigned max);
 
 #endif

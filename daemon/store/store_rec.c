@@ -92,6 +92,10 @@
  *                 key, or a pen seq and zeros), str source, and from v2:
  *                 u64 dropped, u64 seq bound, str reason.  v1 ends after
  *                 the source
+ *   audit       ~at u64, ~n u32 (the entry's wall ms and its number
+ *                 within that ms, each bitwise inverted so that the
+ *                 newest sorts first) -> v1, u64 at, str actor, str
+ *                 action, str target, str tenant, str outcome
  *
  * Upgrading a record: add the new layout as version 2 beside version 1 in
  * its decoder (a decoder reads every version it knows into the same
@@ -211,6 +215,12 @@ rec_key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 			snprintf(buf + o, bufsz - o, "%02x", k[i]);
 		return;
 	}
+	case T_AUDIT:
+		if (len != STORE_AUDIT_KEY_LEN)
+			break;
+		snprintf(buf, bufsz, "at %" PRIu64 " n %u", ~rec_get_u64(k),
+		    ~rec_get_u32(k + 8));
+		return;
 	case T_ROWS:
 		if (len != STORE_ROWKEY_LEN)
 			break;
@@ -939,5 +949,45 @@ store_rec_empty_decode(const char *table, const void *key, size_t klen,
 		return -1;
 	if (vlen != 1)
 		return rec_malformed(t, key, klen, "bad length", err, errlen);
+	return 0;
+}
+
+size_t
+store_rec_audit_encode(const struct store_audit *a, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_u64(&e, a->at);
+	enc_str(&e, a->actor, STORE_AUDIT_ACTOR_MAX);
+	enc_str(&e, a->action, STORE_AUDIT_ACTION_MAX);
+	enc_str(&e, a->target, STORE_AUDIT_TARGET_MAX);
+	enc_str(&e, a->tenant, STORE_NAME_MAX);
+	enc_str(&e, a->outcome, STORE_AUDIT_OUTCOME_MAX);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_audit_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_audit *a, char *err, size_t errlen)
+{
+	struct dec d;
+
+	memset(a, 0, sizeof(*a));
+	if (rec_version(T_AUDIT, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	a->at = dec_u64(&d);
+	dec_strcpy(&d, a->actor, sizeof(a->actor));
+	dec_strcpy(&d, a->action, sizeof(a->action));
+	dec_strcpy(&d, a->target, sizeof(a->target));
+	dec_strcpy(&d, a->tenant, sizeof(a->tenant));
+	dec_strcpy(&d, a->outcome, sizeof(a->outcome));
+	if (d.bad || d.off != d.len)
+		return rec_malformed(T_AUDIT, key, klen, "bad length", err,
+		    errlen);
 	return 0;
 }

@@ -77,6 +77,11 @@ size_t		 store_rec_replay_encode(const struct store_replay *,
 int		 store_rec_replay_decode(const void *key, size_t klen,
 		    const void *val, size_t vlen, struct store_replay *,
 		    char *err, size_t errlen);
+size_t		 store_rec_audit_encode(const struct store_audit *,
+		    unsigned char *, size_t);
+int		 store_rec_audit_decode(const void *key, size_t klen,
+		    const void *val, size_t vlen, struct store_audit *,
+		    char *err, size_t errlen);
 /* lanes (head row key) and members (row key): table is "lanes" or
  * "members". */
 size_t		 store_rec_rowkey_encode(const unsigned char
