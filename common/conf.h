@@ -247,6 +247,7 @@ struct conf {
 		char		*ip;
 		uint16_t	 port;
 		uint64_t	 gauge_interval_ms;	/* accepted, unused */
+		uint64_t	 audit_max_age_s;	/* the trail's prune */
 	} admin;
 
 	struct {

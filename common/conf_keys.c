@@ -278,6 +278,16 @@ const struct conf_key conf_tab[] = {
 	  .doc = "Accepted for the Elixir Ankusa's files, and without "
 	    "effect: the gauges of /metrics are read from counters the "
 	    "store keeps, at each scrape, not sampled." },
+	{ .name = "admin.audit", .type = T_SECTION,
+	  .doc = "The audit trail: every change made through the admin API "
+	    "or the control socket, kept in the store (GET /v1/audit, "
+	    "ankusactl audit)." },
+	{ .name = "admin.audit.max_age_s", .type = T_U64, .scope = S_CONF,
+	  .off = CO(admin.audit_max_age_s), .def = "7776000", .min = 1,
+	  .max = 3153600000ULL,
+	  .doc = "How long an audit entry is kept, in seconds (90 days); "
+	    "older ones are pruned in bounded steps after each "
+	    "checkpoint." },
 
 	/* control */
 	{ .name = "control", .type = T_SECTION,

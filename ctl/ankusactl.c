@@ -78,6 +78,8 @@ static json_t	*build_dlq_api(int, char **);
 static json_t	*build_hook(int, char **);
 static void	 print_dlq_api(json_t *);
 static void	 print_hook(json_t *);
+static json_t	*build_audit(int, char **);
+static void	 print_audit(json_t *);
 
 static const struct command commands[] = {
 	{ "status", "", build_plain, print_status },
@@ -105,6 +107,9 @@ static const struct command commands[] = {
 	    build_quarantine, print_pen },
 	{ "backup", "dir", build_backup, print_backup },
 	{ "api", "METHOD PATH [JSON-BODY]", build_api, print_api },
+	/* The audit trail through the admin API (admin_api_audit.c). */
+	{ "audit", "[--since T] [--until T] [--actor A] [--action A] "
+	    "[--tenant T] [-n limit] [--cursor C]", build_audit, print_audit },
 	/* manual operations (daemon/admin/admin_api_ops.c) */
 	{ "flush", "[source[#sink]]", build_flush, print_api },
 	{ "pause", "source[#sink]", build_pause, print_api },
@@ -1238,4 +1243,71 @@ print_replays(json_t *ans)
 		return;
 	}
 	print_replay(body);
+}
+
+/* audit [--since T] [--until T] [--actor A] [--action A] [--tenant T]
+ * [-n limit] [--cursor C]: GET /v1/audit, newest first. */
+static json_t *
+build_audit(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "actor", required_argument, NULL, 'a' },
+		{ "action", required_argument, NULL, 'A' },
+		{ "tenant", required_argument, NULL, 't' },
+		{ "cursor", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct {
+		int		 ch;
+		const char	*key;
+	} keys[] = {
+		{ 's', "since" }, { 'u', "until" }, { 'a', "actor" },
+		{ 'A', "action" }, { 't', "tenant" }, { 'c', "cursor" },
+		{ 'n', "limit" },
+	};
+	char path[4096] = "/v1/audit";
+	size_t i;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (keys[i].ch == ch)
+				break;
+		if (i == sizeof(keys) / sizeof(keys[0]))
+			return NULL;
+		query_add(path, sizeof(path), keys[i].key, optarg);
+	}
+	if (optind != argc)
+		return NULL;
+	return api_req("GET", path, NULL);
+}
+
+/* A page of the trail: a line an entry, then the cursor of the next. */
+static void
+print_audit(json_t *ans)
+{
+	json_t *b = json_object_get(ans, "body"), *e;
+	char when[32];
+	size_t i;
+
+	json_array_foreach(json_object_get(b, "entries"), i, e) {
+		if (i == 0)
+			printf("%-20s %-12s %-18s %-12s %-24s %s\n",
+			    "AT (UTC)", "ACTOR", "ACTION", "TENANT", "OUTCOME",
+			    "TARGET");
+		printf("%-20s %-12s %-18s %-12s %-24s %s\n",
+		    when_utc(json_object_get(e, "at"), when, sizeof(when)),
+		    str_or(e, "actor", "-"), str_or(e, "action", "-"),
+		    *str_or(e, "tenant", "") != '\0' ? str_or(e, "tenant",
+		    "-") : "-", str_or(e, "outcome", "-"),
+		    str_or(e, "target", ""));
+	}
+	printf("-- %zu entries", json_array_size(json_object_get(b,
+	    "entries")));
+	if (json_is_string(json_object_get(b, "next_cursor")))
+		printf("; more with --cursor %s", str_or(b, "next_cursor", ""));
+	printf("\n");
 }

@@ -40,6 +40,7 @@
 #include <event2/event.h>
 
 #include "admin/admin_api.h"
+#include "admin/admin_audit.h"
 #include "admin/admin_backup.h"
 #include "admin/admin_control.h"
 #include "admin/admin_dlq.h"
@@ -641,6 +642,7 @@ ankusad_reexec(const char *why)
 	supervisor_flush(KIND_EDGE);
 	supervisor_kill_all();
 	backup_join();
+	audit_flush();
 	notify_reexec_keep();
 	privsep_reexec_keep();
 	if (store_close(env->store) == -1)
@@ -679,7 +681,8 @@ checkpoint_ms(void)
 }
 
 /* The store's upkeep (store_maint): the checkpoint in steps, the cache
- * kept clean; after a checkpoint, the dedupe sweep. */
+ * kept clean; after a checkpoint, the dedupe sweep and the audit trail's
+ * prune. */
 static void
 maint_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -694,6 +697,7 @@ maint_cb(evutil_socket_t fd, short ev, void *arg)
 		writer_sweep();
 		log_debug("the dedupe sweep after the checkpoint in %" PRIu64
 		    " us", time_mono_us() - t0);
+		audit_prune();
 	}
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = ms % 1000 * 1000;
@@ -709,6 +713,7 @@ ankusad_close(void)
 {
 	/* A backup's handle on the environment goes before the store. */
 	backup_join();
+	audit_flush();
 	notify_close();
 	admin_close();
 	control_close();
@@ -784,6 +789,7 @@ ankusad_wire(void)
 		admin_routes_metrics,
 		admin_routes_ops,
 		admin_routes_replay,
+		admin_routes_audit,
 	};
 	char err[4096];
 

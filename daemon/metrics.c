@@ -69,6 +69,9 @@ static const struct family_def {
 	    "entered.", NULL },
 	{ "ankusa_dispatch_dead_lettered_total", METRICS_COUNTER,
 	    "Delivery rows dead-lettered, by source and sink module.", NULL },
+	{ "ankusa_audit_write_errors_total", METRICS_COUNTER,
+	    "Audit entries that could not be stored (each is in the log).",
+	    NULL },
 	{ "ankusa_replay_moved_total", METRICS_COUNTER,
 	    "Dead rows moved back to due by dlq replay jobs (kind dlq), "
 	    "held hooks released by quarantine jobs (kind quarantine).",

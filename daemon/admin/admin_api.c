@@ -28,6 +28,7 @@
 #include <jansson.h>
 
 #include "admin_api.h"
+#include "admin_audit.h"
 #include "clock.h"
 #include "conf.h"
 #include "lameduck.h"
@@ -58,6 +59,11 @@ struct admin_req {
 	int			*answered;	/* set while admin_call runs */
 	void			(*gone_cb)(void *);
 	void			*gone_arg;
+	/* A change (a route but GET): recorded in the audit trail when
+	 * it is answered. */
+	const struct admin_route *audited;
+	char			 actor[ADMIN_ACTOR_MAX + 1];	/* admin_call's
+						 * caller, "" over HTTP */
 };
 
 /* Every module's routes, as main gave them (admin_routes). */
@@ -68,6 +74,10 @@ static struct evhttp	*http;
 
 static void	admin_request(struct evhttp_request *, void *);
 static void	admin_free(struct admin_req *);
+static const char *req_actor(const struct admin_req *);
+static void	req_audit(struct admin_req *, int, const char *, size_t);
+static void	target_add(char *, size_t, size_t *, const char *, ...)
+		    __attribute__((format(printf, 4, 5)));
 static int	admin_match(const char *, char segs[][ADMIN_PARAM_MAX + 1],
 		    int, struct admin_req *);
 
@@ -250,6 +260,8 @@ admin_route(struct admin_req *ar, const char *path, const char *q)
 	if (hit != NULL) {
 		/* Match again: a later pattern may have filled params. */
 		(void)admin_match(hit->pattern, segs, nsegs, ar);
+		if (hit->method != ADMIN_GET)
+			ar->audited = hit;
 		hit->fn(ar);
 		return;
 	}
@@ -281,7 +293,8 @@ admin_request(struct evhttp_request *req, void *arg)
 
 struct admin_req *
 admin_call(enum admin_method m, const char *target, const char *body,
-    size_t len, void (*done)(void *, int, const char *, size_t), void *arg)
+    size_t len, const char *actor,
+    void (*done)(void *, int, const char *, size_t), void *arg)
 {
 	struct evhttp_uri *uri;
 	struct admin_req *ar;
@@ -295,6 +308,7 @@ admin_call(enum admin_method m, const char *target, const char *body,
 	}
 	TAILQ_INIT(&ar->query);
 	ar->method = m;
+	snprintf(ar->actor, sizeof(ar->actor), "%s", actor);
 	ar->done = done;
 	ar->done_arg = arg;
 	if ((ar->body_in = evbuffer_new()) == NULL ||
@@ -390,6 +404,8 @@ admin_reply_text(struct admin_req *ar, int status, const char *ctype,
 	void (*done)(void *, int, const char *, size_t) = ar->done;
 	struct evbuffer *b;
 
+	if (ar->audited != NULL)
+		req_audit(ar, ar->gone ? 0 : status, text, len);
 	if (ar->body_in != NULL) {
 		/* admin_call's: done is cleared first, so that admin_call
 		 * knows it was answered. */
@@ -417,6 +433,116 @@ admin_reply_text(struct admin_req *ar, int status, const char *ctype,
 	evhttp_send_reply(ar->req, status, NULL, b);
 	evbuffer_free(b);
 	admin_free(ar);
+}
+
+/*
+ * Who asked: the control socket's peer ("uid:N", which admin_call's
+ * caller gives), else "admin", the one actor of an API without
+ * credentials.  The one place a request's actor comes from.
+ */
+static const char *
+req_actor(const struct admin_req *ar)
+{
+	return ar->actor[0] != '\0' ? ar->actor : "admin";
+}
+
+/* The request's body as JSON, or NULL (none, or not JSON). */
+static json_t *
+req_body(struct admin_req *ar)
+{
+	struct evbuffer *in = ar->body_in != NULL ? ar->body_in :
+	    ar->req != NULL ? evhttp_request_get_input_buffer(ar->req) : NULL;
+	size_t len = in != NULL ? evbuffer_get_length(in) : 0;
+
+	if (len == 0)
+		return NULL;
+	return json_loadb((const char *)evbuffer_pullup(in, -1), len, 0,
+	    NULL);
+}
+
+/* Append to t (tsz bytes, *n used) as far as it goes. */
+static void
+target_add(char *t, size_t tsz, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*n + 1 >= tsz)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(t + *n, tsz - *n, fmt, ap);
+	va_end(ap);
+	if (r > 0)
+		*n = *n + (size_t)r < tsz ? *n + (size_t)r : tsz - 1;
+}
+
+/*
+ * The audit entry of the change ar asked for, answered with status (0:
+ * its client went away first) and text.  The target is the path's
+ * arguments (or, with none, the "id" the answer gives: a replay created),
+ * then the query and the body; the tenant the path's, or that of the
+ * source the query, the body or the answer names.
+ */
+static void
+req_audit(struct admin_req *ar, int status, const char *text, size_t len)
+{
+	const struct admin_route *r = ar->audited;
+	struct evkeyval *kv;
+	char t[STORE_AUDIT_TARGET_MAX + 1], outcome[ADMIN_TEXT_MAX];
+	char abuf[ADMIN_PARAM_MAX + 16], *bs;
+	const char *src, *tenant, *code, *field, *msg, *id;
+	json_t *body, *ans;
+	size_t n = 0;
+	int i;
+
+	ar->audited = NULL;
+	body = req_body(ar);
+	ans = status != 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	t[0] = '\0';
+	for (i = 0; i < ar->nparams; i++)
+		target_add(t, sizeof(t), &n, "%s%s", i > 0 ? "/" : "",
+		    ar->params[i]);
+	if (ar->nparams == 0 && (id = json_string_value(json_object_get(ans,
+	    "id"))) != NULL)
+		target_add(t, sizeof(t), &n, "%s", id);
+	i = 0;
+	TAILQ_FOREACH(kv, &ar->query, next)
+		target_add(t, sizeof(t), &n, "%s%s=%s", i++ ? "&" : "?",
+		    kv->key, kv->value);
+	if (json_object_size(body) > 0 &&
+	    (bs = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS)) != NULL) {
+		target_add(t, sizeof(t), &n, "%s%s", n > 0 ? " " : "", bs);
+		free(bs);
+	}
+	if (strncmp(r->pattern, "/v1/tenants/{}", 14) == 0)
+		tenant = ar->params[0];
+	else {
+		if ((src = admin_query(ar, "source_id")) == NULL &&
+		    (src = json_string_value(json_object_get(body,
+		    "source_id"))) == NULL &&
+		    (src = json_string_value(json_object_get(body,
+		    "source"))) == NULL)
+			src = json_string_value(json_object_get(ans,
+			    "source_id"));
+		tenant = audit_tenant_of(src);
+	}
+	code = json_string_value(json_object_get(ans, "error"));
+	field = json_string_value(json_object_get(ans, "field"));
+	msg = json_string_value(json_object_get(ans, "message"));
+	if (status == 0)
+		snprintf(outcome, sizeof(outcome), "gone: the client went "
+		    "away before the answer");
+	else if (status < 400)
+		snprintf(outcome, sizeof(outcome), "ok");
+	else
+		snprintf(outcome, sizeof(outcome), "%s%s%s%s%s",
+		    code != NULL ? code : "error", field != NULL ? ": " : "",
+		    field != NULL ? field : "", msg != NULL ? ": " : "",
+		    msg != NULL ? msg : "");
+	audit_record(req_actor(ar), audit_action(r->method, r->pattern, body,
+	    abuf, sizeof(abuf)), t, tenant, outcome);
+	json_decref(body);
+	json_decref(ans);
 }
 
 void

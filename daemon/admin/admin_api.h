@@ -37,6 +37,7 @@
 #define ADMIN_MAX_BODY		65536
 #define ADMIN_MAX_PARAMS	4
 #define ADMIN_PARAM_MAX		256
+#define ADMIN_ACTOR_MAX		64	/* the audit trail's actor, bytes */
 
 enum admin_method {
 	ADMIN_GET = 1,
@@ -61,6 +62,7 @@ extern const struct admin_route admin_routes_dlq[];
 extern const struct admin_route admin_routes_metrics[];
 extern const struct admin_route admin_routes_ops[];	/* admin_api_ops.c */
 extern const struct admin_route admin_routes_replay[];
+/* admin_routes_audit: admin_audit.h */
 
 /* Every module's routes, once, before the loop runs (main's wiring):
  * the API's and admin_call's. */
@@ -129,13 +131,14 @@ void		 admin_hold(struct admin_req *, void (*gone)(void *),
 /*
  * A call of the same routes from inside the master (the control socket's
  * "api" command, which ankusactl's commands use): target is the path and
- * query, body the request body (NULL or len 0: none).  done(arg, status,
+ * query, body the request body (NULL or len 0: none), actor who asked,
+ * for the audit trail (at most ADMIN_ACTOR_MAX bytes: "uid:N").  done(arg, status,
  * body, len) is called once with the answer (503 out_of_memory too),
  * maybe before admin_call returns; then admin_call returns NULL, else a
  * handle for admin_call_detach, valid until done runs.
  */
 struct admin_req *admin_call(enum admin_method, const char *target,
-		    const char *body, size_t len,
+		    const char *body, size_t len, const char *actor,
 		    void (*done)(void *, int, const char *, size_t), void *arg);
 /* The caller went away: done will not be called; a held job is told
  * (its gone callback) and answers nothing. */

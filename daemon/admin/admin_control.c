@@ -5,7 +5,10 @@
  * Commands (control_cmds[]): status, queue, reload, drain, stats,
  * quarantine, tick, pressure, breakers, dlq, dead-letter-source, backup,
  * api (a call of the admin API's routes, daemon/admin/admin_api.h).
- * Requests come from local
+ * Each change (reload, drain, backup, the quarantine's release and purge,
+ * dead-letter-source) is an entry of the audit trail (admin_audit.h),
+ * its actor "uid:N" from the peer's credentials; an api call's entry is
+ * the API's, with the same actor.  Requests come from local
  * operators only (the socket's mode guards it), but are still read with
  * bounds: a line over CONTROL_MAX_LINE closes the connection.
  *
@@ -43,6 +46,7 @@
 #include <jansson.h>
 
 #include "admin_api.h"
+#include "admin_audit.h"
 #include "admin_backup.h"
 #include "admin_control.h"
 #include "admin_gauges.h"
@@ -87,6 +91,13 @@ struct ctl_conn {
 						 * answers later */
 	int			 held;		/* drain: open until the exit */
 	struct admin_req	*api;		/* an api call answering later */
+	char			 actor[ADMIN_ACTOR_MAX + 1];	/* the peer,
+						 * ctl_actor's */
+	/* A change answering later (busy): its audit entry, made when it
+	 * ends; action "" when there is none. */
+	char			 au_action[STORE_AUDIT_ACTION_MAX + 1];
+	char			 au_target[STORE_AUDIT_TARGET_MAX + 1];
+	char			 au_source[CONF_ID_MAX + 1];
 	TAILQ_ENTRY(ctl_conn)	 entry;		/* in conns */
 };
 
@@ -117,6 +128,10 @@ static void	ctl_end(struct ctl_conn *, json_t *);
 static void	ctl_error(struct ctl_conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static void	ctl_list_more(struct ctl_conn *);
+static void	ctl_actor(struct ctl_conn *, int);
+static void	ctl_audit_start(struct ctl_conn *, const char *, const char *,
+		    const char *);
+static void	ctl_audit_end(struct ctl_conn *, const char *);
 
 static void	cmd_status(struct ctl_conn *, json_t *);
 static void	cmd_queue(struct ctl_conn *, json_t *);
@@ -339,9 +354,55 @@ ctl_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	}
 	nconns++;
 	TAILQ_INSERT_TAIL(&conns, c, entry);
+	ctl_actor(c, fd);
 	bufferevent_setcb(c->bev, ctl_read, ctl_write, ctl_event, c);
 	bufferevent_setwatermark(c->bev, EV_WRITE, CONTROL_LOW_WATER, 0);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/*
+ * Who is at the other end, for the audit trail: "uid:N" from the peer's
+ * credentials (SO_PEERCRED), read once at the accept; "uid:?" if the
+ * kernel would not say.  The one place a control request's actor comes
+ * from.
+ */
+static void
+ctl_actor(struct ctl_conn *c, int fd)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == 0 &&
+	    len == sizeof(uc))
+		snprintf(c->actor, sizeof(c->actor), "uid:%u",
+		    (unsigned)uc.uid);
+	else
+		snprintf(c->actor, sizeof(c->actor), "uid:?");
+}
+
+/* A change that answers later: its entry, made by ctl_audit_end. */
+static void
+ctl_audit_start(struct ctl_conn *c, const char *action, const char *target,
+    const char *source)
+{
+	snprintf(c->au_action, sizeof(c->au_action), "%s", action);
+	snprintf(c->au_target, sizeof(c->au_target), "%s",
+	    target != NULL ? target : "");
+	snprintf(c->au_source, sizeof(c->au_source), "%s",
+	    source != NULL ? source : "");
+}
+
+/* The entry of the change ctl_audit_start named, with its outcome (NULL:
+ * ok); once. */
+static void
+ctl_audit_end(struct ctl_conn *c, const char *err)
+{
+	if (c->au_action[0] == '\0')
+		return;
+	audit_record(c->actor, c->au_action, c->au_target,
+	    audit_tenant_of(c->au_source[0] != '\0' ? c->au_source : NULL),
+	    err != NULL ? err : "ok");
+	c->au_action[0] = '\0';
 }
 
 static void
@@ -361,6 +422,8 @@ ctl_event(struct bufferevent *bev, short what, void *arg)
 	/* A release or tick in progress finishes without telling anyone; a
 	 * dead-letter-source stops; a backup is cancelled. */
 	if (c->busy) {
+		ctl_audit_end(c, "gone: the client went away before the "
+		    "answer");
 		quarantine_release_detach(c);
 		pipeline_tick_detach(c);
 		dlsource_detach(c);
@@ -658,8 +721,12 @@ static void
 cmd_reload(struct ctl_conn *c, json_t *req)
 {
 	char err[4096];
+	int rc;
 
-	if (master_reload(err, sizeof(err)) == -1) {
+	rc = master_reload(err, sizeof(err));
+	ctl_audit_start(c, "reload", env->conf_path, NULL);
+	ctl_audit_end(c, rc == -1 ? err : NULL);
+	if (rc == -1) {
 		ctl_error(c, "%s", err);
 		return;
 	}
@@ -674,6 +741,8 @@ cmd_reload(struct ctl_conn *c, json_t *req)
 static void
 cmd_drain(struct ctl_conn *c, json_t *req)
 {
+	ctl_audit_start(c, "drain", NULL, NULL);
+	ctl_audit_end(c, env->draining ? "ok: already draining" : NULL);
 	ctl_end(c, json_pack("{s:s}", "result", "draining"));
 	c->closing = 0;
 	c->held = 1;
@@ -717,7 +786,22 @@ release_done(void *arg, json_t *result)
 	struct ctl_conn *c = arg;
 
 	c->busy = 0;
+	ctl_audit_end(c, json_string_value(json_object_get(result, "error")));
 	ctl_end(c, result);
+}
+
+/* The target of a quarantine release or purge: what it was asked for. */
+static const char *
+qtarget(const char *src, const char *id, int all)
+{
+	static char t[STORE_AUDIT_TARGET_MAX + 1];
+
+	snprintf(t, sizeof(t), "%s%s%s%s%s", src != NULL ? "source_id=" : "",
+	    src != NULL ? src : "", src != NULL && id != NULL ? "&" : "",
+	    id != NULL ? "id=" : "", id != NULL ? id : "");
+	if (src == NULL && id == NULL)
+		snprintf(t, sizeof(t), "%s", all ? "all" : "");
+	return t;
 }
 
 static void
@@ -741,9 +825,12 @@ cmd_quarantine(struct ctl_conn *c, json_t *req)
 		ctl_list_more(c);
 	} else if (strcmp(op, "release") == 0) {
 		c->busy = 1;
+		ctl_audit_start(c, "quarantine.release", qtarget(src, id, 0),
+		    src);
 		if (quarantine_release(src, id, release_done, c, err,
 		    sizeof(err)) == -1) {
 			c->busy = 0;
+			ctl_audit_end(c, err);
 			ctl_error(c, "%s", err);
 		}
 	} else if (strcmp(op, "purge") == 0) {
@@ -754,7 +841,11 @@ cmd_quarantine(struct ctl_conn *c, json_t *req)
 			    "hook id (--id) or --all");
 			return;
 		}
-		if ((n = quarantine_purge(src, id, err, sizeof(err))) == -1)
+		n = quarantine_purge(src, id, err, sizeof(err));
+		ctl_audit_start(c, "quarantine.purge", qtarget(src, id,
+		    json_is_true(json_object_get(req, "all"))), src);
+		ctl_audit_end(c, n == -1 ? err : NULL);
+		if (n == -1)
 			ctl_error(c, "%s", err);
 		else
 			ctl_end(c, json_pack("{s:I}", "purged",
@@ -857,6 +948,7 @@ dls_done(void *arg, uint64_t n, const char *err)
 	struct ctl_conn *c = arg;
 
 	c->busy = 0;
+	ctl_audit_end(c, err);
 	if (err != NULL)
 		ctl_error(c, "%s", err);
 	else
@@ -879,6 +971,7 @@ cmd_dead_letter_source(struct ctl_conn *c, json_t *req)
 	if (ctl_timeout(c, req, &ms) == -1)
 		return;
 	c->busy = 1;
+	ctl_audit_start(c, "source.dead_letter", src, src);
 	dlsource_start(src, ms, dls_done, c);
 }
 
@@ -919,6 +1012,7 @@ backup_done(void *arg, const struct store_backup_progress *p,
 	struct ctl_conn *c = arg;
 
 	c->busy = 0;
+	ctl_audit_end(c, err);
 	if (err != NULL)
 		ctl_error(c, "%s", err);
 	else
@@ -946,7 +1040,9 @@ cmd_backup(struct ctl_conn *c, json_t *req)
 		    "that does not exist or is empty");
 		return;
 	}
+	ctl_audit_start(c, "backup", dir, NULL);
 	if (backup_start(dir, &cbs, c, err, sizeof(err)) == -1) {
+		ctl_audit_end(c, err);
 		ctl_error(c, "%s", err);
 		return;
 	}
@@ -1022,6 +1118,6 @@ cmd_api(struct ctl_conn *c, json_t *req)
 	}
 	c->busy = 1;
 	c->api = admin_call(methods[i].m, path, body, body != NULL ?
-	    strlen(body) : 0, api_done, c);
+	    strlen(body) : 0, c->actor, api_done, c);
 	free(body);
 }
