@@ -756,6 +756,42 @@ admin_body_time(struct admin_req *ar, json_t *o, const char *key,
 }
 
 int
+admin_query_cursor(struct admin_req *ar, const char *key, unsigned char *out,
+    size_t len)
+{
+	const char *s = admin_query(ar, key);
+	unsigned int byte;
+	size_t i;
+
+	if (s == NULL)
+		return 0;
+	if (strlen(s) != 2 * len || strspn(s, "0123456789abcdef") != 2 * len) {
+		admin_bad(ar, key, "not a cursor this listing gave "
+		    "(next_cursor)");
+		return -1;
+	}
+	for (i = 0; i < len; i++) {
+		(void)sscanf(s + 2 * i, "%2x", &byte);
+		out[i] = (unsigned char)byte;
+	}
+	return 1;
+}
+
+json_t *
+admin_cursor(const unsigned char *key, size_t len)
+{
+	char hex[2 * ADMIN_PARAM_MAX + 1];
+	size_t i;
+
+	if (len > ADMIN_PARAM_MAX)
+		return json_null();
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	hex[2 * len] = '\0';
+	return json_string(hex);
+}
+
+int
 admin_query_id(struct admin_req *ar, const char *key, const char **out)
 {
 	const char *s = admin_query(ar, key);

@@ -91,6 +91,13 @@ int		 admin_query_u64(struct admin_req *, const char *key,
  * (2026-12-02T10:00:00Z, fractions and offsets allowed). */
 int		 admin_query_time(struct admin_req *, const char *key,
 		    uint64_t *ms);
+/* A listing's cursor of len bytes, as admin_cursor wrote it (2 * len
+ * lower-case hex digits) into out: 0 absent, 1 given, -1 answered 400. */
+int		 admin_query_cursor(struct admin_req *, const char *key,
+		    unsigned char *out, size_t len);
+/* The len bytes of a listing's next cursor as the JSON string
+ * admin_query_cursor reads. */
+json_t		*admin_cursor(const unsigned char *, size_t len);
 /* An identity ([A-Za-z0-9_-]{1,64}), or 400. */
 int		 admin_query_id(struct admin_req *, const char *key,
 		    const char **out);

@@ -62,11 +62,7 @@ get_audit(struct admin_req *ar)
 	static const char *const allowed[] = { "since", "until", "actor",
 	    "action", "tenant", "limit", "cursor", NULL };
 	struct store_audit_walk w;
-	const char *cur;
-	char hex[2 * STORE_AUDIT_KEY_LEN + 1];
-	unsigned int byte;
 	json_t *entries, *o;
-	int i;
 
 	memset(&w, 0, sizeof(w));
 	w.until = UINT64_MAX;
@@ -84,19 +80,9 @@ get_audit(struct admin_req *ar)
 		admin_bad(ar, "until", "is before since");
 		return;
 	}
-	if ((cur = admin_query(ar, "cursor")) != NULL) {
-		if (strlen(cur) != 2 * STORE_AUDIT_KEY_LEN ||
-		    strspn(cur, "0123456789abcdef") != strlen(cur)) {
-			admin_bad(ar, "cursor", "not a cursor this listing "
-			    "gave (next_cursor)");
-			return;
-		}
-		for (i = 0; i < STORE_AUDIT_KEY_LEN; i++) {
-			(void)sscanf(cur + 2 * i, "%2x", &byte);
-			w.at[i] = (unsigned char)byte;
-		}
-		w.have_at = 1;
-	}
+	if ((w.have_at = admin_query_cursor(ar, "cursor", w.at,
+	    STORE_AUDIT_KEY_LEN)) == -1)
+		return;
 	entries = json_array();
 	if (store_audit_walk(env->store, &w, entry_fn, entries) == -1) {
 		json_decref(entries);
@@ -107,12 +93,8 @@ get_audit(struct admin_req *ar)
 		return;
 	}
 	o = json_pack("{s:o}", "entries", entries);
-	if (!w.end && w.have_at) {
-		for (i = 0; i < STORE_AUDIT_KEY_LEN; i++)
-			snprintf(hex + 2 * i, 3, "%02x", w.at[i]);
-		json_object_set_new(o, "next_cursor", json_string(hex));
-	} else
-		json_object_set_new(o, "next_cursor", json_null());
+	json_object_set_new(o, "next_cursor", !w.end && w.have_at ?
+	    admin_cursor(w.at, STORE_AUDIT_KEY_LEN) : json_null());
 	admin_reply(ar, 200, o);
 }
 

@@ -138,9 +138,7 @@ get_dlq(struct admin_req *ar)
 	static const char *const allowed[] = { "source_id", "since", "until",
 	    "limit", "cursor", NULL };
 	struct dlq_filter f;
-	const char *cur;
-	unsigned int byte;
-	int given, i;
+	int given;
 
 	memset(&f, 0, sizeof(f));
 	f.limit = DLQ_LIMIT_DEFAULT;
@@ -148,19 +146,9 @@ get_dlq(struct admin_req *ar)
 	    range_args(ar, &f, &given) == -1 ||
 	    admin_query_u64(ar, "limit", 1, DLQ_LIMIT_MAX, &f.limit) == -1)
 		return;
-	if ((cur = admin_query(ar, "cursor")) != NULL) {
-		if (strlen(cur) != 2 * STORE_DEADKEY_LEN ||
-		    strspn(cur, "0123456789abcdef") != strlen(cur)) {
-			admin_bad(ar, "cursor", "not a cursor this listing "
-			    "gave (next_cursor)");
-			return;
-		}
-		for (i = 0; i < STORE_DEADKEY_LEN; i++) {
-			(void)sscanf(cur + 2 * i, "%2x", &byte);
-			f.after[i] = (unsigned char)byte;
-		}
-		f.has_after = 1;
-	}
+	if ((f.has_after = admin_query_cursor(ar, "cursor", f.after,
+	    STORE_DEADKEY_LEN)) == -1)
+		return;
 	hold(ar, dlq_list, &f);
 }
 

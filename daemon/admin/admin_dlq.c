@@ -318,9 +318,7 @@ dlq_list(const struct dlq_filter *f, void (*done)(void *, int, json_t *),
 static int
 list_step(struct dlq_job *j)
 {
-	char cur[2 * STORE_DEADKEY_LEN + 1];
 	json_t *o;
-	int i;
 
 	if (!j->listed) {
 		if (store_dead_walk(env->store, &j->w, list_fn, j) == -1)
@@ -338,12 +336,8 @@ list_step(struct dlq_job *j)
 	}
 	o = json_pack("{s:I, s:O}", "total", (json_int_t)j->total, "entries",
 	    j->entries);
-	if (j->more) {
-		for (i = 0; i < STORE_DEADKEY_LEN; i++)
-			snprintf(cur + 2 * i, 3, "%02x", j->last[i]);
-		json_object_set_new(o, "next_cursor", json_string(cur));
-	} else
-		json_object_set_new(o, "next_cursor", json_null());
+	json_object_set_new(o, "next_cursor", j->more ?
+	    admin_cursor(j->last, STORE_DEADKEY_LEN) : json_null());
 	job_end(j, 200, o);
 	return 0;
  fail:
