@@ -131,6 +131,11 @@ def test_audit_actions():
                  "ok"))
     d.ctl("dead-letter-source", "orders", "30")
     want.append(("uid:0", "source.dead_letter", "orders", "acme", "ok"))
+    d.ctl("quarantine", "release", "-S", "orders")
+    want.append(("uid:0", "quarantine.release", "source_id=orders", "acme",
+                 "ok"))
+    api("DELETE", "/v1/tenants/acme/sources/orders", None, "source.delete",
+        "acme/orders", "acme")
     rc, _, _ = d.ctl("backup", bdir, check=False)
     assert rc == 1
     want.append(("uid:0", "backup", bdir, "", ""))
