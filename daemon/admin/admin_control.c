@@ -380,7 +380,8 @@ ctl_actor(struct ctl_conn *c, int fd)
 		snprintf(c->actor, sizeof(c->actor), "uid:?");
 }
 
-/* A change that answers later: its entry, made by ctl_audit_end. */
+/* A change asked for: what its entry names, made by ctl_audit_end when
+ * the change ends (at once, or later for one that answers later). */
 static void
 ctl_audit_start(struct ctl_conn *c, const char *action, const char *target,
     const char *source)
