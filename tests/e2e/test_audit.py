@@ -116,6 +116,11 @@ def test_audit_actions():
     api("POST", "/v1/tenants/default/sources/nope/pause", None,
         "source.pause", "default/nope", "default", "not_found",
         status=(404,))
+    # A control character from the request: as it is in the entry, \xNN
+    # in the log line.
+    api("POST", "/v1/tenants/default/sources/no%0Ape/pause", None,
+        "source.pause", "default/no\npe", "default",
+        "invalid_request: source", status=(400,))
     api("PUT", "/v1/tenants/acme/rate-limit", {"rate": "x"},
         "rate_limit.set", 'acme {"rate":"x"}', "acme",
         "invalid_request: rate", status=(400,))
@@ -165,6 +170,7 @@ def test_audit_actions():
         'tenant=default outcome="ok"' in log, log[-2000:]
     assert 'audit: actor=uid:0 action=reload' in log
     assert 'outcome="not_found' in log
+    assert 'target="default/no\\x0ape"' in log, log[-2000:]
 
     # drain's entry, and the whole trail, after a restart.
     d.ctl("drain", "30", timeout=60)
