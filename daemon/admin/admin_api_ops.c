@@ -407,14 +407,15 @@ resume_next(struct resume_ctx *c)
 	while (c->next < c->end && !pause_is(c->source, c->next))
 		c->next++;
 	if (c->next >= c->end) {
-		if (json_array_size(c->keys) == 0)
+		/* The answer takes the keys (s:o): they are not read after
+		 * it. */
+		if (json_array_size(c->keys) == 0) {
+			json_decref(c->keys);
 			admin_error(c->ar, 409, "not_paused", json_pack(
 			    "{s:s}", "message", "not paused"));
-		else
+		} else
 			admin_reply(c->ar, 200, json_pack("{s:o, s:I}",
 			    "keys", c->keys, "resumed", (json_int_t)c->n));
-		if (json_array_size(c->keys) == 0)
-			json_decref(c->keys);
 		free(c);
 		return;
 	}
