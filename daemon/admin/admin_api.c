@@ -337,6 +337,10 @@ admin_call(enum admin_method m, const char *target, const char *body,
 void
 admin_call_detach(struct admin_req *ar)
 {
+	/* Its entry now: a holder told its client is gone may never answer
+	 * it. */
+	if (ar->audited != NULL)
+		req_audit(ar, 0, NULL, 0);
 	ar->done = NULL;
 	ar->gone = 1;
 	if (ar->gone_cb != NULL)
@@ -362,6 +366,10 @@ admin_conn_closed(struct evhttp_connection *conn, void *arg)
 
 	ar->gone = 1;
 	ar->req = NULL;		/* evhttp frees it with the connection */
+	/* Its entry now (without its body, which went with the request):
+	 * a holder told its client is gone may never answer it. */
+	if (ar->audited != NULL)
+		req_audit(ar, 0, NULL, 0);
 	evhttp_connection_set_closecb(conn, NULL, NULL);
 	ar->conn = NULL;
 	if (ar->gone_cb != NULL)

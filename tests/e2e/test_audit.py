@@ -260,6 +260,34 @@ def test_audit_filters_paging():
 test_audit_filters_paging.timeout = 120
 
 
+def test_audit_caller_gone():
+    """A change whose caller goes away before the answer (a retry now of
+    2000 held rows asked over the control socket, answered once its steps
+    are done) is an entry still, its outcome the answer it got or that
+    the caller was gone."""
+    import socket
+    d = Daemon(sources=_sources()).start()
+    _post_hooks(d, "github", 2000)
+    t0 = int(time.time() * 1000)
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(d.sock)
+    c.sendall(json.dumps({"cmd": "api", "method": "POST", "path":
+                          "/v1/tenants/default/sources/github/retry-now"}
+                         ).encode() + b"\n")
+    c.close()
+    wait_until(lambda: len(_entries_since(d, t0)) == 1, 10, 0.1,
+               "the retry now's entry")
+    e = _entries_since(d, t0)[0]
+    assert (e["actor"], e["action"], e["target"]) == \
+        ("uid:0", "retry_now", "default/github"), e
+    assert e["outcome"] in ("ok", "gone: the client went away before the "
+                            "answer"), e
+    assert d.running()
+
+
+test_audit_caller_gone.timeout = 120
+
+
 def test_audit_prune():
     """Entries older than admin.audit.max_age_s go after a checkpoint;
     newer ones stay."""
