@@ -29,6 +29,22 @@ def _cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def root_daemon():
+    """A started daemon whose master stays root (node.user root):
+    prlimit(2) on it from outside takes its uid or CAP_SYS_RESOURCE."""
+    d = Daemon()
+    d.extra["node"] = {"data_dir": d.data_dir, "user": "root"}
+    d.write_config()
+    return d.start()
+
+
+def lowest_free_fd(pid):
+    """The lowest descriptor pid has free: the next one accept takes (the
+    children's channels sit above 1024, leaving holes below them)."""
+    used = {int(f) for f in os.listdir("/proc/%d/fd" % pid)}
+    return min(set(range(len(used) + 1)) - used)
+
+
 def _ctl_request(path, cmd, timeout=5.0):
     """One request on a fresh connection: the answer's objects."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -145,16 +161,8 @@ def test_control_emfile_no_spin():
     set on the running master), connections that cannot be accepted
     (EMFILE) do not spin its loop: its CPU time stays low while they
     wait; once descriptors are back it accepts and answers them."""
-    d = Daemon()
-    # prlimit(2) on the master from outside takes its uid or
-    # CAP_SYS_RESOURCE: it runs as root here (node.user root).
-    d.extra["node"] = {"data_dir": d.data_dir, "user": "root"}
-    d.write_config()
-    d.start()
-    # The lowest free descriptor is the next one accept takes (the
-    # children's channels sit above 1024, leaving holes below them).
-    used = {int(f) for f in os.listdir("/proc/%d/fd" % d.pid)}
-    low = min(set(range(len(used) + 1)) - used)
+    d = root_daemon()
+    low = lowest_free_fd(d.pid)
     soft, hard = resource.prlimit(d.pid, resource.RLIMIT_NOFILE)
     held, waiting = [], []
     try:
