@@ -399,6 +399,11 @@ conf_free(struct conf *cf)
 	free(cf->http.ip);
 	free(cf->http.prefix);
 	free(cf->admin.ip);
+	conf_tokens_free(cf->admin.tokens, cf->admin.ntokens);
+	free(cf->admin.tokens);
+	for (i = 0; i < cf->admin.nhosts; i++)
+		free(cf->admin.hosts[i]);
+	free(cf->admin.hosts);
 	free(cf->control.socket);
 	for (i = 0; i < cf->nrate_tenants; i++)
 		free(cf->rate_tenants[i].tenant);
@@ -584,6 +589,9 @@ ckey_differs(const struct conf_key *k, const char *o, const char *w)
 		    *(const int *)(const void *)(w + k->off);
 	case T_HOSTPORTS:
 		return cstrlist_differs(k, o, w);
+	case T_TOKENS:
+		return conf_tokens_differ((const struct conf *)(const void *)o,
+		    (const struct conf *)(const void *)w);
 	default:
 		a = *(char *const *)(const void *)(o + k->off);
 		b = *(char *const *)(const void *)(w + k->off);
@@ -619,6 +627,9 @@ ckey_keep(const struct conf_key *k, const char *o, char *w)
 		return 0;
 	case T_HOSTPORTS:
 		return cstrlist_keep(k, o, w);
+	case T_TOKENS:
+		return conf_tokens_copy((const struct conf *)(const void *)o,
+		    (struct conf *)(void *)w);
 	case T_STR:
 	case T_IDENT:
 	case T_ADDR:
@@ -684,6 +695,10 @@ conf_reload_keep(const struct conf *old, struct conf *nw,
 	int n;
 
 	if ((n = conf_restart_keys(old, nw, 1, report, arg)) == -1)
+		return -1;
+	/* The tokens stay those read at start, changed or not: a reload
+	 * cannot read a token_file that only root may read. */
+	if (conf_tokens_copy(old, nw) == -1)
 		return -1;
 	/* The replication section's parsed addresses, of what was kept. */
 	if (n > 0 && nw->repl.enabled && conf_repl_derive(&nw->repl) == -1)

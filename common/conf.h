@@ -78,6 +78,26 @@ struct retry_policy {
 	uint64_t	max_elapsed_ms;	/* 86400000 */
 };
 
+/*
+ * An admin API token (admin.tokens[]): only the SHA-256 of the token is
+ * kept.  A token_file entry has its digest once conf_tokens_read ran
+ * (ankusad, before it drops root).
+ */
+enum admin_token_kind {
+	TOKEN_INLINE = 1,	/* token: */
+	TOKEN_FILE,		/* token_file: */
+	TOKEN_SHA256,		/* token_sha256: */
+};
+
+struct admin_token {
+	char			*name;
+	enum admin_token_kind	 kind;
+	char			*file;		/* TOKEN_FILE */
+	unsigned char		 digest[32];
+	int			 has_digest;
+	uint32_t		 scopes;	/* common/scope.h */
+};
+
 struct rate_limit {
 	int		set;		/* 0: unlimited */
 	double		rate;		/* hooks per second */
@@ -248,6 +268,11 @@ struct conf {
 		uint16_t	 port;
 		uint64_t	 gauge_interval_ms;	/* accepted, unused */
 		uint64_t	 audit_max_age_s;	/* the trail's prune */
+		struct admin_token *tokens;	/* admin.tokens */
+		int		 ntokens;
+		int		 metrics_public;
+		char		**hosts;	/* more names for Host */
+		int		 nhosts;
 	} admin;
 
 	struct {
@@ -396,6 +421,15 @@ const char	*conf_verify_type_name(enum verify_type);
  * memory (nw is then to be freed). */
 int		 conf_reload_keep(const struct conf *old, struct conf *nw,
 		    void (*report)(const char *key, void *), void *arg);
+
+/* Read the admin.tokens entries' token_file (ankusad, as root): 0, or -1
+ * with err naming the key. */
+int		 conf_tokens_read(struct conf *, char *err, size_t errlen);
+/* The digests read from token files, in a memfd for an exec of ankusad by
+ * itself (-1: none, or no memfd), and taken back from it by the new
+ * image's configuration (for the entries of the same files). */
+int		 conf_tokens_save(const struct conf *);
+void		 conf_tokens_restore(struct conf *, int fd);
 
 /* Write the key reference (ankusa.yml(5) body, man format) from the table. */
 void		 conf_write_manual(FILE *);

@@ -625,6 +625,19 @@ ccheck_tls(struct cparse *p, yaml_node_t *root)
 		    "http.port, got %u", cf->http.tls.port);
 }
 
+/* 1 when the numeric address ip is 127.0.0.0/8 or ::1. */
+static int
+ccheck_loopback(const char *ip)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (inet_pton(AF_INET, ip, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, ip, &a6) == 1 &&
+	    IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
 /* The checks that need the whole file, and values derived from others. */
 void
 conf_finish(struct cparse *p, yaml_node_t *root)
@@ -710,6 +723,16 @@ conf_finish(struct cparse *p, yaml_node_t *root)
 		    "claim_check.port must differ "
 		    "from http.port and admin.port, got %u",
 		    cf->claim_check.port);
+
+	/* An admin API without tokens is only for this host's operators. */
+	if (cf->admin.enabled && cf->admin.ntokens == 0 &&
+	    !ccheck_loopback(cf->admin.ip))
+		conf_err(p, conf_yline(conf_ymap_get(p->doc,
+		    conf_ymap_get(p->doc, root, "admin"), "ip")),
+		    "admin.ip %s is not a loopback address, and admin.tokens "
+		    "is empty: the admin API would be open to anyone who "
+		    "reaches it; give admin.tokens, or admin.ip 127.0.0.1",
+		    cf->admin.ip);
 
 	if (cf->claim_check.enabled && cf->claim_check.root == NULL &&
 	    strcmp(cf->claim_check.store_type, "local") == 0) {

@@ -59,6 +59,7 @@ enum ckey_type {
 	T_OFF,			/* a boolean that must be false */
 	T_ROLES,		/* node.roles: a list, or a comma-separated
 				 * string, that names every role; not stored */
+	T_TOKENS,		/* admin.tokens (conf_tokens.c) */
 };
 
 /* Which object a key's offset is relative to. */
@@ -229,6 +230,15 @@ char		*conf_scalar(struct cparse *, const yaml_node_t *,
 int		 conf_set_text(struct cparse *, struct cctx *,
 		    const struct conf_key *, void *, const char *,
 		    const char *, int);
+
+/* conf_tokens.c: admin.tokens from its node (the previous list freed);
+ * whether two configurations' lists differ; a copy of from's list into
+ * to (-1: out of memory); an entry list's strings and digests freed. */
+void		 conf_tokens_set(struct cparse *, struct conf *, yaml_node_t *,
+		    const char *);
+int		 conf_tokens_differ(const struct conf *, const struct conf *);
+int		 conf_tokens_copy(const struct conf *, struct conf *);
+void		 conf_tokens_free(struct admin_token *, int);
 
 /* conf_elixir.c: the Elixir Ankusa's keys. */
 /* 1 (and an error) if v is a value of k this build refuses, else 0. */

@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "conf_int.h"
 #include "conf_json.h"
+#include "scope.h"
 #include "utf8.h"
 
 #define CJSON_REDACTED	"<redacted>"
@@ -157,6 +158,35 @@ cjson_url(const char *u)
 	return j;
 }
 
+/* admin.tokens: each token's name, scopes and credential's form, never
+ * the credential. */
+static json_t *
+cjson_tokens(const struct conf *cf)
+{
+	static const char *const kinds[] = { "", "token", "token_file",
+	    "token_sha256" };
+	const struct admin_token *t;
+	json_t *o, *sc;
+	int i, s;
+
+	o = json_array();
+	for (i = 0; i < cf->admin.ntokens; i++) {
+		t = &cf->admin.tokens[i];
+		sc = json_array();
+		if (t->scopes == SCOPE_ALL)
+			json_array_append_new(sc, json_string("*"));
+		else
+			for (s = SCOPE_NONE + 1; s < SCOPE_N; s++)
+				if (scope_has(t->scopes, (enum scope)s))
+					json_array_append_new(sc,
+					    json_string(scope_name(
+					    (enum scope)s)));
+		json_array_append_new(o, json_pack("{s:s, s:s, s:o}", "name",
+		    t->name, kinds[t->kind], CJSON_REDACTED, "scopes", sc));
+	}
+	return o;
+}
+
 /* The value of leaf k stored at base (NULL for keys not stored). */
 static json_t *
 cjson_value(const struct conf_key *k, const char *base)
@@ -234,6 +264,8 @@ cjson_value(const struct conf_key *k, const char *base)
 		for (i = 0; i < n; i++)
 			json_array_append_new(o, cjson_str(sl[i]));
 		return o;
+	case T_TOKENS:
+		return cjson_tokens((const struct conf *)(const void *)base);
 	case T_HEADERS:
 		/* Names shown, values never: they may be credentials. */
 		h = *(struct header_kv *const *)(const void *)p;

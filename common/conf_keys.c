@@ -260,8 +260,8 @@ const struct conf_key conf_tab[] = {
 	/* admin */
 	{ .name = "admin", .type = T_SECTION,
 	  .doc = "The admin API: health, metrics, configuration, dead "
-	    "letters, replays.  It is unauthenticated: keep it on loopback "
-	    "or behind a proxy." },
+	    "letters, replays.  Its routes need a token (admin.tokens) "
+	    "with their scope, but /health and /ready." },
 	{ .name = "admin.enabled", .type = T_BOOL, .scope = S_CONF,
 	  .off = CO(admin.enabled), .def = "true", .flags = F_RESTART,
 	  .doc = "Whether the admin listener is opened." },
@@ -289,6 +289,31 @@ const struct conf_key conf_tab[] = {
 	    "older ones are pruned in bounded steps after each "
 	    "checkpoint." },
 
+	{ .name = "admin.tokens", .type = T_TOKENS, .scope = S_CONF,
+	  .off = CO(admin.tokens), .flags = F_RESTART,
+	  .doc = "The admin API's credentials: a list of {name, token | "
+	    "token_file | token_sha256, scopes}.  A request carries one as "
+	    "Authorization: Bearer <token>.  name (an id, unique) is the "
+	    "actor the audit trail records; exactly one of token (the "
+	    "token), token_file (an absolute path to a file whose first "
+	    "line is the token, read at start before ankusad leaves root) "
+	    "and token_sha256 (the SHA-256 of the token, 64 hex digits) "
+	    "gives the token; scopes lists what it may do (ADMIN API in "
+	    "ankusad(8) names the scope of each route; \"*\" is every "
+	    "one).  Only SHA-256 digests are kept in memory.  With no token, "
+	    "the listener serves only a loopback admin.ip, unauthenticated "
+	    "as before, with a warning at start." },
+	{ .name = "admin.metrics_public", .type = T_BOOL, .scope = S_CONF,
+	  .off = CO(admin.metrics_public), .def = "false",
+	  .doc = "Whether GET /metrics is served without a token; else it "
+	    "needs the scope metrics:read." },
+	{ .name = "admin.hosts", .type = T_HOSTPORTS, .scope = S_CONF,
+	  .off = CO(admin.hosts), .off2 = CO(admin.nhosts),
+	  .doc = "More names a request's Host may give (a name, or "
+	    "name:port), besides admin.ip with admin.port and localhost: "
+	    "the names a proxy or a load balancer reaches the listener "
+	    "by.  Any other Host, and an Origin that does not match the "
+	    "Host, is refused 403." },
 	/* control */
 	{ .name = "control", .type = T_SECTION,
 	  .doc = "The control socket of ankusactl(8)." },

@@ -288,6 +288,10 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 		snprintf(buf, sz, "a list of edge, dispatch, storage, "
 		    "claim_check");
 		break;
+	case T_TOKENS:
+		snprintf(buf, sz, "a list of {name, token | token_file | "
+		    "token_sha256, scopes}");
+		break;
 	case T_ONLY:
 	case T_ENUM:
 	case T_ENUMSTR:
@@ -833,6 +837,9 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	switch (k->type) {
 	case T_ROLES:
 		conf_set_roles(p, k, n, path);
+		return;
+	case T_TOKENS:
+		conf_tokens_set(p, p->conf, n, path);
 		return;
 	case T_SECRETS:
 		cset_secrets(p, c, k, base, n, path);

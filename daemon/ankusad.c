@@ -616,6 +616,7 @@ static void
 ankusad_reexec(const char *why)
 {
 	char status[256];
+	int fd;
 	const char *sig;
 
 	/* A signal from now on stays pending across the exec, for the new
@@ -654,6 +655,8 @@ ankusad_reexec(const char *why)
 	reexec_keep("claim_check", env->claim_fd);
 	reexec_keep("admin", admin_fd);
 	reexec_keep("control", control_fd());
+	if ((fd = conf_tokens_save(env->conf)) != -1)
+		reexec_keep("tokens", fd);
 	reexec_now(why);
 	fatalx("cannot execute ankusad again (%s): stopping, for init to "
 	    "restart it", why);
@@ -817,7 +820,7 @@ main(int argc, char *argv[])
 	enum log_level lvl;
 	char err[4096];
 	struct store_group group;
-	int ch, checkonly = 0, i;
+	int ch, checkonly = 0, i, fd;
 
 	static const struct master_ops ops = {
 		.reload = ankusad_reload,
@@ -950,9 +953,24 @@ main(int argc, char *argv[])
 		env->claim_fd = open_listener("claim_check",
 		    env->conf->claim_check.ip, env->conf->claim_check.port);
 
-	if (env->conf->admin.enabled)
+	if (env->conf->admin.enabled) {
+		/* The token files, while root may still read them; after an
+		 * exec of ankusad by itself, as the image before read them. */
+		if ((fd = reexec_take("tokens")) != -1) {
+			conf_tokens_restore(env->conf, fd);
+			close(fd);
+		}
+		if (conf_tokens_read(env->conf, err, sizeof(err)) == -1) {
+			log_warnx("%s", err);
+			exit(EX_CONFIG);
+		}
+		if (env->conf->admin.ntokens == 0)
+			log_warnx("admin: admin.tokens is empty: the admin API "
+			    "on %s:%u is open to every process of this host",
+			    env->conf->admin.ip, env->conf->admin.port);
 		admin_fd = open_listener("admin", env->conf->admin.ip,
 		    env->conf->admin.port);
+	}
 
 	if ((env->base = event_base_new()) == NULL)
 		fatalx("event_base_new");

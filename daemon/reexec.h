@@ -21,6 +21,8 @@ int	reexec_inherited(void);
  *	"notify"			the socket to NOTIFY_SOCKET (notify.c)
  *	"privsep"			the root helper's socketpair end: the
  *					helper outlives the exec (privsep.c)
+ *	"tokens"			the digests of admin.tokens' files
+ *					(common/conf_tokens.c)
  */
 int	reexec_take(const char *name);
 /* Hand fd down under name at the exec (at most 8). */

@@ -2,26 +2,38 @@
 /*
  * admin_api.c: the admin API's listener and request plumbing; see admin_api.h.
  *
- * Served by evhttp on the master's loop.  Only local operators reach it
- * (admin.ip is loopback by default, like the control socket's mode), but
- * everything in a request is still read with bounds: the body is capped
+ * Served by evhttp on the master's loop.  A request is checked as
+ * admin_api.h says before its route runs (admin_auth.c holds the
+ * checks), and everything in it is read with bounds: the body is capped
  * by evhttp, a path segment and a query value by ADMIN_PARAM_MAX, and no
  * text from a request reaches a log or an answer uncleaned.
+ *
+ * A request without a Host header passes the Host check: every browser
+ * sends one, and the check is there against browsers (a page of another
+ * site, a name rebound to 127.0.0.1); a client that can omit it can send
+ * any Host it likes anyway.  Load balancers' HTTP/1.0 health checks send
+ * none.
  */
 #include "config.h"
 
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -29,6 +41,7 @@
 
 #include "admin_api.h"
 #include "admin_audit.h"
+#include "admin_auth.h"
 #include "clock.h"
 #include "conf.h"
 #include "lameduck.h"
@@ -62,8 +75,7 @@ struct admin_req {
 	/* A change (a route but GET): recorded in the audit trail when
 	 * it is answered. */
 	const struct admin_route *audited;
-	char			 actor[ADMIN_ACTOR_MAX + 1];	/* admin_call's
-						 * caller, "" over HTTP */
+	char			 actor[ADMIN_ACTOR_MAX + 1];	/* admin_actor */
 };
 
 /* Every module's routes, as main gave them (admin_routes). */
@@ -74,10 +86,12 @@ static struct evhttp	*http;
 
 static void	admin_request(struct evhttp_request *, void *);
 static void	admin_free(struct admin_req *);
-static const char *req_actor(const struct admin_req *);
 static void	req_audit(struct admin_req *, int, const char *, size_t);
 static void	target_add(char *, size_t, size_t *, const char *, ...)
 		    __attribute__((format(printf, 4, 5)));
+static int	admin_gate_token(struct admin_req *,
+		    const struct admin_route *);
+static int	admin_gate_ctype(struct admin_req *);
 static int	admin_match(const char *, char segs[][ADMIN_PARAM_MAX + 1],
 		    int, struct admin_req *);
 
@@ -218,6 +232,120 @@ admin_match(const char *pattern, char segs[][ADMIN_PARAM_MAX + 1], int nsegs,
 	return 1;
 }
 
+/*
+ * The token check of a request for route hit (NULL: no route, then any
+ * valid token may learn so): 0 to go on, or -1 after answering 401 or
+ * 403.  With no admin.tokens every route is open, as the listener is
+ * then on loopback only (ankusad.c).
+ */
+static int
+admin_gate_token(struct admin_req *ar, const struct admin_route *hit)
+{
+	const struct conf *cf = env->conf;
+	const struct admin_token *t;
+
+	if (cf->admin.ntokens == 0)
+		return 0;
+	if (hit != NULL && (hit->scope == SCOPE_NONE ||
+	    (hit->scope == SCOPE_METRICS_READ && cf->admin.metrics_public)))
+		return 0;
+	t = auth_token(cf, evhttp_find_header(
+	    evhttp_request_get_input_headers(ar->req), "Authorization"));
+	if (t == NULL) {
+		admin_header(ar, "WWW-Authenticate", "Bearer");
+		admin_error(ar, 401, "unauthenticated", NULL);
+		return -1;
+	}
+	snprintf(ar->actor, sizeof(ar->actor), "%s", t->name);
+	if (hit != NULL && !scope_has(t->scopes, hit->scope)) {
+		admin_error(ar, 403, "forbidden", json_pack("{s:s}", "scope",
+		    scope_name(hit->scope)));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A write's body is JSON, and says so: a form or text/plain, all that a
+ * page of another site can send without asking first, is refused.  0 to
+ * go on, or -1 after answering 415.
+ */
+static int
+admin_gate_ctype(struct admin_req *ar)
+{
+	const char *ct;
+	size_t n;
+
+	if (ar->method == ADMIN_GET)
+		return 0;
+	ct = evhttp_find_header(evhttp_request_get_input_headers(ar->req),
+	    "Content-Type");
+	if (ct == NULL && evbuffer_get_length(
+	    evhttp_request_get_input_buffer(ar->req)) == 0)
+		return 0;
+	n = ct != NULL ? strcspn(ct, "; \t") : 0;
+	if (ct != NULL && n == 16 && strncasecmp(ct, "application/json", 16)
+	    == 0)
+		return 0;
+	admin_error(ar, 415, "unsupported_media_type", json_pack("{s:s}",
+	    "message", "a request body must be sent as Content-Type: "
+	    "application/json"));
+	return -1;
+}
+
+/* The connection's own address as a Host names it: "ip:port", or
+ * "[ip]:port" for IPv6; "" when it cannot be had. */
+static void
+admin_local_addr(struct evhttp_connection *conn, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN];
+	evutil_socket_t fd;
+
+	buf[0] = '\0';
+	if (conn == NULL || (fd = bufferevent_getfd(
+	    evhttp_connection_get_bufferevent(conn))) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) == -1)
+		return;
+	if (ss.ss_family == AF_INET && inet_ntop(AF_INET,
+	    &((struct sockaddr_in *)&ss)->sin_addr, ip, sizeof(ip)) != NULL)
+		snprintf(buf, len, "%s:%u", ip, (unsigned)ntohs(
+		    ((struct sockaddr_in *)&ss)->sin_port));
+	else if (ss.ss_family == AF_INET6 && inet_ntop(AF_INET6,
+	    &((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip)) != NULL)
+		snprintf(buf, len, "[%s]:%u", ip, (unsigned)ntohs(
+		    ((struct sockaddr_in6 *)&ss)->sin6_port));
+}
+
+/* Host and Origin: 0 to go on, or -1 after answering 403. */
+static int
+admin_gate_origin(struct admin_req *ar)
+{
+	struct evkeyvalq *h = evhttp_request_get_input_headers(ar->req);
+	const char *host = evhttp_find_header(h, "Host");
+	const char *origin = evhttp_find_header(h, "Origin");
+	char local[INET6_ADDRSTRLEN + 16];
+
+	if (host != NULL) {
+		admin_local_addr(ar->conn, local, sizeof(local));
+		if (!auth_host_ok(env->conf, host, local[0] != '\0' ? local :
+		    NULL)) {
+			admin_error(ar, 403, "bad_host", json_pack("{s:s}",
+			    "message", "the Host header does not name this "
+			    "listener (admin.hosts lists more names)"));
+			return -1;
+		}
+	}
+	if (origin != NULL && (host == NULL ||
+	    !auth_origin_ok(origin, host))) {
+		admin_error(ar, 403, "bad_origin", json_pack("{s:s}",
+		    "message", "the Origin header is not this listener"));
+		return -1;
+	}
+	return 0;
+}
+
 /* Find the route of path and run it; every outcome answers ar. */
 static void
 admin_route(struct admin_req *ar, const char *path, const char *q)
@@ -250,6 +378,10 @@ admin_route(struct admin_req *ar, const char *path, const char *q)
 				strcat(allow, method_name(r->method));
 			}
 		}
+	/* A request from the network: who may call it, how it is sent. */
+	if (ar->req != NULL && (admin_gate_token(ar, hit) == -1 ||
+	    admin_gate_ctype(ar) == -1))
+		return;
 	/* Every route but a GET writes the store: a client of a
 	 * replication group sends it to the master. */
 	if (hit != NULL && hit->method != ADMIN_GET && !repl_writable()) {
@@ -287,13 +419,16 @@ admin_request(struct evhttp_request *req, void *arg)
 	ar->req = req;
 	ar->conn = evhttp_request_get_connection(req);
 	ar->method = method_of(evhttp_request_get_command(req));
+	snprintf(ar->actor, sizeof(ar->actor), "anonymous");
+	if (admin_gate_origin(ar) == -1)
+		return;
 	admin_route(ar, uri != NULL ? evhttp_uri_get_path(uri) : NULL,
 	    uri != NULL ? evhttp_uri_get_query(uri) : NULL);
 }
 
 struct admin_req *
-admin_call(enum admin_method m, const char *target, const char *body,
-    size_t len, const char *actor,
+admin_call(const char *actor, enum admin_method m, const char *target,
+    const char *body, size_t len,
     void (*done)(void *, int, const char *, size_t), void *arg)
 {
 	struct evhttp_uri *uri;
@@ -307,8 +442,8 @@ admin_call(enum admin_method m, const char *target, const char *body,
 		return NULL;
 	}
 	TAILQ_INIT(&ar->query);
-	ar->method = m;
 	snprintf(ar->actor, sizeof(ar->actor), "%s", actor);
+	ar->method = m;
 	ar->done = done;
 	ar->done_arg = arg;
 	if ((ar->body_in = evbuffer_new()) == NULL ||
@@ -351,6 +486,12 @@ const char *
 admin_param(const struct admin_req *ar, int i)
 {
 	return i >= 0 && i < ar->nparams ? ar->params[i] : "";
+}
+
+const char *
+admin_actor(const struct admin_req *ar)
+{
+	return ar->actor;
 }
 
 enum admin_method
@@ -443,16 +584,6 @@ admin_reply_text(struct admin_req *ar, int status, const char *ctype,
 	admin_free(ar);
 }
 
-/*
- * Who asked: the control socket's peer ("uid:N", which admin_call's
- * caller gives), else "admin", the one actor of an API without
- * credentials.  The one place a request's actor comes from.
- */
-static const char *
-req_actor(const struct admin_req *ar)
-{
-	return ar->actor[0] != '\0' ? ar->actor : "admin";
-}
 
 /* The request's body as JSON, or NULL (none, or not JSON). */
 static json_t *
@@ -547,7 +678,7 @@ req_audit(struct admin_req *ar, int status, const char *text, size_t len)
 		    code != NULL ? code : "error", field != NULL ? ": " : "",
 		    field != NULL ? field : "", msg != NULL ? ": " : "",
 		    msg != NULL ? msg : "");
-	audit_record(req_actor(ar), audit_action(r->method, r->pattern, body,
+	audit_record(admin_actor(ar), audit_action(r->method, r->pattern, body,
 	    abuf, sizeof(abuf)), t, tenant, outcome);
 	json_decref(body);
 	json_decref(ans);
@@ -916,7 +1047,7 @@ get_ready(struct admin_req *ar)
 }
 
 const struct admin_route admin_routes_core[] = {
-	{ ADMIN_GET, "/health", get_health },
-	{ ADMIN_GET, "/ready", get_ready },
-	{ 0, NULL, NULL }
+	{ ADMIN_GET, "/health", SCOPE_NONE, get_health },
+	{ ADMIN_GET, "/ready", SCOPE_NONE, get_ready },
+	{ 0, NULL, SCOPE_NONE, NULL }
 };

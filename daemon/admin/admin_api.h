@@ -12,6 +12,16 @@
  * never takes part in the match.  A path that matches with another method
  * is 405 with Allow; no match is 404 not_found.
  *
+ * Before its route runs, a request over the network passes
+ * admin_auth.h's checks, in this order: its Host names the listener (403
+ * bad_host) and its Origin, when it has one, that Host (403 bad_origin);
+ * with admin.tokens set, a route of a scope needs a bearer token (401
+ * unauthenticated with WWW-Authenticate: Bearer) that grants the scope
+ * (403 forbidden naming the scope); /metrics' scope is waived by
+ * admin.metrics_public.  A POST, PUT, PATCH or DELETE that has a body, or
+ * a Content-Type, must say application/json (415).  A call from inside
+ * the master (admin_call) passes none of them: its caller admitted it.
+ *
  * Every answer is JSON (admin_reply, admin_error) but /metrics' text
  * (admin_reply_text).  Errors are {"error":"<code>", ...}: 400
  * invalid_request with "field" naming the argument and "message" saying
@@ -34,6 +44,8 @@
 
 #include <jansson.h>
 
+#include "scope.h"
+
 #define ADMIN_MAX_BODY		65536
 #define ADMIN_MAX_PARAMS	4
 #define ADMIN_PARAM_MAX		256
@@ -52,6 +64,7 @@ struct admin_req;
 struct admin_route {
 	enum admin_method	 method;
 	const char		*pattern;	/* NULL ends a table */
+	enum scope		 scope;		/* SCOPE_NONE: open to all */
 	void			(*fn)(struct admin_req *);
 };
 
@@ -71,6 +84,10 @@ void		 admin_routes(const struct admin_route *const *, size_t n);
  * dropped).  0, or -1 with err. */
 int		 admin_init(int fd, char *err, size_t errlen);
 void		 admin_close(void);
+
+/* Who made the request, for the audit trail: the name of its token, the
+ * control socket's "uid:N", or "anonymous" (no admin.tokens). */
+const char	*admin_actor(const struct admin_req *);
 
 /* The i-th "{}" segment of the matched pattern, decoded. */
 const char	*admin_param(const struct admin_req *, int i);
@@ -137,15 +154,16 @@ void		 admin_hold(struct admin_req *, void (*gone)(void *),
 
 /*
  * A call of the same routes from inside the master (the control socket's
- * "api" command, which ankusactl's commands use): target is the path and
- * query, body the request body (NULL or len 0: none), actor who asked,
- * for the audit trail (at most ADMIN_ACTOR_MAX bytes: "uid:N").  done(arg, status,
+ * "api" command, which ankusactl's commands use) for actor (its
+ * admin_actor, for the audit trail: at most ADMIN_ACTOR_MAX bytes, "uid:N"
+ * on the control socket): target is the path and query, body the request
+ * body (NULL or len 0: none).  done(arg, status,
  * body, len) is called once with the answer (503 out_of_memory too),
  * maybe before admin_call returns; then admin_call returns NULL, else a
  * handle for admin_call_detach, valid until done runs.
  */
-struct admin_req *admin_call(enum admin_method, const char *target,
-		    const char *body, size_t len, const char *actor,
+struct admin_req *admin_call(const char *actor, enum admin_method,
+		    const char *target, const char *body, size_t len,
 		    void (*done)(void *, int, const char *, size_t), void *arg);
 /* The caller went away: done will not be called; a held job is told
  * (its gone callback) and answers nothing. */

@@ -98,8 +98,7 @@ get_audit(struct admin_req *ar)
 	admin_reply(ar, 200, o);
 }
 
-/* Scope audit:read (the route table's scope field, once it has one). */
 const struct admin_route admin_routes_audit[] = {
-	{ ADMIN_GET, "/v1/audit", get_audit },
-	{ 0, NULL, NULL }
+	{ ADMIN_GET, "/v1/audit", SCOPE_AUDIT_READ, get_audit },
+	{ 0, NULL, SCOPE_NONE, NULL }
 };

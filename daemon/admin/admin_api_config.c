@@ -27,6 +27,6 @@ get_config(struct admin_req *ar)
 }
 
 const struct admin_route admin_routes_config[] = {
-	{ ADMIN_GET, "/v1/config", get_config },
-	{ 0, NULL, NULL }
+	{ ADMIN_GET, "/v1/config", SCOPE_CONFIG_READ, get_config },
+	{ 0, NULL, SCOPE_NONE, NULL }
 };

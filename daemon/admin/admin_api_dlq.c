@@ -273,11 +273,14 @@ delete_quarantine(struct admin_req *ar)
 }
 
 const struct admin_route admin_routes_dlq[] = {
-	{ ADMIN_GET, "/v1/dlq", get_dlq },
-	{ ADMIN_DELETE, "/v1/dlq", delete_dlq },
-	{ ADMIN_GET, "/v1/hooks/{}", get_hook },
-	{ ADMIN_DELETE, "/v1/hooks/{}", delete_hook },
-	{ ADMIN_GET, "/v1/quarantine", get_quarantine },
-	{ ADMIN_DELETE, "/v1/quarantine", delete_quarantine },
-	{ 0, NULL, NULL }
+	{ ADMIN_GET, "/v1/dlq", SCOPE_DLQ_READ, get_dlq },
+	{ ADMIN_DELETE, "/v1/dlq", SCOPE_DLQ_WRITE, delete_dlq },
+	{ ADMIN_GET, "/v1/hooks/{}", SCOPE_HOOKS_READ, get_hook },
+	{ ADMIN_DELETE, "/v1/hooks/{}", SCOPE_HOOKS_WRITE,
+	    delete_hook },
+	{ ADMIN_GET, "/v1/quarantine", SCOPE_QUARANTINE_READ,
+	    get_quarantine },
+	{ ADMIN_DELETE, "/v1/quarantine", SCOPE_QUARANTINE_WRITE,
+	    delete_quarantine },
+	{ 0, NULL, SCOPE_NONE, NULL }
 };

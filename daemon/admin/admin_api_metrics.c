@@ -30,6 +30,6 @@ get_metrics(struct admin_req *ar)
 }
 
 const struct admin_route admin_routes_metrics[] = {
-	{ ADMIN_GET, "/metrics", get_metrics },
-	{ 0, NULL, NULL }
+	{ ADMIN_GET, "/metrics", SCOPE_METRICS_READ, get_metrics },
+	{ 0, NULL, SCOPE_NONE, NULL }
 };

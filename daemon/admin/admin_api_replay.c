@@ -36,11 +36,12 @@ static void	 replays_get(struct admin_req *);
 static void	 replays_patch(struct admin_req *);
 
 const struct admin_route admin_routes_replay[] = {
-	{ ADMIN_POST, "/v1/replays", replays_post },
-	{ ADMIN_GET, "/v1/replays", replays_list },
-	{ ADMIN_GET, "/v1/replays/{}", replays_get },
-	{ ADMIN_PATCH, "/v1/replays/{}", replays_patch },
-	{ 0, NULL, NULL }
+	{ ADMIN_POST, "/v1/replays", SCOPE_REPLAYS_WRITE, replays_post },
+	{ ADMIN_GET, "/v1/replays", SCOPE_REPLAYS_READ, replays_list },
+	{ ADMIN_GET, "/v1/replays/{}", SCOPE_REPLAYS_READ, replays_get },
+	{ ADMIN_PATCH, "/v1/replays/{}", SCOPE_REPLAYS_WRITE,
+	    replays_patch },
+	{ 0, NULL, SCOPE_NONE, NULL }
 };
 
 static void

@@ -1118,7 +1118,7 @@ cmd_api(struct ctl_conn *c, json_t *req)
 		return;
 	}
 	c->busy = 1;
-	c->api = admin_call(methods[i].m, path, body, body != NULL ?
-	    strlen(body) : 0, c->actor, api_done, c);
+	c->api = admin_call(c->actor, methods[i].m, path, body, body != NULL ?
+	    strlen(body) : 0, api_done, c);
 	free(body);
 }

@@ -30,6 +30,11 @@ import time
 BUILD = None            # build dir holding ankusad, ankusactl, ankusa-edge
 PROGRAMS = None         # copies of what the daemon's user runs (program())
 SRCDIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Every daemon's admin API takes this token (scope "*"); request() sends it
+# to the admin ports of the daemons made here (ADMIN_PORTS), unless a test
+# gives its own Authorization (None: none at all).
+ADMIN_TOKEN = "e2e-" + os.urandom(16).hex()
+ADMIN_PORTS = set()
 
 UUIDV7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}"
                     r"-[0-9a-f]{12}$")
@@ -498,7 +503,9 @@ class Daemon:
         self.conf = os.path.join(self.dir, "ankusa.yml")
         self.port = free_port()
         self.admin_port = free_port()
-        self.admin = {"ip": "127.0.0.1", "port": self.admin_port}
+        self.admin = {"ip": "127.0.0.1", "port": self.admin_port,
+                      "tokens": admin_tokens()}
+        ADMIN_PORTS.add(self.admin_port)
         self.http = {"ip": "127.0.0.1", "port": self.port,
                      "workers": workers, "max_body_bytes": max_body,
                      "routing": routing, "prefix": prefix}
@@ -783,6 +790,11 @@ class Daemon:
         return "http://%s:%d%s" % (self.host, self.port, path)
 
 
+def admin_tokens():
+    """The admin.tokens of a harness daemon: ADMIN_TOKEN, every scope."""
+    return [{"name": "e2e", "token": ADMIN_TOKEN, "scopes": ["*"]}]
+
+
 def check_config(path, env=None):
     """ankusad -n -c path: (exit status, stdout + stderr)."""
     r = subprocess.run([binary("ankusad"), "-n", "-c", path],
@@ -812,9 +824,12 @@ def request(port, method, path, body=None, headers=None, timeout=10.0,
         conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         h = {}
-        if body is not None and method in ("POST", "PUT", "PATCH"):
+        if body is not None and method in ("POST", "PUT", "PATCH", "DELETE"):
             h["Content-Type"] = "application/json"
+        if port in ADMIN_PORTS:
+            h["Authorization"] = "Bearer " + ADMIN_TOKEN
         h.update(headers or {})
+        h = {k: v for k, v in h.items() if v is not None}
         conn.request(method, path, body=body, headers=h)
         r = conn.getresponse()
         data = r.read()

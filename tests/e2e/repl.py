@@ -378,7 +378,17 @@ class Node(Daemon):
         self.admin_port = free_port(self.host)
         self.http["ip"] = self.host
         self.http["port"] = self.port
-        self.admin = {"ip": self.host, "port": self.admin_port}
+        # The token in a file only root may read: an exec of ankusad by
+        # itself (a role change), as node.user, must not need to read it.
+        tfile = os.path.join(ankusa.tmpdir("secret-node%d" % index),
+                             "admin.token")
+        with open(tfile, "w") as f:
+            f.write(ankusa.ADMIN_TOKEN + "\n")
+        os.chmod(tfile, 0o600)
+        self.admin = {"ip": self.host, "port": self.admin_port,
+                      "tokens": [{"name": "e2e", "token_file": tfile,
+                                  "scopes": ["*"]}]}
+        ankusa.ADMIN_PORTS.add(self.admin_port)
         self.write_config()
 
     @property

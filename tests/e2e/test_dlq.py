@@ -7,6 +7,7 @@ queue.dlq.warn_rows, and ankusactl's show, delete and dlq show|purge."""
 import json
 import time
 
+import ankusa
 from ankusa import (HOLD_RETRY, Daemon, TestSink, expect_accepted,
                     hold_source, post, wait_until)
 from test_metrics import parse, scrape
@@ -343,7 +344,9 @@ def test_dlq_caller_gone():
     kill_all(d, "a", ids)
     for q in ("DELETE /v1/dlq?source_id=a", "GET /v1/dlq?source_id=a"):
         c = socket.create_connection(("127.0.0.1", d.admin_port))
-        c.sendall(("%s HTTP/1.1\r\nHost: x\r\n\r\n" % q).encode())
+        c.sendall(("%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                   "Authorization: Bearer %s\r\n\r\n" % (
+                       q, d.admin_port, ankusa.ADMIN_TOKEN)).encode())
         c.close()
     time.sleep(0.5)
     assert d.running()

@@ -255,8 +255,11 @@ class Prometheus:
                     "scrape_configs:\n"
                     "  - job_name: ankusa\n"
                     "    scrape_interval: 1s\n"
+                    "    authorization:\n"
+                    "      credentials: %s\n"
                     "    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % target_port)
+                    "      - targets: ['127.0.0.1:%d']\n" % (
+                        ankusa.ADMIN_TOKEN, target_port))
         self.proc = None
         self.pid = None
         ctx = ankusa._ctx

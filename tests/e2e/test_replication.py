@@ -780,6 +780,15 @@ def test_repl_root_helper_survives_reexec():
     for d in g.nodes:
         d.extra["node"] = {"user": ankusa.DAEMON_USER,
                            "data_dir": d.data_dir}
+        # The token in a file only root reads: the exec, as node.user,
+        # must take it from the image before.
+        tfile = os.path.join(ankusa.tmpdir("secret-" + _name(d)),
+                             "admin.token")
+        with open(tfile, "w") as f:
+            f.write(ankusa.ADMIN_TOKEN + "\n")
+        os.chmod(tfile, 0o600)
+        d.admin["tokens"] = [{"name": "e2e", "token_file": tfile,
+                              "scopes": ["*"]}]
         d.write_config()
     g.start()
     a = g.master()
@@ -796,6 +805,10 @@ def test_repl_root_helper_survives_reexec():
     _check_helper_kept(x, helpers[x])
     note("%s elected and executed again: helper %d kept, its parent %d" %
          (_name(x), helpers[x], x.pid))
+    # The new image, node.user from its start, takes the token of a file
+    # only root reads.
+    st, _, doc = x.api("GET", "/v1/config")
+    assert st == 200, (st, doc)
 
     # 2. kill -9 of the re-executed master: its helper goes with it (the
     # old master back first, for a quorum to elect the next one, which

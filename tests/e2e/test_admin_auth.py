@@ -1,0 +1,340 @@
+# SPDX-License-Identifier: ISC
+"""Who may use the admin API (issue 36, section 1).
+
+Every route of the route tables (read from daemon/admin/admin_api*.c, so
+that a route added without a scope, or without its line in ankusad(8),
+fails here) is refused without a token (401, WWW-Authenticate: Bearer),
+refused with a token that has every scope but its own (403 naming the
+scope), and admitted with a token that has only its own; /health and
+/ready stay open.  token, token_file (root's alone: read before the
+privilege drop) and token_sha256 all work; near misses of a token are
+refused.  /metrics opens with admin.metrics_public.  No token and a
+ non-loopback admin.ip is exit 78.  Host, Origin and Content-Type are
+checked.
+"""
+
+import hashlib
+import json
+import os
+import re
+
+import ankusa
+from ankusa import Daemon, Raw, head_bytes, request
+
+SCOPES = {
+    "SCOPE_CONFIG_READ": "config:read",
+    "SCOPE_HOOKS_READ": "hooks:read",
+    "SCOPE_HOOKS_READ_BODY": "hooks:read_body",
+    "SCOPE_HOOKS_WRITE": "hooks:write",
+    "SCOPE_DLQ_READ": "dlq:read",
+    "SCOPE_DLQ_WRITE": "dlq:write",
+    "SCOPE_REPLAYS_READ": "replays:read",
+    "SCOPE_REPLAYS_WRITE": "replays:write",
+    "SCOPE_QUARANTINE_READ": "quarantine:read",
+    "SCOPE_QUARANTINE_WRITE": "quarantine:write",
+    "SCOPE_RATE_LIMITS_READ": "rate_limits:read",
+    "SCOPE_RATE_LIMITS_WRITE": "rate_limits:write",
+    "SCOPE_SINKS_WRITE": "sinks:write",
+    "SCOPE_SOURCES_WRITE": "sources:write",
+    "SCOPE_BACKUP_WRITE": "backup:write",
+    "SCOPE_AUDIT_READ": "audit:read",
+    "SCOPE_METRICS_READ": "metrics:read",
+}
+# What a {} of a pattern is filled with: ids that name nothing, so that a
+# route admitted answers 400, 404 or 409 and changes nothing.
+PARAM = "nosuch"
+HOOK_ID = "0190a6d4-0000-7000-8000-000000000000"
+ROUTE_RE = re.compile(r'\{\s*ADMIN_(GET|POST|PUT|PATCH|DELETE),\s*"([^"]+)",'
+                      r'\s*(SCOPE_[A-Z_]+),', re.S)
+
+
+def routes():
+    """[(method, pattern, scope name or None)] of every route table."""
+    d = os.path.join(ankusa.SRCDIR, "daemon", "admin")
+    out = []
+    for n in sorted(os.listdir(d)):
+        if n.startswith("admin_api") and n.endswith(".c"):
+            with open(os.path.join(d, n)) as f:
+                for m, pat, sc in ROUTE_RE.findall(f.read()):
+                    assert sc == "SCOPE_NONE" or sc in SCOPES, (n, pat, sc)
+                    out.append((m, pat, SCOPES.get(sc)))
+    assert len(out) >= 25, out
+    return out
+
+
+def fill(pattern):
+    path = pattern.replace("/v1/hooks/{}", "/v1/hooks/" + HOOK_ID)
+    return path.replace("{}", PARAM)
+
+
+def token_for(name):
+    return "tok-%s-%s" % (name, ankusa.ADMIN_TOKEN[-8:])
+
+
+def scoped_tokens():
+    """Per scope, a token of that scope alone (only-*) and one of every
+    other (not-*)."""
+    toks = ankusa.admin_tokens()
+    for sc in SCOPES.values():
+        n = sc.replace(":", "-")
+        toks.append({"name": "only-" + n, "token": token_for("only-" + n),
+                     "scopes": [sc]})
+        toks.append({"name": "not-" + n, "token": token_for("not-" + n),
+                     "scopes": [o for o in SCOPES.values() if o != sc]})
+    return toks
+
+
+def call(d, method, path, token=None, body=None, headers=None):
+    h = {"Authorization": "Bearer " + token if token else None}
+    h.update(headers or {})
+    st, hdrs, data = request(d.admin_port, method, path, body, headers=h,
+                             timeout=30)
+    try:
+        doc = json.loads(data) if data else None
+    except ValueError:
+        doc = None
+    return st, hdrs, doc
+
+
+def raw_call(d, method, path, headers, body=None, timeout=10):
+    r = Raw(d.admin_port, timeout)
+    try:
+        r.send(head_bytes(method, path, headers, body))
+        return r.read_response()
+    finally:
+        r.close()
+
+
+def test_admin_auth_scopes_every_route():
+    """Each route: 401 without a token, 403 naming its scope with every
+    other scope, admitted with its own alone; ankusad(8) lists each
+    route with its scope."""
+    d = Daemon()
+    d.admin["tokens"] = scoped_tokens()
+    d.write_config()
+    d.start()
+    with open(os.path.join(ankusa.SRCDIR, "daemon", "ankusad.8.in")) as f:
+        man = f.read()
+    seen = set()
+    for method, pat, scope in routes():
+        path = fill(pat)
+        body = b"{}" if method in ("POST", "PUT", "PATCH") else None
+        what = "%s %s" % (method, pat)
+        line = "%s %s" % (method, pat)
+        assert re.search(r"^%s +%s( |$)" % (
+            re.escape(line), re.escape(scope or "(open)")), man, re.M), \
+            "ankusad(8) does not list %s with its scope %s" % (line, scope)
+        if scope is None:
+            st, _, doc = call(d, method, path)
+            assert st == 200, (what, st, doc)
+            continue
+        seen.add(scope)
+        st, hdrs, doc = call(d, method, path, body=body)
+        assert st == 401 and doc == {"error": "unauthenticated"}, \
+            (what, st, doc)
+        assert hdrs.get("www-authenticate") == "Bearer", (what, hdrs)
+        n = scope.replace(":", "-")
+        st, _, doc = call(d, method, path, token_for("not-" + n), body)
+        assert st == 403 and doc == {"error": "forbidden", "scope": scope}, \
+            (what, st, doc)
+        st, _, doc = call(d, method, path, token_for("only-" + n), body)
+        assert st not in (401, 403, 405, 415), (what, st, doc)
+        st, _, doc = call(d, method, path, ankusa.ADMIN_TOKEN, body)
+        assert st not in (401, 403, 405, 415), ("*", what, st, doc)
+    # Every scope a route names was tried.
+    assert "dlq:write" in seen and "metrics:read" in seen, seen
+    # A path with no route: a valid token learns it is 404, no token 401.
+    assert call(d, "GET", "/v1/nothing")[0] == 401
+    assert call(d, "GET", "/v1/nothing", ankusa.ADMIN_TOKEN)[0] == 404
+    assert d.stop() == 0
+
+
+def test_admin_auth_token_forms():
+    """token_file (mode 0600, root's: read before the drop), token_sha256
+    and token are each a credential; a token off by its last byte, its
+    prefix, one with a byte more, an empty one and another scheme are
+    refused; /v1/config names the tokens and never shows one."""
+    d = Daemon()
+    tfile = os.path.join(ankusa.tmpdir("secrets"), "admin.token")
+    os.chmod(os.path.dirname(tfile), 0o700)
+    filed = "filed-" + os.urandom(12).hex()
+    with open(tfile, "w") as f:
+        f.write(filed + "\n")
+    os.chmod(tfile, 0o600)
+    hashed = "hashed-" + os.urandom(12).hex()
+    d.admin["tokens"] = ankusa.admin_tokens() + [
+        {"name": "filed", "token_file": tfile, "scopes": ["config:read"]},
+        {"name": "hashed", "token_sha256":
+         hashlib.sha256(hashed.encode()).hexdigest().upper(),
+         "scopes": ["dlq:read", "config:read"]},
+    ]
+    d.write_config()
+    d.start()
+    st, _, doc = call(d, "GET", "/v1/config", filed)
+    assert st == 200, (st, doc)
+    text = json.dumps(doc)
+    for secret in (filed, hashed, ankusa.ADMIN_TOKEN):
+        assert secret not in text, "a token shows in /v1/config"
+    toks = doc["admin"]["tokens"]
+    assert [t["name"] for t in toks] == ["e2e", "filed", "hashed"], toks
+    assert toks[0]["scopes"] == ["*"] and toks[1]["token_file"] == \
+        "<redacted>", toks
+    assert call(d, "GET", "/v1/dlq", filed)[0] == 403
+    assert call(d, "GET", "/v1/dlq", hashed)[0] == 200
+    tok = ankusa.ADMIN_TOKEN
+    for bad in (tok[:-1] + ("0" if tok[-1] != "0" else "1"), tok[:-1],
+                tok + "x", "x" * len(tok), hashlib.sha256(
+                    hashed.encode()).hexdigest()):
+        st, _, doc = call(d, "GET", "/v1/dlq", bad)
+        assert st == 401 and doc == {"error": "unauthenticated"}, (bad, st)
+    for hdr in ("Bearer", "Bearer ", "Basic " + tok, tok, "bearer " + tok):
+        st, _, _ = call(d, "GET", "/v1/dlq", headers={"Authorization": hdr})
+        assert st == (200 if hdr.startswith("bearer ") else 401), (hdr, st)
+    # The tokens survive a reload (the file is not read again).
+    d.ctl("reload")
+    assert call(d, "GET", "/v1/config", filed)[0] == 200
+    assert call(d, "GET", "/v1/dlq", hashed)[0] == 200
+    assert d.stop() == 0
+
+
+def test_admin_auth_config_errors():
+    """A bad entry is a config error naming its key: two credentials, none,
+    an unknown scope, a name twice, a bad digest, a relative file."""
+    d = Daemon()
+    cases = [
+        ({"name": "a", "token": "x", "token_file": "/x", "scopes": ["*"]},
+         r"admin\.tokens\[1\] must have exactly one of token, token_file "
+         r"and token_sha256, got 2"),
+        ({"name": "a", "scopes": ["*"]},
+         r"admin\.tokens\[1\] must have exactly one of .*got 0"),
+        ({"name": "a", "token": "x", "scopes": ["dlq:wrote"]},
+         r"admin\.tokens\[1\]\.scopes\[0\]: unknown scope dlq:wrote"),
+        ({"name": "e2e", "token": "x", "scopes": ["*"]},
+         r"admin\.tokens\[1\]\.name: e2e is the name of another token"),
+        ({"name": "a", "token_sha256": "abc", "scopes": ["*"]},
+         r"admin\.tokens\[1\]\.token_sha256 must be 64 hex digits"),
+        ({"name": "a", "token_file": "rel/path", "scopes": ["*"]},
+         r"admin\.tokens\[1\]\.token_file must be an absolute path"),
+        ({"name": "a", "token": "x", "scopes": []},
+         r"admin\.tokens\[1\]\.scopes must be a non-empty list"),
+    ]
+    for entry, want in cases:
+        d.admin["tokens"] = ankusa.admin_tokens() + [entry]
+        d.write_config()
+        rc, out = ankusa.check_config(d.conf)
+        assert rc == 78 and re.search(want, out), (entry, rc, out)
+    # A token_file that cannot be read: exit 78 at start, naming it.
+    d.admin["tokens"] = [{"name": "a", "token_file": "/nonexistent/tok",
+                          "scopes": ["*"]}]
+    d.write_config()
+    p = d.spawn()
+    assert p.wait(15) == 78
+    assert "admin.tokens[0].token_file /nonexistent/tok: No such file" in \
+        d.log_text(), d.log_text()
+
+
+def test_admin_auth_metrics_public():
+    """admin.metrics_public opens /metrics and nothing else."""
+    d = Daemon()
+    d.admin["metrics_public"] = True
+    d.write_config()
+    d.start()
+    st, _, _ = call(d, "GET", "/metrics")
+    assert st == 200
+    assert call(d, "GET", "/v1/dlq")[0] == 401
+    d.admin["metrics_public"] = False
+    d.write_config()
+    d.ctl("reload")
+    assert call(d, "GET", "/metrics")[0] == 401
+    assert call(d, "GET", "/metrics", ankusa.ADMIN_TOKEN)[0] == 200
+    assert d.stop() == 0
+
+
+def test_admin_auth_no_token():
+    """No token: a non-loopback admin.ip is refused (ankusad -n and the
+    start, exit 78, saying why); on loopback the API is served open with
+    a warning at start."""
+    d = Daemon()
+    d.admin = {"ip": "0.0.0.0", "port": d.admin_port}
+    d.write_config()
+    rc, out = ankusa.check_config(d.conf)
+    assert rc == 78 and "admin.ip 0.0.0.0 is not a loopback address, and " \
+        "admin.tokens is empty" in out, (rc, out)
+    p = d.spawn()
+    assert p.wait(15) == 78
+    assert "admin.ip 0.0.0.0 is not a loopback address" in d.log_text()
+    d.admin = {"ip": "127.0.0.1", "port": d.admin_port}
+    d.write_config()
+    d.start()
+    assert "admin.tokens is empty: the admin API on 127.0.0.1:%d is open" % \
+        d.admin_port in d.log_text()
+    st, _, doc = call(d, "GET", "/v1/dlq")
+    assert st == 200, (st, doc)
+    assert d.stop() == 0
+
+
+def test_admin_auth_host_origin_ctype():
+    """A Host that is not the listener is 403 bad_host (a rebound name);
+    an Origin not the Host is 403 bad_origin, even with a good token (a
+    page of another site); a write's body must be application/json
+    (415).  localhost, the address with and without the port, the
+    connection's own address and admin.hosts pass."""
+    d = Daemon()
+    d.admin["hosts"] = ["admin.example", "lb.example:8443"]
+    d.write_config()
+    d.start()
+    auth = ("Authorization", "Bearer " + ankusa.ADMIN_TOKEN)
+    port = d.admin_port
+    for host, ok in (("127.0.0.1:%d" % port, True), ("127.0.0.1", True),
+                     ("localhost:%d" % port, True), ("LOCALHOST", True),
+                     ("admin.example", True), ("admin.example:9", True),
+                     ("lb.example:8443", True), ("lb.example:8444", False),
+                     ("lb.example", False), ("evil.example", False),
+                     ("evil.example:%d" % port, False),
+                     ("127.0.0.1:%d" % (port + 1), False),
+                     ("127.0.0.10:%d" % port, False)):
+        r = raw_call(d, "GET", "/v1/dlq", [("Host", host), auth])
+        if ok:
+            assert r.status == 200, (host, r)
+        else:
+            assert r.status == 403 and r.json() == {
+                "error": "bad_host", "message": "the Host header does not "
+                "name this listener (admin.hosts lists more names)"}, \
+                (host, r)
+    # /health too: no rebound name reads anything.
+    r = raw_call(d, "GET", "/health", [("Host", "evil.example")])
+    assert r.status == 403 and r.json()["error"] == "bad_host", r
+    # The required one: a cross-site request, token or not.
+    for hdrs in ([("Host", "127.0.0.1:%d" % port),
+                  ("Origin", "http://evil.example")],
+                 [("Host", "127.0.0.1:%d" % port),
+                  ("Origin", "http://evil.example"), auth],
+                 [("Host", "127.0.0.1:%d" % port), ("Origin", "null"), auth]):
+        for method, path in (("GET", "/v1/dlq"), ("POST", "/v1/retry-now"),
+                             ("DELETE", "/v1/dlq?all=true")):
+            r = raw_call(d, method, path, hdrs + [("Content-Length", "0")])
+            assert r.status == 403 and r.json()["error"] == "bad_origin", \
+                (method, hdrs, r)
+    r = raw_call(d, "GET", "/v1/dlq", [("Host", "127.0.0.1:%d" % port),
+                                       ("Origin", "http://127.0.0.1:%d" %
+                                        port), auth])
+    assert r.status == 200, r
+    # Writes: JSON only.
+    for ct in ("text/plain", "application/x-www-form-urlencoded",
+               "multipart/form-data; boundary=x", "application/jsonx"):
+        st, _, doc = call(d, "POST", "/v1/retry-now", ankusa.ADMIN_TOKEN,
+                          b"{}", headers={"Content-Type": ct})
+        assert st == 415 and doc["error"] == "unsupported_media_type" and \
+            "application/json" in doc["message"], (ct, st, doc)
+    st, _, doc = call(d, "POST", "/v1/retry-now", ankusa.ADMIN_TOKEN, b"{}",
+                      headers={"Content-Type": "application/json; "
+                               "charset=utf-8"})
+    assert st == 200, (st, doc)
+    r = raw_call(d, "POST", "/v1/retry-now", [
+        ("Host", "127.0.0.1:%d" % port), auth, ("Content-Length", "2")],
+        b"{}")
+    assert r.status == 415, r
+    r = raw_call(d, "POST", "/v1/retry-now", [
+        ("Host", "127.0.0.1:%d" % port), auth, ("Content-Length", "0")])
+    assert r.status == 200, r
+    assert d.stop() == 0
