@@ -582,6 +582,9 @@ ckey_differs(const struct conf_key *k, const char *o, const char *w)
 	case T_U32:
 		return *(const uint32_t *)(const void *)(o + k->off) !=
 		    *(const uint32_t *)(const void *)(w + k->off);
+	case T_U64:
+		return *(const uint64_t *)(const void *)(o + k->off) !=
+		    *(const uint64_t *)(const void *)(w + k->off);
 	case T_BOOL:
 	case T_ENUM:
 	case T_SECTION:		/* the section's presence */

@@ -273,6 +273,9 @@ struct conf {
 		int		 metrics_public;
 		char		**hosts;	/* more names for Host */
 		int		 nhosts;
+		uint32_t	 max_conns;
+		uint64_t	 head_timeout_ms;
+		uint64_t	 body_timeout_ms;
 	} admin;
 
 	struct {

@@ -314,6 +314,23 @@ const struct conf_key conf_tab[] = {
 	    "the names a proxy or a load balancer reaches the listener "
 	    "by.  Any other Host, and an Origin that does not match the "
 	    "Host, is refused 403." },
+	{ .name = "admin.max_conns", .type = T_U32, .scope = S_CONF,
+	  .off = CO(admin.max_conns), .def = "64", .min = 1, .max = 65536,
+	  .flags = F_RESTART,
+	  .doc = "The admin listener's connections at once; more wait in "
+	    "the kernel's backlog until one closes." },
+	{ .name = "admin.head_timeout_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(admin.head_timeout_ms), .def = "10000", .min = 100,
+	  .max = 3600000, .flags = F_RESTART,
+	  .doc = "The time a request's head may take to arrive, from the "
+	    "connection (or the previous answer on it); then the connection "
+	    "is closed." },
+	{ .name = "admin.body_timeout_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(admin.body_timeout_ms), .def = "30000", .min = 100,
+	  .max = 3600000, .flags = F_RESTART,
+	  .doc = "The time a request's body may take to arrive after its "
+	    "head; then the connection is closed." },
+
 	/* control */
 	{ .name = "control", .type = T_SECTION,
 	  .doc = "The control socket of ankusactl(8)." },

@@ -42,6 +42,7 @@
 #include "admin_api.h"
 #include "admin_audit.h"
 #include "admin_auth.h"
+#include "admin_conn.h"
 #include "clock.h"
 #include "conf.h"
 #include "lameduck.h"
@@ -105,6 +106,8 @@ admin_routes(const struct admin_route *const *tables, size_t n)
 int
 admin_init(int fd, char *err, size_t errlen)
 {
+	struct evhttp_bound_socket *bound;
+
 	if ((http = evhttp_new(env->base)) == NULL) {
 		snprintf(err, errlen, "admin: evhttp_new failed");
 		return -1;
@@ -117,7 +120,10 @@ admin_init(int fd, char *err, size_t errlen)
 	    EVHTTP_REQ_HEAD);
 	evhttp_set_default_content_type(http, "application/json");
 	evhttp_set_gencb(http, admin_request, NULL);
-	if (evhttp_accept_socket_with_handle(http, fd) == NULL) {
+	if ((bound = evhttp_accept_socket_with_handle(http, fd)) == NULL ||
+	    admin_conn_init(http, bound, env->conf->admin.max_conns,
+	    env->conf->admin.head_timeout_ms,
+	    env->conf->admin.body_timeout_ms) == -1) {
 		snprintf(err, errlen, "admin: cannot accept on the listener");
 		evhttp_free(http);
 		http = NULL;
@@ -132,6 +138,7 @@ admin_close(void)
 	if (http != NULL)
 		evhttp_free(http);
 	http = NULL;
+	admin_conn_close();
 }
 
 static enum admin_method
@@ -420,6 +427,7 @@ admin_request(struct evhttp_request *req, void *arg)
 	ar->conn = evhttp_request_get_connection(req);
 	ar->method = method_of(evhttp_request_get_command(req));
 	snprintf(ar->actor, sizeof(ar->actor), "anonymous");
+	admin_conn_dispatched(req);
 	if (admin_gate_origin(ar) == -1)
 		return;
 	admin_route(ar, uri != NULL ? evhttp_uri_get_path(uri) : NULL,

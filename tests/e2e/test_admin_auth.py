@@ -10,16 +10,20 @@ scope), and admitted with a token that has only its own; /health and
 privilege drop) and token_sha256 all work; near misses of a token are
 refused.  /metrics opens with admin.metrics_public.  No token and a
  non-loopback admin.ip is exit 78.  Host, Origin and Content-Type are
-checked.
+checked; the listener caps its connections, bounds a head's and a body's
+time and survives EMFILE.
 """
 
 import hashlib
 import json
 import os
 import re
+import resource
+import time
 
 import ankusa
-from ankusa import Daemon, Raw, head_bytes, request
+from ankusa import Daemon, Raw, head_bytes, request, wait_until
+from test_control import _cpu_s, lowest_free_fd, root_daemon
 
 SCOPES = {
     "SCOPE_CONFIG_READ": "config:read",
@@ -337,4 +341,123 @@ def test_admin_auth_host_origin_ctype():
     r = raw_call(d, "POST", "/v1/retry-now", [
         ("Host", "127.0.0.1:%d" % port), auth, ("Content-Length", "0")])
     assert r.status == 200, r
+    assert d.stop() == 0
+
+
+def _closed_after(r, lo, hi):
+    """r is closed by the daemon later than lo s and within hi s."""
+    t0 = time.monotonic()
+    assert not r.closed_by_peer(lo), "closed before %.1f s" % lo
+    assert r.closed_by_peer(hi - lo), "still open after %.1f s" % hi
+    return time.monotonic() - t0
+
+
+def test_admin_auth_deadlines():
+    """A head trickled a byte at a time (each well within the idle
+    timeout) is cut at admin.head_timeout_ms; a body at
+    admin.body_timeout_ms after its head; a keep-alive connection's next
+    head has its own deadline; a whole request in time is answered."""
+    d = Daemon()
+    d.admin.update({"head_timeout_ms": 1000, "body_timeout_ms": 2000})
+    d.write_config()
+    d.start()
+    head = head_bytes("GET", "/v1/dlq", [
+        ("Host", "127.0.0.1:%d" % d.admin_port),
+        ("Authorization", "Bearer " + ankusa.ADMIN_TOKEN)])
+    r = Raw(d.admin_port)
+    t0 = time.monotonic()
+    closed = False
+    for b in head[:-2]:
+        try:
+            r.send(bytes([b]))
+        except OSError:
+            closed = True
+            break
+        if r.readable(0.1) and r.closed_by_peer(0.01):
+            closed = True
+            break
+        if time.monotonic() - t0 > 5:
+            break
+    took = time.monotonic() - t0
+    assert closed and 0.8 < took < 2.0, (closed, took)
+    r.close()
+    # The body's deadline runs from the head.
+    r = Raw(d.admin_port)
+    r.send(head_bytes("POST", "/v1/retry-now", [
+        ("Host", "127.0.0.1:%d" % d.admin_port),
+        ("Authorization", "Bearer " + ankusa.ADMIN_TOKEN),
+        ("Content-Type", "application/json"), ("Content-Length", "10")],
+        b"{"))
+    _closed_after(r, 1.5, 3.0)
+    r.close()
+    # Keep-alive: one answer, then the next head's deadline.
+    r = Raw(d.admin_port)
+    r.send(head)
+    assert r.read_response().status == 200
+    time.sleep(0.5)
+    r.send(head)
+    assert r.read_response().status == 200
+    _closed_after(r, 0.5, 2.0)
+    r.close()
+    assert "admin: a request's head did not arrive in time" in d.log_text()
+    assert d.stop() == 0
+
+
+def test_admin_auth_connection_cap():
+    """admin.max_conns idle connections hold the listener: one more waits
+    unanswered in the backlog, and is answered once one of them closes."""
+    d = Daemon()
+    d.admin.update({"max_conns": 3, "head_timeout_ms": 30000})
+    d.write_config()
+    d.start()
+    idle = [Raw(d.admin_port) for _ in range(3)]
+    time.sleep(0.3)
+    r = Raw(d.admin_port)
+    r.send(head_bytes("GET", "/health", [
+        ("Host", "127.0.0.1:%d" % d.admin_port)]))
+    assert not r.readable(1.5), "a 4th connection was served"
+    idle[0].close()
+    assert r.read_response(timeout=5).status == 200
+    for c in idle[1:] + [r]:
+        c.close()
+    # The cap's connections gone, it serves again at once.
+    wait_until(lambda: request(d.admin_port, "GET", "/health",
+                               timeout=2)[0] == 200, what="served again")
+    assert d.stop() == 0
+
+
+def test_admin_auth_emfile_no_spin():
+    """With the master out of descriptors, connections to the admin port
+    that cannot be accepted do not spin its loop; once descriptors are
+    back, a waiting one is answered."""
+    d = root_daemon()
+    low = lowest_free_fd(d.pid)
+    soft, hard = resource.prlimit(d.pid, resource.RLIMIT_NOFILE)
+    held = []
+    try:
+        resource.prlimit(d.pid, resource.RLIMIT_NOFILE, (low + 2, hard))
+        for _ in range(8):
+            held.append(Raw(d.admin_port))
+        time.sleep(0.5)
+        cpu0 = _cpu_s(d.pid)
+        time.sleep(3)
+        spent = _cpu_s(d.pid) - cpu0
+        assert spent < 0.3, "master used %.2f s of CPU in 3 s" % spent
+        n = d.log_text().count("admin: accept; not accepting")
+        assert 1 <= n <= 6, n
+        waiting = held[-1]
+        waiting.send(head_bytes("GET", "/health", [
+            ("Host", "127.0.0.1:%d" % d.admin_port)]))
+        for c in held[:-1]:
+            c.close()
+        held = [waiting]
+        resource.prlimit(d.pid, resource.RLIMIT_NOFILE, (soft, hard))
+        assert waiting.read_response(timeout=10).status == 200
+    finally:
+        for c in held:
+            c.close()
+        try:
+            resource.prlimit(d.pid, resource.RLIMIT_NOFILE, (soft, hard))
+        except OSError:
+            pass
     assert d.stop() == 0
