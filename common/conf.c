@@ -405,6 +405,7 @@ conf_free(struct conf *cf)
 		free(cf->admin.hosts[i]);
 	free(cf->admin.hosts);
 	free(cf->control.socket);
+	free(cf->control.group);
 	for (i = 0; i < cf->nrate_tenants; i++)
 		free(cf->rate_tenants[i].tenant);
 	free(cf->rate_tenants);

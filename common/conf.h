@@ -281,6 +281,7 @@ struct conf {
 	struct {
 		char		*socket;
 		uint32_t	 mode;
+		char		*group;		/* NULL: root only */
 	} control;
 
 	struct rate_limit	 rate_default;

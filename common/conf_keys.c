@@ -342,6 +342,14 @@ const struct conf_key conf_tab[] = {
 	  .off = CO(control.mode), .def = "0660", .max = 0777,
 	  .doc = "The socket's permissions, in octal (0660 or \"0660\"; "
 	    "every digit is read as octal)." },
+	{ .name = "control.group", .type = T_STR, .scope = S_CONF,
+	  .off = CO(control.group), .flags = F_RESTART,
+	  .doc = "The group whose members may use the control socket, "
+	    "besides root (its peer's credentials are checked at each "
+	    "connection: the user's primary group, its supplementary groups "
+	    "or the group's member list).  The socket is made root's and "
+	    "this group's.  node.user is never admitted, being the user of "
+	    "the master and its children.  Unset: root only." },
 
 	/* rate_limits */
 	{ .name = "rate_limits", .type = T_SECTION,

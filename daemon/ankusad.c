@@ -977,9 +977,8 @@ main(int argc, char *argv[])
 	if (admin_fd != -1 && admin_init(admin_fd, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (control_init(env->conf->control.socket, env->conf->control.mode,
-	    err, sizeof(err)) == -1)
+	    env->conf->control.group, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	privsep_chown(env->conf->control.socket);
 	/* The helper that stays root; after an exec of ankusad by itself,
 	 * the one the first image forked, taken back. */
 	privsep_helper(listener_filter);

@@ -53,6 +53,7 @@
 
 static struct {
 	int	 root;		/* started as root: we change user */
+	int	 was_root;	/* executed again by an image that was */
 	int	 helper;	/* our end of the helper's socketpair, or -1 */
 	uid_t	 uid;
 	gid_t	 gid;
@@ -96,6 +97,12 @@ privsep_init(const char *user)
 
 	ps.root = geteuid() == 0;
 	ps.helper = -1;
+	/* Executed again by itself (already the user): the helper forked by
+	 * the first image is still there, and says that image was root. */
+	if (!ps.root && reexec_inherited()) {
+		ps.helper = privsep_helper_inherited();
+		ps.was_root = ps.helper != -1;
+	}
 	if (!ps.root) {
 		ps.uid = geteuid();
 		ps.gid = getegid();
@@ -174,11 +181,16 @@ privsep_as_root(void)
 		fatal("privsep: cannot take root's ids back");
 }
 
-void
-privsep_chown(const char *path)
+uid_t
+privsep_uid(void)
 {
-	if (ps.root && chown(path, ps.uid, ps.gid) == -1)
-		log_warn("privsep: chown %s to %s", path, ps.name);
+	return ps.uid;
+}
+
+int
+privsep_root(void)
+{
+	return ps.root || ps.was_root;
 }
 
 /*
@@ -318,12 +330,9 @@ privsep_helper(int (*act)(int))
 	pid_t parent;
 	int sv[2], i, err, fd;
 
-	/* Executed again by itself (already the user): the helper forked by
-	 * the first image is still there. */
-	if (!ps.root && reexec_inherited()) {
-		ps.helper = privsep_helper_inherited();
+	/* Executed again by itself: the helper was taken back at init. */
+	if (!ps.root && reexec_inherited())
 		return;
-	}
 	if (!ps.root || ps.uid == 0)
 		return;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)

@@ -5,6 +5,8 @@
 #ifndef ANKUSA_PRIVSEP_H
 #define ANKUSA_PRIVSEP_H
 
+#include <sys/types.h>
+
 /* node.user when the key is unset and ankusad starts as root. */
 #define PRIVSEP_DEFAULT_USER	"ankusa"
 
@@ -21,8 +23,11 @@ void		 privsep_data_dir(const char *dir);
  * creates is the user's, and root's back after (no-ops unless root). */
 void		 privsep_as_user(void);
 void		 privsep_as_root(void);
-/* Give a path root created (the control socket) to the user. */
-void		 privsep_chown(const char *path);
+/* The uid the daemon runs as (or will after the drop), and whether it
+ * was started as root (an exec of ankusad by itself: whether the first
+ * image was, as the root helper it hands down says). */
+uid_t		 privsep_uid(void);
+int		 privsep_root(void);
 /* Started as root: fork the helper that stays root for one act, act(fd)
  * at a drain (the ingest listener's socket filter, which a kernel may
  * refuse an unprivileged process), asked for by privsep_helper_act(fd),

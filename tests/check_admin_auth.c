@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * check_admin_auth.c: the admin API's credentials: admin.tokens as the
- * configuration reads it (common/conf_tokens.c, common/scope.c), a bearer
- * token's match and the Host and Origin checks
- * (daemon/admin/admin_auth.c).  No socket: every input is built here.
+ * check_admin_auth.c: the admin API's credentials and the control
+ * socket's admission: admin.tokens as the configuration reads it
+ * (common/conf_tokens.c, common/scope.c), a bearer token's match, the
+ * Host and Origin checks (daemon/admin/admin_auth.c) and the peer policy
+ * (daemon/admin/admin_peer.c).  No socket: every input is built here.
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "admin_auth.h"
+#include "admin_peer.h"
 #include "conf.h"
 #include "scope.h"
 #include "sha256.h"
@@ -306,6 +308,48 @@ START_TEST(test_origin)
 }
 END_TEST
 
+START_TEST(test_peer_admit)
+{
+	struct peer_policy pp;
+	gid_t groups[2] = { 7, 50 };
+	char why[256], err[128];
+
+	/* Not started as root: its own user is the operator. */
+	ck_assert_int_eq(peer_policy_init(&pp, NULL, 1000, 0, err,
+	    sizeof(err)), 0);
+	ck_assert(peer_admit(&pp, 1000, 1000, NULL, 0, why, sizeof(why)));
+	ck_assert(peer_admit(&pp, 0, 0, NULL, 0, why, sizeof(why)));
+	ck_assert(!peer_admit(&pp, 1001, 1001, NULL, 0, why, sizeof(why)));
+	ck_assert_msg(strstr(why, "control.group is unset") != NULL, "%s",
+	    why);
+	/* Started as root: node.user (999) is refused, in the group or
+	 * not. */
+	ck_assert_int_eq(peer_policy_init(&pp, NULL, 999, 1, err,
+	    sizeof(err)), 0);
+	ck_assert(!peer_admit(&pp, 999, 999, NULL, 0, why, sizeof(why)));
+	ck_assert_msg(strstr(why, "uid 999 is node.user") != NULL, "%s", why);
+	ck_assert(peer_admit(&pp, 0, 0, NULL, 0, why, sizeof(why)));
+	/* A group, by hand: its gid and a member list. */
+	memset(&pp, 0, sizeof(pp));
+	pp.self = 999;
+	pp.has_group = 1;
+	pp.gid = 50;
+	pp.members[pp.nmembers++] = 2001;
+	ck_assert(peer_admit(&pp, 2000, 50, NULL, 0, why, sizeof(why)));
+	ck_assert(peer_admit(&pp, 2002, 2002, groups, 2, why, sizeof(why)));
+	ck_assert(peer_admit(&pp, 2001, 2001, NULL, 0, why, sizeof(why)));
+	ck_assert(!peer_admit(&pp, 2003, 2003, groups, 1, why, sizeof(why)));
+	ck_assert_msg(strstr(why, "uid 2003 is not root nor a member of "
+	    "control.group") != NULL, "%s", why);
+	ck_assert(!peer_admit(&pp, 999, 50, groups, 2, why, sizeof(why)));
+	/* A group that does not exist is an error naming it. */
+	ck_assert_int_eq(peer_policy_init(&pp, "ankusa-no-such-group", 999, 1,
+	    err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "control.group ankusa-no-such-group") !=
+	    NULL, "%s", err);
+}
+END_TEST
+
 static Suite *
 auth_suite(void)
 {
@@ -322,6 +366,7 @@ auth_suite(void)
 	tcase_add_test(tc, test_tokens_reload_keep);
 	tcase_add_test(tc, test_host);
 	tcase_add_test(tc, test_origin);
+	tcase_add_test(tc, test_peer_admit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,8 +8,11 @@
  * Each change (reload, drain, backup, the quarantine's release and purge,
  * dead-letter-source) is an entry of the audit trail (admin_audit.h),
  * its actor "uid:N" from the peer's credentials; an api call's entry is
- * the API's, with the same actor.  Requests come from local
- * operators only (the socket's mode guards it), but are still read with
+ * the API's, with the same actor.  Requests come from local operators
+ * only: the socket is root's and control.group's, and each connection's
+ * peer is checked by its credentials (admin_peer.h) before a byte is
+ * read; a refused one is answered an error line and closed.  Requests
+ * are still read with
  * bounds: a line over CONTROL_MAX_LINE closes the connection.
  *
  * The socket has its mode from the moment it exists: it is bound under a
@@ -50,6 +53,7 @@
 #include "admin_backup.h"
 #include "admin_control.h"
 #include "admin_gauges.h"
+#include "admin_peer.h"
 #include "clock.h"
 #include "conf.h"
 #include "dispatch/dispatch.h"
@@ -59,6 +63,7 @@
 #include "metrics.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/pipeline_dlsource.h"
+#include "privsep.h"
 #include "quarantine.h"
 #include "reexec.h"
 #include "repl.h"
@@ -92,7 +97,7 @@ struct ctl_conn {
 	int			 held;		/* drain: open until the exit */
 	struct admin_req	*api;		/* an api call answering later */
 	char			 actor[ADMIN_ACTOR_MAX + 1];	/* the peer,
-						 * ctl_actor's */
+						 * ctl_admit's */
 	/* A change answering later (busy): its audit entry, made when it
 	 * ends; action "" when there is none. */
 	char			 au_action[STORE_AUDIT_ACTION_MAX + 1];
@@ -107,6 +112,7 @@ struct ctl_cmd {
 };
 
 static struct evconnlistener	*listener;
+static struct peer_policy	 peers;		/* who is admitted */
 static struct event		*ev_accept_pause;
 static int			 nconns;	/* struct ctl_conn alive */
 static TAILQ_HEAD(, ctl_conn)	 conns = TAILQ_HEAD_INITIALIZER(conns);
@@ -119,6 +125,7 @@ static void	ctl_accept(struct evconnlistener *, evutil_socket_t,
 static void	ctl_accept_error(struct evconnlistener *, void *);
 static void	ctl_accept_resume(evutil_socket_t, short, void *);
 static void	ctl_refuse(evutil_socket_t);
+static int	ctl_admit(evutil_socket_t, char *, size_t);
 static void	ctl_read(struct bufferevent *, void *);
 static void	ctl_write(struct bufferevent *, void *);
 static void	ctl_event(struct bufferevent *, short, void *);
@@ -128,7 +135,6 @@ static void	ctl_end(struct ctl_conn *, json_t *);
 static void	ctl_error(struct ctl_conn *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static void	ctl_list_more(struct ctl_conn *);
-static void	ctl_actor(struct ctl_conn *, int);
 static void	ctl_audit_start(struct ctl_conn *, const char *, const char *,
 		    const char *);
 static void	ctl_audit_end(struct ctl_conn *, const char *);
@@ -164,7 +170,8 @@ static const struct ctl_cmd control_cmds[] = {
 };
 
 int
-control_init(const char *path, mode_t mode, char *err, size_t errlen)
+control_init(const char *path, mode_t mode, const char *group, char *err,
+    size_t errlen)
 {
 	struct sockaddr_un sun;
 	char dir[sizeof(sun.sun_path)], *slash, ch;
@@ -178,6 +185,9 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (peer_policy_init(&peers, group, privsep_uid(), privsep_root(), err,
+	    errlen) == -1)
+		return -1;
 	/* Handed down by an exec of ankusad (reexec.h): listening
 	 * already, at path. */
 	if ((fd = reexec_take("control")) != -1)
@@ -229,6 +239,15 @@ control_init(const char *path, mode_t mode, char *err, size_t errlen)
 	if (r == -1 || listen(fd, CONTROL_BACKLOG) == -1) {
 		snprintf(err, errlen, "control.socket %s: %s", path,
 		    strerror(r == -1 ? save : errno));
+		close(fd);
+		return -1;
+	}
+	/* Root's and control.group's, before it listens to anyone: node.user
+	 * (the children's user) gets no access by the file. */
+	if (privsep_root() && chown(path, 0, peers.has_group ? peers.gid : 0)
+	    == -1) {
+		snprintf(err, errlen, "control.socket %s: chown: %s", path,
+		    strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -331,12 +350,53 @@ ctl_refuse(evutil_socket_t fd)
 	close(fd);
 }
 
+/*
+ * The peer's credentials against the policy (admin_peer.h): 1 admitted,
+ * with actor filled; else 0, after answering the refusal's error line
+ * and closing fd.
+ */
+static int
+ctl_admit(evutil_socket_t fd, char *actor, size_t len)
+{
+	gid_t groups[PEER_MAX_GROUPS];
+	uid_t uid;
+	gid_t gid;
+	char why[256], line[400];
+	int ng, n, i;
+
+	if (peer_creds(fd, &uid, &gid, groups, PEER_MAX_GROUPS, &ng) == -1) {
+		log_warn("control: SO_PEERCRED");
+		snprintf(why, sizeof(why), "the peer's credentials cannot be "
+		    "read");
+	} else if (peer_admit(&peers, uid, gid, groups, ng, why,
+	    sizeof(why))) {
+		snprintf(actor, len, "uid:%u", (unsigned)uid);
+		return 1;
+	}
+	if (log_limit_take(&refuse_log, LOG_LEVEL_WARN))
+		log_warnx("control: refused: %s", why);
+	n = snprintf(line, sizeof(line), "{\"ok\":false,\"end\":true,"
+	    "\"error\":\"not allowed: %s\"}\n", why);
+	(void)send(fd, line, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	/* A request already sent is dropped unread: a unix socket closed
+	 * with unread bytes makes its peer's next read ECONNRESET, which
+	 * could hide the line from a client that reads late. */
+	for (i = 0; i < 16 && recv(fd, line, sizeof(line), MSG_DONTWAIT) > 0;
+	    i++)
+		;
+	close(fd);
+	return 0;
+}
+
 static void
 ctl_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
 {
 	struct ctl_conn *c;
+	char actor[24];
 
+	if (!ctl_admit(fd, actor, sizeof(actor)))
+		return;
 	if (nconns >= CONTROL_MAX_CONNS) {
 		if (log_limit_take(&refuse_log, LOG_LEVEL_WARN))
 			log_warnx("control: %d connections open, refusing "
@@ -353,31 +413,11 @@ ctl_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	nconns++;
+	snprintf(c->actor, sizeof(c->actor), "%s", actor);
 	TAILQ_INSERT_TAIL(&conns, c, entry);
-	ctl_actor(c, fd);
 	bufferevent_setcb(c->bev, ctl_read, ctl_write, ctl_event, c);
 	bufferevent_setwatermark(c->bev, EV_WRITE, CONTROL_LOW_WATER, 0);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-}
-
-/*
- * Who is at the other end, for the audit trail: "uid:N" from the peer's
- * credentials (SO_PEERCRED), read once at the accept; "uid:?" if the
- * kernel would not say.  The one place a control request's actor comes
- * from.
- */
-static void
-ctl_actor(struct ctl_conn *c, int fd)
-{
-	struct ucred uc;
-	socklen_t len = sizeof(uc);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == 0 &&
-	    len == sizeof(uc))
-		snprintf(c->actor, sizeof(c->actor), "uid:%u",
-		    (unsigned)uc.uid);
-	else
-		snprintf(c->actor, sizeof(c->actor), "uid:?");
 }
 
 /* A change asked for: what its entry names, made by ctl_audit_end when

@@ -13,8 +13,11 @@
 
 #include <sys/types.h>
 
-/* 0, or -1 with err filled (path in use, cannot bind). */
-int	control_init(const char *path, mode_t mode, char *err, size_t errlen);
+/* 0, or -1 with err filled (path in use, cannot bind, no such group).
+ * Started as root, the socket is root's and group's (root's when group
+ * is NULL); who may connect is admin_peer.h's. */
+int	control_init(const char *path, mode_t mode, const char *group,
+	    char *err, size_t errlen);
 int	control_fd(void);	/* its listening socket, or -1 */
 /* Connections whose last answer is not all written yet (a stop waits). */
 int	control_unsent(void);

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-"""Who may use the admin API (issue 36, section 1).
+"""Who may use the admin API and the control socket (issue 36, section 1).
 
 Every route of the route tables (read from daemon/admin/admin_api*.c, so
 that a route added without a scope, or without its line in ankusad(8),
@@ -9,9 +9,11 @@ scope), and admitted with a token that has only its own; /health and
 /ready stay open.  token, token_file (root's alone: read before the
 privilege drop) and token_sha256 all work; near misses of a token are
 refused.  /metrics opens with admin.metrics_public.  No token and a
- non-loopback admin.ip is exit 78.  Host, Origin and Content-Type are
+non-loopback admin.ip is exit 78.  Host, Origin and Content-Type are
 checked; the listener caps its connections, bounds a head's and a body's
-time and survives EMFILE.
+time and survives EMFILE.  The control socket admits root and
+control.group by the peer's credentials, and refuses node.user and
+strangers with a clear line.
 """
 
 import hashlib
@@ -19,6 +21,10 @@ import json
 import os
 import re
 import resource
+import signal
+import socket
+import stat
+import subprocess
 import time
 
 import ankusa
@@ -460,4 +466,117 @@ def test_admin_auth_emfile_no_spin():
             resource.prlimit(d.pid, resource.RLIMIT_NOFILE, (soft, hard))
         except OSError:
             pass
+    assert d.stop() == 0
+
+
+# ------------------------------------------------------------ control socket
+
+def _group():
+    """An existing group for control.group: (name, gid)."""
+    import grp
+    for n in ("staff", "adm", "users"):
+        try:
+            return n, grp.getgrnam(n).gr_gid
+        except KeyError:
+            pass
+    raise AssertionError("no group staff, adm or users on this host")
+
+
+def _ctl_as(d, uid, gid, groups=()):
+    """ankusactl status run as uid:gid with the supplementary groups:
+    (exit status, its output)."""
+    argv = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % gid]
+    argv += ["--groups=" + ",".join(str(g) for g in groups)] if groups \
+        else ["--clear-groups"]
+    argv += [ankusa.program("ankusactl"), "-s", d.sock, "status"]
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=20)
+    return r.returncode, (r.stdout + r.stderr).decode("utf-8", "replace")
+
+
+def test_control_peer_credentials():
+    """With control.group set (and a mode that lets anyone connect, so
+    that the credentials decide): root, a user whose primary group it is
+    and one who has it as a supplementary group are admitted; node.user,
+    even in the group, and a stranger are refused with a line that says
+    why, and the refusal is logged."""
+    name, gid = _group()
+    daemon_uid = ankusa.pwd.getpwnam(ankusa.DAEMON_USER).pw_uid
+    d = Daemon()
+    d.extra["control"] = {"socket": d.sock, "mode": "0666", "group": name}
+    d.write_config()
+    d.start()
+    st = os.stat(d.sock)
+    assert (st.st_uid, st.st_gid) == (0, gid), (st.st_uid, st.st_gid)
+    assert d.ctl("status")[0] == 0
+    rc, out = _ctl_as(d, 4242, 4242)
+    assert rc != 0 and "not allowed: uid 4242 is not root nor a member of " \
+        "control.group" in out, (rc, out)
+    rc, out = _ctl_as(d, daemon_uid, gid, (gid,))
+    assert rc != 0 and "uid %d is node.user" % daemon_uid in out, (rc, out)
+    rc, out = _ctl_as(d, 4243, 4243, (gid,))
+    assert rc == 0 and "pid" in out, (rc, out)
+    rc, out = _ctl_as(d, 4244, gid)
+    assert rc == 0, (rc, out)
+    assert "control: refused: uid 4242 is not root" in d.log_text()
+    assert d.stop() == 0
+
+
+def test_control_root_only_by_default():
+    """No control.group: the socket is root's (root's group), root is
+    admitted and node.user is refused even when the mode would let it
+    connect; a raw connect gets the error line and the close."""
+    d = Daemon()
+    d.extra["control"] = {"socket": d.sock, "mode": "0666"}
+    d.write_config()
+    d.start()
+    st = os.stat(d.sock)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == \
+        (0, 0, 0o666), st
+    assert d.ctl("status")[0] == 0
+    daemon = ankusa.pwd.getpwnam(ankusa.DAEMON_USER)
+    rc, out = _ctl_as(d, daemon.pw_uid, daemon.pw_gid)
+    assert rc != 0 and "node.user" in out, (rc, out)
+    rc, out = _ctl_as(d, 4242, 4242)
+    assert rc != 0 and "(control.group is unset)" in out, (rc, out)
+    # A raw client as a stranger: one error line, then the close.
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(4242)
+            os.setuid(4242)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.connect(d.sock)
+            # The refusal may come (and the close) before this is sent.
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            try:
+                s.sendall(b'{"cmd":"drain"}\n')
+            except OSError:
+                pass
+            data = b""
+            while True:
+                try:
+                    c = s.recv(4096)
+                except ConnectionResetError:
+                    break
+                if not c:
+                    break
+                data += c
+            doc = json.loads(data.splitlines()[0])
+            if doc["ok"] is False and doc["end"] is True and \
+                    doc["error"].startswith("not allowed: uid 4242"):
+                code = 0
+            else:
+                os.write(2, b"refusal: %r\n" % data)
+        except Exception as e:
+            os.write(2, b"raw client: %r\n" % e)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    # The drain it asked for did not happen.
+    assert d.running() and d.ctl("status")[0] == 0
     assert d.stop() == 0

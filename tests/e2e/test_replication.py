@@ -780,6 +780,8 @@ def test_repl_root_helper_survives_reexec():
     for d in g.nodes:
         d.extra["node"] = {"user": ankusa.DAEMON_USER,
                            "data_dir": d.data_dir}
+        # A mode that lets node.user connect: its credentials refuse it.
+        d.extra["control"] = {"socket": d.sock, "mode": "0666"}
         # The token in a file only root reads: the exec, as node.user,
         # must take it from the image before.
         tfile = os.path.join(ankusa.tmpdir("secret-" + _name(d)),
@@ -805,8 +807,16 @@ def test_repl_root_helper_survives_reexec():
     _check_helper_kept(x, helpers[x])
     note("%s elected and executed again: helper %d kept, its parent %d" %
          (_name(x), helpers[x], x.pid))
-    # The new image, node.user from its start, takes the token of a file
-    # only root reads.
+    # The new image, node.user from its start, still refuses node.user on
+    # its control socket and takes the token of a file only root reads.
+    du = pwd.getpwnam(ankusa.DAEMON_USER)
+    r = subprocess.run(["setpriv", "--reuid=%d" % du.pw_uid,
+                        "--regid=%d" % du.pw_gid, "--clear-groups",
+                        ankusa.program("ankusactl"), "-s", x.sock, "status"],
+                       capture_output=True, timeout=20,
+                       stdin=subprocess.DEVNULL)
+    out = (r.stdout + r.stderr).decode("utf-8", "replace")
+    assert r.returncode != 0 and "is node.user" in out, (r.returncode, out)
     st, _, doc = x.api("GET", "/v1/config")
     assert st == 200, (st, doc)
 
