@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -716,6 +717,10 @@ main(int argc, char *argv[])
 	if ((req = cmd->build(argc, argv)) == NULL)
 		usage(stderr, EXIT_USAGE);
 
+	/* A daemon that refuses this user answers one line and closes,
+	 * maybe before the request is written: the write's EPIPE must not
+	 * kill ankusactl before it reads why. */
+	signal(SIGPIPE, SIG_IGN);
 	fd = ctl_connect(path);
 	if ((s = json_dumps(req, JSON_COMPACT)) == NULL ||
 	    (fp = fdopen(fd, "r+")) == NULL) {
@@ -724,6 +729,7 @@ main(int argc, char *argv[])
 	}
 	fprintf(fp, "%s\n", s);
 	fflush(fp);
+	clearerr(fp);
 	free(s);
 	json_decref(req);
 
