@@ -13,6 +13,10 @@ import time
 from ankusa import (Daemon, dispatch_conf, expect_accepted, hold_source,
                     post, request, tmpdir, wait_until)
 
+# The name of the harness's admin token (ankusa.py's admin.tokens): the
+# actor of every API change these tests make.
+API_ACTOR = "e2e"
+
 
 def _sources():
     return {"github": hold_source(),
@@ -53,7 +57,7 @@ def _ok(d, method, path, body=None, want=(200, 201, 202)):
 
 
 def test_audit_actions():
-    """Each kind of change, through the API (actor admin) and the control
+    """Each kind of change, through the API (actor the token's name) and the
     socket (actor uid:0, ankusactl run as root): one entry each, in order,
     with its action, target, tenant and outcome (an error's code too), one
     log line each; a GET adds none; the trail, drain's entry with it, is
@@ -71,7 +75,7 @@ def test_audit_actions():
     def api(method, path, body, action, target, tenant, outcome="ok",
             status=(200, 201, 202)):
         doc = _ok(d, method, path, body, status)
-        want.append(("admin", action, target, tenant, outcome))
+        want.append((API_ACTOR, action, target, tenant, outcome))
         return doc
 
     api("POST", "/v1/tenants/default/sources/github/sinks/0/pause", None,
@@ -99,7 +103,7 @@ def test_audit_actions():
                                       "rate": 1},
               "replay.create", None, "", status=(202,))
     rid = job["id"]
-    want[-1] = ("admin", "replay.create",
+    want[-1] = (API_ACTOR, "replay.create",
                 '%s {"kind":"dlq","rate":1,"source_id":"github"}' % rid,
                 "", "ok")
     api("PATCH", "/v1/replays/" + rid, {"state": "paused"}, "replay.pause",
@@ -166,8 +170,8 @@ def test_audit_actions():
         assert ats == sorted(ats), ats
     check(_entries_since(d, t0))
     log = d.log_since_start()
-    assert 'audit: actor=admin action=sink.pause target="default/github/0" ' \
-        'tenant=default outcome="ok"' in log, log[-2000:]
+    assert 'audit: actor=%s action=sink.pause target="default/github/0" ' \
+        'tenant=default outcome="ok"' % API_ACTOR in log, log[-2000:]
     assert 'audit: actor=uid:0 action=reload' in log
     assert 'outcome="not_found' in log
     assert 'target="default/no\\x0ape"' in log, log[-2000:]
@@ -214,7 +218,7 @@ def test_audit_filters_paging():
     assert len(_trail(d, "actor=uid:0")) == 3
     assert len(_trail(d, "tenant=acme")) == 12
     assert len(_trail(d, "tenant=acme&action=sink.resume")) == 0
-    assert len(_trail(d, "actor=admin&action=sink.resume")) == 12
+    assert len(_trail(d, "actor=%s&action=sink.resume" % API_ACTOR)) == 12
     assert len(_trail(d, "until=%d&since=%d" % (tmid, t0))) == 24
     assert all(e["actor"] == "uid:0" for e in
                _trail(d, "since=%d" % (tmid + 1)))
@@ -322,7 +326,7 @@ def test_audit_repl_client():
     _ok(m, "POST", "/v1/tenants/default/sources/s/sinks/0/pause")
     m.ctl("reload")
     got = [(e["actor"], e["action"]) for e in _trail(m)]
-    assert got == [("uid:0", "reload"), ("admin", "sink.pause")], got
+    assert got == [("uid:0", "reload"), (API_ACTOR, "sink.pause")], got
     for c in g.nodes[1:]:
         wait_until(lambda: [(e["actor"], e["action"]) for e in _trail(c)]
                    == got, 15, 0.2, "the trail on a client")
