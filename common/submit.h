@@ -2,10 +2,10 @@
 /*
  * submit.h: the edge's hook submission (MSG_HOOK_SUBMIT), and the part of
  * it that a quarantine verdict (MSG_QUARANTINE_VERDICT) shares: what a
- * hook is for its sinks.  The edge encodes them (workers/edge.c), the
- * writer decodes them (daemon/writer.c): both halves of the protocol are
- * here, so a field changes on both sides at once (and MSG_PROTO_VERSION
- * with it).
+ * hook is for its sinks.  The edge encodes them
+ * (workers/edge_request.c), the writer decodes them (daemon/writer.c):
+ * both halves of the protocol are here, so a field changes on both sides
+ * at once (and MSG_PROTO_VERSION with it).
  *
  * MSG_HOOK_SUBMIT, the id the edge's request: str tenant, str source, str
  * method, str path, str content type ("" none), u64 received at (wall

@@ -6,7 +6,8 @@
  * request as a client sends them: head, then body.  The first byte's low 6
  * bits are the size of the pieces the bytes are fed in (0: all at once),
  * since the network may cut anywhere; bit 6 picks tenant_path routing.
- * The request goes the way workers/edge.c takes it, minus the sockets:
+ * The request goes the way workers/edge.c and workers/edge_request.c
+ * take it, minus the sockets:
  * httpreq_feed, routing, the Content-Length cap, the source, the header
  * check, the body (chunked decoding when the head says so, else
  * Content-Length bytes), verification, the dedupe key, the lanes, the

@@ -10,16 +10,20 @@
  * HTTP answer that the master's MSG_HOOK_RESULT calls for.  It never opens
  * the store: untrusted bytes are parsed here and only here.
  *
- * This file is glue: connections, timers and frames.  Every decision about
- * a request is made in httpreq.c; what a client may hold (connections per
- * address, body bytes, the body's rate) is counted in edge_limits.c.
+ * This file is glue: the process, its listeners and its connections (the
+ * accept, TLS, a trusted proxy's PROXY header, the request head's
+ * reading, timers, writing the answer).  A request whose head is in is
+ * edge_request.c's: the contract's checks, the body, the submit and the
+ * master's answers.  Every decision about a request is made in
+ * httpreq.c; what a client may hold (connections per address, body
+ * bytes, the body's rate) is counted in edge_limits.c.
  *
  * Timers, one per connection: a request head has http.header_timeout_ms
  * in all from its first byte (a connection's first request from the
  * accept), then 408; a body keeps http.min_body_rate after a grace and
- * never stalls EDGE_BODY_TIMEOUT, else 408; a keep-alive connection idles
- * EDGE_IDLE_TIMEOUT between requests; none runs while the master has the
- * request.
+ * never stalls EDGE_BODY_TIMEOUT (edge_request.c), else 408; a keep-alive
+ * connection idles EDGE_IDLE_TIMEOUT between requests; none runs while
+ * the master has the request.
  *
  * Lifecycle: exit at once when the master's channel closes (a child never
  * outlives its parent); on MSG_CHILD_RETIRE stop accepting, close idle
@@ -56,33 +60,25 @@
 
 #include "clock.h"
 #include "conf.h"
+#include "edge_int.h"
 #include "edge_limits.h"
 #include "edge_tls.h"
 #include "sandbox.h"
 #include "httpreq.h"
-#include "keys.h"
 #include "log.h"
 #include "msg.h"
 #include "netaddr.h"
 #include "proc.h"
 #include "proxyproto.h"
-#include "sha256.h"
-#include "submit.h"
 #include "tlsmat.h"
 #include "verify.h"
 
 #define EDGE_MAX_CONNS		4096
-#define EDGE_MAX_HEADERS	100	/* the head parser's limit */
-/* Verification failures logged a second, by each edge: a flood of
- * forgeries is counted (ankusa_verify_failures_total), never a flood of
- * lines. */
-#define EDGE_VERIFY_LOG_PER_SEC	10
 /* Connections refused at accept, logged a second (each is counted). */
 #define EDGE_REFUSE_LOG_PER_SEC	1
 /* How long refusals are counted before the count goes to the master. */
 #define EDGE_REFUSE_FLUSH_MS	1000
 #define EDGE_IDLE_TIMEOUT	60	/* s between keep-alive requests */
-#define EDGE_BODY_TIMEOUT	60	/* s without a body byte */
 #define EDGE_WRITE_TIMEOUT	60	/* s without the client taking a byte */
 #define EDGE_LINGER_TIMEOUT	2	/* s to drain input before a close */
 #define EDGE_RETIRE_CAP		30	/* s from MSG_CHILD_RETIRE to exit */
@@ -90,15 +86,6 @@
 /* Input buffered beyond what is being parsed (pipelined requests, body
  * bytes not yet taken): past this the connection stops reading. */
 #define EDGE_READ_HIGH		(256 * 1024)
-
-enum conn_state {
-	CS_PROXY = 0,	/* a trusted proxy's: reading its PROXY header */
-	CS_HEAD,	/* reading a request head (or idle before one) */
-	CS_BODY,	/* reading the body */
-	CS_WAIT,	/* the master has the request; waiting for its answer */
-	CS_WRITE,	/* writing the answer */
-	CS_LINGER,	/* answer sent, write side shut, draining input */
-};
 
 /* Connections an edge closes without an answer, counted for the master's
  * ankusa_ingest_refused_total in batches (refuse_count). */
@@ -117,50 +104,12 @@ static const char *const refuse_names[REFUSE_MAX] = {
 	[REFUSE_TLS_HANDSHAKE] = "tls_handshake",
 };
 
-enum conn_wait {
-	WAIT_HOOK = 0,	/* MSG_HOOK_SUBMIT sent */
-	WAIT_READY,	/* MSG_READY_QUERY sent */
-};
-
-struct conn {
-	TAILQ_ENTRY(conn)	 entry;		/* conns */
-	TAILQ_ENTRY(conn)	 wentry;	/* waiting, in CS_WAIT only */
-	struct bufferevent	*bev;
-	struct event		*timer;		/* head, body, idle, linger */
-	enum conn_state		 state;
-	int			 head_timed;	/* the head's deadline is armed */
-	int			 sniffed;	/* its first bytes are no PROXY
-						 * header (not a trusted proxy's) */
-	int			 tls;		/* on the http.tls listener */
-	int			 tls_up;	/* its handshake is done */
-	struct verify_peer	*peer;		/* its client certificate */
-	struct edge_addr	 addr;		/* its http.max_conns_per_ip slot */
-	uint64_t		 held;		/* http.max_buffered_bytes share */
-	uint64_t		 body_start;	/* mono ms, the head's end */
-	uint64_t		 body_last;	/* mono ms, the last body byte */
-	uint64_t		 body_bytes;	/* body bytes taken, as sent */
-	enum conn_wait		 wait;
-	uint64_t		 reqid;		/* echoed by the master */
-	struct httpreq		 req;
-	struct httpreq_route	 route;
-	const struct source_conf *src;		/* set once check 3 passed */
-	struct httpreq_chunked	 chunked;
-	int			 in_chunked;	/* body is chunked */
-	uint64_t		 remaining;	/* body bytes still to read */
-	unsigned char		*body;
-	size_t			 bodylen;
-	size_t			 bodycap;
-	uint64_t		 received_at;	/* ms, request line complete */
-	int			 keep_alive;	/* after the answer in hand */
-	int			 head;		/* HEAD: answer without body */
-	int			 eof;		/* the client shut its side */
-};
-
 TAILQ_HEAD(connq, conn);
 
+struct conf			*edge_conf;
+struct chan			*edge_master;
+const char			*edge_node_role;
 static struct event_base	*base;
-static struct chan		*master;
-static struct conf		*conf;
 /* The listeners: plain (PROC_FD_LISTEN) and, with http.tls, TLS
  * (PROC_FD_LISTEN_TLS); NULL once retired or absent. */
 static struct event		*ev_listen[2];
@@ -168,17 +117,12 @@ static SSL_CTX			*tls_ctx;	/* NULL: no TLS listener */
 static struct event		*ev_accept_pause;
 static struct event		*ev_retire_cap;
 static struct event		*ev_refuse_flush;
-static const char			*node_role;	/* /health */
 static uint32_t			 refused[REFUSE_MAX]; /* not told yet */
 static struct connq		 conns = TAILQ_HEAD_INITIALIZER(conns);
-static struct connq		 waiting = TAILQ_HEAD_INITIALIZER(waiting);
 static int			 nconns;
 static int			 listen_paused;
 static int			 retiring;
-static uint64_t			 next_reqid = 1;
 static uint32_t			 gen;
-static struct log_limit		 verify_log = LOG_LIMIT_INIT("verify: "
-				    "failures", EDGE_VERIFY_LOG_PER_SEC);
 static struct log_limit		 refuse_log = LOG_LIMIT_INIT("accept: "
 				    "connections refused",
 				    EDGE_REFUSE_LOG_PER_SEC);
@@ -195,9 +139,6 @@ static int			 ntrusted;
 static void	usage(void) __attribute__((noreturn));
 static void	master_msg(struct chan *, struct msg *, void *);
 static void	master_err(struct chan *, int, void *);
-static struct conn *waiting_find(uint64_t, enum conn_wait);
-static void	hook_result(struct msg *);
-static void	ready_result(struct msg *);
 static void	edge_retire(void);
 static void	edge_maybe_exit(void);
 static void	retire_cap_cb(evutil_socket_t, short, void *);
@@ -215,33 +156,15 @@ static void	tls_init(void);
 static int	conn_read_proxy(struct conn *);
 static void	conn_proxy_refuse(struct conn *, enum refuse_reason,
 		    const char *);
-static void	conn_free(struct conn *);
-static void	conn_timer(struct conn *, int);
-static void	conn_timer_ms(struct conn *, uint64_t);
 static void	conn_timer_cb(evutil_socket_t, short, void *);
-static void	conn_body_timer(struct conn *);
-static int	conn_charge(struct conn *, size_t);
 static void	conn_read_cb(struct bufferevent *, void *);
 static void	conn_write_cb(struct bufferevent *, void *);
 static void	conn_event_cb(struct bufferevent *, short, void *);
 static void	conn_process(struct conn *);
 static int	conn_read_head(struct conn *);
-static void	conn_dispatch(struct conn *);
-static int	conn_read_body(struct conn *);
-static void	conn_body_append(struct conn *, const void *, size_t);
-static void	conn_submit(struct conn *);
-static void	conn_wait(struct conn *, enum conn_wait, uint64_t);
-static void	conn_answer(struct conn *, struct httpreq_answer *);
-static void	conn_refuse(struct conn *, int, const char *);
-static void	submit_tail_fill(struct submit_tail *,
-		    const struct source_conf *, struct keys_ctx *,
-		    const char *, const struct header_kv *, int, int);
-static struct header_kv *request_pairs(const struct httpreq *);
-static void	quarantine_check(struct msg *);
 static void	ingest_event(const char *, const struct source_conf *, int,
 		    uint32_t);
 static void	conn_next(struct conn *);
-static int	conn_has_body(const struct conn *);
 static int	conn_idle(struct conn *);
 
 static void
@@ -261,17 +184,17 @@ main(int argc, char *argv[])
 	    &vflag) == -1)
 		usage();
 
-	conf = proc_child_conf(CONF_ROLE_EDGE, vflag);
+	edge_conf = proc_child_conf(CONF_ROLE_EDGE, vflag);
 	/* The master's role in its replication group, which its process
 	 * keeps for life (daemon/repl.c), and so do its children. */
-	if ((node_role = getenv("ANKUSA_NODE_ROLE")) == NULL ||
-	    *node_role == '\0')
-		node_role = "single";
+	if ((edge_node_role = getenv("ANKUSA_NODE_ROLE")) == NULL ||
+	    *edge_node_role == '\0')
+		edge_node_role = "single";
 	/* The master parsed these already: a failure here is a bug. */
-	if (netaddr_allow_load(conf->http.trusted_proxies,
-	    conf->http.ntrusted_proxies, &trusted, &bad) == -1)
+	if (netaddr_allow_load(edge_conf->http.trusted_proxies,
+	    edge_conf->http.ntrusted_proxies, &trusted, &bad) == -1)
 		fatalx("http.trusted_proxies[%d]: not an address", bad);
-	ntrusted = conf->http.ntrusted_proxies;
+	ntrusted = edge_conf->http.ntrusted_proxies;
 
 	/* A client gone mid-write is an error value, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
@@ -293,19 +216,20 @@ main(int argc, char *argv[])
 
 	/* Everything is loaded: from here on the sandbox's rules hold. */
 	sandbox_enter(SANDBOX_EDGE, NULL);
-	master = chan_new(base, PROC_FD_CHAN, master_msg, master_err, NULL);
-	proc_child_hello(master, "edge", gen);
+	edge_master = chan_new(base, PROC_FD_CHAN, master_msg, master_err,
+	    NULL);
+	proc_child_hello(edge_master, "edge", gen);
 
 	listeners_add();
 	log_debug("started, max body %" PRIu64 " bytes",
-	    conf->http.max_body_bytes);
+	    edge_conf->http.max_body_bytes);
 	event_base_dispatch(base);
 
 	/* Only edge_maybe_exit ends the loop: retired and nothing in hand. */
 	refuse_flush_cb(-1, 0, NULL);
-	chan_flush_blocking(master);
-	chan_free(master);
-	conf_free(conf);
+	chan_flush_blocking(edge_master);
+	chan_free(edge_master);
+	conf_free(edge_conf);
 	free(trusted);
 	SSL_CTX_free(tls_ctx);
 	log_info("retired");
@@ -325,13 +249,13 @@ master_msg(struct chan *c, struct msg *m, void *arg)
 		edge_retire();
 		break;
 	case MSG_HOOK_RESULT:
-		hook_result(m);
+		edge_request_hook_result(m);
 		break;
 	case MSG_READY_RESULT:
-		ready_result(m);
+		edge_request_ready_result(m);
 		break;
 	case MSG_QUARANTINE_CHECK:
-		quarantine_check(m);
+		edge_request_quarantine_check(m);
 		break;
 	default:
 		fatalx("unexpected %s from the master",
@@ -357,71 +281,6 @@ master_err(struct chan *c, int err, void *arg)
 	proc_child_orphaned(err);
 }
 
-static struct conn *
-waiting_find(uint64_t id, enum conn_wait w)
-{
-	struct conn *c;
-
-	TAILQ_FOREACH(c, &waiting, wentry)
-		if (c->reqid == id) {
-			if (c->wait != w)
-				fatalx("master answered request %" PRIu64
-				    " with the wrong message", id);
-			return c;
-		}
-	return NULL;
-}
-
-static void
-hook_result(struct msg *m)
-{
-	struct httpreq_answer a;
-	struct conn *c;
-	const char *id;
-	uint32_t retry;
-	uint8_t res;
-
-	if (msg_get_u8(m, &res) == -1 || msg_get_str(m, &id) == -1 ||
-	    msg_get_u32(m, &retry) == -1 || msg_end(m) == -1)
-		fatalx("bad %s from the master", msg_type_name(m->type));
-	if (m->id == 0 || m->id >= next_reqid)
-		fatalx("%s for request %" PRIu64 " never sent",
-		    msg_type_name(m->type), m->id);
-	if ((c = waiting_find(m->id, WAIT_HOOK)) == NULL) {
-		/* The client left meanwhile: its answer goes nowhere. */
-		log_debug("request %" PRIu64 ": client gone, result %u dropped",
-		    m->id, res);
-		return;
-	}
-	if (httpreq_answer_result(&a, res, id, retry) == -1)
-		fatalx("%s: unknown result %u", msg_type_name(m->type), res);
-	log_debug("request %" PRIu64 ": %s/%s -> %d %s", m->id,
-	    httpreq_tenant(&c->route, c->src), c->route.source, a.status,
-	    id);
-	conn_answer(c, &a);
-}
-
-static void
-ready_result(struct msg *m)
-{
-	struct httpreq_answer a;
-	struct conn *c;
-	const char *reason;
-	uint8_t ready;
-
-	if (msg_get_u8(m, &ready) == -1 || msg_get_str(m, &reason) == -1 ||
-	    msg_end(m) == -1)
-		fatalx("bad %s from the master", msg_type_name(m->type));
-	if (m->id == 0 || m->id >= next_reqid)
-		fatalx("%s for request %" PRIu64 " never sent",
-		    msg_type_name(m->type), m->id);
-	if ((c = waiting_find(m->id, WAIT_READY)) == NULL)
-		return;
-	httpreq_answer_ready(&a, ready, reason);
-	/* A body sent with GET /ready was never read. */
-	a.close = conn_has_body(c);
-	conn_answer(c, &a);
-}
 
 /* Stop taking work; finish what is in hand. */
 static void
@@ -509,7 +368,7 @@ tls_init(void)
 	struct tlsmat m;
 	char err[512];
 
-	if (conf->http.tls.cert_file == NULL ||
+	if (edge_conf->http.tls.cert_file == NULL ||
 	    fcntl(PROC_FD_LISTEN_TLS, F_GETFD) == -1)
 		return;
 	if (OPENSSL_init_ssl(0, NULL) != 1)
@@ -517,7 +376,7 @@ tls_init(void)
 	if (tlsmat_read(PROC_FD_TLS, &m) == -1)
 		fatal("tls: the material on fd %d", PROC_FD_TLS);
 	close(PROC_FD_TLS);
-	if ((tls_ctx = edge_tls_ctx(conf, &m, err, sizeof(err))) == NULL) {
+	if ((tls_ctx = edge_tls_ctx(edge_conf, &m, err, sizeof(err))) == NULL) {
 		/* The files are the operator's: say which, and stop. */
 		log_warnx("tls: %s", err);
 		exit(EX_CONFIG);
@@ -614,8 +473,8 @@ conn_admit(int fd, const struct sockaddr *sa, socklen_t len,
 	struct linger lg = { 1, 0 };
 	char a[INET6_ADDRSTRLEN];
 
-	if (edge_limits_conn_open(sa, len, conf->http.max_conns_per_ip,
-	    (int)conf->http.ipv6_prefix, ad) != -1)
+	if (edge_limits_conn_open(sa, len, edge_conf->http.max_conns_per_ip,
+	    (int)edge_conf->http.ipv6_prefix, ad) != -1)
 		return 0;
 	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	refuse_count(REFUSE_CONNS_PER_IP);
@@ -701,14 +560,13 @@ conn_new(int fd, const struct edge_addr *ad, int proxied, int tls)
 	c->sniffed = proxied || tls;
 	/* The first request's head is timed from the accept. */
 	c->head_timed = 1;
-	conn_timer_ms(c, conf->http.header_timeout_ms);
+	conn_timer_ms(c, edge_conf->http.header_timeout_ms);
 }
 
-static void
+void
 conn_free(struct conn *c)
 {
-	if (c->state == CS_WAIT)
-		TAILQ_REMOVE(&waiting, c, wentry);
+	edge_request_unwait(c);
 	TAILQ_REMOVE(&conns, c, entry);
 	nconns--;
 	edge_limits_release(&c->addr, &c->held);
@@ -725,13 +583,13 @@ conn_free(struct conn *c)
 }
 
 /* Arm the connection's one timer; 0 disarms it. */
-static void
+void
 conn_timer(struct conn *c, int seconds)
 {
 	conn_timer_ms(c, (uint64_t)seconds * 1000);
 }
 
-static void
+void
 conn_timer_ms(struct conn *c, uint64_t ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000),
@@ -772,11 +630,11 @@ conn_timer_cb(evutil_socket_t fd, short ev, void *arg)
 			break;
 		log_debug("refusing a request: its head took over %" PRIu64
 		    " ms (http.header_timeout_ms)",
-		    conf->http.header_timeout_ms);
+		    edge_conf->http.header_timeout_ms);
 		conn_refuse(c, 408, "request_timeout");
 		return;
 	case CS_BODY:
-		conn_body_timer(c);
+		edge_request_body_timer(c);
 		return;
 	default:
 		break;
@@ -784,25 +642,6 @@ conn_timer_cb(evutil_socket_t fd, short ev, void *arg)
 	conn_free(c);
 }
 
-/* The body's deadline: the earlier of http.min_body_rate's and a stall
- * of EDGE_BODY_TIMEOUT.  Passed: 408; else armed for it. */
-static void
-conn_body_timer(struct conn *c)
-{
-	uint64_t now = time_mono_ms(), rate, stall;
-
-	rate = edge_limits_body_deadline(c->body_start, c->body_bytes,
-	    conf->http.min_body_rate);
-	stall = c->body_last + EDGE_BODY_TIMEOUT * 1000;
-	if (now < rate && now < stall) {
-		conn_timer_ms(c, (rate < stall ? rate : stall) - now);
-		return;
-	}
-	log_debug("refusing a request: its body %s after %" PRIu64 " bytes "
-	    "in %" PRIu64 " ms", now >= rate ? "came under http.min_body_rate"
-	    : "stalled", c->body_bytes, now - c->body_start);
-	conn_refuse(c, 408, "request_timeout");
-}
 
 static int
 conn_idle(struct conn *c)
@@ -912,7 +751,7 @@ conn_process(struct conn *c)
 				return;
 			break;
 		case CS_BODY:
-			if (conn_read_body(c) == 0)
+			if (edge_request_body(c) == 0)
 				return;
 			break;
 		default:
@@ -1052,7 +891,7 @@ conn_read_head(struct conn *c)
 	/* A later request of the connection: timed from its first byte. */
 	if (!started && httpreq_started(&c->req) && !c->head_timed) {
 		c->head_timed = 1;
-		conn_timer_ms(c, conf->http.header_timeout_ms);
+		conn_timer_ms(c, edge_conf->http.header_timeout_ms);
 	}
 	switch (st) {
 	case HTTPREQ_MORE:
@@ -1067,14 +906,14 @@ conn_read_head(struct conn *c)
 			conn_refuse(c, 400, "bad_request");
 		return 1;
 	case HTTPREQ_DONE:
-		conn_dispatch(c);
+		edge_request_head(c);
 		return 1;
 	}
 	return 0;
 }
 
 /* Refuse a request whose framing we cannot trust: answer and close. */
-static void
+void
 conn_refuse(struct conn *c, int status, const char *error)
 {
 	struct httpreq_answer a;
@@ -1082,442 +921,6 @@ conn_refuse(struct conn *c, int status, const char *error)
 	httpreq_answer_error(&a, status, error);
 	a.close = 1;
 	conn_answer(c, &a);
-}
-
-static int
-conn_has_body(const struct conn *c)
-{
-	return c->req.chunked ||
-	    (c->req.has_length && c->req.content_length > 0);
-}
-
-/*
- * The checks of the ingest contract that come before the body, in its
- * order: route, Content-Length cap, source, header bytes.  An answer given
- * here leaves the body unread, so the connection closes after it.
- */
-static void
-conn_dispatch(struct conn *c)
-{
-	struct httpreq_answer a;
-	const struct httpreq_header *h;
-	struct msg m;
-	uint64_t max = conf->http.max_body_bytes;
-	int bad;
-
-	c->head = strcmp(c->req.method, "HEAD") == 0;
-	c->src = NULL;
-	switch (httpreq_route(conf, c->req.method, c->req.target, &c->route)) {
-	case HTTPREQ_ROUTE_HEALTH:
-		httpreq_answer_health(&a, node_role);
-		goto early;
-	case HTTPREQ_ROUTE_READY:
-		conn_wait(c, WAIT_READY, next_reqid++);
-		msg_init(&m, MSG_READY_QUERY, c->reqid);
-		chan_send(master, &m);
-		msg_free(&m);
-		return;
-	case HTTPREQ_ROUTE_HOOK:
-		break;
-	default:
-		httpreq_answer_route(&a, c->route.kind);
-		goto early;
-	}
-
-	if (c->req.has_length && c->req.content_length > max) {
-		httpreq_answer_too_large(&a, max);
-		goto early;
-	}
-	if ((c->src = httpreq_source(conf, &c->route)) == NULL) {
-		httpreq_answer_route(&a, HTTPREQ_ROUTE_UNKNOWN_SOURCE);
-		goto early;
-	}
-	if ((bad = httpreq_check_headers(&c->req)) != -1) {
-		h = &c->req.headers[bad];
-		httpreq_answer_invalid_header(&a, h);
-		goto early;
-	}
-	/* Every check passed: now the client may send the body. */
-	if (c->req.expect_continue && c->req.minor >= 1 && conn_has_body(c))
-		bufferevent_write(c->bev, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-	c->state = CS_BODY;
-	c->bodylen = 0;
-	c->body_start = c->body_last = time_mono_ms();
-	c->body_bytes = 0;
-	if (c->req.chunked) {
-		c->in_chunked = 1;
-		httpreq_chunked_init(&c->chunked, max);
-	} else {
-		c->in_chunked = 0;
-		c->remaining = c->req.has_length ? c->req.content_length : 0;
-	}
-	conn_body_timer(c);
-	return;
- early:
-	if (conn_has_body(c))
-		a.close = 1;
-	conn_answer(c, &a);
-}
-
-/*
- * http.max_buffered_bytes and http.max_buffered_bytes_per_ip, as the
- * body's bytes arrive (issue 36: a reservation of the announced length let
- * a few dozen trickling connections refuse everyone else).  -1: the edge
- * or the client's address holds too much for n more; the request is
- * answered 503 overload and the connection closed, its bytes given back.
- */
-static int
-conn_charge(struct conn *c, size_t n)
-{
-	struct httpreq_answer a;
-	char ad[INET6_ADDRSTRLEN + 8];
-
-	if (edge_limits_charge(&c->addr, &c->held, n,
-	    conf->http.max_buffered_bytes,
-	    conf->http.max_buffered_bytes_per_ip) == 0)
-		return 0;
-	edge_limits_addr_str(&c->addr, ad, sizeof(ad));
-	log_debug("refusing a request after %" PRIu64 " body bytes: the edge "
-	    "holds %" PRIu64 " (http.max_buffered_bytes), %s holds %" PRIu64
-	    " (http.max_buffered_bytes_per_ip)", c->held,
-	    edge_limits_buffered(), ad, edge_limits_addr_held(&c->addr));
-	httpreq_answer_error(&a, 503, "overload");
-	a.retry_after = 1;
-	a.close = 1;
-	conn_answer(c, &a);
-	return -1;
-}
-
-static void
-conn_body_append(struct conn *c, const void *p, size_t n)
-{
-	size_t ncap;
-
-	if (c->bodylen + n > c->bodycap) {
-		ncap = c->bodycap ? c->bodycap : 4096;
-		while (ncap < c->bodylen + n)
-			ncap *= 2;
-		if ((c->body = realloc(c->body, ncap)) == NULL)
-			fatal("conn_body_append");
-		c->bodycap = ncap;
-	}
-	memcpy(c->body + c->bodylen, p, n);
-	c->bodylen += n;
-}
-
-/* 1 if the state moved on, 0 if more input is needed. */
-static int
-conn_read_body(struct conn *c)
-{
-	struct evbuffer *in = bufferevent_get_input(c->bev);
-	struct evbuffer_iovec v;
-	enum httpreq_status st = HTTPREQ_MORE;
-	size_t used, n, before = evbuffer_get_length(in);
-
-	if (c->in_chunked) {
-		while (evbuffer_get_length(in) > 0) {
-			if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
-				break;
-			/* Charged for the bytes on the wire, given back to
-			 * what was taken. */
-			if (conn_charge(c, v.iov_len) == -1)
-				return 1;
-			st = httpreq_chunked_feed(&c->chunked, v.iov_base,
-			    v.iov_len, &used);
-			edge_limits_hold(&c->addr, &c->held,
-			    c->held - (v.iov_len - used));
-			evbuffer_drain(in, used);
-			if (st != HTTPREQ_MORE)
-				break;
-		}
-		switch (st) {
-		case HTTPREQ_MORE:
-			break;
-		case HTTPREQ_ERROR:
-			if (c->chunked.error == 413) {
-				struct httpreq_answer a;
-
-				httpreq_answer_too_large(&a,
-				    conf->http.max_body_bytes);
-				conn_answer(c, &a);
-			} else if (c->chunked.error == 431)
-				conn_refuse(c, 431, "headers_too_large");
-			else
-				conn_refuse(c, 400, "bad_request");
-			return 1;
-		case HTTPREQ_DONE:
-			/* Take the decoded body over; hold only its size. */
-			free(c->body);
-			c->body = c->chunked.out;
-			c->bodylen = c->chunked.outlen;
-			c->bodycap = c->chunked.outcap;
-			c->chunked.out = NULL;
-			httpreq_chunked_free(&c->chunked);
-			edge_limits_hold(&c->addr, &c->held, c->bodylen);
-			conn_submit(c);
-			return 1;
-		}
-	} else {
-		while (c->remaining > 0 && evbuffer_get_length(in) > 0) {
-			if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
-				break;
-			n = v.iov_len < c->remaining ? v.iov_len :
-			    (size_t)c->remaining;
-			if (conn_charge(c, n) == -1)
-				return 1;
-			conn_body_append(c, v.iov_base, n);
-			evbuffer_drain(in, n);
-			c->remaining -= n;
-		}
-		if (c->remaining == 0) {
-			conn_submit(c);
-			return 1;
-		}
-	}
-	if (c->eof)
-		conn_free(c);		/* the body will never be complete */
-	else if (evbuffer_get_length(in) != before) {
-		/* The timer sees these when it fires (conn_body_timer). */
-		c->body_bytes += before - evbuffer_get_length(in);
-		c->body_last = time_mono_ms();
-	}
-	return 0;
-}
-
-/*
- * The part of MSG_HOOK_SUBMIT and MSG_QUARANTINE_VERDICT that says what a
- * hook is for its sinks (common/submit.h): the dedupe key, the headers to
- * store (for a hook held in the quarantine pen, which must be verified
- * again later, those of httpreq_held: credentials only when its
- * verification reads them; else the forwarded ones), the lanes of its
- * ordered sinks.  Strings point into dedupe and kv.
- */
-static void
-submit_tail_fill(struct submit_tail *t, const struct source_conf *src,
-    struct keys_ctx *keys, const char *dedupe, const struct header_kv *kv,
-    int nkv, int all)
-{
-	struct httpreq_lane lanes[CONF_MAX_SINKS];
-	int i, nlanes;
-
-	t->dedupe = dedupe;
-	t->nheaders = 0;
-	for (i = 0; i < nkv; i++)
-		if (all ? httpreq_held(src, kv[i].name) :
-		    httpreq_forwarded(src, kv[i].name)) {
-			t->headers[t->nheaders].name = kv[i].name;
-			t->headers[t->nheaders++].value = kv[i].value;
-		}
-	nlanes = httpreq_lanes(src, keys, lanes);
-	for (i = 0; i < nlanes; i++) {
-		t->lanes[i].sink = lanes[i].sink;
-		t->lanes[i].hash = lanes[i].hash;
-	}
-	t->nlanes = nlanes;
-}
-
-/* The request's headers as pairs with lower-case names (names copied). */
-static struct header_kv *
-request_pairs(const struct httpreq *r)
-{
-	struct header_kv *kv;
-	int i;
-
-	if ((kv = calloc(r->nheaders + 1, sizeof(*kv))) == NULL)
-		fatal("request_pairs");
-	for (i = 0; i < r->nheaders; i++) {
-		/* Names passed check 4: printable, no NUL. */
-		if ((kv[i].name = strdup(r->headers[i].name)) == NULL)
-			fatal("request_pairs");
-		httpreq_lower(kv[i].name);
-		kv[i].value = (char *)r->headers[i].value;
-	}
-	return kv;
-}
-
-/*
- * The body is in: verify it, apply on_verify_failure, extract the dedupe
- * key and the lane keys, and send the hook to the master
- * (common/submit.h).  The rate limit and the dedupe check are the
- * master's: it alone sees every edge.
- */
-static void
-conn_submit(struct conn *c)
-{
-	const struct source_conf *src = c->src;
-	const struct httpreq_header *ct;
-	struct httpreq_answer a;
-	struct keys_hdrs hdrs;
-	struct keys_ctx keys;
-	struct header_kv *kv;
-	unsigned char md[SHA256_LEN];
-	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
-	enum verify_reason vr = VERIFY_OK;
-	enum hook_verdict verdict = VERDICT_OK;
-	struct submit sub;
-	struct msg m;
-	int i;
-
-	kv = request_pairs(&c->req);
-	keys_hdrs_request(&hdrs, &c->req);
-	keys_init(&keys, &hdrs, c->body, c->bodylen);
-	if (src->verify.type == VERIFY_MTLS)
-		vr = verify_mtls(&src->verify, c->peer);
-	else if (src->verify.type != VERIFY_NONE)
-		vr = verify_request(&src->verify, &hdrs, c->body, c->bodylen,
-		    (int64_t)(time_wall_ms() / 1000));
-	if (vr != VERIFY_OK) {
-		if (log_limit_take(&verify_log, LOG_LEVEL_INFO))
-			log_info("verify: source %s tenant %s: verification "
-			    "failed: %s; %s", src->id,
-			    httpreq_tenant(&c->route, src),
-			    verify_reason_name(vr),
-			    src->on_verify_failure == VFAIL_REJECT ?
-			    "rejected" : src->on_verify_failure ==
-			    VFAIL_QUARANTINE ? "quarantined" :
-			    "accepted flagged");
-		switch (src->on_verify_failure) {
-		case VFAIL_REJECT:
-			httpreq_answer_verify_failed(&a,
-			    verify_reason_name(vr));
-			conn_answer(c, &a);
-			goto done;
-		case VFAIL_ACCEPT_FLAG:
-			verdict = VERDICT_FLAGGED;
-			break;
-		case VFAIL_QUARANTINE:
-			verdict = VERDICT_QUARANTINE;
-			break;
-		}
-	}
-	/* A flagged hook has no dedupe key: a forger must not be able to
-	 * shadow the real hook's key. */
-	if (verdict != VERDICT_FLAGGED &&
-	    keys_dedupe(src, &keys, dedupe, sizeof(dedupe)) == -1)
-		dedupe[0] = '\0';
-	sha256(c->body, c->bodylen, md);
-	ct = httpreq_header(&c->req, "content-type");
-
-	conn_wait(c, WAIT_HOOK, next_reqid++);
-	sub.tenant = httpreq_tenant(&c->route, src);
-	sub.source = src->id;
-	sub.method = c->req.method;
-	sub.path = c->req.target;
-	sub.content_type = ct != NULL ? ct->value : "";
-	sub.received_at = c->received_at;
-	sub.verdict = verdict;
-	sub.verify_reason = vr == VERIFY_OK ? "" : verify_reason_name(vr);
-	submit_tail_fill(&sub.tail, src, &keys, dedupe, kv, c->req.nheaders,
-	    verdict == VERDICT_QUARANTINE);
-	memcpy(sub.sha256, md, sizeof(sub.sha256));
-	sub.body = c->body;
-	sub.body_len = c->bodylen;
-	if (submit_encode(&m, c->reqid, &sub) == -1) {
-		log_warn("request %" PRIu64 ": body memfd", c->reqid);
-		goto unavailable;
-	}
-	log_debug("request %" PRIu64 ": %s %s, %zu bytes, verdict %d",
-	    c->reqid, c->req.method, c->req.target, c->bodylen, verdict);
-	if (chan_send(master, &m) == -1) {
-		msg_free(&m);
-		goto unavailable;
-	}
-	msg_free(&m);
-	goto done;
- unavailable:
-	/* Our own trouble is never a 4xx. */
-	httpreq_answer_result(&a, HOOK_STORE_UNAVAILABLE, "", 1);
-	conn_answer(c, &a);
- done:
-	keys_free(&keys);
-	for (i = 0; i < c->req.nheaders; i++)
-		free(kv[i].name);
-	free(kv);
-	/* The master has the body now. */
-	free(c->body);
-	c->body = NULL;
-	c->bodylen = c->bodycap = 0;
-}
-
-/*
- * MSG_QUARANTINE_CHECK: the master releases a held hook; verify it again
- * against the source as it is now, judging its timestamp at its receive
- * time, and answer with what a fresh submission would carry.
- */
-static void
-quarantine_check(struct msg *m)
-{
-	const struct source_conf *src;
-	const char *tenant, *source, *method, *path, *ctype;
-	struct header_kv kv[EDGE_MAX_HEADERS];
-	struct keys_hdrs hdrs;
-	struct keys_ctx keys;
-	enum verify_reason vr;
-	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
-	const void *body = NULL;
-	char *fbody = NULL;
-	uint64_t received_at, len;
-	uint32_t n, i;
-	size_t dlen;
-	struct submit_tail tail;
-	struct msg r;
-
-	if (msg_get_str(m, &tenant) == -1 || msg_get_str(m, &source) == -1 ||
-	    msg_get_str(m, &method) == -1 || msg_get_str(m, &path) == -1 ||
-	    msg_get_str(m, &ctype) == -1 ||
-	    msg_get_u64(m, &received_at) == -1 ||
-	    msg_get_u32(m, &n) == -1 || n > EDGE_MAX_HEADERS)
-		fatalx("bad %s from the master", msg_type_name(m->type));
-	for (i = 0; i < n; i++)
-		if (msg_get_str(m, (const char **)&kv[i].name) == -1 ||
-		    msg_get_str(m, (const char **)&kv[i].value) == -1)
-			fatalx("bad %s from the master",
-			    msg_type_name(m->type));
-	if (msg_get_u64(m, &len) == -1)
-		fatalx("bad %s from the master", msg_type_name(m->type));
-	if (m->fd == -1) {
-		if (msg_get_data(m, &body, &dlen) == -1 || dlen != len)
-			fatalx("bad %s from the master",
-			    msg_type_name(m->type));
-	} else if ((body = fbody = proc_read_fd(m->fd, len)) == NULL)
-		fatal("%s: body", msg_type_name(m->type));
-	if (msg_end(m) == -1)
-		fatalx("bad %s from the master", msg_type_name(m->type));
-
-	msg_init(&r, MSG_QUARANTINE_VERDICT, m->id);
-	if ((src = conf_source(conf, source)) == NULL) {
-		msg_add_u8(&r, 0);
-		msg_add_str(&r, "source_gone");
-		goto send;
-	}
-	keys_hdrs_pairs(&hdrs, kv, n);
-	keys_init(&keys, &hdrs, body, len);
-	vr = verify_request(&src->verify, &hdrs, body, len,
-	    (int64_t)(received_at / 1000));
-	msg_add_u8(&r, vr == VERIFY_OK);
-	msg_add_str(&r, verify_reason_name(vr));
-	if (vr == VERIFY_OK) {
-		if (keys_dedupe(src, &keys, dedupe, sizeof(dedupe)) == -1)
-			dedupe[0] = '\0';
-		submit_tail_fill(&tail, src, &keys, dedupe, kv, n, 0);
-		submit_tail_encode(&r, &tail);
-	}
-	keys_free(&keys);
- send:
-	chan_send(master, &r);
-	msg_free(&r);
-	free(fbody);
-}
-
-/* Hand the request to the master; no timer runs while it has it. */
-static void
-conn_wait(struct conn *c, enum conn_wait w, uint64_t reqid)
-{
-	c->state = CS_WAIT;
-	c->wait = w;
-	c->reqid = reqid;
-	TAILQ_INSERT_TAIL(&waiting, c, wentry);
-	conn_timer(c, 0);
 }
 
 /* Tell the master of a request refused here, for its counters.  The
@@ -1534,12 +937,12 @@ ingest_event(const char *reason, const struct source_conf *src, int verify,
 	msg_add_str(&m, verify && src != NULL ?
 	    conf_verify_type_name(src->verify.type) : "");
 	msg_add_u32(&m, n);
-	chan_send(master, &m);
+	chan_send(edge_master, &m);
 	msg_free(&m);
 }
 
 /* Write an answer; the write callback goes on from there. */
-static void
+void
 conn_answer(struct conn *c, struct httpreq_answer *a)
 {
 	char *buf;
@@ -1549,8 +952,7 @@ conn_answer(struct conn *c, struct httpreq_answer *a)
 		ingest_event(a->refused, c->src,
 		    strcmp(a->refused, "verification_failed") == 0, 1);
 
-	if (c->state == CS_WAIT)
-		TAILQ_REMOVE(&waiting, c, wentry);
+	edge_request_unwait(c);
 	/* Read, or answered by the master: the body is held no more. */
 	edge_limits_release(&c->addr, &c->held);
 	/* After a client's EOF, only its requests already buffered go on. */
