@@ -29,6 +29,9 @@
  * source_gone.  A reload binds every claimed row that has not started
  * again, before the next start (rebind_claimed).
  *
+ * Settles, outcomes, parks and set-asides: dispatch_settle.c, over the
+ * state that dispatch_int.h shares.
+ *
  * Fatal: only inconsistency of this module's own counts (fatalx).
  */
 #include "config.h"
@@ -40,6 +43,7 @@
 
 #include "conf.h"
 #include "dispatch.h"
+#include "dispatch_int.h"
 #include "fair.h"
 #include "ids.h"
 #include "job.h"
@@ -47,43 +51,8 @@
 #include "pause.h"
 #include "sinkq.h"
 
-#define DISPATCH_HASH		4096	/* claimed-row buckets */
-#define RETRY_AFTER_CAP_MS	3600000	/* a sink's Retry-After, at most 1 h */
 #define CURSOR_MAX_AGE_MS	10000	/* a scan cursor starts over after */
 #define HELD_PASS_MAX		256	/* held rows a tenant's scan passes */
-
-enum drow_state {
-	DROW_QUEUED = 1,	/* waiting for a slot in its key's queue */
-	DROW_RUNNING,		/* an attempt runs */
-	DROW_SETTLING,		/* its settle is queued for writing */
-	DROW_BATCHED,		/* in a batcher, or in its request */
-	DROW_CLAIMWAIT,		/* waiting for its hook's check-in */
-	DROW_DECK,		/* on deck behind a running attempt */
-};
-
-struct dispatch {
-	const struct conf	*conf;
-	struct dispatch_ops	 ops;
-	struct window		 win;		/* the global window */
-	uint32_t		 sink_cap;	/* dispatch.sink_concurrency */
-	struct breaker_conf	 bconf;
-	struct drow		*rows[DISPATCH_HASH];
-	struct dtenant_list	 tenants;	/* every tenant in memory */
-	struct dtenant_list	 ring;		/* tenants with queued rows */
-	struct drowq		 running;
-	struct drowq		 decks;		/* rows on deck */
-	struct dhold		*holds;		/* sources dead_letter_source
-						 * holds */
-	char			 fair_first[65];	/* the tenant the last
-							 * page did not reach */
-	int			 stopped;
-	int			 rebind;	/* the config changed since the
-						 * last run */
-	uint64_t		 next_job;
-	struct dispatch_stats	 st;
-	/* during a scan */
-	uint64_t		 now;
-};
 
 /* A source whose rows are not claimed: dead_letter_source runs for it. */
 struct dhold {
@@ -114,13 +83,10 @@ struct scan {
 };
 
 static uint64_t		 key_hash(const unsigned char *);
-static struct drow	*row_find(struct dispatch *, const unsigned char *);
 static void		 row_insert(struct dispatch *, struct drow *);
-static void		 row_remove(struct dispatch *, struct drow *);
 static struct dtenant	*tenant_find(struct dispatch *, const char *);
 static struct dtenant	*tenant_get(struct dispatch *, const char *);
 static void		 tenant_window(struct dispatch *, struct dtenant *);
-static void		 tenant_maybe_free(struct dispatch *, struct dtenant *);
 static int		 scan_add(const char *, uint64_t, void *);
 static int		 scan_add_marked(const char *, void *);
 static struct scan_tenant *scan_slot(struct scan *, const char *);
@@ -138,33 +104,9 @@ static void		 assign(struct dispatch *);
 static void		 run_begin(struct dispatch *, struct drow *, uint64_t);
 static void		 assign_batched(struct dispatch *);
 static void		 deck_fill(struct dispatch *);
-static void		 deck_unlink(struct dispatch *, struct drow *);
 static void		 deck_requeue(struct dispatch *, struct drow *);
-static void		 decks_cancel(struct dispatch *, struct dsinkq *);
 static void		 enqueue_row(struct dispatch *, struct drow *);
-static void		 settle_delivered(struct dispatch *, struct drow *);
-static void		 settle_dead(struct dispatch *, struct drow *,
-			    const char *, const char *);
-static void		 settle_reschedule(struct dispatch *, struct drow *, int,
-			    uint64_t *);
-static void		 park(struct dispatch *, struct drow *, uint64_t);
-static void		 park_queued(struct dispatch *, struct dsinkq *,
-			    uint64_t);
-static void		 park_batched(struct dispatch *, struct dsinkq *,
-			    uint64_t);
-static void		 park_cb(struct dispatch *, struct drow *, void *);
-static void		 set_aside(struct dispatch *, struct drow *);
-static void		 set_aside_cb(struct dispatch *, struct drow *, void *);
-static void		 batched_take_back(struct dispatch *,
-			    const struct dsinkq *, const char *,
-			    void (*)(struct dispatch *, struct drow *, void *),
-			    void *);
-static int		 batched_of(const struct drow *, const struct dsinkq *,
-			    const char *);
 static void		 dls_dead_cb(struct dispatch *, struct drow *, void *);
-static void		 breaker_moved(struct dispatch *, uint8_t, const char *);
-static const struct retry_policy *row_policy(struct dispatch *,
-			    const struct drow *);
 
 /* --- rows --- */
 
@@ -174,8 +116,8 @@ key_hash(const unsigned char *k)
 	return ids_fnv1a(IDS_FNV_INIT, k, STORE_ROWKEY_LEN);
 }
 
-static struct drow *
-row_find(struct dispatch *d, const unsigned char *key)
+struct drow *
+dispatch_row_find(struct dispatch *d, const unsigned char *key)
 {
 	struct drow *r;
 
@@ -195,8 +137,8 @@ row_insert(struct dispatch *d, struct drow *r)
 	d->rows[b] = r;
 }
 
-static void
-row_remove(struct dispatch *d, struct drow *r)
+void
+dispatch_row_remove(struct dispatch *d, struct drow *r)
 {
 	struct drow **pp;
 
@@ -212,7 +154,7 @@ row_remove(struct dispatch *d, struct drow *r)
 int
 dispatch_is_claimed(struct dispatch *d, const unsigned char *key)
 {
-	return row_find(d, key) != NULL;
+	return dispatch_row_find(d, key) != NULL;
 }
 
 /* --- tenants --- */
@@ -255,8 +197,8 @@ tenant_window(struct dispatch *d, struct dtenant *t)
 	    tw->concurrency);
 }
 
-static void
-tenant_maybe_free(struct dispatch *d, struct dtenant *t)
+void
+dispatch_tenant_maybe_free(struct dispatch *d, struct dtenant *t)
 {
 	if (t->nkeys != 0 || t->win.rows != 0 || t->win.running != 0)
 		return;
@@ -338,7 +280,7 @@ dispatch_reconfigure(struct dispatch *d, const struct conf *conf)
 		tenant_window(d, t);
 	/* Decks form again at the next run, under the new limits and
 	 * bound anew. */
-	decks_cancel(d, NULL);
+	dispatch_decks_cancel(d, NULL);
 	d->rebind = 1;
 }
 
@@ -356,7 +298,7 @@ void
 dispatch_stop(struct dispatch *d)
 {
 	d->stopped = 1;
-	decks_cancel(d, NULL);
+	dispatch_decks_cancel(d, NULL);
 }
 
 /* --- policy --- */
@@ -372,8 +314,8 @@ dispatch_job_row(struct dispatch *d, uint64_t job)
 	return NULL;
 }
 
-static const struct retry_policy *
-row_policy(struct dispatch *d, const struct drow *r)
+const struct retry_policy *
+dispatch_row_policy(struct dispatch *d, const struct drow *r)
 {
 	const struct source_conf *src = conf_source(d->conf, r->row.source);
 
@@ -505,7 +447,7 @@ dispatch_dead_letter_queued(struct dispatch *d, const char *source,
 		    d->ops.deck_cancel(d->ops.arg, r) == 0)
 			deck_requeue(d, r);
 	}
-	batched_take_back(d, NULL, source, dls_dead_cb, &a);
+	settle_take_back(d, NULL, source, dls_dead_cb, &a);
 	for (i = 0; i < DISPATCH_HASH; i++)
 		for (r = d->rows[i]; r != NULL; r = next) {
 			next = r->hnext;
@@ -557,294 +499,6 @@ dispatch_release_source(struct dispatch *d, const char *source)
 		*hp = h->next;
 		free(h);
 	}
-}
-
-/* --- settling --- */
-
-/* r settles; once its settle is written, counts goes up by one
- * (dispatch_settled). */
-static void
-settle_begin(struct dispatch *d, struct drow *r, uint64_t *counts)
-{
-	/* A lane head's terminal settle promotes its next member, due at
-	 * its receive time: behind the tenant's cursor. */
-	if (r->row.state == STORE_ROW_HEAD)
-		r->t->cur_set = 0;
-	if (r->state == DROW_QUEUED) {
-		TAILQ_REMOVE(&r->q->queue, r, link);
-		r->q->nqueued--;
-	} else if (r->state == DROW_DECK)
-		deck_unlink(d, r);
-	r->state = DROW_SETTLING;
-	r->counts = counts;
-	d->st.settling++;
-}
-
-static void
-settle_delivered(struct dispatch *d, struct drow *r)
-{
-	struct dsettle s;
-
-	settle_begin(d, r, &d->st.delivered);
-	memset(&s, 0, sizeof(s));
-	s.kind = SETTLE_DELIVERED;
-	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
-	s.row = &r->row;	/* as claimed: saves the store a read */
-	d->ops.settle(d->ops.arg, &s);
-}
-
-static void
-settle_dead(struct dispatch *d, struct drow *r, const char *reason,
-    const char *last_error)
-{
-	struct dsettle s;
-
-	settle_begin(d, r, &d->st.dead);
-	memset(&s, 0, sizeof(s));
-	s.kind = SETTLE_DEAD;
-	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
-	s.row = &r->row;	/* as claimed: its replay id */
-	s.reason = reason;
-	s.last_error = last_error != NULL ? last_error : r->row.last_error;
-	s.attempts = r->row.attempts;
-	s.dead_at = d->now;
-	s.source = r->row.source;
-	s.module = r->row.module;
-	/* Its line is the glue's, once the dead letter is written. */
-	d->ops.settle(d->ops.arg, &s);
-}
-
-/* Write r back due at r->row.due: a retry after a failed attempt (retry
- * 1), or a park or a pause, which made none (0). */
-static void
-settle_reschedule(struct dispatch *d, struct drow *r, int retry,
-    uint64_t *counts)
-{
-	struct dsettle s;
-
-	settle_begin(d, r, counts);
-	memset(&s, 0, sizeof(s));
-	s.kind = SETTLE_RESCHEDULE;
-	s.retry = retry;
-	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
-	s.row = &r->row;
-	d->ops.settle(d->ops.arg, &s);
-}
-
-/*
- * Park r until until, attempts unchanged: the spec's breaker park.  Its
- * retry horizon (retry.max_elapsed_ms from the first attempt) bounds the
- * park, and a row parked at or past its horizon is dead-lettered as
- * retry_horizon.  A row never attempted has no horizon yet (the spec counts
- * it from the first attempt, not from a park): its park is bounded by the
- * breaker's open time alone (at most breaker_max_open_ms each).
- */
-static void
-park(struct dispatch *d, struct drow *r, uint64_t until)
-{
-	const struct retry_policy *p = row_policy(d, r);
-	uint64_t horizon = UINT64_MAX;
-	char why[64];
-
-	if (r->row.first_attempt != 0) {
-		horizon = r->row.first_attempt + p->max_elapsed_ms;
-		if (d->now >= horizon) {
-			snprintf(why, sizeof(why), "retry_horizon:%s",
-			    dispatch_module_name(r->row.module));
-			settle_dead(d, r, why, NULL);
-			return;
-		}
-	}
-	r->row.due = until < horizon ? until : horizon;
-	if (r->row.state != STORE_ROW_HEAD)
-		r->row.state = STORE_ROW_PARKED;
-	settle_reschedule(d, r, 0, &d->st.parked);
-}
-
-static void
-park_queued(struct dispatch *d, struct dsinkq *q, uint64_t until)
-{
-	struct drow *r;
-
-	while ((r = TAILQ_FIRST(&q->queue)) != NULL)
-		park(d, r, until);
-}
-
-static int
-cmp_row_job(const void *a, const void *b)
-{
-	uint64_t x = (*(struct drow *const *)a)->job;
-	uint64_t y = (*(struct drow *const *)b)->job;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * The rows in a batcher of key q (or, q NULL, of every key of source) are
- * taken back from it: each still waiting in no request (its attempt never
- * went out) leaves the running list, gets its first attempt back and goes
- * to fn; those in a request in flight have started and settle on their
- * results.
- */
-static void
-batched_take_back(struct dispatch *d, const struct dsinkq *q,
-    const char *source, void (*fn)(struct dispatch *, struct drow *, void *),
-    void *arg)
-{
-	struct drow *r, **v;
-	uint64_t *jobs;
-	char *taken;
-	size_t i, n = 0;
-
-	if (d->ops.batch_cancel == NULL)
-		return;
-	TAILQ_FOREACH(r, &d->running, link)
-		if (batched_of(r, q, source))
-			n++;
-	if (n == 0)
-		return;
-	if ((v = reallocarray(NULL, n, sizeof(*v))) == NULL ||
-	    (jobs = reallocarray(NULL, n, sizeof(*jobs))) == NULL ||
-	    (taken = calloc(n, 1)) == NULL)
-		fatal("dispatch: take back");
-	i = 0;
-	TAILQ_FOREACH(r, &d->running, link)
-		if (batched_of(r, q, source))
-			v[i++] = r;
-	qsort(v, n, sizeof(*v), cmp_row_job);
-	for (i = 0; i < n; i++)
-		jobs[i] = v[i]->job;
-	d->ops.batch_cancel(d->ops.arg, jobs, n, taken);
-	for (i = 0; i < n; i++) {
-		if (!taken[i])
-			continue;
-		r = v[i];
-		/* Out of the running list and the batched count; its
-		 * state stays BATCHED, which settle_begin leaves alone. */
-		TAILQ_REMOVE(&d->running, r, link);
-		d->st.batched--;
-		if (r->probe)
-			breaker_probe_lost(&r->q->br);
-		r->probe = 0;
-		r->row.first_attempt = r->first0;
-		fn(d, r, arg);
-	}
-	free(taken);
-	free(jobs);
-	free(v);
-}
-
-static int
-batched_of(const struct drow *r, const struct dsinkq *q, const char *source)
-{
-	if (r->state != DROW_BATCHED)
-		return 0;
-	if (q != NULL)
-		return r->q == q;
-	return source != NULL && strcmp(r->row.source, source) == 0;
-}
-
-static void
-park_cb(struct dispatch *d, struct drow *r, void *arg)
-{
-	park(d, r, *(const uint64_t *)arg);
-}
-
-/*
- * A paused key's row (daemon/dispatch/pause.h) is set aside until the resume:
- * due at STORE_DUE_PAUSED, where no due scan reads it, PARKED (a head stays
- * HEAD), attempts unchanged and no retry horizon (the operator holds it,
- * not the sink), its slot and window room given back by its settle.
- */
-static void
-set_aside(struct dispatch *d, struct drow *r)
-{
-	r->row.due = STORE_DUE_PAUSED;
-	if (r->row.state != STORE_ROW_HEAD)
-		r->row.state = STORE_ROW_PARKED;
-	settle_reschedule(d, r, 0, &d->st.set_aside);
-}
-
-static void
-set_aside_cb(struct dispatch *d, struct drow *r, void *arg)
-{
-	set_aside(d, r);
-}
-
-/*
- * The key (source, sink) was paused: its claimed rows that have not
- * started are set aside now, in every tenant (decks taken back, entries
- * waiting in a batcher taken back, the queue); running attempts and
- * requests in flight settle on their results, and a retry of theirs is
- * set aside when it is claimed again.
- */
-void
-dispatch_pause_key(struct dispatch *d, const char *source, uint32_t sink,
-    uint64_t now)
-{
-	struct dtenant *t;
-	struct dsinkq *q;
-	struct drow *r;
-
-	d->now = now;
-	TAILQ_FOREACH(t, &d->tenants, all)
-		TAILQ_FOREACH(q, &t->keys, all) {
-			if (q->sink != sink || strcmp(q->source, source) != 0)
-				continue;
-			decks_cancel(d, q);
-			if (q->batched)
-				batched_take_back(d, q, NULL, set_aside_cb,
-				    NULL);
-			while ((r = TAILQ_FIRST(&q->queue)) != NULL)
-				set_aside(d, r);
-		}
-}
-
-/*
- * A batching key's attempts waiting in their batcher are queued, in the
- * spec's words ("the key's queued rows ... are parked"): when its breaker
- * opens they are taken back and parked like the rows in its queue, so none
- * of them is sent while it is open (nor shares another tenant's batch).
- */
-static void
-park_batched(struct dispatch *d, struct dsinkq *q, uint64_t until)
-{
-	if (q->batched)
-		batched_take_back(d, q, NULL, park_cb, &until);
-}
-
-void
-dispatch_settled(struct dispatch *d, const unsigned char *key,
-    enum settle_written how)
-{
-	struct drow *r = row_find(d, key);
-	struct dsinkq *q;
-	struct dtenant *t;
-
-	if (r == NULL || r->state != DROW_SETTLING)
-		fatalx("dispatch: settle of a row that is not settling");
-	q = r->q;
-	t = r->t;
-	row_remove(d, r);
-	window_release(&d->win, r->row.body_size);
-	window_release(&t->win, r->row.body_size);
-	if (q != NULL)
-		q->claimed--;
-	d->st.settling--;
-	d->st.claimed--;
-	d->st.claimed_bytes -= r->row.body_size;
-	/* Counted once, when written: a failed write leaves the row as it
-	 * was in the store, due again behind the cursor, and the next scan
-	 * claims it (at least once); a dropped orphan was never delivered
-	 * nor dead-lettered. */
-	if (how == SETTLED_WRITTEN)
-		(*r->counts)++;
-	else if (how == SETTLED_FAILED)
-		t->cur_set = 0;
-	free(r);
-	if (q != NULL)
-		sinkq_maybe_free(q);
-	tenant_maybe_free(d, t);
 }
 
 /* --- claiming --- */
@@ -952,11 +606,11 @@ enqueue_row(struct dispatch *d, struct drow *r)
 	 * a queued row out of it. */
 	sinkq_push(r->q, r);
 	if (pause_is(r->q->source, r->q->sink)) {
-		set_aside(d, r);
+		settle_set_aside(d, r);
 		return;
 	}
 	if (breaker_parks(&r->q->br, &d->bconf, d->now, &until)) {
-		park(d, r, until);
+		settle_park(d, r, until);
 		return;
 	}
 	sinkq_ready(&d->ring, r->q);
@@ -965,7 +619,7 @@ enqueue_row(struct dispatch *d, struct drow *r)
 void
 dispatch_claim_release(struct dispatch *d, const unsigned char *key)
 {
-	struct drow *r = row_find(d, key);
+	struct drow *r = dispatch_row_find(d, key);
 
 	if (r == NULL || r->state != DROW_CLAIMWAIT)
 		return;
@@ -979,7 +633,7 @@ scan_want(const unsigned char *key, void *arg)
 {
 	struct scan *sc = arg;
 
-	return row_find(sc->d, key) == NULL;
+	return dispatch_row_find(sc->d, key) == NULL;
 }
 
 static int
@@ -994,7 +648,7 @@ scan_row(const unsigned char *key, const struct store_row *row, void *arg)
 	}
 	if (row == NULL)
 		return 0;	/* a due key without its row: the store heals */
-	if (row_find(d, key) != NULL)
+	if (dispatch_row_find(d, key) != NULL)
 		return 0;	/* claimed: settling or running */
 	/*
 	 * A held source's row stays in the store for dead_letter_source's
@@ -1086,16 +740,16 @@ assign(struct dispatch *d)
 	    (q = sinkq_next(&d->ring, d->sink_cap)) != NULL) {
 		r = TAILQ_FIRST(&q->queue);
 		if (pause_is(q->source, q->sink)) {
-			set_aside(d, r);	/* a deck given back */
+			settle_set_aside(d, r);	/* a deck given back */
 			continue;
 		}
 		switch (breaker_may_start(&q->br, &d->bconf, d->now, &until)) {
 		case BREAKER_PARK:
-			park(d, r, until);
+			settle_park(d, r, until);
 			continue;
 		case BREAKER_PROBE:
 			r->probe = 1;
-			breaker_moved(d, q->module, "half_open");
+			dispatch_breaker_moved(d, q->module, "half_open");
 			break;
 		case BREAKER_START:
 			r->probe = 0;
@@ -1160,7 +814,7 @@ deck_fill(struct dispatch *d)
 	if (d->ops.deck == NULL || TAILQ_EMPTY(&d->running))
 		return;
 	if (d->stopped || sinkq_waiting(&d->ring, &q) == 2) {
-		decks_cancel(d, NULL);
+		dispatch_decks_cancel(d, NULL);
 		return;
 	}
 	if (q == NULL)
@@ -1168,7 +822,7 @@ deck_fill(struct dispatch *d)
 	TAILQ_FOREACH(r, &d->decks, link)
 		if (r->q != q) {
 			/* Taken back, they wait too: no decks at all. */
-			decks_cancel(d, NULL);
+			dispatch_decks_cancel(d, NULL);
 			return;
 		}
 	/* A deck takes the slot of the attempt ahead of it: only while
@@ -1199,8 +853,8 @@ deck_fill(struct dispatch *d)
 	}
 }
 
-static void
-deck_unlink(struct dispatch *d, struct drow *r)
+void
+dispatch_deck_unlink(struct dispatch *d, struct drow *r)
 {
 	TAILQ_REMOVE(&d->decks, r, link);
 	if (r->ahead != NULL)
@@ -1213,7 +867,7 @@ deck_unlink(struct dispatch *d, struct drow *r)
 static void
 deck_requeue(struct dispatch *d, struct drow *r)
 {
-	deck_unlink(d, r);
+	dispatch_deck_unlink(d, r);
 	r->state = DROW_QUEUED;
 	TAILQ_INSERT_HEAD(&r->q->queue, r, link);
 	r->q->nqueued++;
@@ -1221,8 +875,8 @@ deck_requeue(struct dispatch *d, struct drow *r)
 }
 
 /* Take back the decks of q (NULL: every key) that have not started. */
-static void
-decks_cancel(struct dispatch *d, struct dsinkq *q)
+void
+dispatch_decks_cancel(struct dispatch *d, struct dsinkq *q)
 {
 	struct drow *r, *next;
 
@@ -1249,7 +903,7 @@ dispatch_deck_done(struct dispatch *d, uint64_t job, int started,
 		deck_requeue(d, r);
 		return;
 	}
-	deck_unlink(d, r);
+	dispatch_deck_unlink(d, r);
 	run_begin(d, r, now);
 }
 
@@ -1257,8 +911,9 @@ dispatch_deck_done(struct dispatch *d, uint64_t job, int started,
  * The spec's "Batching sinks": a batching key's queued rows go to their
  * destination's batcher while it has room, counted against no concurrency
  * (the claimed-row windows bound them); the key's breaker is asked first,
- * and one that opens takes its entries still waiting back (park_batched),
- * so a tenant whose breaker is open never has an entry in a batch.
+ * and one that opens takes its entries still waiting back (park_batched
+ * in dispatch_settle.c), so a tenant whose breaker is open never has an
+ * entry in a batch.
  */
 static void
 assign_batched(struct dispatch *d)
@@ -1276,17 +931,17 @@ assign_batched(struct dispatch *d)
 				continue;
 			while ((r = TAILQ_FIRST(&q->queue)) != NULL) {
 				if (pause_is(q->source, q->sink)) {
-					set_aside(d, r);
+					settle_set_aside(d, r);
 					continue;
 				}
 				switch (breaker_may_start(&q->br, &d->bconf,
 				    d->now, &until)) {
 				case BREAKER_PARK:
-					park(d, r, until);
+					settle_park(d, r, until);
 					continue;
 				case BREAKER_PROBE:
 					r->probe = 1;
-					breaker_moved(d, q->module,
+					dispatch_breaker_moved(d, q->module,
 					    "half_open");
 					break;
 				case BREAKER_START:
@@ -1412,120 +1067,6 @@ dispatch_run(struct dispatch *d, uint64_t now)
 	return wake;
 }
 
-/* --- outcomes --- */
-
-void
-dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
-    uint64_t retry_after_ms, const char *detail, uint64_t now)
-{
-	const struct retry_policy *p;
-	struct drow *r;
-	struct dsinkq *q;
-	uint64_t delay, horizon, floor_ms;
-	char why[STORE_ERROR_MAX];
-	int opened;
-
-	TAILQ_FOREACH(r, &d->running, link)
-		if (r->job == job)
-			break;
-	if (r == NULL)
-		fatalx("dispatch: outcome of job %" PRIu64 " that is not "
-		    "running", job);
-	d->now = now;
-	q = r->q;
-	TAILQ_REMOVE(&d->running, r, link);
-	if (r->deck != NULL) {
-		/* The row on deck behind it waits for dispatch_deck_done. */
-		r->deck->ahead = NULL;
-		r->deck = NULL;
-	}
-	if (r->state == DROW_BATCHED) {
-		/* Batched attempts hold no slot. */
-		d->st.batched--;
-	} else {
-		window_stop(&d->win);
-		window_stop(&r->t->win);
-		q->running--;
-		d->st.running--;
-	}
-
-	switch (res) {
-	case ATTEMPT_OK:
-		if (breaker_ok(&q->br, r->probe)) {
-			log_info("dispatch: sink %s/%s#%u (%s): breaker closed",
-			    r->t->name, q->source, q->sink,
-			    dispatch_module_name(q->module));
-			breaker_moved(d, q->module, "closed");
-		}
-		settle_delivered(d, r);
-		return;
-	case ATTEMPT_PERMANENT:
-		breaker_permanent(&q->br, r->probe);
-		r->row.attempts++;
-		job_dead_reason(why, sizeof(why), detail);
-		snprintf(r->row.last_error, sizeof(r->row.last_error), "%s",
-		    detail);
-		settle_dead(d, r, why, detail);
-		return;
-	case ATTEMPT_UNBOUND:
-		settle_dead(d, r, detail, NULL);
-		return;
-	case ATTEMPT_ERROR:
-	case ATTEMPT_TIMEOUT:
-	case ATTEMPT_STORE:
-		break;
-	}
-
-	/* A failed attempt: the breaker (never for the store's error, which
-	 * is not the sink's health), then the retry policy. */
-	opened = 0;
-	if (res == ATTEMPT_STORE)
-		breaker_permanent(&q->br, r->probe);
-	else
-		opened = breaker_fail(&q->br, &d->bconf, now, r->probe);
-	if (opened) {
-		log_info("dispatch: sink %s/%s#%u (%s): breaker open for "
-		    "%" PRIu64 " ms", r->t->name, q->source, q->sink,
-		    dispatch_module_name(q->module), q->br.open_ms);
-		breaker_moved(d, q->module, "open");
-	}
-	p = row_policy(d, r);
-	r->row.attempts++;
-	snprintf(r->row.last_error, sizeof(r->row.last_error), "%s", detail);
-	horizon = r->row.first_attempt + p->max_elapsed_ms;
-	/* retry_after raises the floor, at most 1 h.  The next attempt
-	 * comes no sooner than the floor (the contracts) and not past the
-	 * horizon: when the floor ends past it no attempt can, and the row
-	 * is given up now rather than tried before the sink asked. */
-	floor_ms = retry_after_ms < RETRY_AFTER_CAP_MS ?
-	    retry_after_ms : RETRY_AFTER_CAP_MS;
-	if (r->row.attempts >= p->max_attempts || now >= horizon ||
-	    floor_ms > horizon - now) {
-		if (res == ATTEMPT_TIMEOUT)
-			settle_dead(d, r, detail, detail);
-		else
-			settle_dead(d, r, "retries_exhausted", detail);
-	} else {
-		delay = dispatch_backoff(p->base_ms, p->max_ms,
-		    r->row.attempts);
-		if (p->jitter)
-			delay = (uint64_t)(delay * (0.5 + 0.5 *
-			    d->ops.random(d->ops.arg)));
-		if (delay < floor_ms)
-			delay = floor_ms;
-		/* Only the backoff is cut to the horizon: the floor fits. */
-		r->row.due = now + delay;
-		if (r->row.due > horizon)
-			r->row.due = horizon;
-		settle_reschedule(d, r, 1, &d->st.retried);
-	}
-	if (opened) {
-		decks_cancel(d, q);
-		park_queued(d, q, q->br.open_until);
-		park_batched(d, q, q->br.open_until);
-	}
-}
-
 /* --- introspection --- */
 
 void
@@ -1551,8 +1092,8 @@ dispatch_get_stats(struct dispatch *d, struct dispatch_stats *st)
 }
 
 /* A breaker of a sink of the module moved to state: told to the glue. */
-static void
-breaker_moved(struct dispatch *d, uint8_t module, const char *state)
+void
+dispatch_breaker_moved(struct dispatch *d, uint8_t module, const char *state)
 {
 	if (d->ops.breaker_moved != NULL)
 		d->ops.breaker_moved(d->ops.arg, module, state);

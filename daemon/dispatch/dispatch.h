@@ -94,7 +94,7 @@ struct drow {
 	struct store_row	 row;
 	uint32_t		 bound;		/* the sink index bound now */
 	uint64_t		 job;		/* running: its job id */
-	/* private to dispatch.c */
+	/* private to dispatch.c and dispatch_settle.c */
 	int			 state;
 	int			 probe;
 	struct dtenant		*t;
