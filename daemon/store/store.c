@@ -78,6 +78,7 @@ const char *const store_tables[T_COUNT] = {
 #define STORE_HOOK_PAGESIZE	8192	/* hooks, quarantine: see open */
 #define STORE_BODY_PAGESIZE	(32u * 1024)	/* bodies: see open */
 #define STORE_MAX_LOCKS		20000	/* a batch's page locks: see open */
+#define STORE_OPEN_DEAD_TRIES	5	/* opens again after a rollback */
 
 /* A transaction takes a lock per page it reads or writes: a batch of
  * hooks, a few pages each (store_set_batch). */
@@ -142,6 +143,7 @@ store_seterr(struct store *st, int ret, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(st->err, sizeof(st->err), fmt, ap);
 	va_end(ap);
+	st->lastret = ret;
 	n = strlen(st->err);
 	/* -1 is store_sync's failure, passed up as BDB got it. */
 	if (ret != 0 && n < sizeof(st->err))
@@ -221,7 +223,7 @@ store_open_group(const char *dir, const struct store_group *g, char *err,
 	struct store *st;
 	struct stat sb;
 	char abs[PATH_MAX];
-	int ret;
+	int ret, tries;
 
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
 		snprintf(err, errlen, "store %s: mkdir: %s", dir,
@@ -272,8 +274,20 @@ store_open_group(const char *dir, const struct store_group *g, char *err,
 	if (g == NULL && realpath(dir, abs) != NULL &&
 	    (st->home = bdb_region_home(&sb, &st->home_fd)) != NULL)
 		bdb_region_remove(dir, 0);	/* an older build's */
-	if (store_env_open(st, err, errlen) == -1)
-		goto failed;
+	/* A site of a group that opens while the group elects may see its
+	 * log rolled back under the tables being opened (a master that was
+	 * executed again as a client: "replication recovery unrolled
+	 * committed transactions"): every handle is dead, none damaged, and
+	 * the open starts again. */
+	for (tries = 0;; tries++) {
+		if (store_env_open(st, err, errlen) == 0)
+			break;
+		if (st->group == NULL || st->lastret != DB_REP_HANDLE_DEAD ||
+		    tries == STORE_OPEN_DEAD_TRIES)
+			goto failed;
+		log_warnx("%s; opening the store again", st->err);
+		(void)store_env_close(st, 1);
+	}
 	/* A store of schema 1 may hold bodies in the log: they move into
 	 * bodies before anything else reads it.  A damaged log record
 	 * stops the environment (bodies_upgrade): it opens again, with

@@ -171,6 +171,8 @@ struct store {
 	unsigned long		 sync_seen;	/* sync_failures at the open */
 	char			 lost_why[512];	/* its error */
 	int			 opening;	/* in store_open */
+	int			 lastret;	/* store_seterr's Berkeley DB
+						 * code */
 	int			 lm_unsaved;	/* meta lane_members missing:
 						 * write it next commit */
 	struct lane_resume	*resume;	/* lane sweeps, per tenant */
