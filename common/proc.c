@@ -23,14 +23,10 @@
 #include "msg.h"
 #include "proc.h"
 
-#define PROC_MAX_FDS	8
-
 pid_t
 proc_spawn(const char *path, char *const argv[], char *const envp[],
     const int *fds, int nfds)
 {
-	int tmp[PROC_MAX_FDS], i, fd;
-	sigset_t all;
 	pid_t pid;
 
 	if (nfds > PROC_MAX_FDS) {
@@ -45,8 +41,20 @@ proc_spawn(const char *path, char *const argv[], char *const envp[],
 	default:
 		return pid;
 	}
+	proc_child_setup(fds, nfds);
+	execve(path, argv, envp);
+	_exit(PROC_EXEC_FAILED);
+}
 
-	/* Child: signals back to default, descriptors into place.  SIGTERM
+void
+proc_child_setup(const int *fds, int nfds)
+{
+	int tmp[PROC_MAX_FDS], i, fd;
+	sigset_t all;
+
+	if (nfds > PROC_MAX_FDS)
+		_exit(127);
+	/* Signals back to default, descriptors into place.  SIGTERM
 	 * and SIGINT are ignored, across the exec: sent to the whole process
 	 * group (a terminal's ^C, kill -TERM -PGID, a stop that signals
 	 * every process of the service) they are the master's to act on,
@@ -79,8 +87,6 @@ proc_spawn(const char *path, char *const argv[], char *const envp[],
 		for (fd = 3 + nfds; fd < max; fd++)
 			close(fd);
 	}
-	execve(path, argv, envp);
-	_exit(PROC_EXEC_FAILED);
 }
 
 int

@@ -26,6 +26,8 @@ struct msg;
 
 /* A child's exit status when it could not execute its program. */
 #define PROC_EXEC_FAILED	127
+/* The most descriptors a child is given (3 .. 3 + PROC_MAX_FDS - 1). */
+#define PROC_MAX_FDS		8
 
 /* fork + exec path with argv and the environment envp (nothing of the
  * caller's); fds[i] becomes descriptor 3 + i in the child (-1: left
@@ -35,6 +37,10 @@ struct msg;
  * fails exits PROC_EXEC_FAILED. */
 pid_t	proc_spawn(const char *path, char *const argv[], char *const envp[],
 	    const int *fds, int nfds);
+/* proc_spawn's part in the child before its exec, for a caller that
+ * forks by itself (privsep.c): signals and descriptors as above; exits
+ * 127 when the descriptors cannot be put in place. */
+void	proc_child_setup(const int *fds, int nfds);
 /* A memfd holding a copy of data; -1 with errno. */
 int	proc_memfd(const char *name, const void *data, size_t len);
 /* A body into a frame: u64 its length, then the bytes inline when they fit
