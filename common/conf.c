@@ -395,6 +395,7 @@ conf_free(struct conf *cf)
 		return;
 	free(cf->data_dir);
 	free(cf->user);
+	free(cf->child_user);
 	free(cf->log_level);
 	free(cf->http.ip);
 	free(cf->http.prefix);

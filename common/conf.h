@@ -234,6 +234,7 @@ enum conf_tls_version {
 struct conf {
 	char		*data_dir;
 	char		*user;			/* node.user; NULL: unset */
+	char		*child_user;		/* node.child_user; NULL: unset */
 	char		*log_level;		/* error|warning|info|debug */
 
 	struct {

@@ -115,6 +115,18 @@ const struct conf_key conf_tab[] = {
 	    "it from their start.  A user that does not exist is an error "
 	    "(exit 78).  Started as any other user, ankusad runs as that "
 	    "user: the key must then be unset or name that user." },
+	{ .name = "node.child_user", .type = T_STR, .scope = S_CONF,
+	  .off = CO(child_user), .flags = F_RESTART,
+	  .doc = "The user the children (edges, deliver processes, claim "
+	    "gateways) run as, ankusa-child when the key is unset (see "
+	    "SECURITY in ankusad(8)): another user than node.user, with a "
+	    "group of its own, so that a child can neither signal the "
+	    "master, nor connect to its control socket, nor read the "
+	    "config or the store.  A user that does not exist, root, or "
+	    "one with node.user's group is an error (exit 78); node.user "
+	    "itself is a warning.  Only a start as root can use it: "
+	    "started as another user, ankusad's children run as that user, "
+	    "with a warning." },
 
 	/* log */
 	{ .name = "log", .type = T_SECTION, .doc = "Logging." },

@@ -404,6 +404,11 @@ reload_conf(char *err, size_t errlen)
 	}
 	if (!env->verbose && log_level_parse(nc->log_level, &lvl) == 0)
 		log_setlevel(lvl);
+	/* A claim store's root moved: made for the children. */
+	if (!claims_kept && nc->claim_check.enabled &&
+	    nc->claim_check.store_type != NULL &&
+	    strcmp(nc->claim_check.store_type, "local") == 0)
+		privsep_child_dirs(nc->data_dir, nc->claim_check.root);
 	supervisor_new_generation();
 	pipeline_reconfigure();
 	log_info("reload: config %s in force: %d sources, %d sinks",
@@ -916,7 +921,7 @@ main(int argc, char *argv[])
 
 	/* node.user first: an unknown one is refused before anything is
 	 * opened. */
-	privsep_init(env->conf->user);
+	privsep_init(env->conf->user, env->conf->child_user);
 	/* Before any child: they must not inherit NOTIFY_SOCKET. */
 	if (notify_init() && !env->foreground)
 		log_warnx("NOTIFY_SOCKET is set but -d is not: the service "
@@ -982,6 +987,12 @@ main(int argc, char *argv[])
 	/* The helper that stays root; after an exec of ankusad by itself,
 	 * the one the first image forked, taken back. */
 	privsep_helper(listener_filter);
+	/* The local claim store is the children's (node.child_user). */
+	if (env->conf->claim_check.enabled &&
+	    env->conf->claim_check.store_type != NULL &&
+	    strcmp(env->conf->claim_check.store_type, "local") == 0)
+		privsep_child_dirs(env->conf->data_dir,
+		    env->conf->claim_check.root);
 	/* Everything that needs root is open: from here on, and in every
 	 * child, the daemon is node.user.  The store is opened after it:
 	 * every file it makes is the user's, and so is every thread of the

@@ -9,12 +9,14 @@
  * missing), opens the store under the user's effective ids so that every
  * file the store creates belongs to the user, and then drops to the user
  * for good: its groups (initgroups), then setresgid and setresuid, each
- * checked, and a check that root cannot be regained.  Its children are
- * spawned after the drop and so run as the user from their start.  One
- * process stays root, forked just before the drop: the helper
- * (privsep_helper), which does one thing at a drain, attaching the ingest
- * listener's socket filter, which a kernel may refuse an unprivileged
- * process, and exits.  When ankusad executes itself again (reexec.c), the
+ * checked, and a check that root cannot be regained.  Its children run as
+ * another user, node.child_user (privsep_child.c), which the master, no
+ * longer root, cannot become.  One process stays root, forked just before
+ * the drop: the helper (privsep_helper), which serves the master's
+ * requests on a socketpair and nothing else: spawning a child as
+ * node.child_user, signalling one of those children, and at a drain
+ * attaching the ingest listener's socket filter, which a kernel may refuse
+ * an unprivileged process.  When ankusad executes itself again (reexec.c), the
  * helper stays, and the new image, already the user, takes its end of the
  * socketpair back (privsep_reexec_keep, privsep_helper).  Started as
  * another user, ankusad stays that user: node.user must then be unset or
@@ -23,10 +25,15 @@
  * Fatal: an unknown user, a node.user that a non-root start cannot
  * become, and a data directory owned by another user (exit 78, the config
  * is wrong); a failed change of ids (exit 1).
+ *
+ * The helper's requests are datagrams of a SOCK_SEQPACKET socketpair: a
+ * byte naming the request, its bytes, the descriptors it passes; each is
+ * answered before the next is read (privsep_helper_call).
  */
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -45,11 +52,13 @@
 
 #include "log.h"
 #include "privsep.h"
+#include "privsep_int.h"
+#include "proc.h"
 #include "reexec.h"
 
-#define PRIVSEP_EX_CONFIG	78
 #define PRIVSEP_HELPER_MS	2000	/* the helper's answer, at most */
 #define PRIVSEP_PARENT_MS	1000	/* the helper looks for its parent */
+#define PRIVSEP_REQ_FILTER	'F'	/* act(fd) on the fd passed */
 
 static struct {
 	int	 root;		/* started as root: we change user */
@@ -60,11 +69,9 @@ static struct {
 	char	 name[256];
 } ps;
 
-static void	privsep_refuse(const char *, ...)
-		    __attribute__((format(printf, 1, 2), noreturn));
 static int	privsep_helper_inherited(void);
 
-static void
+void
 privsep_refuse(const char *fmt, ...)
 {
 	va_list ap;
@@ -90,8 +97,24 @@ privsep_uname(uid_t uid, char *buf, size_t len)
 	return buf;
 }
 
+struct passwd *
+privsep_getpw(const char *key, const char *user)
+{
+	struct passwd *pw;
+
+	errno = 0;
+	if ((pw = getpwnam(user)) != NULL)
+		return pw;
+	if (errno != 0 && errno != ENOENT && errno != ESRCH)
+		privsep_refuse("%s %s: cannot look the user up: %s", key, user,
+		    strerror(errno));
+	privsep_refuse("%s %s: no such user (create it, e.g. useradd "
+	    "--system --no-create-home --shell /usr/sbin/nologin %s)", key,
+	    user, user);
+}
+
 void
-privsep_init(const char *user)
+privsep_init(const char *user, const char *child_user)
 {
 	struct passwd *pw;
 
@@ -107,6 +130,7 @@ privsep_init(const char *user)
 		ps.uid = geteuid();
 		ps.gid = getegid();
 		privsep_uname(ps.uid, ps.name, sizeof(ps.name));
+		privsep_child_init(child_user, 0, ps.uid, ps.gid, ps.name);
 		if (user == NULL || strcmp(user, ps.name) == 0)
 			return;
 		if ((pw = getpwnam(user)) != NULL && pw->pw_uid == ps.uid)
@@ -117,21 +141,14 @@ privsep_init(const char *user)
 	}
 	if (user == NULL)
 		user = PRIVSEP_DEFAULT_USER;
-	errno = 0;
-	if ((pw = getpwnam(user)) == NULL) {
-		if (errno != 0 && errno != ENOENT && errno != ESRCH)
-			privsep_refuse("node.user %s: cannot look the user up: "
-			    "%s", user, strerror(errno));
-		privsep_refuse("node.user %s: no such user (create it, e.g. "
-		    "useradd --system --no-create-home --shell "
-		    "/usr/sbin/nologin %s)", user, user);
-	}
+	pw = privsep_getpw("node.user", user);
 	ps.uid = pw->pw_uid;
 	ps.gid = pw->pw_gid;
 	snprintf(ps.name, sizeof(ps.name), "%s", pw->pw_name);
 	if (ps.uid == 0)
 		log_warnx("node.user %s is root: every process keeps root's "
 		    "rights (no privilege separation)", user);
+	privsep_child_init(child_user, ps.uid != 0, ps.uid, ps.gid, ps.name);
 }
 
 const char *
@@ -246,60 +263,58 @@ privsep_helper_wipe_env(void)
 		memset((void *)start, 0, end - start);
 }
 
-/* One byte, and a descriptor with it when fd is not -1. */
+/* One datagram of len bytes, with the nfds descriptors of fds (none that
+ * is -1): 0, or -1 with errno. */
 static int
-privsep_send(int sock, unsigned char b, int fd)
+privsep_send(int sock, const void *buf, size_t len, const int *fds,
+    int nfds)
 {
 	union {
 		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
+		char		buf[CMSG_SPACE(sizeof(int) * PROC_MAX_FDS)];
 	} cm;
-	struct iovec iov = { &b, 1 };
-	struct msghdr mh;
-	struct cmsghdr *ch;
-
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd != -1) {
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		ch = CMSG_FIRSTHDR(&mh);
-		ch->cmsg_level = SOL_SOCKET;
-		ch->cmsg_type = SCM_RIGHTS;
-		ch->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(ch), &fd, sizeof(int));
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
-}
-
-/* The helper's wait for its one request: the descriptor, or -1 when the
- * master is gone (EOF, or parent no longer its parent) or sent none. */
-static int
-privsep_recv_fd(int sock, pid_t parent)
-{
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	unsigned char b;
-	struct iovec iov = { &b, 1 };
-	struct pollfd pfd;
+	struct iovec iov = { (void *)buf, len };
 	struct msghdr mh;
 	struct cmsghdr *ch;
 	ssize_t n;
-	int fd = -1, rc;
 
-	pfd.fd = sock;
-	pfd.events = POLLIN;
-	do {
-		if (getppid() != parent)
-			return -1;
-		rc = poll(&pfd, 1, PRIVSEP_PARENT_MS);
-	} while (rc == 0 || (rc == -1 && errno == EINTR));
-	if (rc == -1)
+	if (nfds > PROC_MAX_FDS) {
+		errno = EINVAL;
 		return -1;
+	}
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (nfds > 0) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		ch = CMSG_FIRSTHDR(&mh);
+		ch->cmsg_level = SOL_SOCKET;
+		ch->cmsg_type = SCM_RIGHTS;
+		ch->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(ch), fds, sizeof(int) * nfds);
+	}
+	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+		;
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+/* One datagram into buf (at most len bytes) and its descriptors into fds
+ * (at most PROC_MAX_FDS, *nfds set): its length, 0 at EOF, or -1. */
+static ssize_t
+privsep_recv(int sock, void *buf, size_t len, int *fds, int *nfds)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int) * PROC_MAX_FDS)];
+	} cm;
+	struct iovec iov = { buf, len };
+	struct msghdr mh;
+	struct cmsghdr *ch;
+	ssize_t n;
+
+	*nfds = 0;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
@@ -308,34 +323,65 @@ privsep_recv_fd(int sock, pid_t parent)
 	while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) == -1 &&
 	    errno == EINTR)
 		;
-	if (n != 1)
+	if (n <= 0)
+		return n;
+	for (ch = CMSG_FIRSTHDR(&mh); ch != NULL; ch = CMSG_NXTHDR(&mh, ch))
+		if (ch->cmsg_level == SOL_SOCKET &&
+		    ch->cmsg_type == SCM_RIGHTS && *nfds == 0) {
+			*nfds = (ch->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			memcpy(fds, CMSG_DATA(ch), sizeof(int) * *nfds);
+		}
+	/* A truncated datagram is refused whole (its descriptors too). */
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		while (*nfds > 0)
+			close(fds[--*nfds]);
+		errno = EMSGSIZE;
 		return -1;
-	ch = CMSG_FIRSTHDR(&mh);
-	if (ch != NULL && ch->cmsg_level == SOL_SOCKET &&
-	    ch->cmsg_type == SCM_RIGHTS &&
-	    ch->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(ch), sizeof(int));
-	return fd;
+	}
+	return n;
+}
+
+/* The helper's wait for its next request: 1 when one is there, 0 when the
+ * master is gone (EOF comes through recv; a new parent here). */
+static int
+privsep_wait(int sock, pid_t parent)
+{
+	struct pollfd pfd;
+	int rc;
+
+	pfd.fd = sock;
+	pfd.events = POLLIN;
+	do {
+		if (getppid() != parent)
+			return 0;
+		rc = poll(&pfd, 1, PRIVSEP_PARENT_MS);
+	} while (rc == 0 || (rc == -1 && errno == EINTR));
+	return rc == 1;
 }
 
 /*
- * The helper holds nothing but its end of the socketpair: the listener
- * comes with the one request (privsep_helper_act), so a helper never keeps
- * the ingest port open after the master is gone.
+ * The helper holds nothing but its end of the socketpair: a descriptor
+ * comes with a request and is closed when it is served, so a helper never
+ * keeps the ingest port open after the master is gone.
  */
 void
 privsep_helper(int (*act)(int))
 {
-	unsigned char b;
+	unsigned char req[PRIVSEP_REQ_MAX], rep[PRIVSEP_REP_MAX];
+	struct rlimit rl;
 	pid_t parent;
-	int sv[2], i, err, fd;
+	ssize_t n;
+	size_t rlen;
+	int sv[2], i, err, fds[PROC_MAX_FDS], nfds;
 
 	/* Executed again by itself: the helper was taken back at init. */
-	if (!ps.root && reexec_inherited())
+	if (!ps.root && reexec_inherited()) {
+		privsep_child_helper(ps.helper != -1);
 		return;
+	}
 	if (!ps.root || ps.uid == 0)
 		return;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 		fatal("privsep: socketpair");
 	parent = getpid();
 	switch (fork()) {
@@ -346,6 +392,7 @@ privsep_helper(int (*act)(int))
 	default:
 		close(sv[1]);
 		ps.helper = sv[0];
+		privsep_child_helper(1);
 		return;
 	}
 	signal(SIGTERM, SIG_IGN);
@@ -356,14 +403,35 @@ privsep_helper(int (*act)(int))
 	for (i = 3; i < 1024; i++)
 		if (i != sv[1])
 			close(i);
-	if ((fd = privsep_recv_fd(sv[1], parent)) == -1)
-		_exit(0);
-	err = act(fd) == 0 ? 0 : errno;
-	close(fd);
-	b = err > 0 && err < 256 ? err : (err != 0 ? EIO : 0);
-	/* A parent gone before the answer has nobody to tell. */
-	if (write(sv[1], &b, 1) != 1) {
-		/* nothing to do: the exit below is the same */
+	/* A descriptor of its own for each child it spawned (its pidfd). */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	while (privsep_wait(sv[1], parent)) {
+		if ((n = privsep_recv(sv[1], req, sizeof(req), fds,
+		    &nfds)) == 0)
+			break;
+		if (n == -1) {
+			if (errno == EMSGSIZE)
+				continue;
+			break;
+		}
+		rlen = 0;
+		if (req[0] == PRIVSEP_REQ_FILTER) {
+			err = nfds == 1 && act(fds[0]) == 0 ? 0 :
+			    (nfds != 1 ? EINVAL : errno);
+			rep[0] = err > 0 && err < 256 ? err :
+			    (err != 0 ? EIO : 0);
+			rlen = 1;
+		} else
+			rlen = privsep_child_serve(req, (size_t)n, fds, nfds,
+			    rep, sizeof(rep));
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		/* A parent gone before the answer has nobody to tell. */
+		if (privsep_send(sv[1], rep, rlen, NULL, 0) == -1)
+			break;
 	}
 	_exit(0);
 }
@@ -382,7 +450,7 @@ privsep_helper_inherited(void)
 	tlen = sizeof(type);
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) == -1 ||
 	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == -1 ||
-	    domain != AF_UNIX || type != SOCK_STREAM) {
+	    domain != AF_UNIX || type != SOCK_SEQPACKET) {
 		log_warnx("privsep: descriptor %d handed down as the helper's "
 		    "is not its socketpair: no helper", fd);
 		close(fd);
@@ -398,12 +466,19 @@ privsep_reexec_keep(void)
 	reexec_keep("privsep", ps.helper);
 }
 
-int
-privsep_helper_act(int fd)
+/*
+ * One request to the helper and its answer, in at most PRIVSEP_HELPER_MS:
+ * the answer's length, or -1 with errno (EPERM: no helper).  A helper that
+ * does not answer in time is given up (its end closed): it is stuck, or
+ * gone.
+ */
+ssize_t
+privsep_helper_call(const void *req, size_t len, const int *fds, int nfds,
+    void *rep, size_t replen)
 {
 	struct pollfd pfd;
-	unsigned char b = 1;
-	int rc = -1;
+	ssize_t n;
+	int rfds[PROC_MAX_FDS], rn;
 
 	if (ps.helper == -1) {
 		errno = EPERM;
@@ -412,16 +487,61 @@ privsep_helper_act(int fd)
 	pfd.fd = ps.helper;
 	pfd.events = POLLIN;
 	errno = 0;
-	if (privsep_send(ps.helper, b, fd) == 0 &&
-	    poll(&pfd, 1, PRIVSEP_HELPER_MS) == 1 &&
-	    read(ps.helper, &b, 1) == 1) {
-		errno = b;
-		rc = b == 0 ? 0 : -1;
-	} else if (errno == 0)
-		errno = ETIMEDOUT;
+	if (privsep_send(ps.helper, req, len, fds, nfds) == 0) {
+		while ((n = poll(&pfd, 1, PRIVSEP_HELPER_MS)) == -1 &&
+		    errno == EINTR)
+			;
+		if (n == 1 && (n = privsep_recv(ps.helper, rep, replen, rfds,
+		    &rn)) > 0) {
+			while (rn > 0)
+				close(rfds[--rn]);
+			return n;
+		}
+		if (n == 0 && errno == 0)
+			errno = ETIMEDOUT;
+	}
+	if (errno == 0)
+		errno = EPIPE;
+	log_warn("privsep: the helper does not answer; it is given up");
 	close(ps.helper);
 	ps.helper = -1;
-	return rc;
+	return -1;
+}
+
+int
+privsep_helper_act(int fd)
+{
+	unsigned char req = PRIVSEP_REQ_FILTER, b;
+
+	if (privsep_helper_call(&req, 1, &fd, 1, &b, 1) != 1)
+		return -1;
+	errno = b;
+	return b == 0 ? 0 : -1;
+}
+
+/* The children's group among ours (privsep_child.c): the claim store's
+ * root is made and given to it as node.user. */
+static void
+privsep_add_group(void)
+{
+	gid_t g, *gl;
+	int n, i;
+
+	if (!privsep_child_group(&g))
+		return;
+	if ((n = getgroups(0, NULL)) == -1 ||
+	    (gl = calloc(n + 1, sizeof(*gl))) == NULL)
+		fatal("privsep: getgroups");
+	if ((n = getgroups(n, gl)) == -1)
+		fatal("privsep: getgroups");
+	for (i = 0; i < n && gl[i] != g; i++)
+		;
+	if (i == n) {
+		gl[n++] = g;
+		if (setgroups(n, gl) == -1)
+			fatal("privsep: setgroups");
+	}
+	free(gl);
 }
 
 void
@@ -434,6 +554,7 @@ privsep_drop(void)
 		return;
 	if (initgroups(ps.name, ps.gid) == -1)
 		fatal("privsep: initgroups %s", ps.name);
+	privsep_add_group();
 	if (setresgid(ps.gid, ps.gid, ps.gid) == -1)
 		fatal("privsep: setresgid %u", (unsigned int)ps.gid);
 	if (setresuid(ps.uid, ps.uid, ps.uid) == -1)

@@ -298,7 +298,7 @@ supervisor_kill(uint32_t serial)
 
 	if (c != NULL) {
 		c->killed = 1;
-		kill(c->pid, SIGKILL);
+		privsep_kill(c->pid, SIGKILL);
 	}
 }
 
@@ -377,7 +377,7 @@ child_spawn_slot(struct slot *sl)
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("supervisor");
-	c->pid = proc_spawn(path, argv, p->env, fds, 5);
+	c->pid = privsep_spawn(path, argv, p->env, fds, 5);
 	close(sv[1]);
 	close(conffd);
 	if (fds[4] != -1)
@@ -614,7 +614,7 @@ supervisor_kill_all(void)
 
 	for (i = 0; i < nchildren; i++)
 		if (children[i] != NULL)
-			kill(children[i]->pid, SIGKILL);
+			privsep_kill(children[i]->pid, SIGKILL);
 }
 
 static void
@@ -622,7 +622,7 @@ child_recycle(struct child *c, const char *why)
 {
 	log_warnx("supervisor: %s %u.%u pid %d: %s; recycling it",
 	    pools[c->kind].name, c->gen, c->index, (int)c->pid, why);
-	kill(c->pid, SIGKILL);
+	privsep_kill(c->pid, SIGKILL);
 	if (c->chan != NULL) {
 		chan_free(c->chan);
 		c->chan = NULL;
@@ -686,17 +686,18 @@ child_err(struct chan *ch, int err, void *arg)
 	/* A clean EOF: the process is exiting and SIGCHLD reaps it.  A
 	 * broken channel: make sure it is gone. */
 	if (err != 0)
-		kill(c->pid, SIGKILL);
+		privsep_kill(c->pid, SIGKILL);
 	chan_free(c->chan);
 	c->chan = NULL;
 	c->state = CHILD_DEAD;
 }
 
 /*
- * Why a child that exited PROC_EXEC_FAILED could not execute its program,
- * when the master, which is the children's user, cannot either (the
- * libexec directory out of its reach: a build tree in a 0700 home): 1 and
- * the reason in why, else 0.
+ * Why a child that exited PROC_EXEC_FAILED could not execute its program:
+ * when the master is the children's user, it checks that it cannot either
+ * (the libexec directory out of its reach: a build tree in a 0700 home);
+ * when they run as node.child_user, the master cannot check for them, and
+ * names the user.  1 and the reason in why, else 0.
  */
 static int
 child_unexecutable(const struct pool *p, char *why, size_t len)
@@ -704,10 +705,16 @@ child_unexecutable(const struct pool *p, char *why, size_t len)
 	char path[4200];
 
 	snprintf(path, sizeof(path), "%s/%s", env->libexecdir, p->binary);
+	if (privsep_child_separate()) {
+		snprintf(why, len, "cannot execute %s as node.child_user %s "
+		    "(the program, and every directory above it, must be "
+		    "executable by that user)", path, privsep_child_user());
+		return 1;
+	}
 	if (access(path, X_OK) == 0)
 		return 0;
 	snprintf(why, len, "cannot execute %s as %s: %s", path,
-	    privsep_user(), strerror(errno));
+	    privsep_child_user(), strerror(errno));
 	return 1;
 }
 

@@ -122,6 +122,22 @@ def program(name):
 # made traversable, and what a daemon writes is given to that user before
 # each start (scripts/test creates the user).
 DAEMON_USER = "ankusa"
+# node.child_user's default: the children run as it (privsep_child.c).
+CHILD_USER = "ankusa-child"
+
+
+def needs_root_and_users(why):
+    """Skip the test unless it runs as root (the tests run as root in CI),
+    why saying what needs it; fail when a user scripts/test creates is
+    missing."""
+    if os.geteuid() != 0:
+        raise Skip("needs root: %s (CI runs the tests as root)" % why)
+    for u in (DAEMON_USER, CHILD_USER):
+        try:
+            pwd.getpwnam(u)
+        except KeyError:
+            raise AssertionError("no user %s: scripts/test creates it "
+                                 "(useradd --system ...)" % u)
 
 
 def give_to_daemon_user(*paths, user=DAEMON_USER):

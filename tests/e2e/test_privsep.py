@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: ISC
 """Privilege separation (ankusad(8), SECURITY): started as root, the master
-runs as node.user after opening what needs root, its children run as that
-user from their start with no_new_privs, a seccomp filter and rlimits; a
-data directory of another user and an unknown user are refused; a child
-killed by its filter is respawned."""
+runs as node.user after opening what needs root, its children run as
+node.child_user from their start with no_new_privs, a seccomp filter and
+rlimits; a data directory of another user and an unknown user are refused;
+a child killed by its filter is respawned."""
 
 import hashlib
 import hmac
@@ -20,6 +20,7 @@ from ankusa import (Daemon, TestSink, _proc_children, expect_accepted, note,
                     post, proc_alive, proc_comm, wait_until)
 
 USER = ankusa.DAEMON_USER
+CHILD_USER = ankusa.CHILD_USER
 GH_SECRET = "PRIVSEP-gh-verify-secret"
 SINK_SECRET = "whsec_UFJJVlNFUC1zaW5rLXNpZ24="      # PRIVSEP-sink-sign
 
@@ -29,16 +30,9 @@ NOFILE = {"ankusa-edge": 16384, "ankusa-deliver": 256,
 
 
 def _needs_root():
-    """Skip the test unless it runs as root (the tests run as root in CI):
-    what it checks is what ankusad does when started as root."""
-    if os.geteuid() != 0:
-        raise ankusa.Skip("needs root: ankusad changes user only when "
-                          "started as root (CI runs the tests as root)")
-    try:
-        pwd.getpwnam(USER)
-    except KeyError:
-        raise AssertionError("no user %s: scripts/test creates it "
-                             "(useradd --system ...)" % USER)
+    """What it checks is what ankusad does when started as root."""
+    ankusa.needs_root_and_users("ankusad changes user only when started "
+                                "as root")
 
 
 def _sanitizers():
@@ -107,6 +101,7 @@ def test_privsep_ids_and_sandbox():
     still work."""
     _needs_root()
     pw = pwd.getpwnam(USER)
+    cpw = pwd.getpwnam(CHILD_USER)
     sink = TestSink(secrets=[SINK_SECRET]).start()
     d = Daemon(sources={"gh": {
         "verify": {"type": "github", "secret": GH_SECRET},
@@ -121,6 +116,8 @@ def test_privsep_ids_and_sandbox():
     st = _status(d.pid)
     assert st["Uid"] == [str(pw.pw_uid)] * 4, st["Uid"]
     assert st["Gid"] == [str(pw.pw_gid)] * 4, st["Gid"]
+    # The children's group is the master's too (the claim store's).
+    assert str(cpw.pw_gid) in st["Groups"], st["Groups"]
     assert "privsep: running as %s" % USER in d.log_since_start()
     # The data dir root made at the first start is the user's.
     assert os.stat(d.data_dir).st_uid == pw.pw_uid
@@ -153,8 +150,10 @@ def test_privsep_ids_and_sandbox():
         except FileNotFoundError:
             continue                    # gone meanwhile (a respawn)
         s = _status(p)
-        assert s["Uid"] == [str(pw.pw_uid)] * 4, (comm, s["Uid"])
-        assert s["Gid"] == [str(pw.pw_gid)] * 4, (comm, s["Gid"])
+        # node.child_user, its group and no other.
+        assert s["Uid"] == [str(cpw.pw_uid)] * 4, (comm, s["Uid"])
+        assert s["Gid"] == [str(cpw.pw_gid)] * 4, (comm, s["Gid"])
+        assert s["Groups"] == [str(cpw.pw_gid)], (comm, s["Groups"])
         assert s["NoNewPrivs"] == ["1"], (comm, s["NoNewPrivs"])
         assert s["Seccomp"] == (["0"] if unfiltered else ["2"]), \
             (comm, s["Seccomp"])
@@ -165,16 +164,21 @@ def test_privsep_ids_and_sandbox():
         assert lim["Max locked memory"] == ("0", "0"), (comm, lim)
         seen[comm] = seen.get(comm, 0) + 1
     # One child stays root, forked before the drop (privsep.c's helper):
-    # no exec, one descriptor beside stdio, its socketpair: it gets the
-    # ingest listener only with its one request, at a stop.
+    # no exec, one socket beside stdio, its socketpair (it gets the ingest
+    # listener only with its request at a stop), and a pidfd of each
+    # child it spawned.
     helpers = [p for p in _children(d) if proc_comm(p) == "ankusad"]
     assert len(helpers) == 1, helpers
     fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helpers[0]))
-    assert len(fds) == 4 and fds[:3] == [0, 1, 2], fds
-    link = os.readlink("/proc/%d/fd/%d" % (helpers[0], fds[3]))
-    assert link.startswith("socket:"), link
-    assert _socket_kind(link) == "unix", (link, "the helper holds no "
-                                          "listener before a stop")
+    assert fds[:3] == [0, 1, 2], fds
+    links = [os.readlink("/proc/%d/fd/%d" % (helpers[0], f))
+             for f in fds[3:]]
+    socks = [x for x in links if x.startswith("socket:")]
+    assert len(socks) == 1, links
+    assert _socket_kind(socks[0]) == "unix", (links, "the helper holds no "
+                                              "listener before a stop")
+    assert all(x.startswith("socket:") or x == "anon_inode:[pidfd]"
+               for x in links), links
     note("children checked: %s" % ", ".join(
         "%d %s" % (n, k) for k, n in sorted(seen.items())))
 

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: ISC
+"""The boundary between the master and its children (ankusad(8),
+SECURITY): the children run as node.child_user, so that one that is
+compromised can neither connect to the control socket, nor signal or
+prlimit the master, nor read the config; shown by a probe
+(tests/boundary_probe.c) the master runs in a child's place, with no
+sandbox and under the deliver process's, and against the same probe run
+as node.user, where each of those succeeds."""
+
+import os
+import pwd
+import re
+import time
+
+import ankusa
+from ankusa import Daemon, note, wait_until
+
+USER = ankusa.DAEMON_USER
+CHILD_USER = ankusa.CHILD_USER
+
+# The probe's checks and what a child may not do.
+DENIED = {"connect": "Permission denied", "read": "Permission denied",
+          "kill": "Operation not permitted",
+          "prlimit": "Operation not permitted"}
+
+
+def _needs_root():
+    ankusa.needs_root_and_users("the children change user only when "
+                                "ankusad starts as root")
+
+
+def _probe_daemon(extra=None):
+    """A daemon whose two edges are the probe: slot 0 without a sandbox,
+    slot 1 in the deliver process's (the widest: it may open files and
+    connect).  The config is as installed: root, group node.user, 0640."""
+    lx = ankusa.tmpdir("libexec")
+    d = Daemon(workers=2, extra=extra)
+    script = os.path.join(lx, "ankusa-edge")
+    with open(script, "w") as f:
+        # argv: -g GEN -i INDEX [-d] [-v]
+        f.write('#!/bin/sh\ncase "$4" in 0) k=none ;; *) k=deliver ;; '
+                'esac\nexec %s "$k" %s %s "$@"\n' % (
+                    ankusa.program("tests/boundary_probe"), d.sock,
+                    d.conf))
+    os.chmod(script, 0o755)
+    for b in ("ankusa-deliver", "ankusa-gateway"):
+        os.symlink(ankusa.program(b), os.path.join(lx, b))
+    d.env_extra["ANKUSA_LIBEXECDIR"] = lx
+    os.chown(d.conf, 0, pwd.getpwnam(USER).pw_gid)
+    os.chmod(d.conf, 0o640)
+    return d
+
+
+def _results(d, kind):
+    """{check: result} of the first probe of kind that finished."""
+    log = d.log_since_start()
+    m = re.search(r"boundary_probe: %s: uid (\d+) (\d+), master "
+                  r"(\d+)\n((?:.*\n)*?).*boundary_probe: done" % kind, log)
+    if m is None:
+        return None
+    out = {"uid": [int(m.group(i)) for i in (1, 2)],
+           "master": int(m.group(3))}
+    for line in m.group(4).splitlines():
+        r = re.search(r"boundary_probe: ([a-z-]+): (.*)$", line)
+        if r:
+            out[r.group(1)] = r.group(2)
+    return out
+
+
+def _wait_probes(d):
+    wait_until(lambda: _results(d, "none") and _results(d, "deliver"),
+               15, 0.1, "both probes' results; log:\n%s" % (
+                   d.log_since_start()[-3000:]))
+    return _results(d, "none"), _results(d, "deliver")
+
+
+def test_boundary_probe_as_child():
+    """As node.child_user, with and without the deliver sandbox: the
+    control socket, the master's signals and limits and the config are
+    out of reach; signalling itself is not."""
+    _needs_root()
+    child = pwd.getpwnam(CHILD_USER)
+    d = _probe_daemon()
+    d.spawn()
+    try:
+        for r in _wait_probes(d):
+            assert r["uid"] == [child.pw_uid] * 2, r
+            assert r["master"] == d.pid, (r, d.pid)
+            for check, want in DENIED.items():
+                assert r[check] == want, (check, r)
+            assert r["kill-self"] == "ok", r
+        assert "privsep: the children run as %s" % CHILD_USER in \
+            d.log_since_start()
+        # The master is untouched: it still answers its operator.
+        rc, out, err = d.ctl("status", check=False)
+        assert rc == 0, (rc, out, err)
+    finally:
+        d.stop()
+    note("probe as %s: %s" % (CHILD_USER, ", ".join(
+        "%s %s" % kv for kv in sorted(DENIED.items()))))
+
+
+def test_boundary_same_user_warned():
+    """node.child_user set to node.user: the same probe connects,
+    signals and reads (what the boundary prevents), and the master warns
+    at start."""
+    _needs_root()
+    master = pwd.getpwnam(USER)
+    d = _probe_daemon(extra={"node": {"child_user": USER}})
+    d.extra["node"]["data_dir"] = d.data_dir
+    d.write_config()
+    os.chown(d.conf, 0, master.pw_gid)
+    os.chmod(d.conf, 0o640)
+    d.spawn()
+    try:
+        none, _ = _wait_probes(d)
+        assert none["uid"] == [master.pw_uid] * 2, none
+        assert none["connect"] == "ok", none
+        assert none["read"] == "ok", none
+        assert none["kill"] == "ok", none
+        assert none["prlimit"] == "ok", none
+        assert re.search(r"warning: privsep: node\.child_user is node\.user "
+                         r"%s" % USER, d.log_since_start()), \
+            d.log_since_start()
+    finally:
+        d.stop()
+
+
+def test_boundary_unknown_child_user():
+    """A node.child_user that does not exist: exit 78, naming it, before
+    anything is opened."""
+    _needs_root()
+    d = Daemon(extra={"node": {"child_user": "ankusa-no-such-child"}})
+    d.extra["node"]["data_dir"] = d.data_dir
+    d.write_config()
+    p = d.spawn()
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < 10:
+        time.sleep(0.05)
+    assert p.returncode == 78, p.returncode
+    assert "node.child_user ankusa-no-such-child: no such user" in \
+        d.log_since_start(), d.log_since_start()
