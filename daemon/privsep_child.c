@@ -44,6 +44,7 @@
 #include <sys/syscall.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
 #include <poll.h>
@@ -275,7 +276,7 @@ privsep_spawn(const char *path, char *const argv[], char *const envp[],
 
 	if (!pc.sep)
 		return proc_spawn(path, argv, envp, fds, nfds);
-	if (nfds > 8 || nfds > PROC_MAX_FDS) {
+	if (nfds >= PROC_MAX_FDS) {	/* one slot for the exec's pipe */
 		errno = EINVAL;
 		return -1;
 	}
@@ -400,22 +401,32 @@ privsep_get_strs(const unsigned char *req, size_t len, size_t *off,
 }
 
 /* In the new process, as root still: become the children's user, then
- * execute; any failure ends it (PROC_EXEC_FAILED after the ids). */
+ * execute.  A failure is told on errfd (descriptor nfds + 3 once the
+ * descriptors are in place, close-on-exec: EOF says the exec went) and
+ * ends the process. */
 static void
 privsep_kid_exec(const char *path, char *const argv[], char *const envp[],
-    const int *fds, int nfds)
+    int *fds, int nfds)
 {
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg, g = pc.gid;
+	int err, errfd = 3 + nfds;
 
-	proc_child_setup(fds, nfds);
+	proc_child_setup(fds, nfds + 1);
+	if (fcntl(errfd, F_SETFD, FD_CLOEXEC) == -1)
+		_exit(1);
 	if (setgroups(1, &g) == -1 || setresgid(g, g, g) == -1 ||
 	    setresuid(pc.uid, pc.uid, pc.uid) == -1 ||
 	    getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1 ||
 	    ru != pc.uid || eu != pc.uid || su != pc.uid || rg != g ||
-	    eg != g || sg != g || setuid(0) != -1)
+	    eg != g || sg != g || setuid(0) != -1) {
+		err = errno != 0 ? errno : EPERM;
+		(void)write(errfd, &err, sizeof(err));
 		_exit(1);
+	}
 	execve(path, argv, envp);
+	err = errno;
+	(void)write(errfd, &err, sizeof(err));
 	_exit(PROC_EXEC_FAILED);
 }
 
@@ -425,15 +436,17 @@ privsep_serve_spawn(const unsigned char *req, size_t len, const int *fds,
 {
 	char *pathv[2], *argv[PRIVSEP_ARGV_MAX + 1];
 	static char *envp[PRIVSEP_ENV_MAX + 1];
-	int all[PROC_MAX_FDS], nall = 0, k = 0, i, pidfd = -1;
+	int all[PROC_MAX_FDS + 1], nall = 0, k = 0, i, pidfd = -1, ep[2];
+	int err = 0;
 	size_t off = 2;
+	ssize_t n;
 	long pid;
 
 	if (len < 2 || privsep_get_strs(req, len, &off, pathv, 1) != 1 ||
 	    privsep_get_strs(req, len, &off, argv, PRIVSEP_ARGV_MAX) < 1 ||
 	    privsep_get_strs(req, len, &off, envp, PRIVSEP_ENV_MAX) < 0)
 		return -EINVAL;
-	for (i = 0; i < 8 && i < PROC_MAX_FDS; i++) {
+	for (i = 0; i < PROC_MAX_FDS - 1; i++) {
 		all[i] = -1;
 		if (req[1] & (1U << i)) {
 			if (k == nfds)
@@ -444,6 +457,10 @@ privsep_serve_spawn(const unsigned char *req, size_t len, const int *fds,
 	}
 	if (k != nfds)
 		return -EINVAL;
+	/* Why an exec failed comes back on a pipe (privsep_kid_exec). */
+	if (pipe2(ep, O_CLOEXEC) == -1)
+		return -errno;
+	all[nall] = ep[1];
 	/* The master's child, not ours; its pidfd ours.  A kernel without
 	 * CLONE_PIDFD (before 5.2) refuses the flag. */
 	pid = syscall(SYS_clone, CLONE_PARENT | CLONE_PIDFD, NULL, &pidfd,
@@ -452,10 +469,25 @@ privsep_serve_spawn(const unsigned char *req, size_t len, const int *fds,
 		pidfd = -1;
 		pid = syscall(SYS_clone, CLONE_PARENT, NULL, NULL, NULL, 0);
 	}
-	if (pid == -1)
-		return -errno;
 	if (pid == 0)
 		privsep_kid_exec(pathv[0], argv, envp, all, nall);
+	if (pid == -1)
+		err = errno;
+	close(ep[1]);
+	if (pid != -1) {
+		while ((n = read(ep[0], &err, sizeof(err))) == -1 &&
+		    errno == EINTR)
+			;
+		if (n != (ssize_t)sizeof(err))
+			err = 0;
+	}
+	close(ep[0]);
+	if (err != 0) {
+		/* It is exiting: the master reaps a pid it does not know. */
+		if (pidfd != -1)
+			close(pidfd);
+		return -err;
+	}
 	/* A pidfd of CLONE_PIDFD is close-on-exec already. */
 	if (privsep_kids_add((pid_t)pid, pidfd) == -1) {
 		/* Unrecorded, it could never be signalled: gone at once. */

@@ -385,7 +385,8 @@ child_spawn_slot(struct slot *sl)
 	if (deckfd != -1)
 		close(deckfd);
 	if (c->pid == -1) {
-		log_warn("supervisor: cannot spawn %s", path);
+		log_warn("supervisor: cannot execute %s as %s", path,
+		    privsep_child_user());
 		close(sv[0]);
 		deck_unmap(deck);
 		free(c);
@@ -693,11 +694,11 @@ child_err(struct chan *ch, int err, void *arg)
 }
 
 /*
- * Why a child that exited PROC_EXEC_FAILED could not execute its program:
- * when the master is the children's user, it checks that it cannot either
- * (the libexec directory out of its reach: a build tree in a 0700 home);
- * when they run as node.child_user, the master cannot check for them, and
- * names the user.  1 and the reason in why, else 0.
+ * Why a child that exited PROC_EXEC_FAILED could not execute its program,
+ * when the master, which is the children's user, cannot either (the
+ * libexec directory out of its reach: a build tree in a 0700 home): 1 and
+ * the reason in why, else 0.  Children of node.child_user are spawned by
+ * the helper, which says why at once (privsep_spawn's errno).
  */
 static int
 child_unexecutable(const struct pool *p, char *why, size_t len)
@@ -705,12 +706,6 @@ child_unexecutable(const struct pool *p, char *why, size_t len)
 	char path[4200];
 
 	snprintf(path, sizeof(path), "%s/%s", env->libexecdir, p->binary);
-	if (privsep_child_separate()) {
-		snprintf(why, len, "cannot execute %s as node.child_user %s "
-		    "(the program, and every directory above it, must be "
-		    "executable by that user)", path, privsep_child_user());
-		return 1;
-	}
 	if (access(path, X_OK) == 0)
 		return 0;
 	snprintf(why, len, "cannot execute %s as %s: %s", path,

@@ -191,7 +191,7 @@ def test_child_not_executable_named():
     d.env_extra["ANKUSA_LIBEXECDIR"] = lx
     d.spawn()
     want = "cannot execute %s/ankusa-edge as %s: Permission denied" % (
-        lx, ankusa.DAEMON_USER)
+        lx, ankusa.CHILD_USER)
     wait_until(lambda: want in d.log_since_start(), 15, 0.1,
                "%r in the log" % want)
     assert d.proc.poll() is None, "the master exited"
