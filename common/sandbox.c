@@ -23,7 +23,10 @@
  *    claim gateway the same, the claim store read-only;
  *  - a seccomp filter (libseccomp), one per kind, below: an allowlist of
  *    system calls, anything else kills the process (SCMP_ACT_KILL_PROCESS,
- *    SIGSYS), which the master reaps and respawns like any crashed child.
+ *    SIGSYS), which the master reaps and respawns like any crashed child;
+ *    signals, rlimits and ioctls only on the process itself and with the
+ *    requests it makes, and an edge's setsockopt and shutdown never on the
+ *    ingest listener (sandbox_self_only: refused with an errno there).
  *    An edge cannot open, create a socket or connect; a deliver process or
  *    a gateway can, within what Landlock lets it open.  New threads are
  *    allowed (libcurl's resolver), new processes are not: clone3 answers
@@ -46,11 +49,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/ioctl.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +75,7 @@
 #endif
 
 #include "log.h"
+#include "proc.h"
 #include "sandbox.h"
 
 /* Descriptors each kind needs: an edge and a gateway one per connection
@@ -327,19 +333,19 @@ static const int sandbox_sys_common[] = {
 	SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
 	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getppid),
 	SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid),
-	SCMP_SYS(getegid), SCMP_SYS(tgkill), SCMP_SYS(clock_gettime),
+	SCMP_SYS(getegid), SCMP_SYS(clock_gettime),
 	SCMP_SYS(clock_getres), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(nanosleep), SCMP_SYS(gettimeofday), SCMP_SYS(time),
 	SCMP_SYS(getrandom), SCMP_SYS(uname), SCMP_SYS(sysinfo),
-	SCMP_SYS(getrlimit), SCMP_SYS(prlimit64),
+	SCMP_SYS(getrlimit),
 	SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait),
 	SCMP_SYS(epoll_pwait), SCMP_SYS(poll), SCMP_SYS(ppoll),
 	SCMP_SYS(select), SCMP_SYS(pselect6), SCMP_SYS(pipe2),
 	SCMP_SYS(eventfd2), SCMP_SYS(socketpair), SCMP_SYS(recvfrom),
 	SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(sendmsg),
-	SCMP_SYS(sendmmsg), SCMP_SYS(recvmmsg), SCMP_SYS(shutdown),
-	SCMP_SYS(getsockopt), SCMP_SYS(setsockopt), SCMP_SYS(getsockname),
-	SCMP_SYS(getpeername), SCMP_SYS(ioctl), SCMP_SYS(fsync),
+	SCMP_SYS(sendmmsg), SCMP_SYS(recvmmsg),
+	SCMP_SYS(getsockopt), SCMP_SYS(getsockname),
+	SCMP_SYS(getpeername), SCMP_SYS(fsync),
 	SCMP_SYS(fdatasync),
 };
 
@@ -365,6 +371,88 @@ static const int sandbox_sys_store_write[] = {
 	SCMP_SYS(unlinkat), SCMP_SYS(rmdir), SCMP_SYS(fchmod),
 	SCMP_SYS(umask),
 };
+
+/* The ioctl requests the children make: libevent's FIONREAD, a
+ * descriptor's non-blocking and close-on-exec flags, stdio's look at a
+ * terminal.  Any other answers ENOTTY, as a descriptor that does not
+ * know the request does. */
+static const unsigned long sandbox_ioctls[] = {
+	FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, TCGETS, TIOCGWINSZ,
+};
+
+/* A pid, descriptor or request argument is compared on its low 32 bits
+ * (an int the kernel may see sign-extended). */
+#define SANDBOX_AEQ(n, v)	SCMP_CMP64((n), SCMP_CMP_MASKED_EQ, \
+	0xffffffffULL, (scmp_datum_t)(uint32_t)(v))
+#define SANDBOX_ANE(n, v)	SCMP_CMP64((n), SCMP_CMP_NE, \
+	(scmp_datum_t)(uint32_t)(v))
+
+/*
+ * The calls allowed on some arguments only:
+ *  - kill and tgkill on this process alone (its own pid; tgkill's thread
+ *    group, the threads of libcurl's resolver), anything else EPERM, as
+ *    the kernel answers for another user's process: a child signals no
+ *    one else even where its uid would let it;
+ *  - prlimit64 on this process alone (pid 0 or its own: getrlimit and
+ *    setrlimit), anything else EPERM;
+ *  - ioctl with the requests above, anything else ENOTTY;
+ *  - an edge's setsockopt and shutdown on any descriptor but the ingest
+ *    listener (PROC_FD_LISTEN), which the edges share: one that is
+ *    compromised cannot attach a filter to it or shut it for the others
+ *    (EPERM).  A deliver process and a gateway hold no ingest listener
+ *    (supervisor.c passes it to the edges alone).
+ */
+static int
+sandbox_self_only(scmp_filter_ctx ctx, enum sandbox_kind kind)
+{
+	uint32_t self = (uint32_t)getpid();
+	size_t i;
+
+	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
+	    SANDBOX_AEQ(0, self)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
+	    SANDBOX_ANE(0, self)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+	    SANDBOX_AEQ(0, self)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+	    SANDBOX_ANE(0, self)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+	    SANDBOX_AEQ(0, 0)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+	    SANDBOX_AEQ(0, self)) != 0)
+		return -1;
+	/* Every other pid: above our own, and between 1 and our own. */
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64),
+	    1, SCMP_CMP64(0, SCMP_CMP_GT, (scmp_datum_t)self)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64),
+	    1, SCMP_CMP64(0, SCMP_CMP_LT, (scmp_datum_t)self)) != 0)
+		return -1;
+	for (i = 0; i < sizeof(sandbox_ioctls) / sizeof(sandbox_ioctls[0]);
+	    i++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+		    SANDBOX_AEQ(1, sandbox_ioctls[i])) != 0)
+			return -1;
+	/* Any other request (libseccomp tries the equalities first: an
+	 * unconditional rule would override them). */
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl),
+	    1, SCMP_CMP64(1, SCMP_CMP_GE, 0)) != 0)
+		return -1;
+	if (kind != SANDBOX_EDGE)
+		return (seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+		    SCMP_SYS(setsockopt), 0) != 0 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+		    SCMP_SYS(shutdown), 0) != 0) ? -1 : 0;
+	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 1,
+	    SANDBOX_ANE(0, PROC_FD_LISTEN)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt),
+	    1, SANDBOX_AEQ(0, PROC_FD_LISTEN)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(shutdown), 1,
+	    SANDBOX_ANE(0, PROC_FD_LISTEN)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(shutdown),
+	    1, SANDBOX_AEQ(0, PROC_FD_LISTEN)) != 0)
+		return -1;
+	return 0;
+}
 
 static int
 sandbox_allow(scmp_filter_ctx ctx, const int *sys, size_t n)
@@ -393,7 +481,8 @@ sandbox_filter_load(enum sandbox_kind kind)
 	 * test; libseccomp must not set it behind our back either way. */
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) != 0)
 		goto out;
-	if (SANDBOX_ALLOW(ctx, sandbox_sys_common) == -1)
+	if (SANDBOX_ALLOW(ctx, sandbox_sys_common) == -1 ||
+	    sandbox_self_only(ctx, kind) == -1)
 		goto out;
 	if (kind != SANDBOX_DELIVER &&
 	    SANDBOX_ALLOW(ctx, sandbox_sys_accept) == -1)

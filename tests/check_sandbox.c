@@ -5,14 +5,17 @@
  *
  * Each case forks; the child sets no_new_privs, loads the filter of one
  * kind and makes one system call.  An allowed call returns and the child
- * exits 0; a forbidden one kills it with SIGSYS.  The table lists, per
- * kind, what it must be able to do and what it must not.
+ * exits 0; a forbidden one kills it with SIGSYS; one the filter refuses
+ * with an errno makes the child exit EXIT_ERRNO + errno.  The table lists,
+ * per kind, what it must be able to do and what it must not.
  */
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -50,12 +53,39 @@ enum call {
 	CALL_EXECVE,
 	CALL_PTRACE,
 	CALL_SETUID,
+	CALL_KILL_SELF,		/* kill(getpid(), 0) */
+	CALL_KILL_PARENT,	/* kill(getppid(), 0) */
+	CALL_KILL_GROUP,	/* kill(0, 0): the process group */
+	CALL_TGKILL_SELF,	/* tgkill(getpid(), gettid(), 0) */
+	CALL_TGKILL_PARENT,	/* tgkill(getppid(), getppid(), 0) */
+	CALL_PRLIMIT_0,		/* prlimit(0, RLIMIT_NOFILE) read */
+	CALL_PRLIMIT_SELF,
+	CALL_PRLIMIT_PARENT,
+	CALL_PRLIMIT_1,		/* prlimit(1, ...): below our pid */
+	CALL_IOCTL_FIONREAD,
+	CALL_IOCTL_TIOCSTI,	/* a request no child makes */
+	CALL_SETSOCKOPT_LISTEN,	/* on PROC_FD_LISTEN */
+	CALL_SETSOCKOPT_OTHER,	/* on descriptor 9 */
+	CALL_SHUTDOWN_LISTEN,
+	CALL_SHUTDOWN_OTHER,
 };
 
 static const char *const call_names[] = {
 	"getpid", "clock_gettime", "memfd_create", "socketpair", "open",
 	"socket", "connect", "thread", "fork", "execve", "ptrace", "setuid",
+	"kill self", "kill parent", "kill group", "tgkill self",
+	"tgkill parent", "prlimit 0", "prlimit self", "prlimit parent",
+	"prlimit 1", "ioctl FIONREAD", "ioctl TIOCSTI",
+	"setsockopt listener", "setsockopt other", "shutdown listener",
+	"shutdown other",
 };
+
+/* What a case expects: allowed (exit 0), killed (SIGSYS), or refused with
+ * an errno (exit EXIT_ERRNO + errno). */
+#define KILLED		0
+#define ALLOWED		1
+#define EXIT_ERRNO	64
+#define REFUSED(e)	(EXIT_ERRNO + (e))
 
 struct filter_case {
 	enum sandbox_kind	 kind;
@@ -92,7 +122,38 @@ static const struct filter_case cases[] = {
 	{ SANDBOX_GATEWAY, CALL_FORK, 0 },
 	{ SANDBOX_GATEWAY, CALL_EXECVE, 0 },
 	{ SANDBOX_GATEWAY, CALL_PTRACE, 0 },
+	{ SANDBOX_EDGE, CALL_KILL_SELF, ALLOWED },
+	{ SANDBOX_EDGE, CALL_KILL_PARENT, REFUSED(EPERM) },
+	{ SANDBOX_EDGE, CALL_KILL_GROUP, REFUSED(EPERM) },
+	{ SANDBOX_EDGE, CALL_TGKILL_SELF, ALLOWED },
+	{ SANDBOX_EDGE, CALL_TGKILL_PARENT, REFUSED(EPERM) },
+	{ SANDBOX_EDGE, CALL_PRLIMIT_0, ALLOWED },
+	{ SANDBOX_EDGE, CALL_PRLIMIT_SELF, ALLOWED },
+	{ SANDBOX_EDGE, CALL_PRLIMIT_PARENT, REFUSED(EPERM) },
+	{ SANDBOX_EDGE, CALL_PRLIMIT_1, REFUSED(EPERM) },
+	{ SANDBOX_EDGE, CALL_IOCTL_FIONREAD, ALLOWED },
+	{ SANDBOX_EDGE, CALL_IOCTL_TIOCSTI, REFUSED(ENOTTY) },
+	{ SANDBOX_EDGE, CALL_SETSOCKOPT_LISTEN, REFUSED(EPERM) },
+	{ SANDBOX_EDGE, CALL_SETSOCKOPT_OTHER, ALLOWED },
+	{ SANDBOX_EDGE, CALL_SHUTDOWN_LISTEN, REFUSED(EPERM) },
+	{ SANDBOX_EDGE, CALL_SHUTDOWN_OTHER, ALLOWED },
+	{ SANDBOX_DELIVER, CALL_KILL_PARENT, REFUSED(EPERM) },
+	{ SANDBOX_DELIVER, CALL_PRLIMIT_PARENT, REFUSED(EPERM) },
+	{ SANDBOX_DELIVER, CALL_PRLIMIT_0, ALLOWED },
+	{ SANDBOX_DELIVER, CALL_IOCTL_TIOCSTI, REFUSED(ENOTTY) },
+	{ SANDBOX_DELIVER, CALL_SETSOCKOPT_LISTEN, ALLOWED },
+	{ SANDBOX_GATEWAY, CALL_KILL_PARENT, REFUSED(EPERM) },
+	{ SANDBOX_GATEWAY, CALL_TGKILL_PARENT, REFUSED(EPERM) },
+	{ SANDBOX_GATEWAY, CALL_PRLIMIT_PARENT, REFUSED(EPERM) },
 };
+
+/* A call that failed: the child exits with its errno. */
+static void
+check_rc(long rc)
+{
+	if (rc == -1)
+		_exit(EXIT_ERRNO + (errno & 63));
+}
 
 static void *
 thread_main(void *arg)
@@ -108,7 +169,8 @@ do_call(enum call c)
 	struct timespec ts;
 	pthread_t t;
 	char *const argv[] = { "/bin/true", NULL };
-	int sv[2], fd;
+	struct rlimit rl;
+	int sv[2], fd, n;
 
 	switch (c) {
 	case CALL_GETPID:
@@ -160,6 +222,54 @@ do_call(enum call c)
 	case CALL_SETUID:
 		(void)syscall(SYS_setuid, 0);
 		break;
+	case CALL_KILL_SELF:
+		check_rc(kill(getpid(), 0));
+		break;
+	case CALL_KILL_PARENT:
+		check_rc(kill(getppid(), 0));
+		break;
+	case CALL_KILL_GROUP:
+		check_rc(kill(0, 0));
+		break;
+	case CALL_TGKILL_SELF:
+		check_rc(syscall(SYS_tgkill, getpid(), gettid(), 0));
+		break;
+	case CALL_TGKILL_PARENT:
+		check_rc(syscall(SYS_tgkill, getppid(), getppid(), 0));
+		break;
+	case CALL_PRLIMIT_0:
+		check_rc(prlimit(0, RLIMIT_NOFILE, NULL, &rl));
+		break;
+	case CALL_PRLIMIT_SELF:
+		check_rc(prlimit(getpid(), RLIMIT_NOFILE, NULL, &rl));
+		break;
+	case CALL_PRLIMIT_PARENT:
+		check_rc(prlimit(getppid(), RLIMIT_NOFILE, NULL, &rl));
+		break;
+	case CALL_PRLIMIT_1:
+		check_rc(prlimit(1, RLIMIT_NOFILE, NULL, &rl));
+		break;
+	case CALL_IOCTL_FIONREAD:
+		check_rc(ioctl(9, FIONREAD, &n));
+		break;
+	case CALL_IOCTL_TIOCSTI:
+		check_rc(ioctl(0, TIOCSTI, "x"));
+		break;
+	case CALL_SETSOCKOPT_LISTEN:
+	case CALL_SETSOCKOPT_OTHER:
+		n = 1;
+		check_rc(setsockopt(c == CALL_SETSOCKOPT_LISTEN ? 4 : 9,
+		    SOL_SOCKET, SO_KEEPALIVE, &n, sizeof(n)));
+		break;
+	case CALL_SHUTDOWN_LISTEN:
+		/* On a socket that is not connected: ENOTCONN once allowed. */
+		if (shutdown(4, SHUT_RD) == -1 && errno != ENOTCONN)
+			check_rc(-1);
+		break;
+	case CALL_SHUTDOWN_OTHER:
+		if (shutdown(9, SHUT_RD) == -1 && errno != ENOTCONN)
+			check_rc(-1);
+		break;
 	}
 }
 
@@ -174,7 +284,7 @@ START_TEST(test_filter)
 	if (pid == 0) {
 		/* The socket connect is tried on, made before the filter. */
 		if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
-		    dup2(s, 9) == -1)
+		    dup2(s, 9) == -1 || dup2(s, 4) == -1)
 			_exit(4);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 			_exit(5);
@@ -184,7 +294,13 @@ START_TEST(test_filter)
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	if (fc->allowed) {
+	if (fc->allowed >= EXIT_ERRNO) {
+		ck_assert_msg(WIFEXITED(status) &&
+		    WEXITSTATUS(status) == fc->allowed,
+		    "kind %d: %s should fail with errno %d (status 0x%x)",
+		    fc->kind, call_names[fc->call], fc->allowed - EXIT_ERRNO,
+		    status);
+	} else if (fc->allowed) {
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		    "kind %d: %s should be allowed (status 0x%x)", fc->kind,
 		    call_names[fc->call], status);

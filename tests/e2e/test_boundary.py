@@ -140,3 +140,59 @@ def test_boundary_unknown_child_user():
     assert p.returncode == 78, p.returncode
     assert "node.child_user ankusa-no-such-child: no such user" in \
         d.log_since_start(), d.log_since_start()
+
+
+def _listen_inodes(port):
+    """The inodes of the sockets listening on port (/proc/net/tcp{,6})."""
+    out = set()
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(f).read().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == \
+                    port:
+                out.add(cols[9])
+    return out
+
+
+def _socket_inodes(pid):
+    out = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except FileNotFoundError:
+            continue
+        if link.startswith("socket:["):
+            out.add(link[len("socket:["):-1])
+    return out
+
+
+def test_boundary_listener_only_in_edges():
+    """The ingest listener is held by the master and its edges alone: a
+    deliver process or a gateway has no descriptor of it to shut down or
+    set options on (the edges' filters refuse them that: check_sandbox)."""
+    _needs_root()
+    claims = {"ip": "127.0.0.1", "port": ankusa.free_port(),
+              "store": {"type": "local",
+                        "root": os.path.join(ankusa.tmpdir(), "claims")}}
+    d = Daemon(extra={"claim_check": claims}).start()
+    try:
+        ingest = _listen_inodes(d.port)
+        assert ingest, "no listener found on port %d" % d.port
+        held = {}
+        for p in ankusa._proc_children(d.pid):
+            comm = ankusa.proc_comm(p)
+            try:
+                held.setdefault(comm, []).append(
+                    bool(_socket_inodes(p) & ingest))
+            except FileNotFoundError:
+                continue
+        assert held.get("ankusa-edge") and all(held["ankusa-edge"]), held
+        for k in ("ankusa-deliver", "ankusa-gateway"):
+            assert held.get(k), (k, held)
+            assert not any(held[k]), (k, "holds the ingest listener")
+    finally:
+        d.stop()
