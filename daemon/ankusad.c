@@ -291,6 +291,15 @@ ankusad_role_texts(const char *text, size_t len, char **out, size_t *lens,
 	return 0;
 }
 
+/* A local claim store's root, the children's (privsep_child_dirs). */
+static void
+claim_dirs(const struct conf *cf)
+{
+	if (cf->claim_check.enabled && cf->claim_check.store_type != NULL &&
+	    strcmp(cf->claim_check.store_type, "local") == 0)
+		privsep_child_dirs(cf->data_dir, cf->claim_check.root);
+}
+
 /* arg: set when the claim_check section is one of them, which the
  * deliver processes' and the gateways' parts of the config are made of. */
 static void
@@ -405,10 +414,8 @@ reload_conf(char *err, size_t errlen)
 	if (!env->verbose && log_level_parse(nc->log_level, &lvl) == 0)
 		log_setlevel(lvl);
 	/* A claim store's root moved: made for the children. */
-	if (!claims_kept && nc->claim_check.enabled &&
-	    nc->claim_check.store_type != NULL &&
-	    strcmp(nc->claim_check.store_type, "local") == 0)
-		privsep_child_dirs(nc->data_dir, nc->claim_check.root);
+	if (!claims_kept)
+		claim_dirs(nc);
 	supervisor_new_generation();
 	pipeline_reconfigure();
 	log_info("reload: config %s in force: %d sources, %d sinks",
@@ -988,11 +995,7 @@ main(int argc, char *argv[])
 	 * the one the first image forked, taken back. */
 	privsep_helper(listener_filter);
 	/* The local claim store is the children's (node.child_user). */
-	if (env->conf->claim_check.enabled &&
-	    env->conf->claim_check.store_type != NULL &&
-	    strcmp(env->conf->claim_check.store_type, "local") == 0)
-		privsep_child_dirs(env->conf->data_dir,
-		    env->conf->claim_check.root);
+	claim_dirs(env->conf);
 	/* Everything that needs root is open: from here on, and in every
 	 * child, the daemon is node.user.  The store is opened after it:
 	 * every file it makes is the user's, and so is every thread of the
@@ -1000,6 +1003,9 @@ main(int argc, char *argv[])
 	 * again, between a store opened as the user and this drop, was
 	 * root's and unreadable after it). */
 	privsep_drop();
+	/* Again as the user, a member of the children's group now (a start
+	 * with capabilities could not give the root to that group before). */
+	claim_dirs(env->conf);
 	store_set_batch(env->conf->batcher.max_batch);
 	if (repl_group_from_conf(env->conf, &group)) {
 		log_info("replication: %s:%u joining its group (%zu peers)",

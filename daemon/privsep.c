@@ -33,10 +33,13 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 
@@ -63,6 +66,7 @@
 static struct {
 	int	 root;		/* started as root: we change user */
 	int	 was_root;	/* executed again by an image that was */
+	int	 caps;		/* started as the user with PRIVSEP_CAPS */
 	int	 helper;	/* our end of the helper's socketpair, or -1 */
 	uid_t	 uid;
 	gid_t	 gid;
@@ -97,6 +101,41 @@ privsep_uname(uid_t uid, char *buf, size_t len)
 	return buf;
 }
 
+/* One capability set of this process (capget(2), version 3). */
+static int
+privsep_capget(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h;
+
+	memset(&h, 0, sizeof(h));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	memset(d, 0, 2 * sizeof(*d));
+	return syscall(SYS_capget, &h, d) == -1 ? -1 : 0;
+}
+
+int
+privsep_caps_have(void)
+{
+	struct __user_cap_data_struct d[2];
+
+	if (privsep_capget(d) == -1)
+		return 0;
+	return (d[0].effective & PRIVSEP_CAPS) == PRIVSEP_CAPS;
+}
+
+int
+privsep_caps_drop(void)
+{
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct d[2];
+
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	memset(&h, 0, sizeof(h));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	memset(d, 0, sizeof(d));
+	return syscall(SYS_capset, &h, d) == -1 ? -1 : 0;
+}
+
 struct passwd *
 privsep_getpw(const char *key, const char *user)
 {
@@ -119,6 +158,7 @@ privsep_init(const char *user, const char *child_user)
 	struct passwd *pw;
 
 	ps.root = geteuid() == 0;
+	ps.caps = !ps.root && privsep_caps_have();
 	ps.helper = -1;
 	/* Executed again by itself (already the user): the helper forked by
 	 * the first image is still there, and says that image was root. */
@@ -130,7 +170,8 @@ privsep_init(const char *user, const char *child_user)
 		ps.uid = geteuid();
 		ps.gid = getegid();
 		privsep_uname(ps.uid, ps.name, sizeof(ps.name));
-		privsep_child_init(child_user, 0, ps.uid, ps.gid, ps.name);
+		privsep_child_init(child_user, ps.caps, ps.uid, ps.gid,
+		    ps.name);
 		if (user == NULL || strcmp(user, ps.name) == 0)
 			return;
 		if ((pw = getpwnam(user)) != NULL && pw->pw_uid == ps.uid)
@@ -379,8 +420,10 @@ privsep_helper(int (*act)(int))
 		privsep_child_helper(ps.helper != -1);
 		return;
 	}
-	if (!ps.root || ps.uid == 0)
+	if ((!ps.root && !ps.caps) || ps.uid == 0) {
+		privsep_child_helper(0);
 		return;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 		fatal("privsep: socketpair");
 	parent = getpid();
@@ -550,6 +593,18 @@ privsep_drop(void)
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 
+	if (ps.caps) {
+		/* The children's group, then no capability left. */
+		privsep_add_group();
+		if (privsep_caps_drop() == -1)
+			fatal("privsep: cannot drop the capabilities");
+		if (privsep_caps_have() || setuid(0) != -1 || seteuid(0) != -1)
+			fatalx("privsep: capabilities left after the drop");
+		log_info("privsep: running as %s (uid %u, gid %u), its "
+		    "capabilities dropped", ps.name, (unsigned int)ps.uid,
+		    (unsigned int)ps.gid);
+		return;
+	}
 	if (!ps.root)
 		return;
 	if (initgroups(ps.name, ps.gid) == -1)

@@ -400,8 +400,8 @@ privsep_get_strs(const unsigned char *req, size_t len, size_t *off,
 	return n;
 }
 
-/* In the new process, as root still: become the children's user, then
- * execute.  A failure is told on errfd (descriptor nfds + 3 once the
+/* In the new process, as root still (or the user with PRIVSEP_CAPS):
+ * become the children's user with no capability, then execute.  A failure is told on errfd (descriptor nfds + 3 once the
  * descriptors are in place, close-on-exec: EOF says the exec went) and
  * ends the process. */
 static void
@@ -419,7 +419,8 @@ privsep_kid_exec(const char *path, char *const argv[], char *const envp[],
 	    setresuid(pc.uid, pc.uid, pc.uid) == -1 ||
 	    getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1 ||
 	    ru != pc.uid || eu != pc.uid || su != pc.uid || rg != g ||
-	    eg != g || sg != g || setuid(0) != -1) {
+	    eg != g || sg != g || privsep_caps_drop() == -1 ||
+	    setuid(0) != -1) {
 		err = errno != 0 ? errno : EPERM;
 		(void)write(errfd, &err, sizeof(err));
 		_exit(1);

@@ -17,6 +17,15 @@ void	privsep_refuse(const char *, ...)
  * not exist is refused (exit 78), naming the key. */
 struct passwd	*privsep_getpw(const char *key, const char *user);
 
+/* What a start as node.user needs to give its children another user
+ * (the unit's AmbientCapabilities): the helper's spawn and signals. */
+#define PRIVSEP_CAPS	((1U << CAP_SETUID) | (1U << CAP_SETGID) | \
+	(1U << CAP_KILL))
+/* 1 when PRIVSEP_CAPS are effective; privsep_caps_drop empties every set
+ * (ambient too): 0, or -1 with errno.  Both are async-signal-safe. */
+int	privsep_caps_have(void);
+int	privsep_caps_drop(void);
+
 /* A request to the helper, and its answer, at most. */
 #define PRIVSEP_REQ_MAX		65536
 #define PRIVSEP_REP_MAX		64

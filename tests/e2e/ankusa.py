@@ -533,6 +533,8 @@ class Daemon:
         self.starts = 0
         self.logpath = os.path.join(self.dir, "ankusad.log")
         self.known_edges = set()
+        self.launcher = []              # argv ankusad runs under (an
+        #                                 exec'ing launcher: setpriv)
         self.env_extra = {}             # variables for the daemon, e.g.
         self.write_config()             # ANKUSA_HTTP_PORT
         if _ctx is not None:
@@ -585,7 +587,7 @@ class Daemon:
         # may write its first lines before Popen returns here.
         self.logpos = log.tell()
         self.proc = subprocess.Popen(
-            [program("ankusad"), "-d", "-c", self.conf] +
+            self.launcher + [program("ankusad"), "-d", "-c", self.conf] +
             (["-v"] if self.verbose else []),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env=self.env(), start_new_session=True, preexec_fn=preexec_fn)

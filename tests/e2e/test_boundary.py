@@ -196,3 +196,68 @@ def test_boundary_listener_only_in_edges():
             assert not any(held[k]), (k, "holds the ingest listener")
     finally:
         d.stop()
+
+
+def _capget(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1], 16)
+    return None
+
+
+def test_boundary_capability_start():
+    """Started as node.user with CAP_SETUID, CAP_SETGID and CAP_KILL (the
+    systemd unit's AmbientCapabilities, here by setpriv): the children
+    run as node.child_user, the helper keeps those three, the master and
+    the children have none; the probe is refused as under a root start."""
+    _needs_root()
+    child = pwd.getpwnam(CHILD_USER)
+    d = _probe_daemon()
+    caps = "+setuid,+setgid,+kill"
+    d.launcher = ["setpriv", "--reuid=" + USER, "--regid=" + USER,
+                  "--init-groups", "--inh-caps=" + caps,
+                  "--ambient-caps=" + caps, "--"]
+    d.spawn()
+    try:
+        none, sandboxed = _wait_probes(d)
+        for r in (none, sandboxed):
+            assert r["uid"] == [child.pw_uid] * 2, r
+            for check, want in DENIED.items():
+                assert r[check] == want, (check, r)
+        log = d.log_since_start()
+        assert "privsep: the children run as %s" % CHILD_USER in log, log
+        assert "its capabilities dropped" in log, log
+        # CapEff, CapPrm, CapAmb: the master none; its helper the three.
+        for f in ("CapEff", "CapPrm", "CapAmb"):
+            assert _capget(d.pid, f) == 0, (f, _capget(d.pid, f))
+        helpers = [p for p in ankusa._proc_children(d.pid)
+                   if ankusa.proc_comm(p) == "ankusad"]
+        assert len(helpers) == 1, helpers
+        want = (1 << 5) | (1 << 6) | (1 << 7)   # CAP_KILL, SETGID, SETUID
+        assert _capget(helpers[0], "CapEff") == want, \
+            hex(_capget(helpers[0], "CapEff"))
+        rc, out, err = d.ctl("status", check=False)
+        assert rc == 0, (rc, out, err)
+    finally:
+        d.stop()
+
+
+def test_boundary_non_root_start_warned():
+    """Started as node.user with no capability: no helper, the children
+    run as the master's user, and the start says so as a warning."""
+    _needs_root()
+    master = pwd.getpwnam(USER)
+    d = _probe_daemon()
+    d.launcher = ["setpriv", "--reuid=" + USER, "--regid=" + USER,
+                  "--init-groups", "--"]
+    d.spawn()
+    try:
+        none, _ = _wait_probes(d)
+        assert none["uid"] == [master.pw_uid] * 2, none
+        assert none["connect"] == "ok", none
+        assert re.search(r"warning: privsep: started as %s, not as root: "
+                         r"the children run as %s too" % (USER, USER),
+                         d.log_since_start()), d.log_since_start()
+    finally:
+        d.stop()
