@@ -533,6 +533,7 @@ class Daemon:
         self.starts = 0
         self.logpath = os.path.join(self.dir, "ankusad.log")
         self.known_edges = set()
+        self.child_paths = []           # paths given to node.child_user
         self.launcher = []              # argv ankusad runs under (an
         #                                 exec'ing launcher: setpriv)
         self.env_extra = {}             # variables for the daemon, e.g.
@@ -578,6 +579,9 @@ class Daemon:
         os.makedirs(self.dir, exist_ok=True)
         give_to_daemon_user(self.dir, self.data_dir, user=self.cfg().get(
             "node", {}).get("user", DAEMON_USER))
+        # What a child the test puts in place writes (as node.child_user).
+        give_to_daemon_user(*self.child_paths, user=self.cfg().get(
+            "node", {}).get("child_user", CHILD_USER))
         self.starts += 1
         log = open(self.logpath, "ab")
         log.write(b"==== start %d (%s)\n" % (self.starts,

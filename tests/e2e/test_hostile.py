@@ -174,6 +174,7 @@ class FakeEdges(Daemon):
         self.libexec = os.path.join(self.dir, "libexec")
         os.makedirs(os.path.join(self.fake, "queue"))
         os.makedirs(self.libexec)
+        self.child_paths.append(self.fake)      # the fake moves, writes
         for b in ("ankusa-deliver", "ankusa-gateway"):
             os.symlink(ankusa.program(b), os.path.join(self.libexec, b))
         script = os.path.join(self.libexec, "ankusa-edge")

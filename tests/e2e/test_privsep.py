@@ -167,8 +167,13 @@ def test_privsep_ids_and_sandbox():
     # no exec, one socket beside stdio, its socketpair (it gets the ingest
     # listener only with its request at a stop), and a pidfd of each
     # child it spawned.
-    helpers = [p for p in _children(d) if proc_comm(p) == "ankusad"]
-    assert len(helpers) == 1, helpers
+    # A child cloned and not yet executed is an "ankusad" too.
+    helpers = []
+
+    def one_helper():
+        helpers[:] = [p for p in _children(d) if proc_comm(p) == "ankusad"]
+        return len(helpers) == 1
+    wait_until(one_helper, 5, 0.05, "one helper: %r" % helpers)
     fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helpers[0]))
     assert fds[:3] == [0, 1, 2], fds
     links = [os.readlink("/proc/%d/fd/%d" % (helpers[0], f))
