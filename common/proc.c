@@ -211,7 +211,8 @@ proc_child_start(int argc, char *argv[], const char *progname,
 }
 
 void
-proc_child_hello(struct chan *master, const char *kind, uint32_t gen)
+proc_child_hello(struct chan *master, const char *kind, uint32_t gen,
+    uint32_t sandbox)
 {
 	struct msg m;
 
@@ -220,6 +221,7 @@ proc_child_hello(struct chan *master, const char *kind, uint32_t gen)
 	msg_add_str(&m, kind);
 	msg_add_u32(&m, gen);
 	msg_add_u32(&m, (uint32_t)getpid());
+	msg_add_u32(&m, sandbox);
 	if (chan_send(master, &m) == -1)
 		fatalx("cannot greet the master");
 	msg_free(&m);
@@ -227,10 +229,15 @@ proc_child_hello(struct chan *master, const char *kind, uint32_t gen)
 
 int
 proc_hello_decode(struct msg *m, uint32_t *proto, const char **kind,
-    uint32_t *gen, uint32_t *pid)
+    uint32_t *gen, uint32_t *pid, uint32_t *sandbox)
 {
-	if (msg_get_u32(m, proto) == -1 || msg_get_str(m, kind) == -1 ||
-	    msg_get_u32(m, gen) == -1 || msg_get_u32(m, pid) == -1)
+	*sandbox = 0;
+	if (msg_get_u32(m, proto) == -1)
+		return -1;
+	if (*proto != MSG_PROTO_VERSION)
+		return 0;	/* the caller says the versions differ */
+	if (msg_get_str(m, kind) == -1 || msg_get_u32(m, gen) == -1 ||
+	    msg_get_u32(m, pid) == -1 || msg_get_u32(m, sandbox) == -1)
 		return -1;
 	return msg_end(m);
 }

@@ -59,11 +59,15 @@ int	proc_child_start(int argc, char *argv[], const char *progname,
 struct conf *proc_child_conf(enum conf_role, int verbose);
 /* MSG_CHILD_HELLO, a child's first frame: u32 MSG_PROTO_VERSION, str
  * its kind ("edge", "deliver", "gateway"), u32 its generation, u32 its
- * pid.  A child sends it once its sandbox holds (fatal if it cannot); the
- * master reads it strictly (0, or -1; kind points into m). */
-void	proc_child_hello(struct chan *master, const char *kind, uint32_t gen);
+ * pid, u32 the features of its sandbox in force (sandbox.h's SANDBOX_F_*;
+ * since version 6).  A child sends it once its sandbox holds (fatal if it
+ * cannot); the master reads it strictly (0, or -1; kind points into m),
+ * and a hello of another version only as far as its version, so that it
+ * can say the versions differ. */
+void	proc_child_hello(struct chan *master, const char *kind, uint32_t gen,
+	    uint32_t sandbox);
 int	proc_hello_decode(struct msg *m, uint32_t *proto, const char **kind,
-	    uint32_t *gen, uint32_t *pid);
+	    uint32_t *gen, uint32_t *pid, uint32_t *sandbox);
 /* A child's channel to the master failed with err (0: closed): a child
  * never outlives its master.  Exits 0 for a close or reset, else logs the
  * error and exits 1. */

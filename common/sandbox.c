@@ -119,7 +119,17 @@ static const char *const sandbox_read_paths[] = {
 static void	sandbox_rlimits(enum sandbox_kind, int);
 static void	sandbox_warm(enum sandbox_kind);
 static int	sandbox_off(void);
-static void	sandbox_landlock(enum sandbox_kind, const char *);
+static int	sandbox_landlock(enum sandbox_kind, const char *);
+
+static const char *const sandbox_features[SANDBOX_F_COUNT] = {
+	"rlimits", "no_new_privs", "landlock", "seccomp",
+};
+
+const char *
+sandbox_feature_name(int i)
+{
+	return i >= 0 && i < SANDBOX_F_COUNT ? sandbox_features[i] : NULL;
+}
 static void	sandbox_mkdirs(const char *);
 
 /* A limit that cannot be set is fatal, but under a tool that keeps the
@@ -255,7 +265,9 @@ sandbox_ll_allow(int rs, const char *path, uint64_t access)
 	close(fd);
 }
 
-static void
+/* Landlock's ruleset: 1 when in force, 0 when the kernel or a filter
+ * above us refuses Landlock (a warning: the child runs without it). */
+static int
 sandbox_landlock(enum sandbox_kind kind, const char *rwdir)
 {
 	struct landlock_ruleset_attr ra;
@@ -266,10 +278,15 @@ sandbox_landlock(enum sandbox_kind kind, const char *rwdir)
 	abi = syscall(SYS_landlock_create_ruleset, NULL, 0,
 	    LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 1) {
-		log_info("sandbox: the kernel has no Landlock (%s): file opens "
-		    "are not confined to this %s's paths", strerror(errno),
-		    sandbox_names[kind]);
-		return;
+		log_warnx("sandbox: no Landlock (%s%s): file opens are not "
+		    "confined to this %s's paths", strerror(errno),
+		    errno == EPERM ? ": a seccomp filter above ankusad refuses "
+		    "its system calls, e.g. a systemd unit's SystemCallFilter= "
+		    "without landlock_create_ruleset, landlock_add_rule and "
+		    "landlock_restrict_self" : errno == ENOSYS ? ": the kernel "
+		    "was built without it" : errno == EOPNOTSUPP ? ": it is "
+		    "off at boot (lsm=)" : "", sandbox_names[kind]);
+		return 0;
 	}
 	all = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
 	    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
@@ -306,13 +323,15 @@ sandbox_landlock(enum sandbox_kind kind, const char *rwdir)
 	if (syscall(SYS_landlock_restrict_self, rs, 0) == -1)
 		fatal("sandbox: landlock_restrict_self");
 	close(rs);
+	return 1;
 }
 #else
-static void
+static int
 sandbox_landlock(enum sandbox_kind kind, const char *rwdir)
 {
 	log_info("sandbox: built without Landlock: file opens are not "
 	    "confined to this %s's paths", sandbox_names[kind]);
+	return 0;
 }
 #endif
 
@@ -515,9 +534,10 @@ sandbox_filter_load(enum sandbox_kind kind)
 }
 #endif
 
-void
+unsigned int
 sandbox_enter(enum sandbox_kind kind, const char *rwdir)
 {
+	unsigned int have = SANDBOX_F_RLIMITS | SANDBOX_F_NO_NEW_PRIVS;
 	int off = sandbox_off();
 
 	sandbox_rlimits(kind, off);
@@ -527,13 +547,16 @@ sandbox_enter(enum sandbox_kind kind, const char *rwdir)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		fatal("sandbox: PR_SET_NO_NEW_PRIVS");
 	if (off)
-		return;
-	sandbox_landlock(kind, rwdir);
+		return have;
+	if (sandbox_landlock(kind, rwdir))
+		have |= SANDBOX_F_LANDLOCK;
 #ifdef HAVE_SECCOMP
 	if (sandbox_filter_load(kind) == -1)
 		fatal("sandbox: cannot load the %s seccomp filter",
 		    sandbox_names[kind]);
+	have |= SANDBOX_F_SECCOMP;
 #else
 	log_info("sandbox: built without libseccomp: no system call filter");
 #endif
+	return have;
 }

@@ -13,10 +13,24 @@ enum sandbox_kind {
 	SANDBOX_GATEWAY,	/* ankusa-gateway: the claim store read */
 };
 
+/* What a child's sandbox is made of, one bit each (its hello carries
+ * them: ankusa_sandbox{child,feature} and ankusactl status). */
+#define SANDBOX_F_RLIMITS	0x01	/* no core, descriptors bounded */
+#define SANDBOX_F_NO_NEW_PRIVS	0x02
+#define SANDBOX_F_LANDLOCK	0x04
+#define SANDBOX_F_SECCOMP	0x08
+#define SANDBOX_F_COUNT		4
+#define SANDBOX_F_ALL		((1U << SANDBOX_F_COUNT) - 1)
+
+/* The name of feature bit (1 << i), e.g. "seccomp"; NULL past the last. */
+const char *sandbox_feature_name(int i);
+
 /* Confine the calling child for good: rlimits, the warm-ups, no_new_privs,
  * Landlock (rwdir: the local claim store's root, made when missing, or
- * NULL), the seccomp filter of its kind.  A failure is fatal. */
-void	sandbox_enter(enum sandbox_kind, const char *rwdir);
+ * NULL), the seccomp filter of its kind.  A failure to apply what the
+ * process has is fatal; a feature the kernel or a service manager denies
+ * it is a warning.  Returns the features in force (SANDBOX_F_*). */
+unsigned int	sandbox_enter(enum sandbox_kind, const char *rwdir);
 /* Load only the seccomp filter of a kind (no_new_privs must be set, or
  * the caller root): 0, or -1 (ENOSYS when built without libseccomp). */
 int	sandbox_filter_load(enum sandbox_kind);

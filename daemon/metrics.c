@@ -163,6 +163,10 @@ static const struct family_def {
 	{ "ankusa_dispatch_paused", METRICS_GAUGE,
 	    "1 for each paused sink key, labelled by its source and sink "
 	    "index.", NULL },
+	{ "ankusa_sandbox", METRICS_GAUGE,
+	    "1 when every running child of a kind (child: edge, deliver, "
+	    "gateway) has a feature of its sandbox (feature: rlimits, "
+	    "no_new_privs, landlock, seccomp) in force, else 0.", NULL },
 };
 #define NDEFS	(sizeof(defs) / sizeof(defs[0]))
 

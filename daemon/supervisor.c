@@ -79,6 +79,7 @@ struct child {
 	int		 killed;	/* by us, at an attempt's deadline:
 					 * not a crash, no throttle */
 	struct deck	*deck;		/* deliver: its on-deck page */
+	uint32_t	 sandbox;	/* its hello's SANDBOX_F_* */
 };
 
 /* A slot of a pool: who fills it and its throttle. */
@@ -258,6 +259,30 @@ supervisor_ready(enum child_kind kind)
 		    children[i]->state == CHILD_READY)
 			n++;
 	return n;
+}
+
+int
+supervisor_sandbox(enum child_kind kind, uint32_t *have)
+{
+	int i, n = 0;
+
+	*have = ~0U;
+	for (i = 0; i < nchildren; i++)
+		if (children[i] != NULL && children[i]->kind == kind &&
+		    children[i]->gen == pools[kind].gen &&
+		    children[i]->state == CHILD_READY) {
+			*have &= children[i]->sandbox;
+			n++;
+		}
+	if (n == 0)
+		*have = 0;
+	return n;
+}
+
+const char *
+supervisor_kind_name(enum child_kind kind)
+{
+	return kind >= 0 && kind < KIND_MAX ? pools[kind].name : NULL;
 }
 
 uint32_t
@@ -643,10 +668,11 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 	}
 	switch (m->type) {
 	case MSG_CHILD_HELLO: {
-		uint32_t proto, gen, pid;
+		uint32_t proto, gen, pid, sandbox;
 		const char *kind;
 
-		if (proc_hello_decode(m, &proto, &kind, &gen, &pid) == -1) {
+		if (proc_hello_decode(m, &proto, &kind, &gen, &pid,
+		    &sandbox) == -1) {
 			child_recycle(c, "malformed hello");
 			return;
 		}
@@ -659,6 +685,7 @@ child_msg(struct chan *ch, struct msg *m, void *arg)
 			child_recycle(c, "hello from the wrong kind of child");
 			return;
 		}
+		c->sandbox = sandbox;
 		if (c->state == CHILD_STARTING) {
 			c->state = CHILD_READY;
 			if (c->kind == KIND_DELIVER)

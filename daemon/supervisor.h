@@ -53,6 +53,12 @@ void	supervisor_kill_all(void);
 void	supervisor_kill(uint32_t serial);
 int	supervisor_children(enum child_kind);	/* alive; KIND_MAX: all */
 int	supervisor_ready(enum child_kind);	/* current generation, hello'd */
+/* The sandbox features (SANDBOX_F_*) every ready child of kind of the
+ * current generation has (their hellos' AND): how many children, and the
+ * features in *have (0 when none). */
+int	supervisor_sandbox(enum child_kind, uint32_t *have);
+/* "edge", "deliver", "gateway". */
+const char *supervisor_kind_name(enum child_kind);
 /* A ready edge of the current generation, round robin; 0 if none. */
 uint32_t supervisor_pick_edge(void);
 /* Send to a child by serial; -1 if it is gone (the message's fd is

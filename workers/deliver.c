@@ -127,7 +127,7 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	uint32_t idx = 0;
+	uint32_t idx = 0, sandbox;
 	int vflag;
 
 	if (proc_child_start(argc, argv, "ankusa-deliver", "deliver", &gen, &idx,
@@ -151,9 +151,9 @@ main(int argc, char *argv[])
 	if ((ev_run = event_new(base, -1, 0, deliver_run_cb, NULL)) == NULL)
 		fatalx("event_new");
 	/* Everything is loaded: from here on the sandbox's rules hold. */
-	sandbox_enter(SANDBOX_DELIVER, claims_root);
+	sandbox = sandbox_enter(SANDBOX_DELIVER, claims_root);
 	master = chan_new(base, PROC_FD_CHAN, deliver_msg, deliver_err, NULL);
-	proc_child_hello(master, "deliver", gen);
+	proc_child_hello(master, "deliver", gen, sandbox);
 
 	log_debug("started");
 	event_base_dispatch(base);

@@ -177,7 +177,7 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	uint32_t idx = 0;
+	uint32_t idx = 0, sandbox;
 	int vflag, bad;
 
 	if (proc_child_start(argc, argv, "ankusa-edge", "edge", &gen, &idx,
@@ -215,10 +215,10 @@ main(int argc, char *argv[])
 		fatalx("event_new");
 
 	/* Everything is loaded: from here on the sandbox's rules hold. */
-	sandbox_enter(SANDBOX_EDGE, NULL);
+	sandbox = sandbox_enter(SANDBOX_EDGE, NULL);
 	edge_master = chan_new(base, PROC_FD_CHAN, master_msg, master_err,
 	    NULL);
-	proc_child_hello(edge_master, "edge", gen);
+	proc_child_hello(edge_master, "edge", gen, sandbox);
 
 	listeners_add();
 	log_debug("started, max body %" PRIu64 " bytes",

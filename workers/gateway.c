@@ -162,7 +162,7 @@ int
 main(int argc, char *argv[])
 {
 	char err[BLOB_ERR_MAX];
-	uint32_t idx = 0;
+	uint32_t idx = 0, sandbox;
 	int vflag;
 
 	if (proc_child_start(argc, argv, "ankusa-gateway", "gateway", &gen, &idx,
@@ -211,11 +211,11 @@ main(int argc, char *argv[])
 		fatalx("event_new");
 
 	/* Everything is loaded: from here on the sandbox's rules hold. */
-	sandbox_enter(SANDBOX_GATEWAY, strcmp(store_conf.type, "local") == 0 ?
+	sandbox = sandbox_enter(SANDBOX_GATEWAY, strcmp(store_conf.type, "local") == 0 ?
 	    store_conf.root : NULL);
 	master = chan_new(base, PROC_FD_CHAN, gateway_master_msg,
 	    gateway_master_err, NULL);
-	proc_child_hello(master, "gateway", gen);
+	proc_child_hello(master, "gateway", gen, sandbox);
 
 	log_debug("started, store %s", store_conf.type);
 	event_base_dispatch(base);

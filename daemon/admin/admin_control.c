@@ -612,6 +612,7 @@ cmd_status(struct ctl_conn *c, json_t *req)
 	json_object_set_new(o, "delivers", json_integer(supervisor_ready(
 	    KIND_DELIVER)));
 	json_object_set_new(o, "delivers_busy", json_integer(busy));
+	json_object_set_new(o, "sandbox", gauges_sandbox_json());
 	json_object_set_new(o, "breakers_open", json_integer(
 	    ds.breakers_open));
 	json_object_set_new(o, "paused", admin_ops_pauses());

@@ -45,7 +45,9 @@
 #include "metrics.h"
 #include "pipeline/pipeline.h"
 #include "repl.h"
+#include "sandbox.h"
 #include "store/store.h"
+#include "supervisor.h"
 
 #define GAUGES_STEP_KEYS	4096	/* due keys a step */
 #define GAUGES_PASS_MIN_MS	2000
@@ -84,6 +86,7 @@ static void	g_pauses(void);
 static void	g_dlq(void);
 static void	pass_cb(evutil_socket_t, short, void *);
 static void	g_repl(void);
+static void	g_sandbox(void);
 
 /* Each reader sets its gauges; a new one is a line here. */
 static void (*const readers[])(void) = {
@@ -93,7 +96,59 @@ static void (*const readers[])(void) = {
 	g_pauses,
 	g_dlq,
 	g_repl,
+	g_sandbox,
 };
+
+/* fn once per kind with a running child and feature of its sandbox. */
+static void
+sandbox_each(void (*fn)(const char *, const char *, int, void *), void *arg)
+{
+	const char *f;
+	uint32_t have;
+	int k, i;
+
+	for (k = 0; k < KIND_MAX; k++) {
+		if (supervisor_sandbox(k, &have) == 0)
+			continue;
+		for (i = 0; (f = sandbox_feature_name(i)) != NULL; i++)
+			fn(supervisor_kind_name(k), f, (have >> i) & 1, arg);
+	}
+}
+
+static void
+sandbox_gauge(const char *child, const char *feature, int on, void *arg)
+{
+	metrics_set("ankusa_sandbox", on, "child", child, "feature", feature,
+	    NULL);
+}
+
+static void
+g_sandbox(void)
+{
+	metrics_clear("ankusa_sandbox");
+	sandbox_each(sandbox_gauge, NULL);
+}
+
+static void
+sandbox_json(const char *child, const char *feature, int on, void *arg)
+{
+	json_t *o = arg, *k;
+
+	if ((k = json_object_get(o, child)) == NULL) {
+		k = json_object();
+		json_object_set_new(o, child, k);
+	}
+	json_object_set_new(k, feature, json_boolean(on));
+}
+
+json_t *
+gauges_sandbox_json(void)
+{
+	json_t *o = json_object();
+
+	sandbox_each(sandbox_json, o);
+	return o;
+}
 
 void
 gauges_update(void)

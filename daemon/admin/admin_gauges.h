@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "dispatch/dispatch.h"
 #include "store/store.h"
 
@@ -33,5 +35,8 @@ void	gauges_settled(enum settle_kind, enum settle_written,
 	    const unsigned char *, const struct store_row *, void *);
 /* The blocked lane heads kept (ankusa_dispatch_lanes_blocked). */
 size_t	gauges_lanes_blocked(void);
+/* The children's sandboxes, for ankusactl status: {"edge": {"seccomp":
+ * true, ...}, ...}, a kind with no running child left out. */
+json_t	*gauges_sandbox_json(void);
 
 #endif

@@ -7,9 +7,13 @@ prlimit the master, nor read the config; shown by a probe
 sandbox and under the deliver process's, and against the same probe run
 as node.user, where each of those succeeds."""
 
+import ctypes
+import json
 import os
 import pwd
 import re
+import shutil
+import subprocess
 import time
 
 import ankusa
@@ -231,9 +235,14 @@ def test_boundary_capability_start():
         # CapEff, CapPrm, CapAmb: the master none; its helper the three.
         for f in ("CapEff", "CapPrm", "CapAmb"):
             assert _capget(d.pid, f) == 0, (f, _capget(d.pid, f))
-        helpers = [p for p in ankusa._proc_children(d.pid)
-                   if ankusa.proc_comm(p) == "ankusad"]
-        assert len(helpers) == 1, helpers
+        # A child cloned and not yet executed is an "ankusad" too.
+        helpers = []
+
+        def one_helper():
+            helpers[:] = [p for p in ankusa._proc_children(d.pid)
+                          if ankusa.proc_comm(p) == "ankusad"]
+            return len(helpers) == 1
+        wait_until(one_helper, 5, 0.05, "one helper: %r" % helpers)
         want = (1 << 5) | (1 << 6) | (1 << 7)   # CAP_KILL, SETGID, SETUID
         assert _capget(helpers[0], "CapEff") == want, \
             hex(_capget(helpers[0], "CapEff"))
@@ -261,3 +270,109 @@ def test_boundary_non_root_start_warned():
                          d.log_since_start()), d.log_since_start()
     finally:
         d.stop()
+
+
+def _unit_syscalls():
+    """The system calls the generated unit's SystemCallFilter= lines
+    allow, each @group expanded by systemd-analyze syscall-filter."""
+    exe = shutil.which("systemd-analyze")
+    assert exe, "systemd-analyze is missing (scripts/test installs systemd)"
+    unit = ankusa.binary("scripts/ankusad.service")
+    names = []
+    with open(unit) as f:
+        for line in f:
+            if line.startswith("SystemCallFilter="):
+                names += line.split("=", 1)[1].split()
+    assert names and not any(n.startswith("~") for n in names), names
+    seen, out = set(), set()
+
+    def expand(name):
+        if name in seen:
+            return
+        seen.add(name)
+        if not name.startswith("@"):
+            out.add(name)
+            return
+        r = subprocess.run([exe, "syscall-filter", name],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, (name, r.stderr)
+        for line in r.stdout.splitlines()[1:]:
+            w = line.strip()
+            if w and not w.startswith("#"):
+                expand(w)
+    for n in names:
+        expand(n)
+    return out
+
+
+def _kernel_landlock():
+    """The kernel's Landlock ABI, or 0 (asked outside any filter)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return max(libc.syscall(444, None, ctypes.c_size_t(0),
+                            ctypes.c_uint32(1)), 0)
+
+
+def _under_unit_filter(names):
+    """A daemon started as the unit starts it (ankusa with its three
+    capabilities) under a filter that allows names, EPERM otherwise."""
+    lst = os.path.join(ankusa.tmpdir(), "syscalls-%d" % len(names))
+    with open(lst, "w") as f:
+        f.write("\n".join(sorted(names)) + "\n")
+    os.chmod(lst, 0o644)
+    d = Daemon(workers=1)
+    caps = "+setuid,+setgid,+kill"
+    d.launcher = ["setpriv", "--reuid=" + USER, "--regid=" + USER,
+                  "--init-groups", "--inh-caps=" + caps,
+                  "--ambient-caps=" + caps, "--",
+                  ankusa.program("tests/unit_filter"), lst]
+    d.start()
+    return d
+
+
+def test_boundary_landlock_under_unit_filter():
+    """The installed unit's SystemCallFilter= lets Landlock's calls
+    through, so every child has its ruleset (status, /metrics); the same
+    filter without them (the unit before) refuses them EPERM and each
+    child says at start, as a warning, that it runs without Landlock."""
+    _needs_root()
+    allowed = _unit_syscalls()
+    ll = {"landlock_create_ruleset", "landlock_add_rule",
+          "landlock_restrict_self"}
+    assert ll <= allowed, "the unit's filter lacks %s" % (ll - allowed)
+    abi = _kernel_landlock()
+    for names, want in ((allowed - ll, False), (allowed, abi > 0)):
+        d = _under_unit_filter(names)
+        try:
+            log = d.log_since_start()
+            said = re.search(r"unit_filter: landlock: (.*)", log).group(1)
+            if names is allowed:
+                assert said == ("ABI %d" % abi if abi else said), said
+                assert "Operation not permitted" not in said, said
+            else:
+                assert said == "Operation not permitted", said
+            st = json.loads(d.ctl("status", json_out=True)[1])
+            kinds = st["sandbox"]
+            assert {"edge", "deliver"} <= set(kinds), kinds
+            for k, f in kinds.items():
+                assert f["landlock"] is want, (k, f, want)
+                assert f["seccomp"] and f["no_new_privs"], (k, f)
+            _, _, body = ankusa.get(d.admin_port, "/metrics")
+            text = body.decode()
+            for k in kinds:
+                line = 'ankusa_sandbox{child="%s",feature="landlock"} %d' % (
+                    k, 1 if want else 0)
+                assert line in text, (line, [
+                    x for x in text.splitlines() if "sandbox" in x])
+            warned = re.findall(r"ankusa-(?:edge|deliver)\[\d+\]: "
+                                r"warning: .*sandbox: no Landlock "
+                                r"\(Operation not permitted: a seccomp "
+                                r"filter above ankusad refuses", log)
+            if want or names is allowed:
+                assert not warned, warned
+            else:
+                assert warned, log[-3000:]
+        finally:
+            d.stop()
+    note("kernel Landlock ABI %d; the unit's filter: %d calls" % (
+        abi, len(allowed)))

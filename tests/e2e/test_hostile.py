@@ -231,7 +231,7 @@ PROTO = int(re.search(r"#define MSG_PROTO_VERSION\s+(\d+)", open(
 
 
 def hello_frame():
-    w = frames.Writer().u32(PROTO).str("edge").u32(1).u32(os.getpid())
+    w = frames.Writer().u32(PROTO).str("edge").u32(1).u32(os.getpid()).u32(0)
     return frames.frame(frames.MSG["MSG_CHILD_HELLO"], 0, bytes(w.b))
 
 
