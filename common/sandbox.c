@@ -15,7 +15,8 @@
  *  - the warm-ups: the time zone, OpenSSL's config and random generator,
  *    jansson's hash seed, and (for the kinds that connect out) one name
  *    lookup, so that NSS modules are loaded before the filter;
- *  - PR_SET_NO_NEW_PRIVS;
+ *  - PR_SET_NO_NEW_PRIVS, and PR_SET_DUMPABLE 0 (no core, no ptrace and
+ *    no /proc/PID/mem or environ for the children's user's processes);
  *  - a Landlock ruleset (the kernel's documented system calls; none when
  *    the kernel lacks it, which is logged): an edge may open no path; a
  *    deliver process may read the CA certificates, the resolver's files
@@ -122,7 +123,7 @@ static int	sandbox_off(void);
 static int	sandbox_landlock(enum sandbox_kind, const char *);
 
 static const char *const sandbox_features[SANDBOX_F_COUNT] = {
-	"rlimits", "no_new_privs", "landlock", "seccomp",
+	"rlimits", "no_new_privs", "landlock", "seccomp", "not_dumpable",
 };
 
 const char *
@@ -548,6 +549,10 @@ sandbox_enter(enum sandbox_kind kind, const char *rwdir)
 		fatal("sandbox: PR_SET_NO_NEW_PRIVS");
 	if (off)
 		return have;
+	/* Not under the sanitizers: LeakSanitizer traces the process. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		fatal("sandbox: PR_SET_DUMPABLE");
+	have |= SANDBOX_F_NOT_DUMPABLE;
 	if (sandbox_landlock(kind, rwdir))
 		have |= SANDBOX_F_LANDLOCK;
 #ifdef HAVE_SECCOMP

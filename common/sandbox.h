@@ -19,7 +19,8 @@ enum sandbox_kind {
 #define SANDBOX_F_NO_NEW_PRIVS	0x02
 #define SANDBOX_F_LANDLOCK	0x04
 #define SANDBOX_F_SECCOMP	0x08
-#define SANDBOX_F_COUNT		4
+#define SANDBOX_F_NOT_DUMPABLE	0x10	/* no core, no ptrace by its user */
+#define SANDBOX_F_COUNT		5
 #define SANDBOX_F_ALL		((1U << SANDBOX_F_COUNT) - 1)
 
 /* The name of feature bit (1 << i), e.g. "seccomp"; NULL past the last. */

@@ -847,6 +847,8 @@ main(int argc, char *argv[])
 	};
 
 	reexec_init(argc, argv);
+	/* Before the config (its secrets) is read. */
+	privsep_nodump();
 	master_init(&ankusad_env, &ops);
 	env->listen_fd = -1;
 	env->claim_fd = -1;
@@ -1003,6 +1005,7 @@ main(int argc, char *argv[])
 	 * again, between a store opened as the user and this drop, was
 	 * root's and unreadable after it). */
 	privsep_drop();
+	privsep_nodump();
 	/* Again as the user, a member of the children's group now (a start
 	 * with capabilities could not give the root to that group before). */
 	claim_dirs(env->conf);

@@ -588,6 +588,15 @@ privsep_add_group(void)
 }
 
 void
+privsep_nodump(void)
+{
+#ifndef ANKUSA_SANITIZERS
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		fatal("privsep: PR_SET_DUMPABLE");
+#endif
+}
+
+void
 privsep_drop(void)
 {
 	uid_t ru, eu, su;

@@ -58,6 +58,11 @@ pid_t		 privsep_spawn(const char *path, char *const argv[],
 /* Signal a child privsep_spawn spawned (through the helper when they are
  * separated): 0, or -1 with errno. */
 int		 privsep_kill(pid_t pid, int sig);
+/* Not dumpable: no core file, and neither ptrace nor /proc/PID/mem or
+ * environ for the user's other processes (PR_SET_DUMPABLE 0; a change of
+ * ids or an exec resets it: called at the start and after the drop).  A
+ * sanitizer build stays dumpable (LeakSanitizer traces the process). */
+void		 privsep_nodump(void);
 /* Become the user for good: groups, gid, uid, each checked (no-op unless
  * started as root); fatal on failure. */
 void		 privsep_drop(void);

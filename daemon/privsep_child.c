@@ -400,6 +400,15 @@ privsep_get_strs(const unsigned char *req, size_t len, size_t *off,
 	return n;
 }
 
+/* Why the new process failed, to the helper (nobody to tell when the
+ * write fails: the helper then records a child that exits at once). */
+static void
+privsep_kid_tell(int fd, int err)
+{
+	if (write(fd, &err, sizeof(err)) != (ssize_t)sizeof(err))
+		return;
+}
+
 /* In the new process, as root still (or the user with PRIVSEP_CAPS):
  * become the children's user with no capability, then execute.  A failure is told on errfd (descriptor nfds + 3 once the
  * descriptors are in place, close-on-exec: EOF says the exec went) and
@@ -422,12 +431,11 @@ privsep_kid_exec(const char *path, char *const argv[], char *const envp[],
 	    eg != g || sg != g || privsep_caps_drop() == -1 ||
 	    setuid(0) != -1) {
 		err = errno != 0 ? errno : EPERM;
-		(void)write(errfd, &err, sizeof(err));
+		privsep_kid_tell(errfd, err);
 		_exit(1);
 	}
 	execve(path, argv, envp);
-	err = errno;
-	(void)write(errfd, &err, sizeof(err));
+	privsep_kid_tell(errfd, errno);
 	_exit(PROC_EXEC_FAILED);
 }
 

@@ -376,3 +376,35 @@ def test_boundary_landlock_under_unit_filter():
             d.stop()
     note("kernel Landlock ABI %d; the unit's filter: %d calls" % (
         abi, len(allowed)))
+
+
+def test_boundary_not_dumpable():
+    """The master and every child are not dumpable (PR_SET_DUMPABLE 0):
+    their /proc/PID files are root's, though they run as ankusa and
+    ankusa-child; ankusactl status says not_dumpable for each kind."""
+    _needs_root()
+    with open(ankusa.binary("config.h")) as f:
+        sanitizers = "#define ANKUSA_SANITIZERS 1" in f.read()
+    d = Daemon().start()
+    try:
+        pids = [d.pid] + [p for p in ankusa._proc_children(d.pid)
+                          if ankusa.proc_comm(p) != "ankusad"]
+        assert len(pids) > 2, pids
+        for p in pids:
+            try:
+                with open("/proc/%d/status" % p) as f:
+                    real = int([x for x in f if x.startswith("Uid:")][0]
+                               .split()[1])
+                assert real != 0, (p, ankusa.proc_comm(p))
+                want = real if sanitizers else 0
+                # A child is so once it has entered its sandbox.
+                wait_until(lambda: os.stat("/proc/%d/environ" % p)
+                           .st_uid == want, 5, 0.05, "%s %d's /proc owned "
+                           "by uid %d" % (ankusa.proc_comm(p), p, want))
+            except FileNotFoundError:
+                continue                # gone meanwhile (a respawn)
+        st = json.loads(d.ctl("status", json_out=True)[1])
+        for k, f in st["sandbox"].items():
+            assert f["not_dumpable"] is (not sanitizers), (k, f)
+    finally:
+        d.stop()
