@@ -396,6 +396,7 @@ conf_free(struct conf *cf)
 	free(cf->data_dir);
 	free(cf->user);
 	free(cf->child_user);
+	free(cf->secret_inline);
 	free(cf->log_level);
 	free(cf->http.ip);
 	free(cf->http.prefix);

@@ -235,6 +235,9 @@ struct conf {
 	char		*data_dir;
 	char		*user;			/* node.user; NULL: unset */
 	char		*child_user;		/* node.child_user; NULL: unset */
+	char		*secret_inline;		/* the first secret key whose
+						 * value the file itself holds
+						 * (no ${...}); NULL: none */
 	char		*log_level;		/* error|warning|info|debug */
 
 	struct {

@@ -21,7 +21,9 @@
  *    process receives each sink's options with its job, and never a
  *    provider's secret; the gateway serves the claim store.
  *
- * Values are copied as written, ${VAR} references included: a child
+ * Values are copied as written, ${VAR} references included (but for
+ * ${file:...} and ${credential:...}, which a child could not read: what
+ * they stand for is written in their place, conf_secret.c): a child
  * interpolates them as the master did, from the variables of the master's
  * environment that its parse reads (conf.h, env_read), which the master
  * gives it (daemon/childenv.c).  An ANKUSA_* override applies in a
@@ -38,6 +40,7 @@
 #include <yaml.h>
 
 #include "conf.h"
+#include "conf_secret.h"
 #include "conf_int.h"
 
 /* The patterns kept for each role; a key below one is kept with it. */
@@ -74,6 +77,7 @@ struct crole {
 	yaml_document_t		*in;
 	yaml_document_t		 out;
 	enum conf_role		 role;
+	char			 err[512];	/* a file reference failed */
 };
 
 struct crole_buf {
@@ -104,6 +108,31 @@ crole_wants(enum conf_role role, const char *pat)
 	return 0;
 }
 
+/* A scalar as it is, but for its ${file:...} and ${credential:...}
+ * references, which the child could not read: what they stand for, in
+ * place (conf_secret_inline). */
+static int
+crole_copy_scalar(struct crole *r, yaml_node_t *n)
+{
+	const char *v = (const char *)n->data.scalar.value;
+	char *s;
+	int changed, id;
+
+	if (strstr(v, "${file:") == NULL && strstr(v, "${credential:") == NULL)
+		return yaml_document_add_scalar(&r->out, n->tag,
+		    n->data.scalar.value, (int)n->data.scalar.length,
+		    n->data.scalar.style);
+	if ((s = conf_secret_inline(v, &changed, r->err,
+	    sizeof(r->err))) == NULL)
+		return 0;
+	/* Any style: the emitter quotes what the text needs. */
+	id = yaml_document_add_scalar(&r->out, n->tag, (yaml_char_t *)s,
+	    (int)strlen(s), changed ? YAML_ANY_SCALAR_STYLE :
+	    n->data.scalar.style);
+	free(s);
+	return id;
+}
+
 /* A node and everything below it, as it is. */
 static int
 crole_copy(struct crole *r, yaml_node_t *n)
@@ -114,9 +143,7 @@ crole_copy(struct crole *r, yaml_node_t *n)
 
 	switch (n->type) {
 	case YAML_SCALAR_NODE:
-		return yaml_document_add_scalar(&r->out, n->tag,
-		    n->data.scalar.value, (int)n->data.scalar.length,
-		    n->data.scalar.style);
+		return crole_copy_scalar(r, n);
 	case YAML_SEQUENCE_NODE:
 		if ((id = yaml_document_add_sequence(&r->out, n->tag,
 		    n->data.sequence.style)) == 0)
@@ -302,6 +329,11 @@ conf_role_text(const char *text, size_t len, enum conf_role role,
 	} else
 		yaml_document_delete(&r.out);
 	yaml_document_delete(&in);
+	if (!ok && r.err[0] != '\0') {
+		free(b.s);
+		conf_err(&p, 0, "config: %s", r.err);
+		return NULL;
+	}
 	if (!ok) {
 		free(b.s);
 		conf_err(&p, 0, "config: cannot write the %s's part",

@@ -14,6 +14,9 @@
  *	${VAR:-text}	the value of VAR, or text when VAR is unset or empty;
  *			text is taken literally and cannot contain "}"
  *	$${		a literal "${"; any other "$" is literal too
+ *	${file:PATH}, ${credential:NAME}
+ *			the bytes of a file, one trailing newline stripped
+ *			(conf_secret.c)
  * Whether a value is null is decided on the text in the file, before
  * interpolation: a variable never makes a value null.
  */
@@ -38,6 +41,7 @@
 
 #include "b64.h"
 #include "conf.h"
+#include "conf_secret.h"
 #include "conf_int.h"
 #include "netaddr.h"
 
@@ -443,6 +447,20 @@ cinterp(struct cparse *p, const char *in, const char *path, int line)
 			conf_err(p, line, "%s: unterminated ${ in value", path);
 			goto fail;
 		}
+		/* ${file:PATH}, ${credential:NAME} (conf_secret.c). */
+		if (conf_secret_is_ref(name, end - name)) {
+			char why[512], *fv;
+
+			if ((fv = conf_secret_read(name, end - name, why,
+			    sizeof(why))) == NULL) {
+				conf_err(p, line, "%s: %s", path, why);
+				goto fail;
+			}
+			cbuf_add(&b, fv, strlen(fv));
+			free(fv);
+			s = end + 1;
+			continue;
+		}
 		nl = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 		    "abcdefghijklmnopqrstuvwxyz0123456789_");
 		def = NULL;
@@ -823,6 +841,26 @@ conf_scalar(struct cparse *p, const yaml_node_t *n, const char *path)
 	    conf_yline(n));
 }
 
+/* 1 when a value (a scalar, or a list's items) is written in the file
+ * itself: set, and no ${...} reference in it. */
+static int
+cnode_literal(struct cparse *p, yaml_node_t *n)
+{
+	yaml_node_item_t *it;
+
+	if (conf_yisnull(n))
+		return 0;
+	if (n->type == YAML_SCALAR_NODE)
+		return strstr((const char *)n->data.scalar.value, "${") == NULL;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return 0;
+	for (it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++)
+		if (cnode_literal(p, yaml_document_get_node(p->doc, *it)))
+			return 1;
+	return 0;
+}
+
 /* Set a leaf from a node. */
 static void
 cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
@@ -834,6 +872,10 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	/* Keys of scope S_NONE are checked, not stored. */
 	if ((base = conf_key_base(p, c, k)) == NULL && k->scope != S_NONE)
 		return;
+	if ((k->flags & F_SECRET) && p->conf->secret_inline == NULL &&
+	    cnode_literal(p, n) &&
+	    (p->conf->secret_inline = strdup(path)) == NULL)
+		abort();
 	switch (k->type) {
 	case T_ROLES:
 		conf_set_roles(p, k, n, path);

@@ -31,6 +31,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +290,36 @@ ankusad_role_texts(const char *text, size_t len, char **out, size_t *lens,
 		conf_free(cf);
 	}
 	return 0;
+}
+
+/*
+ * A config file whose text holds a secret (not a ${file:...},
+ * ${credential:...} or ${VAR} reference) and that others may read, or a
+ * group other than root's and node.user's (which reads it at a reload):
+ * a warning at the start, naming the file, its mode and the first such
+ * key.
+ */
+static void
+conf_mode_warn(void)
+{
+	struct passwd *pw;
+	struct stat st;
+	gid_t g = (gid_t)-1;
+
+	if (env->conf_path == NULL || env->conf->secret_inline == NULL ||
+	    stat(env->conf_path, &st) == -1)
+		return;
+	if ((pw = getpwnam(privsep_user())) != NULL)
+		g = pw->pw_gid;
+	if (!(st.st_mode & S_IROTH) && (!(st.st_mode & S_IRGRP) ||
+	    st.st_gid == 0 || st.st_gid == g))
+		return;
+	log_warnx("config: %s holds secrets (%s, and maybe more) and %s can "
+	    "read it (mode %04o): chmod o-r, g-r unless its group is %s's, "
+	    "or take them from files (${file:/path}, ${credential:NAME})",
+	    env->conf_path, env->conf->secret_inline,
+	    (st.st_mode & S_IROTH) ? "every user" : "its group",
+	    (unsigned int)(st.st_mode & 07777), privsep_user());
 }
 
 /* A local claim store's root, the children's (privsep_child_dirs). */
@@ -931,6 +962,7 @@ main(int argc, char *argv[])
 	/* node.user first: an unknown one is refused before anything is
 	 * opened. */
 	privsep_init(env->conf->user, env->conf->child_user);
+	conf_mode_warn();
 	/* Before any child: they must not inherit NOTIFY_SOCKET. */
 	if (notify_init() && !env->foreground)
 		log_warnx("NOTIFY_SOCKET is set but -d is not: the service "

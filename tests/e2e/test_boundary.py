@@ -8,6 +8,8 @@ sandbox and under the deliver process's, and against the same probe run
 as node.user, where each of those succeeds."""
 
 import ctypes
+import hashlib
+import hmac
 import json
 import os
 import pwd
@@ -406,5 +408,66 @@ def test_boundary_not_dumpable():
         st = json.loads(d.ctl("status", json_out=True)[1])
         for k, f in st["sandbox"].items():
             assert f["not_dumpable"] is (not sanitizers), (k, f)
+    finally:
+        d.stop()
+
+
+def _signed(secret, body):
+    return "sha256=" + hmac.new(secret.encode(), body,
+                                hashlib.sha256).hexdigest()
+
+
+def test_boundary_secret_from_root_file():
+    """A source's secret in a file only root may read (${file:PATH}): read
+    before the drop, the edge verifies with it (it gets the bytes, never
+    the path); the config holding no secret of its own, no warning."""
+    _needs_root()
+    secret = "boundary-file-secret"
+    path = os.path.join(ankusa.tmpdir(), "gh.secret")
+    with open(path, "w") as f:
+        f.write(secret + "\n")
+    os.chmod(path, 0o600)
+    d = Daemon(sources={"gh": {
+        "verify": {"type": "github", "secret": "${file:%s}" % path},
+        "sinks": [{"type": "log"}]}})
+    d.start()
+    try:
+        os.chown(path, 0, 0)            # and root's alone after the start
+        body = b'{"from":"file"}'
+        st, h, data = ankusa.post(d.port, "/webhooks/gh", body, headers={
+            "X-Hub-Signature-256": _signed(secret, body),
+            "Content-Type": "application/json"})
+        ankusa.expect_accepted(st, h, data, "signed with the file's secret")
+        st, _, _ = ankusa.post(d.port, "/webhooks/gh", body, headers={
+            "X-Hub-Signature-256": _signed(secret + "\n", body),
+            "Content-Type": "application/json"})
+        assert st == 401, st            # the newline was stripped
+        assert "holds secrets" not in d.log_since_start()
+    finally:
+        d.stop()
+
+
+def test_boundary_readable_config_with_secret_warned():
+    """A config that writes a secret in its text and that every user may
+    read: a warning at the start naming the file, its mode and the key;
+    the same file 0640 (group node.user's): none."""
+    _needs_root()
+    d = Daemon(sources={"gh": {
+        "verify": {"type": "github", "secret": "written-in-the-file"},
+        "sinks": [{"type": "log"}]}})
+    os.chmod(d.conf, 0o644)
+    d.start()
+    want = re.compile(r"warning: config: %s holds secrets \(sources\.gh\."
+                      r"verify\.secret, and maybe more\) and every user can "
+                      r"read it \(mode 0644\)" % re.escape(d.conf))
+    try:
+        assert want.search(d.log_since_start()), d.log_since_start()
+    finally:
+        d.stop()
+    os.chown(d.conf, 0, pwd.getpwnam(USER).pw_gid)
+    os.chmod(d.conf, 0o640)
+    d.start()
+    try:
+        assert "holds secrets" not in d.log_since_start()
     finally:
         d.stop()
