@@ -14,8 +14,10 @@
  * "<redacted>": every secret (F_SECRET, whatever its type; null when
  * unset), a header's value, a credential's id, a token.  A URL keeps its
  * scheme, host, port and path; its userinfo and its query are replaced by
- * "<redacted>" and a fragment is dropped.  A key added to the table is
- * therefore redacted until it is allowlisted here.
+ * "<redacted>" and a fragment is dropped; so is each segment of its path
+ * that may be a credential (cjson_token_like: Slack's
+ * /services/T.../B.../XXXX, an API key or a signed id in a path).  A key
+ * added to the table is therefore redacted until it is allowlisted here.
  */
 #include "config.h"
 
@@ -38,6 +40,7 @@
 static int	 cjson_parent_is(const struct conf_key *, const char *);
 static int	 cjson_is_plain(const char *);
 static json_t	*cjson_url(const char *);
+static int	 cjson_token_like(const char *, size_t);
 static json_t	*cjson_str(const char *);
 static json_t	*cjson_value(const struct conf_key *, const char *);
 static json_t	*cjson_section(const struct conf *, const char *, int,
@@ -51,6 +54,7 @@ static void	 cjson_set(json_t *, const char *, json_t *);
 static const char *const cjson_plain[] = {
 	"node.data_dir",
 	"node.user",
+	"node.child_user",
 	"claim_check.store.root",
 	"claim_check.store.s3.bucket",
 	"claim_check.store.s3.region",
@@ -128,13 +132,43 @@ cjson_str(const char *s)
  * "?<redacted>" for its query, so that their presence shows but nothing of
  * them.
  */
+/*
+ * A path segment that may be a credential, whatever the service: 8
+ * characters or more holding a letter and a digit (Slack's T0123ABCD and
+ * B0123ABCD, most API keys and ids), 16 or more holding upper- and
+ * lower-case letters (a token of letters alone), or 32 or more of any
+ * kind.  Words, short versions and numbers ("hooks", "v2", "services",
+ * "production-events", "12345") are shown; a long word with a digit is
+ * redacted too, which costs only what the operator sees.
+ */
+static int
+cjson_token_like(const char *s, size_t len)
+{
+	int digit = 0, lower = 0, upper = 0;
+	size_t i;
+
+	if (len >= 32)
+		return 1;
+	if (len < 8)
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			digit = 1;
+		else if (s[i] >= 'a' && s[i] <= 'z')
+			lower = 1;
+		else if (s[i] >= 'A' && s[i] <= 'Z')
+			upper = 1;
+	}
+	return (digit && (lower || upper)) || (len >= 16 && lower && upper);
+}
+
 static json_t *
 cjson_url(const char *u)
 {
-	const char *auth, *end, *at, *q, *host;
+	const char *auth, *end, *at, *q, *host, *seg;
 	char *out;
 	json_t *j;
-	size_t n;
+	size_t n, plen, sl, o;
 
 	if (u == NULL)
 		return json_null();
@@ -145,14 +179,26 @@ cjson_url(const char *u)
 	for (at = NULL, q = auth; q < end; q++)
 		if (*q == '@')
 			at = q;
-	n = strlen(u) + sizeof(CJSON_REDACTED) * 2 + 4;
+	plen = strcspn(end, "?#");
+	/* Each segment may grow to the mark. */
+	n = strlen(u) + sizeof(CJSON_REDACTED) * (plen + 3) + 4;
 	if ((out = malloc(n)) == NULL)
 		abort();
 	host = at != NULL ? at + 1 : auth;
-	snprintf(out, n, "%.*s%s%.*s%.*s%s", (int)(auth - u), u,
-	    at != NULL ? CJSON_REDACTED "@" : "", (int)(end - host), host,
-	    (int)strcspn(end, "?#"), end,
-	    end[strcspn(end, "?#")] == '?' ? "?" CJSON_REDACTED : "");
+	o = snprintf(out, n, "%.*s%s%.*s", (int)(auth - u), u,
+	    at != NULL ? CJSON_REDACTED "@" : "", (int)(end - host), host);
+	for (seg = end; seg < end + plen; seg += sl) {
+		if (*seg == '/') {
+			out[o++] = '/';
+			seg++;
+		}
+		sl = strcspn(seg, "/?#");
+		o += snprintf(out + o, n - o, "%.*s",
+		    cjson_token_like(seg, sl) ? (int)strlen(CJSON_REDACTED) :
+		    (int)sl, cjson_token_like(seg, sl) ? CJSON_REDACTED : seg);
+	}
+	snprintf(out + o, n - o, "%s", end[plen] == '?' ? "?" CJSON_REDACTED :
+	    "");
 	j = cjson_str(out);
 	free(out);
 	return j;

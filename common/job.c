@@ -75,6 +75,16 @@ job_result_name(enum job_result r)
 	return job_result_names[r];
 }
 
+const char *
+job_detail_loggable(const char *detail, char *buf, size_t len)
+{
+	const char *cut = strstr(detail, ": ");
+	size_t n = cut != NULL ? (size_t)(cut - detail) : strlen(detail);
+
+	snprintf(buf, len, "%.*s", (int)n, detail);
+	return buf;
+}
+
 /* --- encoding --- */
 
 int

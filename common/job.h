@@ -93,6 +93,11 @@ void	job_outcome_encode(struct msg *m, uint64_t id,
 /* Read an outcome strictly; 0, or -1 for a frame that is not one. */
 int	job_outcome_decode(struct msg *m, struct job_outcome *o);
 const char *job_result_name(enum job_result);	/* ok, error, permanent */
+/* What a log may print of an outcome's detail: its part up to the first
+ * ": ", which the deliver process writes (a status, a sink's error code),
+ * never what follows (a sink's own words, from its answer); into buf (at
+ * most len - 1 bytes), which it returns. */
+const char *job_detail_loggable(const char *detail, char *buf, size_t len);
 
 
 /*

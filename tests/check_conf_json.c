@@ -50,6 +50,12 @@ static const char planted_yaml[] =
     "          authorization: \"Bearer PLANT-hdr-auth\"\n"
     "          x-api-key: PLANT-hdr-key\n"
     "        secret: [\"" WHSEC_SINK "\"]\n"
+    "      - type: http\n"
+    "        url: \"https://hooks.slack.com/services/T0PLANT01/B0PLANT02/"
+    "PLANTxxxAbCdEfGh12345678\"\n"
+    "      - type: http\n"
+    "        url: \"https://api.example.com/api/v2/production-events/12345/"
+    "ABCDEFGHijklmnop/abcdefghijklmnopqrstuvwxyzabcdefgh/zz\"\n"
     "  std:\n"
     "    verify:\n"
     "      type: standard_webhooks\n"
@@ -121,6 +127,13 @@ START_TEST(test_shown)
 {
 	static const char *const want[] = {
 		"\"url\":\"http://<redacted>@sink.test:9/in/hooks?<redacted>\"",
+		/* Tokens in a path: Slack's, one of mixed-case letters, one
+		 * of 32 lower-case letters; words, versions and numbers
+		 * shown. */
+		"\"url\":\"https://hooks.slack.com/services/<redacted>/"
+		    "<redacted>/<redacted>\"",
+		"\"url\":\"https://api.example.com/api/v2/production-events/"
+		    "12345/<redacted>/<redacted>/zz\"",
 		"\"queue_url\":\"https://<redacted>@sqs.local/1/q?<redacted>\"",
 		"\"endpoint\":\"http://sqs.test:4566/?<redacted>\"",
 		"\"endpoint\":\"http://<redacted>@pubsub.test:4588\"",

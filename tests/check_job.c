@@ -239,6 +239,27 @@ static const struct {
 	{ SINK_LOG, BIG_BODY },
 };
 
+/* A log prints an outcome's detail up to its first ": ", never the
+ * sink's words after it. */
+START_TEST(test_detail_loggable)
+{
+	char buf[JOB_DETAIL_MAX], small[8];
+
+	ck_assert_str_eq(job_detail_loggable("sqs http 400 "
+	    "InvalidParameterValue: the body echoed SECRET", buf, sizeof(buf)),
+	    "sqs http 400 InvalidParameterValue");
+	ck_assert_str_eq(job_detail_loggable("pubsub: a message id is not a "
+	    "string", buf, sizeof(buf)), "pubsub");
+	ck_assert_str_eq(job_detail_loggable("http 503", buf, sizeof(buf)),
+	    "http 503");
+	ck_assert_str_eq(job_detail_loggable("", buf, sizeof(buf)), "");
+	ck_assert_str_eq(job_detail_loggable("a:b no space", buf,
+	    sizeof(buf)), "a:b no space");
+	ck_assert_str_eq(job_detail_loggable("longer than eight: x", small,
+	    sizeof(small)), "longer ");
+}
+END_TEST
+
 START_TEST(test_roundtrip)
 {
 	struct job j, d;
@@ -910,6 +931,7 @@ job_suite(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_outcome);
 	tcase_add_test(tc, test_outcome_long);
+	tcase_add_test(tc, test_detail_loggable);
 	suite_add_tcase(s, tc);
 	return s;
 }

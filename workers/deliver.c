@@ -419,6 +419,7 @@ static void
 deliver_run_batch(void)
 {
 	struct batch_outcome o;
+	char shown[JOB_DETAIL_MAX];
 	struct msg m;
 	uint64_t start;
 	uint32_t i, nok = 0;
@@ -435,7 +436,8 @@ deliver_run_batch(void)
 		    "attempt %" PRIu32 ": %s %s", batch.id, o.r[i].id,
 		    batch.entries[i].hook_id, batch.entries[i].tenant,
 		    batch.entries[i].source, batch.entries[i].attempt,
-		    job_result_name(o.r[i].result), o.r[i].detail);
+		    job_result_name(o.r[i].result), job_detail_loggable(
+		    o.r[i].detail, shown, sizeof(shown)));
 	}
 	log_debug("batch %" PRIu64 " (%s): %" PRIu32 " of %" PRIu32 " ok "
 	    "(%" PRIu64 " ms)", batch.id, conf_sink_type_name(batch.sink.type),
@@ -458,6 +460,7 @@ static void
 deliver_run_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct job_outcome o;
+	char shown[JOB_DETAIL_MAX];
 	struct msg m;
 	uint64_t start;
 
@@ -479,7 +482,8 @@ deliver_run_cb(evutil_socket_t fd, short ev, void *arg)
 	log_debug("job %" PRIu64 " hook %s %s/%s sink #%" PRIu32
 	    " attempt %" PRIu32 ": %s %s (%" PRIu64 " ms%s)", job.id,
 	    job.hook_id, job.tenant, job.source, job.sink_index, job.attempt,
-	    job_result_name(o.result), o.detail, o.duration_ms,
+	    job_result_name(o.result), job_detail_loggable(o.detail, shown,
+	    sizeof(shown)), o.duration_ms,
 	    o.retry_after_ms > 0 ? ", retry-after" : "");
 
 	job_outcome_encode(&m, job.id, &o);

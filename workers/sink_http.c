@@ -769,10 +769,11 @@ sink_http_outcome(const struct job *j, struct job_outcome *o,
 			log_debug("hook %s: Retry-After \"%s\" ignored",
 			    j->hook_id, retry_after);
 	}
+	/* The answer's length, never its bytes (a sink may echo anything). */
 	if (o->result != JOB_OK && a->keeplen > 0)
-		log_debug("hook %s: http %ld%s: %.*s", j->hook_id, status,
-		    a->capped ? " (answer cut at max_response_bytes)" : "",
-		    (int)a->keeplen, a->keep);
+		log_debug("hook %s: http %ld, an answer of %zu bytes%s", j->hook_id,
+		    status, (size_t)a->keeplen,
+		    a->capped ? " (cut at max_response_bytes)" : "");
 	return o->result;
 }
 

@@ -377,7 +377,7 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 	struct curl_slist *h = NULL, *t;
 	json_t *root = NULL, *ids, *err;
 	const char *status = NULL, *text = NULL, *id;
-	char *body = NULL, detail[JOB_DETAIL_MAX];
+	char *body = NULL, detail[JOB_DETAIL_MAX], shown[JOB_DETAIL_MAX];
 	size_t len = 0, cap = 0;
 	uint64_t ra = 0;
 	uint32_t i, half;
@@ -485,7 +485,8 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 			free(body);
 			json_decref(root);
 			log_debug("batch %llu: %s; halving %u messages",
-			    (unsigned long long)c->b->id, detail, n);
+			    (unsigned long long)c->b->id, job_detail_loggable(
+			    detail, shown, sizeof(shown)), n);
 			rc = sink_pubsub_send(c, req, half);
 			if (sink_pubsub_send(c, req + half, n - half) == -1)
 				rc = -1;
@@ -497,7 +498,8 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 	if (x.retry_after[0] != '\0' && (x.status == 429 || x.status >= 500))
 		(void)sink_http_retry_after(x.retry_after, time(NULL), &ra);
 	batch_outcome_set_many(c->o, req, n, JOB_ERROR, ra, detail);
-	log_debug("batch %llu: %s", (unsigned long long)c->b->id, detail);
+	log_debug("batch %llu: %s", (unsigned long long)c->b->id,
+	    job_detail_loggable(detail, shown, sizeof(shown)));
 out:
 	json_decref(root);
 	sink_xfer_done(&x);

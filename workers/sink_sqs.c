@@ -466,7 +466,7 @@ sink_sqs_answer(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n,
 {
 	json_t *root, *arr, *it, *v;
 	const char *code = NULL, *text = NULL, *md5, *p, *q;
-	char detail[JOB_DETAIL_MAX], xcode[64];
+	char detail[JOB_DETAIL_MAX], shown[JOB_DETAIL_MAX], xcode[64];
 	uint32_t i;
 	int *seen, pos, sf;
 	size_t k;
@@ -497,7 +497,8 @@ sink_sqs_answer(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n,
 		    sink_sqs_code(code) : "", text != NULL ? ": " : "",
 		    text != NULL ? text : "");
 		log_debug("batch %llu: %s (%u entries)",
-		    (unsigned long long)c->b->id, detail, n);
+		    (unsigned long long)c->b->id, job_detail_loggable(detail,
+		    shown, sizeof(shown)), n);
 		if (status == 400 &&
 		    sink_sqs_classify(code, 1) == JOB_PERMANENT && n > 1) {
 			json_decref(root);
