@@ -59,7 +59,8 @@
 #include "proc.h"
 #include "reexec.h"
 
-#define PRIVSEP_HELPER_MS	2000	/* the helper's answer, at most */
+#define PRIVSEP_HELPER_MS	10000	/* the helper's answer, at most: a
+					 * spawn waits for the exec */
 #define PRIVSEP_PARENT_MS	1000	/* the helper looks for its parent */
 #define PRIVSEP_REQ_FILTER	'F'	/* act(fd) on the fd passed */
 
@@ -455,11 +456,16 @@ privsep_helper(int (*act)(int))
 		if ((n = privsep_recv(sv[1], req, sizeof(req), fds,
 		    &nfds)) == 0)
 			break;
-		if (n == -1) {
-			if (errno == EMSGSIZE)
-				continue;
-			break;
+		if (n == -1 && errno == EMSGSIZE) {
+			/* Refused whole, and said so: the master waits. */
+			err = -EMSGSIZE;
+			memcpy(rep, &err, sizeof(err));
+			if (privsep_send(sv[1], rep, sizeof(err), NULL, 0) == -1)
+				break;
+			continue;
 		}
+		if (n == -1)
+			break;
 		rlen = 0;
 		if (req[0] == PRIVSEP_REQ_FILTER) {
 			err = nfds == 1 && act(fds[0]) == 0 ? 0 :

@@ -294,8 +294,14 @@ privsep_spawn(const char *path, char *const argv[], char *const envp[],
 		return -1;
 	}
 	if (privsep_helper_call(req, off, pass, npass, rep, sizeof(rep)) !=
-	    (ssize_t)sizeof(v))
+	    (ssize_t)sizeof(v)) {
+		/* Without its helper the master can spawn no child: it ends,
+		 * and its service manager starts it again. */
+		if (errno == EPERM)
+			fatalx("privsep: the helper is gone: no child can be "
+			    "spawned as %s", pc.name);
 		return -1;
+	}
 	memcpy(&v, rep, sizeof(v));
 	if (v <= 0) {
 		errno = v < 0 ? -v : EIO;
