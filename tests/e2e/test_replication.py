@@ -628,12 +628,20 @@ test_repl_partition.timeout = 180
 
 def _root_helper(pid):
     """The privsep helper of ankusad pid (privsep.c): its child that is
-    ankusad, not exec'd, and root; None if it has none."""
+    ankusad, not exec'd, and root, the oldest such (a child the helper
+    has cloned and not yet executed is one too, for a moment); None if
+    it has none."""
+    found = []
     for p in ankusa._proc_children(pid):
-        if ankusa.proc_alive(p) and ankusa.proc_comm(p) == "ankusad" and \
-                os.stat("/proc/%d" % p).st_uid == 0:
-            return p
-    return None
+        try:
+            if ankusa.proc_alive(p) and ankusa.proc_comm(p) == "ankusad" \
+                    and os.stat("/proc/%d" % p).st_uid == 0:
+                with open("/proc/%d/stat" % p) as f:
+                    st = f.read()
+                found.append((int(st[st.rfind(")") + 2:].split()[19]), p))
+        except FileNotFoundError:
+            continue
+    return min(found)[1] if found else None
 
 
 def _name(d):
@@ -670,8 +678,13 @@ def _check_helper_kept(d, helper):
             _name(d), helper, ankusa.tail(d.logpath))
     assert _ppid(helper) == d.pid, (helper, _ppid(helper), d.pid)
     assert _root_helper(d.pid) == helper
+    # Stdio, its socketpair end, and a pidfd of each child it spawned.
     fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helper))
-    assert len(fds) == 4 and fds[:3] == [0, 1, 2], fds
+    assert fds[:3] == [0, 1, 2], fds
+    links = [os.readlink("/proc/%d/fd/%d" % (helper, x)) for x in fds[3:]]
+    assert len([x for x in links if x.startswith("socket:")]) == 1, links
+    assert all(x.startswith("socket:") or x == "anon_inode:[pidfd]"
+               for x in links), links
     # The re-executed image holds the other end (ss -x: the peer's
     # inode).
     assert _master_end(d, helper) is not None, \
@@ -681,8 +694,9 @@ def _check_helper_kept(d, helper):
 def _master_end(d, helper):
     """The descriptor of ankusad d that is the peer of its helper's
     socketpair end (ss -x gives the peer's inode), or None."""
-    fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helper))
-    link = os.readlink("/proc/%d/fd/%d" % (helper, fds[-1]))
+    links = [os.readlink("/proc/%d/fd/%s" % (helper, x))
+             for x in os.listdir("/proc/%d/fd" % helper)]
+    link = [x for x in links if x.startswith("socket:[")][0]
     peer = _unix_peer(link[len("socket:["):-1])
     for x in os.listdir("/proc/%d/fd" % d.pid):
         try:
