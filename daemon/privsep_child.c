@@ -21,8 +21,9 @@
  * else a child gets it gets by descriptor from the master.
  *
  * The master, no longer root, can neither become that user nor signal its
- * processes: the helper that stays root (privsep.c) does both on request.
- * It spawns each child with clone(CLONE_PARENT), so that the child is the
+ * processes: the helper that stays root (privsep.c; in a start with the
+ * capabilities, keeps CAP_SETUID, CAP_SETGID and CAP_KILL) does both on
+ * request.  It spawns each child with clone(CLONE_PARENT), so that the child is the
  * master's (its SIGCHLD, its waitpid), takes the children's ids in the new
  * process (groups, gid, uid, each checked) and executes the program the
  * master named; it signals only a process it spawned, through the pidfd
@@ -31,8 +32,9 @@
  * but run a program as the children's user.
  *
  * Not separated, said so at start as a warning: a start as another user
- * than root (no helper: the children are the master's user), a node.user
- * that is root, and a node.child_user equal to node.user.  Fatal (exit
+ * than root without CAP_SETUID, CAP_SETGID and CAP_KILL (no helper: the
+ * children are the master's user), and a node.child_user equal to
+ * node.user; a node.user that is root is privsep_init's warning.  Fatal (exit
  * 78): a node.child_user that does not exist, is root, or has node.user's
  * group.
  */
@@ -144,9 +146,10 @@ privsep_child_helper(int have)
 		    "control socket", pc.mname);
 	else
 		log_warnx("privsep: started as %s, not as root: the children "
-		    "run as %s too (node.child_user needs a root start), and "
-		    "can signal the master and connect to its control socket",
-		    pc.mname, pc.mname);
+		    "run as %s too (node.child_user needs a start as root, or "
+		    "with CAP_SETUID, CAP_SETGID and CAP_KILL), and can signal "
+		    "the master and connect to its control socket", pc.mname,
+		    pc.mname);
 }
 
 const char *
