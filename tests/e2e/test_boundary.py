@@ -436,7 +436,8 @@ def _signed(secret, body):
 def test_boundary_secret_from_root_file():
     """A source's secret in a file only root may read (${file:PATH}): read
     before the drop, the edge verifies with it (it gets the bytes, never
-    the path); the config holding no secret of its own, no warning."""
+    the path); the config holding no secret of its own, no warning; a
+    reload, as node.user, is refused naming the key and the path."""
     _needs_root()
     secret = "boundary-file-secret"
     path = os.path.join(ankusa.tmpdir(), "gh.secret")
@@ -459,6 +460,16 @@ def test_boundary_secret_from_root_file():
             "Content-Type": "application/json"})
         assert st == 401, st            # the newline was stripped
         assert "holds secrets" not in d.log_since_start()
+        # A reload reads it as node.user, who may not: an error naming
+        # the key and the path, and the config in force kept.
+        rc, out, err = d.ctl("reload", check=False)
+        assert rc == 1, (rc, out, err)
+        assert "sources.gh.verify.secret: cannot read %s: Permission " \
+            "denied" % path in out + err, (out, err)
+        st, h, data = ankusa.post(d.port, "/webhooks/gh", body, headers={
+            "X-Hub-Signature-256": _signed(secret, body),
+            "Content-Type": "application/json"})
+        ankusa.expect_accepted(st, h, data, "after the refused reload")
     finally:
         d.stop()
 
