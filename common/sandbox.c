@@ -126,6 +126,17 @@ static const char *const sandbox_features[SANDBOX_F_COUNT] = {
 	"rlimits", "no_new_privs", "landlock", "seccomp", "not_dumpable",
 };
 
+/* The descriptors sandbox_protect_fd named. */
+static int	protect[4];
+static int	nprotect;
+
+void
+sandbox_protect_fd(int fd)
+{
+	if (nprotect < (int)(sizeof(protect) / sizeof(protect[0])))
+		protect[nprotect++] = fd;
+}
+
 const char *
 sandbox_feature_name(int i)
 {
@@ -416,11 +427,12 @@ static const unsigned long sandbox_ioctls[] = {
  *  - prlimit64 on this process alone (pid 0 or its own: getrlimit and
  *    setrlimit), anything else EPERM;
  *  - ioctl with the requests above, anything else ENOTTY;
- *  - an edge's setsockopt and shutdown on any descriptor but the ingest
- *    listener (PROC_FD_LISTEN), which the edges share: one that is
- *    compromised cannot attach a filter to it or shut it for the others
- *    (EPERM).  A deliver process and a gateway hold no ingest listener
- *    (supervisor.c passes it to the edges alone).
+ *  - setsockopt and shutdown on any descriptor but the listeners the
+ *    process shares with others of its kind (sandbox_protect_fd: an
+ *    edge's ingest listeners, plain and TLS): one that is compromised
+ *    cannot attach a filter to them or shut them for the others (EPERM).
+ *    A deliver process and a gateway hold no ingest listener
+ *    (supervisor.c passes them to the edges alone).
  */
 static int
 sandbox_self_only(scmp_filter_ctx ctx, enum sandbox_kind kind)
@@ -457,19 +469,24 @@ sandbox_self_only(scmp_filter_ctx ctx, enum sandbox_kind kind)
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl),
 	    1, SCMP_CMP64(1, SCMP_CMP_GE, 0)) != 0)
 		return -1;
-	if (kind != SANDBOX_EDGE)
+	/* The listeners shared with other processes (sandbox_protect_fd):
+	 * EPERM on each, anything else allowed (libseccomp tries the
+	 * equalities first, as for ioctl). */
+	for (i = 0; i < nprotect; i++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+		    SCMP_SYS(setsockopt), 1, SANDBOX_AEQ(0, protect[i])) != 0 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+		    SCMP_SYS(shutdown), 1, SANDBOX_AEQ(0, protect[i])) != 0)
+			return -1;
+	if (nprotect == 0)
 		return (seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
 		    SCMP_SYS(setsockopt), 0) != 0 ||
 		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
 		    SCMP_SYS(shutdown), 0) != 0) ? -1 : 0;
 	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 1,
-	    SANDBOX_ANE(0, PROC_FD_LISTEN)) != 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt),
-	    1, SANDBOX_AEQ(0, PROC_FD_LISTEN)) != 0 ||
+	    SCMP_CMP64(0, SCMP_CMP_GE, 0)) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(shutdown), 1,
-	    SANDBOX_ANE(0, PROC_FD_LISTEN)) != 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(shutdown),
-	    1, SANDBOX_AEQ(0, PROC_FD_LISTEN)) != 0)
+	    SCMP_CMP64(0, SCMP_CMP_GE, 0)) != 0)
 		return -1;
 	return 0;
 }

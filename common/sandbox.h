@@ -26,6 +26,12 @@ enum sandbox_kind {
 /* The name of feature bit (1 << i), e.g. "seccomp"; NULL past the last. */
 const char *sandbox_feature_name(int i);
 
+/* A listener the process shares with the others of its kind (an edge's
+ * ingest listeners): once in the sandbox, setsockopt and shutdown on it
+ * are refused (EPERM), so that one process cannot filter or shut it for
+ * all.  Called before sandbox_enter; four at most. */
+void	sandbox_protect_fd(int fd);
+
 /* Confine the calling child for good: rlimits, the warm-ups, no_new_privs,
  * Landlock (rwdir: the local claim store's root, made when missing, or
  * NULL), the seccomp filter of its kind.  A failure to apply what the

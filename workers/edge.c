@@ -215,6 +215,9 @@ main(int argc, char *argv[])
 		fatalx("event_new");
 
 	/* Everything is loaded: from here on the sandbox's rules hold. */
+	sandbox_protect_fd(PROC_FD_LISTEN);
+	if (ev_listen[1] != NULL)
+		sandbox_protect_fd(PROC_FD_LISTEN_TLS);
 	sandbox = sandbox_enter(SANDBOX_EDGE, NULL);
 	edge_master = chan_new(base, PROC_FD_CHAN, master_msg, master_err,
 	    NULL);
