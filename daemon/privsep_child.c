@@ -138,18 +138,18 @@ privsep_child_helper(int have)
 		return;		/* node.user root: privsep_init said so */
 	if (pc.resolved && pc.uid == pc.muid)
 		log_warnx("privsep: node.child_user is node.user %s: the "
-		    "children can signal the master and connect to its "
-		    "control socket", pc.mname);
+		    "children can signal the master and read its files (the "
+		    "config, the store)", pc.mname);
 	else if (pc.root)
 		log_warnx("privsep: no helper: the children run as %s, the "
-		    "master's user, and can signal it and connect to its "
-		    "control socket", pc.mname);
+		    "master's user, and can signal it and read its files (the "
+		    "config, the store)", pc.mname);
 	else
 		log_warnx("privsep: started as %s, not as root: the children "
 		    "run as %s too (node.child_user needs a start as root, or "
 		    "with CAP_SETUID, CAP_SETGID and CAP_KILL), and can signal "
-		    "the master and connect to its control socket", pc.mname,
-		    pc.mname);
+		    "the master and read its files (the config, the store)",
+		    pc.mname, pc.mname);
 }
 
 const char *
