@@ -678,13 +678,21 @@ def _check_helper_kept(d, helper):
             _name(d), helper, ankusa.tail(d.logpath))
     assert _ppid(helper) == d.pid, (helper, _ppid(helper), d.pid)
     assert _root_helper(d.pid) == helper
-    # Stdio, its socketpair end, and a pidfd of each child it spawned.
-    fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helper))
-    assert fds[:3] == [0, 1, 2], fds
-    links = [os.readlink("/proc/%d/fd/%d" % (helper, x)) for x in fds[3:]]
-    assert len([x for x in links if x.startswith("socket:")]) == 1, links
-    assert all(x.startswith("socket:") or x == "anon_inode:[pidfd]"
-               for x in links), links
+    # Stdio, its socketpair end, and a pidfd of each child it spawned;
+    # while it spawns one, that child's descriptors too, for a moment.
+    seen = []
+
+    def own_only():
+        fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helper))
+        links = [os.readlink("/proc/%d/fd/%d" % (helper, x))
+                 for x in fds[3:]]
+        seen[:] = [fds[:3]] + links
+        return fds[:3] == [0, 1, 2] and \
+            len([x for x in links if x.startswith("socket:")]) == 1 and \
+            all(x.startswith("socket:") or x == "anon_inode:[pidfd]"
+                for x in links)
+    wait_until(own_only, 10, 0.02, "the helper holding its socketpair "
+               "end and pidfds alone: %r" % seen)
     # The re-executed image holds the other end (ss -x: the peer's
     # inode).
     assert _master_end(d, helper) is not None, \
@@ -694,9 +702,16 @@ def _check_helper_kept(d, helper):
 def _master_end(d, helper):
     """The descriptor of ankusad d that is the peer of its helper's
     socketpair end (ss -x gives the peer's inode), or None."""
-    links = [os.readlink("/proc/%d/fd/%s" % (helper, x))
-             for x in os.listdir("/proc/%d/fd" % helper)]
-    link = [x for x in links if x.startswith("socket:[")][0]
+    socks = []
+
+    def one_socket():
+        # Not while it spawns a child, holding that child's channel too.
+        socks[:] = [x for x in (os.readlink("/proc/%d/fd/%s" % (helper, y))
+                                for y in os.listdir("/proc/%d/fd" % helper))
+                    if x.startswith("socket:[")]
+        return len(socks) == 1
+    wait_until(one_socket, 10, 0.02, "the helper holding one socket")
+    link = socks[0]
     peer = _unix_peer(link[len("socket:["):-1])
     for x in os.listdir("/proc/%d/fd" % d.pid):
         try:
