@@ -23,10 +23,10 @@
  * The master, no longer root, can neither become that user nor signal its
  * processes: the helper that stays root (privsep.c; in a start with the
  * capabilities, keeps CAP_SETUID, CAP_SETGID and CAP_KILL) does both on
- * request.  It spawns each child with clone(CLONE_PARENT), so that the child is the
- * master's (its SIGCHLD, its waitpid), takes the children's ids in the new
- * process (groups, gid, uid, each checked) and executes the program the
- * master named; it signals only a process it spawned, through the pidfd
+ * request.  It spawns each child with clone(CLONE_PARENT), so that the
+ * child is the master's (its SIGCHLD, its waitpid), takes the children's
+ * ids in the new process (groups, gid, uid, each checked) and executes
+ * the program the master named; it signals only a process it spawned, through the pidfd
  * it keeps of each (no pid reused after a reap can be hit).  A master that
  * is compromised can ask it for nothing the master could not do itself
  * but run a program as the children's user.
@@ -419,9 +419,10 @@ privsep_kid_tell(int fd, int err)
 }
 
 /* In the new process, as root still (or the user with PRIVSEP_CAPS):
- * become the children's user with no capability, then execute.  A failure is told on errfd (descriptor nfds + 3 once the
- * descriptors are in place, close-on-exec: EOF says the exec went) and
- * ends the process. */
+ * become the children's user with no capability, then execute.  A
+ * failure is told on errfd (descriptor nfds + 3 once the descriptors are
+ * in place, close-on-exec: EOF says the exec went) and ends the process.
+ */
 static void
 privsep_kid_exec(const char *path, char *const argv[], char *const envp[],
     int *fds, int nfds)

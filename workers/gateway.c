@@ -211,8 +211,8 @@ main(int argc, char *argv[])
 		fatalx("event_new");
 
 	/* Everything is loaded: from here on the sandbox's rules hold. */
-	sandbox = sandbox_enter(SANDBOX_GATEWAY, strcmp(store_conf.type, "local") == 0 ?
-	    store_conf.root : NULL);
+	sandbox = sandbox_enter(SANDBOX_GATEWAY,
+	    strcmp(store_conf.type, "local") == 0 ? store_conf.root : NULL);
 	master = chan_new(base, PROC_FD_CHAN, gateway_master_msg,
 	    gateway_master_err, NULL);
 	proc_child_hello(master, "gateway", gen, sandbox);

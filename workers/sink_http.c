@@ -771,8 +771,8 @@ sink_http_outcome(const struct job *j, struct job_outcome *o,
 	}
 	/* The answer's length, never its bytes (a sink may echo anything). */
 	if (o->result != JOB_OK && a->keeplen > 0)
-		log_debug("hook %s: http %ld, an answer of %zu bytes%s", j->hook_id,
-		    status, (size_t)a->keeplen,
+		log_debug("hook %s: http %ld, an answer of %zu bytes%s",
+		    j->hook_id, status, (size_t)a->keeplen,
 		    a->capped ? " (cut at max_response_bytes)" : "");
 	return o->result;
 }
