@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * b64.c: strict base64 decoding; see b64.h.
+ * b64.c: strict base64 decoding, base64url encoding; see b64.h.
  *
  * Nothing here allocates or fails for another reason than its input.
  */
@@ -58,4 +58,27 @@ b64_decode(const char *s, size_t len, unsigned char *out, size_t *outlen)
 	}
 	*outlen = n;
 	return 0;
+}
+
+size_t
+b64url_encode(const unsigned char *p, size_t len, char *out)
+{
+	static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_";
+	uint32_t acc = 0;
+	size_t i, n = 0;
+	int bits = 0;
+
+	for (i = 0; i < len; i++) {
+		acc = (acc << 8) | p[i];
+		bits += 8;
+		while (bits >= 6) {
+			bits -= 6;
+			out[n++] = alpha[(acc >> bits) & 0x3f];
+		}
+	}
+	if (bits > 0)
+		out[n++] = alpha[(acc << (6 - bits)) & 0x3f];
+	out[n] = '\0';
+	return n;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * b64.h: strict base64 decoding (RFC 4648, standard alphabet).
+ * b64.h: strict base64 decoding (RFC 4648, standard alphabet), and
+ * base64url encoding without padding (RFC 4648 section 5).
  *
  * Used for secrets in the configuration (whsec_ + base64) and for
  * signatures presented by webhook providers.  Unlike EVP_DecodeBlock it
@@ -23,5 +24,12 @@
  */
 int	b64_decode(const char *s, size_t len, unsigned char *out,
 	    size_t *outlen);
+
+/* Room that b64url_encode needs for len bytes, with the NUL. */
+#define B64URL_ENCODED_MAX(len)	(((len) * 4 + 2) / 3 + 1)
+
+/* Encode len bytes of p in the URL-safe alphabet, without padding, into
+ * out (B64URL_ENCODED_MAX(len) bytes); returns the length written. */
+size_t	b64url_encode(const unsigned char *p, size_t len, char *out);
 
 #endif
