@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #define CONF_ID_MAX		64	/* tenant and source ids: [A-Za-z0-9_-]{1,64} */
+#define CONF_CLAIM_KEY_MIN	32	/* bytes of claim_check.signing_key */
 #define CONF_MAX_SECRETS	8
 #define CONF_MAX_SINKS		64	/* per source */
 /* The most deliver processes (conf_deliver_pool); the config check
@@ -330,6 +331,9 @@ struct conf {
 		char		*s3_access_key_id;
 		char		*s3_secret_access_key;
 		char		*s3_session_token;
+		char		*signing_key;	/* signs the references */
+		uint64_t	 ref_ttl_s;	/* a reference's lifetime */
+		int		 accept_v1;	/* read unsigned v1 refs */
 	} claim_check;
 
 	struct conf_repl	 repl;		/* replication */

@@ -335,6 +335,16 @@ conf_check_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
 	} else if ((n = conf_ymap_get(p->doc, st, "s3")) != NULL)
 		conf_err(p, conf_yline(n),
 		    "%s.store.s3 must not be set with store type local", path);
+	/* Every reference is signed: no key, no claim check. */
+	n = conf_ymap_get(p->doc, map, "signing_key");
+	if (cf->claim_check.signing_key == NULL)
+		conf_err(p, conf_yline(map), "%s.signing_key is required: "
+		    "claim references are signed (v2); give at least %d "
+		    "random bytes, e.g. the output of openssl rand -base64 "
+		    "48", path, CONF_CLAIM_KEY_MIN);
+	else if (strlen(cf->claim_check.signing_key) < CONF_CLAIM_KEY_MIN)
+		conf_err(p, conf_yline(n), "%s.signing_key must be at least "
+		    "%d bytes", path, CONF_CLAIM_KEY_MIN);
 }
 
 /*

@@ -608,6 +608,24 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_CONF, .off = CO(claim_check.s3_session_token),
 	  .flags = F_SECRET,
 	  .doc = "A session token for temporary credentials." },
+	{ .name = "claim_check.signing_key", .type = T_STR, .scope = S_CONF,
+	  .off = CO(claim_check.signing_key), .flags = F_SECRET,
+	  .doc = "The key (at least 32 bytes) that signs every claim "
+	    "reference (v2, HMAC-SHA256); required.  Only the deliver "
+	    "processes, which sign, and the gateways, which check, are "
+	    "given it.  A new key makes the references signed with the "
+	    "old one unreadable." },
+	{ .name = "claim_check.ref_ttl_s", .type = T_U64, .scope = S_CONF,
+	  .off = CO(claim_check.ref_ttl_s), .def = "604800", .min = 1,
+	  .max = 3153600000ULL,
+	  .doc = "Seconds a claim reference is good for from its check-in; "
+	    "past it the gateway answers 410 ref_expired." },
+	{ .name = "claim_check.accept_v1", .type = T_BOOL, .scope = S_CONF,
+	  .off = CO(claim_check.accept_v1), .def = "false",
+	  .doc = "The gateway also serves the unsigned v1 references "
+	    "(urn:ankusa:claim:v1:...) of claims checked in before "
+	    "references were signed; anyone who can guess one can read "
+	    "it.  false: they are answered 400 bad_signature." },
 
 	/* replication */
 	{ .name = "replication", .type = T_SECTION, .scope = S_CONF,

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
 #include <openssl/sha.h>
 
 #include "conf.h"
@@ -82,7 +83,9 @@ static uint32_t	pack_get32(const unsigned char *);
 static uint32_t	pack_get32be(const unsigned char *);
 static void	pack_hex(const unsigned char *, size_t, char *);
 static int	pack_ulid_decode(const char *, unsigned char [16]);
+static int	pack_id_decode(const char *, size_t, unsigned char [16]);
 static void	pack_claim_fill(struct pack_claim *, const unsigned char [16]);
+static int	pack_check_header(const unsigned char *, size_t, uint32_t);
 static int	pack_check_local(const unsigned char *, const char *, size_t,
 		    uint32_t);
 
@@ -137,7 +140,7 @@ pack_digits(uint64_t v)
  * index entry, local and central headers, and manifest object.
  */
 uint64_t
-pack_size(const uint64_t *sizes, size_t n, size_t tenant_len)
+pack_size(const uint64_t *sizes, size_t n, size_t tenant_len, size_t idlen)
 {
 	uint64_t total;
 	size_t i;
@@ -148,10 +151,10 @@ pack_size(const uint64_t *sizes, size_t n, size_t tenant_len)
 	total += 17 + tenant_len + 13 + PACK_ID_STRLEN + 16 +
 	    PACK_ISO8601_LEN + 12 + 2;
 	for (i = 0; i < n; i++) {
-		total += 8 + (PACK_LH_LEN + ULID_STRLEN) +
-		    (PACK_CH_LEN + ULID_STRLEN) + sizes[i];
+		total += 8 + (PACK_LH_LEN + idlen) + (PACK_CH_LEN + idlen) +
+		    sizes[i];
 		/* {"id":"I","size":S,"sha256":"H"} and a comma but one */
-		total += 7 + ULID_STRLEN + 9 + pack_digits(sizes[i]) + 11 +
+		total += 7 + idlen + 9 + pack_digits(sizes[i]) + 11 +
 		    64 + 2 + (i > 0);
 	}
 	return total;
@@ -276,17 +279,20 @@ pack_hex(const unsigned char *p, size_t n, char *out)
 
 int
 pack_write(struct pack *pk, const char *tenant, uint64_t now_ms,
-    const unsigned char rnd[8], const struct pack_body *bodies, size_t n,
-    char *err, size_t errlen)
+    const unsigned char rnd[8], const unsigned char *secrets,
+    const struct pack_body *bodies, size_t n, char *err, size_t errlen)
 {
 	struct pack_out o = { NULL, 0, 0 };
 	struct pack_entry *ents = NULL;
 	unsigned char idrnd[10], md[SHA256_DIGEST_LENGTH];
+	const unsigned char *sec;
+	uint64_t sms;
+	size_t idlen = secrets != NULL ? PACK_ID_V2_LEN : PACK_ID_V1_LEN;
 	unsigned char *index = NULL, *manifest = NULL;
 	char created[PACK_ISO8601_LEN + 1], hex[2 * SHA256_DIGEST_LENGTH + 1];
 	uint64_t *sizes = NULL, total;
 	uint16_t dtime, ddate;
-	size_t i, mlen, mcap, cd_off, cd_size;
+	size_t i, k, mlen, mcap, cd_off, cd_size;
 	struct tm tm;
 	time_t t;
 
@@ -310,7 +316,7 @@ pack_write(struct pack *pk, const char *tenant, uint64_t now_ms,
 		fatal("pack_write");
 	for (i = 0; i < n; i++)
 		sizes[i] = bodies[i].len;
-	total = pack_size(sizes, n, strlen(tenant));
+	total = pack_size(sizes, n, strlen(tenant), idlen);
 	free(sizes);
 	if (total > PACK_MAX_BYTES) {
 		snprintf(err, errlen, "pack: %" PRIu64 " bytes, more than "
@@ -325,6 +331,7 @@ pack_write(struct pack *pk, const char *tenant, uint64_t now_ms,
 	snprintf(pk->key, sizeof(pk->key), "claims/tenant=%s/dt=%04d-%02d-%02d/"
 	    "%s", tenant, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, pk->id);
 	pk->n = n;
+	pk->idlen = idlen;
 	if ((pk->claim_ids = calloc(n, sizeof(*pk->claim_ids))) == NULL ||
 	    (pk->offsets = calloc(n, sizeof(*pk->offsets))) == NULL ||
 	    (ents = calloc(n + 2, sizeof(*ents))) == NULL ||
@@ -337,6 +344,13 @@ pack_write(struct pack *pk, const char *tenant, uint64_t now_ms,
 		idrnd[8] = i >> 8;
 		idrnd[9] = i & 0xff;
 		ulid_format(now_ms, idrnd, pk->claim_ids[i]);
+		if (secrets == NULL)
+			continue;
+		/* The claim's own 128 bits, in the ULID's shape. */
+		sec = secrets + i * PACK_SECRET_LEN;
+		for (sms = 0, k = 0; k < 6; k++)
+			sms = (sms << 8) | sec[k];
+		ulid_format(sms, sec + 6, pk->claim_ids[i] + ULID_STRLEN);
 	}
 	pack_dos_time(now_ms, &dtime, &ddate);
 
@@ -346,7 +360,7 @@ pack_write(struct pack *pk, const char *tenant, uint64_t now_ms,
 	 */
 	cd_off = PACK_INDEX_OFF + 8 * n;
 	for (i = 0; i < n; i++) {
-		cd_off += PACK_LH_LEN + ULID_STRLEN;
+		cd_off += PACK_LH_LEN + idlen;
 		pk->offsets[i] = cd_off;
 		index[8 * i] = cd_off >> 24;
 		index[8 * i + 1] = cd_off >> 16;
@@ -373,7 +387,7 @@ pack_write(struct pack *pk, const char *tenant, uint64_t now_ms,
 	    pk->id, created);
 	for (i = 0; i < n; i++) {
 		ents[i + 1].name = pk->claim_ids[i];
-		ents[i + 1].namelen = ULID_STRLEN;
+		ents[i + 1].namelen = idlen;
 		pack_local(&o, &ents[i + 1], dtime, ddate, bodies[i].data,
 		    bodies[i].len);
 		SHA256(bodies[i].data != NULL ? bodies[i].data :
@@ -461,6 +475,26 @@ pack_ulid_decode(const char *s, unsigned char v[16])
 	return 0;
 }
 
+/* A claim id of len characters: its locator into v; -1 if it is not 26
+ * or 52 characters each 26 of which is a 128-bit value. */
+static int
+pack_id_decode(const char *s, size_t len, unsigned char v[16])
+{
+	char half[ULID_STRLEN + 1];
+	unsigned char own[16];
+
+	if (len != PACK_ID_V1_LEN && len != PACK_ID_V2_LEN)
+		return -1;
+	memcpy(half, s, ULID_STRLEN);
+	half[ULID_STRLEN] = '\0';
+	if (pack_ulid_decode(half, v) == -1)
+		return -1;
+	if (len == PACK_ID_V1_LEN)
+		return 0;
+	memcpy(half, s + ULID_STRLEN, ULID_STRLEN);
+	return pack_ulid_decode(half, own);
+}
+
 static void
 pack_claim_fill(struct pack_claim *c, const unsigned char v[16])
 {
@@ -473,7 +507,7 @@ pack_claim_fill(struct pack_claim *c, const unsigned char v[16])
 		c->ms = (c->ms << 8) | v[i];
 	memcpy(c->rnd, v + 6, 8);
 	c->pos = (v[14] << 8) | v[15];
-	ulid_format(c->ms, v + 6, c->id);
+	ulid_format(c->ms, v + 6, c->id);	/* the rest: the caller's */
 	pack_hex(c->rnd, 8, c->pack_id);
 	t = c->ms / 1000;
 	gmtime_r(&t, &tm);
@@ -490,12 +524,13 @@ pack_claim_parse(const char *tenant, const char *claim_id,
 	uint64_t ms = 0;
 	struct tm tm;
 	time_t t;
-	int i;
+	size_t len, i;
 
 	memset(c, 0, sizeof(*c));
 	if (tenant == NULL || !conf_valid_id(tenant))
 		return -1;
-	if (claim_id == NULL || pack_ulid_decode(claim_id, v) == -1)
+	if (claim_id == NULL || (len = strlen(claim_id)) > PACK_ID_MAX ||
+	    pack_id_decode(claim_id, len, v) == -1)
 		return -2;
 	for (i = 0; i < 6; i++)
 		ms = (ms << 8) | v[i];
@@ -504,6 +539,12 @@ pack_claim_parse(const char *tenant, const char *claim_id,
 		return -2;	/* never written: no 4-digit date */
 	snprintf(c->tenant, sizeof(c->tenant), "%s", tenant);
 	pack_claim_fill(c, v);
+	/* The claim's own half, canonical: upper case. */
+	c->idlen = len;
+	for (i = ULID_STRLEN; i < len; i++)
+		c->id[i] = claim_id[i] >= 'a' && claim_id[i] <= 'z' ?
+		    claim_id[i] - ('a' - 'A') : claim_id[i];
+	c->id[len] = '\0';
 	return 0;
 }
 
@@ -530,23 +571,31 @@ pack_get32be(const unsigned char *p)
 }
 
 /* A local header as we write them: stored, no flags, no extra, both
- * sizes size, the name name. */
+ * sizes size, a name of namelen. */
 static int
-pack_check_local(const unsigned char *lh, const char *name, size_t namelen,
-    uint32_t size)
+pack_check_header(const unsigned char *lh, size_t namelen, uint32_t size)
 {
 	return pack_get32(lh) == PACK_SIG_LOCAL &&
 	    pack_get16(lh + 6) == 0 && pack_get16(lh + 8) == 0 &&
 	    pack_get32(lh + 18) == size && pack_get32(lh + 22) == size &&
-	    pack_get16(lh + 26) == namelen && pack_get16(lh + 28) == 0 &&
-	    memcmp(lh + PACK_LH_LEN, name, namelen) == 0;
+	    pack_get16(lh + 26) == namelen && pack_get16(lh + 28) == 0;
+}
+
+/* ... and the name name, compared in constant time: a claim's name holds
+ * its own random bits, which a stranger must not learn by timing. */
+static int
+pack_check_local(const unsigned char *lh, const char *name, size_t namelen,
+    uint32_t size)
+{
+	return pack_check_header(lh, namelen, size) &&
+	    CRYPTO_memcmp(lh + PACK_LH_LEN, name, namelen) == 0;
 }
 
 enum pack_status
 pack_locate(pack_read_fn rd, void *arg, const struct pack_claim *c,
     uint64_t *offp, uint32_t *lenp)
 {
-	unsigned char head[PACK_LOCATE_ONE_READ], lh[PACK_LH_LEN + ULID_STRLEN];
+	unsigned char head[PACK_LOCATE_ONE_READ], lh[PACK_LH_LEN + PACK_ID_MAX];
 	unsigned char v[16];
 	enum pack_status st;
 	uint32_t isize, n, off, len;
@@ -588,28 +637,38 @@ pack_locate(pack_read_fn rd, void *arg, const struct pack_claim *c,
 		off = pack_get32be(head + PACK_INDEX_OFF + 8 * c->pos);
 		len = pack_get32be(head + PACK_INDEX_OFF + 8 * c->pos + 4);
 	}
-	if ((uint64_t)off < PACK_INDEX_OFF + (uint64_t)isize + sizeof(lh) ||
-	    (uint64_t)off + len > PACK_MAX_BYTES)
+	if ((uint64_t)off < PACK_INDEX_OFF + (uint64_t)isize + PACK_LH_LEN +
+	    c->idlen || (uint64_t)off + len > PACK_MAX_BYTES)
 		return PACK_DAMAGED;
 
-	/* The claim's own header names it: the id asked for, or not ours. */
-	if ((st = rd(arg, off - sizeof(lh), sizeof(lh), lh)) != PACK_OK)
+	/*
+	 * The claim's own header names it: the id asked for, or not ours.
+	 * Its name may be of the other length (a v1 id asked of a v2 pack),
+	 * so the header is read as if the name were of the length asked for
+	 * and its name length checked first.
+	 */
+	if ((st = rd(arg, off - PACK_LH_LEN - c->idlen, PACK_LH_LEN +
+	    c->idlen, lh)) != PACK_OK)
 		return st;
-	if (!pack_check_local(lh, c->id, ULID_STRLEN, len)) {
+	if (!pack_check_local(lh, c->id, c->idlen, len)) {
 		/*
-		 * Same pack bits and position, another time: a claim id
-		 * that was never issued (its date found a pack anyway).
+		 * The same pack and position under another name, or a name
+		 * of the other length there: a claim id that was never
+		 * issued (its locator found a pack anyway), or a guess.
 		 */
 		if (pack_get32(lh) == PACK_SIG_LOCAL &&
-		    pack_get16(lh + 26) == ULID_STRLEN) {
+		    pack_get16(lh + 26) != c->idlen &&
+		    (pack_get16(lh + 26) == PACK_ID_V1_LEN ||
+		    pack_get16(lh + 26) == PACK_ID_V2_LEN))
+			return PACK_NOTFOUND;
+		if (pack_check_header(lh, c->idlen, len)) {
 			char name[ULID_STRLEN + 1];
 
 			memcpy(name, lh + PACK_LH_LEN, ULID_STRLEN);
 			name[ULID_STRLEN] = '\0';
 			if (pack_ulid_decode(name, v) == 0 &&
 			    memcmp(v + 6, c->rnd, 8) == 0 &&
-			    ((v[14] << 8) | v[15]) == c->pos &&
-			    memcmp(name, c->id, 10) != 0)
+			    ((v[14] << 8) | v[15]) == c->pos)
 				return PACK_NOTFOUND;
 		}
 		return PACK_DAMAGED;
@@ -629,9 +688,8 @@ pack_verify(const void *data, size_t len, char *err, size_t errlen)
 {
 	const unsigned char *p = data, *ch, *lh, *end, *idx = NULL;
 	unsigned char v[16], rnd[8];
-	char name[ULID_STRLEN + 1];
 	uint32_t cd_off, cd_size, nent, i, lh_off, size, crc, namelen;
-	uint32_t expect_off = 0, n = 0;
+	uint32_t expect_off = 0, n = 0, idlen = 0;
 
 	if (len < PACK_END_LEN + PACK_INDEX_OFF) {
 		snprintf(err, errlen, "pack: %zu bytes, too short", len);
@@ -703,19 +761,21 @@ pack_verify(const void *data, size_t len, char *err, size_t errlen)
 			}
 		} else {
 			/* Claim i - 1: named by an id of this pack at its
-			 * position, and where the index says. */
-			if (namelen != ULID_STRLEN) {
+			 * position, every id of one length, and where the
+			 * index says. */
+			if (i == 1)
+				idlen = namelen;
+			if (namelen != idlen || pack_id_decode((const char *)
+			    lh + PACK_LH_LEN, namelen, v) == -1) {
 				snprintf(err, errlen, "pack: entry %u: not a "
 				    "claim id", i);
 				return -1;
 			}
-			memcpy(name, lh + PACK_LH_LEN, ULID_STRLEN);
-			name[ULID_STRLEN] = '\0';
-			if (pack_ulid_decode(name, v) == -1 ||
+			if (
 			    ((v[14] << 8) | v[15]) != i - 1 ||
 			    (i > 1 && memcmp(v + 6, rnd, 8) != 0) ||
 			    pack_get32be(idx + 8 * (i - 1)) !=
-			    lh_off + PACK_LH_LEN + ULID_STRLEN ||
+			    lh_off + PACK_LH_LEN + namelen ||
 			    pack_get32be(idx + 8 * (i - 1) + 4) != size) {
 				snprintf(err, errlen, "pack: claim %u: name or "
 				    "index entry wrong", i - 1);

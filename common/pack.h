@@ -16,13 +16,21 @@
  * starts at PACK_INDEX_OFF (its local header is the first).
  *
  * Ids.  A pack id is 64 random bits written as 16 lowercase hex digits.  A
- * claim id is a ULID: the 48-bit time is the pack's write time in Unix ms,
- * the 80 bits below are the pack's 64 random bits then the claim's 16-bit
- * position in the pack.  So a claim id alone names its pack: the date of
- * its time (UTC) and its pack id give the storage key
+ * claim id begins with its locator, a ULID: the 48-bit time is the pack's
+ * write time in Unix ms, the 80 bits below are the pack's 64 random bits
+ * then the claim's 16-bit position in the pack.  So the locator names the
+ * pack: the date of its time (UTC) and its pack id give the storage key
  * claims/tenant=<t>/dt=<YYYY-MM-DD>/<pack_id>, and its last 16 bits the
- * index.bin entry.  The reference is urn:ankusa:claim:v1:<tenant>:<id>.
- *
+ * index.bin entry.  A claim id of a v2 pack (PACK_ID_V2_LEN characters)
+ * goes on with 128 random bits of the claim's own, drawn for it alone
+ * and written as a second 26-character Crockford string (the first
+ * character 0-7); a v1 id (before claim references were signed) is the
+ * locator alone.  The whole id is the claim's entry name in the pack, so
+ * the gateway finds a claim from its id with no table (the locator) and
+ * serves it only to who knows the id whole (the entry's name, compared
+ * in constant time): knowing every other claim of a pack says nothing of
+ * a claim's own 128 bits.  References are claimref.h's.
+
  * Limits: a pack is at most PACK_MAX_BYTES (offsets and sizes are u32;
  * 0xffffffff is ZIP64's marker) and PACK_MAX_CLAIMS claims (the end
  * record counts entries in a u16, index.bin and manifest.json included,
@@ -49,6 +57,10 @@
 #define PACK_LH_LEN		30	/* a local file header, before its name */
 #define PACK_INDEX_NAME		"index.bin"
 #define PACK_INDEX_OFF		(PACK_LH_LEN + 9)	/* index.bin's data */
+#define PACK_ID_V1_LEN		ULID_STRLEN	/* the locator alone */
+#define PACK_ID_V2_LEN		(2 * ULID_STRLEN)	/* and its own bits */
+#define PACK_ID_MAX		PACK_ID_V2_LEN
+#define PACK_SECRET_LEN		16	/* a v2 claim's own random bytes */
 #define PACK_URN_PREFIX		"urn:ankusa:claim:v1:"
 /* "urn:ankusa:claim:v1:" tenant ":" ULID, with the NUL */
 #define PACK_URN_MAX		(sizeof(PACK_URN_PREFIX) + CONF_ID_MAX + 1 + \
@@ -77,7 +89,8 @@ struct pack {
 	char		 id[PACK_ID_STRLEN + 1];
 	char		 key[PACK_KEY_MAX];	/* the storage key */
 	size_t		 n;		/* claims */
-	char		(*claim_ids)[ULID_STRLEN + 1];	/* n, by position */
+	size_t		 idlen;		/* PACK_ID_V1_LEN or PACK_ID_V2_LEN */
+	char		(*claim_ids)[PACK_ID_MAX + 1];	/* n, by position */
 	uint32_t	*offsets;	/* n: each claim's data in buf */
 	unsigned char	*buf;		/* the ZIP bytes */
 	size_t		 len;
@@ -86,7 +99,8 @@ struct pack {
 /* What a claim id says: its pack and position. */
 struct pack_claim {
 	char		 tenant[CONF_ID_MAX + 1];
-	char		 id[ULID_STRLEN + 1];	/* canonical: upper case */
+	char		 id[PACK_ID_MAX + 1];	/* canonical: upper case */
+	size_t		 idlen;		/* PACK_ID_V1_LEN or PACK_ID_V2_LEN */
 	uint64_t	 ms;		/* the pack's write time */
 	unsigned char	 rnd[8];	/* the pack's random bits */
 	uint16_t	 pos;		/* in the pack */
@@ -96,27 +110,33 @@ struct pack_claim {
 
 /*
  * Build the pack of n bodies (1..PACK_MAX_CLAIMS) for tenant, written at
- * now_ms with the pack's random bits rnd (the caller draws them with
- * ids_random; a seam for tests).  0, or -1 with a reason in err (tenant
- * invalid, too many claims, too many bytes).  Out of memory is fatal.
+ * now_ms with the pack's random bits rnd and each claim's own
+ * (PACK_SECRET_LEN bytes a claim, n of them, in secrets; the caller draws
+ * them with ids_random; a seam for tests).  secrets NULL writes the v1
+ * ids of the packs written before references were signed, for the
+ * tests of reading those.  0, or -1
+ * with a reason in err (tenant invalid, too many claims, too many
+ * bytes).  Out of memory is fatal.
  */
 int	pack_write(struct pack *, const char *tenant, uint64_t now_ms,
-	    const unsigned char rnd[8], const struct pack_body *, size_t n,
-	    char *err, size_t errlen);
+	    const unsigned char rnd[8], const unsigned char *secrets,
+	    const struct pack_body *, size_t n, char *err, size_t errlen);
 void	pack_free(struct pack *);
 /* The exact bytes of the pack of n bodies of these sizes for a tenant id
- * of tenant_len characters, for the master's split (at most
- * PACK_CLAIM_OVERHEAD + size per claim, plus PACK_FIXED_OVERHEAD). */
-#define PACK_CLAIM_OVERHEAD	276
+ * of tenant_len characters and claim ids of idlen, for the master's
+ * split (at most PACK_CLAIM_OVERHEAD + size per claim, plus
+ * PACK_FIXED_OVERHEAD). */
+#define PACK_CLAIM_OVERHEAD	354
 #define PACK_FIXED_OVERHEAD	(320 + CONF_ID_MAX)
-uint64_t pack_size(const uint64_t *sizes, size_t n, size_t tenant_len);
+uint64_t pack_size(const uint64_t *sizes, size_t n, size_t tenant_len,
+	    size_t idlen);
 
-/* The URN of claim i of a written pack into out (PACK_URN_MAX). */
+/* The v1 URN of claim i of a written v1 pack into out (PACK_URN_MAX). */
 void	pack_urn(const struct pack *, size_t i, char *out, size_t outlen);
 
-/* Parse and check tenant ([A-Za-z0-9_-]{1,64}) and claim id (26 Crockford
- * base32 characters of a 128-bit value, either case): 0, or -1 for a bad
- * tenant, -2 for a bad id. */
+/* Parse and check tenant ([A-Za-z0-9_-]{1,64}) and claim id (26 or 52
+ * Crockford base32 characters, each 26 of a 128-bit value, either case):
+ * 0, or -1 for a bad tenant, -2 for a bad id. */
 int	pack_claim_parse(const char *tenant, const char *claim_id,
 	    struct pack_claim *);
 

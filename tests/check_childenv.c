@@ -58,6 +58,7 @@ static const char conf_fmt[] =
     "    sinks:\n"
     "%s"
     "claim_check:\n"
+    "  signing_key: 0123456789abcdef0123456789abcdef\n"
     "  store:\n"
     "%s";
 

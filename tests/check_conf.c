@@ -24,6 +24,9 @@
 
 /* The smallest valid sources section, appended to most test files. */
 #define SRC	"sources:\n  demo:\n    sinks:\n      - type: log\n"
+/* A claim_check section's required key, and its line in one. */
+#define TEST_CLAIM_KEY	"0123456789abcdef0123456789abcdef"
+#define CLAIM_KEY	"  signing_key: " TEST_CLAIM_KEY "\n"
 /* The start of a file with one http sink, its url to follow. */
 #define EGH	"sources:\n  demo:\n    sinks:\n      - type: http\n" \
 	"        url: "
@@ -366,6 +369,9 @@ build(char *out, size_t sz, const struct key_view *ki, const char *val)
 		    "burst: 1" : "rate: 1");
 	if (strcmp(parent, "sources.*.dedupe") == 0)
 		fprintf(fp, "%*sheader: x-id\n", ind, "");
+	/* A claim_check section needs its signing key. */
+	if (strcmp(parent, "claim_check") == 0)
+		fprintf(fp, "%*ssigning_key: " TEST_CLAIM_KEY "\n", ind, "");
 	/* A replication section needs its sites, and heartbeats their
 	 * timeout past them. */
 	if (strcmp(parent, "replication") == 0) {
@@ -651,6 +657,12 @@ static const struct {
 	{ "claim_check:\n  store: {type: s3}\n" SRC,
 	  "claim_check.store.s3.bucket is required with store type s3, "
 	  "line 2" },
+	{ "claim_check:\n  port: 4001\n" SRC,
+	  "claim_check.signing_key is required: claim references are signed "
+	  "(v2); give at least 32 random bytes, e.g. the output of openssl "
+	  "rand -base64 48, line 2" },
+	{ "claim_check:\n  signing_key: 0123456789abcdef0123456789abcde\n" SRC,
+	  "claim_check.signing_key must be at least 32 bytes, line 2" },
 	{ "admin:\n  port: 4000\n" SRC,
 	  "admin.port must differ from http.port, got 4000, line 2" },
 	/* The egress guard on literal hosts. */
@@ -1075,6 +1087,7 @@ static const char wal_era[] =
     "  roll_bytes: 16777216\n"
     "  roll_ms: 30000\n"
     "claim_check:\n"
+    "  signing_key: " TEST_CLAIM_KEY "\n"
     "  port: 4001\n"
     "  max_bytes: 8000000\n"
     "  retention_days: null\n"
@@ -1726,7 +1739,7 @@ START_TEST(test_misc_values)
 	cf = parse_ok("http:\n  prefix: /\n  ip: \"::1\"\n"
 	    "control:\n  mode: 0640\n  socket: /tmp/a.sock\n"
 	    "log:\n  level: debug\n"
-	    "claim_check:\n  retention_days: 7\n" SRC);
+	    "claim_check:\n  retention_days: 7\n" CLAIM_KEY SRC);
 	ck_assert_str_eq(cf->http.prefix, "");
 	ck_assert_str_eq(cf->http.ip, "::1");
 	ck_assert_uint_eq(cf->control.mode, 0640);
@@ -1740,7 +1753,8 @@ START_TEST(test_misc_values)
 
 	cf = parse_ok("http:\n  prefix: /in/hooks\ncontrol:\n  mode: \"660\"\n"
 	    "claim_check:\n  store:\n    type: s3\n"
-	    "    s3: {bucket: b, endpoint: \"http://s3.test:9000\"}\n" SRC);
+	    "    s3: {bucket: b, endpoint: \"http://s3.test:9000\"}\n" CLAIM_KEY
+	    SRC);
 	ck_assert_str_eq(cf->http.prefix, "/in/hooks");
 	ck_assert_uint_eq(cf->control.mode, 0660);
 	ck_assert_str_eq(cf->claim_check.s3_bucket, "b");
@@ -1867,7 +1881,7 @@ START_TEST(test_reload_check)
 {
 	static const char *const restart = "node:\n  data_dir: /elsewhere\n"
 	    "admin:\n  ip: \"::1\"\ncontrol:\n  socket: /tmp/x.sock\n"
-	    "claim_check: {}\n" SRC;
+	    "claim_check: {signing_key: " TEST_CLAIM_KEY "}\n" SRC;
 	struct conf *a, *b;
 	char keys[512] = "";
 
@@ -1902,7 +1916,7 @@ START_TEST(test_reload_keep)
 	char keys[512] = "";
 
 	a = parse_ok("claim_check: {port: 4101, store: {type: local, root: "
-	    "/r}}\n" SRC);
+	    "/r}, signing_key: " TEST_CLAIM_KEY "}\n" SRC);
 	b = parse_ok("node:\n  data_dir: /elsewhere\nhttp:\n  port: 4100\n"
 	    "  workers: 4\ncontrol:\n  socket: /tmp/x.sock\n"
 	    "dispatch:\n  concurrency: 8\n" SRC);

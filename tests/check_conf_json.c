@@ -38,6 +38,7 @@ static const char planted_yaml[] =
     "      access_key_id: PLANT-s3-akid\n"
     "      secret_access_key: PLANT-s3-secret\n"
     "      session_token: PLANT-s3-session\n"
+    "  signing_key: PLANT-signing-0123456789abcdef0123456789\n"
     "sources:\n"
     "  stripe:\n"
     "    verify: {type: stripe, secret: [PLANT-stripe-new, "

@@ -47,6 +47,7 @@ static const char planted_yaml[] =
     "      access_key_id: CLAIM-akid\n"
     "      secret_access_key: CLAIM-secret\n"
     "      session_token: CLAIM-session\n"
+    "  signing_key: CLAIM-signing-key-0123456789abcdef0123\n"
     "sources:\n"
     "  stripe:\n"
     "    tenant: acme\n"
@@ -194,6 +195,9 @@ START_TEST(test_claims_roles)
 	ck_assert_str_eq(cf->claim_check.store_type, "s3");
 	ck_assert_str_eq(cf->claim_check.s3_bucket, "claims-bucket");
 	ck_assert_str_eq(cf->claim_check.s3_secret_access_key, "CLAIM-secret");
+	/* The key that signs (deliver) and checks (gateway) references. */
+	ck_assert_str_eq(cf->claim_check.signing_key,
+	    "CLAIM-signing-key-0123456789abcdef0123");
 	conf_free(cf);
 	free(t);
 }
@@ -278,7 +282,7 @@ START_TEST(test_replication_master_only)
 	    "  local: repl-local.test:7001\n"
 	    "  peers: [repl-peer.test:7002]\n"
 	    "  priority: 7\n"
-	    "claim_check: {}\n"
+	    "claim_check: {signing_key: 0123456789abcdef0123456789abcdef}\n"
 	    "sources:\n  demo:\n    sinks:\n      - type: log\n";
 	struct conf_errors e = { NULL, 0 };
 	struct conf *cf;
@@ -341,6 +345,7 @@ START_TEST(test_env_read)
 	    "  level: \"${ENVR_UNSET:-info}\"\n"
 	    "claim_check:\n"
 	    "  store: {type: local, root: \"${ENVR_CLAIMS}/packs\"}\n"
+	    "  signing_key: 0123456789abcdef0123456789abcdef\n"
 	    "sources:\n"
 	    "  a:\n"
 	    "    verify: {type: github, secret: \"${ENVR_GH}\"}\n"

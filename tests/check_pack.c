@@ -7,7 +7,10 @@
  * positions, so both of its read paths), the size is what pack_size
  * says; unzip -t and python's zipfile accept a pack written to a file and
  * see the entries in order with the manifest's sizes and hashes; ids and
- * URNs parse strictly; a damaged pack (a flipped body byte, a bad index
+ * URNs parse strictly; a v2 claim id carries 128 bits of its own, which
+ * the other claims of its pack say nothing of, and a wrong guess of them
+ * is not found; v1 packs (written before references were signed) still
+ * read; a damaged pack (a flipped body byte, a bad index
  * entry, a truncation, a renamed entry) is refused by pack_verify and, where
  * the damage is on its path, by pack_locate.
  */
@@ -31,6 +34,10 @@
 #define T_MS	1709251199999ULL
 
 static const unsigned char rnd8[8] = {
+	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef
+};
+static const unsigned char rnd8rnd8[PACK_SECRET_LEN] = {
+	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
 	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef
 };
 
@@ -92,12 +99,29 @@ body_bytes(size_t i, size_t len)
 	return p;
 }
 
-/* n bodies of sizes i * step % mod (0 included). */
+/* Claim i's own bits in the tests: a byte pattern of i. */
+static unsigned char *
+secrets_of(size_t n)
+{
+	unsigned char *s;
+	size_t i, k;
+
+	if ((s = calloc(n, PACK_SECRET_LEN)) == NULL)
+		abort();
+	for (i = 0; i < n; i++)
+		for (k = 0; k < PACK_SECRET_LEN; k++)
+			s[i * PACK_SECRET_LEN + k] = (unsigned char)(i * 131 +
+			    k * 17 + 5);
+	return s;
+}
+
+/* n bodies of sizes i * step % mod (0 included), v1 or v2 ids. */
 static void
-make(struct pack *pk, size_t n, size_t step, size_t mod)
+make_v(struct pack *pk, size_t n, size_t step, size_t mod, int v1)
 {
 	struct pack_body *b;
-	char err[256];
+	unsigned char *sec = v1 ? NULL : secrets_of(n);
+	char err[256] = "";
 	size_t i;
 
 	if ((b = calloc(n, sizeof(*b))) == NULL)
@@ -106,11 +130,19 @@ make(struct pack *pk, size_t n, size_t step, size_t mod)
 		b[i].len = (i * step) % mod;
 		b[i].data = body_bytes(i, b[i].len);
 	}
-	ck_assert_msg(pack_write(pk, "acme", T_MS, rnd8, b, n, err,
+	ck_assert_msg(pack_write(pk, "acme", T_MS, rnd8, sec, b, n, err,
 	    sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(pk->idlen, v1 ? PACK_ID_V1_LEN : PACK_ID_V2_LEN);
 	for (i = 0; i < n; i++)
 		free((void *)b[i].data);
 	free(b);
+	free(sec);
+}
+
+static void
+make(struct pack *pk, size_t n, size_t step, size_t mod)
+{
+	make_v(pk, n, step, mod, 0);
 }
 
 START_TEST(test_crc32)
@@ -130,6 +162,7 @@ static const struct {
 	{ 2000, 13, 300 },	/* far positions: the two-read path */
 };
 
+/* Each case twice: v2 ids (_i even), v1 ids (odd). */
 START_TEST(test_roundtrip)
 {
 	struct pack pk;
@@ -138,9 +171,10 @@ START_TEST(test_roundtrip)
 	unsigned char *want;
 	char err[256], urn[PACK_URN_MAX];
 	uint32_t len;
-	size_t i, n = rt_cases[_i].n;
+	size_t i, n = rt_cases[_i / 2].n;
+	int v1 = _i % 2;
 
-	make(&pk, n, rt_cases[_i].step, rt_cases[_i].mod);
+	make_v(&pk, n, rt_cases[_i / 2].step, rt_cases[_i / 2].mod, v1);
 	ck_assert_str_eq(pk.id, "0123456789abcdef");
 	ck_assert_str_eq(pk.key,
 	    "claims/tenant=acme/dt=2024-02-29/0123456789abcdef");
@@ -151,8 +185,8 @@ START_TEST(test_roundtrip)
 	if ((sizes = calloc(n, sizeof(*sizes))) == NULL)
 		abort();
 	for (i = 0; i < n; i++)
-		sizes[i] = (i * rt_cases[_i].step) % rt_cases[_i].mod;
-	ck_assert(pack_size(sizes, n, 4) == pk.len);
+		sizes[i] = (i * rt_cases[_i / 2].step) % rt_cases[_i / 2].mod;
+	ck_assert(pack_size(sizes, n, 4, pk.idlen) == pk.len);
 	{
 		uint64_t body = 0;
 
@@ -183,6 +217,8 @@ START_TEST(test_roundtrip)
 		ck_assert(memcmp(pk.buf + off, want, len) == 0);
 		free(want);
 
+		if (!v1)
+			continue;
 		pack_urn(&pk, i, urn, sizeof(urn));
 		ck_assert(strncmp(urn, "urn:ankusa:claim:v1:acme:", 25) == 0);
 		ck_assert_str_eq(urn + 25, pk.claim_ids[i]);
@@ -199,7 +235,8 @@ START_TEST(test_roundtrip)
 }
 END_TEST
 
-/* The ULID layout, by hand: time, pack bits, position. */
+/* The ULID layout, by hand: time, pack bits, position (a v1 id, and the
+ * locator of a v2 one). */
 START_TEST(test_ids)
 {
 	struct pack pk;
@@ -207,7 +244,7 @@ START_TEST(test_ids)
 	char lower[ULID_STRLEN + 1], bad[ULID_STRLEN + 2];
 	size_t i;
 
-	make(&pk, 2, 1, 10);
+	make_v(&pk, 2, 1, 10, 1);
 	/* 48 bits of time: the first 10 characters. */
 	ck_assert_int_eq(pack_claim_parse("acme", pk.claim_ids[1], &c), 0);
 	ck_assert(c.ms == T_MS);
@@ -257,21 +294,93 @@ START_TEST(test_ids)
 }
 END_TEST
 
+/* A v2 id: the locator, then the claim's own 128 bits, its alone. */
+START_TEST(test_ids_v2)
+{
+	struct pack pk;
+	struct pack_claim c;
+	unsigned char *sec = secrets_of(3);
+	char own[ULID_STRLEN + 1], bad[PACK_ID_V2_LEN + 2];
+	uint64_t ms, off;
+	uint32_t len;
+	size_t i, k;
+
+	make(&pk, 3, 7, 100);
+	for (i = 0; i < 3; i++) {
+		ck_assert_uint_eq(strlen(pk.claim_ids[i]), PACK_ID_V2_LEN);
+		/* The own half is the claim's 16 bytes, ULID-shaped. */
+		for (ms = 0, k = 0; k < 6; k++)
+			ms = (ms << 8) | sec[i * PACK_SECRET_LEN + k];
+		ulid_format(ms, sec + i * PACK_SECRET_LEN + 6, own);
+		ck_assert_str_eq(pk.claim_ids[i] + ULID_STRLEN, own);
+		ck_assert_int_eq(pack_claim_parse("acme", pk.claim_ids[i], &c),
+		    0);
+		ck_assert_uint_eq(c.idlen, PACK_ID_V2_LEN);
+		ck_assert_uint_eq(c.pos, i);
+		ck_assert_str_eq(c.id, pk.claim_ids[i]);
+	}
+	/* Two claims of one pack: the locators differ by position only,
+	 * the own halves share nothing. */
+	ck_assert(strncmp(pk.claim_ids[0], pk.claim_ids[1], 22) == 0);
+	for (k = ULID_STRLEN + 1; k < PACK_ID_V2_LEN; k++)
+		if (pk.claim_ids[0][k] != pk.claim_ids[1][k])
+			break;
+	ck_assert_uint_lt(k, PACK_ID_V2_LEN);
+
+	/* Lower case reads; the canonical id is upper case. */
+	snprintf(bad, sizeof(bad), "%s", pk.claim_ids[2]);
+	for (k = 0; bad[k] != '\0'; k++)
+		if (bad[k] >= 'A' && bad[k] <= 'Z')
+			bad[k] += 32;
+	ck_assert_int_eq(pack_claim_parse("acme", bad, &c), 0);
+	ck_assert_str_eq(c.id, pk.claim_ids[2]);
+	ck_assert_int_eq(locate_mem(pk.buf, pk.len, &c, &off, &len), PACK_OK);
+
+	/* A guess of the own bits (one character off, each place): the
+	 * pack is found, the claim is not. */
+	for (k = ULID_STRLEN; k < PACK_ID_V2_LEN; k++) {
+		snprintf(bad, sizeof(bad), "%s", pk.claim_ids[1]);
+		bad[k] = bad[k] == '1' ? '2' : '1';
+		ck_assert_int_eq(pack_claim_parse("acme", bad, &c), 0);
+		ck_assert_int_eq(locate_mem(pk.buf, pk.len, &c, &off, &len),
+		    PACK_NOTFOUND);
+	}
+	/* The locator alone (a v1 id of a v2 claim) finds nothing. */
+	snprintf(bad, sizeof(bad), "%.*s", ULID_STRLEN, pk.claim_ids[1]);
+	ck_assert_int_eq(pack_claim_parse("acme", bad, &c), 0);
+	ck_assert_int_ne(locate_mem(pk.buf, pk.len, &c, &off, &len), PACK_OK);
+
+	/* Bad lengths, and an own half over 128 bits. */
+	snprintf(bad, sizeof(bad), "%.*s", PACK_ID_V2_LEN - 1,
+	    pk.claim_ids[0]);
+	ck_assert_int_eq(pack_claim_parse("acme", bad, &c), -2);
+	snprintf(bad, sizeof(bad), "%s0", pk.claim_ids[0]);
+	ck_assert_int_eq(pack_claim_parse("acme", bad, &c), -2);
+	snprintf(bad, sizeof(bad), "%s", pk.claim_ids[0]);
+	bad[ULID_STRLEN] = '8';
+	ck_assert_int_eq(pack_claim_parse("acme", bad, &c), -2);
+	bad[ULID_STRLEN] = 'U';
+	ck_assert_int_eq(pack_claim_parse("acme", bad, &c), -2);
+	free(sec);
+	pack_free(&pk);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
 	struct pack pk;
 	struct pack_body b = { "x", 1 };
 	char err[256];
 
-	ck_assert_int_eq(pack_write(&pk, "acme", T_MS, rnd8, &b, 0, err,
+	ck_assert_int_eq(pack_write(&pk, "acme", T_MS, rnd8, NULL, &b, 0, err,
 	    sizeof(err)), -1);
-	ck_assert_int_eq(pack_write(&pk, "ac me", T_MS, rnd8, &b, 1, err,
-	    sizeof(err)), -1);
-	ck_assert_int_eq(pack_write(&pk, "acme", T_MS, rnd8, &b,
+	ck_assert_int_eq(pack_write(&pk, "ac me", T_MS, rnd8, NULL, &b, 1,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(pack_write(&pk, "acme", T_MS, rnd8, NULL, &b,
 	    PACK_MAX_CLAIMS + 1, err, sizeof(err)), -1);
 	/* A day at the epoch's start still makes a valid DOS date. */
-	ck_assert_int_eq(pack_write(&pk, "acme", 0, rnd8, &b, 1, err,
-	    sizeof(err)), 0);
+	ck_assert_int_eq(pack_write(&pk, "acme", 0, rnd8, rnd8rnd8, &b, 1,
+	    err, sizeof(err)), 0);
 	ck_assert_str_eq(pk.key, "claims/tenant=acme/dt=1970-01-01/"
 	    "0123456789abcdef");
 	ck_assert_int_eq(pack_verify(pk.buf, pk.len, err, sizeof(err)), 0);
@@ -390,11 +499,19 @@ START_TEST(test_damaged)
 	ck_assert_int_eq(locate_mem(cp, pk.len, &c, &off, &len),
 	    PACK_DAMAGED);
 
-	/* A claim renamed (one character of its random part). */
+	/* A claim renamed in its own bits: the central directory says
+	 * otherwise; the id asked for is not found there. */
 	memcpy(cp, pk.buf, pk.len);
 	cp[pk.offsets[1] - 5] = cp[pk.offsets[1] - 5] == 'A' ? 'B' : 'A';
 	ck_assert_int_eq(pack_verify(cp, pk.len, err, sizeof(err)), -1);
 	ck_assert_int_eq(pack_claim_parse("acme", pk.claim_ids[1], &c), 0);
+	ck_assert_int_eq(locate_mem(cp, pk.len, &c, &off, &len),
+	    PACK_NOTFOUND);
+	/* ... in its locator's random part: another pack's name here. */
+	memcpy(cp, pk.buf, pk.len);
+	cp[pk.offsets[1] - ULID_STRLEN - 5] =
+	    cp[pk.offsets[1] - ULID_STRLEN - 5] == 'A' ? 'B' : 'A';
+	ck_assert_int_eq(pack_verify(cp, pk.len, err, sizeof(err)), -1);
 	ck_assert_int_eq(locate_mem(cp, pk.len, &c, &off, &len),
 	    PACK_DAMAGED);
 
@@ -431,8 +548,8 @@ START_TEST(test_other_time)
 	char err[256];
 
 	make(&pk, 3, 1, 10);
-	ck_assert_int_eq(pack_write(&other, "acme", T_MS - 1000, rnd8, &b, 1,
-	    err, sizeof(err)), 0);
+	ck_assert_int_eq(pack_write(&other, "acme", T_MS - 1000, rnd8,
+	    rnd8rnd8, &b, 1, err, sizeof(err)), 0);
 	ck_assert_str_eq(other.key, pk.key);	/* same day, same bits */
 	ck_assert_int_eq(pack_claim_parse("acme", other.claim_ids[0], &c), 0);
 	ck_assert_int_eq(locate_mem(pk.buf, pk.len, &c, &off, &len),
@@ -452,8 +569,9 @@ pack_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_crc32);
 	tcase_add_loop_test(tc, test_roundtrip, 0,
-	    sizeof(rt_cases) / sizeof(rt_cases[0]));
+	    2 * sizeof(rt_cases) / sizeof(rt_cases[0]));
 	tcase_add_test(tc, test_ids);
+	tcase_add_test(tc, test_ids_v2);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_reader_unzip);
 	tcase_add_test(tc, test_reader_python);

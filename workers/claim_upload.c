@@ -4,8 +4,10 @@
  * MSG_CLAIM_JOB is one pack, written here and put in the store the job
  * names; see claim_upload.h.
  *
- * The pack's time is the wall clock now, its 64 random bits from
- * getrandom(2); its claim ids follow (pack.h).  The store is opened per
+ * The pack's time is the wall clock now, its 64 random bits and each
+ * claim's own 128 from getrandom(2); its claim ids follow (pack.h), and
+ * each claim's reference is signed here (claimref.h) to expire
+ * claim_check.ref_ttl_s from now.  The store is opened per
  * job: a job carries the claim_check options as they are now, and a pack
  * is one request, so there is nothing worth keeping between jobs.  After
  * a put to a local store with claim_check.retention_days, the tenant's
@@ -24,6 +26,7 @@
 
 #include "blob.h"
 #include "claim_upload.h"
+#include "claimref.h"
 #include "clock.h"
 #include "ids.h"
 #include "job.h"
@@ -31,9 +34,21 @@
 #include "pack.h"
 
 static int	(*claim_upload_abort)(void);
+static char	*claim_upload_key;
+static uint64_t	 claim_upload_ttl_s;
 
 static void	claim_upload_fail(struct claim_outcome *, enum job_result,
 		    const char *, ...) __attribute__((format(printf, 3, 4)));
+
+void
+claim_upload_set_key(const char *key, uint64_t ttl_s)
+{
+	free(claim_upload_key);
+	claim_upload_key = NULL;
+	if (key != NULL && (claim_upload_key = strdup(key)) == NULL)
+		fatal("claim_upload_set_key");
+	claim_upload_ttl_s = ttl_s;
+}
 
 void
 claim_upload_set_abort(int (*fn)(void))
@@ -60,9 +75,10 @@ claim_upload_checkin(const struct claim_store *cs, const char *tenant,
 {
 	struct pack_body *pb;
 	struct blob_store *bs;
+	struct claimref_key ck;
 	struct pack pk;
-	unsigned char rnd[8];
-	char err[BLOB_ERR_MAX], urn[PACK_URN_MAX];
+	unsigned char rnd[8], *secrets;
+	char err[BLOB_ERR_MAX], urn[CLAIMREF_MAX];
 	enum blob_status st;
 	uint64_t now;
 	size_t i;
@@ -74,7 +90,13 @@ claim_upload_checkin(const struct claim_store *cs, const char *tenant,
 		    "bodies, must be 1..%d", n, CLAIM_MAX_BODIES);
 		return;
 	}
-	if ((pb = calloc(n, sizeof(*pb))) == NULL)
+	if (claim_upload_key == NULL) {
+		claim_upload_fail(o, JOB_PERMANENT, "claim check-in: no "
+		    "claim_check.signing_key in this process's config");
+		return;
+	}
+	if ((pb = calloc(n, sizeof(*pb))) == NULL ||
+	    (secrets = malloc(n * PACK_SECRET_LEN)) == NULL)
 		fatal("claim_upload_checkin");
 	for (i = 0; i < n; i++) {
 		pb[i].data = bodies[i].data;
@@ -82,12 +104,17 @@ claim_upload_checkin(const struct claim_store *cs, const char *tenant,
 	}
 	now = time_wall_ms();
 	ids_random(rnd, sizeof(rnd));
-	if (pack_write(&pk, tenant, now, rnd, pb, n, err, sizeof(err)) == -1) {
+	ids_random(secrets, n * PACK_SECRET_LEN);
+	if (pack_write(&pk, tenant, now, rnd, secrets, pb, n, err,
+	    sizeof(err)) == -1) {
 		free(pb);
+		free(secrets);
 		claim_upload_fail(o, JOB_PERMANENT, "%s", err);
 		return;
 	}
 	free(pb);
+	explicit_bzero(secrets, n * PACK_SECRET_LEN);
+	free(secrets);
 	if (cs->pack_max_bytes > 0 && pk.len > cs->pack_max_bytes)
 		log_debug("claim pack %s: %zu bytes, above pack_max_bytes "
 		    "%" PRIu64 " (a body that large goes alone)", pk.key,
@@ -122,8 +149,14 @@ claim_upload_checkin(const struct claim_store *cs, const char *tenant,
 	if ((o->key = strdup(pk.key)) == NULL ||
 	    (o->urns = calloc(n, sizeof(*o->urns))) == NULL)
 		fatal("claim_upload_checkin");
+	ck.key = (const unsigned char *)claim_upload_key;
+	ck.keylen = strlen(claim_upload_key);
+	ck.ttl_s = claim_upload_ttl_s;
 	for (i = 0; i < n; i++) {
-		pack_urn(&pk, i, urn, sizeof(urn));
+		if (claimref_sign(&ck, tenant, pk.claim_ids[i], now / 1000, urn,
+		    sizeof(urn)) == -1)
+			fatalx("claim pack %s: cannot sign claim %zu", pk.key,
+			    i);
 		if ((o->urns[i] = strdup(urn)) == NULL)
 			fatal("claim_upload_checkin");
 	}

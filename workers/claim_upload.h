@@ -13,6 +13,11 @@
 
 struct msg;
 
+/* The key that signs the references (claimref.h) and their lifetime,
+ * from this process's part of the config (claim_check.signing_key and
+ * ref_ttl_s); copied.  Until it is set a check-in fails permanently. */
+void	claim_upload_set_key(const char *key, uint64_t ttl_s);
+
 /* The watch called during an upload; nonzero aborts it (deliver.c: is
  * the master still there?). */
 void	claim_upload_set_abort(int (*)(void));
@@ -20,7 +25,7 @@ void	claim_upload_set_abort(int (*)(void));
 /*
  * Write bodies[0..n) of tenant as one pack and put it in the store, the
  * whole within timeout_ms (0: none).  Fills o: JOB_OK with the pack's key
- * and one URN per body, in order; JOB_ERROR when the store failed (try
+ * and one signed v2 reference per body, in order; JOB_ERROR when the store failed (try
  * again); JOB_PERMANENT when this can never succeed (too many bodies or
  * bytes for one pack, a bad store config).  The caller frees o with
  * claim_outcome_free and times it.  For MSG_CLAIM_JOB, and for a sink

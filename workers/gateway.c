@@ -8,13 +8,23 @@
  * shared by the pool) on fd 4 and the config text the master parsed on
  * fd 5.  It serves, with libevent's evhttp (nothing but headers comes in):
  *
+ *   GET|HEAD /v1/claims/{ref}
+ *     ref a claim reference whole (common/claimref.h), its colons as
+ *     they are or percent-encoded:
+ *     urn:ankusa:claim:v2:<tenant>:<claim_id>:<exp_unix>:<signature>,
+ *     or a v1 one with claim_check.accept_v1
  *   GET|HEAD /v1/claims/{tenant}/{claim_id}
+ *     the v1 form, only with claim_check.accept_v1 and a v1 claim id
+ *
  *     200 application/octet-stream, the claim's bytes
  *     206 for one satisfiable "Range: bytes=a-b | a- | -n", with
  *         Content-Range: bytes a-b/size
  *     416 for an unsatisfiable one, with "Content-Range: bytes *" and
  *         the size after a slash
  *     400 {"error":"invalid_tenant"} | {"error":"invalid_id"}
+ *     400 {"error":"bad_signature"}: a v2 reference not signed with
+ *         claim_check.signing_key, or a v1 one without accept_v1
+ *     410 {"error":"ref_expired"}: a good v2 reference past its expiry
  *     404 {"error":"not_found"}: no such pack, position or claim (and
  *         any other path)
  *     503 {"error":"store_unavailable"}, Retry-After: 1: the store failed
@@ -25,8 +35,11 @@
  * A Range header with several ranges, another unit or bad syntax is
  * ignored (RFC 9110 allows it): the answer is a 200 with the whole claim.
  *
- * The claim id names its pack (common/pack.h): its time gives the day,
- * its bits the pack id and the position, so a lookup is pack_locate()'s
+ * The reference is checked first (its signature, then its expiry), so a
+ * stranger's guess costs no read of the store.  The claim id names its
+ * pack (common/pack.h): its locator's time gives the day, its bits the
+ * pack id and the position, and the whole id must be the entry's name
+ * (a v2 id's own 128 random bits with it), so a lookup is pack_locate()'s
  * two or three small reads of the pack, then one read of the bytes asked
  * for.  A pack that is not what we write (a bad header, an index entry
  * pointing nowhere, a claim named otherwise) is logged and answered 404:
@@ -78,6 +91,8 @@
 #include <event2/keyvalq_struct.h>
 
 #include "blob.h"
+#include "claimref.h"
+#include "clock.h"
 #include "conf.h"
 #include "egress.h"
 #include "gateway_conn.h"
@@ -122,6 +137,7 @@ static struct event_base		*base;
 static struct chan			*master;
 static struct conf			*conf;
 static struct claim_store		 store_conf;
+static struct claimref_key		 refkey;	/* signing_key */
 static struct blob_store		*store;
 static struct evhttp			*http;
 static struct evhttp_bound_socket	*listener;	/* NULL once retired */
@@ -139,6 +155,8 @@ static void	gateway_retire_cap_cb(evutil_socket_t, short, void *);
 static void	gateway_request(struct evhttp_request *, void *);
 static void	gateway_complete(struct evhttp_request *, void *);
 static void	gateway_error(struct evhttp_request *, int, const char *);
+static int	gateway_claim(struct evhttp_request *, const char *,
+		    struct pack_claim *);
 static struct blob_store *gateway_store(char *, size_t);
 static enum pack_status gateway_pack_read(void *, uint64_t, size_t, void *);
 static enum gateway_range gateway_range_parse(const char *, uint64_t,
@@ -176,6 +194,11 @@ main(int argc, char *argv[])
 		exit(EX_CONFIG);
 	}
 	claim_store_from_conf(&store_conf, conf);
+	if (conf->claim_check.signing_key == NULL)
+		fatalx("config: no claim_check.signing_key");
+	refkey.key = (const unsigned char *)conf->claim_check.signing_key;
+	refkey.keylen = strlen(conf->claim_check.signing_key);
+	refkey.ttl_s = conf->claim_check.ref_ttl_s;
 
 	/* A client gone mid-write is an error value, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
@@ -396,6 +419,9 @@ gateway_error(struct evhttp_request *req, int status, const char *error)
 	case 404:
 		reason = "Not Found";
 		break;
+	case 410:
+		reason = "Gone";
+		break;
 	case 405:
 		reason = "Method Not Allowed";
 		evhttp_add_header(oh, "Allow", "GET, HEAD");
@@ -425,9 +451,7 @@ gateway_request(struct evhttp_request *req, void *arg)
 	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
 	struct gateway_read rd;
 	struct pack_claim claim;
-	const char *path, *tenant_end;
-	char tenant[CONF_ID_MAX + 2], cid[ULID_STRLEN + 2], hdr[96];
-	char err[BLOB_ERR_MAX];
+	char hdr[128], err[BLOB_ERR_MAX];
 	enum gateway_range range;
 	enum pack_status ps;
 	uint64_t off, a = 0, b_end = 0;
@@ -447,34 +471,9 @@ gateway_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 
-	/* /v1/claims/{tenant}/{claim_id}, nothing more, nothing less. */
-	path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
-	if (path == NULL ||
-	    strncmp(path, GATEWAY_PREFIX, strlen(GATEWAY_PREFIX)) != 0 ||
-	    (tenant_end = strchr(path + strlen(GATEWAY_PREFIX), '/')) ==
-	    NULL || strchr(tenant_end + 1, '/') != NULL) {
-		gateway_error(req, 404, "not_found");
+	if (gateway_claim(req, evhttp_uri_get_path(
+	    evhttp_request_get_evhttp_uri(req)), &claim) == -1)
 		return;
-	}
-	n = tenant_end - (path + strlen(GATEWAY_PREFIX));
-	if (n == 0 || n > CONF_ID_MAX) {
-		gateway_error(req, 400, "invalid_tenant");
-		return;
-	}
-	memcpy(tenant, path + strlen(GATEWAY_PREFIX), n);
-	tenant[n] = '\0';
-	/* One character too many is enough to refuse a long id. */
-	snprintf(cid, sizeof(cid), "%s", tenant_end + 1);
-	switch (pack_claim_parse(tenant, cid, &claim)) {
-	case 0:
-		break;
-	case -1:
-		gateway_error(req, 400, "invalid_tenant");
-		return;
-	default:
-		gateway_error(req, 400, "invalid_id");
-		return;
-	}
 
 	if (gateway_store(err, sizeof(err)) == NULL) {
 		log_warnx("claim %s/%s: %s", claim.tenant, claim.id, err);
@@ -540,6 +539,88 @@ gateway_request(struct evhttp_request *req, void *arg)
 	    range == RANGE_ONE ? "206" : "200", n);
 	gateway_stream_start(req, range == RANGE_ONE ? 206 : 200,
 	    range == RANGE_ONE ? "Partial Content" : "OK", &claim, off + a, n);
+}
+
+/*
+ * The claim a request's path names, its reference checked: 0, or -1 once
+ * the refusal is answered.  /v1/claims/{ref}, or /v1/claims/{tenant}/{id}
+ * (v1); nothing more, nothing less.
+ */
+static int
+gateway_claim(struct evhttp_request *req, const char *path,
+    struct pack_claim *claim)
+{
+	struct claimref ref;
+	enum claimref_status st;
+	const char *rest, *slash;
+	char *dec = NULL, buf[CLAIMREF_MAX + 1];
+	size_t n, want;
+
+	if (path == NULL ||
+	    strncmp(path, GATEWAY_PREFIX, strlen(GATEWAY_PREFIX)) != 0) {
+		gateway_error(req, 404, "not_found");
+		return -1;
+	}
+	rest = path + strlen(GATEWAY_PREFIX);
+	if ((slash = strchr(rest, '/')) != NULL) {
+		/* The v1 form: a tenant, a slash, an id. */
+		n = slash - rest;
+		if (strchr(slash + 1, '/') != NULL) {
+			gateway_error(req, 404, "not_found");
+			return -1;
+		}
+		if (n == 0 || n > CONF_ID_MAX) {
+			gateway_error(req, 400, "invalid_tenant");
+			return -1;
+		}
+		/* One character too many is enough to refuse a long id. */
+		snprintf(buf, sizeof(buf), CLAIMREF_V1_PREFIX "%.*s:%.*s",
+		    (int)n, rest, PACK_ID_MAX + 1, slash + 1);
+	} else {
+		if (strchr(rest, '%') != NULL &&
+		    (dec = evhttp_uridecode(rest, 0, NULL)) != NULL)
+			rest = dec;
+		snprintf(buf, sizeof(buf), "%s", rest);
+		free(dec);
+		/* Not a reference at all: no such path. */
+		if (strncmp(buf, "urn:", 4) != 0) {
+			gateway_error(req, 404, "not_found");
+			return -1;
+		}
+	}
+	st = claimref_check(&refkey, conf->claim_check.accept_v1, buf,
+	    time_wall_ms() / 1000, &ref);
+	if (st == CLAIMREF_BAD_SIGNATURE || st == CLAIMREF_EXPIRED)
+		log_debug("claim reference refused: %s", claimref_error(st));
+	switch (st) {
+	case CLAIMREF_OK:
+		break;
+	case CLAIMREF_EXPIRED:
+		gateway_error(req, 410, claimref_error(st));
+		return -1;
+	default:
+		gateway_error(req, 400, claimref_error(st));
+		return -1;
+	}
+	switch (pack_claim_parse(ref.tenant, ref.id, claim)) {
+	case 0:
+		break;
+	case -1:
+		gateway_error(req, 400, "invalid_tenant");
+		return -1;
+	default:
+		gateway_error(req, 400, "invalid_id");
+		return -1;
+	}
+	/* A v1 reference reads only a v1 id: a v2 claim's own bits are
+	 * never optional. */
+	want = ref.version == 2 ? PACK_ID_V2_LEN : PACK_ID_V1_LEN;
+	if (claim->idlen != want) {
+		gateway_error(req, 400, ref.version == 2 ? "invalid_id" :
+		    "bad_signature");
+		return -1;
+	}
+	return 0;
 }
 
 /*

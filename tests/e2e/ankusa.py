@@ -212,6 +212,10 @@ def register(obj):
             _ctx.daemons.append(obj)
 
 
+# The claim_check.signing_key of the tests' configs (32 bytes at least).
+CLAIM_KEY = "ankusa-tests-claim-signing-key-0123456789"
+
+
 def tmpdir(sub=None):
     base = _ctx.tmp if _ctx is not None else tempfile.mkdtemp(
         prefix="ankusa-")
@@ -552,6 +556,11 @@ class Daemon:
              "batcher": self.batcher,
              "egress": {"allow": ["127.0.0.0/8", "[::1]/128"]}}
         c.update(self.extra)
+        # A claim_check section needs its signing key: the tests' one,
+        # unless the test gives its own.
+        if isinstance(c.get("claim_check"), dict) and \
+                "signing_key" not in c["claim_check"]:
+            c["claim_check"] = dict(c["claim_check"], signing_key=CLAIM_KEY)
         c["sources"] = self.sources
         return c
 

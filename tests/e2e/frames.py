@@ -246,15 +246,23 @@ DELIVER_CONF = ('egress: {allow: ["127.0.0.0/8", "[::1]/128"]}\n'
 
 class Deliver:
     """A real ankusa-deliver on a socketpair; env adds to os.environ;
-    conf is the config text on fd 5 (None: none passed).  claims_root: the
+    conf is the config text on fd 5 (None: none passed), to which a
+    claim_check section with ankusa.CLAIM_KEY is added.  claims_root: the
     local claim store its jobs write to, added to conf as the master's
     config would have it, since its sandbox lets it write there only."""
 
     def __init__(self, env=None, verbose=True, conf=DELIVER_CONF,
                  claims_root=None):
-        if claims_root is not None:
-            conf = (conf or "") + ("claim_check: {store: {type: local, "
-                                   "root: %s}}\n" % json.dumps(claims_root))
+        # A deliver process signs the claim references it makes with
+        # the key of its config: with a config, it gets one (and a local
+        # store, the given one or a directory of the test's; a job names
+        # the store it writes to).
+        if conf is not None:
+            if claims_root is None:
+                claims_root = ankusa.tmpdir("deliver-claims")
+            conf += ("claim_check: {signing_key: %s, store: {type: local, "
+                     "root: %s}}\n" % (json.dumps(ankusa.CLAIM_KEY),
+                                        json.dumps(claims_root)))
         self.sock, child = socket.socketpair(socket.AF_UNIX,
                                              socket.SOCK_STREAM)
         cfd = child.fileno()

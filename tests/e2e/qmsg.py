@@ -17,8 +17,8 @@ import re
 KEYS = ["v", "id", "source_id", "tenant_id", "received_at", "content_type",
         "size", "sha256", "dedupe_key", "replay_id", "idempotency_key",
         "headers"]
-CLAIM = re.compile(r"^urn:ankusa:claim:v1:[A-Za-z0-9_-]{1,64}:"
-                   r"[0-9A-HJKMNP-TV-Z]{26}$")
+CLAIM = re.compile(r"^urn:ankusa:claim:v2:[A-Za-z0-9_-]{1,64}:"
+                   r"[0-9A-HJKMNP-TV-Z]{52}:\d{1,19}:[A-Za-z0-9_-]{43}$")
 
 
 def decode(text):
@@ -41,6 +41,8 @@ def decode(text):
     else:
         assert m["idempotency_key"] == m["id"]
     if "claim" in m:
+        # v2 as checked in now; v1 as stored before references were
+        # signed (a test may plant one).
         assert CLAIM.match(m["claim"]) or m["claim"].startswith(
             "urn:ankusa:claim:v1:"), m["claim"]
     return m

@@ -7,7 +7,11 @@ passed as fds 3, 4, 5, as the master does) serves every claim back:
 GET whole, HEAD, one range (206), an unsatisfiable one (416), several
 (200 whole), the 400s, the 404s, a 503 when the store refuses us.  Each
 body read back is compared by sha256 with what was posted; each pack is
-also read back raw and checked as a ZIP against its manifest.
+also read back raw and checked as a ZIP against its manifest.  Each
+claim reference is v2: its signature checked here with Python's hmac,
+its expiry ref_ttl_s ahead; the gateway refuses one changed in any field
+(400 bad_signature), one past its expiry (410 ref_expired), a guess of a
+claim's own bits (404), and reads v1 references only with accept_v1.
 
 moto_server: started once on a free loopback port; the setup makes an
 IAM user and its key, the bucket, then turns signature checking on
@@ -43,13 +47,13 @@ import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import ankusa
+import claimref
 import frames
 from ankusa import Skip
 
 REGION = "us-east-1"
 BUCKET = "ankusa-claims"
-URN = re.compile(r"^urn:ankusa:claim:v1:([A-Za-z0-9_-]{1,64}):"
-                 r"([0-9A-HJKMNP-TV-Z]{26})$")
+URN = claimref.V2
 KEY = re.compile(r"^claims/tenant=([A-Za-z0-9_-]+)/dt=(\d{4}-\d{2}-\d{2})/"
                  r"([0-9a-f]{16})$")
 B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -214,7 +218,9 @@ def ulid_str(v):
 
 
 def check_outcome(out, tenant, bodies, t0, t1):
-    """The URNs and key of a good outcome say what pack.h says."""
+    """The URNs and key of a good outcome say what pack.h and claimref.h
+    say: signed with the key, expiring ref_ttl_s after the check-in, each
+    claim's own 128 bits its alone."""
     assert out["result"] == "ok", out
     assert len(out["urns"]) == len(bodies), out
     m = KEY.match(out["key"])
@@ -222,11 +228,16 @@ def check_outcome(out, tenant, bodies, t0, t1):
     assert m.group(1) == tenant
     pack_bits = None
     ms0 = None
+    owns = set()
     for i, urn in enumerate(out["urns"]):
         u = URN.match(urn)
         assert u, urn
         assert u.group(1) == tenant
-        v = ulid_bits(u.group(2))
+        _, cid, exp = claimref.parse(urn)
+        assert t0 // 1000 + claimref.TTL <= exp <= \
+            t1 // 1000 + claimref.TTL, (exp, t0, t1)
+        owns.add(cid[26:])
+        v = ulid_bits(cid[:26])
         ms, bits, pos = v >> 80, (v >> 16) & ((1 << 64) - 1), v & 0xffff
         assert pos == i, (urn, i)
         assert t0 <= ms <= t1, (ms, t0, t1)
@@ -236,6 +247,7 @@ def check_outcome(out, tenant, bodies, t0, t1):
         if pack_bits is None:
             pack_bits, ms0 = bits, ms
         assert (bits, ms) == (pack_bits, ms0), "one pack, one time"
+    assert len(owns) == len(out["urns"]), "own bits shared: %r" % owns
     return [URN.match(u).group(2) for u in out["urns"]]
 
 
@@ -273,6 +285,7 @@ class Gateway:
         self.logpath = os.path.join(self.dir, "gateway.log")
         cc = dict(claim_check)
         cc["port"] = self.port
+        cc.setdefault("signing_key", ankusa.CLAIM_KEY)
         cfg = {"node": {"data_dir": os.path.join(self.dir, "data")},
                "claim_check": cc,
                "egress": {"allow": ["127.0.0.0/8", "[::1]/128"]},
@@ -328,8 +341,13 @@ class Gateway:
             c.close()
 
     def claim(self, tenant, cid, method="GET", headers=None):
-        return self.request(method, "/v1/claims/%s/%s" % (tenant, cid),
+        """cid of tenant through a reference signed with the key."""
+        return self.request(method, claimref.path(claimref.sign(tenant,
+                                                                 cid)),
                             headers)
+
+    def ref(self, urn, method="GET", headers=None):
+        return self.request(method, claimref.path(urn), headers)
 
     def retire(self):
         self.sock.sendall(frames.frame(frames.MSG["MSG_CHILD_RETIRE"], 0,
@@ -397,29 +415,84 @@ def serve_all(g, tenant, ids, bodies):
 
 
 def not_found_cases(g, tenant, ids, nclaims):
-    last = ulid_bits(ids[-1])
-    past = ulid_str(last + 1)                 # position nclaims: none
-    assert (ulid_bits(past) & 0xffff) == nclaims
+    """Signed references to claims that are not there (404), and the
+    malformed ones (400)."""
+    last = ulid_bits(ids[-1][:26])
+    own = ids[-1][26:]
+    past = ulid_str(last + 1) + own           # position nclaims: none
+    assert (ulid_bits(past[:26]) & 0xffff) == nclaims
     st, h, data = g.claim(tenant, past)
     jerr(st, h, data, 404, "not_found")
     # Another pack (other random bits), same day.
-    other = ulid_str(last ^ (0xdeadbeef << 16))
+    other = ulid_str(last ^ (0xdeadbeef << 16)) + own
     jerr(*g.claim(tenant, other), 404, "not_found")
     # Another tenant: its own key space.
     jerr(*g.claim("other-tenant", ids[0]), 404, "not_found")
     # Same bits and position, another millisecond of the same day.
-    jerr(*g.claim(tenant, ulid_str(ulid_bits(ids[0]) + (1 << 80))), 404,
-         "not_found")
+    jerr(*g.claim(tenant, ulid_str(ulid_bits(ids[0][:26]) + (1 << 80)) +
+                  ids[0][26:]), 404, "not_found")
+    # The claim's own bits guessed: one character off, or another
+    # claim's of the same pack.
+    for k in (27, 40, 51):
+        guess = ids[0][:k] + ("1" if ids[0][k] != "1" else "2") + \
+            ids[0][k + 1:]
+        jerr(*g.claim(tenant, guess), 404, "not_found")
+    if len(ids) > 1:
+        jerr(*g.claim(tenant, ids[0][:26] + ids[1][26:]), 404, "not_found")
     jerr(*g.claim("bad.tenant", ids[0]), 400, "invalid_tenant")
     jerr(*g.claim("t" * 65, ids[0]), 400, "invalid_tenant")
     jerr(*g.claim(tenant, "nope"), 400, "invalid_id")
     jerr(*g.claim(tenant, ids[0] + "0"), 400, "invalid_id")
-    jerr(*g.claim(tenant, "U" * 26), 400, "invalid_id")
+    jerr(*g.claim(tenant, "U" * 52), 400, "invalid_id")
     jerr(*g.claim(tenant, "8" + ids[0][1:]), 400, "invalid_id")
+    jerr(*g.claim(tenant, ids[0][:26]), 400, "invalid_id")  # a v1 id
     jerr(*g.request("GET", "/v1/claims/%s" % tenant), 404, "not_found")
     jerr(*g.request("GET", "/v1/other"), 404, "not_found")
-    st, _, _ = g.request("POST", "/v1/claims/%s/%s" % (tenant, ids[0]))
+    st, _, _ = g.request("POST", claimref.path(claimref.sign(tenant,
+                                                              ids[0])))
     assert st == 405, st
+
+
+def ref_cases(g, urn, body):
+    """A reference of the daemon's: good whole and percent-encoded; each
+    field changed, another key, a cut signature: 400 bad_signature; past
+    its expiry: 410; unsigned (v1) forms: 400 without accept_v1."""
+    st, _, data = g.ref(urn)
+    assert st == 200 and data == body, (st, data[:100])
+    st, _, data = g.ref(urn.replace(":", "%3A"))
+    assert st == 200 and data == body, (st, data[:100])
+    tenant, cid, exp = claimref.parse(urn)
+    pre = "urn:ankusa:claim:v2:"
+    sig = urn.rsplit(":", 1)[1]
+
+    def other(c):
+        return "A" if c != "A" else "B"
+    changed = [
+        pre + "%s:%s:%d:%s" % (tenant[:-1] + other(tenant[-1]), cid, exp,
+                               sig),
+        pre + "%s:%s:%d:%s" % (tenant, cid[:30] + other(cid[30]) +
+                               cid[31:], exp, sig),
+        pre + "%s:%s:%d:%s" % (tenant, cid, exp + 1, sig),
+        pre + "%s:%s:%d:%s" % (tenant, cid, exp + 86400 * 365, sig),
+        pre + "%s:%s:%d:%s" % (tenant, cid, exp, sig[:-1] + other(sig[-1])),
+        pre + "%s:%s:%d:%s" % (tenant, cid, exp, sig[:-1]),
+        claimref.sign(tenant, cid, exp, key="another-key-" + "k" * 32),
+    ]
+    for bad in changed:
+        jerr(*g.ref(bad), 400, "bad_signature")
+    # Expired: signed with the key, an expiry now and a day ago.
+    for past in (int(time.time()), int(time.time()) - 86400):
+        jerr(*g.ref(claimref.sign(tenant, cid, past)), 410, "ref_expired")
+    # An expired reference whose signature is wrong says so first.
+    old = claimref.sign(tenant, cid, int(time.time()) - 5)
+    jerr(*g.ref(old[:-1] + other(old[-1])), 400, "bad_signature")
+    # v1, unsigned: refused without accept_v1, in both its forms.
+    jerr(*g.ref("urn:ankusa:claim:v1:%s:%s" % (tenant, cid[:26])), 400,
+         "bad_signature")
+    jerr(*g.request("GET", "/v1/claims/%s/%s" % (tenant, cid[:26])), 400,
+         "bad_signature")
+    jerr(*g.request("GET", "/v1/claims/%s/%s" % (tenant, cid)), 400,
+         "bad_signature")
 
 
 # ------------------------------------------------------------ tests
@@ -460,6 +533,7 @@ def test_claims_s3():
         "access_key_id": key, "secret_access_key": secret}}})
     serve_all(g, "acme", ids, bodies)
     not_found_cases(g, "acme", ids, len(bodies))
+    ref_cases(g, out["urns"][1], bodies[1])
 
     # The store refusing us is a 503, never a 404: a wrong secret (when
     # moto checks), a bucket that does not exist, nobody listening.
@@ -511,6 +585,7 @@ def test_claims_local():
     serve_all(g, "t-1", ids, bodies)
     serve_all(g, "t-1", ids2, [b"second"])
     not_found_cases(g, "t-1", ids, len(bodies))
+    ref_cases(g, out["urns"][3], bodies[3])
 
     # Damage the second pack: a byte of its index entry.
     p2 = os.path.join(root, out2["key"])
@@ -531,7 +606,7 @@ def test_gateway_lifecycle():
     """The gateway exits on its master's EOF, and after a retire."""
     root = ankusa.tmpdir("claims")
     g = Gateway({"store": {"type": "local", "root": root}})
-    jerr(*g.claim("t", "0" * 26), 404, "not_found")
+    jerr(*g.claim("t", "0" * 52), 404, "not_found")
     g.sock.close()
     assert g.proc.wait(5) == 0
     g = Gateway({"store": {"type": "local", "root": root}})
@@ -629,3 +704,77 @@ def test_claims_s3_sigv4():
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def write_v1_pack(root, tenant, bodies):
+    """A pack as written before references were signed (v1 ids: the
+    locator alone) into a local store at root, by Python's zipfile in
+    pack.h's layout; returns its claim ids."""
+    ms = int(time.time() * 1000)
+    bits = int.from_bytes(os.urandom(8), "big")
+    ids = [ulid_str((ms << 80) | (bits << 16) | i) for i in range(len(bodies))]
+
+    def build(index):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("index.bin", index)
+            for cid, b in zip(ids, bodies):
+                z.writestr(cid, b)
+            z.writestr("manifest.json", json.dumps({
+                "v": 1, "tenant": tenant, "pack_id": "%016x" % bits,
+                "claims": [{"id": c, "size": len(b),
+                            "sha256": hashlib.sha256(b).hexdigest()}
+                           for c, b in zip(ids, bodies)]}))
+            offs = [i.header_offset + 30 + 26 for i in z.infolist()[1:-1]]
+        return buf.getvalue(), offs
+    _, offs = build(b"\0" * 8 * len(bodies))
+    raw, again = build(b"".join(struct.pack(">II", o, len(b))
+                                for o, b in zip(offs, bodies)))
+    assert again == offs
+    day = time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
+    d = os.path.join(root, "claims", "tenant=" + tenant, "dt=" + day)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "%016x" % bits), "wb") as f:
+        f.write(raw)
+    return ids
+
+
+def test_claims_v1_accept():
+    """Claims checked in before references were signed: their v1
+    references (both forms) are read with claim_check.accept_v1 and
+    refused without it (400 bad_signature); v2 references work either
+    way; the v1 form never reads a v2 claim (its own bits are never
+    optional)."""
+    root = ankusa.tmpdir("claims")
+    old = [b"old-one", os.urandom(70000)]
+    v1ids = write_v1_pack(root, "acme", old)
+    d = frames.Deliver(claims_root=root)
+    try:
+        out = check_in(d, 1, local_store(root), "acme", [b"new"])
+    finally:
+        d.close()
+    assert out["result"] == "ok", out
+    urn = out["urns"][0]
+    _, v2id, _ = claimref.parse(urn)
+
+    on = Gateway({"store": {"type": "local", "root": root},
+                  "accept_v1": True})
+    off = Gateway({"store": {"type": "local", "root": root}})
+    for cid, b in zip(v1ids, old):
+        v1 = "urn:ankusa:claim:v1:acme:" + cid
+        for path in (claimref.path(v1), "/v1/claims/acme/" + cid,
+                     "/v1/claims/acme/" + cid.lower()):
+            st, _, data = on.request("GET", path)
+            assert st == 200 and data == b, (path, st, data[:100])
+            jerr(*off.request("GET", path), 400, "bad_signature")
+    for g in (on, off):
+        st, _, data = g.ref(urn)
+        assert st == 200 and data == b"new", (st, data)
+    # The v2 claim through the v1 forms: its locator alone finds nothing,
+    # its whole id unsigned is refused.
+    jerr(*on.request("GET", "/v1/claims/acme/" + v2id[:26]), 404,
+         "not_found")
+    jerr(*on.request("GET", claimref.path("urn:ankusa:claim:v1:acme:" +
+                                          v2id[:26])), 404, "not_found")
+    jerr(*on.request("GET", "/v1/claims/acme/" + v2id), 400,
+         "bad_signature")

@@ -35,6 +35,7 @@ EXAMPLE_ENV = {
     "S3_BUCKET": "claims",
     "S3_REGION": "us-east-1",
     "S3_ENDPOINT": "http://s3.test:9000",
+    "CLAIM_SIGNING_KEY": "claim-signing-key-of-the-examples-0123",
 }
 
 
@@ -164,7 +165,8 @@ def test_v1_config_redacted():
                         "/?X-Amz-Security-Token=PLANT-s3-query",
             "access_key_id": "PLANT-s3-akid",
             "secret_access_key": "PLANT-s3-secret",
-            "session_token": "PLANT-s3-session"}}}}
+            "session_token": "PLANT-s3-session"}},
+        "signing_key": "PLANT-claim-signing-key-0123456789abcdef"}}
     d = Daemon(name="config", sources=sources, extra=extra).start()
     st, hdrs, doc = d.api("GET", "/v1/config")
     assert st == 200, "GET /v1/config: %d %r" % (st, doc)

@@ -17,6 +17,7 @@ import socket
 import time
 
 import ankusa
+import claimref
 import frames
 import test_claims
 import test_control
@@ -96,7 +97,7 @@ def test_gateway_streams_large_claim_s3():
 
 def _streams_large_claim(s3):
     g, tenant, cid, body = _big_claim(s3)
-    path = "/v1/claims/%s/%s" % (tenant, cid)
+    path = claimref.path(claimref.sign(tenant, cid))
     # One small answer first, so that what evhttp allocates once is in.
     st, _, _, _ = _get(g.port, path, {"Range": "bytes=0-9"})
     assert st == 206, st
@@ -134,8 +135,8 @@ def test_gateway_drops_client_that_does_not_read():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     s.connect(("127.0.0.1", g.port))
-    s.sendall(b"GET /v1/claims/%s/%s HTTP/1.1\r\nHost: x\r\n\r\n" % (
-        tenant.encode(), cid.encode()))
+    s.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % (
+        claimref.path(claimref.sign(tenant, cid)).encode()))
     t0 = time.monotonic()
 
     def dropped():
@@ -156,7 +157,7 @@ def test_gateway_drops_client_that_does_not_read():
         pass
     s.close()
     assert 0 < got < BIG, got
-    st, h, n, sha = _get(g.port, "/v1/claims/%s/%s" % (tenant, cid),
+    st, h, n, sha = _get(g.port, claimref.path(claimref.sign(tenant, cid)),
                          {"Range": "bytes=0-99"})
     assert st == 206 and n == 100, (st, n)
     ankusa.note("stalled client dropped after %.1f s, %d of %d bytes sent"
@@ -169,7 +170,7 @@ def test_gateway_connection_cap():
     the 256 still work, and once some close a new one is served."""
     root = ankusa.tmpdir("claims")
     g = Gateway({"store": {"type": "local", "root": root}})
-    path = "/v1/claims/t/" + "0" * 26
+    path = claimref.path(claimref.sign("t", "0" * 52))
     held = []
     try:
         for _ in range(MAX_CONNS):
@@ -215,7 +216,8 @@ def test_gateway_emfile_no_spin():
     pid = g.proc.pid
     top = max(int(f) for f in os.listdir("/proc/%d/fd" % pid))
     soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
-    req = b"GET /v1/claims/t/%s HTTP/1.1\r\nHost: x\r\n\r\n" % (b"0" * 26)
+    req = b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % (
+        claimref.path(claimref.sign("t", "0" * 52)).encode())
     socks = []
     try:
         resource.prlimit(pid, resource.RLIMIT_NOFILE, (top + 3, hard))
@@ -256,8 +258,8 @@ def test_gateway_store_fails_mid_answer():
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     s.settimeout(10)
     s.connect(("127.0.0.1", g.port))
-    s.sendall(b"GET /v1/claims/%s/%s HTTP/1.1\r\nHost: x\r\n\r\n" % (
-        tenant.encode(), cid.encode()))
+    s.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % (
+        claimref.path(claimref.sign(tenant, cid)).encode()))
     got = b""
     while len(got) < (1 << 20):
         chunk = s.recv(1 << 16)
@@ -282,6 +284,6 @@ def test_gateway_store_fails_mid_answer():
     assert (1 << 20) - len(head) <= n < BIG, n
     assert "answer cut short" in ankusa.tail(g.logpath, 20)
     # What is left of the pack is still served.
-    st, _, n, sha = _get(g.port, "/v1/claims/%s/%s" % (tenant, cid),
+    st, _, n, sha = _get(g.port, claimref.path(claimref.sign(tenant, cid)),
                          {"Range": "bytes=0-99"})
     assert st == 206 and n == 100, (st, n)

@@ -23,6 +23,7 @@ import urllib.request
 import zipfile
 
 import ankusa
+import claimref
 import qmsg
 from ankusa import Daemon, expect_accepted, post
 from test_queue_sinks import (make_queue, make_topic, moto, pubsub,
@@ -135,9 +136,9 @@ def test_daemon_claim_check_gateway():
     d.tick(60)
 
     def fetch(urn):
-        _, _, _, _, tenant, cid = urn.split(":")
-        with urllib.request.urlopen("http://127.0.0.1:%d/v1/claims/%s/%s"
-                                    % (gw_port, tenant, cid),
+        claimref.parse(urn)             # signed with the key
+        with urllib.request.urlopen("http://127.0.0.1:%d%s"
+                                    % (gw_port, claimref.path(urn)),
                                     timeout=10) as r:
             assert r.status == 200
             return r.read()
@@ -163,9 +164,8 @@ def test_daemon_claim_check_gateway():
             assert claims == first, (claims, first)
     # A range through the gateway.
     urn = sorted(first.values())[0]
-    _, _, _, _, tenant, cid = urn.split(":")
-    req = urllib.request.Request("http://127.0.0.1:%d/v1/claims/%s/%s" % (
-        gw_port, tenant, cid), headers={"Range": "bytes=10-19"})
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (
+        gw_port, claimref.path(urn)), headers={"Range": "bytes=10-19"})
     with urllib.request.urlopen(req, timeout=10) as r:
         assert r.status == 206, r.status
         part = r.read()
