@@ -197,6 +197,7 @@ name(const char *fmt, ...)				\
 	va_end(ap);					\
 }
 
+LOG_FN(log_errorx, LOG_LEVEL_ERROR, 0)
 LOG_FN(log_warn, LOG_LEVEL_WARN, 1)
 LOG_FN(log_warnx, LOG_LEVEL_WARN, 0)
 LOG_FN(log_info, LOG_LEVEL_INFO, 0)

@@ -58,6 +58,8 @@ int	log_limit_at(struct log_limit *, enum log_level l, uint64_t sec);
  * dropped.  Returns dst. */
 char	*log_clean(char *dst, size_t dstsz, const char *src);
 
+/* An error that the process lives through (fatal* end it). */
+void	log_errorx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
