@@ -682,6 +682,16 @@ const struct conf_key conf_tab[] = {
 	  .doc = "How long a client hears nothing from the master before it "
 	    "calls an election; 0: only when the connection breaks.  Must "
 	    "exceed heartbeat_ms." },
+	{ .name = "replication.insecure_public", .type = T_BOOL,
+	  .scope = S_CONF, .off = CO(repl.insecure_public), .def = "false",
+	  .flags = F_RESTART,
+	  .doc = "Let replication.local be a public address (or a name that "
+	    "resolves to one).  The group's traffic is neither encrypted "
+	    "nor authenticated, so by default ankusad refuses to start "
+	    "(exit 78) unless local is loopback, private (RFC 1918, "
+	    "fc00::/7), carrier-grade NAT (100.64/10) or link-local: run "
+	    "the group over a private network or WireGuard (ankusad(8), "
+	    "REPLICATION)." },
 
 	/* egress: walked first, the sinks' and the claim store's URLs are
 	 * checked against it. */

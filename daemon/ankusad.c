@@ -943,6 +943,13 @@ main(int argc, char *argv[])
 		fprintf(stderr, "%s\n", err);
 		return EX_CONFIG;
 	}
+	if (repl_check_network(env->conf, err, sizeof(err)) == -1) {
+		if (checkonly || !env->foreground)
+			fprintf(stderr, "%s\n", err);
+		if (!checkonly)
+			log_warnx("%s", err);
+		return EX_CONFIG;
+	}
 	if (checkonly) {
 		printf("config OK: sources=%d sinks=%d\n", env->conf->nsources,
 		    env->conf->nsinks);

@@ -119,6 +119,10 @@ static const struct family_def {
 	{ "ankusa_replication_connections_broken", METRICS_GAUGE,
 	    "Connections to other sites that broke, since the process "
 	    "started.", NULL },
+	{ "ankusa_replication_unknown_sites_total", METRICS_COUNTER,
+	    "Sites this master removed from the replication group because "
+	    "they joined without being in replication.peers, since its "
+	    "process started.", NULL },
 	{ "ankusa_store_hooks", METRICS_GAUGE,
 	    "Hooks in the store.", NULL },
 	{ "ankusa_store_deliveries", METRICS_GAUGE,

@@ -11,11 +11,24 @@
  * the group and the new role starts from the store, where a master finds
  * every row due, claimed ones included (claims are in memory:
  * at-least-once).  docs/DEPARTURES 38.
+ *
+ * replication.local and replication.peers are the group's membership:
+ * Berkeley DB 5.3 admits any site that reaches a member and asks, with
+ * no authentication, so the master removes every other site as soon as
+ * it joins (store_group_prune, at each site-added event and each beat),
+ * logs an error and counts it.  A site removed may ask again; it is
+ * removed again.  ankusad also refuses to start with a public
+ * replication.local unless replication.insecure_public says so
+ * (repl_check_network).
  */
 #include "config.h"
 
+#include <sys/types.h>
+#include <sys/socket.h>
+
 #include <event2/event.h>
 #include <jansson.h>
+#include <netdb.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +38,7 @@
 #include "conf.h"
 #include "log.h"
 #include "master.h"
+#include "netaddr.h"
 #include "reexec.h"
 #include "repl.h"
 #include "store/store.h"
@@ -40,6 +54,9 @@ static struct event	*ev_group;
 static struct store_group_state at_start;
 static char		 master_addr[300];
 static struct event	*ev_beat;
+/* Sites removed for not being listed: how many, and the last ones. */
+static unsigned long	 unknown_removed;
+static char		 unknown_last[4][300];
 
 /* Connected clients that stopped reporting, and when they were told of. */
 static struct {
@@ -50,6 +67,51 @@ static struct {
 static void	repl_event_cb(evutil_socket_t, short, void *);
 static void	repl_beat_cb(evutil_socket_t, short, void *);
 static void	repl_silent_check(void);
+static void	repl_prune(void);
+static void	repl_pruned(const char *, const char *, void *);
+
+int
+repl_check_network(const struct conf *c, char *err, size_t errlen)
+{
+	const struct conf_repl *r = &c->repl;
+	struct addrinfo hints, *res, *ai;
+	struct netaddr na;
+	enum netaddr_class cls;
+	char text[NETADDR_STRLEN];
+	int rc = 0;
+
+	if (!r->enabled || r->insecure_public || r->local_host == NULL)
+		return 0;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	/* A name that does not resolve: the replication manager says so
+	 * when it binds. */
+	if (getaddrinfo(r->local_host, NULL, &hints, &res) != 0)
+		return 0;
+	for (ai = res; ai != NULL && rc == 0; ai = ai->ai_next) {
+		if (netaddr_from_sockaddr(ai->ai_addr, ai->ai_addrlen,
+		    &na) == -1)
+			continue;
+		cls = netaddr_classify(&na);
+		if (cls == NETADDR_LOOPBACK || cls == NETADDR_PRIVATE ||
+		    cls == NETADDR_LINKLOCAL || cls == NETADDR_CGNAT)
+			continue;
+		netaddr_format(&na, text, sizeof(text));
+		snprintf(err, errlen, "replication.local %s is %s, a%s %s "
+		    "address: the replication group's traffic is neither "
+		    "encrypted nor authenticated, so it must stay on a "
+		    "private network (loopback, RFC 1918, fc00::/7, "
+		    "100.64/10, link-local; a WireGuard tunnel's address is "
+		    "one): see REPLICATION in ankusad(8), or set "
+		    "replication.insecure_public: true", r->local, text,
+		    cls == NETADDR_PUBLIC ? "" : "n",
+		    netaddr_class_name(cls));
+		rc = -1;
+	}
+	freeaddrinfo(res);
+	return rc;
+}
 
 int
 repl_group_from_conf(const struct conf *c, struct store_group *g)
@@ -116,7 +178,42 @@ repl_init(struct event_base *base, struct store *st)
 		if ((ev_beat = event_new(base, -1, EV_PERSIST, repl_beat_cb,
 		    NULL)) == NULL || event_add(ev_beat, &tv) == -1)
 			fatalx("replication: cannot arm the beat");
+		repl_prune();
 	}
+}
+
+/* On the master: every site not listed is removed (store_group_prune). */
+static void
+repl_prune(void)
+{
+	if (at_start.role != STORE_ROLE_MASTER ||
+	    store_role(group_store) != STORE_ROLE_MASTER)
+		return;
+	if (store_group_prune(group_store, repl_pruned, NULL) == -1)
+		log_warnx("replication: %s", store_strerror(group_store));
+}
+
+static void
+repl_pruned(const char *addr, const char *err, void *arg)
+{
+	size_t i;
+
+	(void)arg;
+	if (err != NULL) {
+		log_warnx("replication: site %s is not in replication.peers "
+		    "and could not be removed from the group: %s", addr, err);
+		return;
+	}
+	unknown_removed++;
+	for (i = sizeof(unknown_last) / sizeof(unknown_last[0]) - 1; i > 0;
+	    i--)
+		memcpy(unknown_last[i], unknown_last[i - 1],
+		    sizeof(unknown_last[i]));
+	snprintf(unknown_last[0], sizeof(unknown_last[0]), "%s", addr);
+	log_errorx("replication: site %s joined the group but is not "
+	    "in replication.peers: removed (%lu unknown sites removed); a "
+	    "host that reaches the replication port can join, keep it on a "
+	    "private network", addr, unknown_removed);
 }
 
 static void
@@ -148,8 +245,10 @@ repl_event_cb(evutil_socket_t fd, short what, void *arg)
 	else if (s.inits != at_start.inits)
 		snprintf(why, sizeof(why), "the store was initialised anew "
 		    "from the master");
-	if (why[0] == '\0')
+	if (why[0] == '\0') {
+		repl_prune();
 		return;
+	}
 	log_warnx("replication: %s", why);
 	if (!s.panic && s.role == STORE_ROLE_MASTER &&
 	    at_start.role != STORE_ROLE_MASTER)
@@ -165,6 +264,7 @@ repl_beat_cb(evutil_socket_t fd, short what, void *arg)
 	 * lag grows, which is the truth. */
 	if (repl_writable() && !env->draining)
 		(void)store_ready_probe(group_store, time_wall_ms());
+	repl_prune();
 	repl_silent_check();
 }
 
@@ -323,6 +423,7 @@ repl_stats(struct repl_stats *rs)
 	rs->perm_failed = s.perm_failed;
 	rs->connects = s.connects;
 	rs->disconnects = s.disconnects;
+	rs->unknown_removed = unknown_removed;
 	if ((n = store_group_sites(group_store, sites,
 	    sizeof(sites) / sizeof(sites[0]))) > 0) {
 		rs->sites = n;
@@ -336,11 +437,16 @@ repl_status_json(void)
 {
 	struct store_group_state s;
 	struct store_site sites[STORE_GROUP_MAX_PEERS + 1];
-	json_t *o, *a;
+	json_t *o, *a, *u;
+	size_t k;
 	int i, n;
 
 	if (group_store == NULL || store_group_fd(group_store) == -1)
 		return NULL;
+	u = json_array();
+	for (k = 0; k < sizeof(unknown_last) / sizeof(unknown_last[0]) &&
+	    unknown_last[k][0] != '\0'; k++)
+		json_array_append_new(u, json_string(unknown_last[k]));
 	store_group_state(group_store, &s);
 	a = json_array();
 	n = store_group_sites(group_store, sites,
@@ -357,5 +463,8 @@ repl_status_json(void)
 	    (json_int_t)s.perm_failed, "connects", (json_int_t)s.connects,
 	    "disconnects", (json_int_t)s.disconnects, "inits",
 	    (json_int_t)s.inits);
+	json_object_set_new(o, "unknown_sites_removed",
+	    json_integer((json_int_t)unknown_removed));
+	json_object_set_new(o, "unknown_sites", u);
 	return o;
 }

@@ -16,6 +16,10 @@ struct store_group;
 /* The conf's replication section as the store takes it; 0 if the section
  * is absent (a single node). */
 int		 repl_group_from_conf(const struct conf *, struct store_group *);
+/* Before anything is opened: -1 with a reason in err when
+ * replication.local is (or resolves to) an address that is not private
+ * and replication.insecure_public is not set; else 0. */
+int		 repl_check_network(const struct conf *, char *, size_t);
 /* After the store is open: watch its group's events.  A change of this
  * node's role, an internal initialisation of its store, or a failure of
  * the environment executes ankusad again (reexec.h). */
@@ -49,12 +53,15 @@ struct repl_stats {
 	unsigned long	disconnects;
 	int		sites;		/* other sites known */
 	int		connected;	/* of them, connected */
+	unsigned long	unknown_removed;	/* sites removed for not being
+						 * in replication.peers */
 };
 void		 repl_stats(struct repl_stats *);
 /* The group for ankusactl status: {"sites": [{"address", "connected",
  * "master", "lag_bytes"}], "lag_ms", "lag_bytes", "elections",
- * "perm_failed", "connects", "disconnects", "inits"}, or NULL when not
- * replicated. */
+ * "perm_failed", "connects", "disconnects", "inits",
+ * "unknown_sites_removed", "unknown_sites": [the last few removed]}, or
+ * NULL when not replicated. */
 struct json_t	*repl_status_json(void);
 
 #endif

@@ -192,6 +192,9 @@ g_lag_site(const char *site, int64_t bytes, void *arg)
 	    site, NULL);
 }
 
+/* Sites removed for not being listed, as last added to the counter. */
+static unsigned long	unknown_seen;
+
 static void
 g_repl(void)
 {
@@ -219,6 +222,11 @@ g_repl(void)
 	    NULL);
 	metrics_set("ankusa_replication_connections_broken",
 	    (double)rs.disconnects, NULL);
+	/* A counter: what repl.c counted since the last read (0 shows
+	 * it from the start). */
+	metrics_add("ankusa_replication_unknown_sites_total",
+	    rs.unknown_removed - unknown_seen, NULL);
+	unknown_seen = rs.unknown_removed;
 }
 
 static void

@@ -61,6 +61,7 @@ struct store_repl {
 	atomic_ulong		 perm_failed;
 	atomic_ulong		 connects;
 	atomic_ulong		 disconnects;
+	atomic_ulong		 sites_added;
 	atomic_int		 panic;
 	atomic_int		 handles_dead;
 	unsigned long		 pf_before;	/* perm_failed at a commit */
@@ -348,6 +349,10 @@ group_event(DB_ENV *e, u_int32_t ev, void *info)
 	case DB_EVENT_REP_CONNECT_BROKEN:
 		atomic_fetch_add(&r->disconnects, 1);
 		break;
+	case DB_EVENT_REP_SITE_ADDED:
+		/* The loop checks it against the peers (store_group_prune). */
+		atomic_fetch_add(&r->sites_added, 1);
+		break;
 	case DB_EVENT_PANIC:
 		atomic_store(&r->panic, 1);
 		break;
@@ -446,6 +451,7 @@ store_group_state(struct store *st, struct store_group_state *s)
 	s->perm_failed = atomic_load(&r->perm_failed);
 	s->connects = atomic_load(&r->connects);
 	s->disconnects = atomic_load(&r->disconnects);
+	s->sites_added = atomic_load(&r->sites_added);
 	s->panic = atomic_load(&r->panic);
 	s->handles_dead = atomic_load(&r->handles_dead);
 }
@@ -508,6 +514,61 @@ store_group_sites(struct store *st, struct store_site *sites, size_t max)
 	}
 	free(list);
 	return k;
+}
+
+/* A member of the configured group: this site or a peer, by the host
+ * string and port the group knows it by (repmgr_site's rule: the same
+ * string everywhere). */
+static int
+group_listed(const struct store_group *g, const char *host, unsigned port)
+{
+	size_t i;
+
+	if (strcmp(host, g->local_host) == 0 && port == g->local_port)
+		return 1;
+	for (i = 0; i < g->npeers; i++)
+		if (strcmp(host, g->peer_host[i]) == 0 &&
+		    port == g->peer_port[i])
+			return 1;
+	return 0;
+}
+
+int
+store_group_prune(struct store *st,
+    void (*removed)(const char *, const char *, void *), void *arg)
+{
+	DB_REPMGR_SITE *list;
+	DB_SITE *site;
+	char addr[300], why[256];
+	u_int n, i;
+	int ret, found = 0;
+
+	if (st->repl == NULL ||
+	    atomic_load(&st->repl->role) != STORE_ROLE_MASTER)
+		return 0;
+	if ((ret = st->env->repmgr_site_list(st->env, &n, &list)) != 0) {
+		store_seterr(st, ret, "store %s: repmgr_site_list", st->dir);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (group_listed(st->group, list[i].host, list[i].port))
+			continue;
+		found++;
+		snprintf(addr, sizeof(addr), "%s:%u", list[i].host,
+		    list[i].port);
+		/* The handle is gone after remove, whatever it returns. */
+		if ((ret = st->env->repmgr_site(st->env, list[i].host,
+		    list[i].port, &site, 0)) == 0)
+			ret = site->remove(site);
+		if (ret == 0) {
+			removed(addr, NULL, arg);
+			continue;
+		}
+		snprintf(why, sizeof(why), "%s", db_strerror(ret));
+		removed(addr, why, arg);
+	}
+	free(list);
+	return found;
 }
 
 /* One allocation: the struct, then its strings. */

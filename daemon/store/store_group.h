@@ -61,6 +61,7 @@ struct store_group_state {
 	unsigned long	 perm_failed;	/* commits without a quorum's ack */
 	unsigned long	 connects;	/* connections made */
 	unsigned long	 disconnects;	/* connections broken */
+	unsigned long	 sites_added;	/* sites that joined the group */
 	int		 panic;		/* the environment failed */
 	int		 handles_dead;	/* DB_REP_HANDLE_DEAD met */
 };
@@ -90,6 +91,18 @@ struct store_site {
 /* Up to max sites into sites; the number of them, or -1. */
 int		 store_group_sites(struct store *, struct store_site *,
 		    size_t max);
+/*
+ * On the master: remove from the group every site that is neither this
+ * one nor one of its peers (struct store_group: replication.local and
+ * replication.peers are the membership), with the replication manager's
+ * DB_SITE->remove.  removed(addr, err, arg) is called for each such site,
+ * err NULL when it is out, else why not.  The number found, 0 on a
+ * client (only the master changes the membership), or -1 (the site list
+ * could not be read; store_strerror).  In the loop only.
+ */
+int		 store_group_prune(struct store *,
+		    void (*removed)(const char *, const char *, void *),
+		    void *);
 /* The last commit failed for want of a quorum's acknowledgement: it is in
  * the master's log, in doubt. */
 int		 store_in_doubt(struct store *);

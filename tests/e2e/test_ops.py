@@ -272,8 +272,8 @@ def in_force(d, local, ack_timeout_ms, heartbeat_ms):
     assert repl == {
         "local": local, "priority": 100, "create": True,
         "ack_policy": "quorum", "ack_timeout_ms": ack_timeout_ms,
-        "heartbeat_ms": heartbeat_ms, "heartbeat_timeout_ms": 2000}, \
-        doc["replication"]
+        "heartbeat_ms": heartbeat_ms, "heartbeat_timeout_ms": 2000,
+        "insecure_public": False}, doc["replication"]
 
 
 def test_reload_replication_restart_only():
