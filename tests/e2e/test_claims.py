@@ -706,6 +706,18 @@ def test_claims_s3_sigv4():
         srv.server_close()
 
 
+def check_in_one(root, tenant, body):
+    """body checked in to a local store at root by a real deliver
+    process: its reference."""
+    d = frames.Deliver(claims_root=root)
+    try:
+        out = check_in(d, 1, local_store(root), tenant, [body])
+    finally:
+        d.close()
+    assert out["result"] == "ok", out
+    return out["urns"][0]
+
+
 def write_v1_pack(root, tenant, bodies):
     """A pack as written before references were signed (v1 ids: the
     locator alone) into a local store at root, by Python's zipfile in
@@ -748,13 +760,7 @@ def test_claims_v1_accept():
     root = ankusa.tmpdir("claims")
     old = [b"old-one", os.urandom(70000)]
     v1ids = write_v1_pack(root, "acme", old)
-    d = frames.Deliver(claims_root=root)
-    try:
-        out = check_in(d, 1, local_store(root), "acme", [b"new"])
-    finally:
-        d.close()
-    assert out["result"] == "ok", out
-    urn = out["urns"][0]
+    urn = check_in_one(root, "acme", b"new")
     _, v2id, _ = claimref.parse(urn)
 
     on = Gateway({"store": {"type": "local", "root": root},
@@ -778,3 +784,4 @@ def test_claims_v1_accept():
                                           v2id[:26])), 404, "not_found")
     jerr(*on.request("GET", "/v1/claims/acme/" + v2id), 400,
          "bad_signature")
+
