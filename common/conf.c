@@ -426,6 +426,10 @@ conf_free(struct conf *cf)
 		    strlen(cf->claim_check.s3_secret_access_key));
 	free(cf->claim_check.s3_secret_access_key);
 	free(cf->claim_check.s3_session_token);
+	if (cf->claim_check.signing_key != NULL)
+		explicit_bzero(cf->claim_check.signing_key,
+		    strlen(cf->claim_check.signing_key));
+	free(cf->claim_check.signing_key);
 	for (i = 0; i < cf->egress.nallow; i++)
 		free(cf->egress.allow[i]);
 	free(cf->egress.allow);
