@@ -402,7 +402,6 @@ conf_free(struct conf *cf)
 	free(cf->http.prefix);
 	free(cf->admin.ip);
 	conf_tokens_free(cf->admin.tokens, cf->admin.ntokens);
-	free(cf->admin.tokens);
 	for (i = 0; i < cf->admin.nhosts; i++)
 		free(cf->admin.hosts[i]);
 	free(cf->admin.hosts);
@@ -430,6 +429,7 @@ conf_free(struct conf *cf)
 		explicit_bzero(cf->claim_check.signing_key,
 		    strlen(cf->claim_check.signing_key));
 	free(cf->claim_check.signing_key);
+	conf_tokens_free(cf->claim_check.tokens, cf->claim_check.ntokens);
 	for (i = 0; i < cf->egress.nallow; i++)
 		free(cf->egress.allow[i]);
 	free(cf->egress.allow);
@@ -600,8 +600,7 @@ ckey_differs(const struct conf_key *k, const char *o, const char *w)
 	case T_HOSTPORTS:
 		return cstrlist_differs(k, o, w);
 	case T_TOKENS:
-		return conf_tokens_differ((const struct conf *)(const void *)o,
-		    (const struct conf *)(const void *)w);
+		return conf_tokens_differ(k, o, w);
 	default:
 		a = *(char *const *)(const void *)(o + k->off);
 		b = *(char *const *)(const void *)(w + k->off);
@@ -638,8 +637,7 @@ ckey_keep(const struct conf_key *k, const char *o, char *w)
 	case T_HOSTPORTS:
 		return cstrlist_keep(k, o, w);
 	case T_TOKENS:
-		return conf_tokens_copy((const struct conf *)(const void *)o,
-		    (struct conf *)(void *)w);
+		return conf_tokens_copy(k, o, w);
 	case T_STR:
 	case T_IDENT:
 	case T_ADDR:
@@ -708,7 +706,7 @@ conf_reload_keep(const struct conf *old, struct conf *nw,
 		return -1;
 	/* The tokens stay those read at start, changed or not: a reload
 	 * cannot read a token_file that only root may read. */
-	if (conf_tokens_copy(old, nw) == -1)
+	if (conf_tokens_copy_all(old, nw) == -1)
 		return -1;
 	/* The replication section's parsed addresses, of what was kept. */
 	if (n > 0 && nw->repl.enabled && conf_repl_derive(&nw->repl) == -1)

@@ -80,23 +80,25 @@ struct retry_policy {
 };
 
 /*
- * An admin API token (admin.tokens[]): only the SHA-256 of the token is
- * kept.  A token_file entry has its digest once conf_tokens_read ran
- * (ankusad, before it drops root).
+ * A bearer token of a list of them (admin.tokens, claim_check.auth.tokens;
+ * common/conf_tokens.c): only the SHA-256 of the token is kept.  A
+ * token_file entry has its digest once conf_tokens_read ran (ankusad,
+ * before it drops root); a child gets the digest in its part of the
+ * config (conf_role.c).  Tokens are matched by common/bearer.c.
  */
-enum admin_token_kind {
+enum conf_token_kind {
 	TOKEN_INLINE = 1,	/* token: */
 	TOKEN_FILE,		/* token_file: */
 	TOKEN_SHA256,		/* token_sha256: */
 };
 
-struct admin_token {
+struct conf_token {
 	char			*name;
-	enum admin_token_kind	 kind;
+	enum conf_token_kind	 kind;
 	char			*file;		/* TOKEN_FILE */
 	unsigned char		 digest[32];
 	int			 has_digest;
-	uint32_t		 scopes;	/* common/scope.h */
+	uint32_t		 scopes;	/* admin.tokens: common/scope.h */
 };
 
 struct rate_limit {
@@ -274,7 +276,7 @@ struct conf {
 		uint16_t	 port;
 		uint64_t	 gauge_interval_ms;	/* accepted, unused */
 		uint64_t	 audit_max_age_s;	/* the trail's prune */
-		struct admin_token *tokens;	/* admin.tokens */
+		struct conf_token *tokens;	/* admin.tokens */
 		int		 ntokens;
 		int		 metrics_public;
 		char		**hosts;	/* more names for Host */
@@ -335,6 +337,8 @@ struct conf {
 		char		*signing_key;	/* signs the references */
 		uint64_t	 ref_ttl_s;	/* a reference's lifetime */
 		int		 accept_v1;	/* read unsigned v1 refs */
+		struct conf_token *tokens;	/* auth.tokens; none: open */
+		int		 ntokens;
 	} claim_check;
 
 	struct conf_repl	 repl;		/* replication */
@@ -397,6 +401,14 @@ enum conf_role {
  * references stay as written. */
 char		*conf_role_text(const char *text, size_t len, enum conf_role,
 		    size_t *lenp, struct conf_errors *);
+/* The same, each token_file of a list of tokens in the part replaced by
+ * token_sha256, the digest cf read from it (conf_tokens_read): so that a
+ * child running as node.user needs no access to the file.  An entry is
+ * found by its name as written; one cf has no digest for stays as it
+ * is. */
+char		*conf_role_text_tokens(const char *text, size_t len,
+		    enum conf_role, const struct conf *cf, size_t *lenp,
+		    struct conf_errors *);
 /* Parse a child's text (conf_parse's rules; only an edge's text must
  * have sources; an ANKUSA_* override applies only to a key of its
  * part). */
@@ -435,14 +447,18 @@ const char	*conf_verify_type_name(enum verify_type);
 int		 conf_reload_keep(const struct conf *old, struct conf *nw,
 		    void (*report)(const char *key, void *), void *arg);
 
-/* Read the admin.tokens entries' token_file (ankusad, as root): 0, or -1
- * with err naming the key. */
+/* Read the token_file of every list of tokens whose section is enabled
+ * (ankusad, as root): 0, or -1 with err naming the key. */
 int		 conf_tokens_read(struct conf *, char *err, size_t errlen);
 /* The digests read from token files, in a memfd for an exec of ankusad by
  * itself (-1: none, or no memfd), and taken back from it by the new
  * image's configuration (for the entries of the same files). */
 int		 conf_tokens_save(const struct conf *);
 void		 conf_tokens_restore(struct conf *, int fd);
+/* The digest of list's entry name read from its token_file, or NULL
+ * (list: a key's name, e.g. "claim_check.auth.tokens"). */
+const unsigned char *conf_tokens_digest(const struct conf *, const char *list,
+		    const char *name);
 
 /* Write the key reference (ankusa.yml(5) body, man format) from the table. */
 void		 conf_write_manual(FILE *);

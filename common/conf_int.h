@@ -59,7 +59,11 @@ enum ckey_type {
 	T_OFF,			/* a boolean that must be false */
 	T_ROLES,		/* node.roles: a list, or a comma-separated
 				 * string, that names every role; not stored */
-	T_TOKENS,		/* admin.tokens (conf_tokens.c) */
+	T_TOKENS,		/* struct conf_token * at off, count at off2:
+				 * a list of {name, token | token_file |
+				 * token_sha256} (with scopes when F_SCOPES;
+				 * min: a token's least length in bytes;
+				 * conf_tokens.c) */
 };
 
 /* Which object a key's offset is relative to. */
@@ -93,6 +97,7 @@ enum ckey_obj {
 #define F_LAST		0x020	/* walked after its siblings */
 #define F_CROSS		0x040	/* also bounded by another key (conf_finish) */
 #define F_DEFNULL	0x080	/* the id "default" means unset */
+#define F_SCOPES	0x100	/* T_TOKENS: each entry has scopes (scope.h) */
 
 #define M_HTTP		(1 << SINK_HTTP)
 #define M_SQS		(1 << SINK_SQS)
@@ -231,14 +236,19 @@ int		 conf_set_text(struct cparse *, struct cctx *,
 		    const struct conf_key *, void *, const char *,
 		    const char *, int);
 
-/* conf_tokens.c: admin.tokens from its node (the previous list freed);
- * whether two configurations' lists differ; a copy of from's list into
- * to (-1: out of memory); an entry list's strings and digests freed. */
-void		 conf_tokens_set(struct cparse *, struct conf *, yaml_node_t *,
+/* conf_tokens.c: a T_TOKENS list from its node (the previous list
+ * freed); whether two configurations' lists of k differ; a copy of o's
+ * list of k into w (-1: out of memory); n entries' strings and digests
+ * freed, and the array. */
+void		 conf_tokens_set(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+int		 conf_tokens_differ(const struct conf_key *, const char *,
 		    const char *);
-int		 conf_tokens_differ(const struct conf *, const struct conf *);
-int		 conf_tokens_copy(const struct conf *, struct conf *);
-void		 conf_tokens_free(struct admin_token *, int);
+int		 conf_tokens_copy(const struct conf_key *, const char *, char *);
+void		 conf_tokens_free(struct conf_token *, int);
+/* Every list of o copied into w, as conf_tokens_copy (-1: out of
+ * memory). */
+int		 conf_tokens_copy_all(const struct conf *, struct conf *);
 
 /* conf_elixir.c: the Elixir Ankusa's keys. */
 /* 1 (and an error) if v is a value of k this build refuses, else 0. */

@@ -204,20 +204,26 @@ cjson_url(const char *u)
 	return j;
 }
 
-/* admin.tokens: each token's name, scopes and credential's form, never
- * the credential. */
+/* A list of tokens (k at base): each token's name, scopes and
+ * credential's form, never the credential. */
 static json_t *
-cjson_tokens(const struct conf *cf)
+cjson_tokens(const struct conf_key *k, const char *base)
 {
 	static const char *const kinds[] = { "", "token", "token_file",
 	    "token_sha256" };
-	const struct admin_token *t;
+	const struct conf_token *t;
 	json_t *o, *sc;
-	int i, s;
+	int i, s, n = *(const int *)(const void *)(base + k->off2);
 
 	o = json_array();
-	for (i = 0; i < cf->admin.ntokens; i++) {
-		t = &cf->admin.tokens[i];
+	for (i = 0; i < n; i++) {
+		t = &(*(struct conf_token *const *)(const void *)
+		    (base + k->off))[i];
+		if (!(k->flags & F_SCOPES)) {
+			json_array_append_new(o, json_pack("{s:s, s:s}",
+			    "name", t->name, kinds[t->kind], CJSON_REDACTED));
+			continue;
+		}
 		sc = json_array();
 		if (t->scopes == SCOPE_ALL)
 			json_array_append_new(sc, json_string("*"));
@@ -311,7 +317,7 @@ cjson_value(const struct conf_key *k, const char *base)
 			json_array_append_new(o, cjson_str(sl[i]));
 		return o;
 	case T_TOKENS:
-		return cjson_tokens((const struct conf *)(const void *)base);
+		return cjson_tokens(k, base);
 	case T_HEADERS:
 		/* Names shown, values never: they may be credentials. */
 		h = *(struct header_kv *const *)(const void *)p;

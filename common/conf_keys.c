@@ -302,7 +302,8 @@ const struct conf_key conf_tab[] = {
 	    "checkpoint." },
 
 	{ .name = "admin.tokens", .type = T_TOKENS, .scope = S_CONF,
-	  .off = CO(admin.tokens), .flags = F_RESTART,
+	  .off = CO(admin.tokens), .off2 = CO(admin.ntokens),
+	  .flags = F_RESTART | F_SCOPES,
 	  .doc = "The admin API's credentials: a list of {name, token | "
 	    "token_file | token_sha256, scopes}.  A request carries one as "
 	    "Authorization: Bearer <token>.  name (an id, unique) is the "
@@ -626,6 +627,22 @@ const struct conf_key conf_tab[] = {
 	    "(urn:ankusa:claim:v1:...) of claims checked in before "
 	    "references were signed; anyone who can guess one can read "
 	    "it.  false: they are answered 400 bad_signature." },
+	{ .name = "claim_check.auth", .type = T_SECTION,
+	  .doc = "Who may read claims from the gateway." },
+	{ .name = "claim_check.auth.tokens", .type = T_TOKENS,
+	  .scope = S_CONF, .off = CO(claim_check.tokens),
+	  .off2 = CO(claim_check.ntokens), .min = 16,
+	  .flags = F_SECRET | F_RESTART,
+	  .doc = "Bearer tokens, each {name, token | token_file | "
+	    "token_sha256}: a token of at least 16 bytes, an absolute path "
+	    "to a file whose first line is one (read at start before ankusad "
+	    "leaves root; the gateways get its SHA-256), or its SHA-256 in "
+	    "hex, as admin.tokens' but without scopes.  When set, the "
+	    "gateway answers a request without Authorization: Bearer and "
+	    "one of them 401 {\"error\":\"unauthenticated\"} with "
+	    "WWW-Authenticate: Bearer; unset, it serves anyone who holds a "
+	    "reference.  Only their SHA-256 is kept, compared in constant "
+	    "time." },
 
 	/* replication */
 	{ .name = "replication", .type = T_SECTION, .scope = S_CONF,
@@ -1045,8 +1062,8 @@ const struct cnosup conf_nosup_keys[] = {
 	    "replicated group shares one (replication)" },
 	{ "claim_check.max_bytes", "a body is bounded by "
 	    "http.max_body_bytes, a pack by claim_check.pack_max_bytes" },
-	{ "claim_check.tokens", "the claim gateway takes no tokens; bind "
-	    "claim_check.ip where only the consumers reach it" },
+	{ "claim_check.tokens", "the claim gateway's tokens are "
+	    "claim_check.auth.tokens, without tenants" },
 	{ "claim_check.remote", "every node reads the claims from "
 	    "claim_check.store itself" },
 	{ "sources.*.dedup", "it is dedupe now (a preset, or header, json "

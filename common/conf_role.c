@@ -21,9 +21,13 @@
  *    process receives each sink's options with its job, and never a
  *    provider's secret; the gateway serves the claim store.
  *
- * Values are copied as written, ${VAR} references included (but for
- * ${file:...} and ${credential:...}, which a child could not read: what
- * they stand for is written in their place, conf_secret.c): a child
+ * A token_file of a list of tokens (claim_check.auth.tokens) becomes
+ * token_sha256, the digest the master read from the file while root
+ * (conf_role_text_tokens), so the file may be root's alone.
+ *
+ * Other values are copied as written, ${VAR} references included (but
+ * for ${file:...} and ${credential:...}, which a child could not read:
+ * what they stand for is written in their place, conf_secret.c): a child
  * interpolates them as the master did, from the variables of the master's
  * environment that its parse reads (conf.h, env_read), which the master
  * gives it (daemon/childenv.c).  An ANKUSA_* override applies in a
@@ -37,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <yaml.h>
 
 #include "conf.h"
@@ -78,6 +83,7 @@ struct crole {
 	yaml_document_t		 out;
 	enum conf_role		 role;
 	char			 err[512];	/* a file reference failed */
+	const struct conf	*cf;	/* the token files' digests, or NULL */
 };
 
 struct crole_buf {
@@ -87,6 +93,7 @@ struct crole_buf {
 };
 
 static int	crole_copy(struct crole *, yaml_node_t *);
+static int	crole_scalar(struct crole *, const char *);
 static int	crole_map(struct crole *, yaml_node_t *, const char *);
 
 /* 1: keep pat whole; 2: a section on the way to a kept key; 0: drop. */
@@ -133,13 +140,41 @@ crole_copy_scalar(struct crole *r, yaml_node_t *n)
 	return id;
 }
 
-/* A node and everything below it, as it is. */
+/*
+ * The digest, in hex, of the token file of n when n is an entry {name,
+ * token_file} of a list of tokens in the role's part that r->cf read:
+ * 1, else 0.
+ */
+static int
+crole_token_hex(struct crole *r, yaml_node_t *n, char *hex, size_t len)
+{
+	const unsigned char *d = NULL;
+	yaml_node_t *name;
+	size_t m, got;
+
+	if (r->cf == NULL || conf_ymap_get(r->in, n, "token_file") == NULL ||
+	    (name = conf_ymap_get(r->in, n, "name")) == NULL ||
+	    name->type != YAML_SCALAR_NODE)
+		return 0;
+	for (m = 0; m < CONF_TAB_N && d == NULL; m++)
+		if (conf_tab[m].type == T_TOKENS &&
+		    crole_wants(r->role, conf_tab[m].name) == 1)
+			d = conf_tokens_digest(r->cf, conf_tab[m].name,
+			    (const char *)name->data.scalar.value);
+	return d != NULL && OPENSSL_buf2hexstr_ex(hex, len, &got, d, 32,
+	    '\0') == 1;
+}
+
+/* A node and everything below it, as it is (a token_file as its
+ * digest: crole_token_hex). */
 static int
 crole_copy(struct crole *r, yaml_node_t *n)
 {
 	yaml_node_pair_t *pr;
 	yaml_node_item_t *it;
-	int id, k, v;
+	yaml_node_t *kn;
+	char hex[65];
+	int id, k, v, dig;
 
 	switch (n->type) {
 	case YAML_SCALAR_NODE:
@@ -159,15 +194,26 @@ crole_copy(struct crole *r, yaml_node_t *n)
 		if ((id = yaml_document_add_mapping(&r->out, n->tag,
 		    n->data.mapping.style)) == 0)
 			return 0;
+		dig = crole_token_hex(r, n, hex, sizeof(hex));
 		for (pr = n->data.mapping.pairs.start;
-		    pr < n->data.mapping.pairs.top; pr++)
-			if ((k = crole_copy(r, yaml_document_get_node(r->in,
-			    pr->key))) == 0 ||
-			    (v = crole_copy(r, yaml_document_get_node(r->in,
-			    pr->value))) == 0 ||
+		    pr < n->data.mapping.pairs.top; pr++) {
+			kn = yaml_document_get_node(r->in, pr->key);
+			if (dig && kn->type == YAML_SCALAR_NODE &&
+			    strcmp((const char *)kn->data.scalar.value,
+			    "token_file") == 0) {
+				k = crole_scalar(r, "token_sha256");
+				v = crole_scalar(r, hex);
+			} else {
+				k = crole_copy(r, kn);
+				v = k == 0 ? 0 : crole_copy(r,
+				    yaml_document_get_node(r->in, pr->value));
+			}
+			if (k == 0 || v == 0 ||
 			    !yaml_document_append_mapping_pair(&r->out, id, k,
 			    v))
 				return 0;
+		}
+		OPENSSL_cleanse(hex, sizeof(hex));
 		return id;
 	default:
 		return 0;
@@ -286,6 +332,13 @@ char *
 conf_role_text(const char *text, size_t len, enum conf_role role,
     size_t *lenp, struct conf_errors *errs)
 {
+	return conf_role_text_tokens(text, len, role, NULL, lenp, errs);
+}
+
+char *
+conf_role_text_tokens(const char *text, size_t len, enum conf_role role,
+    const struct conf *cf, size_t *lenp, struct conf_errors *errs)
+{
 	struct cparse p;
 	struct crole r;
 	struct crole_buf b = { NULL, 0, 0 };
@@ -299,6 +352,7 @@ conf_role_text(const char *text, size_t len, enum conf_role role,
 	p.errs = errs;
 	memset(&r, 0, sizeof(r));
 	r.role = role;
+	r.cf = cf;
 	r.in = &in;
 	if (!yaml_parser_initialize(&parser)) {
 		conf_err(&p, 0, "config: cannot start the YAML parser");

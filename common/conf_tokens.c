@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * conf_tokens.c: admin.tokens, the admin API's credentials.
+ * conf_tokens.c: the lists of bearer tokens (T_TOKENS): admin.tokens,
+ * the admin API's credentials, and claim_check.auth.tokens, the claim
+ * gateway's.
  *
- * A list of maps {name, token | token_file | token_sha256, scopes}:
- * exactly one of the three credential forms, a name unique in the list
- * (the actor an audit record names), and a non-empty list of scopes
- * (common/scope.h), each known.  Only the SHA-256 of a token is kept:
- * token: is hashed as it is parsed and its text wiped, token_sha256: is
- * the digest in hex, and token_file: is read by conf_tokens_read, which
- * ankusad calls while it is still root, so that the file may be root's
- * alone.  A file's token is its first line (a final newline is not
- * part of it).  An exec of ankusad by itself (daemon/reexec.h) runs as
- * node.user already: the digests read from files are handed down to it
- * in a memfd (conf_tokens_save, conf_tokens_restore) instead of read
- * again.
+ * A list of maps {name, token | token_file | token_sha256}, and scopes
+ * when the key has F_SCOPES (admin.tokens; refused as an unknown key
+ * otherwise): exactly one of the three credential forms, a name unique
+ * in the list (the actor an audit record names, the name a log line
+ * gives), and a non-empty list of scopes (common/scope.h), each known.
+ * A token is at least the key's min bytes long.  Only the SHA-256 of a
+ * token is kept: token: is hashed as it is parsed and its text wiped,
+ * token_sha256: is the digest in hex, and token_file: is read by
+ * conf_tokens_read, which ankusad calls while it is still root, so that
+ * the file may be root's alone.  A file's token is its first line (a
+ * final newline is not part of it).  An exec of ankusad by itself
+ * (daemon/reexec.h) runs as node.user already: the digests read from
+ * files are handed down to it in a memfd (conf_tokens_save,
+ * conf_tokens_restore) instead of read again; a child gets them in its
+ * part of the config (conf_role.c, conf_tokens_digest).  Tokens are
+ * matched by common/bearer.c.
  */
 #include "config.h"
 
@@ -39,6 +45,16 @@
 static const char *const token_fields[] = {
 	"name", "token", "token_file", "token_sha256", "scopes", NULL
 };
+
+/* The list of key k in base, and its count (to read); where they are
+ * (to write). */
+#define CTOK_LIST(k, base)	(*(struct conf_token *const *)(const void *) \
+	((const char *)(base) + (k)->off))
+#define CTOK_N(k, base)		(*(const int *)(const void *)		\
+	((const char *)(base) + (k)->off2))
+#define CTOK_LISTP(k, base)	((struct conf_token **)(void *)		\
+	((char *)(base) + (k)->off))
+#define CTOK_NP(k, base)	((int *)(void *)((char *)(base) + (k)->off2))
 
 /* 64 hex digits to 32 bytes: 0, or -1. */
 static int
@@ -96,20 +112,30 @@ token_scopes(struct cparse *p, yaml_node_t *n, const char *path)
 	return bad ? 0 : set;
 }
 
-/* One entry into t: 0, or -1 after an error. */
+/* An entry's strings freed, its digest wiped, and it zeroed. */
+static void
+ctok_clear(struct conf_token *t)
+{
+	free(t->name);
+	free(t->file);
+	explicit_bzero(t, sizeof(*t));
+}
+
+/* One entry of k's list into t: 0, or -1 after an error. */
 static int
-token_entry(struct cparse *p, yaml_node_t *e, const char *path,
-    struct admin_token *t)
+token_entry(struct cparse *p, const struct conf_key *k, yaml_node_t *e,
+    const char *path, struct conf_token *t)
 {
 	yaml_node_pair_t *pr;
 	yaml_node_t *kn, *vn;
 	char fpath[TOKEN_PATH_MAX], *v;
-	const char *cred = NULL;
+	const char *cred = NULL, *sc;
 	int i, ncred = 0, bad = 0;
 
+	sc = k->flags & F_SCOPES ? ", scopes" : "";
 	if (e == NULL || e->type != YAML_MAPPING_NODE) {
 		conf_err(p, conf_yline(e), "%s must be a map {name, token | "
-		    "token_file | token_sha256, scopes}, got %s", path,
+		    "token_file | token_sha256%s}, got %s", path, sc,
 		    conf_ykind(e));
 		return -1;
 	}
@@ -122,10 +148,12 @@ token_entry(struct cparse *p, yaml_node_t *e, const char *path,
 			if (strcmp((const char *)kn->data.scalar.value,
 			    token_fields[i]) == 0)
 				break;
-		if (token_fields[i] == NULL) {
+		if (token_fields[i] == NULL || (i == 4 &&
+		    !(k->flags & F_SCOPES))) {
 			conf_err(p, conf_yline(kn), "%s.%s: unknown key (a "
-			    "token has name, token, token_file, token_sha256 "
-			    "and scopes)", path, kn->data.scalar.value);
+			    "token has name, token, token_file%s "
+			    "token_sha256%s)", path, kn->data.scalar.value,
+			    *sc ? "," : " and", *sc ? " and scopes" : "");
 			bad = 1;
 		} else if (i >= 1 && i <= 3) {
 			cred = token_fields[i];
@@ -165,6 +193,11 @@ token_entry(struct cparse *p, yaml_node_t *e, const char *path,
 	}
 	if (strcmp(cred, "token") == 0) {
 		t->kind = TOKEN_INLINE;
+		if (strlen(v) < k->min) {
+			conf_err(p, conf_yline(vn), "%s must be at least %d "
+			    "bytes", fpath, (int)k->min);
+			bad = 1;
+		}
 		sha256(v, strlen(v), t->digest);
 		t->has_digest = 1;
 		explicit_bzero(v, strlen(v));
@@ -188,26 +221,26 @@ token_entry(struct cparse *p, yaml_node_t *e, const char *path,
 		}
 		t->file = v;
 	}
-	if ((t->scopes = token_scopes(p, conf_ymap_get(p->doc, e, "scopes"),
-	    path)) == 0)
+	if ((k->flags & F_SCOPES) && (t->scopes = token_scopes(p,
+	    conf_ymap_get(p->doc, e, "scopes"), path)) == 0)
 		bad = 1;
 	return bad ? -1 : 0;
 }
 
 void
-conf_tokens_set(struct cparse *p, struct conf *cf, yaml_node_t *n,
-    const char *path)
+conf_tokens_set(struct cparse *p, const struct conf_key *k, void *base,
+    yaml_node_t *n, const char *path)
 {
+	struct conf_token **tp = CTOK_LISTP(k, base), *t;
+	int *np = CTOK_NP(k, base);
 	yaml_node_item_t *it;
-	struct admin_token *t;
 	char epath[TOKEN_PATH_MAX];
 	size_t cnt;
 	int i, j;
 
-	conf_tokens_free(cf->admin.tokens, cf->admin.ntokens);
-	free(cf->admin.tokens);
-	cf->admin.tokens = NULL;
-	cf->admin.ntokens = 0;
+	conf_tokens_free(*tp, *np);
+	*tp = NULL;
+	*np = 0;
 	if (conf_yisnull(n))
 		return;
 	if (n->type != YAML_SEQUENCE_NODE) {
@@ -218,115 +251,151 @@ conf_tokens_set(struct cparse *p, struct conf *cf, yaml_node_t *n,
 	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
 	if (cnt == 0)
 		return;
-	if ((cf->admin.tokens = calloc(cnt, sizeof(*t))) == NULL)
+	if ((*tp = calloc(cnt, sizeof(*t))) == NULL)
 		abort();
 	for (i = 0, it = n->data.sequence.items.start;
 	    it < n->data.sequence.items.top; it++, i++) {
 		snprintf(epath, sizeof(epath), "%s[%d]", path, i);
-		t = &cf->admin.tokens[cf->admin.ntokens];
-		if (token_entry(p, yaml_document_get_node(p->doc, *it), epath,
-		    t) == -1) {
-			conf_tokens_free(t, 1);
-			memset(t, 0, sizeof(*t));
+		t = &(*tp)[*np];
+		if (token_entry(p, k, yaml_document_get_node(p->doc, *it),
+		    epath, t) == -1) {
+			ctok_clear(t);
 			continue;
 		}
-		for (j = 0; j < cf->admin.ntokens; j++)
-			if (strcmp(cf->admin.tokens[j].name, t->name) == 0)
+		for (j = 0; j < *np; j++)
+			if (strcmp((*tp)[j].name, t->name) == 0)
 				break;
-		if (j < cf->admin.ntokens) {
+		if (j < *np) {
 			conf_err(p, conf_yline(yaml_document_get_node(p->doc,
 			    *it)), "%s.name: %s is the name of another token "
 			    "too", epath, t->name);
-			conf_tokens_free(t, 1);
-			memset(t, 0, sizeof(*t));
+			ctok_clear(t);
 			continue;
 		}
-		cf->admin.ntokens++;
+		(*np)++;
 	}
+}
+
+/* The list of k is one conf_tokens_read reads: its section (the key's
+ * first part) is enabled, by the section's own flag or its enabled. */
+static int
+ctok_section_on(const struct conf *cf, const struct conf_key *k)
+{
+	const struct conf_key *s;
+	char name[64];
+	size_t len = strcspn(k->name, ".");
+
+	snprintf(name, sizeof(name), "%.*s", (int)len, k->name);
+	if ((s = conf_key_byname(name)) != NULL && s->type == T_SECTION &&
+	    s->scope == S_CONF)
+		return *(const int *)(const void *)((const char *)cf + s->off);
+	snprintf(name, sizeof(name), "%.*s.enabled", (int)len, k->name);
+	if ((s = conf_key_byname(name)) != NULL && s->type == T_BOOL &&
+	    s->scope == S_CONF)
+		return *(const int *)(const void *)((const char *)cf + s->off);
+	return 1;
+}
+
+/* The token in t's file into its digest: 0, or -1 with err set. */
+static int
+ctok_read(const struct conf_key *k, int i, struct conf_token *t, char *err,
+    size_t errlen)
+{
+	char buf[TOKEN_FILE_MAX + 1];
+	ssize_t r;
+	size_t len;
+	int fd;
+
+	if ((fd = open(t->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		snprintf(err, errlen, "%s[%d].token_file %s: %s", k->name, i,
+		    t->file, strerror(errno));
+		return -1;
+	}
+	len = 0;
+	while (len < sizeof(buf) &&
+	    (r = read(fd, buf + len, sizeof(buf) - len)) != 0) {
+		if (r == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "%s[%d].token_file %s: %s",
+			    k->name, i, t->file, strerror(errno));
+			close(fd);
+			explicit_bzero(buf, sizeof(buf));
+			return -1;
+		}
+		len += (size_t)r;
+	}
+	close(fd);
+	if (len > TOKEN_FILE_MAX) {
+		snprintf(err, errlen, "%s[%d].token_file %s: longer than %d "
+		    "bytes", k->name, i, t->file, TOKEN_FILE_MAX);
+		explicit_bzero(buf, sizeof(buf));
+		return -1;
+	}
+	/* The first line, without its newline (and a CR before). */
+	buf[len] = '\0';
+	len = strcspn(buf, "\n");
+	if (len > 0 && buf[len - 1] == '\r')
+		len--;
+	if (len == 0 || len < k->min) {
+		snprintf(err, errlen, "%s[%d].token_file %s: %s", k->name, i,
+		    t->file, len == 0 ? "empty" : "a token shorter than the "
+		    "least");
+		explicit_bzero(buf, sizeof(buf));
+		return -1;
+	}
+	sha256(buf, len, t->digest);
+	t->has_digest = 1;
+	explicit_bzero(buf, sizeof(buf));
+	return 0;
 }
 
 int
 conf_tokens_read(struct conf *cf, char *err, size_t errlen)
 {
-	struct admin_token *t;
-	char buf[TOKEN_FILE_MAX + 1];
-	ssize_t r;
-	size_t len;
-	int i, fd;
+	const struct conf_key *k;
+	struct conf_token *t;
+	size_t m;
+	int i;
 
-	for (i = 0; i < cf->admin.ntokens; i++) {
-		t = &cf->admin.tokens[i];
-		if (t->kind != TOKEN_FILE || t->has_digest)
+	for (m = 0; m < CONF_TAB_N; m++) {
+		k = &conf_tab[m];
+		if (k->type != T_TOKENS || k->scope != S_CONF ||
+		    !ctok_section_on(cf, k))
 			continue;
-		if ((fd = open(t->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) ==
-		    -1) {
-			snprintf(err, errlen, "admin.tokens[%d].token_file %s: "
-			    "%s", i, t->file, strerror(errno));
-			return -1;
-		}
-		len = 0;
-		while (len < sizeof(buf) &&
-		    (r = read(fd, buf + len, sizeof(buf) - len)) != 0) {
-			if (r == -1) {
-				if (errno == EINTR)
-					continue;
-				snprintf(err, errlen, "admin.tokens[%d]."
-				    "token_file %s: %s", i, t->file,
-				    strerror(errno));
-				close(fd);
-				explicit_bzero(buf, sizeof(buf));
+		for (i = 0; i < CTOK_N(k, cf); i++) {
+			t = &(*CTOK_LISTP(k, cf))[i];
+			if (t->kind == TOKEN_FILE && !t->has_digest &&
+			    ctok_read(k, i, t, err, errlen) == -1)
 				return -1;
-			}
-			len += (size_t)r;
 		}
-		close(fd);
-		if (len > TOKEN_FILE_MAX) {
-			snprintf(err, errlen, "admin.tokens[%d].token_file %s: "
-			    "longer than %d bytes", i, t->file,
-			    TOKEN_FILE_MAX);
-			explicit_bzero(buf, sizeof(buf));
-			return -1;
-		}
-		/* The first line, without its newline (and a CR before). */
-		buf[len] = '\0';
-		len = strcspn(buf, "\n");
-		if (len > 0 && buf[len - 1] == '\r')
-			len--;
-		if (len == 0) {
-			snprintf(err, errlen, "admin.tokens[%d].token_file %s: "
-			    "empty", i, t->file);
-			return -1;
-		}
-		sha256(buf, len, t->digest);
-		t->has_digest = 1;
-		explicit_bzero(buf, sizeof(buf));
 	}
 	return 0;
 }
 
 void
-conf_tokens_free(struct admin_token *t, int n)
+conf_tokens_free(struct conf_token *t, int n)
 {
 	int i;
 
-	for (i = 0; t != NULL && i < n; i++) {
-		free(t[i].name);
-		free(t[i].file);
-		explicit_bzero(t[i].digest, sizeof(t[i].digest));
-	}
+	if (t == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		ctok_clear(&t[i]);
+	free(t);
 }
 
 int
-conf_tokens_differ(const struct conf *a, const struct conf *b)
+conf_tokens_differ(const struct conf_key *k, const char *o, const char *w)
 {
-	const struct admin_token *x, *y;
+	const struct conf_token *x, *y;
 	int i;
 
-	if (a->admin.ntokens != b->admin.ntokens)
+	if (CTOK_N(k, o) != CTOK_N(k, w))
 		return 1;
-	for (i = 0; i < a->admin.ntokens; i++) {
-		x = &a->admin.tokens[i];
-		y = &b->admin.tokens[i];
+	for (i = 0; i < CTOK_N(k, o); i++) {
+		x = &CTOK_LIST(k, o)[i];
+		y = &CTOK_LIST(k, w)[i];
 		if (strcmp(x->name, y->name) != 0 || x->kind != y->kind ||
 		    x->scopes != y->scopes)
 			return 1;
@@ -340,51 +409,87 @@ conf_tokens_differ(const struct conf *a, const struct conf *b)
 }
 
 int
-conf_tokens_copy(const struct conf *from, struct conf *to)
+conf_tokens_copy(const struct conf_key *k, const char *o, char *w)
 {
-	struct admin_token *t;
-	int i;
+	const struct conf_token *from = CTOK_LIST(k, o);
+	struct conf_token *t, **tp = CTOK_LISTP(k, w);
+	int i, n = CTOK_N(k, o), *np = CTOK_NP(k, w);
 
-	conf_tokens_free(to->admin.tokens, to->admin.ntokens);
-	free(to->admin.tokens);
-	to->admin.tokens = NULL;
-	to->admin.ntokens = 0;
-	if (from->admin.ntokens == 0)
+	conf_tokens_free(*tp, *np);
+	*tp = NULL;
+	*np = 0;
+	if (n == 0)
 		return 0;
-	if ((t = calloc(from->admin.ntokens, sizeof(*t))) == NULL)
+	if ((t = calloc(n, sizeof(*t))) == NULL)
 		return -1;
-	to->admin.tokens = t;
-	for (i = 0; i < from->admin.ntokens; i++) {
-		t[i] = from->admin.tokens[i];
-		t[i].name = strdup(from->admin.tokens[i].name);
-		t[i].file = from->admin.tokens[i].file != NULL ?
-		    strdup(from->admin.tokens[i].file) : NULL;
-		to->admin.ntokens++;
-		if (t[i].name == NULL || (from->admin.tokens[i].file != NULL &&
+	*tp = t;
+	for (i = 0; i < n; i++) {
+		t[i] = from[i];
+		t[i].name = strdup(from[i].name);
+		t[i].file = from[i].file != NULL ? strdup(from[i].file) : NULL;
+		(*np)++;
+		if (t[i].name == NULL || (from[i].file != NULL &&
 		    t[i].file == NULL))
 			return -1;
 	}
 	return 0;
 }
 
+int
+conf_tokens_copy_all(const struct conf *from, struct conf *to)
+{
+	size_t m;
+
+	for (m = 0; m < CONF_TAB_N; m++)
+		if (conf_tab[m].type == T_TOKENS &&
+		    conf_tab[m].scope == S_CONF &&
+		    conf_tokens_copy(&conf_tab[m], (const char *)from,
+		    (char *)to) == -1)
+			return -1;
+	return 0;
+}
+
+const unsigned char *
+conf_tokens_digest(const struct conf *cf, const char *list, const char *name)
+{
+	const struct conf_key *k;
+	const struct conf_token *t;
+	int i;
+
+	if ((k = conf_key_byname(list)) == NULL || k->type != T_TOKENS ||
+	    k->scope != S_CONF)
+		return NULL;
+	for (i = 0; i < CTOK_N(k, cf); i++) {
+		t = &CTOK_LIST(k, cf)[i];
+		if (strcmp(t->name, name) == 0)
+			return t->has_digest ? t->digest : NULL;
+	}
+	return NULL;
+}
+
 /* A saved record: the file's path, NUL, its token's digest. */
 int
 conf_tokens_save(const struct conf *cf)
 {
+	const struct conf_token *t;
 	char buf[16384];
-	size_t n = 0, len;
+	size_t n = 0, len, m;
 	int i, fd;
 
-	for (i = 0; i < cf->admin.ntokens; i++) {
-		if (cf->admin.tokens[i].kind != TOKEN_FILE ||
-		    !cf->admin.tokens[i].has_digest)
+	for (m = 0; m < CONF_TAB_N; m++) {
+		if (conf_tab[m].type != T_TOKENS || conf_tab[m].scope != S_CONF)
 			continue;
-		len = strlen(cf->admin.tokens[i].file) + 1;
-		if (n + len + SHA256_LEN > sizeof(buf))
-			break;
-		memcpy(buf + n, cf->admin.tokens[i].file, len);
-		memcpy(buf + n + len, cf->admin.tokens[i].digest, SHA256_LEN);
-		n += len + SHA256_LEN;
+		for (i = 0; i < CTOK_N(&conf_tab[m], cf); i++) {
+			t = &CTOK_LIST(&conf_tab[m], cf)[i];
+			if (t->kind != TOKEN_FILE || !t->has_digest)
+				continue;
+			len = strlen(t->file) + 1;
+			if (n + len + SHA256_LEN > sizeof(buf))
+				break;
+			memcpy(buf + n, t->file, len);
+			memcpy(buf + n + len, t->digest, SHA256_LEN);
+			n += len + SHA256_LEN;
+		}
 	}
 	if (n == 0)
 		return -1;
@@ -396,8 +501,9 @@ conf_tokens_save(const struct conf *cf)
 void
 conf_tokens_restore(struct conf *cf, int fd)
 {
+	struct conf_token *t;
 	char *buf;
-	size_t len, off, plen;
+	size_t len, off, plen, m;
 	int i;
 
 	if ((buf = proc_read_all(fd, &len)) == NULL)
@@ -406,14 +512,20 @@ conf_tokens_restore(struct conf *cf, int fd)
 		plen = strnlen(buf + off, len - off);
 		if (off + plen + 1 + SHA256_LEN > len)
 			break;
-		for (i = 0; i < cf->admin.ntokens; i++)
-			if (cf->admin.tokens[i].kind == TOKEN_FILE &&
-			    !cf->admin.tokens[i].has_digest &&
-			    strcmp(cf->admin.tokens[i].file, buf + off) == 0) {
-				memcpy(cf->admin.tokens[i].digest,
-				    buf + off + plen + 1, SHA256_LEN);
-				cf->admin.tokens[i].has_digest = 1;
+		for (m = 0; m < CONF_TAB_N; m++) {
+			if (conf_tab[m].type != T_TOKENS ||
+			    conf_tab[m].scope != S_CONF)
+				continue;
+			for (i = 0; i < CTOK_N(&conf_tab[m], cf); i++) {
+				t = &(*CTOK_LISTP(&conf_tab[m], cf))[i];
+				if (t->kind != TOKEN_FILE || t->has_digest ||
+				    strcmp(t->file, buf + off) != 0)
+					continue;
+				memcpy(t->digest, buf + off + plen + 1,
+				    SHA256_LEN);
+				t->has_digest = 1;
 			}
+		}
 	}
 	explicit_bzero(buf, len);
 	free(buf);

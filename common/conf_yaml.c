@@ -292,10 +292,6 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 		snprintf(buf, sz, "a list of edge, dispatch, storage, "
 		    "claim_check");
 		break;
-	case T_TOKENS:
-		snprintf(buf, sz, "a list of {name, token | token_file | "
-		    "token_sha256, scopes}");
-		break;
 	case T_ONLY:
 	case T_ENUM:
 	case T_ENUMSTR:
@@ -321,6 +317,10 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 		break;
 	case T_HEADERS:
 		snprintf(buf, sz, "a map of header names to strings");
+		break;
+	case T_TOKENS:
+		snprintf(buf, sz, "a list of {name, token | token_file | "
+		    "token_sha256%s}", k->flags & F_SCOPES ? ", scopes" : "");
 		break;
 	case T_KEYHDR:
 		snprintf(buf, sz, "a header name");
@@ -880,9 +880,6 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	case T_ROLES:
 		conf_set_roles(p, k, n, path);
 		return;
-	case T_TOKENS:
-		conf_tokens_set(p, p->conf, n, path);
-		return;
 	case T_SECRETS:
 		cset_secrets(p, c, k, base, n, path);
 		return;
@@ -893,6 +890,9 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		return;
 	case T_HEADERS:
 		cset_headers(p, k, base, n, path);
+		return;
+	case T_TOKENS:
+		conf_tokens_set(p, k, base, n, path);
 		return;
 	default:
 		break;

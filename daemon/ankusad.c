@@ -113,7 +113,8 @@ static void	ankusad_reexec(const char *) __attribute__((noreturn));
 static int	ankusad_close(void);
 static void	listener_refuse(int);
 static int	listener_filter(int);
-static int	ankusad_role_texts(const char *, size_t, char **, size_t *,
+static int	ankusad_role_texts(const char *, size_t, const struct conf *,
+		    char **, size_t *,
 		    char *, size_t);
 static void	ankusad_wire(void);
 
@@ -259,11 +260,12 @@ lock_data_dir(const char *dir)
 /*
  * The part of the config text each kind of child gets (conf_role.c),
  * each parsed here as the child will, so that a text a child would
- * refuse never reaches it.  0, or -1 with err set and nothing kept.
+ * refuse never reaches it; a token_file as the digest tokens read from
+ * it (NULL: as written).  0, or -1 with err set and nothing kept.
  */
 static int
-ankusad_role_texts(const char *text, size_t len, char **out, size_t *lens,
-    char *err, size_t errlen)
+ankusad_role_texts(const char *text, size_t len, const struct conf *tokens,
+    char **out, size_t *lens, char *err, size_t errlen)
 {
 	static const char *const names[CONF_ROLE_MAX] = {
 		"edges", "deliver processes", "claim gateways"
@@ -273,7 +275,8 @@ ankusad_role_texts(const char *text, size_t len, char **out, size_t *lens,
 	int r, k;
 
 	for (r = 0; r < CONF_ROLE_MAX; r++) {
-		out[r] = conf_role_text(text, len, r, &lens[r], &errs);
+		out[r] = conf_role_text_tokens(text, len, r, tokens, &lens[r],
+		    &errs);
 		cf = out[r] != NULL ? conf_parse_role(out[r], lens[r], r,
 		    &errs) : NULL;
 		if (cf == NULL) {
@@ -393,7 +396,9 @@ reload_conf(char *err, size_t errlen)
 		free(text);
 		return -1;
 	}
-	if (ankusad_role_texts(text, len, roles, rlens, err, errlen) == -1) {
+	/* The tokens stay those read at start (conf_reload_keep). */
+	if (ankusad_role_texts(text, len, env->conf, roles, rlens, err,
+	    errlen) == -1) {
 		log_warnx("reload: %s; old config kept", err);
 		conf_free(nc);
 		free(text);
@@ -938,8 +943,8 @@ main(int argc, char *argv[])
 		free(env->conf_text);
 		return EX_CONFIG;
 	}
-	if (ankusad_role_texts(env->conf_text, env->conf_len, env->role_text,
-	    env->role_len, err, sizeof(err)) == -1) {
+	if (ankusad_role_texts(env->conf_text, env->conf_len, NULL,
+	    env->role_text, env->role_len, err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s\n", err);
 		return EX_CONFIG;
 	}
@@ -1006,17 +1011,26 @@ main(int argc, char *argv[])
 		env->claim_fd = open_listener("claim_check",
 		    env->conf->claim_check.ip, env->conf->claim_check.port);
 
+	/* The token files, while root may still read them; after an exec
+	 * of ankusad by itself, as the image before read them.  The
+	 * children's parts then carry their digests. */
+	if ((fd = reexec_take("tokens")) != -1) {
+		conf_tokens_restore(env->conf, fd);
+		close(fd);
+	}
+	if (conf_tokens_read(env->conf, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		exit(EX_CONFIG);
+	}
+	for (i = 0; i < CONF_ROLE_MAX; i++)
+		free(env->role_text[i]);
+	if (ankusad_role_texts(env->conf_text, env->conf_len, env->conf,
+	    env->role_text, env->role_len, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		exit(EX_CONFIG);
+	}
+
 	if (env->conf->admin.enabled) {
-		/* The token files, while root may still read them; after an
-		 * exec of ankusad by itself, as the image before read them. */
-		if ((fd = reexec_take("tokens")) != -1) {
-			conf_tokens_restore(env->conf, fd);
-			close(fd);
-		}
-		if (conf_tokens_read(env->conf, err, sizeof(err)) == -1) {
-			log_warnx("%s", err);
-			exit(EX_CONFIG);
-		}
 		if (env->conf->admin.ntokens == 0)
 			log_warnx("admin: admin.tokens is empty: the admin API "
 			    "on %s:%u is open to every process of this host",

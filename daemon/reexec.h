@@ -21,7 +21,7 @@ int	reexec_inherited(void);
  *	"notify"			the socket to NOTIFY_SOCKET (notify.c)
  *	"privsep"			the root helper's socketpair end: the
  *					helper outlives the exec (privsep.c)
- *	"tokens"			the digests of admin.tokens' files
+ *	"tokens"			the digests of the token lists' files
  *					(common/conf_tokens.c)
  */
 int	reexec_take(const char *name);

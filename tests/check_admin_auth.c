@@ -185,7 +185,7 @@ two_tokens(void)
 START_TEST(test_token_match)
 {
 	struct conf *c = two_tokens();
-	const struct admin_token *t;
+	const struct conf_token *t;
 
 	ck_assert_ptr_null(auth_token(c, NULL));
 	t = auth_token(c, "Bearer alpha-token");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <openssl/sha.h>
 
 #include "conf.h"
 #include "conf_int.h"
@@ -1024,8 +1025,8 @@ static const struct {
 	  "claim_check.pack_max_bytes, line 2" },
 	{ "claim_check:\n  tokens:\n    - {token: t, tenants: all}\n",
 	  "claim_check.tokens is not supported by this build: the claim "
-	  "gateway takes no tokens; bind claim_check.ip where only the "
-	  "consumers reach it, line 2" },
+	  "gateway's tokens are claim_check.auth.tokens, without tenants, "
+	  "line 2" },
 	{ "claim_check:\n  remote: {url: \"http://cc:4001\"}\n",
 	  "claim_check.remote is not supported by this build: every node "
 	  "reads the claims from claim_check.store itself, line 2" },
@@ -1732,6 +1733,100 @@ START_TEST(test_tenants)
 }
 END_TEST
 
+/* claim_check.auth.tokens: each form kept as the SHA-256 of the token
+ * (a file's once conf_tokens_read read it, as ankusad does while root),
+ * the mistakes refused by name, scopes refused (admin.tokens' alone). */
+#define TOK_A	"token-a-0123456789abcdef"
+/* sha256("token-c-0123456789abcdef") */
+#define TOK_C_SHA \
+	"86162e11c5f38aedbd3ac455c70bf1e7bce9e8350f0a4e2a5ffad184e94651da"
+START_TEST(test_tokens)
+{
+	char path[] = "/tmp/check_conf_tok.XXXXXX", y[1024], err[256];
+	unsigned char md[32];
+	struct conf *cf;
+	FILE *f;
+	int fd;
+
+	ck_assert_int_ne(fd = mkstemp(path), -1);
+	ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+	fputs("token-b-0123456789abcdef\n", f);
+	fclose(f);
+	snprintf(y, sizeof(y), "claim_check:\n" CLAIM_KEY "  auth:\n"
+	    "    tokens:\n"
+	    "      - {name: a, token: " TOK_A "}\n"
+	    "      - {name: b, token_file: %s}\n"
+	    "      - {name: c, token_sha256: \"" TOK_C_SHA "\"}\n" SRC, path);
+	cf = parse_ok(y);
+	ck_assert_int_eq(cf->claim_check.ntokens, 3);
+	ck_assert_str_eq(cf->claim_check.tokens[0].name, "a");
+	SHA256((const unsigned char *)TOK_A, strlen(TOK_A), md);
+	ck_assert(memcmp(cf->claim_check.tokens[0].digest, md, 32) == 0);
+	ck_assert_str_eq(cf->claim_check.tokens[1].name, "b");
+	ck_assert_str_eq(cf->claim_check.tokens[1].file, path);
+	ck_assert(!cf->claim_check.tokens[1].has_digest);
+	ck_assert_int_eq(conf_tokens_read(cf, err, sizeof(err)), 0);
+	ck_assert(cf->claim_check.tokens[1].has_digest);
+	SHA256((const unsigned char *)"token-b-0123456789abcdef", 24, md);
+	ck_assert(memcmp(cf->claim_check.tokens[1].digest, md, 32) == 0);
+	ck_assert_uint_eq(cf->claim_check.tokens[2].digest[0], 0x86);
+	ck_assert_uint_eq(cf->claim_check.tokens[2].digest[31], 0xda);
+	conf_free(cf);
+
+	/* A file's token shorter than 16 bytes is refused when read. */
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("short\n", f);
+	fclose(f);
+	snprintf(y, sizeof(y), "claim_check:\n" CLAIM_KEY "  auth:\n"
+	    "    tokens:\n      - {name: b, token_file: %s}\n" SRC, path);
+	cf = parse_ok(y);
+	ck_assert_int_eq(conf_tokens_read(cf, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "claim_check.auth.tokens[0].token_file ") !=
+	    NULL && strstr(err, "shorter") != NULL, "%s", err);
+	conf_free(cf);
+	unlink(path);
+	cf = parse_ok("claim_check:\n" CLAIM_KEY "  auth:\n    tokens:\n"
+	    "      - {name: a, token_file: /nonexistent/tok}\n" SRC);
+	ck_assert_int_eq(conf_tokens_read(cf, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "claim_check.auth.tokens[0].token_file "
+	    "/nonexistent/tok: No such file or directory");
+	conf_free(cf);
+
+	expect_err("claim_check:\n" CLAIM_KEY "  auth:\n    tokens:\n"
+	    "      - {name: a, token: " TOK_A ", token_sha256: \"" TOK_C_SHA
+	    "\"}\n" SRC, "claim_check.auth.tokens[0] must have exactly one "
+	    "of token, token_file and token_sha256, got 2, line 5");
+	expect_err("claim_check:\n" CLAIM_KEY "  auth:\n    tokens:\n"
+	    "      - {token: " TOK_A "}\n" SRC, "claim_check.auth.tokens[0]"
+	    ".name is required, line 5");
+	expect_err("claim_check:\n" CLAIM_KEY "  auth:\n    tokens:\n"
+	    "      - {name: a, token: short}\n" SRC,
+	    "claim_check.auth.tokens[0].token must be at least 16 bytes, "
+	    "line 5");
+	expect_err("claim_check:\n" CLAIM_KEY "  auth:\n    tokens:\n"
+	    "      - {name: a, token_sha256: abc}\n" SRC,
+	    "claim_check.auth.tokens[0].token_sha256 must be 64 hex digits "
+	    "(the SHA-256 of the token), got 3 characters that are not, "
+	    "line 5");
+	expect_err("claim_check:\n" CLAIM_KEY "  auth:\n    tokens:\n"
+	    "      - {name: a, token: " TOK_A "}\n"
+	    "      - {name: a, token: " TOK_A "x}\n" SRC,
+	    "claim_check.auth.tokens[1].name: a is the name of another "
+	    "token too, line 6");
+	expect_err("claim_check:\n" CLAIM_KEY "  auth:\n    tokens:\n"
+	    "      - {name: a, secret: " TOK_A "}\n" SRC,
+	    "claim_check.auth.tokens[0].secret: unknown key (a token has "
+	    "name, token, token_file and token_sha256), line 5");
+	expect_err("claim_check:\n" CLAIM_KEY "  auth:\n    tokens:\n"
+	    "      - {name: a, token: " TOK_A ", scopes: ['*']}\n" SRC,
+	    "claim_check.auth.tokens[0].scopes: unknown key (a token has "
+	    "name, token, token_file and token_sha256), line 5");
+	expect_err("claim_check:\n" CLAIM_KEY "  auth:\n    tokens: x\n" SRC,
+	    "claim_check.auth.tokens must be a list of tokens, got a string, "
+	    "line 4");
+}
+END_TEST
+
 START_TEST(test_misc_values)
 {
 	struct conf *cf;
@@ -2059,6 +2154,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_max_sinks);
 	tcase_add_test(tc, test_tenants);
 	tcase_add_test(tc, test_misc_values);
+	tcase_add_test(tc, test_tokens);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reload");

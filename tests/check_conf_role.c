@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -234,6 +235,71 @@ START_TEST(test_references_kept)
 }
 END_TEST
 
+/*
+ * A gateway token's token_file becomes, in the deliver processes' and the
+ * gateways' texts, the digest the master read (conf_role_text_tokens),
+ * so that the file may be root's alone; without the master's
+ * configuration, or for a token it has no digest of, it stays as
+ * written.
+ */
+START_TEST(test_token_file_digest)
+{
+	static const char tok[] = "gateway-token-0123456789";
+	char path[] = "/tmp/check_conf_role_tok.XXXXXX", y[1024], err[256];
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf, *child;
+	size_t len;
+	FILE *f;
+	char *t;
+	int fd;
+
+	ck_assert_int_ne(fd = mkstemp(path), -1);
+	ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+	fprintf(f, "%s\n", tok);
+	fclose(f);
+	snprintf(y, sizeof(y), "claim_check:\n"
+	    "  store: {type: local}\n"
+	    "  signing_key: signing-key-0123456789abcdef0123456789\n"
+	    "  auth:\n"
+	    "    tokens:\n"
+	    "      - {name: filed, token_file: %s}\n"
+	    "      - {name: inline, token: inline-token-0123456789}\n"
+	    "sources:\n"
+	    "  a:\n"
+	    "    sinks: [{type: log}]\n", path);
+	cf = conf_parse(y, strlen(y), "test", &e);
+	ck_assert_ptr_nonnull(cf);
+	ck_assert_int_eq(conf_tokens_read(cf, err, sizeof(err)), 0);
+	unlink(path);
+
+	t = conf_role_text_tokens(y, strlen(y), CONF_ROLE_GATEWAY, cf, &len,
+	    &e);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_null(strstr(t, "token_file"));
+	ck_assert_ptr_null(strstr(t, path));
+	ck_assert_ptr_nonnull(strstr(t, "token_sha256"));
+	child = role_parse(t, len, CONF_ROLE_GATEWAY);
+	ck_assert_int_eq(child->claim_check.ntokens, 2);
+	ck_assert_str_eq(child->claim_check.tokens[0].name, "filed");
+	ck_assert(child->claim_check.tokens[0].has_digest);
+	ck_assert_mem_eq(child->claim_check.tokens[0].digest,
+	    cf->claim_check.tokens[0].digest, 32);
+	ck_assert_mem_eq(child->claim_check.tokens[1].digest,
+	    cf->claim_check.tokens[1].digest, 32);
+	conf_free(child);
+	free(t);
+
+	/* Without the master's configuration: as written. */
+	t = conf_role_text(y, strlen(y), CONF_ROLE_GATEWAY, &len, &e);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(strstr(t, path));
+	ck_assert_ptr_null(strstr(t, "token_sha256"));
+	free(t);
+	conf_free(cf);
+	conf_errors_free(&e);
+}
+END_TEST
+
 /* Without sources, only an edge's text is refused. */
 START_TEST(test_sources_needed_by_edge_only)
 {
@@ -431,6 +497,7 @@ conf_role_suite(void)
 	tcase_add_test(tc, test_edge);
 	tcase_add_loop_test(tc, test_claims_roles, 0, 2);
 	tcase_add_test(tc, test_references_kept);
+	tcase_add_test(tc, test_token_file_digest);
 	tcase_add_test(tc, test_sources_needed_by_edge_only);
 	tcase_add_test(tc, test_default_config);
 	tcase_add_test(tc, test_replication_master_only);

@@ -25,6 +25,9 @@
  *     400 {"error":"bad_signature"}: a v2 reference not signed with
  *         claim_check.signing_key, or a v1 one without accept_v1
  *     410 {"error":"ref_expired"}: a good v2 reference past its expiry
+ *     401 {"error":"unauthenticated"}, WWW-Authenticate: Bearer: with
+ *         claim_check.auth.tokens, a request that presents none of them
+ *         (common/bearer.h), before anything else of it is read
  *     404 {"error":"not_found"}: no such pack, position or claim (and
  *         any other path)
  *     503 {"error":"store_unavailable"}, Retry-After: 1: the store failed
@@ -90,6 +93,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "bearer.h"
 #include "blob.h"
 #include "claimref.h"
 #include "clock.h"
@@ -416,6 +420,10 @@ gateway_error(struct evhttp_request *req, int status, const char *error)
 	case 400:
 		reason = "Bad Request";
 		break;
+	case 401:
+		reason = "Unauthorized";
+		evhttp_add_header(oh, "WWW-Authenticate", "Bearer");
+		break;
 	case 404:
 		reason = "Not Found";
 		break;
@@ -468,6 +476,13 @@ gateway_request(struct evhttp_request *req, void *arg)
 	}
 	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET && !head) {
 		gateway_error(req, 405, "method_not_allowed");
+		return;
+	}
+	if (conf->claim_check.ntokens > 0 &&
+	    bearer_check(conf->claim_check.tokens, conf->claim_check.ntokens,
+	    evhttp_find_header(evhttp_request_get_input_headers(req),
+	    "Authorization")) == NULL) {
+		gateway_error(req, 401, "unauthenticated");
 		return;
 	}
 

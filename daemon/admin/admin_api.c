@@ -249,7 +249,7 @@ static int
 admin_gate_token(struct admin_req *ar, const struct admin_route *hit)
 {
 	const struct conf *cf = env->conf;
-	const struct admin_token *t;
+	const struct conf_token *t;
 
 	if (cf->admin.ntokens == 0)
 		return 0;

@@ -3,10 +3,11 @@
  * admin_auth.c: the admin API's token, Host and Origin checks; see
  * admin_auth.h.
  *
- * A token is hashed and its digest compared with every entry's by
- * CRYPTO_memcmp: the time taken does not depend on how much of a digest
- * matched, nor on which entry did.  Comparing digests rather than the
- * tokens also makes the time independent of the tokens' lengths.
+ * A token is matched by common/bearer.c: hashed, and its digest compared
+ * with every entry's by CRYPTO_memcmp, so that the time taken does not
+ * depend on how much of a digest matched, nor on which entry did.
+ * Comparing digests rather than the tokens also makes the time
+ * independent of the tokens' lengths.
  */
 #include "config.h"
 
@@ -14,40 +15,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/crypto.h>
-
 #include "admin_auth.h"
+#include "bearer.h"
 #include "conf.h"
-#include "sha256.h"
 
-#define AUTH_TOKEN_MAX	4096	/* a bearer token longer is no token */
-
-const struct admin_token *
+const struct conf_token *
 auth_token(const struct conf *cf, const char *hdr)
 {
-	const struct admin_token *hit = NULL;
-	unsigned char d[SHA256_LEN];
-	const char *tok;
-	size_t len;
-	int i;
-
-	if (hdr == NULL || strncasecmp(hdr, "Bearer ", 7) != 0)
-		return NULL;
-	for (tok = hdr + 7; *tok == ' '; tok++)
-		;
-	len = strlen(tok);
-	while (len > 0 && (tok[len - 1] == ' ' || tok[len - 1] == '\t'))
-		len--;
-	if (len == 0 || len > AUTH_TOKEN_MAX)
-		return NULL;
-	sha256(tok, len, d);
-	for (i = 0; i < cf->admin.ntokens; i++)
-		if (cf->admin.tokens[i].has_digest &&
-		    CRYPTO_memcmp(d, cf->admin.tokens[i].digest,
-		    SHA256_LEN) == 0 && hit == NULL)
-			hit = &cf->admin.tokens[i];
-	explicit_bzero(d, sizeof(d));
-	return hit;
+	return bearer_check(cf->admin.tokens, cf->admin.ntokens, hdr);
 }
 
 /* 1 when host is name, or name:port with port as given (any, when port

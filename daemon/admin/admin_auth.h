@@ -20,7 +20,7 @@
  * header, another scheme, no such token).  Every entry is compared, in
  * constant time over the SHA-256 digests, whatever matches.
  */
-const struct admin_token *auth_token(const struct conf *, const char *hdr);
+const struct conf_token *auth_token(const struct conf *, const char *hdr);
 
 /* 1 when host (a Host header's value) names the listener: local (the
  * connection's own address and port, "[ip]:port" for IPv6; may be NULL),

@@ -785,3 +785,43 @@ def test_claims_v1_accept():
     jerr(*on.request("GET", "/v1/claims/acme/" + v2id), 400,
          "bad_signature")
 
+
+def test_gateway_bearer_tokens():
+    """With claim_check.auth.tokens the gateway serves only a request
+    that presents one of them (given as the token or its SHA-256): no
+    header, another token or scheme is 401 unauthenticated with
+    WWW-Authenticate: Bearer, before the reference is looked at.  A
+    token_file the gateway gets as written (not through the master,
+    which gives it the file's digest: test_daemon_claim_refs_v2) is
+    never read by it, and admits nobody."""
+    root = ankusa.tmpdir("claims")
+    urn = check_in_one(root, "acme", b"secret body")
+    tok_file = os.path.join(ankusa.tmpdir(), "consumer-b.token")
+    with open(tok_file, "w") as f:
+        f.write("consumer-b-token-0123456789\n")
+    tok_c = "consumer-c-token-0123456789"
+    g = Gateway({"store": {"type": "local", "root": root}, "auth": {
+        "tokens": [
+            {"name": "a", "token": "consumer-a-token-0123456789"},
+            {"name": "b", "token_file": tok_file},
+            {"name": "c", "token_sha256":
+             hashlib.sha256(tok_c.encode()).hexdigest()}]}})
+
+    def unauth(st, h, data):
+        jerr(st, h, data, 401, "unauthenticated")
+        assert h.get("www-authenticate") == "Bearer", h
+    unauth(*g.ref(urn))
+    for bad in ("Bearer consumer-d-token-0123456789",
+                "Bearer consumer-b-token-0123456789",
+                "Bearer consumer-a-token-012345678",
+                "Basic consumer-a-token-0123456789", "Bearer ",
+                "Bearer " + hashlib.sha256(tok_c.encode()).hexdigest()):
+        unauth(*g.ref(urn, headers={"Authorization": bad}))
+    # 401 first: a bad reference without a token learns nothing.
+    unauth(*g.ref(urn[:-1] + "A"))
+    for tok in ("consumer-a-token-0123456789", tok_c):
+        hdr = {"Authorization": "Bearer " + tok}
+        st, _, data = g.ref(urn, headers=hdr)
+        assert st == 200 and data == b"secret body", (tok, st, data)
+        bad = urn[:-1] + ("A" if urn[-1] != "A" else "B")
+        jerr(*g.ref(bad, headers=hdr), 400, "bad_signature")

@@ -409,14 +409,23 @@ def test_daemon_claim_refs_v2():
     """A large body goes to an SQS sink by a v2 reference the daemon
     signed with claim_check.signing_key, expiring claim_check.ref_ttl_s
     (3 s here) after its check-in; the consumer reads it from the
-    gateway; the reference changed is 400 bad_signature; past its expiry
-    it is 410 ref_expired."""
+    gateway with a bearer token of claim_check.auth.tokens (a file only
+    root may read: ankusad reads it before it leaves root, the gateways
+    get its digest), and without one is 401; the reference
+    changed is 400 bad_signature; past its expiry it is 410 ref_expired."""
     q = ankusa.FakeSQS().start()
     gw_port = ankusa.free_port()
+    tok = "consumer-token-0123456789"
+    tok_file = os.path.join(ankusa.tmpdir("tokens"), "consumer.token")
+    with open(tok_file, "w") as f:
+        f.write(tok + "\n")
+    os.chmod(tok_file, 0o600)
+    auth = {"Authorization": "Bearer " + tok}
     src = ankusa.sink_source([q.sink(inline_max_bytes=1000)],
                              tenant="acme", retry=dict(ankusa.FAST_RETRY))
     d = Daemon(sources={"big": src}, extra={"claim_check": {
         "ip": "127.0.0.1", "port": gw_port, "ref_ttl_s": 3,
+        "auth": {"tokens": [{"name": "consumer", "token_file": tok_file}]},
         "store": {"type": "local", "root": os.path.join(ankusa.tmpdir(),
                                                          "claims")}}})
     d.start()
@@ -429,13 +438,16 @@ def test_daemon_claim_refs_v2():
     tenant, cid, exp = claimref.parse(v["claim"])
     assert tenant == "acme" and t0 + 3 <= exp <= int(time.time()) + 3, \
         (exp, t0)
-    st, _, data = _gw(gw_port, claimref.path(v["claim"]))
+    st, h, data = _gw(gw_port, claimref.path(v["claim"]))
+    assert st == 401 and json.loads(data) == {"error": "unauthenticated"} \
+        and h.get("WWW-Authenticate") == "Bearer", (st, h, data)
+    st, _, data = _gw(gw_port, claimref.path(v["claim"]), auth)
     assert st == 200 and data == body, (st, data[:100])
     bad = v["claim"][:-1] + ("A" if v["claim"][-1] != "A" else "B")
-    st, _, data = _gw(gw_port, claimref.path(bad))
+    st, _, data = _gw(gw_port, claimref.path(bad), auth)
     assert st == 400 and json.loads(data) == {"error": "bad_signature"}, \
         (st, data)
     ankusa.wait_until(lambda: time.time() >= exp, 10, what="the expiry")
-    st, _, data = _gw(gw_port, claimref.path(v["claim"]))
+    st, _, data = _gw(gw_port, claimref.path(v["claim"]), auth)
     assert st == 410 and json.loads(data) == {"error": "ref_expired"}, \
         (st, data)
