@@ -26,6 +26,8 @@
 static int	claimref_id_ok(const char *, size_t);
 static int	claimref_mac(const struct claimref_key *, const char *, size_t,
 		    char [CLAIMREF_SIG_LEN + 1]);
+static enum claimref_status claimref_split(const char *, struct claimref *,
+		    const char *[4], size_t [4]);
 
 /* Crockford base32, either case, 1..CLAIMREF_ID_MAX characters. */
 static int
@@ -79,14 +81,14 @@ claimref_sign(const struct claimref_key *k, const char *tenant,
 	return 0;
 }
 
-enum claimref_status
-claimref_check(const struct claimref_key *k, int accept_v1, const char *ref,
-    uint64_t now_s, struct claimref *out)
+/* The version, tenant and id of ref into out, its fields into f and len
+ * (4 for v2, 2 for v1): CLAIMREF_OK, or what is wrong with its shape. */
+static enum claimref_status
+claimref_split(const char *ref, struct claimref *out, const char *f[4],
+    size_t len[4])
 {
-	const char *f[4], *end, *p;
-	char want[CLAIMREF_SIG_LEN + 1];
-	size_t len[4], nf, i;
-	uint64_t exp = 0;
+	const char *end, *p;
+	size_t nf, i;
 
 	memset(out, 0, sizeof(*out));
 	if (strncmp(ref, CLAIMREF_V2_PREFIX, strlen(CLAIMREF_V2_PREFIX)) == 0) {
@@ -121,6 +123,21 @@ claimref_check(const struct claimref_key *k, int accept_v1, const char *ref,
 		return CLAIMREF_BAD_ID;
 	memcpy(out->id, f[1], len[1]);
 	out->id[len[1]] = '\0';
+	return CLAIMREF_OK;
+}
+
+enum claimref_status
+claimref_check(const struct claimref_key *k, int accept_v1, const char *ref,
+    uint64_t now_s, struct claimref *out)
+{
+	const char *f[4];
+	char want[CLAIMREF_SIG_LEN + 1];
+	size_t len[4], i;
+	uint64_t exp = 0;
+	enum claimref_status st;
+
+	if ((st = claimref_split(ref, out, f, len)) != CLAIMREF_OK)
+		return st;
 	if (out->version == 1)
 		return accept_v1 ? CLAIMREF_OK : CLAIMREF_BAD_SIGNATURE;
 
