@@ -160,6 +160,19 @@ claimref_check(const struct claimref_key *k, int accept_v1, const char *ref,
 	return CLAIMREF_OK;
 }
 
+int
+claimref_renew(const struct claimref_key *k, const char *stored,
+    uint64_t now_s, char *out, size_t outlen)
+{
+	struct claimref r;
+	const char *f[4];
+	size_t len[4];
+
+	if (claimref_split(stored, &r, f, len) != CLAIMREF_OK)
+		return -1;
+	return claimref_sign(k, r.tenant, r.id, now_s, out, outlen);
+}
+
 const char *
 claimref_error(enum claimref_status st)
 {

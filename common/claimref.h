@@ -18,6 +18,10 @@
  * says v1 is accepted (claim_check.accept_v1), else it is refused like a
  * bad signature.
  *
+ * A v2 reference may carry a v1 claim id (26 characters): a reference
+ * stored before references were signed, signed at its delivery
+ * (claimref_renew); its signature is what makes it ours.
+ *
  * The order of the checks is a contract: the shape (a tenant, an id),
  * then the signature, then the expiry, so that an expiry is only ever
  * reported of a reference we signed.  The comparison of signatures takes
@@ -79,6 +83,18 @@ int	claimref_sign(const struct claimref_key *, const char *tenant,
  */
 enum claimref_status claimref_check(const struct claimref_key *,
 	    int accept_v1, const char *ref, uint64_t now_s, struct claimref *);
+
+/*
+ * A reference as stored with a hook (v2, or v1 from before references
+ * were signed) made fresh for a delivery: the v2 reference to the same
+ * tenant and claim id, signed with the key as it is now and expiring
+ * ttl_s from now_s.  The stored one is trusted (the store is ours): its
+ * signature and expiry are not looked at, so a reference outlives its
+ * check-in's expiry and a new key.  0, or -1 when stored is not a
+ * reference.
+ */
+int	claimref_renew(const struct claimref_key *, const char *stored,
+	    uint64_t now_s, char *out, size_t outlen);
 
 /* The error word of a status for the gateway's answers. */
 const char *claimref_error(enum claimref_status);

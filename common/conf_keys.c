@@ -619,8 +619,9 @@ const struct conf_key conf_tab[] = {
 	{ .name = "claim_check.ref_ttl_s", .type = T_U64, .scope = S_CONF,
 	  .off = CO(claim_check.ref_ttl_s), .def = "604800", .min = 1,
 	  .max = 3153600000ULL,
-	  .doc = "Seconds a claim reference is good for from its check-in; "
-	    "past it the gateway answers 410 ref_expired." },
+	  .doc = "Seconds a claim reference is good for from the delivery "
+	    "that carries it (each delivery renews the reference stored "
+	    "with the hook); past it the gateway answers 410 ref_expired." },
 	{ .name = "claim_check.accept_v1", .type = T_BOOL, .scope = S_CONF,
 	  .off = CO(claim_check.accept_v1), .def = "false",
 	  .doc = "The gateway also serves the unsigned v1 references "

@@ -161,6 +161,42 @@ START_TEST(test_v1)
 }
 END_TEST
 
+/* A stored reference renewed for a delivery: v2 with a fresh expiry and
+ * the key's signature, whatever it was signed with; a v1 one becomes a
+ * v2 one to the same claim. */
+START_TEST(test_renew)
+{
+	struct claimref_key old = {
+		(const unsigned char *)"an-old-key-0123456789abcdef0123456",
+		33, 3600
+	};
+	struct claimref r;
+	char ref[CLAIMREF_MAX], fresh[CLAIMREF_MAX];
+
+	ck_assert_int_eq(claimref_sign(&old, "acme", ID, 1000, ref,
+	    sizeof(ref)), 0);
+	ck_assert_int_eq(check(ref, NOW, 0, &r), CLAIMREF_BAD_SIGNATURE);
+	ck_assert_int_eq(claimref_renew(&key, ref, NOW, fresh, sizeof(fresh)),
+	    0);
+	ck_assert_int_eq(check(fresh, NOW, 0, &r), CLAIMREF_OK);
+	ck_assert_str_eq(r.tenant, "acme");
+	ck_assert_str_eq(r.id, ID);
+	ck_assert(r.exp == NOW + 604800);
+
+	ck_assert_int_eq(claimref_renew(&key,
+	    "urn:ankusa:claim:v1:acme:01ARZ3NDEKTSV4RRFFQ69G5FAV", NOW, fresh,
+	    sizeof(fresh)), 0);
+	ck_assert_int_eq(check(fresh, NOW, 0, &r), CLAIMREF_OK);
+	ck_assert_int_eq(r.version, 2);
+	ck_assert_str_eq(r.id, "01ARZ3NDEKTSV4RRFFQ69G5FAV");
+
+	ck_assert_int_eq(claimref_renew(&key, "", NOW, fresh, sizeof(fresh)),
+	    -1);
+	ck_assert_int_eq(claimref_renew(&key, "urn:ankusa:claim:v2:a.b:"
+	    ID ":1:x", NOW, fresh, sizeof(fresh)), -1);
+}
+END_TEST
+
 START_TEST(test_malformed)
 {
 	struct claimref r;
@@ -205,6 +241,7 @@ main(void)
 	tcase_add_test(tc, test_expired);
 	tcase_add_test(tc, test_v1);
 	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_renew);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -11,8 +11,13 @@
  *	orphans: the hook of every due row of SOURCE is deleted and its rows
  *	are left, as a damaged store may have them (the orphans' counts in
  *	test_metrics).
+ *   store_plant -c DATA_DIR SEQ REF
+ *	a stored claim reference: the hook of sequence number SEQ gets
+ *	REF, as a build before references were signed stored its v1 ones
+ *	(test_queue_daemon's upgrade test).
  *
- * Prints the number of rows dead-lettered, or of hooks deleted.
+ * Prints the number of rows dead-lettered, or of hooks deleted or
+ * changed.
  */
 #include "config.h"
 
@@ -37,6 +42,7 @@ struct plant {
 
 static int	orphan_hooks(struct store *, struct store_batch *,
 		    const struct plant *);
+static int	claim_hook(struct store *, const char *, const char *);
 
 static int
 plant_tenant(const char *tenant, uint64_t earliest, void *arg)
@@ -86,6 +92,24 @@ orphan_hooks(struct store *st, struct store_batch *b, const struct plant *p)
 	return n;
 }
 
+/* The hook of sequence number seq gets the claim reference ref: 1, or 0
+ * when there is no such hook, or -1. */
+static int
+claim_hook(struct store *st, const char *seq, const char *ref)
+{
+	struct store_batch *b;
+	int n;
+
+	if ((b = store_batch_begin(st)) == NULL)
+		return -1;
+	if ((n = store_batch_hook_set_claim(b, strtoull(seq, NULL, 10),
+	    ref)) == -1) {
+		store_batch_abort(b);
+		return -1;
+	}
+	return store_batch_commit(b) == -1 ? -1 : n;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -99,18 +123,28 @@ main(int argc, char *argv[])
 	char err[512];
 	int i, n;
 
-	if (argc == 4 && strcmp(argv[1], "-o") == 0)
+	if ((argc == 4 && strcmp(argv[1], "-o") == 0) ||
+	    (argc == 5 && strcmp(argv[1], "-c") == 0))
 		dir = argv[2];
 	else if (argc == 2)
 		dir = argv[1];
 	else {
-		fprintf(stderr, "usage: store_plant [-o] DATA_DIR [SOURCE]\n");
+		fprintf(stderr, "usage: store_plant [-o] DATA_DIR [SOURCE]\n"
+		    "       store_plant -c DATA_DIR SEQ REF\n");
 		return 2;
 	}
 	if ((p = calloc(1, sizeof(*p))) == NULL ||
 	    (st = store_open(dir, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "store_plant: %s\n", p == NULL ? "calloc" : err);
 		return 1;
+	}
+	if (argc == 5) {
+		if ((n = claim_hook(st, argv[3], argv[4])) == -1)
+			goto fail;
+		store_close(st);
+		printf("%d\n", n);
+		free(p);
+		return 0;
 	}
 	if (argc == 4)
 		p->source = argv[3];

@@ -7,7 +7,11 @@
  * The pack's time is the wall clock now, its 64 random bits and each
  * claim's own 128 from getrandom(2); its claim ids follow (pack.h), and
  * each claim's reference is signed here (claimref.h) to expire
- * claim_check.ref_ttl_s from now.  The store is opened per
+ * claim_check.ref_ttl_s from now, and renewed the same way for every
+ * delivery that carries it (claim_upload_renew), so that its expiry
+ * counts from the attempt, not the check-in: a retry or a replay days
+ * later carries a reference good for ref_ttl_s, signed with the key in
+ * force.  The store is opened per
  * job: a job carries the claim_check options as they are now, and a pack
  * is one request, so there is nothing worth keeping between jobs.  After
  * a put to a local store with claim_check.retention_days, the tenant's
@@ -48,6 +52,28 @@ claim_upload_set_key(const char *key, uint64_t ttl_s)
 	if (key != NULL && (claim_upload_key = strdup(key)) == NULL)
 		fatal("claim_upload_set_key");
 	claim_upload_ttl_s = ttl_s;
+}
+
+void
+claim_upload_renew(char **ref)
+{
+	struct claimref_key ck;
+	char fresh[CLAIMREF_MAX];
+
+	if (claim_upload_key == NULL || *ref == NULL || (*ref)[0] == '\0')
+		return;
+	ck.key = (const unsigned char *)claim_upload_key;
+	ck.keylen = strlen(claim_upload_key);
+	ck.ttl_s = claim_upload_ttl_s;
+	if (claimref_renew(&ck, *ref, time_wall_ms() / 1000, fresh,
+	    sizeof(fresh)) == -1) {
+		log_warnx("claim reference %.40s...: not one this build reads, "
+		    "sent as stored", *ref);
+		return;
+	}
+	free(*ref);
+	if ((*ref = strdup(fresh)) == NULL)
+		fatal("claim_upload_renew");
 }
 
 void

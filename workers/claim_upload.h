@@ -18,6 +18,14 @@ struct msg;
  * ref_ttl_s); copied.  Until it is set a check-in fails permanently. */
 void	claim_upload_set_key(const char *key, uint64_t ttl_s);
 
+/*
+ * A claim reference stored with a hook, renewed for the delivery about to
+ * carry it (claimref_renew: signed with the key now, expiring ref_ttl_s
+ * from now; a v1 reference becomes a v2 one).  *ref is replaced; one that
+ * is not a reference, or with no key set, is left as it is.
+ */
+void	claim_upload_renew(char **ref);
+
 /* The watch called during an upload; nonzero aborts it (deliver.c: is
  * the master still there?). */
 void	claim_upload_set_abort(int (*)(void));

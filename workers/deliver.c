@@ -431,6 +431,10 @@ deliver_run_batch(void)
 	batch_outcome_init(&o, &batch);
 	start = time_mono_ms();
 	deliver_checkin(&batch);
+	/* Each reference as this delivery carries it: expiring ref_ttl_s
+	 * from now, signed with the key in force. */
+	for (i = 0; i < batch.nentries; i++)
+		claim_upload_renew(&batch.entries[i].claim_ref);
 	deliver_sink(batch.sink.type)->batch(&batch, &o);
 	o.duration_ms = time_mono_ms() - start;
 	for (i = 0; i < o.n; i++) {

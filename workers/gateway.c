@@ -569,7 +569,7 @@ gateway_claim(struct evhttp_request *req, const char *path,
 	enum claimref_status st;
 	const char *rest, *slash;
 	char *dec = NULL, buf[CLAIMREF_MAX + 1];
-	size_t n, want;
+	size_t n;
 
 	if (path == NULL ||
 	    strncmp(path, GATEWAY_PREFIX, strlen(GATEWAY_PREFIX)) != 0) {
@@ -627,12 +627,14 @@ gateway_claim(struct evhttp_request *req, const char *path,
 		gateway_error(req, 400, "invalid_id");
 		return -1;
 	}
-	/* A v1 reference reads only a v1 id: a v2 claim's own bits are
-	 * never optional. */
-	want = ref.version == 2 ? PACK_ID_V2_LEN : PACK_ID_V1_LEN;
-	if (claim->idlen != want) {
-		gateway_error(req, 400, ref.version == 2 ? "invalid_id" :
-		    "bad_signature");
+	/*
+	 * A v1 reference reads only a v1 id: a v2 claim's own bits are
+	 * never optional.  A v2 one reads either: a v1 id in a signed
+	 * reference is a claim checked in before references were signed,
+	 * whose stored reference its delivery signed (claimref_renew).
+	 */
+	if (ref.version == 1 && claim->idlen != PACK_ID_V1_LEN) {
+		gateway_error(req, 400, "bad_signature");
 		return -1;
 	}
 	return 0;

@@ -15,8 +15,11 @@ import time
 
 import ankusa
 
+# A claim id of 52 characters (checked in with a signed reference), or of
+# 26 (a v1 one, whose stored reference a delivery signed).
 V2 = re.compile(r"^urn:ankusa:claim:v2:([A-Za-z0-9_-]{1,64}):"
-                r"([0-9A-HJKMNP-TV-Z]{52}):(\d{1,19}):([A-Za-z0-9_-]{43})$")
+                r"((?:[0-9A-HJKMNP-TV-Z]{26}){1,2}):(\d{1,19}):"
+                r"([A-Za-z0-9_-]{43})$")
 TTL = 604800                    # claim_check.ref_ttl_s's default
 
 

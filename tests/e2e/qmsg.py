@@ -18,7 +18,8 @@ KEYS = ["v", "id", "source_id", "tenant_id", "received_at", "content_type",
         "size", "sha256", "dedupe_key", "replay_id", "idempotency_key",
         "headers"]
 CLAIM = re.compile(r"^urn:ankusa:claim:v2:[A-Za-z0-9_-]{1,64}:"
-                   r"[0-9A-HJKMNP-TV-Z]{52}:\d{1,19}:[A-Za-z0-9_-]{43}$")
+                   r"(?:[0-9A-HJKMNP-TV-Z]{26}){1,2}:\d{1,19}:"
+                   r"[A-Za-z0-9_-]{43}$")
 
 
 def decode(text):

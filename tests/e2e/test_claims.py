@@ -234,6 +234,7 @@ def check_outcome(out, tenant, bodies, t0, t1):
         assert u, urn
         assert u.group(1) == tenant
         _, cid, exp = claimref.parse(urn)
+        assert len(cid) == 52, urn      # the locator and its own bits
         assert t0 // 1000 + claimref.TTL <= exp <= \
             t1 // 1000 + claimref.TTL, (exp, t0, t1)
         owns.add(cid[26:])
@@ -445,7 +446,8 @@ def not_found_cases(g, tenant, ids, nclaims):
     jerr(*g.claim(tenant, ids[0] + "0"), 400, "invalid_id")
     jerr(*g.claim(tenant, "U" * 52), 400, "invalid_id")
     jerr(*g.claim(tenant, "8" + ids[0][1:]), 400, "invalid_id")
-    jerr(*g.claim(tenant, ids[0][:26]), 400, "invalid_id")  # a v1 id
+    # Its locator alone, signed (as a v1 id would be): no such claim.
+    jerr(*g.claim(tenant, ids[0][:26]), 404, "not_found")
     jerr(*g.request("GET", "/v1/claims/%s" % tenant), 404, "not_found")
     jerr(*g.request("GET", "/v1/other"), 404, "not_found")
     st, _, _ = g.request("POST", claimref.path(claimref.sign(tenant,
@@ -776,6 +778,11 @@ def test_claims_v1_accept():
     for g in (on, off):
         st, _, data = g.ref(urn)
         assert st == 200 and data == b"new", (st, data)
+        # A v1 claim by a v2 reference (its stored v1 reference renewed
+        # for a delivery): read with accept_v1 or without.
+        for cid, b in zip(v1ids, old):
+            st, _, data = g.ref(claimref.sign("acme", cid))
+            assert st == 200 and data == b, (st, data[:100])
     # The v2 claim through the v1 forms: its locator alone finds nothing,
     # its whole id unsigned is refused.
     jerr(*on.request("GET", "/v1/claims/acme/" + v2id[:26]), 404,

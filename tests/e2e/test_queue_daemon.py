@@ -147,30 +147,33 @@ def test_daemon_claim_check_gateway():
     for q, s in ((url, sqs), (url2, sqs2)):
         got = receive_all(s, q, 8)
         assert len(got) == 8, "received %d of 8" % len(got)
-        claims = {}
+        claims, urns = {}, {}
         for m in got:
             v = qmsg.decode(m["Body"])
             body = posted[v["id"]]
             if len(body) > 1000:
                 assert "claim" in v, "a %d-byte body went inline" % \
                     len(body)
-                claims[v["id"]] = v["claim"]
+                # The claim: the same for every sink (its reference is
+                # renewed for each delivery, claim_upload_renew).
+                claims[v["id"]] = claimref.parse(v["claim"])[:2]
+                urns[v["id"]] = v["claim"]
             else:
                 assert "body_base64" in v, v
             qmsg.assert_matches(v, body, fetch_claim=fetch)
         if q == url:
-            first = claims
+            first, first_urns = claims, urns
         else:
             # One check-in per hook: both sinks carry the same claim.
             assert claims == first, (claims, first)
     # A range through the gateway.
-    urn = sorted(first.values())[0]
+    urn = sorted(first_urns.values())[0]
     req = urllib.request.Request("http://127.0.0.1:%d%s" % (
         gw_port, claimref.path(urn)), headers={"Range": "bytes=10-19"})
     with urllib.request.urlopen(req, timeout=10) as r:
         assert r.status == 206, r.status
         part = r.read()
-    whole = posted[[i for i, u in first.items() if u == urn][0]]
+    whole = posted[[i for i, u in first_urns.items() if u == urn][0]]
     assert part == whole[10:20]
 
 
@@ -450,4 +453,54 @@ def test_daemon_claim_refs_v2():
     ankusa.wait_until(lambda: time.time() >= exp, 10, what="the expiry")
     st, _, data = _gw(gw_port, claimref.path(v["claim"]), auth)
     assert st == 410 and json.loads(data) == {"error": "ref_expired"}, \
+        (st, data)
+
+
+def test_daemon_claim_v1_stored_renewed():
+    """A hook stored with a v1 claim reference, as a build before
+    references were signed stored it (planted by tests/store_plant -c,
+    its claim in a v1 pack written by Python), is delivered with a v2
+    reference to the same claim signed at the delivery: the gateway
+    serves it without claim_check.accept_v1, and refuses the v1
+    reference itself (400 bad_signature)."""
+    import subprocess
+    from test_claims import write_v1_pack
+    q = ankusa.FakeSQS().start()
+    gw_port = ankusa.free_port()
+    root = os.path.join(ankusa.tmpdir("v1"), "claims")
+    src = ankusa.sink_source([q.sink(inline_max_bytes=1000)],
+                             tenant="acme", retry=dict(ankusa.FAST_RETRY))
+    d = Daemon(sources={"big": src}, extra={"claim_check": {
+        "ip": "127.0.0.1", "port": gw_port,
+        "store": {"type": "local", "root": root}}})
+    d.start()
+    pause = "/v1/tenants/acme/sources/big/sinks/0/"
+    st, _, doc = d.api("POST", pause + "pause")
+    assert st == 200, (st, doc)
+    body = os.urandom(4000)
+    cid = write_v1_pack(root, "acme", [body])[0]
+    ankusa.give_to_daemon_user(root)
+    hid = list(_post_all(d, "big", [body], workers=1))[0]
+    _, out, _ = d.ctl("show", hid, json_out=True)
+    seq = json.loads(out.strip().splitlines()[-1])["seq"]
+    d.stop()
+    v1 = "urn:ankusa:claim:v1:acme:" + cid
+    r = subprocess.run([ankusa.binary("tests/store_plant"), "-c",
+                        d.data_dir, str(seq), v1], capture_output=True,
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == b"1", r
+    d.start()
+    t0 = int(time.time())
+    st, _, doc = d.api("POST", pause + "resume")
+    assert st == 200, (st, doc)
+    ankusa.wait_until(lambda: len(q.entries()) == 1, 20, what="the message")
+    v = q.entries()[0]["body"]
+    assert v["id"] == hid and "claim" in v, v
+    tenant, got, exp = claimref.parse(v["claim"])
+    assert (tenant, got) == ("acme", cid), v["claim"]
+    assert t0 + claimref.TTL <= exp <= int(time.time()) + claimref.TTL
+    st, _, data = _gw(gw_port, claimref.path(v["claim"]))
+    assert st == 200 and data == body, (st, data[:100])
+    st, _, data = _gw(gw_port, claimref.path(v1))
+    assert st == 400 and json.loads(data) == {"error": "bad_signature"}, \
         (st, data)

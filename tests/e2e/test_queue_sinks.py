@@ -30,6 +30,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import ankusa
+import claimref
 import frames
 import qmsg
 from ankusa import Skip
@@ -179,7 +180,7 @@ def receive_all(sqs, url, n, timeout=20):
 
 # ------------------------------------------------------------ the message
 
-def expected_v1(e, inline_max=65536):
+def expected_v1(e, inline_max=65536, claim=None):
     """Queue message v1 of an entry, built here independently of the C
     code (compact JSON, keys in the contract's order, ASCII only)."""
     body = e["body"]
@@ -197,7 +198,7 @@ def expected_v1(e, inline_max=65536):
          "replay_id": e["replay_id"] or None, "idempotency_key": idem,
          "headers": hdrs}
     if len(body) > inline_max:
-        m["claim"] = e["claim_ref"]
+        m["claim"] = claim if claim is not None else e["claim_ref"]
     else:
         m["body_base64"] = base64.b64encode(body).decode()
     return json.dumps(m, separators=(",", ":"), ensure_ascii=True)
@@ -224,11 +225,28 @@ def sample_entries(n, prefix="h", base=0, **kw):
     return out
 
 
+def _stored(e):
+    """(tenant, claim id) of the entry's stored reference (v1 or v2)."""
+    parts = e["claim_ref"].split(":")
+    return parts[4], parts[5]
+
+
+def _renewed(v, e):
+    """The reference a message carries: the entry's stored one renewed
+    for the delivery (claim_upload_renew): v2, signed with the tests' key,
+    to the same tenant and claim id.  None for a body sent inline."""
+    if "claim" not in v:
+        return None
+    tenant, cid, _ = claimref.parse(v["claim"])
+    assert (tenant, cid) == _stored(e), (v["claim"], e["claim_ref"])
+    return v["claim"]
+
+
 def _claims(e):
     """Until the claim gateway is wired in here: a claim fetched is the
     body the test checked in under that reference."""
     def fetch(urn):
-        assert urn == e["claim_ref"], (urn, e["claim_ref"])
+        assert claimref.parse(urn)[:2] == _stored(e), (urn, e["claim_ref"])
         return e["body"]
     return fetch
 
@@ -236,8 +254,8 @@ def _claims(e):
 def check_sqs_message(m, entries_by_hook, want_fifo=False, group=None):
     v = qmsg.decode(m["Body"])
     e = entries_by_hook[v["id"]]
-    assert m["Body"] == expected_v1(e), (m["Body"][:200],
-                                         expected_v1(e)[:200])
+    want = expected_v1(e, claim=_renewed(v, e))
+    assert m["Body"] == want, (m["Body"][:200], want[:200])
     assert m["MD5OfBody"] == hashlib.md5(m["Body"].encode()).hexdigest()
     qmsg.assert_matches(v, e["body"], fetch_claim=_claims(e))
     attrs = {k: a["StringValue"] for k, a in
@@ -514,7 +532,7 @@ def check_pubsub_message(m, byhook, want_key=None):
     data = base64.b64decode(m["data"])
     v = qmsg.decode(data)
     e = byhook[v["id"]]
-    assert data.decode() == expected_v1(e)
+    assert data.decode() == expected_v1(e, claim=_renewed(v, e))
     qmsg.assert_matches(v, e["body"], fetch_claim=_claims(e))
     assert m.get("attributes", {}) == qmsg.attributes(v), m
     if want_key is not None:
