@@ -5,7 +5,8 @@
  *
  * A file plants a distinct secret in every secret-bearing key: the verify
  * secrets of the sources (SRC-*), the sinks' credentials, URLs, headers
- * and signing secrets (SINK-*), the claim store's credentials (CLAIM-*).
+ * and signing secrets (SINK-*), the claim check's credentials, signing
+ * key and tokens (CLAIM-*).
  * The edge's text must hold every SRC-* and no SINK-* or CLAIM-*, the
  * deliver process's and the gateway's no SRC-* nor SINK-*; each text must
  * parse as its child parses it, with what the child needs in it.  A parse
@@ -49,6 +50,8 @@ static const char planted_yaml[] =
     "      secret_access_key: CLAIM-secret\n"
     "      session_token: CLAIM-session\n"
     "  signing_key: CLAIM-signing-key-0123456789abcdef0123\n"
+    "  auth:\n"
+    "    tokens: [{name: c, token: CLAIM-gateway-token-0123456789}]\n"
     "sources:\n"
     "  stripe:\n"
     "    tenant: acme\n"
@@ -199,6 +202,8 @@ START_TEST(test_claims_roles)
 	/* The key that signs (deliver) and checks (gateway) references. */
 	ck_assert_str_eq(cf->claim_check.signing_key,
 	    "CLAIM-signing-key-0123456789abcdef0123");
+	ck_assert_int_eq(cf->claim_check.ntokens, 1);
+	ck_assert_str_eq(cf->claim_check.tokens[0].name, "c");
 	conf_free(cf);
 	free(t);
 }
