@@ -614,8 +614,10 @@ const struct conf_key conf_tab[] = {
 	  .doc = "The key (at least 32 bytes) that signs every claim "
 	    "reference (v2, HMAC-SHA256); required.  Only the deliver "
 	    "processes, which sign, and the gateways, which check, are "
-	    "given it.  A new key makes the references signed with the "
-	    "old one unreadable." },
+	    "given it.  A new key makes the references already handed "
+	    "out unreadable (the next delivery of a hook signs its "
+	    "reference anew).  Every node of a fleet or group needs the "
+	    "same key." },
 	{ .name = "claim_check.ref_ttl_s", .type = T_U64, .scope = S_CONF,
 	  .off = CO(claim_check.ref_ttl_s), .def = "604800", .min = 1,
 	  .max = 3153600000ULL,
