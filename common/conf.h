@@ -211,7 +211,7 @@ struct conf_repl {
 	unsigned		 ack_timeout_ms;
 	unsigned		 heartbeat_ms;
 	unsigned		 heartbeat_timeout_ms;
-	int			 insecure_public;	/* local may be public */
+	int			 insecure_public;	/* a public local */
 };
 
 struct source_conf {

@@ -231,7 +231,8 @@ START_TEST(test_replication)
 	static const char want[] =
 	    "{\"ack_policy\":\"all\",\"ack_timeout_ms\":900,\"create\":false,"
 	    "\"heartbeat_ms\":0,\"heartbeat_timeout_ms\":2000,"
-	    "\"insecure_public\":false,\"local\":\"127.0.0.1:7001\",\"peers\":[\"127.0.0.2:7002\","
+	    "\"insecure_public\":false,"
+	    "\"local\":\"127.0.0.1:7001\",\"peers\":[\"127.0.0.2:7002\","
 	    "\"[::1]:7003\",\"node3.test:7004\"],\"priority\":5}";
 	static const char single[] =
 	    "sources:\n  demo:\n    sinks:\n      - type: log\n";

@@ -33,9 +33,10 @@ void	claim_upload_set_abort(int (*)(void));
 /*
  * Write bodies[0..n) of tenant as one pack and put it in the store, the
  * whole within timeout_ms (0: none).  Fills o: JOB_OK with the pack's key
- * and one signed v2 reference per body, in order; JOB_ERROR when the store failed (try
- * again); JOB_PERMANENT when this can never succeed (too many bodies or
- * bytes for one pack, a bad store config).  The caller frees o with
+ * and one signed v2 reference per body, in order; JOB_ERROR when the
+ * store failed (try again); JOB_PERMANENT when this can never succeed
+ * (too many bodies or bytes for one pack, a bad store config, no signing
+ * key).  The caller frees o with
  * claim_outcome_free and times it.  For MSG_CLAIM_JOB, and for a sink
  * that checks a body in on its own.
  */
