@@ -210,6 +210,83 @@ START_TEST(test_group_of_three)
 }
 END_TEST
 
+/* What store_group_prune says it removed. */
+struct pruned {
+	char	addr[4][300];
+	int	n, failed;
+};
+
+static void
+prune_cb(const char *addr, const char *err, void *arg)
+{
+	struct pruned *p = arg;
+
+	if (err != NULL) {
+		p->failed++;
+		return;
+	}
+	if (p->n < 4)
+		snprintf(p->addr[p->n], sizeof(p->addr[0]), "%s", addr);
+	p->n++;
+}
+
+/*
+ * The membership is replication.local and replication.peers: sites 0 and
+ * 1 list each other only, site 2 lists site 0 and joins through it; the
+ * master's prune removes site 2 and nothing else, a client's prunes
+ * nothing, and the master's sites are site 1 alone afterwards.
+ */
+START_TEST(test_group_prune_unlisted)
+{
+	struct store_group g;
+	struct store_group_state s;
+	struct store *st[NSITES];
+	struct store_site sites[8];
+	struct pruned p;
+	char dir[300], err[1024], want[300];
+	int i, n, tries;
+
+	ports_pick();
+	for (i = 0; i < NSITES; i++) {
+		group_fill(&g, i, i == 0);
+		/* 0 and 1 list each other; 2 lists 0. */
+		g.npeers = 1;
+		g.peer_port[0] = base_port + (i == 0 ? 1 : 0);
+		snprintf(dir, sizeof(dir), "%s/site%d", tmpdir, i);
+		st[i] = store_open_group(dir, &g, err, sizeof(err));
+		ck_assert_msg(st[i] != NULL, "site %d: %s", i, err);
+	}
+	ck_assert_int_eq(store_role(st[0]), STORE_ROLE_MASTER);
+	ck_assert_int_eq(store_role(st[2]), STORE_ROLE_CLIENT);
+	store_group_state(st[0], &s);
+	ck_assert_uint_ge(s.sites_added, 2);
+
+	memset(&p, 0, sizeof(p));
+	ck_assert_int_eq(store_group_prune(st[1], prune_cb, &p), 0);
+	ck_assert_int_eq(p.n, 0);
+	ck_assert_int_eq(store_group_prune(st[0], prune_cb, &p), 1);
+	ck_assert_int_eq(p.failed, 0);
+	ck_assert_int_eq(p.n, 1);
+	snprintf(want, sizeof(want), "127.0.0.1:%u", base_port + 2);
+	ck_assert_str_eq(p.addr[0], want);
+	/* Out of the membership: the master lists site 1 only. */
+	for (tries = 0; tries < 200; tries++) {
+		n = store_group_sites(st[0], sites, 8);
+		if (n == 1)
+			break;
+		usleep(10000);
+	}
+	ck_assert_int_eq(n, 1);
+	snprintf(want, sizeof(want), "127.0.0.1:%u", base_port + 1);
+	ck_assert_str_eq(sites[0].addr, want);
+	/* The listed site still acknowledges: no doubt. */
+	put_one(st[0], "github", "{\"after\":1}", 11, 1);
+	ck_assert_int_eq(store_in_doubt(st[0]), 0);
+	for (i = NSITES - 1; i >= 0; i--)
+		(void)store_close(st[i]);
+}
+END_TEST
+
 /* LSN distance: same file, across files, a site ahead of its master. */
 START_TEST(test_lag_distance)
 {
@@ -460,6 +537,7 @@ suite(void)
 	tcase_add_test(tc, test_group_handles_dead);
 	tcase_add_test(tc, test_group_client_reads_under_load);
 	tcase_add_test(tc, test_group_lockout_message);
+	tcase_add_test(tc, test_group_prune_unlisted);
 	suite_add_tcase(s, tc);
 	return s;
 }
