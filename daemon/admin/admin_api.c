@@ -535,6 +535,12 @@ admin_hold(struct admin_req *ar, void (*gone)(void *), void *arg)
 		evhttp_connection_set_closecb(ar->conn, admin_conn_closed, ar);
 }
 
+void
+admin_release(struct admin_req *ar)
+{
+	admin_reply_text(ar, 0, "application/json", "", 0);
+}
+
 static void
 admin_free(struct admin_req *ar)
 {

@@ -148,9 +148,12 @@ void		 admin_header(struct admin_req *, const char *name,
 		    const char *value);
 
 /* Keep the request open after the handler returns; gone(arg) is called if
- * its client goes away first. */
+ * its client goes away first, and ends with admin_release. */
 void		 admin_hold(struct admin_req *, void (*gone)(void *),
 		    void *arg);
+/* A held request whose client went away, freed: nothing is answered (a
+ * gone callback's last use of it). */
+void		 admin_release(struct admin_req *);
 
 /*
  * A call of the same routes from inside the master (the control socket's

@@ -55,8 +55,7 @@ held_gone(void *arg)
 
 	if (h->job != NULL)
 		dlq_detach(h->job);
-	/* Gone: this only frees the request. */
-	admin_reply_text(h->ar, 0, "application/json", "", 0);
+	admin_release(h->ar);
 	free(h);
 }
 

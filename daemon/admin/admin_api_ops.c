@@ -189,6 +189,7 @@ job_gone(void *arg)
 
 	ops_detach(c);
 	json_decref(c->extra);
+	admin_release(c->ar);
 	free(c);
 }
 
@@ -380,6 +381,7 @@ resume_gone(void *arg)
 	c->gone = 1;
 	ops_detach(c);
 	json_decref(c->keys);
+	admin_release(c->ar);
 	free(c);
 }
 
@@ -716,6 +718,7 @@ static void
 dls_gone(void *arg)
 {
 	dlsource_detach(arg);
+	admin_release(arg);
 }
 
 static void
@@ -809,7 +812,10 @@ probe_free(struct probe *p)
 static void
 probe_gone(void *arg)
 {
-	probe_free(arg);
+	struct probe *p = arg;
+
+	admin_release(p->ar);
+	probe_free(p);
 }
 
 static void
