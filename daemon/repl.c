@@ -54,9 +54,12 @@ static struct event	*ev_group;
 static struct store_group_state at_start;
 static char		 master_addr[300];
 static struct event	*ev_beat;
-/* Sites removed for not being listed: how many, and the last ones. */
+/* Sites removed for not being listed: how many, and the last ones; the
+ * newest logged at error when it is removed, again no more than once in
+ * REPL_SILENT_EVERY_MS while it keeps rejoining (each beat). */
 static unsigned long	 unknown_removed;
 static char		 unknown_last[4][300];
+static uint64_t		 unknown_told_ms;
 
 /* Connected clients that stopped reporting, and when they were told of. */
 static struct {
@@ -196,6 +199,7 @@ repl_prune(void)
 static void
 repl_pruned(const char *addr, const char *err, void *arg)
 {
+	uint64_t now = time_mono_ms();
 	size_t i;
 
 	(void)arg;
@@ -205,11 +209,20 @@ repl_pruned(const char *addr, const char *err, void *arg)
 		return;
 	}
 	unknown_removed++;
-	for (i = sizeof(unknown_last) / sizeof(unknown_last[0]) - 1; i > 0;
-	    i--)
-		memcpy(unknown_last[i], unknown_last[i - 1],
-		    sizeof(unknown_last[i]));
-	snprintf(unknown_last[0], sizeof(unknown_last[0]), "%s", addr);
+	if (strcmp(unknown_last[0], addr) == 0 &&
+	    now - unknown_told_ms < REPL_SILENT_EVERY_MS) {
+		log_debug("replication: site %s removed again (%lu unknown "
+		    "sites removed)", addr, unknown_removed);
+		return;
+	}
+	if (strcmp(unknown_last[0], addr) != 0) {
+		for (i = sizeof(unknown_last) / sizeof(unknown_last[0]) - 1;
+		    i > 0; i--)
+			memcpy(unknown_last[i], unknown_last[i - 1],
+			    sizeof(unknown_last[i]));
+		snprintf(unknown_last[0], sizeof(unknown_last[0]), "%s", addr);
+	}
+	unknown_told_ms = now;
 	log_errorx("replication: site %s joined the group but is not "
 	    "in replication.peers: removed (%lu unknown sites removed); a "
 	    "host that reaches the replication port can join, keep it on a "
