@@ -70,7 +70,7 @@
 const char *const store_tables[T_COUNT] = {
 	"meta", "hooks", "rows", "due", "lanes", "members", "marks", "dead",
 	"dedupe", "dedupe_exp", "replays", "quarantine", "bodies", "hookids",
-	"audit",
+	"audit", "attempts", "attempts_end",
 };
 
 #define STORE_CACHE_BYTES	(32u * 1024 * 1024)

@@ -6,8 +6,8 @@
  * sees a DB or DB_ENV.  One transactional environment in node.data_dir,
  * opened with DB_RECOVER at every start.  Tables (B-trees, keys big-endian
  * so they sort): meta, hooks, rows, due, lanes, members, marks, dead,
- * dedupe, dedupe_exp, replays, quarantine, hookids (id -> seq), audit;
- * and
+ * dedupe, dedupe_exp, replays, quarantine, hookids (id -> seq), audit,
+ * attempts, attempts_end; and
  * bodies, a heap of the hooks' bodies of 256 bytes to 1 MiB, keyed by
  * record id.  Every value starts with a format version byte; a reader refuses a version it does not know, naming the
  * record.  On damage store_open refuses and says which file and what.
@@ -900,6 +900,80 @@ int		 store_audit_walk(struct store *, struct store_audit_walk *,
  * more may remain), or -1 on a store error (the batch must then be
  * aborted). */
 int		 store_batch_audit_prune(struct store_batch *,
+		    uint64_t before_ms, unsigned max);
+
+/*
+ * The attempt log (store_attempts.c): table attempts, one record per
+ * attempt of a row, keyed by its hook's id, sink index, round and number,
+ * so that a hook's attempts are one range read and outlive its hooks
+ * record; table attempts_end, one entry per hook gone (its time and id),
+ * which the prune walks from its oldest.  Written in the settle's
+ * transaction; replicated and backed up like every table.
+ */
+#define STORE_ATTEMPT_KEY_LEN	32	/* id[16], sink u32, round u64, n
+					 * u32 */
+#define STORE_ATTEMPT_RESPONSE_MAX	65536	/* attempts.capture_bytes' top */
+
+/* What became of an attempt (never renumber: stored). */
+enum store_attempt_outcome {
+	STORE_ATTEMPT_OK = 0,
+	STORE_ATTEMPT_ERROR,		/* transient: retried or exhausted */
+	STORE_ATTEMPT_PERMANENT,	/* dead-lettered at once */
+	STORE_ATTEMPT_TIMEOUT,		/* dispatch.attempt_timeout_ms */
+	STORE_ATTEMPT_EGRESS_DENIED,	/* the egress guard refused it */
+	STORE_ATTEMPT_PARKED,		/* failed and opened the breaker */
+	STORE_ATTEMPT_OUTCOMES
+};
+
+struct store_attempt {
+	unsigned char	 id[UUID_LEN];	/* its hook's */
+	uint32_t	 sink_index;
+	uint64_t	 round;		/* the row's first attempt of this
+					 * round (wall ms): a replay starts
+					 * another, numbered from 1 again */
+	uint32_t	 n;		/* 1-based within the round */
+	uint8_t		 module;	/* enum store_module */
+	uint8_t		 outcome;	/* enum store_attempt_outcome */
+	uint32_t	 status;	/* the answer's HTTP status, 0 none */
+	uint64_t	 started_at;	/* wall ms */
+	uint64_t	 duration_ms;
+	const char	*error;		/* "" none; UTF-8, at most
+					 * STORE_ERROR_MAX bytes */
+	const char	*response;	/* "" none; UTF-8, at most
+					 * STORE_ATTEMPT_RESPONSE_MAX */
+};
+
+/* The outcome's name ("ok", "error", ...), "?" for none known. */
+const char	*store_attempt_outcome_name(unsigned);
+/* Put a: one put, and with max_per_row not 0 and a->n above it the
+ * blind delete of the attempt max_per_row before it in its round, so
+ * that a round keeps its newest max_per_row at a cost that does not
+ * grow.  max_per_row 0 puts nothing (the log is off).  Strings are cut
+ * to their bounds, between UTF-8 characters.  0, or -1 on a store error
+ * (the batch must then be aborted). */
+int		 store_batch_attempt_put(struct store_batch *,
+		    const struct store_attempt *, uint32_t max_per_row);
+/* The attempts of hook id in key order (sink, round, n), after the key
+ * after (NULL: from the first), at most limit (0: all) handed to cb with
+ * their keys; *more (if not NULL) says whether another follows.  A
+ * damaged record is logged and passed over.  0, or -1 on a store
+ * error. */
+int		 store_attempts_list(struct store *,
+		    const unsigned char id[UUID_LEN],
+		    const unsigned char *after, uint64_t limit,
+		    int (*cb)(const unsigned char *key,
+		    const struct store_attempt *, void *), void *, int *more);
+/* Delete every attempt of hook id now (a hook deleted or erased by an
+ * operator takes its attempts with it).  The number deleted, or -1 (the
+ * batch must then be aborted). */
+int		 store_batch_attempts_drop(struct store_batch *,
+		    const unsigned char id[UUID_LEN]);
+/* Delete the attempts of hooks gone before before_ms, and their entries
+ * in attempts_end, oldest first, at most max records: a seek and a walk,
+ * never a full scan; a hook cut short keeps its entry for the next call.
+ * The records deleted (max: more may remain), or -1 (the batch must then
+ * be aborted). */
+int		 store_batch_attempts_prune(struct store_batch *,
 		    uint64_t before_ms, unsigned max);
 
 #endif

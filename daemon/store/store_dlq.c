@@ -367,6 +367,7 @@ store_batch_hook_del(struct store_batch *b, uint64_t seq,
 	struct store *st = b->st;
 	struct store_hook_rec rec;
 	struct hook_rows hr;
+	unsigned char id[UUID_LEN];
 	size_t i;
 	int ret, rc = -1;
 
@@ -379,6 +380,7 @@ store_batch_hook_del(struct store_batch *b, uint64_t seq,
 		return ret;
 	}
 	*bytes = rec.body_size;
+	memcpy(id, rec.hook.id, UUID_LEN);
 	store_hook_rec_free(&rec);
 	if ((hr.rk = calloc(DLQ_HOOK_ROWS, STORE_ROWKEY_LEN)) == NULL) {
 		store_seterr(st, 0, "store %s: out of memory", st->dir);
@@ -400,6 +402,9 @@ store_batch_hook_del(struct store_batch *b, uint64_t seq,
 	 * same. */
 	if (hook_drop(b, seq) == -1)
 		goto fail;
+	/* An operator's delete takes the attempt log's record with it. */
+	if (store_batch_attempts_drop(b, id) == -1)
+		goto fail;
 	rc = 1;
  fail:
 	free(hr.rk);
@@ -416,7 +421,8 @@ store_batch_dead_del(struct store_batch *b,
 	struct store_hook_rec rec;
 	struct store_row r;
 	const unsigned char *rk = key + 8;
-	int ret;
+	unsigned char id[UUID_LEN];
+	int ret, gone;
 
 	if (!store_batch_ok(b))
 		return -1;
@@ -434,12 +440,17 @@ store_batch_dead_del(struct store_batch *b,
 	if ((ret = hooks_head_get(st, b->txn, T_HOOKS, rec_get_u64(rk),
 	    &rec)) == -1)
 		goto out;
+	gone = 0;
 	if (ret == 1) {
-		if (rec.rows <= 1)
+		if ((gone = rec.rows <= 1))
 			*bytes += rec.body_size;
+		memcpy(id, rec.hook.id, UUID_LEN);
 		store_hook_rec_free(&rec);
 	}
 	if ((ret = rows_gone(b, rk, &r, 0, 1)) == -1)
+		goto out;
+	/* A purge that takes the hook takes its attempts. */
+	if (gone && (ret = store_batch_attempts_drop(b, id)) == -1)
 		goto out;
 	return 1;
  out:

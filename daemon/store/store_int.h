@@ -3,14 +3,15 @@
  * store_int.h: what the store's own files share (store.c, store_rec.c,
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c,
  * store_lanes.c, store_maint.c, store_bdb.c, store_backup.c,
- * store_replay.c, store_dlq.c, store_trash.c, store_audit.c) and the tests
+ * store_replay.c, store_dlq.c, store_trash.c, store_audit.c,
+ * store_attempts.c) and the tests
  * (tests/storeutil.c builds the verbs only they call on it): struct store,
  * the tables, the record helpers, the walks, and at its end the seams.  The
  * public verbs are in store.h, the keys and record codecs in store_rec.h;
  * the store's contracts in store.c's header comment, its layout in
  * store_rec.c's.  What one file shares with the others here takes that
  * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, bodies_,
- * dedupe_, rows_, lane_ (store_lanes.c), bdb_ (store_bdb.c), store_backup_, trash_; store_dlq.c and store_audit.c share
+ * dedupe_, rows_, lane_ (store_lanes.c), bdb_ (store_bdb.c), store_backup_, trash_, attempts_; store_dlq.c and store_audit.c share
  * nothing (their verbs are store.h's); the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
@@ -55,6 +56,8 @@ enum store_table {
 	T_BODIES,	/* a heap (DB_HEAP), not a B-tree */
 	T_HOOKIDS,	/* hook id -> seq (store_hookids.c) */
 	T_AUDIT,	/* the audit trail (store_audit.c) */
+	T_ATTEMPTS,	/* the attempt log (store_attempts.c) */
+	T_ATTEMPTS_END,	/* its hooks gone, by time */
 	T_COUNT
 };
 
@@ -375,6 +378,12 @@ int	 hookids_put(struct store_batch *, const unsigned char[UUID_LEN],
 int	 hookids_del(struct store_batch *, const unsigned char[UUID_LEN],
 		    uint64_t);
 int	 hookids_upgrade(struct store *);
+
+/* store_attempts.c: hook id went (its last row, or an operator's
+ * delete): its attempts are kept retention.attempts_s from now.  0, or
+ * -1 on a store error. */
+int	 attempts_hook_gone(struct store_batch *,
+		    const unsigned char[UUID_LEN]);
 
 /* store_dedupe.c */
 int	 dedupe_put(struct store *, struct __db_txn *,

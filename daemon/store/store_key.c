@@ -71,6 +71,17 @@ store_key_row(unsigned char out[STORE_ROWKEY_LEN], uint64_t seq,
 	rec_put_u32(out + 8, sink_index);
 }
 
+void
+store_key_attempt(unsigned char out[STORE_ATTEMPT_KEY_LEN],
+    const unsigned char id[UUID_LEN], uint32_t sink, uint64_t round,
+    uint32_t n)
+{
+	memcpy(out, id, UUID_LEN);
+	rec_put_u32(out + 16, sink);
+	rec_put_u64(out + 20, round);
+	rec_put_u32(out + 28, n);
+}
+
 uint64_t
 store_rowkey_seq(const unsigned char key[STORE_ROWKEY_LEN])
 {

@@ -96,6 +96,14 @@
  *                 within that ms, each bitwise inverted so that the
  *                 newest sorts first) -> v1, u64 at, str actor, str
  *                 action, str target, str tenant, str outcome
+ *   attempts    hook id[16], u32 sink index, u64 round (the row's first
+ *                 attempt of the round, wall ms), u32 n -> v1, u8 module,
+ *                 u8 outcome (enum store_attempt_outcome), u32 status, u64
+ *                 started at, u64 duration ms, str error, str response
+ *                 (cleaned by the deliver process, at most 65536 bytes)
+ *   attempts_end  u64 gone at (wall ms), hook id[16] -> v1: the hook went
+ *                 then; its attempts are pruned retention.attempts_s
+ *                 after
  *
  * Upgrading a record: add the new layout as version 2 beside version 1 in
  * its decoder (a decoder reads every version it knows into the same
@@ -220,6 +228,21 @@ rec_key_describe(int t, const void *key, size_t len, char *buf, size_t bufsz)
 			break;
 		snprintf(buf, bufsz, "at %" PRIu64 " n %u", ~rec_get_u64(k),
 		    ~rec_get_u32(k + 8));
+		return;
+	case T_ATTEMPTS:
+		if (len != STORE_ATTEMPT_KEY_LEN)
+			break;
+		uuid_format(k, d);
+		snprintf(buf, bufsz, "hook %s sink %u round %" PRIu64 " n %u",
+		    d, rec_get_u32(k + 16), rec_get_u64(k + 20),
+		    rec_get_u32(k + 28));
+		return;
+	case T_ATTEMPTS_END:
+		if (len != 8 + UUID_LEN)
+			break;
+		uuid_format(k + 8, d);
+		snprintf(buf, bufsz, "at %" PRIu64 " hook %s", rec_get_u64(k),
+		    d);
 		return;
 	case T_ROWS:
 		if (len != STORE_ROWKEY_LEN)
@@ -989,5 +1012,56 @@ store_rec_audit_decode(const void *key, size_t klen, const void *val,
 	if (d.bad || d.off != d.len)
 		return rec_malformed(T_AUDIT, key, klen, "bad length", err,
 		    errlen);
+	return 0;
+}
+
+size_t
+store_rec_attempt_encode(const struct store_attempt *a, unsigned char *buf,
+    size_t bufsz)
+{
+	struct enc e;
+
+	enc_init(&e, buf, bufsz, 0);
+	enc_u8(&e, STORE_REC_VERSION);
+	enc_u8(&e, a->module);
+	enc_u8(&e, a->outcome);
+	enc_u32(&e, a->status);
+	enc_u64(&e, a->started_at);
+	enc_u64(&e, a->duration_ms);
+	enc_str(&e, a->error, STORE_ERROR_MAX);
+	enc_str(&e, a->response, STORE_ATTEMPT_RESPONSE_MAX);
+	return e.bad ? 0 : e.len;
+}
+
+int
+store_rec_attempt_decode(const void *key, size_t klen, const void *val,
+    size_t vlen, struct store_attempt *a, char *err, size_t errlen)
+{
+	const unsigned char *k = key;
+	struct dec d;
+
+	memset(a, 0, sizeof(*a));
+	a->error = a->response = "";
+	if (klen != STORE_ATTEMPT_KEY_LEN)
+		return rec_malformed(T_ATTEMPTS, key, klen, "bad key length",
+		    err, errlen);
+	if (rec_version(T_ATTEMPTS, key, klen, val, vlen, err, errlen) == -1)
+		return -1;
+	memcpy(a->id, k, UUID_LEN);
+	a->sink_index = rec_get_u32(k + 16);
+	a->round = rec_get_u64(k + 20);
+	a->n = rec_get_u32(k + 28);
+	dec_init(&d, val, vlen);
+	dec_u8(&d);
+	a->module = dec_u8(&d);
+	a->outcome = dec_u8(&d);
+	a->status = dec_u32(&d);
+	a->started_at = dec_u64(&d);
+	a->duration_ms = dec_u64(&d);
+	a->error = dec_str(&d);
+	a->response = dec_str(&d);
+	if (d.bad || d.off != d.len || a->outcome >= STORE_ATTEMPT_OUTCOMES)
+		return rec_malformed(T_ATTEMPTS, key, klen, "bad length",
+		    err, errlen);
 	return 0;
 }

@@ -82,6 +82,18 @@ size_t		 store_rec_audit_encode(const struct store_audit *,
 int		 store_rec_audit_decode(const void *key, size_t klen,
 		    const void *val, size_t vlen, struct store_audit *,
 		    char *err, size_t errlen);
+/* attempts: buf of bufsz bytes (a record is at most
+ * STORE_ATTEMPT_REC_MAX); the decoded strings point into val. */
+#define STORE_ATTEMPT_REC_MAX	(32 + STORE_ERROR_MAX + \
+				    STORE_ATTEMPT_RESPONSE_MAX + 16)
+size_t		 store_rec_attempt_encode(const struct store_attempt *,
+		    unsigned char *, size_t);
+int		 store_rec_attempt_decode(const void *key, size_t klen,
+		    const void *val, size_t vlen, struct store_attempt *,
+		    char *err, size_t errlen);
+void		 store_key_attempt(unsigned char out[STORE_ATTEMPT_KEY_LEN],
+		    const unsigned char id[UUID_LEN], uint32_t sink,
+		    uint64_t round, uint32_t n);
 /* lanes (head row key) and members (row key): table is "lanes" or
  * "members". */
 size_t		 store_rec_rowkey_encode(const unsigned char

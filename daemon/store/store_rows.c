@@ -344,7 +344,8 @@ store_oldest_due(struct store *st, uint64_t *due)
 
 /* One live row of hook seq is gone: its count drops (a partial write of
  * the four bytes, not the body), and the hook goes with its last row, and
- * its body in bodies with it.  0, or -1 on a store error. */
+ * its body in bodies with it; its attempts' retention starts.  0, or -1
+ * on a store error. */
 int
 rows_hook_unref(struct store_batch *b, uint64_t seq)
 {
@@ -380,6 +381,9 @@ rows_hook_unref(struct store_batch *b, uint64_t seq)
 		if (bodies_unref(b, c.c, seq, head, sizeof(head)) == -1)
 			goto done;
 		if (hookids_del(b, head + HOOK_HEAD_FLAGS + 1, seq) == -1)
+			goto done;
+		/* The attempt log keeps its attempts from now on. */
+		if (attempts_hook_gone(b, head + HOOK_HEAD_FLAGS + 1) == -1)
 			goto done;
 		if (store_cur_del(&c) == -1)
 			goto done;
