@@ -94,6 +94,38 @@ utf8_clean(char *dst, size_t dstsz, const char *src, size_t n)
 }
 
 size_t
+utf8_excerpt(char *dst, size_t dstsz, const char *src, size_t n)
+{
+	static const char repl[] = "\xef\xbf\xbd";	/* U+FFFD */
+	const unsigned char *p = (const unsigned char *)src;
+	size_t i = 0, o = 0, k;
+	unsigned cp = 0;
+	int ctl;
+
+	while (i < n) {
+		k = p[i] != '\0' ? utf8_seq(p + i, n - i, &cp) : 0;
+		ctl = k != 0 && ((cp < 0x20 && cp != '\t' && cp != '\n' &&
+		    cp != '\r') || (cp >= 0x7f && cp < 0xa0));
+		if (k != 0 && !ctl) {
+			if (o + k >= dstsz)
+				break;
+			memcpy(dst + o, p + i, k);
+			o += k;
+			i += k;
+			continue;
+		}
+		/* A control goes whole; a stray byte alone. */
+		if (o + 3 >= dstsz)
+			break;
+		memcpy(dst + o, repl, 3);
+		o += 3;
+		i += k != 0 ? k : 1;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
+size_t
 utf8_format(char *dst, size_t dstsz, const char *fmt, va_list ap)
 {
 	char *buf;

@@ -38,6 +38,15 @@ int	utf8_valid(const char *s, size_t n);
  */
 size_t	utf8_clean(char *dst, size_t dstsz, const char *src, size_t n);
 /*
+ * An excerpt of bytes from outside (a sink's answer) as text anyone can
+ * show: the n bytes at src into dst (dstsz > 0, always NUL-terminated),
+ * each well-formed character as it is but for the controls (C0 other than
+ * tab, line feed and carriage return; DEL; C1), which like each byte
+ * that starts no character (NUL included) become U+FFFD.  Cut between
+ * characters to fit.  Returns the length written, without the NUL.
+ */
+size_t	utf8_excerpt(char *dst, size_t dstsz, const char *src, size_t n);
+/*
  * printf into dst (dstsz > 0) as utf8_clean writes it: arguments from
  * outside quoted in a message come out well-formed, cut between
  * characters.  Formats at most 4 * dstsz bytes.  The length written.

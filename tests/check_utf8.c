@@ -159,6 +159,34 @@ START_TEST(test_clean_all_pairs)
 }
 END_TEST
 
+/* Excerpts: controls and bytes that start no character become U+FFFD,
+ * tab, line feed and carriage return stay, the cut falls between
+ * characters. */
+START_TEST(test_excerpt)
+{
+	char out[64];
+
+	ck_assert_uint_eq(utf8_excerpt(out, sizeof(out), "ok\t\r\n", 5), 5);
+	ck_assert_str_eq(out, "ok\t\r\n");
+	ck_assert_uint_eq(utf8_excerpt(out, sizeof(out), "a\x01\x1b" "[0m\x7f",
+	    7), 13);
+	ck_assert_str_eq(out, "a\xef\xbf\xbd\xef\xbf\xbd" "[0m\xef\xbf\xbd");
+	ck_assert_uint_eq(utf8_excerpt(out, sizeof(out), "\xff<\0>\xc2\x85",
+	    6), 11);
+	ck_assert_str_eq(out, "\xef\xbf\xbd<\xef\xbf\xbd>\xef\xbf\xbd");
+	ck_assert_uint_eq(utf8_excerpt(out, sizeof(out), "\xc3\xa9t\xc3\xa9",
+	    5), 5);
+	ck_assert_int_eq(utf8_valid(out, 5), 1);
+	/* Room for "ab" and not the replacement after it. */
+	ck_assert_uint_eq(utf8_excerpt(out, 5, "ab\x01" "cd", 5), 2);
+	ck_assert_str_eq(out, "ab");
+	ck_assert_uint_eq(utf8_excerpt(out, 4, "a\xc3\xa9" "b", 4), 3);
+	ck_assert_str_eq(out, "a\xc3\xa9");
+	ck_assert_uint_eq(utf8_excerpt(out, 1, "abc", 3), 0);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
 static Suite *
 utf8_suite(void)
 {
@@ -174,6 +202,7 @@ utf8_suite(void)
 	tcase_add_test(tc, test_clean_cut);
 	tcase_add_test(tc, test_clean_all_pairs);
 	tcase_add_test(tc, test_format);
+	tcase_add_test(tc, test_excerpt);
 	suite_add_tcase(s, tc);
 	return s;
 }
