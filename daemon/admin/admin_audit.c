@@ -11,7 +11,7 @@
  * counted, as any other).  A stop writes what is queued (audit_flush)
  * before the store closes.
  *
- * The prune is a job of steps.h: one batch of at most AUDIT_PRUNE_STEP
+ * The prune is a job of prune.h: one batch of at most AUDIT_PRUNE_STEP
  * deletions a loop pass, started after a checkpoint, until no entry older
  * than admin.audit.max_age_s is left.
  */
@@ -30,8 +30,8 @@
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
+#include "prune.h"
 #include "repl.h"
-#include "steps.h"
 #include "store/store.h"
 
 #define AUDIT_QUEUE_MAX		256	/* entries waiting for their write */
@@ -77,14 +77,17 @@ static struct store_audit	 queue[AUDIT_QUEUE_MAX];
 static size_t			 nqueue;
 static struct event		*ev_write;
 
-static struct steps		 prune_jobs;
-static int			 prune_init;
-static struct step_job		 prune_job;
-static int			 prune_running;
+static int	 audit_prune_fn(struct store_batch *, uint64_t, unsigned);
+
+static struct prune		 prune = {
+	.name = "audit",
+	.what = "entries older than admin.audit.max_age_s",
+	.max = AUDIT_PRUNE_STEP,
+	.fn = audit_prune_fn,
+};
 
 static void	 audit_write_cb(evutil_socket_t, short, void *);
 static void	 audit_failed(size_t, const char *);
-static int	 prune_step(struct step_job *);
 
 const char *
 audit_tenant_of(const char *source)
@@ -216,45 +219,16 @@ audit_flush(void)
 void
 audit_prune(void)
 {
-	if (prune_running || !repl_writable() || env->draining)
-		return;
-	if (!prune_init) {
-		steps_init(&prune_jobs, env->base);
-		prune_init = 1;
-	}
-	prune_running = 1;
-	prune_job.step = prune_step;
-	steps_add(&prune_jobs, &prune_job);
+	prune_start(&prune);
 }
 
-/* One batch of deletions: 1 when more may be left, 0 at the end (or on
- * a store error, logged: the next checkpoint tries again). */
+/* One batch: the entries older than admin.audit.max_age_s at now. */
 static int
-prune_step(struct step_job *j)
+audit_prune_fn(struct store_batch *b, uint64_t now, unsigned max)
 {
-	uint64_t now = time_wall_ms();
 	uint64_t age = env->conf->admin.audit_max_age_s * 1000;
-	struct store_batch *b;
-	int n = -1;
 
-	if (now > age && !env->draining &&
-	    (b = store_batch_begin(env->store)) != NULL) {
-		if ((n = store_batch_audit_prune(b, now - age,
-		    AUDIT_PRUNE_STEP)) == -1)
-			store_batch_abort(b);
-		else if (store_batch_commit_lazy(b) == -1)
-			n = -1;
-		if (n == -1) {
-			log_warnx("audit: prune: %s",
-			    store_strerror(env->store));
-			master_store_check();
-		} else if (n > 0)
-			log_debug("audit: %d entries older than "
-			    "admin.audit.max_age_s pruned", n);
-	}
-	if (n == AUDIT_PRUNE_STEP)
-		return 1;
-	steps_end(&prune_jobs, j);
-	prune_running = 0;
-	return 0;
+	if (now <= age)
+		return 0;
+	return store_batch_audit_prune(b, now - age, max);
 }
