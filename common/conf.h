@@ -321,6 +321,15 @@ struct conf {
 	} dispatch;
 
 	struct {
+		uint32_t	 capture_bytes;	/* of each answer; 0: none */
+		uint32_t	 max_per_row;	/* a round's; 0: no log */
+	} attempts;
+
+	struct {
+		uint64_t	 attempts_s;	/* after the hook went */
+	} retention;
+
+	struct {
 		int		 enabled;	/* the section is present */
 		char		*ip;
 		uint16_t	 port;

@@ -554,6 +554,39 @@ const struct conf_key conf_tab[] = {
 	    "ends past it (no attempt comes sooner than a Retry-After "
 	    "asks)." },
 
+	/* attempts */
+	{ .name = "attempts", .type = T_SECTION,
+	  .doc = "The attempt log: every attempt of every row, with the "
+	    "sink's answer, kept in the store (GET /v1/hooks/{id}/attempts, "
+	    "ankusactl show)." },
+	{ .name = "attempts.capture_bytes", .type = T_U32, .scope = S_CONF,
+	  .off = CO(attempts.capture_bytes), .def = "1024", .min = 0,
+	  .max = 65536,
+	  .doc = "Bytes of each answer's body kept with its attempt, made "
+	    "valid UTF-8 with control bytes replaced by the deliver "
+	    "process; 0 keeps none.  Deliver processes started after a "
+	    "reload read it." },
+	{ .name = "attempts.max_per_row", .type = T_U32, .scope = S_CONF,
+	  .off = CO(attempts.max_per_row), .def = "100", .min = 0,
+	  .max = 100000,
+	  .doc = "Attempts kept per row and round (a replay starts a round), "
+	    "the oldest dropped as each new one is written; 0 records "
+	    "none.  A cap lowered by a reload leaves the attempts already "
+	    "past it to the retention." },
+
+	/* retention */
+	{ .name = "retention", .type = T_SECTION,
+	  .doc = "How long what a hook leaves behind is kept." },
+	{ .name = "retention.attempts_s", .type = T_U64, .scope = S_CONF,
+	  .off = CO(retention.attempts_s), .def = "604800", .min = 0,
+	  .max = 3153600000ULL,
+	  .doc = "How long a hook's attempts are kept after the hook went "
+	    "(its last row delivered), in seconds (7 days); pruned in "
+	    "bounded steps after each checkpoint.  While the hook lives (a "
+	    "row pending or dead-lettered) its attempts stay.  An "
+	    "operator's delete of a hook, or a purge of its last dead "
+	    "letter, takes its attempts at once." },
+
 	/* claim_check */
 	{ .name = "claim_check", .type = T_SECTION, .scope = S_CONF,
 	  .off = CO(claim_check.enabled), .obj = O_CLAIM,

@@ -17,9 +17,10 @@
  *    index, and holds no sink's URL, headers, credentials or signing
  *    secret.  A source's retry stays with the master.
  *  - A deliver process and a claim gateway get log, node.data_dir,
- *    claim_check and egress (the guard of their connections): a deliver
- *    process receives each sink's options with its job, and never a
- *    provider's secret; the gateway serves the claim store.
+ *    claim_check and egress (the guard of their connections), a deliver
+ *    process also attempts.capture_bytes (the answer's bytes it keeps):
+ *    a deliver process receives each sink's options with its job, and
+ *    never a provider's secret; the gateway serves the claim store.
  *
  * A token_file of a list of tokens (claim_check.auth.tokens) becomes
  * token_sha256, the digest the master read from the file while root
@@ -69,9 +70,17 @@ static const char *const crole_claims[] = {
 	"egress",
 	NULL
 };
+static const char *const crole_deliver[] = {
+	"log",
+	"node.data_dir",
+	"claim_check",
+	"egress",
+	"attempts.capture_bytes",
+	NULL
+};
 static const char *const *const crole_keep[CONF_ROLE_MAX] = {
 	[CONF_ROLE_EDGE] = crole_edge,
-	[CONF_ROLE_DELIVER] = crole_claims,
+	[CONF_ROLE_DELIVER] = crole_deliver,
 	[CONF_ROLE_GATEWAY] = crole_claims,
 };
 

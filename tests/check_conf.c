@@ -539,6 +539,15 @@ static const struct {
 	{ "http:\n  min_body_rate: 0\n" SRC,
 	  "http.min_body_rate must be an integer in 1..1073741824, got 0, "
 	  "line 2" },
+	{ "attempts:\n  capture_bytes: 65537\n" SRC,
+	  "attempts.capture_bytes must be an integer in 0..65536, got 65537, "
+	  "line 2" },
+	{ "attempts:\n  max_per_row: 100001\n" SRC,
+	  "attempts.max_per_row must be an integer in 0..100000, got 100001, "
+	  "line 2" },
+	{ "retention:\n  attempts_s: -1\n" SRC,
+	  "retention.attempts_s must be an integer in 0..3153600000, got -1, "
+	  "line 2" },
 	{ "http:\n  max_conns_per_ip: 4097\n" SRC,
 	  "http.max_conns_per_ip must be an integer in 1..4096, got 4097, "
 	  "line 2" },
