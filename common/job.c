@@ -548,12 +548,13 @@ job_outcome_encode(struct msg *m, uint64_t id, const struct job_outcome *o)
 	msg_add_u32(m, o->http_status);
 	msg_add_u64(m, o->duration_ms);
 	msg_add_str(m, o->detail);
+	msg_add_str(m, o->response);
 }
 
 int
 job_outcome_decode(struct msg *m, struct job_outcome *o)
 {
-	const char *s;
+	const char *s, *resp;
 	uint8_t r;
 
 	memset(o, 0, sizeof(*o));
@@ -562,13 +563,19 @@ job_outcome_decode(struct msg *m, struct job_outcome *o)
 	    msg_get_u64(m, &o->retry_after_ms) == -1 ||
 	    msg_get_u32(m, &o->http_status) == -1 ||
 	    msg_get_u64(m, &o->duration_ms) == -1 ||
-	    msg_get_str(m, &s) == -1 || msg_end(m) == -1)
+	    msg_get_str(m, &s) == -1 || msg_get_str(m, &resp) == -1 ||
+	    msg_end(m) == -1)
 		return -1;
-	if (r >= JOB_RESULT_MAX || strlen(s) >= sizeof(o->detail)) {
+	/* The excerpt as the deliver process made it, or the frame is
+	 * refused: checked, never parsed. */
+	if (r >= JOB_RESULT_MAX || strlen(s) >= sizeof(o->detail) ||
+	    strlen(resp) > JOB_RESPONSE_MAX ||
+	    (resp[0] != '\0' && !utf8_valid(resp, strlen(resp)))) {
 		m->err = 1;
 		return -1;
 	}
 	o->result = r;
+	o->response = resp[0] != '\0' ? resp : NULL;
 	(void)utf8_clean(o->detail, sizeof(o->detail), s, strlen(s));
 	return 0;
 }

@@ -520,10 +520,48 @@ START_TEST(test_outcome)
 	msg_add_u32(&m, 0);
 	msg_add_u64(&m, 0);
 	msg_add_str(&m, "");
+	msg_add_str(&m, "");
 	ck_assert_int_eq(job_outcome_decode(&m, &d), -1);
 	msg_free(&m);
 	job_outcome_encode(&m, 1, &o);
 	msg_add_u8(&m, 0);
+	ck_assert_int_eq(job_outcome_decode(&m, &d), -1);
+	msg_free(&m);
+}
+END_TEST
+
+/* The answer's excerpt: carried as the sink made it, none as NULL; one
+ * that is not UTF-8, or longer than JOB_RESPONSE_MAX, refuses the
+ * frame. */
+START_TEST(test_outcome_response)
+{
+	static char longest[JOB_RESPONSE_MAX + 2];
+	struct job_outcome o, d;
+	struct msg m;
+
+	memset(&o, 0, sizeof(o));
+	job_outcome_set(&o, JOB_ERROR, "http %d", 500);
+	o.response = "db down: <b>\xc3\xa9</b>";
+	job_outcome_encode(&m, 7, &o);
+	ck_assert_int_eq(job_outcome_decode(&m, &d), 0);
+	ck_assert_str_eq(d.response, "db down: <b>\xc3\xa9</b>");
+	msg_free(&m);
+	o.response = NULL;
+	job_outcome_encode(&m, 7, &o);
+	ck_assert_int_eq(job_outcome_decode(&m, &d), 0);
+	ck_assert_ptr_null(d.response);
+	msg_free(&m);
+	o.response = "bad \xff byte";
+	job_outcome_encode(&m, 7, &o);
+	ck_assert_int_eq(job_outcome_decode(&m, &d), -1);
+	msg_free(&m);
+	memset(longest, 'a', JOB_RESPONSE_MAX);
+	o.response = longest;
+	job_outcome_encode(&m, 7, &o);
+	ck_assert_int_eq(job_outcome_decode(&m, &d), 0);
+	msg_free(&m);
+	longest[JOB_RESPONSE_MAX] = 'a';
+	job_outcome_encode(&m, 7, &o);
 	ck_assert_int_eq(job_outcome_decode(&m, &d), -1);
 	msg_free(&m);
 }
@@ -931,6 +969,7 @@ job_suite(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_outcome);
 	tcase_add_test(tc, test_outcome_long);
+	tcase_add_test(tc, test_outcome_response);
 	tcase_add_test(tc, test_detail_loggable);
 	suite_add_tcase(s, tc);
 	return s;

@@ -177,7 +177,8 @@ main(int argc, char *argv[])
 
 /* log.level from the config the master passed, if it passed one (and -v
  * did not set the level), the egress guard's policy (egress.h), the key
- * that signs claim references, and the local claim store's root
+ * that signs claim references, the answer's bytes an outcome carries
+ * (attempts.capture_bytes), and the local claim store's root
  * (malloc'd, or NULL), which the sandbox lets this process write.  Any
  * trouble leaves the level as it is, the guard at its defaults, which
  * allow no denied address, and no key (a check-in then fails). */
@@ -217,6 +218,7 @@ deliver_config(int fd, int vflag)
 	    log_level_parse(conf->log_level, &lvl) == 0)
 		log_setlevel(lvl);
 	egress_configure(conf);
+	sink_http_set_capture(conf->attempts.capture_bytes);
 	if (conf->claim_check.enabled)
 		claim_upload_set_key(conf->claim_check.signing_key,
 		    conf->claim_check.ref_ttl_s);

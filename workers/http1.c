@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static struct {
 static int	 conn_fd = -1;
 static char	 conn_host[256], conn_port[16];
 static uint64_t	 conn_idle_since;	/* mono ms its last answer ended */
+static size_t	 keep_max;		/* http1_set_keep */
 
 static int	url_split(const char *, char *, size_t);
 static void	url_free(void);
@@ -479,7 +481,7 @@ http1_request(const char *url, const char *method,
 			break;
 		}
 
-		memset(a, 0, sizeof(*a));
+		http1_answer_init(a);
 		http1_parse_init(&p, a, max_response_bytes);
 		got = 0;
 		stale = 0;
@@ -686,14 +688,27 @@ head_parse(struct http1_parser *p)
 /* Body bytes: counted, the first kept (printable) for the log, cut at the
  * cap (then the answer is over and the connection not kept). */
 void
+http1_set_keep(size_t n)
+{
+	keep_max = n < HTTP1_KEEP_MAX ? n : HTTP1_KEEP_MAX;
+}
+
+void
+http1_answer_init(struct http1_answer *a)
+{
+	memset(a, 0, offsetof(struct http1_answer, keep));
+}
+
+void
 http1_answer_body(struct http1_answer *a, const char *b, size_t n)
 {
-	size_t i;
+	size_t k;
 
-	for (i = 0; i < n && a->keeplen < HTTP1_KEEP; i++)
-		a->keep[a->keeplen++] = b[i] >= 0x20 && b[i] < 0x7f ? b[i] :
-		    '.';
-	a->keep[a->keeplen] = '\0';
+	if (a->keeplen >= keep_max)
+		return;
+	k = keep_max - a->keeplen < n ? keep_max - a->keeplen : n;
+	memcpy(a->keep + a->keeplen, b, k);
+	a->keeplen += k;
 }
 
 static void

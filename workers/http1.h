@@ -31,7 +31,7 @@
 
 struct curl_slist;
 
-#define HTTP1_KEEP		512	/* body bytes kept for the debug log */
+#define HTTP1_KEEP_MAX		65536	/* body bytes an answer can keep */
 #define HTTP1_VALUE_MAX		128	/* longest Retry-After kept */
 #define HTTP1_HEAD_MAX		65536	/* status line and headers */
 #define HTTP1_WATCH_MS		100
@@ -41,14 +41,21 @@ struct http1_answer {
 	long		 status;
 	int		 capped;	/* body cut at max_response_bytes */
 	char		 retry_after[HTTP1_VALUE_MAX + 1];	/* "": none */
-	char		 keep[HTTP1_KEEP + 1];	/* the body's start,
-						 * printable bytes only */
 	size_t		 keeplen;
+	/* Last, so that starting an answer clears what is before it
+	 * (http1_answer_init), not 64 KiB. */
+	char		 keep[HTTP1_KEEP_MAX];	/* the body's first bytes, raw
+						 * (http1_set_keep's many) */
 };
 
-/* Body bytes of an answer: the first HTTP1_KEEP go to a->keep, printable
- * ones as they are and the rest as '.' (for the log; libcurl's transfers
- * use it too). */
+/* How many of an answer's body bytes are kept (attempts.capture_bytes,
+ * at most HTTP1_KEEP_MAX): the process's setting, 0 at the start. */
+void	http1_set_keep(size_t);
+/* An answer made empty before a transfer. */
+void	http1_answer_init(struct http1_answer *a);
+/* Body bytes of an answer: the first http1_set_keep's go to a->keep as
+ * they are (libcurl's transfers use it too); the sink cleans them before
+ * they leave the process. */
 void	http1_answer_body(struct http1_answer *a, const char *b, size_t n);
 
 /* 1 when this client can send to url (http://, no user:password@, no

@@ -34,6 +34,9 @@ int	sink_http_run(const struct job *, struct job_outcome *);
 /* The watch the http sink calls during a transfer (deliver.c: is the
  * master still there?). */
 void	sink_http_set_abort(sink_abort_fn);
+/* The bytes of each answer's body an outcome carries, cleaned
+ * (attempts.capture_bytes; 0, the start: none). */
+void	sink_http_set_capture(size_t);
 /* Release the process's curl handle (and its kept-alive connections). */
 void	sink_http_cleanup(void);
 

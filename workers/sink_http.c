@@ -41,6 +41,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@
 #include "log.h"
 #include "sha256.h"
 #include "sink.h"
+#include "utf8.h"
 
 #define SINK_HTTP_UA		"ankusa/" PACKAGE_VERSION
 #define SINK_HTTP_WATCH_MS	100	/* between two calls of the abort watch */
@@ -68,14 +70,16 @@
 struct sink_http_xfer {
 	uint64_t		 cap;		/* max_response_bytes */
 	uint64_t		 got;		/* body bytes seen */
-	struct http1_answer	 a;
 	uint64_t		 last_watch;	/* mono ms */
+	struct http1_answer	 a;		/* last: 64 KiB not cleared */
 };
 
 /* Where sink_http_lines hands each header line. */
 typedef void	(*sink_http_line_fn)(void *, const char *);
 
 static CURL		*sink_http_curl;	/* one per process: keep-alive */
+static size_t		 sink_http_capture;	/* attempts.capture_bytes */
+static char		 sink_http_excerpt[HTTP1_KEEP_MAX + 1];
 static sink_abort_fn	 sink_http_abort;
 
 static size_t	sink_http_write_cb(char *, size_t, size_t, void *);
@@ -596,6 +600,13 @@ sink_http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 }
 
 void
+sink_http_set_capture(size_t n)
+{
+	sink_http_capture = n < HTTP1_KEEP_MAX ? n : HTTP1_KEEP_MAX;
+	http1_set_keep(sink_http_capture);
+}
+
+void
 sink_retry_after_line(const char *p, size_t n, char *ra, size_t rasz)
 {
 	const char *v, *e;
@@ -679,7 +690,8 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 	/* A reset keeps the connection cache: that is the keep-alive. */
 	curl_easy_reset(sink_http_curl);
 
-	memset(&x, 0, sizeof(x));
+	memset(&x, 0, offsetof(struct sink_http_xfer, a));
+	http1_answer_init(&x.a);
 	x.cap = s->u.http.max_response_bytes;
 	x.last_watch = time_mono_ms();
 	errbuf[0] = '\0';
@@ -769,7 +781,15 @@ sink_http_outcome(const struct job *j, struct job_outcome *o,
 			log_debug("hook %s: Retry-After \"%s\" ignored",
 			    j->hook_id, retry_after);
 	}
-	/* The answer's length, never its bytes (a sink may echo anything). */
+	/* Its start, cleaned here: the master never reads a sink's bytes
+	 * as they came. */
+	if (sink_http_capture > 0) {
+		(void)utf8_excerpt(sink_http_excerpt, sink_http_capture + 1,
+		    a->keep, a->keeplen);
+		o->response = sink_http_excerpt;
+	}
+	/* The answer's length in the log, never its bytes (a sink may echo
+	 * anything). */
 	if (o->result != JOB_OK && a->keeplen > 0)
 		log_debug("hook %s: http %ld, an answer of %zu bytes%s",
 		    j->hook_id, status, (size_t)a->keeplen,

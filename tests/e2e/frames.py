@@ -231,7 +231,7 @@ def parse_job_outcome(payload):
     r = Reader(payload)
     res = {"result": RESULTS[r.u8()], "retry_after_ms": r.u64(),
            "http_status": r.u32(), "duration_ms": r.u64(),
-           "detail": r.str()}
+           "detail": r.str(), "response": r.str()}
     r.end()
     return res
 
