@@ -94,6 +94,9 @@ struct drow {
 	struct store_row	 row;
 	uint32_t		 bound;		/* the sink index bound now */
 	uint64_t		 job;		/* running: its job id */
+	unsigned char		 hook_id[UUID_LEN];	/* the glue's: its
+						 * hook's, once read for an
+						 * attempt */
 	/* private to dispatch.c and dispatch_settle.c */
 	int			 state;
 	int			 probe;

@@ -69,6 +69,9 @@ struct poutcome {
 	uint64_t		 job;
 	enum attempt_result	 res;
 	char			 detail[JOB_DETAIL_MAX];
+	int			 attempt;	/* one was made: it is logged */
+	uint64_t		 started_at;	/* then: wall ms */
+	uint64_t		 duration_ms;
 };
 
 struct ptick {
@@ -103,6 +106,8 @@ static uint64_t	dls_queued(const char *, const char *, void *);
 static void	dls_ended(void *);
 static uint64_t	settled_count(void);
 static void	breaker_moved(void *, uint8_t, const char *);
+static void	later_add(uint64_t, enum attempt_result, const char *,
+		    va_list) __attribute__((format(printf, 3, 0)));
 
 /* --- life --- */
 
@@ -146,6 +151,8 @@ pipeline_init(void)
 static void
 breaker_moved(void *arg, uint8_t module, const char *state)
 {
+	if (strcmp(state, "open") == 0)
+		pipeline_store_attempt_opened();
 	metrics_add("ankusa_dispatch_breaker_transitions_total", 1, "sink",
 	    dispatch_module_name(module), "state", state, NULL);
 }
@@ -383,11 +390,18 @@ turn_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	/* Outcomes the glue made itself first: they may add settles. */
-	for (i = 0; i < noutcomes; i++)
-		if (dispatch_job_row(pipeline_disp, outcomes[i].job) != NULL)
-			dispatch_outcome(pipeline_disp, outcomes[i].job,
-			    outcomes[i].res, 0, outcomes[i].detail,
-			    time_sched_ms());
+	for (i = 0; i < noutcomes; i++) {
+		if (dispatch_job_row(pipeline_disp, outcomes[i].job) == NULL)
+			continue;
+		if (outcomes[i].attempt)
+			pipeline_store_attempt(outcomes[i].job,
+			    outcomes[i].res, outcomes[i].started_at,
+			    outcomes[i].duration_ms, 0, outcomes[i].detail,
+			    NULL);
+		dispatch_outcome(pipeline_disp, outcomes[i].job,
+		    outcomes[i].res, 0, outcomes[i].detail, time_sched_ms());
+		pipeline_store_attempt_done();
+	}
 	noutcomes = 0;
 	if ((defer = settle_defer_us()) == 0 && pipeline_store_flush() == -1)
 		held_until = time_mono_ms() + PIPELINE_STORE_HOLD_MS;
@@ -432,18 +446,40 @@ pipeline_later(uint64_t job, enum attempt_result res, const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
+	later_add(job, res, fmt, ap);
+	va_end(ap);
+}
+
+void
+pipeline_later_attempt(uint64_t job, enum attempt_result res,
+    uint64_t started_us, const char *fmt, ...)
+{
+	uint64_t ran = time_mono_us() - started_us;
+	va_list ap;
+
+	va_start(ap, fmt);
+	later_add(job, res, fmt, ap);
+	va_end(ap);
+	outcomes[noutcomes - 1].attempt = 1;
+	outcomes[noutcomes - 1].duration_ms = ran / 1000;
+	outcomes[noutcomes - 1].started_at = time_wall_ms() - ran / 1000;
+}
+
+static void
+later_add(uint64_t job, enum attempt_result res, const char *fmt, va_list ap)
+{
 	if (noutcomes == capoutcomes) {
 		capoutcomes = capoutcomes ? capoutcomes * 2 : 16;
 		if ((outcomes = reallocarray(outcomes, capoutcomes,
 		    sizeof(*outcomes))) == NULL)
 			fatal("pipeline");
 	}
+	memset(&outcomes[noutcomes], 0, sizeof(outcomes[noutcomes]));
 	outcomes[noutcomes].job = job;
 	outcomes[noutcomes].res = res;
-	va_start(ap, fmt);
 	vsnprintf(outcomes[noutcomes].detail,
 	    sizeof(outcomes[noutcomes].detail), fmt, ap);
-	va_end(ap);
 	noutcomes++;
 	pipeline_arm();
 }

@@ -127,6 +127,7 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 	struct batcher_req *req = w->req;
 	enum attempt_result res;
 	const char *name;
+	uint64_t ran;
 	uint32_t i, k;
 
 	if (req == NULL || w->job != m->id || batch_outcome_decode(m, &o) == -1)
@@ -139,12 +140,17 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 			continue;
 		req->entries[k].done = 1;
 		res = pool_result(o.r[i].result, &name);
-		pool_attempt_ended(w->module, name, time_mono_us() -
-		    w->started_us);
-		if (dispatch_job_row(pipeline_disp, o.r[i].id) != NULL)
-			dispatch_outcome(pipeline_disp, o.r[i].id, res,
-			    o.r[i].retry_after_ms, o.r[i].detail,
-			    time_sched_ms());
+		ran = time_mono_us() - w->started_us;
+		pool_attempt_ended(w->module, name, ran);
+		if (dispatch_job_row(pipeline_disp, o.r[i].id) == NULL)
+			continue;
+		/* The request's status and time are each entry's. */
+		pipeline_store_attempt(o.r[i].id, res, time_wall_ms() -
+		    ran / 1000, o.duration_ms, o.http_status, o.r[i].detail,
+		    NULL);
+		dispatch_outcome(pipeline_disp, o.r[i].id, res,
+		    o.r[i].retry_after_ms, o.r[i].detail, time_sched_ms());
+		pipeline_store_attempt_done();
 	}
 	/* An entry the process did not answer failed. */
 	for (k = 0; k < req->n; k++)
@@ -169,9 +175,9 @@ pipeline_batch_gone(struct worker *w)
 	/* A crash fails every attempt of its request. */
 	for (i = 0; i < w->req->n; i++)
 		if (!w->req->entries[i].done)
-			pipeline_later(w->req->entries[i].job,
-			    ATTEMPT_ERROR, "deliver process died during "
-			    "the request");
+			pipeline_later_attempt(w->req->entries[i].job,
+			    ATTEMPT_ERROR, w->started_us, "deliver process "
+			    "died during the request");
 	batcher_done(batcher, w->req);
 	w->req = NULL;
 }

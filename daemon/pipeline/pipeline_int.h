@@ -55,6 +55,11 @@ void	pipeline_arm(void);
  * given to the dispatch at the next turn. */
 void	pipeline_later(uint64_t, enum attempt_result, const char *,
 	    ...) __attribute__((format(printf, 3, 4)));
+/* The same for an attempt that was made (a timeout, a crash), started at
+ * started_us (mono): the master writes its record in the attempt log. */
+void	pipeline_later_attempt(uint64_t, enum attempt_result,
+	    uint64_t started_us, const char *, ...)
+	    __attribute__((format(printf, 4, 5)));
 
 /* pipeline_pool.c: the deliver processes, in
  * pool_workers[0..pool_nworkers) (which moves as it grows: hold no pointer
@@ -82,6 +87,19 @@ int	pipeline_store_hook(struct drow *, struct store_hook_rec *,
 	    enum attempt_result *, char *, size_t);
 int	pipeline_store_job(struct drow *, struct msg *, enum attempt_result *,
 	    char *, size_t);
+/* The attempt of job ended (res, its answer's status, its error and
+ * its cleaned excerpt, response, NULL none): the glue calls it right
+ * before dispatch_outcome, whose settle of the job's row then carries the
+ * attempt's record into the turn's transaction, and
+ * pipeline_store_attempt_done right after.  An outcome that made no
+ * attempt (ATTEMPT_UNBOUND, ATTEMPT_STORE) records none. */
+void	pipeline_store_attempt(uint64_t job, enum attempt_result res,
+	    uint64_t started_at, uint64_t duration_ms, uint32_t status,
+	    const char *detail, const char *response);
+void	pipeline_store_attempt_done(void);
+/* The breaker of the attempt's key opened on its failure: the attempt's
+ * outcome is parked. */
+void	pipeline_store_attempt_opened(void);
 /* Write the turn's settles in one transaction, then end their claims: 0,
  * or -1 when the store refused them. */
 int	pipeline_store_flush(void);

@@ -220,7 +220,7 @@ pipeline_worker_gone(uint32_t serial)
 		pipeline_batch_gone(w);
 	else if (w->state == WORKER_BUSY && !w->reported)
 		/* A crash is a failed attempt. */
-		pipeline_later(w->job, ATTEMPT_ERROR,
+		pipeline_later_attempt(w->job, ATTEMPT_ERROR, w->started_us,
 		    "deliver process died during the attempt");
 	if (w->deck != 0) {
 		uint64_t job = w->deck, started;
@@ -230,8 +230,9 @@ pipeline_worker_gone(uint32_t serial)
 		back = worker_deck_back(w, &started);
 		dispatch_deck_done(pipeline_disp, job, !back, time_sched_ms());
 		if (!back)
-			pipeline_later(job, ATTEMPT_ERROR,
-			    "deliver process died during the attempt");
+			pipeline_later_attempt(job, ATTEMPT_ERROR,
+			    started * 1000, "deliver process died during the "
+			    "attempt");
 	}
 	evtimer_del(w->ev_timeout);
 	event_free(w->ev_timeout);
@@ -257,7 +258,7 @@ timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	else {
 		pool_attempt_ended(w->module, "timeout",
 		    env->conf->dispatch.attempt_timeout_ms * 1000);
-		pipeline_later(w->job, ATTEMPT_TIMEOUT,
+		pipeline_later_attempt(w->job, ATTEMPT_TIMEOUT, w->started_us,
 		    "attempt_timeout:%" PRIu64,
 		    env->conf->dispatch.attempt_timeout_ms);
 	}
@@ -297,6 +298,7 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 	struct job_outcome o;
 	enum attempt_result res;
 	const char *result;
+	uint64_t ran;
 
 	if (w == NULL || w->state != WORKER_BUSY)
 		return -1;
@@ -315,9 +317,13 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 		return 0;
 	}
 	res = pool_result(o.result, &result);
-	pool_attempt_ended(w->module, result, time_mono_us() - w->started_us);
+	ran = time_mono_us() - w->started_us;
+	pool_attempt_ended(w->module, result, ran);
+	pipeline_store_attempt(m->id, res, time_wall_ms() - ran / 1000,
+	    o.duration_ms, o.http_status, o.detail, o.response);
 	dispatch_outcome(pipeline_disp, m->id, res, o.retry_after_ms, o.detail,
 	    time_sched_ms());
+	pipeline_store_attempt_done();
 	worker_deck_next(w);
 	pipeline_arm();
 	return 0;

@@ -27,6 +27,7 @@
 #include "master.h"
 #include "metrics.h"
 #include "msg.h"
+#include "netaddr.h"
 #include "pipeline.h"
 #include "pipeline_int.h"
 #include "pipeline_jobfill.h"
@@ -37,6 +38,14 @@
  * that fails every hook of a backlog must not fill the disk (log.h). */
 #define PIPELINE_LOG_PER_SEC	20
 
+/* An attempt's record as the attempt log gets it, beside its settle. */
+struct pattempt {
+	struct store_attempt	 a;		/* error, response set at
+						 * the write */
+	char			 error[JOB_DETAIL_MAX];
+	char			*response;	/* malloc'd, or NULL */
+};
+
 /* A settle, copied out of the scheduler's call. */
 struct psettle {
 	struct dsettle		 s;
@@ -45,7 +54,17 @@ struct psettle {
 	char			 reason[STORE_ERROR_MAX + 1];
 	char			 last_error[STORE_ERROR_MAX + 1];
 	char			 source[STORE_NAME_MAX + 1];
+	int			 has_att;	/* an attempt made it */
+	struct pattempt		 att;
 };
+
+/* The attempt whose outcome the dispatch takes now, until its row's
+ * settle takes it (pipeline_store_attempt). */
+static struct {
+	int			 armed;
+	unsigned char		 key[STORE_ROWKEY_LEN];
+	struct pattempt		 att;
+}			 cur;
 
 static struct psettle	*settles;
 static size_t		 nsettles, capsettles;
@@ -263,8 +282,10 @@ pipeline_store_hook(struct drow *r, struct store_hook_rec *rec,
 {
 	int rc;
 
-	if ((rc = store_hook_get(env->store, r->seq, rec)) == 1)
+	if ((rc = store_hook_get(env->store, r->seq, rec)) == 1) {
+		memcpy(r->hook_id, rec->hook.id, UUID_LEN);
 		return 0;
+	}
 	if (rc == 0) {
 		*res = ATTEMPT_PERMANENT;
 		snprintf(detail, len, "hook %" PRIu64 " is gone", r->seq);
@@ -338,7 +359,79 @@ op_settle(void *arg, const struct dsettle *s)
 	if (s->source != NULL)
 		snprintf(p->source, sizeof(p->source), "%s", s->source);
 	p->s.reason = p->s.last_error = p->s.source = NULL;
+	/* The settle of the row whose attempt ended carries its record
+	 * (a park of others on the way carries none). */
+	if (cur.armed && memcmp(cur.key, s->key, STORE_ROWKEY_LEN) == 0) {
+		p->has_att = 1;
+		p->att = cur.att;
+		cur.armed = 0;
+		cur.att.response = NULL;
+	}
 	pipeline_arm();
+}
+
+void
+pipeline_store_attempt(uint64_t job, enum attempt_result res,
+    uint64_t started_at, uint64_t duration_ms, uint32_t status,
+    const char *detail, const char *response)
+{
+	struct store_attempt *a = &cur.att.a;
+	struct drow *r;
+	uint8_t outcome;
+
+	pipeline_store_attempt_done();
+	switch (res) {
+	case ATTEMPT_OK:
+		outcome = STORE_ATTEMPT_OK;
+		break;
+	case ATTEMPT_PERMANENT:
+		outcome = strncmp(detail, NETADDR_DENIED_PREFIX,
+		    sizeof(NETADDR_DENIED_PREFIX) - 1) == 0 ?
+		    STORE_ATTEMPT_EGRESS_DENIED : STORE_ATTEMPT_PERMANENT;
+		break;
+	case ATTEMPT_TIMEOUT:
+		outcome = STORE_ATTEMPT_TIMEOUT;
+		break;
+	case ATTEMPT_ERROR:
+		outcome = STORE_ATTEMPT_ERROR;
+		break;
+	default:
+		return;		/* no attempt reached a sink */
+	}
+	if (env->conf->attempts.max_per_row == 0 ||
+	    (r = dispatch_job_row(pipeline_disp, job)) == NULL)
+		return;
+	memset(&cur.att, 0, sizeof(cur.att));
+	memcpy(cur.key, r->key, STORE_ROWKEY_LEN);
+	memcpy(a->id, r->hook_id, UUID_LEN);
+	a->sink_index = r->row.sink_index;
+	a->round = r->row.first_attempt;
+	a->n = r->row.attempts + 1;
+	a->module = r->row.module;
+	a->outcome = outcome;
+	a->status = status;
+	a->started_at = started_at;
+	a->duration_ms = duration_ms;
+	snprintf(cur.att.error, sizeof(cur.att.error), "%s", detail);
+	if (response != NULL && (cur.att.response = strdup(response)) ==
+	    NULL)
+		fatal("pipeline");
+	cur.armed = 1;
+}
+
+void
+pipeline_store_attempt_opened(void)
+{
+	if (cur.armed)
+		cur.att.a.outcome = STORE_ATTEMPT_PARKED;
+}
+
+void
+pipeline_store_attempt_done(void)
+{
+	cur.armed = 0;
+	free(cur.att.response);
+	cur.att.response = NULL;
 }
 
 static int
@@ -441,6 +534,15 @@ pipeline_store_flush(void)
 		}
 		if (rc == -1)
 			ok = 0;
+		/* Its attempt, with the settle that found its row. */
+		if (ok && rc == 1 && p->has_att) {
+			p->att.a.error = p->att.error;
+			p->att.a.response = p->att.response != NULL ?
+			    p->att.response : "";
+			if (store_batch_attempt_put(sb, &p->att.a,
+			    env->conf->attempts.max_per_row) == -1)
+				ok = 0;
+		}
 	}
 	if (!ok) {
 		if (sb != NULL)
@@ -455,6 +557,8 @@ pipeline_store_flush(void)
 	ndrops = 0;
 	for (i = 0; i < n; i++) {
 		p = &settles[i];
+		free(p->att.response);
+		p->att.response = NULL;
 		if (!ok)
 			p->how = SETTLED_FAILED;
 		if (p->how == SETTLED_WRITTEN && p->s.kind == SETTLE_DEAD)
