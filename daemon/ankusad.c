@@ -41,6 +41,7 @@
 #include <event2/event.h>
 
 #include "admin/admin_api.h"
+#include "admin/admin_attempts.h"
 #include "admin/admin_audit.h"
 #include "admin/admin_backup.h"
 #include "admin/admin_control.h"
@@ -733,7 +734,7 @@ checkpoint_ms(void)
 
 /* The store's upkeep (store_maint): the checkpoint in steps, the cache
  * kept clean; after a checkpoint, the dedupe sweep and the audit trail's
- * prune. */
+ * and the attempt log's prunes. */
 static void
 maint_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -749,6 +750,7 @@ maint_cb(evutil_socket_t fd, short ev, void *arg)
 		log_debug("the dedupe sweep after the checkpoint in %" PRIu64
 		    " us", time_mono_us() - t0);
 		audit_prune();
+		attempts_prune();
 	}
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = ms % 1000 * 1000;
@@ -841,6 +843,7 @@ ankusad_wire(void)
 		admin_routes_ops,
 		admin_routes_replay,
 		admin_routes_audit,
+		admin_routes_attempts,
 	};
 	char err[4096];
 
