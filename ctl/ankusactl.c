@@ -49,6 +49,7 @@ struct command {
 
 static int	 json_out;
 static int	 nprinted;
+static json_t	*shown_attempts;	/* show ID: its attempts, or NULL */
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static json_t	*build_plain(int, char **);
@@ -79,6 +80,8 @@ static json_t	*build_dlq_api(int, char **);
 static json_t	*build_hook(int, char **);
 static void	 print_dlq_api(json_t *);
 static void	 print_hook(json_t *);
+static json_t	*show_attempts(const char *, const char *);
+static void	 print_attempts(json_t *);
 static json_t	*build_audit(int, char **);
 static void	 print_audit(json_t *);
 
@@ -716,6 +719,10 @@ main(int argc, char *argv[])
 	}
 	if ((req = cmd->build(argc, argv)) == NULL)
 		usage(stderr, EXIT_USAGE);
+	/* show ID: the attempt log first, on a connection of its own; it
+	 * outlives the hook. */
+	if (strcmp(cmd->name, "show") == 0)
+		shown_attempts = show_attempts(path, argv[1]);
 
 	/* A daemon that refuses this user answers one line and closes,
 	 * maybe before the request is written: the write's EPIPE must not
@@ -742,6 +749,16 @@ main(int argc, char *argv[])
 			return EXIT_UNREACH;
 		}
 		end = json_is_true(json_object_get(ans, "end"));
+		if (end && shown_attempts != NULL && json_integer_value(
+		    json_object_get(ans, "status")) == 404) {
+			/* A hook gone whose attempts are kept. */
+			json_decref(ans);
+			ans = json_pack("{s:b, s:b, s:i, s:{s:s}}", "end", 1,
+			    "ok", 1, "status", 200, "body", "state", "gone");
+		}
+		if (end && shown_attempts != NULL)
+			json_object_set(json_object_get(ans, "body"),
+			    "attempts", shown_attempts);
 		if (end && !json_is_true(json_object_get(ans, "ok"))) {
 			fprintf(stderr, "ankusactl: %s: %s\n", cmd->name,
 			    json_string_value(json_object_get(ans, "error")));
@@ -958,7 +975,8 @@ print_dlq_api(json_t *ans)
 	printf("\n");
 }
 
-/* show ID: the head, then a line a row; delete ID: what went. */
+/* show ID: the head, then a line a row, then its attempts; delete ID:
+ * what went. */
 static void
 print_hook(json_t *ans)
 {
@@ -969,6 +987,11 @@ print_hook(json_t *ans)
 	if (json_object_get(b, "deleted") != NULL) {
 		printf("deleted, %lld body bytes\n", (long long)
 		    json_integer_value(json_object_get(b, "bytes")));
+		return;
+	}
+	if (json_object_get(b, "id") == NULL) {
+		printf("gone (delivered or deleted); its attempts are kept\n");
+		print_attempts(json_object_get(b, "attempts"));
 		return;
 	}
 	printf("id           %s\nseq          %lld\ntenant       %s\n"
@@ -997,6 +1020,112 @@ print_hook(json_t *ans)
 		    when, sizeof(when)), str_or(r, "last_error", ""),
 		    json_is_string(json_object_get(r, "dead_reason")) ?
 		    " / " : "", str_or(r, "dead_reason", ""));
+	}
+	print_attempts(json_object_get(b, "attempts"));
+}
+
+/* show ID's attempts: every page of GET /v1/hooks/ID/attempts as one
+ * list, each on a connection of its own; NULL when the log has none (the
+ * hook's answer then says why). */
+static json_t *
+show_attempts(const char *sock, const char *id)
+{
+	json_t *all, *req, *ans = NULL, *b;
+	char path[512], *s, *line = NULL;
+	const char *cur = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *fp;
+	int pages;
+
+	if ((all = json_array()) == NULL)
+		return NULL;
+	for (pages = 0; pages < 100; pages++) {
+		snprintf(path, sizeof(path), "/v1/hooks/%s/attempts", id);
+		query_add(path, sizeof(path), "limit", "1000");
+		if (cur != NULL)
+			query_add(path, sizeof(path), "cursor", cur);
+		req = api_req("GET", path, NULL);
+		s = json_dumps(req, JSON_COMPACT);
+		json_decref(req);
+		if (s == NULL || (fp = fdopen(ctl_connect(sock), "r+")) ==
+		    NULL) {
+			free(s);
+			break;
+		}
+		fprintf(fp, "%s\n", s);
+		fflush(fp);
+		free(s);
+		json_decref(ans);
+		ans = NULL;
+		while ((n = getline(&line, &cap, fp)) > 0) {
+			json_decref(ans);
+			if ((ans = json_loadb(line, n, 0, NULL)) == NULL ||
+			    json_is_true(json_object_get(ans, "end")))
+				break;
+		}
+		fclose(fp);
+		b = json_object_get(ans, "body");
+		if (!json_is_true(json_object_get(ans, "ok")) ||
+		    !json_is_array(json_object_get(b, "attempts")))
+			break;
+		json_array_extend(all, json_object_get(b, "attempts"));
+		if ((cur = json_string_value(json_object_get(b,
+		    "next_cursor"))) == NULL)
+			break;
+	}
+	free(line);
+	json_decref(ans);
+	if (json_array_size(all) == 0) {
+		json_decref(all);
+		return NULL;
+	}
+	return all;
+}
+
+/* A sink's text as a JSON string, escaped to ASCII: whatever it holds
+ * reaches the terminal as characters, never as its controls. */
+static void
+print_text(const char *label, json_t *v)
+{
+	char *s;
+
+	if (!json_is_string(v))
+		return;
+	s = json_dumps(v, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+	printf("     %-9s %s\n", label, s != NULL ? s : "?");
+	free(s);
+}
+
+/* The attempts of show ID, a line each and their texts below it. */
+static void
+print_attempts(json_t *list)
+{
+	json_t *a, *st;
+	char when[32], code[24];
+	size_t i;
+
+	json_array_foreach(list, i, a) {
+		if (i == 0)
+			printf("%-4s %-8s %4s %-20s %8s %-13s %6s\n", "SINK",
+			    "MODULE", "N", "STARTED (UTC)", "MS", "OUTCOME",
+			    "STATUS");
+		st = json_object_get(a, "status");
+		if (json_is_integer(st))
+			snprintf(code, sizeof(code), "%lld",
+			    (long long)json_integer_value(st));
+		else
+			snprintf(code, sizeof(code), "-");
+		printf("%-4lld %-8s %4lld %-20s %8lld %-13s %6s\n",
+		    (long long)json_integer_value(json_object_get(a, "sink")),
+		    str_or(a, "module", "-"),
+		    (long long)json_integer_value(json_object_get(a, "n")),
+		    when_utc(json_object_get(a, "started_at"), when,
+		    sizeof(when)),
+		    (long long)json_integer_value(json_object_get(a,
+		    "duration_ms")), str_or(a, "outcome", "-"), code);
+		print_text("error", json_object_get(a, "error"));
+		print_text("response", json_object_get(a, "response"));
 	}
 }
 
