@@ -284,6 +284,47 @@ START_TEST(test_attempts_drop)
 }
 END_TEST
 
+/* The purge of a hook's last dead letter takes its attempts; a purge
+ * that leaves the hook (another row lives) leaves them. */
+START_TEST(test_attempts_dead_purge)
+{
+	static const struct store_row_spec two[] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_HTTP, 0, 0 },
+	};
+	unsigned char id[UUID_LEN], dk[STORE_DEADKEY_LEN],
+	    rk[STORE_ROWKEY_LEN];
+	struct store_batch *b;
+	struct store *st;
+	struct got g;
+	uint64_t seq, bytes = 0;
+
+	st = open_ok();
+	seq = put_rows(st, "acme", "github", 1000, two, 2);
+	hook_id(st, seq, id);
+	put(st, id, 0, 1000, 1, STORE_ATTEMPT_PERMANENT, 100);
+	put(st, id, 1, 1000, 1, STORE_ATTEMPT_PERMANENT, 100);
+	ck_assert_int_eq(kill_row(st, seq, 0, 5000, "permanent:http 400",
+	    "http 400", 1), 1);
+	ck_assert_int_eq(kill_row(st, seq, 1, 5000, "permanent:http 400",
+	    "http 400", 1), 1);
+	store_key_row(rk, seq, 0);
+	store_key_dead(dk, 5000, rk);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_dead_del(b, dk, &bytes), 1);
+	commit_ok(st, b);
+	ck_assert_int_eq(list(st, id, NULL, 0, &g, NULL), 0);
+	ck_assert_int_eq(g.count, 2);
+	store_key_row(rk, seq, 1);
+	store_key_dead(dk, 5000, rk);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_dead_del(b, dk, &bytes), 1);
+	commit_ok(st, b);
+	ck_assert_int_eq(list(st, id, NULL, 0, &g, NULL), 0);
+	ck_assert_int_eq(g.count, 0);
+	store_close(st);
+}
+END_TEST
+
 /* The codec: a long error and response cut between characters at their
  * bounds; a truncated record, a bad version, a bad outcome refused. */
 START_TEST(test_attempts_codec)
@@ -411,6 +452,7 @@ attempts_suite(void)
 	tcase_add_test(tc, test_attempts_cap);
 	tcase_add_test(tc, test_attempts_retention);
 	tcase_add_test(tc, test_attempts_drop);
+	tcase_add_test(tc, test_attempts_dead_purge);
 	tcase_add_test(tc, test_attempts_codec);
 	tcase_add_test(tc, test_attempts_cut);
 	suite_add_tcase(s, tc);
