@@ -58,10 +58,11 @@ def _url(srv):
     return "http://127.0.0.1:%d/hook" % srv.server_address[1]
 
 
-def _daemon(srv, attempts=None, retention=None, retry=None, **kw):
-    extra = {"dispatch": dispatch_conf(attempt_timeout_ms=1500,
-                                       breaker_failures=0,
-                                       retry=retry or {})}
+def _daemon(srv, attempts=None, retention=None, retry=None, dispatch=None,
+            **kw):
+    dc = {"attempt_timeout_ms": 1500, "breaker_failures": 0}
+    dc.update(dispatch or {})
+    extra = {"dispatch": dispatch_conf(retry=retry or {}, **dc)}
     if attempts is not None:
         extra["attempts"] = attempts
     if retention is not None:
@@ -255,6 +256,23 @@ def test_attempts_retention_restart():
 
 
 test_attempts_retention_restart.timeout = 120
+
+
+def test_attempts_parked():
+    """A failure that opens its sink's breaker is recorded parked; the
+    attempt after the breaker's open time delivers."""
+    srv = _serve([(503, b"down"), (200, b"up")])
+    d = _daemon(srv, dispatch={"breaker_failures": 1,
+                               "breaker_open_ms": 300}).start()
+    hid = _post(d)
+    wait_until(lambda: _gone(d, hid), 20, 0.1, "delivered")
+    a = _attempts(d, hid)
+    assert [(x["n"], x["outcome"], x["status"]) for x in a] == [
+        (1, "parked", 503), (2, "ok", 200)], a
+    srv.shutdown()
+
+
+test_attempts_parked.timeout = 60
 
 
 def test_attempts_delete_takes_them():
