@@ -190,7 +190,11 @@ batch_expired(struct batcher_entry *e, void *arg)
 	if (r != NULL)
 		pool_attempt_ended(r->row.module, "timeout",
 		    env->conf->dispatch.attempt_timeout_ms * 1000);
-	pipeline_later(e->job, ATTEMPT_TIMEOUT, "attempt_timeout:%" PRIu64,
+	/* An attempt all the same (its row counts it): logged as one that
+	 * ran its whole time. */
+	pipeline_later_attempt(e->job, ATTEMPT_TIMEOUT, time_mono_us() -
+	    env->conf->dispatch.attempt_timeout_ms * 1000,
+	    "attempt_timeout:%" PRIu64,
 	    env->conf->dispatch.attempt_timeout_ms);
 }
 

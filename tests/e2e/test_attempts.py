@@ -275,6 +275,34 @@ def test_attempts_parked():
 test_attempts_parked.timeout = 60
 
 
+def test_attempts_batched_sqs():
+    """An sqs sink (the batching path): a request held past
+    dispatch.attempt_timeout_ms is a timeout attempt, the next one ok with
+    the request's status; no excerpt (the answer is the request's)."""
+    from ankusa import FakeSQS
+    q = FakeSQS().start()
+    q.delay_s = 3.0
+    d = Daemon(sources={"s": sink_source([q.sink()])}, extra={
+        "dispatch": dispatch_conf(attempt_timeout_ms=1000,
+                                  breaker_failures=0)}).start()
+    hid = _post(d)
+    wait_until(lambda: q.requests >= 1, 10, 0.05, "the first request")
+    time.sleep(1.2)
+    q.delay_s = 0.0
+    wait_until(lambda: _gone(d, hid), 30, 0.1, "delivered")
+    a = _attempts(d, hid)
+    assert [x["module"] for x in a] == ["sqs"] * len(a), a
+    assert a[0]["outcome"] == "timeout" and \
+        a[0]["error"] == "attempt_timeout:1000", a
+    assert a[-1]["outcome"] == "ok" and a[-1]["status"] == 200 and \
+        a[-1]["response"] is None, a
+    assert [x["n"] for x in a] == list(range(1, len(a) + 1)), a
+    q.destroy()
+
+
+test_attempts_batched_sqs.timeout = 60
+
+
 def test_attempts_delete_takes_them():
     """DELETE /v1/hooks/{id} takes the hook's attempts at once."""
     srv = _serve([(503, b"busy")])
