@@ -319,6 +319,31 @@ def test_attempts_delete_takes_them():
 test_attempts_delete_takes_them.timeout = 60
 
 
+def test_attempts_in_backup():
+    """An online backup holds the attempt log: a daemon on the restored
+    copy lists a delivered hook's attempts."""
+    import os
+    import shutil
+    from ankusa import tmpdir
+    srv = _serve([(500, b"first"), (200, b"second")])
+    d = _daemon(srv).start()
+    hid = _post(d)
+    wait_until(lambda: _gone(d, hid), 20, 0.1, "delivered")
+    want = _attempts(d, hid)
+    assert [x["outcome"] for x in want] == ["error", "ok"], want
+    dest = os.path.join(tmpdir(), "backup")
+    d.ctl("backup", dest, timeout=120)
+    d.stop()
+    copy = os.path.join(tmpdir(), "copy")
+    shutil.copytree(dest, copy)
+    r = _daemon(srv, name="r", data_dir=copy).start()
+    assert _attempts(r, hid) == want
+    srv.shutdown()
+
+
+test_attempts_in_backup.timeout = 120
+
+
 def test_attempts_repl_client():
     """The attempts written on the master of a group are listed on its
     clients."""
