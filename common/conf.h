@@ -321,7 +321,7 @@ struct conf {
 	} dispatch;
 
 	struct {
-		uint32_t	 capture_bytes;	/* of each answer; 0: none */
+		uint32_t	 capture_bytes;	/* 0: none */
 		uint32_t	 max_per_row;	/* a round's; 0: no log */
 	} attempts;
 

@@ -25,7 +25,7 @@
 
 #define JOB_MAX_HEADERS		1024	/* forwarded or configured, each */
 #define JOB_DETAIL_MAX		256	/* outcome detail, with its NUL */
-#define JOB_RESPONSE_MAX	65536	/* an outcome's excerpt of the answer */
+#define JOB_RESPONSE_MAX	65536	/* an outcome's excerpt */
 #define JOB_MAX_BODY		(1ULL << 32)	/* refused above: 4 GiB */
 
 struct msg;
@@ -68,11 +68,10 @@ struct job_outcome {
 	uint32_t	 http_status;		/* 0: no HTTP answer */
 	uint64_t	 duration_ms;		/* of the attempt */
 	char		 detail[JOB_DETAIL_MAX];	/* "http 503", curl's text */
-	const char	*response;	/* NULL none: the answer's start, made
-					 * UTF-8 without controls by the sink
-					 * (utf8_excerpt), at most
-					 * JOB_RESPONSE_MAX bytes; decoded, it
-					 * points into the frame */
+	/* NULL none: the answer's start, made UTF-8 without controls by
+	 * the sink (utf8_excerpt), at most JOB_RESPONSE_MAX bytes; decoded,
+	 * it points into the frame. */
+	const char	*response;
 };
 
 /* Build an MSG_DELIVER_JOB frame (m is msg_init'ed here with j->id).  A

@@ -49,7 +49,7 @@ struct command {
 
 static int	 json_out;
 static int	 nprinted;
-static json_t	*shown_attempts;	/* show ID: its attempts, or NULL */
+static json_t	*shown_attempts;	/* show ID's attempts, or NULL */
 
 static void	 usage(FILE *, int) __attribute__((noreturn));
 static json_t	*build_plain(int, char **);

@@ -24,7 +24,7 @@ struct prune {
 	unsigned	 max;		/* deletions a batch */
 	/* One batch's deletions as of now (wall ms): how many, or -1 on a
 	 * store error (the batch is then aborted). */
-	int		(*fn)(struct store_batch *, uint64_t now, unsigned max);
+	int		(*fn)(struct store_batch *, uint64_t, unsigned);
 	int		 running;
 };
 

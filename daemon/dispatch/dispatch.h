@@ -94,9 +94,8 @@ struct drow {
 	struct store_row	 row;
 	uint32_t		 bound;		/* the sink index bound now */
 	uint64_t		 job;		/* running: its job id */
-	unsigned char		 hook_id[UUID_LEN];	/* the glue's: its
-						 * hook's, once read for an
-						 * attempt */
+	/* the glue's: its hook's id, once read for an attempt */
+	unsigned char		 hook_id[UUID_LEN];
 	/* private to dispatch.c and dispatch_settle.c */
 	int			 state;
 	int			 probe;

@@ -69,7 +69,7 @@ struct poutcome {
 	uint64_t		 job;
 	enum attempt_result	 res;
 	char			 detail[JOB_DETAIL_MAX];
-	int			 attempt;	/* one was made: it is logged */
+	int			 attempt;	/* one was made: logged */
 	uint64_t		 started_at;	/* then: wall ms */
 	uint64_t		 duration_ms;
 };

@@ -912,12 +912,12 @@ int		 store_batch_audit_prune(struct store_batch *,
  */
 #define STORE_ATTEMPT_KEY_LEN	32	/* id[16], sink u32, round u64, n
 					 * u32 */
-#define STORE_ATTEMPT_RESPONSE_MAX	65536	/* attempts.capture_bytes' top */
+#define STORE_ATTEMPT_RESPONSE_MAX	65536	/* capture_bytes' top */
 
 /* What became of an attempt (never renumber: stored). */
 enum store_attempt_outcome {
 	STORE_ATTEMPT_OK = 0,
-	STORE_ATTEMPT_ERROR,		/* transient: retried or exhausted */
+	STORE_ATTEMPT_ERROR,		/* transient: retried or dead */
 	STORE_ATTEMPT_PERMANENT,	/* dead-lettered at once */
 	STORE_ATTEMPT_TIMEOUT,		/* dispatch.attempt_timeout_ms */
 	STORE_ATTEMPT_EGRESS_DENIED,	/* the egress guard refused it */
@@ -928,9 +928,9 @@ enum store_attempt_outcome {
 struct store_attempt {
 	unsigned char	 id[UUID_LEN];	/* its hook's */
 	uint32_t	 sink_index;
-	uint64_t	 round;		/* the row's first attempt of this
-					 * round (wall ms): a replay starts
-					 * another, numbered from 1 again */
+	/* The row's first attempt of this round (wall ms): a replay
+	 * starts another, numbered from 1 again. */
+	uint64_t	 round;
 	uint32_t	 n;		/* 1-based within the round */
 	uint8_t		 module;	/* enum store_module */
 	uint8_t		 outcome;	/* enum store_attempt_outcome */
