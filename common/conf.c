@@ -398,6 +398,7 @@ conf_free(struct conf *cf)
 	free(cf->child_user);
 	free(cf->secret_inline);
 	free(cf->log_level);
+	free(cf->log_format);
 	free(cf->http.ip);
 	free(cf->http.prefix);
 	free(cf->admin.ip);

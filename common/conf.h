@@ -243,6 +243,7 @@ struct conf {
 						 * value the file itself holds
 						 * (no ${...}); NULL: none */
 	char		*log_level;		/* error|warning|info|debug */
+	char		*log_format;		/* text|json */
 
 	struct {
 		char		*ip;

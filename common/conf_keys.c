@@ -23,6 +23,7 @@
 static const char *const log_levels[] = {
 	"error", "warning", "info", "debug", NULL
 };
+static const char *const log_formats[] = { "text", "json", NULL };
 static const char *const routings[] = { "path", "tenant_path", NULL };
 static const char *const tls_versions[] = { "1.2", "1.3", NULL };
 const char *const conf_verify_types[] = {
@@ -133,6 +134,14 @@ const struct conf_key conf_tab[] = {
 	{ .name = "log.level", .type = T_ENUMSTR, .scope = S_CONF,
 	  .off = CO(log_level), .def = "info", .names = log_levels,
 	  .doc = "The least severe level logged." },
+	{ .name = "log.format", .type = T_ENUMSTR, .scope = S_CONF,
+	  .off = CO(log_format), .def = "text", .names = log_formats,
+	  .flags = F_RESTART,
+	  .doc = "How every line of every process is written: text (a date, "
+	    "the process, the level, the text) or json (one JSON object a "
+	    "line: time, level, process, pid and msg, or a delivery line's "
+	    "fields; see LOGGING in ankusad(8)).  Restart only: one stream "
+	    "never mixes the two." },
 
 	/* http */
 	{ .name = "http", .type = T_SECTION,

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * log.c: stderr or syslog output with levels; see log.h.
+ * log.c: stderr or syslog output with levels, as text or JSON; see log.h.
+ *
+ * A line is built whole in a buffer on the stack and written with one
+ * call (threads of the master log too: no static buffer), so that lines
+ * of several processes sharing one stderr never interleave.
  */
 #include "config.h"
 
@@ -16,14 +20,21 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "utf8.h"
+
+/* A line, its header and its text escaped: msg may grow six times when
+ * escaped; what does not fit is cut between characters. */
+#define LOG_LINE_MAX	8192
 
 static int		 log_foreground = 1;
 static int		 log_journal;	/* stderr is the journal's */
 static enum log_level	 log_cur = LOG_LEVEL_INFO;
 static char		 log_name[64] = "ankusa";
 static char		 log_prefix[64];
+static int		 log_jsonfmt;	/* LOG_FORMAT_JSON */
 
 static void	log_vemit(enum log_level, int, const char *, va_list);
+static void	log_write(enum log_level, const char *, const char *);
 static void	log_emit(enum log_level, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static int	log_is_journal(void);
@@ -67,6 +78,30 @@ log_setlevel(enum log_level l)
 }
 
 void
+log_setformat(enum log_format f)
+{
+	log_jsonfmt = f == LOG_FORMAT_JSON;
+}
+
+int
+log_format_parse(const char *s, enum log_format *f)
+{
+	if (strcmp(s, "text") == 0)
+		*f = LOG_FORMAT_TEXT;
+	else if (strcmp(s, "json") == 0)
+		*f = LOG_FORMAT_JSON;
+	else
+		return -1;
+	return 0;
+}
+
+int
+log_json(void)
+{
+	return log_jsonfmt;
+}
+
+void
 log_setprefix(const char *p)
 {
 	snprintf(log_prefix, sizeof(log_prefix), "%s", p ? p : "");
@@ -92,8 +127,9 @@ log_level_parse(const char *s, enum log_level *l)
 static void
 log_vemit(enum log_level l, int with_errno, const char *fmt, va_list ap)
 {
-	char msg[2048];
+	char msg[2048], esc[LOG_LINE_MAX / 2], body[LOG_LINE_MAX / 2 + 16];
 	int saved = errno, n;
+	size_t k;
 
 	if (l > log_cur)
 		return;
@@ -102,25 +138,134 @@ log_vemit(enum log_level l, int with_errno, const char *fmt, va_list ap)
 		return;
 	if (with_errno && (size_t)n < sizeof(msg))
 		snprintf(msg + n, sizeof(msg) - n, ": %s", strerror(saved));
-	if (log_foreground) {
-		struct timespec ts;
-		struct tm tm;
-		char tb[32];
+	if (!log_jsonfmt) {
+		log_write(l, NULL, msg);
+		errno = saved;
+		return;
+	}
+	k = 0;
+	if (log_prefix[0] != '\0') {
+		k = log_json_str(esc, sizeof(esc), log_prefix,
+		    strlen(log_prefix));
+		k += log_json_str(esc + k, sizeof(esc) - k, ": ", 2);
+	}
+	log_json_str(esc + k, sizeof(esc) - k, msg, strlen(msg));
+	snprintf(body, sizeof(body), "\"msg\":\"%s\"", esc);
+	log_write(l, body, NULL);
+	errno = saved;
+}
 
-		char pri[8] = "";
+void
+log_fields(enum log_level l, const char *body)
+{
+	int saved = errno;
 
+	if (l > log_cur)
+		return;
+	if (log_jsonfmt)
+		log_write(l, body, NULL);
+	else
+		log_write(l, NULL, body);
+	errno = saved;
+}
+
+/*
+ * One line at level l: in json the members (time, level, process, pid,
+ * then members), else the text msg after the header and the prefix.  One
+ * write to stderr, or one syslog call.
+ */
+static void
+log_write(enum log_level l, const char *members, const char *msg)
+{
+	char line[LOG_LINE_MAX], tb[32], pri[8] = "", pname[sizeof(log_name) *
+	    6];
+	struct timespec ts;
+	struct tm tm;
+	int n;
+
+	if (log_journal)
+		snprintf(pri, sizeof(pri), "<%d>", log_prio[l]);
+	if (log_foreground || members != NULL) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		gmtime_r(&ts.tv_sec, &tm);
 		strftime(tb, sizeof(tb), "%Y-%m-%dT%H:%M:%S", &tm);
-		if (log_journal)
-			snprintf(pri, sizeof(pri), "<%d>", log_prio[l]);
-		fprintf(stderr, "%s%s.%03ldZ %s[%d]: %s: %s%s%s\n", pri, tb,
-		    ts.tv_nsec / 1000000, log_name, (int)getpid(), log_names[l],
-		    log_prefix, log_prefix[0] ? ": " : "", msg);
-	} else
+	}
+	if (members != NULL) {
+		log_json_str(pname, sizeof(pname), log_name, strlen(log_name));
+		n = snprintf(line, sizeof(line), "%s{\"time\":\"%s.%03ldZ\","
+		    "\"level\":\"%s\",\"process\":\"%s\",\"pid\":%d,%s}",
+		    log_foreground ? pri : "", tb, ts.tv_nsec / 1000000,
+		    log_names[l], pname, (int)getpid(), members);
+		if (n < 0)
+			return;
+		if ((size_t)n >= sizeof(line)) {
+			/* members were cut to fit: no valid object; say so
+			 * in one that is. */
+			n = snprintf(line, sizeof(line), "%s{\"time\":\"%s."
+			    "%03ldZ\",\"level\":\"%s\",\"process\":\"%s\","
+			    "\"pid\":%d,\"msg\":\"(a line of %d bytes cut)\"}",
+			    log_foreground ? pri : "", tb, ts.tv_nsec / 1000000,
+			    log_names[l], pname, (int)getpid(), n);
+		}
+		if (!log_foreground) {
+			syslog(log_prio[l], "%s", line);
+			return;
+		}
+	} else if (log_foreground)
+		n = snprintf(line, sizeof(line), "%s%s.%03ldZ %s[%d]: %s: "
+		    "%s%s%s", pri, tb, ts.tv_nsec / 1000000, log_name,
+		    (int)getpid(), log_names[l], log_prefix,
+		    log_prefix[0] ? ": " : "", msg);
+	else {
 		syslog(log_prio[l], "%s%s%s", log_prefix,
 		    log_prefix[0] ? ": " : "", msg);
-	errno = saved;
+		return;
+	}
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	line[n++] = '\n';
+	(void)fwrite(line, 1, (size_t)n, stderr);
+}
+
+size_t
+log_json_str(char *dst, size_t dstsz, const char *src, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)src;
+	size_t k = 0, i = 0, len;
+	char esc[8];
+	const char *put;
+
+	while (i < n) {
+		if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' &&
+		    p[i] != '\\') {
+			put = (const char *)p + i;
+			len = 1;
+		} else if (p[i] == '"' || p[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)p[i];
+			put = esc;
+			len = 2;
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			snprintf(esc, sizeof(esc), "\\u%04x", p[i]);
+			put = esc;
+			len = 6;
+		} else if ((len = utf8_seq(p + i, n - i, NULL)) > 1)
+			put = (const char *)p + i;
+		else {
+			put = "\xef\xbf\xbd";	/* U+FFFD */
+			len = 3;
+		}
+		if (k + len >= dstsz)
+			break;
+		memcpy(dst + k, put, len);
+		k += len;
+		/* An escape or a replacement stands for one byte. */
+		i += put == (const char *)p + i ? len : 1;
+	}
+	dst[k] = '\0';
+	return k;
 }
 
 char *

@@ -12,6 +12,17 @@
  * appends strerror(errno); log_warnx does not.  fatal and fatalx log and
  * exit 1: only for what cannot go on.
  *
+ * With log.format json (log_setformat) every line is instead one JSON
+ * object, with the same journal prefix:
+ *	{"time":"2026-12-02T03:10:00.123Z","level":"warning",
+ *	 "process":"ankusad","pid":42,"msg":"text"}
+ * (on one line), the prefix of a child (log_setprefix) at the head of msg
+ * as in text.  A line of named fields (log_fields: the delivery lines)
+ * has its fields as members in place of msg.  Strings are escaped as JSON
+ * requires (quote, backslash, every control byte), a byte that is not
+ * well-formed UTF-8 becomes U+FFFD: each line is valid JSON whatever its
+ * text held.
+ *
  * A line that outside input can repeat at will (a forged signature, a sink
  * that keeps failing) is logged through a struct log_limit: at most
  * per_sec such lines a second, then, with the first line of a later
@@ -35,6 +46,26 @@ void	log_init(const char *progname, int foreground);
 void	log_setlevel(enum log_level);
 int	log_level_parse(const char *, enum log_level *);
 void	log_setprefix(const char *);
+
+enum log_format {
+	LOG_FORMAT_TEXT = 0,
+	LOG_FORMAT_JSON,
+};
+
+void	log_setformat(enum log_format);
+int	log_format_parse(const char *, enum log_format *);
+/* 1 when lines are JSON objects. */
+int	log_json(void);
+/* A line of named fields at level l: body is the line's text in the text
+ * format, or in json the members of its object (escaped, with
+ * log_json_str), written after time, level, process and pid. */
+void	log_fields(enum log_level l, const char *body);
+/* The n bytes at src as the inside of a JSON string (no quotes) into dst
+ * (dstsz > 0, always terminated): quote and backslash escaped, each
+ * control byte and DEL as \u00NN, each byte that is not well-formed
+ * UTF-8 as U+FFFD.  What does not fit is dropped an escape or a
+ * character at a time, never half of one.  The length written. */
+size_t	log_json_str(char *dst, size_t dstsz, const char *src, size_t n);
 
 struct log_limit {
 	const char	*what;		/* the lines' name in the summary */

@@ -169,13 +169,16 @@ proc_child_start(int argc, char *argv[], const char *progname,
 {
 	char prefix[64], *end;
 	unsigned long v;
-	int ch, dflag = 0, gflag = 0, iflag = 0;
+	int ch, dflag = 0, gflag = 0, iflag = 0, jflag = 0;
 
 	*verbose = 0;
-	while ((ch = getopt(argc, argv, "dg:i:v")) != -1) {
+	while ((ch = getopt(argc, argv, "dg:i:jv")) != -1) {
 		switch (ch) {
 		case 'd':
 			dflag = 1;
+			break;
+		case 'j':
+			jflag = 1;
 			break;
 		case 'g':
 		case 'i':
@@ -202,6 +205,8 @@ proc_child_start(int argc, char *argv[], const char *progname,
 	if (optind != argc || !gflag || !iflag)
 		return -1;
 	log_init(progname, dflag);
+	if (jflag)
+		log_setformat(LOG_FORMAT_JSON);
 	snprintf(prefix, sizeof(prefix), "%s %" PRIu32 ".%" PRIu32, kind, *gen,
 	    *idx);
 	log_setprefix(prefix);

@@ -48,9 +48,10 @@ int	proc_memfd(const char *name, const void *data, size_t len);
  * or -1 with errno when the memfd cannot be made. */
 int	proc_add_body(struct msg *, const char *name, const void *body,
 	    uint64_t len);
-/* A child's start: parse its argv (-g GEN -i INDEX [-d] [-v]) and set up
- * logging as "<kind> GEN.INDEX" (to stderr with -d, else syslog; debug
- * with -v).  0, or -1 on a usage error (the caller prints its usage). */
+/* A child's start: parse its argv (-g GEN -i INDEX [-d] [-j] [-v]) and
+ * set up logging as "<kind> GEN.INDEX" (to stderr with -d, else syslog;
+ * JSON lines with -j, the master's log.format, so that even a child's
+ * first line is in it; debug with -v).  0, or -1 on a usage error (the caller prints its usage). */
 int	proc_child_start(int argc, char *argv[], const char *progname,
 	    const char *kind, uint32_t *gen, uint32_t *idx, int *verbose);
 /* The config text the master passed on PROC_FD_CONF (the part of role,

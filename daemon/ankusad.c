@@ -869,6 +869,7 @@ main(int argc, char *argv[])
 	struct timeval tv;
 	const char *path = NULL, *lx, *sig;
 	enum log_level lvl;
+	enum log_format fmt;
 	char err[4096];
 	struct store_group group;
 	int ch, checkonly = 0, i, fd;
@@ -958,6 +959,8 @@ main(int argc, char *argv[])
 			log_warnx("%s", err);
 		return EX_CONFIG;
 	}
+	if (!checkonly && log_format_parse(env->conf->log_format, &fmt) == 0)
+		log_setformat(fmt);
 	if (checkonly) {
 		printf("config OK: sources=%d sinks=%d\n", env->conf->nsources,
 		    env->conf->nsinks);

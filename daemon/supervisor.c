@@ -346,7 +346,7 @@ child_spawn_slot(struct slot *sl)
 	struct pool *p = &pools[sl->kind];
 	struct child *c;
 	char path[4200], gen[16], idx[16];
-	char *argv[8];
+	char *argv[10];
 	struct deck *deck = NULL;
 	int sv[2], fds[5], conffd, deckfd = -1, argc = 0, k;
 
@@ -362,6 +362,8 @@ child_spawn_slot(struct slot *sl)
 		argv[argc++] = "-d";
 	if (env->verbose)
 		argv[argc++] = "-v";
+	if (log_json())
+		argv[argc++] = "-j";
 	argv[argc] = NULL;
 
 	k = child_free_index();

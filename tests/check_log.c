@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * check_log.c: unit tests of common/log.c: the line on stderr (date, time,
- * level, the journal's priority prefix) and the rate limit of repeated
- * lines.
+ * level, the journal's priority prefix), the same as JSON objects
+ * (log.format json: each line parsed back with jansson, hostile text
+ * included) and the rate limit of repeated lines.
  */
 #include "config.h"
 
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <jansson.h>
 
 #include "log.h"
 
@@ -125,6 +127,143 @@ START_TEST(test_journal)
 }
 END_TEST
 
+/* The n-th line (0-based) of text, parsed as one JSON object. */
+static json_t *
+json_line(const char *text, int nth)
+{
+	static char line[16384];
+	const char *p = text, *e;
+	json_error_t jerr;
+	json_t *o;
+
+	while (nth-- > 0) {
+		ck_assert_ptr_nonnull(p = strchr(p, '\n'));
+		p++;
+	}
+	ck_assert_ptr_nonnull(e = strchr(p, '\n'));
+	snprintf(line, sizeof(line), "%.*s", (int)(e - p), p);
+	o = json_loads(line, JSON_REJECT_DUPLICATES, &jerr);
+	ck_assert_msg(o != NULL && json_is_object(o), "not a JSON object "
+	    "(%s): %s", jerr.text, line);
+	return o;
+}
+
+static const char *
+jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	ck_assert_msg(json_is_string(v), "%s is not a string", k);
+	return json_string_value(v);
+}
+
+START_TEST(test_json)
+{
+	json_t *o;
+	const char *t;
+
+	unsetenv("JOURNAL_STREAM");
+	err_capture();
+	log_init("check_log", 1);
+	log_setlevel(LOG_LEVEL_INFO);
+	log_setformat(LOG_FORMAT_JSON);
+	ck_assert(log_json());
+	/* Quotes, a backslash, a newline, a control byte, DEL, a lone
+	 * continuation byte, a cut sequence and an e-acute. */
+	log_warnx("sink said \"%s\"", "a\\b\nc\x01d\x7f\x80\xc3 \xc3\xa9");
+	log_debug("not logged");
+	log_setprefix("deliver 1.2");
+	log_info("plain");
+	log_setprefix("");
+	log_fields(LOG_LEVEL_INFO, "\"hook\":\"h1\",\"attempt\":2");
+	log_fields(LOG_LEVEL_DEBUG, "\"hook\":\"never\"");
+	t = err_text();
+	ck_assert_int_eq(count(t, "\n"), 3);
+	ck_assert_msg(matches(t, "^\\{\"time\":\"[0-9]{4}-[0-9]{2}-[0-9]{2}T"
+	    "[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z\",\"level\":\"warning\","
+	    "\"process\":\"check_log\",\"pid\":[0-9]+,\"msg\":\""), "%s", t);
+	o = json_line(t, 0);
+	ck_assert_str_eq(jstr(o, "level"), "warning");
+	ck_assert_str_eq(jstr(o, "process"), "check_log");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "pid")),
+	    getpid());
+	ck_assert_str_eq(jstr(o, "msg"), "sink said \"a\\b\nc\x01d\x7f"
+	    "\xef\xbf\xbd\xef\xbf\xbd \xc3\xa9\"");
+	ck_assert_int_eq(json_object_size(o), 5);
+	json_decref(o);
+	o = json_line(t, 1);
+	ck_assert_str_eq(jstr(o, "level"), "info");
+	ck_assert_str_eq(jstr(o, "msg"), "deliver 1.2: plain");
+	json_decref(o);
+	o = json_line(t, 2);
+	ck_assert_str_eq(jstr(o, "hook"), "h1");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "attempt")), 2);
+	ck_assert_ptr_null(json_object_get(o, "msg"));
+	json_decref(o);
+
+	/* The text format writes a field line's text as it is. */
+	log_setformat(LOG_FORMAT_TEXT);
+	ck_assert(!log_json());
+	log_fields(LOG_LEVEL_INFO, "hook=h2 status=sent");
+	ck_assert_msg(matches(err_text(), "^[0-9]{4}-.*Z check_log\\[[0-9]+\\]: "
+	    "info: hook=h2 status=sent$"), "%s", err_text());
+}
+END_TEST
+
+/* A message too long for its line is cut, still one valid object. */
+START_TEST(test_json_long)
+{
+	static char big[2000];
+	json_t *o;
+
+	unsetenv("JOURNAL_STREAM");
+	err_capture();
+	log_init("check_log", 1);
+	log_setformat(LOG_FORMAT_JSON);
+	memset(big, '\n', sizeof(big) - 1);
+	log_info("%s", big);
+	o = json_line(err_text(), 0);
+	ck_assert_uint_gt(strlen(jstr(o, "msg")), 500);
+	ck_assert_uint_lt(strlen(jstr(o, "msg")), sizeof(big));
+	json_decref(o);
+	log_setformat(LOG_FORMAT_TEXT);
+}
+END_TEST
+
+START_TEST(test_json_str)
+{
+	char b[32];
+	enum log_format f;
+
+	ck_assert_uint_eq(log_json_str(b, sizeof(b), "a\"b\\c", 5), 7);
+	ck_assert_str_eq(b, "a\\\"b\\\\c");
+	log_json_str(b, sizeof(b), "\t\x1f\x7f", 3);
+	ck_assert_str_eq(b, "\\u0009\\u001f\\u007f");
+	/* A NUL inside n bytes is escaped too. */
+	ck_assert_uint_eq(log_json_str(b, sizeof(b), "a\0b", 3), 8);
+	ck_assert_str_eq(b, "a\\u0000b");
+	/* Overlong, surrogate, past U+10FFFF: one U+FFFD a byte. */
+	log_json_str(b, sizeof(b), "\xc0\xaf", 2);
+	ck_assert_str_eq(b, "\xef\xbf\xbd\xef\xbf\xbd");
+	log_json_str(b, sizeof(b), "\xed\xa0\x80x", 4);
+	ck_assert_str_eq(b, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx");
+	log_json_str(b, sizeof(b), "\xf4\x90\x80\x80", 4);
+	ck_assert_uint_eq(strlen(b), 12);
+	/* Cut between escapes and characters, never inside one. */
+	ck_assert_uint_eq(log_json_str(b, 8, "ab\n\n", 4), 2);
+	ck_assert_str_eq(b, "ab");
+	ck_assert_uint_eq(log_json_str(b, 4, "a\xc3\xa9\xc3\xa9", 5), 3);
+	ck_assert_str_eq(b, "a\xc3\xa9");
+	ck_assert_uint_eq(log_json_str(b, 1, "abc", 3), 0);
+
+	ck_assert_int_eq(log_format_parse("json", &f), 0);
+	ck_assert_int_eq(f, LOG_FORMAT_JSON);
+	ck_assert_int_eq(log_format_parse("text", &f), 0);
+	ck_assert_int_eq(f, LOG_FORMAT_TEXT);
+	ck_assert_int_eq(log_format_parse("JSON", &f), -1);
+}
+END_TEST
+
 START_TEST(test_limit)
 {
 	struct log_limit ll = LOG_LIMIT_INIT("verify", 3);
@@ -181,6 +320,9 @@ log_suite(void)
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_line);
 	tcase_add_test(tc, test_journal);
+	tcase_add_test(tc, test_json);
+	tcase_add_test(tc, test_json_long);
+	tcase_add_test(tc, test_json_str);
 	tcase_add_test(tc, test_limit);
 	tcase_add_test(tc, test_clean);
 	suite_add_tcase(s, tc);

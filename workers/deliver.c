@@ -120,7 +120,7 @@ static const struct deliver_sink deliver_sinks[] = {
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: ankusa-deliver -g gen -i index [-dv]\n");
+	fprintf(stderr, "usage: ankusa-deliver -g gen -i index [-djv]\n");
 	exit(EX_USAGE);
 }
 

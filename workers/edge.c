@@ -170,7 +170,7 @@ static int	conn_idle(struct conn *);
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: ankusa-edge -g gen -i index [-dv]\n");
+	fprintf(stderr, "usage: ankusa-edge -g gen -i index [-djv]\n");
 	exit(EX_USAGE);
 }
 

@@ -176,7 +176,7 @@ static void	gateway_stream_closed(void *);
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: ankusa-gateway -g gen -i index [-dv]\n");
+	fprintf(stderr, "usage: ankusa-gateway -g gen -i index [-djv]\n");
 	exit(EX_USAGE);
 }
 
