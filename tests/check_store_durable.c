@@ -918,7 +918,7 @@ fill_log(struct store *st, uint32_t upto)
 		for (i = 0; i < 8; i++) {
 			store_key_row(rk, seqs[i], 0);
 			ck_assert_int_eq(store_batch_row_delivered(b, rk,
-			    NULL), 1);
+			    NULL, NULL), 1);
 		}
 		ck_assert_int_eq(store_batch_commit_lazy(b), 0);
 	}

@@ -517,7 +517,7 @@ START_TEST(test_lanes)
 	/* Delivering the head promotes the next in the same batch. */
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	store_key_row(rk, s[0], 0);
-	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL), 1);
+	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL, NULL), 1);
 	store_key_row(rk, s[1], 0);
 	ck_assert_int_eq(row_get(st, rk, &r), 1);
 	ck_assert_uint_eq(r.state, STORE_ROW_HEAD);
@@ -928,6 +928,40 @@ START_TEST(test_marked_tenants)
 }
 END_TEST
 
+/* The delivered row that was its hook's last says so (the hook went with
+ * it); a row not there says neither. */
+START_TEST(test_delivered_last)
+{
+	struct store_row_spec rows[2] = {
+		{ 0, MODULE_HTTP, 0, 0 }, { 1, MODULE_LOG, 0, 0 }
+	};
+	struct store_counts c;
+	struct store_batch *b;
+	struct store *st;
+	unsigned char rk[STORE_ROWKEY_LEN];
+	uint64_t s1;
+	int last = -1;
+
+	st = open_ok();
+	s1 = put_rows(st, "acme", "github", 100, rows, 2);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	store_key_row(rk, s1, 1);
+	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL, &last), 1);
+	ck_assert_int_eq(last, 0);
+	store_key_row(rk, s1, 0);
+	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL, &last), 1);
+	ck_assert_int_eq(last, 1);
+	/* Gone already: 0, and not the last. */
+	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL, &last), 0);
+	ck_assert_int_eq(last, 0);
+	commit_ok(st, b);
+	ck_assert_int_eq(store_counts(st, &c), 0);
+	ck_assert_uint_eq(c.hooks, 0);
+	ck_assert_uint_eq(c.rows, 0);
+	store_close(st);
+}
+END_TEST
+
 /* A lazy commit (no flush) is visible at once and kept by a clean close. */
 START_TEST(test_commit_lazy)
 {
@@ -943,7 +977,7 @@ START_TEST(test_commit_lazy)
 	s1 = put_rows(st, "acme", "github", 100, &row, 1);
 	store_key_row(rk, s1, 0);
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
-	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL), 1);
+	ck_assert_int_eq(store_batch_row_delivered(b, rk, NULL, NULL), 1);
 	ck_assert_int_eq(store_batch_commit_lazy(b), 0);
 	ck_assert_int_eq(store_counts(st, &c), 0);
 	ck_assert_uint_eq(c.rows, 0);
@@ -1457,6 +1491,7 @@ store_suite(void)
 	tcase_add_test(tc, test_pending_rows);
 	tcase_add_test(tc, test_source_dead_step);
 	tcase_add_test(tc, test_commit_lazy);
+	tcase_add_test(tc, test_delivered_last);
 	tcase_add_test(tc, test_flush_fails);
 	tcase_add_test(tc, test_checkpoint_sync_fails);
 	tcase_add_test(tc, test_close_sync_fails);

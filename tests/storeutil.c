@@ -400,7 +400,7 @@ deliver_known(struct store *st, const unsigned char *rk,
 	int ret;
 
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
-	ret = store_batch_row_delivered(b, rk, known);
+	ret = store_batch_row_delivered(b, rk, known, NULL);
 	ck_assert_msg(ret >= 0, "delivered: %s", store_strerror(st));
 	commit_ok(st, b);
 	return ret;

@@ -519,7 +519,8 @@ pipeline_store_flush(void)
 		p->how = SETTLED_WRITTEN;
 		switch (p->s.kind) {
 		case SETTLE_DELIVERED:
-			rc = store_batch_row_delivered(sb, p->s.key, &p->row);
+			rc = store_batch_row_delivered(sb, p->s.key, &p->row,
+			    NULL);
 			break;
 		case SETTLE_RESCHEDULE:
 			rc = store_batch_row_reschedule(sb, p->s.key, &p->row);

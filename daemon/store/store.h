@@ -450,10 +450,12 @@ uint64_t	 store_lane_members(struct store *);
  * hook's live row count drops and the hook goes with its last row; a lane
  * head releases its lane (below).  A DEAD row is left alone (0).  known:
  * the row as it was read when claimed, which saves reading it again when
- * its due key is still there (else, or NULL, the row is read). */
+ * its due key is still there (else, or NULL, the row is read).  *last,
+ * unless last is NULL: 1 when the row was its hook's last live row (every
+ * sink of the hook is done, and the hook went with it), else 0. */
 int		 store_batch_row_delivered(struct store_batch *,
 		    const unsigned char rowkey[STORE_ROWKEY_LEN],
-		    const struct store_row *known);
+		    const struct store_row *known, int *last);
 /* Retry or park: the row takes nr's due, attempts, first_attempt,
  * last_error and state (DUE, HEAD or PARKED; anything else fails the
  * batch), keeps its identity (tenant, source, sink, module, lane, replay

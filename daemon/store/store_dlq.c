@@ -356,7 +356,7 @@ hook_drop(struct store_batch *b, uint64_t seq)
 	}
 	if (store_cur_done(&c, ret == -1 ? -1 : 0) == -1)
 		return -1;
-	return ret == 1 ? rows_hook_unref(b, seq) : 0;
+	return ret == 1 && rows_hook_unref(b, seq) == -1 ? -1 : 0;
 }
 
 int

@@ -402,10 +402,10 @@ int	 rows_due_put(struct store *, struct __db_txn *, const char *,
 int	 rows_tenants(struct store *, int, int (*)(const char *,
 		    const unsigned char *, size_t, void *), void *);
 /* Settling's parts: one live row of hook seq gone (its count drops, the
- * hook and its body go with its last row); a pending row out of its due
- * key or lane (1 when it was its lane's head); the row deleted with its
- * counts (unref: its hook's too), its lane released when head.  See
- * store_rows.c. */
+ * hook and its body go with its last row: 1 then, else 0); a pending row
+ * out of its due key or lane (1 when it was its lane's head); the row
+ * deleted with its counts (unref: its hook's too, 2 when the hook went
+ * with it), its lane released when head.  See store_rows.c. */
 int	 rows_hook_unref(struct store_batch *, uint64_t seq);
 int	 rows_unindex(struct store_batch *, const unsigned char *,
 		    const struct store_row *);

@@ -344,8 +344,8 @@ store_oldest_due(struct store *st, uint64_t *due)
 
 /* One live row of hook seq is gone: its count drops (a partial write of
  * the four bytes, not the body), and the hook goes with its last row, and
- * its body in bodies with it; its attempts' retention starts.  0, or -1
- * on a store error. */
+ * its body in bodies with it; its attempts' retention starts.  1 when
+ * it went, 0 when it stays (or was not there), or -1 on a store error. */
 int
 rows_hook_unref(struct store_batch *b, uint64_t seq)
 {
@@ -389,7 +389,7 @@ rows_hook_unref(struct store_batch *b, uint64_t seq)
 			goto done;
 		if (b->counts.hooks > 0)
 			b->counts.hooks--;
-		rc = 0;
+		rc = 1;
 		goto done;
 	}
 	rec_put_u32(cnt, rows - 1);
@@ -402,12 +402,15 @@ rows_hook_unref(struct store_batch *b, uint64_t seq)
 
 int
 store_batch_row_delivered(struct store_batch *b,
-    const unsigned char rk[STORE_ROWKEY_LEN], const struct store_row *known)
+    const unsigned char rk[STORE_ROWKEY_LEN], const struct store_row *known,
+    int *last)
 {
 	struct store *st = b->st;
 	struct store_row r;
 	int ret, head = 0;
 
+	if (last != NULL)
+		*last = 0;
 	if (!store_batch_ok(b))
 		return -1;
 	/* The row as its claim read it: its due key is the proof that the
@@ -448,7 +451,9 @@ store_batch_row_delivered(struct store_batch *b,
  gone:
 	if ((ret = rows_gone(b, rk, &r, head, 1)) == -1)
 		goto fail;
-	return ret;
+	if (last != NULL)
+		*last = ret == 2;
+	return ret == 2 ? 1 : ret;
 
  fail:
 	b->failed = 1;
@@ -474,26 +479,27 @@ rows_unindex(struct store_batch *b, const unsigned char *rk,
 }
 
 /* Delete the row at rk, unindexed already, with its count and (unref) its
- * hook's, and release its lane if it was the head.  1, 0 when the row was
- * not there, or -1 on a store error. */
+ * hook's, and release its lane if it was the head.  1, 2 when its hook
+ * went with it (unref, its last row), 0 when the row was not there, or -1
+ * on a store error. */
 int
 rows_gone(struct store_batch *b, const unsigned char *rk,
     const struct store_row *r, int head, int unref)
 {
-	int ret;
+	int ret, went = 0;
 
 	if ((ret = store_tdel(b->st, b->txn, T_ROWS, rk,
 	    STORE_ROWKEY_LEN)) == -1)
 		return -1;
 	if (ret == 0)
 		return 0;	/* a due key without its row */
-	if (unref && rows_hook_unref(b, rec_get_u64(rk)) == -1)
+	if (unref && (went = rows_hook_unref(b, rec_get_u64(rk))) == -1)
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
 	if (head && lane_release(b, rk, r) == -1)
 		return -1;
-	return 1;
+	return went ? 2 : 1;
 }
 
 int
