@@ -156,6 +156,9 @@ START_TEST(test_retry)
 	s = last_settle(f->seq);
 	ck_assert_msg(s->kind == retries[_i].kind, "%s: settle %d, want %d",
 	    retries[_i].name, s->kind, retries[_i].kind);
+	ck_assert_uint_eq(s->job, j->job);	/* the attempt's, for its line */
+	if (s->kind != SETTLE_DEAD)
+		ck_assert(!s->expired);
 	ck_assert(dispatch_is_claimed(d, f->key));
 	fake_flush(d);
 	ck_assert(!dispatch_is_claimed(d, f->key));
@@ -173,6 +176,9 @@ START_TEST(test_retry)
 	case SETTLE_DEAD:
 		ck_assert(f->dead);
 		ck_assert_str_eq(f->reason, retries[_i].reason);
+		/* Given up for time or count: expired; else bounced. */
+		ck_assert_int_eq(s->expired, retries[_i].res !=
+		    ATTEMPT_PERMANENT);
 		ck_assert_str_eq(s->last_error, retries[_i].detail);
 		ck_assert_uint_eq(f->dead_attempts, retries[_i].attempts + 1);
 		ck_assert_uint_eq(f->dead_at, T0);

@@ -549,6 +549,7 @@ START_TEST(test_horizon)
 	if (horizons[_i].want_due == 0) {
 		ck_assert(f->dead);
 		ck_assert_str_eq(f->reason, "retry_horizon:log");
+		ck_assert(last_settle(f->seq)->expired);
 		ck_assert_uint_eq(f->dead_attempts, horizons[_i].attempts);
 	} else {
 		ck_assert(!f->dead);

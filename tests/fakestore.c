@@ -421,6 +421,10 @@ f_settle(void *arg, const struct dsettle *s)
 	c->attempts = s->attempts;
 	c->dead_at = s->dead_at;
 	c->retry = s->retry;
+	c->expired = s->expired;
+	ck_assert_ptr_nonnull(s->dr);
+	ck_assert(memcmp(s->dr->key, s->key, STORE_ROWKEY_LEN) == 0);
+	c->job = s->dr->job;
 	fake.settles[fake.nsettles++] = c;
 }
 

@@ -74,6 +74,8 @@ struct fsettle {
 	uint32_t		 attempts;
 	uint64_t		 dead_at;
 	int			 retry;		/* RESCHEDULE after an attempt */
+	int			 expired;	/* DEAD */
+	uint64_t		 job;		/* its drow's job, 0 none */
 };
 
 struct fcount {

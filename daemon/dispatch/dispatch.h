@@ -85,6 +85,14 @@ struct dsettle {
 	int			 retry;		/* RESCHEDULE: after a failed
 						 * attempt (0: a park or a
 						 * pause, no attempt made) */
+	int			 expired;	/* DEAD: given up for its
+						 * retry policy (attempts
+						 * spent, or past its
+						 * horizon), not for a
+						 * permanent failure */
+	const struct drow	*dr;		/* the claimed row, during the
+						 * call only: its job and the
+						 * glue's notes */
 };
 
 /* A claimed row, as the glue sees it to start an attempt. */
@@ -94,8 +102,13 @@ struct drow {
 	struct store_row	 row;
 	uint32_t		 bound;		/* the sink index bound now */
 	uint64_t		 job;		/* running: its job id */
-	/* the glue's: its hook's id, once read for an attempt */
+	/* The glue's notes of the row's hook, made when an attempt's job
+	 * is built from its record, for the delivery log lines; zero
+	 * before (the dispatch never reads them). */
 	unsigned char		 hook_id[UUID_LEN];
+	uint64_t		 received_at;	/* wall ms, 0: not noted */
+	char			 trace[33];	/* its W3C trace id, 32 hex;
+						 * "" unknown */
 	/* private to dispatch.c and dispatch_settle.c */
 	int			 state;
 	int			 probe;

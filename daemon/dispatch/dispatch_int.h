@@ -72,8 +72,11 @@ void	dispatch_breaker_moved(struct dispatch *, uint8_t module,
 	    const char *state);
 
 /* dispatch_settle.c: a claimed row leaves. */
-/* Dead-letter r as reason (last_error NULL: the row's own). */
+/* Dead-letter r as reason (last_error NULL: the row's own); expired when
+ * its retry policy gave it up (attempts spent, past its horizon). */
 void	settle_dead(struct dispatch *, struct drow *, const char *reason,
+	    const char *last_error);
+void	settle_expired(struct dispatch *, struct drow *, const char *reason,
 	    const char *last_error);
 /* The breaker's park until then, bounded by the retry horizon. */
 void	settle_park(struct dispatch *, struct drow *, uint64_t until);

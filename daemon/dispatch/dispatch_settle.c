@@ -30,6 +30,8 @@
 
 static void	settle_begin(struct dispatch *, struct drow *, uint64_t *);
 static void	settle_delivered(struct dispatch *, struct drow *);
+static void	settle_dead_as(struct dispatch *, struct drow *, const char *,
+		    const char *, int);
 static void	settle_reschedule(struct dispatch *, struct drow *, int,
 		    uint64_t *);
 static void	park_queued(struct dispatch *, struct dsinkq *, uint64_t);
@@ -69,12 +71,27 @@ settle_delivered(struct dispatch *d, struct drow *r)
 	s.kind = SETTLE_DELIVERED;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
 	s.row = &r->row;	/* as claimed: saves the store a read */
+	s.dr = r;
 	d->ops.settle(d->ops.arg, &s);
 }
 
 void
 settle_dead(struct dispatch *d, struct drow *r, const char *reason,
     const char *last_error)
+{
+	settle_dead_as(d, r, reason, last_error, 0);
+}
+
+void
+settle_expired(struct dispatch *d, struct drow *r, const char *reason,
+    const char *last_error)
+{
+	settle_dead_as(d, r, reason, last_error, 1);
+}
+
+static void
+settle_dead_as(struct dispatch *d, struct drow *r, const char *reason,
+    const char *last_error, int expired)
 {
 	struct dsettle s;
 
@@ -89,6 +106,8 @@ settle_dead(struct dispatch *d, struct drow *r, const char *reason,
 	s.dead_at = d->now;
 	s.source = r->row.source;
 	s.module = r->row.module;
+	s.expired = expired;
+	s.dr = r;
 	/* Its line is the glue's, once the dead letter is written. */
 	d->ops.settle(d->ops.arg, &s);
 }
@@ -107,6 +126,7 @@ settle_reschedule(struct dispatch *d, struct drow *r, int retry,
 	s.retry = retry;
 	memcpy(s.key, r->key, STORE_ROWKEY_LEN);
 	s.row = &r->row;
+	s.dr = r;
 	d->ops.settle(d->ops.arg, &s);
 }
 
@@ -130,7 +150,7 @@ settle_park(struct dispatch *d, struct drow *r, uint64_t until)
 		if (d->now >= horizon) {
 			snprintf(why, sizeof(why), "retry_horizon:%s",
 			    dispatch_module_name(r->row.module));
-			settle_dead(d, r, why, NULL);
+			settle_expired(d, r, why, NULL);
 			return;
 		}
 	}
@@ -415,9 +435,9 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	if (r->row.attempts >= p->max_attempts || now >= horizon ||
 	    floor_ms > horizon - now) {
 		if (res == ATTEMPT_TIMEOUT)
-			settle_dead(d, r, detail, detail);
+			settle_expired(d, r, detail, detail);
 		else
-			settle_dead(d, r, "retries_exhausted", detail);
+			settle_expired(d, r, "retries_exhausted", detail);
 	} else {
 		delay = dispatch_backoff(p->base_ms, p->max_ms,
 		    r->row.attempts);
