@@ -399,6 +399,7 @@ conf_free(struct conf *cf)
 	free(cf->secret_inline);
 	free(cf->log_level);
 	free(cf->log_format);
+	free(cf->log_deliveries);
 	free(cf->http.ip);
 	free(cf->http.prefix);
 	free(cf->admin.ip);

@@ -244,6 +244,7 @@ struct conf {
 						 * (no ${...}); NULL: none */
 	char		*log_level;		/* error|warning|info|debug */
 	char		*log_format;		/* text|json */
+	char		*log_deliveries;	/* all|failures|none */
 
 	struct {
 		char		*ip;

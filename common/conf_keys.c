@@ -24,6 +24,9 @@ static const char *const log_levels[] = {
 	"error", "warning", "info", "debug", NULL
 };
 static const char *const log_formats[] = { "text", "json", NULL };
+static const char *const log_delivery_sets[] = {
+	"all", "failures", "none", NULL
+};
 static const char *const routings[] = { "path", "tenant_path", NULL };
 static const char *const tls_versions[] = { "1.2", "1.3", NULL };
 const char *const conf_verify_types[] = {
@@ -142,6 +145,12 @@ const struct conf_key conf_tab[] = {
 	    "line: time, level, process, pid and msg, or a delivery line's "
 	    "fields; see LOGGING in ankusad(8)).  Restart only: one stream "
 	    "never mixes the two." },
+	{ .name = "log.deliveries", .type = T_ENUMSTR, .scope = S_CONF,
+	  .off = CO(log_deliveries), .def = "all", .names = log_delivery_sets,
+	  .doc = "Which delivery lines the master writes (ankusad(8), "
+	    "DELIVERY LOG LINES): all (each attempt's outcome and each "
+	    "delivered hook), failures (deferred, bounced and expired only: "
+	    "a busy node's successes left out), or none." },
 
 	/* http */
 	{ .name = "http", .type = T_SECTION,

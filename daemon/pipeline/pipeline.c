@@ -391,16 +391,18 @@ turn_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	/* Outcomes the glue made itself first: they may add settles. */
 	for (i = 0; i < noutcomes; i++) {
+		struct poutcome po;
+
 		if (dispatch_job_row(pipeline_disp, outcomes[i].job) == NULL)
 			continue;
-		if (outcomes[i].attempt)
-			pipeline_store_attempt(outcomes[i].job,
-			    outcomes[i].res, outcomes[i].started_at,
-			    outcomes[i].duration_ms, 0, outcomes[i].detail,
-			    NULL);
-		dispatch_outcome(pipeline_disp, outcomes[i].job,
-		    outcomes[i].res, 0, outcomes[i].detail, time_sched_ms());
-		pipeline_store_attempt_done();
+		memset(&po, 0, sizeof(po));
+		po.job = outcomes[i].job;
+		po.res = outcomes[i].res;
+		po.detail = outcomes[i].detail;
+		po.attempt = outcomes[i].attempt;
+		po.started_at = outcomes[i].started_at;
+		po.duration_ms = outcomes[i].duration_ms;
+		pipeline_store_outcome(&po);
 	}
 	noutcomes = 0;
 	if ((defer = settle_defer_us()) == 0 && pipeline_store_flush() == -1)

@@ -127,6 +127,7 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 	struct batcher_req *req = w->req;
 	enum attempt_result res;
 	const char *name;
+	struct poutcome po;
 	uint64_t ran;
 	uint32_t i, k;
 
@@ -145,12 +146,16 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 		if (dispatch_job_row(pipeline_disp, o.r[i].id) == NULL)
 			continue;
 		/* The request's status and time are each entry's. */
-		pipeline_store_attempt(o.r[i].id, res, time_wall_ms() -
-		    ran / 1000, o.duration_ms, o.http_status, o.r[i].detail,
-		    NULL);
-		dispatch_outcome(pipeline_disp, o.r[i].id, res,
-		    o.r[i].retry_after_ms, o.r[i].detail, time_sched_ms());
-		pipeline_store_attempt_done();
+		memset(&po, 0, sizeof(po));
+		po.job = o.r[i].id;
+		po.res = res;
+		po.retry_after_ms = o.r[i].retry_after_ms;
+		po.detail = o.r[i].detail;
+		po.code = o.http_status;
+		po.attempt = 1;
+		po.started_at = time_wall_ms() - ran / 1000;
+		po.duration_ms = o.duration_ms;
+		pipeline_store_outcome(&po);
 	}
 	/* An entry the process did not answer failed. */
 	for (k = 0; k < req->n; k++)

@@ -87,16 +87,28 @@ int	pipeline_store_hook(struct drow *, struct store_hook_rec *,
 	    enum attempt_result *, char *, size_t);
 int	pipeline_store_job(struct drow *, struct msg *, enum attempt_result *,
 	    char *, size_t);
-/* The attempt of job ended (res, its answer's status, its error and
- * its cleaned excerpt, response, NULL none): the glue calls it right
- * before dispatch_outcome, whose settle of the job's row then carries the
- * attempt's record into the turn's transaction, and
- * pipeline_store_attempt_done right after.  An outcome that made no
- * attempt (ATTEMPT_UNBOUND, ATTEMPT_STORE) records none. */
-void	pipeline_store_attempt(uint64_t job, enum attempt_result res,
-	    uint64_t started_at, uint64_t duration_ms, uint32_t status,
-	    const char *detail, const char *response);
-void	pipeline_store_attempt_done(void);
+/* An attempt's outcome as the glue hands it to the dispatch. */
+struct poutcome {
+	uint64_t		 job;
+	enum attempt_result	 res;
+	uint64_t		 retry_after_ms;
+	const char		*detail;
+	uint32_t		 code;		/* an HTTP status or the queue
+						 * service's, 0 none */
+	int			 attempt;	/* a sink was tried: recorded
+						 * in the attempt log */
+	uint64_t		 started_at;	/* wall ms */
+	uint64_t		 duration_ms;
+	const char		*response;	/* its cleaned excerpt, NULL
+						 * none */
+};
+
+/* dispatch_outcome of an attempt's outcome.  The settle of its row, made
+ * inside that call, carries the attempt's record into the turn's
+ * transaction (an outcome that made no attempt, ATTEMPT_UNBOUND or
+ * ATTEMPT_STORE, records none) and its code and detail for the delivery
+ * log line. */
+void	pipeline_store_outcome(const struct poutcome *);
 /* The breaker of the attempt's key opened on its failure: the attempt's
  * outcome is parked. */
 void	pipeline_store_attempt_opened(void);

@@ -298,6 +298,7 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 	struct job_outcome o;
 	enum attempt_result res;
 	const char *result;
+	struct poutcome po;
 	uint64_t ran;
 
 	if (w == NULL || w->state != WORKER_BUSY)
@@ -319,11 +320,17 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 	res = pool_result(o.result, &result);
 	ran = time_mono_us() - w->started_us;
 	pool_attempt_ended(w->module, result, ran);
-	pipeline_store_attempt(m->id, res, time_wall_ms() - ran / 1000,
-	    o.duration_ms, o.http_status, o.detail, o.response);
-	dispatch_outcome(pipeline_disp, m->id, res, o.retry_after_ms, o.detail,
-	    time_sched_ms());
-	pipeline_store_attempt_done();
+	memset(&po, 0, sizeof(po));
+	po.job = m->id;
+	po.res = res;
+	po.retry_after_ms = o.retry_after_ms;
+	po.detail = o.detail;
+	po.code = o.http_status;
+	po.attempt = 1;
+	po.started_at = time_wall_ms() - ran / 1000;
+	po.duration_ms = o.duration_ms;
+	po.response = o.response;
+	pipeline_store_outcome(&po);
 	worker_deck_next(w);
 	pipeline_arm();
 	return 0;

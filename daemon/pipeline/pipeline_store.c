@@ -7,6 +7,16 @@
  * store transaction (committed without a sync of their own: losing one in
  * a crash only means the row is tried again).
  *
+ * Once the settles are written, each attempt's outcome and each delivered
+ * hook has its delivery log line (pipeline_logline.h; log.deliveries says
+ * which): the hook's id and receive time as noted when its job was built
+ * (pipeline_store_hook), the outcome's code and detail as
+ * pipeline_store_outcome handed them to the dispatch.  The lines of a
+ * success are not limited (one a delivery, as many as the node delivers;
+ * log.deliveries: failures leaves them out); the failures' are, as every
+ * line outside input can repeat (log.h): a sink failing every hook of a
+ * backlog must not fill the disk.
+ *
  * Fatal: nothing; a store error fails the settles of the turn (their rows
  * stay as they were and are tried again) and is logged.
  */
@@ -31,11 +41,13 @@
 #include "pipeline.h"
 #include "pipeline_int.h"
 #include "pipeline_jobfill.h"
+#include "pipeline_logline.h"
 #include "store/store.h"
 
 #define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
-/* Lines a second about failed attempts, and about dead letters: a sink
- * that fails every hook of a backlog must not fill the disk (log.h). */
+/* Lines a second about failed attempts (deferred), and about dead letters
+ * (bounced, expired): a sink that fails every hook of a backlog must not
+ * fill the disk (log.h). */
 #define PIPELINE_LOG_PER_SEC	20
 
 /* An attempt's record as the attempt log gets it, beside its settle. */
@@ -56,6 +68,16 @@ struct psettle {
 	char			 source[STORE_NAME_MAX + 1];
 	int			 has_att;	/* an attempt made it */
 	struct pattempt		 att;
+	/* For its delivery log line: */
+	unsigned char		 hook_id[UUID_LEN];	/* noted, if */
+	uint64_t		 received_at;	/* 0: not noted */
+	char			 trace[33];	/* "" unknown */
+	int			 outcome;	/* made by an attempt's outcome */
+	uint32_t		 code;		/* its code, 0 none */
+	char			 detail[JOB_DETAIL_MAX];	/* its loggable
+						 * detail */
+	int			 last;		/* delivered: its hook's last
+						 * row (every sink done) */
 };
 
 /* The attempt whose outcome the dispatch takes now, until its row's
@@ -65,6 +87,14 @@ static struct {
 	unsigned char		 key[STORE_ROWKEY_LEN];
 	struct pattempt		 att;
 }			 cur;
+
+/* The outcome pipeline_store_outcome hands the dispatch, whose settle of
+ * its row comes inside that call. */
+static struct {
+	uint64_t	 job;		/* 0: none */
+	uint32_t	 code;
+	const char	*detail;
+}			 outcome_now;
 
 static struct psettle	*settles;
 static size_t		 nsettles, capsettles;
@@ -95,13 +125,19 @@ static int	op_lane_sweep(void *, const char *, uint64_t);
 static void	op_settle(void *, const struct dsettle *);
 static int	settle_hook_cb(const struct store_hook_info *, void *);
 static void	settle_log(const struct psettle *);
+static void	pipeline_store_attempt(uint64_t, enum attempt_result, uint64_t,
+		    uint64_t, uint32_t, const char *, const char *);
+static void	pipeline_store_attempt_done(void);
+static uint32_t	settle_sink(const struct psettle *);
+static void	settle_line(const struct psettle *, enum logline_status,
+		    enum log_level, const char *, const struct store_hook_info *);
 
 static struct log_limit	 attempt_log =
-			    LOG_LIMIT_INIT("pipeline: failed attempts",
+			    LOG_LIMIT_INIT("pipeline: deferred deliveries",
 			    PIPELINE_LOG_PER_SEC);
 static struct log_limit	 dead_log =
-			    LOG_LIMIT_INIT("pipeline: dead letters",
-			    PIPELINE_LOG_PER_SEC);
+			    LOG_LIMIT_INIT("pipeline: bounced or expired "
+			    "deliveries", PIPELINE_LOG_PER_SEC);
 static double	op_random(void *);
 
 void
@@ -283,7 +319,11 @@ pipeline_store_hook(struct drow *r, struct store_hook_rec *rec,
 	int rc;
 
 	if ((rc = store_hook_get(env->store, r->seq, rec)) == 1) {
+		/* Noted for the delivery log lines.  The trace id stays ""
+		 * until the hook's record keeps one. */
 		memcpy(r->hook_id, rec->hook.id, UUID_LEN);
+		r->received_at = rec->hook.received_at;
+		r->trace[0] = '\0';
 		return 0;
 	}
 	if (rc == 0) {
@@ -367,10 +407,23 @@ op_settle(void *arg, const struct dsettle *s)
 		cur.armed = 0;
 		cur.att.response = NULL;
 	}
+	if (s->dr != NULL) {
+		memcpy(p->hook_id, s->dr->hook_id, UUID_LEN);
+		p->received_at = s->dr->received_at;
+		memcpy(p->trace, s->dr->trace, sizeof(p->trace));
+		p->trace[sizeof(p->trace) - 1] = '\0';
+		if (outcome_now.job != 0 && s->dr->job == outcome_now.job) {
+			p->outcome = 1;
+			p->code = outcome_now.code;
+			job_detail_loggable(outcome_now.detail, p->detail,
+			    sizeof(p->detail));
+		}
+	}
+	p->s.dr = NULL;
 	pipeline_arm();
 }
 
-void
+static void
 pipeline_store_attempt(uint64_t job, enum attempt_result res,
     uint64_t started_at, uint64_t duration_ms, uint32_t status,
     const char *detail, const char *response)
@@ -426,12 +479,32 @@ pipeline_store_attempt_opened(void)
 		cur.att.a.outcome = STORE_ATTEMPT_PARKED;
 }
 
-void
+static void
 pipeline_store_attempt_done(void)
 {
 	cur.armed = 0;
 	free(cur.att.response);
 	cur.att.response = NULL;
+}
+
+/*
+ * The attempt record is staged (pipeline_store_attempt) before the
+ * dispatch takes the outcome, whose settle of the row takes it (op_settle),
+ * and dropped after, when no settle did.
+ */
+void
+pipeline_store_outcome(const struct poutcome *o)
+{
+	if (o->attempt)
+		pipeline_store_attempt(o->job, o->res, o->started_at,
+		    o->duration_ms, o->code, o->detail, o->response);
+	outcome_now.job = o->job;
+	outcome_now.code = o->code;
+	outcome_now.detail = o->detail;
+	dispatch_outcome(pipeline_disp, o->job, o->res, o->retry_after_ms,
+	    o->detail, time_sched_ms());
+	outcome_now.job = 0;
+	pipeline_store_attempt_done();
 }
 
 static int
@@ -441,59 +514,116 @@ settle_hook_cb(const struct store_hook_info *h, void *arg)
 	return 1;
 }
 
+/* The sink index of p's row, from its key (seq, then sink). */
+static uint32_t
+settle_sink(const struct psettle *p)
+{
+	return (uint32_t)p->s.key[8] << 24 | (uint32_t)p->s.key[9] << 16 |
+	    (uint32_t)p->s.key[10] << 8 | p->s.key[11];
+}
+
 /*
- * The line of a failed attempt (a warning with the hook's id, its sink and
- * the error), of a dead letter (the reason and the last error) or of an
- * orphan dropped, once it is written.  The hook's id and tenant are read
- * (its head, no body) only for a line the rate limit lets out.
+ * The delivery log lines of a settle once it is written (log.deliveries
+ * says which): sent (info) and, when the row was its hook's last, the
+ * hook's delivered line; deferred, bounced or expired (warnings, limited);
+ * and the warning of an orphan dropped.  A park or a pause made no
+ * attempt: no line (the breaker's line or the operator's command says why
+ * the row waits).  A row whose hook was not noted (it failed before an
+ * attempt: its sink gone, a dead_letter_source) has its hook's head read
+ * from the store, only for a line the limit lets out.
  */
 static void
 settle_log(const struct psettle *p)
 {
+	const char *ld = env->conf->log_deliveries;
 	struct store_hook_info h;
-	uint64_t seq = store_rowkey_seq(p->s.key), now;
-	char id[UUID_STRLEN + 32], err[4 * STORE_ERROR_MAX + 1];
-	char why[4 * STORE_ERROR_MAX + 1];
+	uint64_t seq = store_rowkey_seq(p->s.key);
+	char id[UUID_STRLEN + 32];
+	enum logline_status st;
 	uint32_t sink;
+	int all = ld == NULL || strcmp(ld, "all") == 0;
 
-	/* A park or a pause made no attempt: the breaker's line or the
-	 * operator's command says why the row waits. */
-	if (p->s.kind == SETTLE_DELIVERED ||
-	    (p->s.kind == SETTLE_RESCHEDULE && !p->s.retry) ||
+	if (ld != NULL && strcmp(ld, "none") == 0 &&
+	    p->how != SETTLED_DROPPED)
+		return;
+	if (p->s.kind == SETTLE_DELIVERED) {
+		if (!all)
+			return;
+		settle_line(p, LOGLINE_SENT, LOG_LEVEL_INFO, "", NULL);
+		if (p->last)
+			settle_line(p, LOGLINE_DELIVERED, LOG_LEVEL_INFO, "",
+			    NULL);
+		return;
+	}
+	if ((p->s.kind == SETTLE_RESCHEDULE && !p->s.retry) ||
 	    !log_limit_take(p->s.kind == SETTLE_DEAD ? &dead_log :
 	    &attempt_log, LOG_LEVEL_WARN))
 		return;
 	memset(&h, 0, sizeof(h));
-	if (seq == 0 || store_hooks_list(env->store, NULL, seq - 1, 1,
-	    settle_hook_cb, &h) == -1 || h.seq != seq) {
-		snprintf(id, sizeof(id), "seq %" PRIu64, seq);
+	if (p->received_at == 0 && (seq == 0 || store_hooks_list(env->store,
+	    NULL, seq - 1, 1, settle_hook_cb, &h) == -1 || h.seq != seq)) {
+		snprintf(h.id, sizeof(h.id), "-");
 		snprintf(h.tenant, sizeof(h.tenant), "?");
-	} else
-		snprintf(id, sizeof(id), "%s", h.id);
+	}
 	if (p->s.kind == SETTLE_RESCHEDULE) {
-		now = time_sched_ms();
-		log_warnx("pipeline: hook %s sink %s/%s#%u (%s): attempt %u "
-		    "failed: %s; next in %" PRIu64 " ms", id, p->row.tenant,
-		    p->row.source, p->row.sink_index,
-		    dispatch_module_name(p->row.module), p->row.attempts,
-		    log_clean(err, sizeof(err), p->row.last_error),
-		    p->row.due > now ? p->row.due - now : 0);
+		settle_line(p, LOGLINE_DEFERRED, LOG_LEVEL_WARN,
+		    p->row.last_error, &h);
 		return;
 	}
-	sink = (uint32_t)p->s.key[8] << 24 | (uint32_t)p->s.key[9] << 16 |
-	    (uint32_t)p->s.key[10] << 8 | p->s.key[11];
-	if (p->how == SETTLED_DROPPED) {
-		log_warnx("pipeline: hook %s sink %s/%s#%u (%s): dropped: its "
-		    "hook is gone", id, p->row.tenant, p->source, sink,
-		    dispatch_module_name(p->s.module));
+	if (p->how != SETTLED_DROPPED) {
+		st = p->s.expired ? LOGLINE_EXPIRED : LOGLINE_BOUNCED;
+		settle_line(p, st, LOG_LEVEL_WARN, p->reason, &h);
 		return;
 	}
-	log_warnx("pipeline: hook %s sink %s/%s#%u (%s): dead-lettered: %s; "
-	    "last error: %s", id, h.tenant, p->source, sink,
-	    dispatch_module_name(p->s.module),
-	    log_clean(why, sizeof(why), p->reason),
-	    p->last_error[0] != '\0' ? log_clean(err, sizeof(err),
-	    p->last_error) : "none");
+	sink = settle_sink(p);
+	if (p->received_at != 0)
+		uuid_format(p->hook_id, id);
+	else if (h.seq == seq && seq != 0)
+		snprintf(id, sizeof(id), "%s", h.id);
+	else
+		snprintf(id, sizeof(id), "seq %" PRIu64, seq);
+	log_warnx("pipeline: hook %s sink %s/%s#%u (%s): dropped: its "
+	    "hook is gone", id, p->row.tenant, p->source, sink,
+	    dispatch_module_name(p->s.module));
+}
+
+/*
+ * One delivery line of p with status st at level l: why is its reason when
+ * no attempt's outcome made the settle (a dead letter's reason, a row's
+ * last error); h the hook's head read from the store when p's hook was not
+ * noted.
+ */
+static void
+settle_line(const struct psettle *p, enum logline_status st,
+    enum log_level l, const char *why, const struct store_hook_info *h)
+{
+	char line[LOGLINE_MAX], id[UUID_STRLEN + 1], reason[JOB_DETAIL_MAX];
+	struct logline ll;
+	uint64_t now = time_wall_ms(), at;
+
+	memset(&ll, 0, sizeof(ll));
+	if (p->received_at != 0) {
+		uuid_format(p->hook_id, id);
+		ll.hook = id;
+		at = p->received_at;
+	} else {
+		ll.hook = h != NULL ? h->id : "-";
+		at = h != NULL ? h->received_at : 0;
+	}
+	ll.source = p->row.source;
+	ll.sink = settle_sink(p);
+	ll.module = dispatch_module_name(p->row.module);
+	/* A delivered row is as it was claimed: the attempt that delivered
+	 * it is not counted in it. */
+	ll.attempt = p->s.kind == SETTLE_DELIVERED ? p->row.attempts + 1 :
+	    p->s.kind == SETTLE_DEAD ? p->s.attempts : p->row.attempts;
+	ll.status = st;
+	ll.delay_ms = at != 0 && now > at ? now - at : 0;
+	ll.code = p->code;
+	ll.trace = p->trace;
+	ll.reason = p->outcome ? p->detail : job_detail_loggable(why, reason,
+	    sizeof(reason));
+	log_fields(l, logline_format(line, &ll, log_json()));
 }
 
 /* Write the turn's settles in one transaction, then end their claims: 0,
@@ -520,7 +650,7 @@ pipeline_store_flush(void)
 		switch (p->s.kind) {
 		case SETTLE_DELIVERED:
 			rc = store_batch_row_delivered(sb, p->s.key, &p->row,
-			    NULL);
+			    &p->last);
 			break;
 		case SETTLE_RESCHEDULE:
 			rc = store_batch_row_reschedule(sb, p->s.key, &p->row);

@@ -214,17 +214,19 @@ def test_log_failed_attempt_and_dead_letter():
     bad = [l for l in lines if not LINE.match(l)]
     assert not bad, "lines without date, time and level:\n%s" % \
         "\n".join(bad[:10])
-    failed = [l for l in lines if "attempt 1 failed" in l]
+    # The delivery lines (ankusad(8), DELIVERY LOG LINES; each field is
+    # checked by test_loglines).
+    failed = [l for l in lines if "status=deferred" in l]
     assert len(failed) == 1 and ": warning: " in failed[0] and \
-        ("hook %s sink acme/acme#0 (http)" % hid) in failed[0] and \
-        "503" in failed[0], "no warning line for the failed attempt:\n%s" \
-        % "\n".join(lines[-20:])
-    dead = [l for l in lines if "dead-lettered" in l]
+        ("hook=%s source=acme sink=0(http) attempt=1 status=deferred "
+         % hid) in failed[0] and 'code=503 reason="http 503"' in \
+        failed[0], "no warning line for the failed attempt:\n%s" % \
+        "\n".join(lines[-20:])
+    dead = [l for l in lines if "status=expired" in l]
     assert len(dead) == 1, "dead-letter lines: %r" % dead
-    assert ": warning: " in dead[0] and ("hook %s sink acme/acme#0 (http)"
-                                         % hid) in dead[0] and \
-        "dead-lettered: retries_exhausted; last error: " in dead[0] and \
-        "503" in dead[0].split("last error: ")[1], dead[0]
+    assert ": warning: " in dead[0] and (
+        "hook=%s source=acme sink=0(http) attempt=2 status=expired " % hid
+        ) in dead[0] and 'code=503 reason="http 503"' in dead[0], dead[0]
 
 
 def test_log_verify_failures_rate_limited():

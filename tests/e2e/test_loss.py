@@ -39,9 +39,9 @@ BAD_LOG = re.compile(r"panic|runrecovery|fatal|corrupt|damage|checksum|"
 # The line every start logs to say which log checksum is in use.
 CHECKSUM_LOG = re.compile(r"store: log checksums by logsum$")
 # A failed attempt of the holding sink (its port refuses): the sink's
-# trouble, not the recovery's.
-ATTEMPT_LOG = re.compile(r": warning: pipeline: hook \S+ sink \S+ \(\w+\): "
-                         r"attempt \d+ failed: ")
+# trouble, not the recovery's (ankusad(8), DELIVERY LOG LINES).
+ATTEMPT_LOG = re.compile(r": warning: hook=\S+ source=\S+ sink=\d+\(\w+\) "
+                         r"attempt=\d+ status=(deferred|bounced|expired) ")
 
 
 def test_loss_sigkill_master():
