@@ -1226,9 +1226,12 @@ class FakeSQS:
         q.delay_s = 1.0         # hold each request this long
         q.entries()             # [{"body": v1 dict, "attrs": {..}}]
         q.max_in_flight         # the most requests held at once
+        q.fail = {"Code": "InvalidParameterValue", "Message": "...",
+                  "SenderFault": True}     # every entry Failed so
 
-    It answers every entry Successful with the MD5 of its body; it checks
-    no signature (the sink signs; moto's tests check that)."""
+    It answers every entry Successful with the MD5 of its body (or, with
+    fail set, Failed as fail says); it checks no signature (the sink signs;
+    moto's tests check that)."""
 
     __test__ = False
 
@@ -1236,6 +1239,7 @@ class FakeSQS:
         import hashlib
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         self.delay_s = 0.0
+        self.fail = None
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests = 0
@@ -1255,7 +1259,7 @@ class FakeSQS:
                 try:
                     if fake.delay_s > 0:
                         time.sleep(fake.delay_s)
-                    ok = []
+                    ok, failed = [], []
                     with fake._lock:
                         for e in req["Entries"]:
                             fake._entries.append({
@@ -1263,12 +1267,15 @@ class FakeSQS:
                                 "attrs": {k: a["StringValue"] for k, a in
                                           e.get("MessageAttributes",
                                                 {}).items()}})
+                            if fake.fail is not None:
+                                failed.append(dict(fake.fail, Id=e["Id"]))
+                                continue
                             ok.append({"Id": e["Id"], "MessageId": "m%d" %
                                        len(fake._entries),
                                        "MD5OfMessageBody": hashlib.md5(
                                            e["MessageBody"].encode()
                                        ).hexdigest()})
-                    b = json.dumps({"Successful": ok, "Failed": []}
+                    b = json.dumps({"Successful": ok, "Failed": failed}
                                    ).encode()
                     self.send_response(200)
                     self.send_header("Content-Type",

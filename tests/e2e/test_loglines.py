@@ -9,15 +9,16 @@ the level; in json, json.loads of each line.  One hook delivered at once
 retried then delivered (deferred, sent), one dead-lettered by a 410
 (bounced), one whose retries run out (deferred, expired); each field is
 checked.  In json every line of every process must parse, the children's
-included.  log.deliveries: failures leaves the successes out.
+included.  log.deliveries: failures leaves the successes out.  A queue
+service's own words, which may be anything, never reach a line.
 """
 
 import json
 import re
 import time
 
-from ankusa import (Daemon, TestSink, dispatch_conf, expect_accepted, post,
-                    sink_source, wait_until)
+from ankusa import (Daemon, FakeSQS, TestSink, dispatch_conf,
+                    expect_accepted, post, sink_source, wait_until)
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
                   r"[0-9a-f]{12}$")
@@ -44,7 +45,10 @@ def text_fields(msg):
         assert m, "not key=value at %d: %r" % (pos, msg)
         k, v = m.group(1), m.group(2)
         if v.startswith('"'):
-            v = re.sub(r"\\(.)", r"\1", v[1:-1])
+            # \" and \\, and a byte as \xNN (taken as Latin-1).
+            v = re.sub(r"\\(x[0-9a-f]{2}|.)", lambda m: chr(int(
+                m.group(1)[1:], 16)) if len(m.group(1)) == 3 else
+                m.group(1), v[1:-1])
         keys.append(k)
         out[k] = v
         pos = m.end()
@@ -222,3 +226,38 @@ def test_loglines_text():
 
 def test_loglines_json():
     run_formats("json")
+
+
+# What a queue service may say of an entry it refuses: a line break, a
+# forged line, quotes, a backslash, a control byte.
+HOSTILE = 'no\n2026-01-01T00:00:00.000Z ankusad[1]: info: hook=forged ' \
+    'status=sent "quoted" \\ \x01 \u00e9'
+
+
+def run_hostile(fmt):
+    q = FakeSQS().start()
+    q.fail = {"Code": "InvalidParameterValue", "SenderFault": True,
+              "Message": HOSTILE}
+    d = Daemon(name="hostile" + fmt, sources={
+        "q": sink_source([q.sink()], tenant="t1")},
+        extra={"dispatch": dispatch_conf(breaker_failures=0),
+               "log": {"format": fmt}}).start()
+    hid, t_post = post_one(d, "q", b'{"n":1}')
+    wait_until(lambda: of(delivery_lines(d, fmt), hid), 20, 0.1,
+               "the bounced line")
+    (lv, f), = of(delivery_lines(d, fmt), hid)
+    # The deliver process's words only: the code it read, not the text.
+    assert (lv, f["status"], f["module"], f["attempt"], f["code"],
+            f["reason"]) == ("warning", "bounced", "sqs", 1, 200,
+                             "sqs InvalidParameterValue (sender)"), f
+    check_common(f, hid, "q", t_post)
+    log = d.log_since_start()
+    assert "forged" not in log and "quoted" not in log, log[-2000:]
+
+
+def test_loglines_hostile_text():
+    run_hostile("text")
+
+
+def test_loglines_hostile_json():
+    run_hostile("json")
