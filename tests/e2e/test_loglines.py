@@ -10,7 +10,8 @@ retried then delivered (deferred, sent), one dead-lettered by a 410
 (bounced), one whose retries run out (deferred, expired); each field is
 checked.  In json every line of every process must parse, the children's
 included.  log.deliveries: failures leaves the successes out.  A queue
-service's own words, which may be anything, never reach a line.
+service's own words, which may be anything, never reach a line.  A burst
+of failures is limited, its successes are not.
 """
 
 import json
@@ -19,6 +20,7 @@ import time
 
 from ankusa import (Daemon, FakeSQS, TestSink, dispatch_conf,
                     expect_accepted, post, sink_source, wait_until)
+from test_dispatch import post_par
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
                   r"[0-9a-f]{12}$")
@@ -261,3 +263,40 @@ def test_loglines_hostile_text():
 
 def test_loglines_hostile_json():
     run_hostile("json")
+
+
+def test_loglines_failures_limited():
+    """A sink refusing a whole burst: at most 20 bounced lines a second,
+    then one line saying how many were left out, which add up; the
+    successes of a burst are each logged."""
+    s = TestSink().start()
+    s.mode("/gone", status=410)
+    s.mode("/ok", status=200)
+    d = Daemon(name="limited", sources={
+        "gone": sink_source([{"type": "http", "url": s.url("/gone")}],
+                            tenant="t1"),
+        "okay": sink_source([{"type": "http", "url": s.url("/ok")}],
+                            tenant="t2"),
+    }, extra={"dispatch": dispatch_conf(breaker_failures=0)}).start()
+    n = 300
+    gone = set(post_par(d, "gone", [b'{"g":%d}' % i for i in range(n)]))
+    okay = set(post_par(d, "okay", [b'{"o":%d}' % i for i in range(n)]))
+    wait_until(lambda: len(d.dlq(source="gone")) == n, 30, 0.1,
+               "the burst dead-lettered")
+    d.tick(30)
+    # A later second: one more brings the summary before its own line.
+    time.sleep(1.1)
+    last, _ = post_one(d, "gone", b'{"g":"last"}')
+    wait_until(lambda: of(delivery_lines(d, "text"), last), 20, 0.1,
+               "the last hook's line")
+    lines = delivery_lines(d, "text")
+    bounced = [f for _, f in lines if f["status"] == "bounced"]
+    assert {f["hook"] for f in bounced} <= gone | {last}, bounced[:3]
+    summed = sum(int(m.group(1)) for m in re.finditer(
+        r"pipeline: bounced or expired deliveries: (\d+) more such lines "
+        r"suppressed \(at most 20 a second\)", d.log_since_start()))
+    assert len(bounced) + summed == n + 1, (len(bounced), summed)
+    assert len(bounced) < n, "%d refusals, %d lines: not limited" % (
+        n, len(bounced))
+    sent = {f["hook"] for _, f in lines if f["status"] == "sent"}
+    assert sent == okay, "%d of %d successes logged" % (len(sent), n)
