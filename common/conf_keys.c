@@ -143,8 +143,8 @@ const struct conf_key conf_tab[] = {
 	  .doc = "How every line of every process is written: text (a date, "
 	    "the process, the level, the text) or json (one JSON object a "
 	    "line: time, level, process, pid and msg, or a delivery line's "
-	    "fields; see LOGGING in ankusad(8)).  Restart only: one stream "
-	    "never mixes the two." },
+	    "fields; see LOGGING in ankusad(8)).  Not changed by a reload, "
+	    "so that one stream never mixes the two." },
 	{ .name = "log.deliveries", .type = T_ENUMSTR, .scope = S_CONF,
 	  .off = CO(log_deliveries), .def = "all", .names = log_delivery_sets,
 	  .doc = "Which delivery lines the master writes (ankusad(8), "
