@@ -3,7 +3,8 @@
  * pipeline_int.h: what the dispatch glue's files share.  pipeline.c runs
  * the loop turn and answers control; pipeline_pool.c keeps the deliver
  * processes, their decks and deadlines; pipeline_store.c is the store adapter
- * (the dispatch_ops that read and write the store, the settles of a turn);
+ * (the dispatch_ops that read and write the store, the settles of a turn
+ * and their delivery log lines);
  * pipeline_batch.c and pipeline_claim.c are the batching sinks' and the
  * claim check's glue.  Nothing else includes it.
  */
