@@ -65,7 +65,7 @@
 #define PIPELINE_GROUP_SETTLE_MAX	512
 
 /* An outcome the glue makes itself (timeouts, crashes, a hook gone). */
-struct poutcome {
+struct pmade {
 	uint64_t		 job;
 	enum attempt_result	 res;
 	char			 detail[JOB_DETAIL_MAX];
@@ -85,7 +85,7 @@ struct ptick {
 struct dispatch		*pipeline_disp;
 uint64_t		 pipeline_scan_below;
 
-static struct poutcome	*outcomes;
+static struct pmade	*outcomes;
 static size_t		 noutcomes, capoutcomes;
 static struct event	*ev_turn;
 static struct event	*ev_wake;
