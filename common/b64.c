@@ -60,6 +60,33 @@ b64_decode(const char *s, size_t len, unsigned char *out, size_t *outlen)
 	return 0;
 }
 
+const char *
+b64_noncanonical(const char *s, size_t len)
+{
+	size_t pad = 0, i;
+	int last;
+
+	while (len > 0 && s[len - 1] == '=') {
+		len--;
+		pad++;
+	}
+	for (i = 0; i < len; i++)
+		if (b64_value((unsigned char)s[i]) == -1)
+			return "not base64";
+	if (len == 0 || pad > 2 || len % 4 == 1 ||
+	    (pad > 0 && (len + pad) % 4 != 0))
+		return "not base64";
+	if (len % 4 != 0 && pad == 0)
+		return "unpadded";
+	/* Two characters left carry one byte and 4 spare bits, three carry
+	 * two bytes and 2. */
+	last = b64_value((unsigned char)s[len - 1]);
+	if ((len % 4 == 2 && (last & 0x0f) != 0) ||
+	    (len % 4 == 3 && (last & 0x03) != 0))
+		return "not canonical (non-zero trailing bits)";
+	return NULL;
+}
+
 size_t
 b64url_encode(const unsigned char *p, size_t len, char *out)
 {

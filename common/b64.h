@@ -25,6 +25,17 @@
 int	b64_decode(const char *s, size_t len, unsigned char *out,
 	    size_t *outlen);
 
+/*
+ * Whether len bytes of s are base64 exactly as a standard encoder writes
+ * it, which is what the SDKs that read a whsec_ secret accept: the
+ * standard alphabet, at least one byte, padded with '=' to a multiple of
+ * 4, and the unused low bits of the last character zero (so that one
+ * string is the only spelling of its bytes).  NULL when they are, else
+ * why not: "not base64", "unpadded" or
+ * "not canonical (non-zero trailing bits)".
+ */
+const char *b64_noncanonical(const char *s, size_t len);
+
 /* Room that b64url_encode needs for len bytes, with the NUL. */
 #define B64URL_ENCODED_MAX(len)	(((len) * 4 + 2) / 3 + 1)
 

@@ -925,6 +925,7 @@ cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	yaml_node_item_t *it;
 	yaml_node_t *e, *items[CONF_MAX_SECRETS];
 	char ipath[CPATH_MAX], *v;
+	const char *why;
 	int i, ni = 0, whsec = csecret_whsec(p, c), line;
 
 	if (n->type == YAML_SCALAR_NODE && !conf_yisnull(n))
@@ -973,12 +974,18 @@ cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			conf_err(p, line,
 			    "%s must be a non-empty secret, got \"\"", ipath);
 		else if (whsec) {
-			if (strncmp(v, "whsec_", 6) != 0 ||
-			    cb64_decode(v + 6, &bl[*np]) == -1)
+			/* Canonical base64 only: the SDKs that verify a
+			 * delivery refuse any other spelling of the
+			 * secret, so it would sign nothing they accept. */
+			why = strncmp(v, "whsec_", 6) != 0 ? "not whsec_" :
+			    b64_noncanonical(v + 6, strlen(v + 6));
+			if (why != NULL || cb64_decode(v + 6, &bl[*np]) == -1)
 				conf_err(p, line,
 				    "%s must be whsec_ followed by "
-				    "non-empty base64, got a %zu-byte value "
-				    "that is not", ipath, strlen(v));
+				    "non-empty, padded, canonical base64, got "
+				    "a %zu-byte value that is %s", ipath,
+				    strlen(v), why != NULL ? why :
+				    "not base64");
 			else
 				(*np)++;
 		} else {

@@ -1506,7 +1506,7 @@ START_TEST(test_secrets)
 
 	/* "hello world" and "hi" */
 	cf = parse_ok("sources:\n  demo:\n    verify:\n"
-	    "      secret: [whsec_aGVsbG8gd29ybGQ=, whsec_aGk]\n"
+	    "      secret: [whsec_aGVsbG8gd29ybGQ=, whsec_aGk=]\n"
 	    "      type: standard_webhooks\n    sinks: [{type: log}]\n");
 	v = &cf->sources[0].verify;
 	ck_assert_int_eq(v->nsecrets, 2);
@@ -1557,27 +1557,53 @@ START_TEST(test_secrets)
 	expect_err("sources:\n  demo:\n    verify:\n"
 	    "      type: standard_webhooks\n"
 	    "      secret: whsec_\n    sinks: [{type: log}]\n",
-	    "sources.demo.verify.secret must be whsec_ followed by non-empty "
-	    "base64, got a 6-byte value that is not, line 5");
+	    "sources.demo.verify.secret must be whsec_ followed by non-empty, "
+	    "padded, canonical base64, got a 6-byte value that is not base64, "
+	    "line 5");
 	expect_err("sources:\n  demo:\n    verify:\n"
 	    "      type: standard_webhooks\n"
 	    "      secret: whsec_a$b=\n    sinks: [{type: log}]\n",
-	    "sources.demo.verify.secret must be whsec_ followed by non-empty "
-	    "base64, got a 10-byte value that is not, line 5");
+	    "sources.demo.verify.secret must be whsec_ followed by non-empty, "
+	    "padded, canonical base64, got a 10-byte value that is not "
+	    "base64, line 5");
 	expect_err("sources:\n  demo:\n    verify:\n"
 	    "      type: standard_webhooks\n"
 	    "      secret: aGVsbG8=\n    sinks: [{type: log}]\n",
-	    "sources.demo.verify.secret must be whsec_ followed by non-empty "
-	    "base64, got a 8-byte value that is not, line 5");
+	    "sources.demo.verify.secret must be whsec_ followed by non-empty, "
+	    "padded, canonical base64, got a 8-byte value that is not "
+	    "whsec_, line 5");
 	expect_err("sources:\n  demo:\n    verify:\n"
 	    "      type: standard_webhooks\n"
 	    "      secret: [whsec_aGk=, whsec_a]\n    sinks: [{type: log}]\n",
 	    "sources.demo.verify.secret[1] must be whsec_ followed by "
-	    "non-empty base64, got a 7-byte value that is not, line 5");
+	    "non-empty, padded, canonical base64, got a 7-byte value that is "
+	    "not base64, line 5");
 	expect_err("sources:\n  demo:\n    sinks:\n      - type: http\n"
 	    "        url: http://sink.test:9/\n        secret: plain\n",
-	    "sources.demo.sinks[0].secret must be whsec_ followed by non-empty "
-	    "base64, got a 5-byte value that is not, line 6");
+	    "sources.demo.sinks[0].secret must be whsec_ followed by non-empty, "
+	    "padded, canonical base64, got a 5-byte value that is not whsec_, "
+	    "line 6");
+	/* What the SDKs refuse: unpadded ("test" is dGVzdA==), and a
+	 * second spelling of the same bytes. */
+	expect_err("sources:\n  demo:\n    sinks:\n      - type: http\n"
+	    "        url: http://sink.test:9/\n        secret: whsec_dGVzdA\n",
+	    "sources.demo.sinks[0].secret must be whsec_ followed by non-empty, "
+	    "padded, canonical base64, got a 12-byte value that is unpadded, "
+	    "line 6");
+	expect_err("sources:\n  demo:\n    verify:\n"
+	    "      type: standard_webhooks\n"
+	    "      secret: [whsec_aGk=, whsec_dGVzdB==]\n"
+	    "    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret[1] must be whsec_ followed by "
+	    "non-empty, padded, canonical base64, got a 14-byte value that is "
+	    "not canonical (non-zero trailing bits), line 5");
+	expect_err("sources:\n  demo:\n    verify:\n      type: hmac\n"
+	    "      secret: whsec_aGk\n      secret_decode: whsec_base64\n"
+	    "      signature_header: X-Sig\n      signed: \"{body}\"\n"
+	    "    sinks: [{type: log}]\n",
+	    "sources.demo.verify.secret must be whsec_ followed by non-empty, "
+	    "padded, canonical base64, got a 9-byte value that is unpadded, "
+	    "line 5");
 	expect_err("sources:\n  demo:\n    verify: {type: github, "
 	    "secret: [a, b, c, d, e, f, g, h, i]}\n    sinks: [{type: log}]\n",
 	    "sources.demo.verify.secret must be a list of at most 8 secrets, "
