@@ -9,6 +9,7 @@
  *     u64 entry id, str hook_id, str tenant, str source, u64 received_at,
  *     str content_type, u32 nheaders, per header str name, str value,
  *     str dedupe_key, str replay_id, u32 attempt, str claim_ref,
+ *     u8 verification, data trace context, str tracestate (as a job's),
  *     str order_key, u64 body offset, u64 body length,
  *   u64 total body bytes, then the bodies, concatenated in entry order:
  *   as one data field when the total is at most MSG_INLINE_MAX (also 0),
@@ -81,6 +82,8 @@ batch_encode(struct msg *m, const struct batch *b)
 		msg_add_str(m, e->replay_id);
 		msg_add_u32(m, e->attempt);
 		msg_add_str(m, e->claim_ref);
+		job_add_trace(m, e->verification, e->trace);
+		msg_add_str(m, e->tracestate);
 		msg_add_str(m, e->order_key);
 		msg_add_u64(m, total);
 		msg_add_u64(m, e->bodylen);
@@ -192,6 +195,8 @@ batch_get_entry(struct msg *m, struct batch_entry *e, uint64_t *off,
 	    job_get_str(m, &e->replay_id) == -1 ||
 	    msg_get_u32(m, &e->attempt) == -1 ||
 	    job_get_str(m, &e->claim_ref) == -1 ||
+	    job_get_trace(m, &e->verification, e->trace) == -1 ||
+	    job_get_str(m, &e->tracestate) == -1 ||
 	    job_get_str(m, &e->order_key) == -1 ||
 	    msg_get_u64(m, off) == -1 || msg_get_u64(m, len) == -1)
 		return -1;
@@ -266,6 +271,7 @@ batch_free_entry(struct batch_entry *e)
 	free(e->dedupe_key);
 	free(e->replay_id);
 	free(e->claim_ref);
+	free(e->tracestate);
 	free(e->order_key);
 }
 
@@ -303,6 +309,10 @@ batch_entry_from_job(struct batch_entry *e, const struct job *j)
 	e->replay_id = j->replay_id;
 	e->attempt = j->attempt;
 	e->claim_ref = j->claim_ref;
+	e->verification = j->verification;
+	memcpy(e->trace, j->trace, sizeof(e->trace));
+	e->tracestate = j->tracestate;
+	memcpy(e->span, j->span, sizeof(e->span));
 	e->order_key = "";
 	e->body = j->body;
 	e->bodylen = j->bodylen;

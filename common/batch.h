@@ -42,6 +42,12 @@ struct batch_entry {
 	char			*replay_id;	/* "" none */
 	uint32_t		 attempt;	/* 1-based */
 	char			*claim_ref;	/* "" none: not checked in */
+	uint8_t			 verification;	/* enum hook_verification */
+	unsigned char		 trace[TRACE_CTX_LEN];	/* the hook's trace
+						 * context (common/trace.h) */
+	char			*tracestate;	/* "" none */
+	unsigned char		 span[TRACE_SPAN_LEN];	/* the attempt's, as a
+						 * job's */
 	char			*order_key;	/* the entry's lane key, "" none */
 	const unsigned char	*body;		/* raw; decoded: into b->bodies */
 	size_t			 bodylen;

@@ -7,7 +7,8 @@
  *   str hook_id, str tenant, str source, u64 received_at, str content_type,
  *   u32 nheaders, then per header str name, str value,
  *   str dedupe_key, str replay_id, u32 attempt, str claim_ref,
- *   u32 sink_index,
+ *   u8 verification (enum hook_verification), data trace context
+ *   (TRACE_CTX_LEN bytes), str tracestate, u32 sink_index,
  *   the sink: u8 type, u8 ordered, u8 order_key kind, str order_key name,
  *     u64 timeout_ms, u64 inline_max_bytes, u64 max_message_bytes, then
  *     http:   str url, str method, u32 nheaders, per header str name,
@@ -101,6 +102,8 @@ job_encode(struct msg *m, const struct job *j)
 	msg_add_str(m, j->replay_id);
 	msg_add_u32(m, j->attempt);
 	msg_add_str(m, j->claim_ref);
+	job_add_trace(m, j->verification, j->trace);
+	msg_add_str(m, j->tracestate);
 	msg_add_u32(m, j->sink_index);
 	job_add_sink(m, &j->sink);
 
@@ -215,6 +218,8 @@ job_decode(struct msg *m, struct job *j)
 	    job_ref_str(&v, &j->replay_id) == -1 ||
 	    msg_get_u32(&v, &j->attempt) == -1 ||
 	    job_ref_str(&v, &j->claim_ref) == -1 ||
+	    job_get_trace(&v, &j->verification, j->trace) == -1 ||
+	    job_ref_str(&v, &j->tracestate) == -1 ||
 	    msg_get_u32(&v, &j->sink_index) == -1 ||
 	    job_get_sink(&v, &j->sink, 1) == -1 ||
 	    job_get_body(&v, j) == -1 ||
@@ -222,6 +227,29 @@ job_decode(struct msg *m, struct job *j)
 		job_free(j);
 		return -1;
 	}
+	return 0;
+}
+
+void
+job_add_trace(struct msg *m, uint8_t verification,
+    const unsigned char trace[TRACE_CTX_LEN])
+{
+	msg_add_u8(m, verification);
+	msg_add_data(m, trace, TRACE_CTX_LEN);
+}
+
+int
+job_get_trace(struct msg *m, uint8_t *verification,
+    unsigned char trace[TRACE_CTX_LEN])
+{
+	const void *p;
+	size_t len;
+
+	if (msg_get_u8(m, verification) == -1 ||
+	    *verification >= VERIFICATION_MAX ||
+	    msg_get_data(m, &p, &len) == -1 || len != TRACE_CTX_LEN)
+		return -1;
+	memcpy(trace, p, TRACE_CTX_LEN);
 	return 0;
 }
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "trace.h"
 
 #define JOB_MAX_HEADERS		1024	/* forwarded or configured, each */
 #define JOB_DETAIL_MAX		256	/* outcome detail, with its NUL */
@@ -43,6 +44,14 @@ struct job {
 	char			*replay_id;	/* "" none */
 	uint32_t		 attempt;	/* 1-based */
 	char			*claim_ref;	/* "" none: the body is here */
+	uint8_t			 verification;	/* enum hook_verification */
+	unsigned char		 trace[TRACE_CTX_LEN];	/* the hook's trace
+						 * context (common/trace.h) */
+	char			*tracestate;	/* "" none */
+	unsigned char		 span[TRACE_SPAN_LEN];	/* this attempt's span
+						 * id: the deliver process
+						 * makes it (not in the
+						 * frame) */
 	unsigned char		*body;		/* raw, byte for byte */
 	size_t			 bodylen;
 	uint32_t		 sink_index;	/* in the source, for logs */

@@ -15,6 +15,10 @@ struct msg;
 
 void	job_add_pairs(struct msg *, const struct header_kv *, int);
 void	job_add_sink(struct msg *, const struct sink_conf *);
+/* The hook's verification and trace context: u8, data TRACE_CTX_LEN. */
+void	job_add_trace(struct msg *, uint8_t,
+	    const unsigned char[TRACE_CTX_LEN]);
+int	job_get_trace(struct msg *, uint8_t *, unsigned char[TRACE_CTX_LEN]);
 int	job_get_str(struct msg *, char **);
 /* An option: "" comes back NULL; inplace: point into the frame, else a
  * copy. */

@@ -71,6 +71,18 @@ enum hook_verdict {
 	VERDICT_MAX
 };
 
+/* The verification a hook's deliveries state (x-ankusa-verification):
+ * the edge's result at ingest, stored with the hook so that a config
+ * changed later does not change what its deliveries say. */
+enum hook_verification {
+	VERIFICATION_OK = 0,	/* verified */
+	VERIFICATION_FAILED,	/* failed, held in the quarantine pen (a
+				 * release passed the check again: ok) */
+	VERIFICATION_FLAGGED,	/* failed, on_verify_failure accept_flag */
+	VERIFICATION_SKIPPED,	/* verify none */
+	VERIFICATION_MAX
+};
+
 /* What the master says of a submitted hook; the edge maps it to HTTP. */
 enum hook_result {
 	HOOK_ACCEPTED = 0,	/* 201, committed and synced */

@@ -65,6 +65,9 @@ submit_encode(struct msg *m, uint64_t id, const struct submit *s)
 	msg_add_u64(m, s->received_at);
 	msg_add_u8(m, s->verdict);
 	msg_add_str(m, s->verify_reason);
+	msg_add_u8(m, s->verification);
+	msg_add_data(m, s->trace, sizeof(s->trace));
+	msg_add_str(m, s->tracestate);
 	submit_tail_encode(m, &s->tail);
 	msg_add_data(m, s->sha256, sizeof(s->sha256));
 	if (proc_add_body(m, "hook", s->body, s->body_len) == -1) {
@@ -77,8 +80,8 @@ submit_encode(struct msg *m, uint64_t id, const struct submit *s)
 int
 submit_decode(struct msg *m, struct submit *s)
 {
-	const void *sha, *data;
-	size_t shalen, datalen;
+	const void *sha, *data, *trace;
+	size_t shalen, datalen, tracelen;
 
 	if (msg_get_str(m, &s->tenant) == -1 ||
 	    msg_get_str(m, &s->source) == -1 ||
@@ -88,12 +91,18 @@ submit_decode(struct msg *m, struct submit *s)
 	    msg_get_u64(m, &s->received_at) == -1 ||
 	    msg_get_u8(m, &s->verdict) == -1 || s->verdict >= VERDICT_MAX ||
 	    msg_get_str(m, &s->verify_reason) == -1 ||
+	    msg_get_u8(m, &s->verification) == -1 ||
+	    s->verification >= VERIFICATION_MAX ||
+	    msg_get_data(m, &trace, &tracelen) == -1 ||
+	    tracelen != sizeof(s->trace) ||
+	    msg_get_str(m, &s->tracestate) == -1 ||
 	    submit_tail_decode(m, &s->tail) == -1 ||
 	    msg_get_data(m, &sha, &shalen) == -1 ||
 	    shalen != sizeof(s->sha256) ||
 	    msg_get_u64(m, &s->body_len) == -1)
 		return -1;
 	memcpy(s->sha256, sha, sizeof(s->sha256));
+	memcpy(s->trace, trace, sizeof(s->trace));
 	s->body = NULL;
 	if (m->fd == -1) {
 		if (msg_get_data(m, &data, &datalen) == -1 ||

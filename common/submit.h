@@ -10,8 +10,11 @@
  * MSG_HOOK_SUBMIT, the id the edge's request: str tenant, str source, str
  * method, str path, str content type ("" none), u64 received at (wall
  * ms), u8 verdict (enum hook_verdict), str verify reason ("" verified),
- * the tail, data sha256[32], u64 body length, and the body: inline data
- * when it fits MSG_INLINE_MAX, else in the frame's memfd.
+ * u8 verification (enum hook_verification), data trace context
+ * (TRACE_CTX_LEN bytes, common/trace.h), str tracestate ("" none), the
+ * tail, data sha256[32], u64 body length, and the body: inline data when
+ * it fits MSG_INLINE_MAX, else in the frame's memfd.  The edge checked or
+ * made the trace context; the master copies it, unread.
  *
  * The tail: str dedupe key ("" none), u32 n headers and n x (str name,
  * str value), u32 n lanes and n x (u32 sink index, u64 lane hash).
@@ -23,6 +26,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "trace.h"
 
 struct msg;
 
@@ -58,6 +62,9 @@ struct submit {
 	uint64_t		 received_at;	/* wall ms */
 	uint8_t			 verdict;	/* enum hook_verdict */
 	const char		*verify_reason;	/* "": verified */
+	uint8_t			 verification;	/* enum hook_verification */
+	unsigned char		 trace[TRACE_CTX_LEN];	/* trace_pack's */
+	const char		*tracestate;	/* "": none */
 	struct submit_tail	 tail;
 	unsigned char		 sha256[32];
 	const void		*body;		/* decoded: NULL when it is

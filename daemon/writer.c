@@ -384,6 +384,10 @@ writer_parse(struct pending *p, struct msg *m, uint8_t *verdict)
 	p->hook.received_at = s.received_at;
 	*verdict = s.verdict;
 	p->verify_reason = s.verify_reason;
+	/* The edge checked or made these; kept as they came. */
+	p->hook.verification = s.verification;
+	memcpy(p->hook.trace, s.trace, sizeof(p->hook.trace));
+	p->hook.tracestate = s.tracestate;
 	writer_take_tail(p, &s.tail);
 	p->hook.body = s.body;
 	p->hook.body_len = s.body_len;
@@ -519,6 +523,7 @@ int
 writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
     const unsigned char *replay_id, void (*done)(void *, int), void *arg)
 {
+	const struct source_conf *src;
 	struct submit_tail t;
 	struct pending *p;
 
@@ -536,6 +541,11 @@ writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
 	 * a fresh submission would: dedupe key, forwarded headers, lanes. */
 	p->hook = rec->hook;
 	p->hook.flagged = 0;
+	/* It passed the check it was released by, against the source as it
+	 * is now (its trace context stays the one it came with). */
+	src = conf_source(env->conf, p->hook.source);
+	p->hook.verification = src != NULL && src->verify.type == VERIFY_NONE ?
+	    VERIFICATION_SKIPPED : VERIFICATION_OK;
 	if (replay_id != NULL)
 		memcpy(p->hook.replay_id, replay_id, UUID_LEN);
 	if (submit_tail_decode(m, &t) == -1 || msg_end(m) == -1) {
@@ -548,9 +558,6 @@ writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
 		return -1;
 	}
 	if (p->hook.dedupe_key != NULL) {
-		const struct source_conf *src = conf_source(env->conf,
-		    p->hook.source);
-
 		p->hook.dedupe_expires = p->hook.received_at +
 		    (src != NULL ? src->dedupe.ttl_seconds * 1000 : 0);
 		/* The provider's retry may have been stored meanwhile: then

@@ -56,6 +56,10 @@ sample(struct job *j, enum sink_type type, size_t bodylen)
 	j->replay_id = "r-7";
 	j->attempt = 3;
 	j->claim_ref = "urn:ankusa:claim:v1:acme:01HZY3S7V2W8X9Y0Z1A2B3C4D5";
+	j->verification = VERIFICATION_FLAGGED;
+	for (i = 0; i < TRACE_CTX_LEN; i++)
+		j->trace[i] = (unsigned char)(0xa0 + i);
+	j->tracestate = "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE";
 	j->sink_index = 5;
 	if (big == NULL) {
 		if ((big = malloc(BIG_BODY)) == NULL)
@@ -137,6 +141,9 @@ compare(const struct job *a, const struct job *b)
 	ck_assert_str_eq(a->replay_id, b->replay_id);
 	ck_assert_uint_eq(a->attempt, b->attempt);
 	ck_assert_str_eq(a->claim_ref, b->claim_ref);
+	ck_assert_uint_eq(a->verification, b->verification);
+	ck_assert_int_eq(memcmp(a->trace, b->trace, TRACE_CTX_LEN), 0);
+	ck_assert_str_eq(a->tracestate, b->tracestate);
 	ck_assert_uint_eq(a->sink_index, b->sink_index);
 	ck_assert_uint_eq(a->bodylen, b->bodylen);
 	ck_assert_ptr_nonnull(b->body);
@@ -382,7 +389,20 @@ START_TEST(test_body_fd)
 }
 END_TEST
 
+/* The hook's verification, trace context and tracestate, by hand. */
+static void
+add_trace(struct msg *m, uint8_t verification)
+{
+	static const unsigned char trace[TRACE_CTX_LEN] = { 1, 2, 3 };
+
+	msg_add_u8(m, verification);
+	msg_add_data(m, trace, sizeof(trace));
+	msg_add_str(m, "");
+}
+
 /* Hand-made frames with one field out of range. */
+static uint8_t head_verification;	/* VERIFICATION_OK but in one case */
+
 static void
 head(struct msg *m, uint8_t type, uint32_t nheaders)
 {
@@ -403,6 +423,7 @@ head(struct msg *m, uint8_t type, uint32_t nheaders)
 	msg_add_str(m, "");
 	msg_add_u32(m, 1);
 	msg_add_str(m, "");
+	add_trace(m, head_verification);
 	msg_add_u32(m, 0);
 	msg_add_u8(m, type);
 	msg_add_u8(m, 0);
@@ -427,6 +448,15 @@ START_TEST(test_garbage)
 	ck_assert_int_eq(roundtrip(&m, &d), 0);
 	job_free(&d);
 	msg_free(&m);
+
+	/* a verification past the enum */
+	head_verification = VERIFICATION_MAX;
+	head(&m, SINK_LOG, 2);
+	msg_add_u64(&m, 1);
+	msg_add_data(&m, "x", 1);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+	head_verification = VERIFICATION_OK;
 
 	/* unknown sink types */
 	head(&m, 0, 0);
@@ -613,6 +643,9 @@ bsample(struct batch *b, enum sink_type type, uint32_t n, size_t step)
 		e->attempt = i + 1;
 		e->order_key = i % 2 ? "k1" : "";
 		e->claim_ref = i % 3 ? "" : "urn:ankusa:claim:v1:acme:X";
+		e->verification = i % VERIFICATION_MAX;
+		e->trace[i % TRACE_CTX_LEN] ^= (unsigned char)i;
+		e->tracestate = i % 2 ? "" : "k=v";
 		e->nheaders = i % 4;
 		e->body = big + i;
 		e->bodylen = step == 0 ? 0 : (i * step) % 9973;
@@ -672,6 +705,9 @@ bcompare(const struct batch *a, const struct batch *b)
 		ck_assert_str_eq(x->replay_id, y->replay_id);
 		ck_assert_uint_eq(x->attempt, y->attempt);
 		ck_assert_str_eq(x->claim_ref, y->claim_ref);
+		ck_assert_uint_eq(x->verification, y->verification);
+		ck_assert_int_eq(memcmp(x->trace, y->trace, TRACE_CTX_LEN), 0);
+		ck_assert_str_eq(x->tracestate, y->tracestate);
 		ck_assert_str_eq(x->order_key, y->order_key);
 		ck_assert_uint_eq(x->bodylen, y->bodylen);
 		ck_assert_ptr_nonnull(y->body);
@@ -861,6 +897,7 @@ START_TEST(test_batch_offsets)
 		msg_add_str(&m, "");
 		msg_add_u32(&m, 1);
 		msg_add_str(&m, "");
+		add_trace(&m, 0);
 		msg_add_str(&m, "");
 		msg_add_u64(&m, _i == 0 ? i * 2 : (i == 0 ? 0 : 1));
 		msg_add_u64(&m, 2);

@@ -31,6 +31,7 @@
 
 #include "ids.h"
 #include "log.h"
+#include "msg.h"
 #include "store_logsum.h"
 #include "store.h"
 #include "store_int.h"
@@ -67,6 +68,11 @@ START_TEST(test_round_trip)
 	h[1].dedupe_key = NULL;
 	h[1].content_type = "";
 	hook_fill(&h[2], "github", "", 0);
+	h[0].verification = VERIFICATION_SKIPPED;
+	memset(h[0].trace, 0x5c, TRACE_CTX_LEN);
+	h[0].tracestate = "rojo=00f067aa0ba902b7";
+	h[1].verification = VERIFICATION_FLAGGED;
+	memset(h[1].trace, 0x17, TRACE_CTX_LEN);
 	/* A head larger than the listing's first read. */
 	ck_assert_ptr_nonnull(longval = malloc(6001));
 	memset(longval, 'v', 6000);
@@ -155,6 +161,10 @@ START_TEST(test_round_trip)
 		    h[i].body_len), 0);
 		ck_assert_uint_eq(rec.rows, 2);
 		ck_assert_str_eq(rec.claim_ref, "");
+		ck_assert_uint_eq(rec.hook.verification, h[i].verification);
+		ck_assert_mem_eq(rec.hook.trace, h[i].trace, TRACE_CTX_LEN);
+		ck_assert_str_eq(rec.hook.tracestate, h[i].tracestate != NULL ?
+		    h[i].tracestate : "");
 		store_hook_rec_free(&rec);
 	}
 	ck_assert_int_eq(store_hook_get(st, 99, &rec), 0);
@@ -1064,6 +1074,101 @@ static const struct tables_case codec_cases[] = {
 	{ "dedupe_exp", "dedupe_exp record expiry 5000 has format version 7" },
 };
 
+/*
+ * The fields added at a hook head's end (verification, trace context,
+ * tracestate): written and read back; a record of a build before them
+ * (the same head without them) still read, with their defaults; a bad
+ * value or a head cut inside them refused.  _i: 0 hooks, 1 quarantine.
+ */
+START_TEST(test_codec_added_fields)
+{
+	const char *table = _i == 0 ? "hooks" : "quarantine";
+	struct store_hook_rec rec;
+	struct store_hook h;
+	unsigned char key[8], *val, *old;
+	char err[512];
+	size_t vlen, added, headend, oldlen;
+	uint32_t headlen;
+	int flagged;
+
+	for (flagged = 0; flagged < 2; flagged++) {
+		hook_fill(&h, "github", "\0body\0", 6);
+		h.flagged = flagged;
+		h.verification = flagged ? VERIFICATION_FLAGGED :
+		    VERIFICATION_OK;
+		memset(h.trace, 0x42, TRACE_CTX_LEN);
+		h.tracestate = "congo=t61rcWkgMzE";
+		store_key_hook(key, 7);
+		val = _i == 0 ? hook_encode(&h, 1, "", &vlen) :
+		    quarantine_encode(&h, "no_match", &vlen);
+		ck_assert_ptr_nonnull(val);
+		ck_assert_int_eq(hook_decode(table, key, 8, val, vlen, &rec,
+		    err, sizeof(err)), 0);
+		ck_assert_uint_eq(rec.hook.verification, h.verification);
+		ck_assert_mem_eq(rec.hook.trace, h.trace, TRACE_CTX_LEN);
+		ck_assert_str_eq(rec.hook.tracestate, "congo=t61rcWkgMzE");
+		ck_assert_uint_eq(rec.hook.body_len, 6);
+		store_hook_rec_free(&rec);
+
+		/* The older layout: the head without the added bytes (u8,
+		 * 25 bytes, a u32 length, the tracestate and its NUL). */
+		added = 1 + TRACE_CTX_LEN + 4 + strlen(h.tracestate) + 1;
+		headlen = rec_get_u32(val + 1);
+		headend = 5 + headlen;
+		ck_assert_ptr_nonnull(old = malloc(vlen));
+		memcpy(old, val, headend - added);
+		memcpy(old + headend - added, val + headend, vlen - headend);
+		oldlen = vlen - added;
+		rec_put_u32(old + 1, headlen - added);
+		ck_assert_msg(hook_decode(table, key, 8, old, oldlen, &rec,
+		    err, sizeof(err)) == 0, "%s", err);
+		ck_assert_uint_eq(rec.hook.verification, flagged ?
+		    VERIFICATION_FLAGGED : _i == 1 ? VERIFICATION_FAILED :
+		    VERIFICATION_SKIPPED);
+		/* The hook id as the trace id: one trace for every attempt. */
+		ck_assert_mem_eq(rec.hook.trace, h.id, TRACE_ID_LEN);
+		ck_assert_mem_eq(rec.hook.trace + TRACE_ID_LEN,
+		    h.id + UUID_LEN - TRACE_SPAN_LEN, TRACE_SPAN_LEN);
+		ck_assert_uint_eq(rec.hook.trace[TRACE_CTX_LEN - 1], 0x01);
+		ck_assert_str_eq(rec.hook.tracestate, "");
+		ck_assert_mem_eq(rec.hook.body, "\0body\0", 6);
+		if (_i == 1)
+			ck_assert_str_eq(rec.reason, "no_match");
+		store_hook_rec_free(&rec);
+
+		/* Cut inside the added fields: damage. */
+		memcpy(old, val, headend - 3);
+		memcpy(old + headend - 3, val + headend, vlen - headend);
+		rec_put_u32(old + 1, headlen - 3);
+		ck_assert_int_eq(hook_decode(table, key, 8, old, vlen - 3,
+		    &rec, err, sizeof(err)), -1);
+		ck_assert_ptr_nonnull(strstr(err, "damaged"));
+		free(old);
+
+		/* A verification this build does not know. */
+		val[headend - added] = VERIFICATION_MAX;
+		ck_assert_int_eq(hook_decode(table, key, 8, val, vlen, &rec,
+		    err, sizeof(err)), -1);
+		free(val);
+	}
+	/* A tracestate the edge would not have kept is not stored. */
+	hook_fill(&h, "github", "b", 1);
+	{
+		char big[TRACE_STATE_MAX + 2];
+
+		memset(big, 'v', sizeof(big) - 1);
+		big[0] = 'k';
+		big[1] = '=';
+		big[sizeof(big) - 1] = '\0';
+		h.tracestate = big;
+		ck_assert_int_eq(store_hook_fits(&h, NULL, err, sizeof(err)),
+		    -1);
+		ck_assert_ptr_nonnull(strstr(err, "tracestate"));
+		ck_assert_ptr_null(hook_encode(&h, 1, "", &vlen));
+	}
+}
+END_TEST
+
 START_TEST(test_codec_versions)
 {
 	const struct tables_case *tc = &codec_cases[_i];
@@ -1316,6 +1421,7 @@ store_suite(void)
 	tcase_add_loop_test(tc, test_codec_versions, 0,
 	    sizeof(codec_cases) / sizeof(codec_cases[0]));
 	tcase_add_test(tc, test_key_order);
+	tcase_add_loop_test(tc, test_codec_added_fields, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -435,8 +435,10 @@ deliver_run_batch(void)
 	deliver_checkin(&batch);
 	/* Each reference as this delivery carries it: expiring ref_ttl_s
 	 * from now, signed with the key in force. */
-	for (i = 0; i < batch.nentries; i++)
+	for (i = 0; i < batch.nentries; i++) {
 		claim_upload_renew(&batch.entries[i].claim_ref);
+		trace_span_new(batch.entries[i].span);
+	}
 	deliver_sink(batch.sink.type)->batch(&batch, &o);
 	o.duration_ms = time_mono_ms() - start;
 	for (i = 0; i < o.n; i++) {
@@ -485,6 +487,8 @@ deliver_run_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	memset(&o, 0, sizeof(o));
+	/* Each attempt is a span of its own in the hook's trace. */
+	trace_span_new(job.span);
 	start = time_mono_ms();
 	deliver_sink(job.sink.type)->run(&job, &o);
 	o.duration_ms = time_mono_ms() - start;

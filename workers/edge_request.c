@@ -23,6 +23,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -63,6 +64,8 @@ static void	submit_tail_fill(struct submit_tail *,
 		    const char *, const struct header_kv *, int, int);
 static struct header_kv *request_pairs(const struct httpreq *);
 static void	conn_submit(struct conn *);
+static void	request_trace(const struct httpreq *,
+		    unsigned char[TRACE_CTX_LEN], char *, size_t);
 static void	conn_wait(struct conn *, enum conn_wait, uint64_t);
 static struct conn *waiting_find(uint64_t, enum conn_wait);
 
@@ -340,6 +343,48 @@ request_pairs(const struct httpreq *r)
 }
 
 /*
+ * The hook's trace context (common/trace.h): the provider's traceparent
+ * when there is exactly one and it is valid, with its tracestate headers
+ * joined by "," when they are valid too; else a new context and no
+ * tracestate.  What is invalid is replaced, never stored.  The headers
+ * are forwarded as any other (the contracts' rule); the http sink's own
+ * traceparent and tracestate replace them.
+ */
+static void
+request_trace(const struct httpreq *r, unsigned char trace[TRACE_CTX_LEN],
+    char *state, size_t statesz)
+{
+	const struct httpreq_header *h, *tp = NULL;
+	struct trace_ctx t;
+	size_t n = 0;
+	int i, ntp = 0, over = 0;
+
+	state[0] = '\0';
+	for (i = 0; i < r->nheaders; i++) {
+		h = &r->headers[i];
+		if (strcasecmp(h->name, "traceparent") == 0) {
+			tp = h;
+			ntp++;
+		} else if (strcasecmp(h->name, "tracestate") == 0) {
+			if (n + (n > 0) + h->valuelen >= statesz) {
+				over = 1;
+				continue;
+			}
+			if (n > 0)
+				state[n++] = ',';
+			memcpy(state + n, h->value, h->valuelen);
+			state[n += h->valuelen] = '\0';
+		}
+	}
+	if (ntp != 1 || trace_parse(tp->value, tp->valuelen, &t) == -1) {
+		trace_new(&t);
+		state[0] = '\0';
+	} else if (over || !trace_state_valid(state, n))
+		state[0] = '\0';
+	trace_pack(&t, trace);
+}
+
+/*
  * The body is in: verify it, apply on_verify_failure, extract the dedupe
  * key and the lane keys, and send the hook to the master
  * (common/submit.h).  The rate limit and the dedupe check are the
@@ -356,6 +401,7 @@ conn_submit(struct conn *c)
 	struct header_kv *kv;
 	unsigned char md[SHA256_LEN];
 	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
+	char tracestate[TRACE_STATE_MAX + 1];
 	enum verify_reason vr = VERIFY_OK;
 	enum hook_verdict verdict = VERDICT_OK;
 	struct submit sub;
@@ -411,6 +457,12 @@ conn_submit(struct conn *c)
 	sub.received_at = c->received_at;
 	sub.verdict = verdict;
 	sub.verify_reason = vr == VERIFY_OK ? "" : verify_reason_name(vr);
+	sub.verification = verdict == VERDICT_FLAGGED ? VERIFICATION_FLAGGED :
+	    vr != VERIFY_OK ? VERIFICATION_FAILED :
+	    src->verify.type == VERIFY_NONE ? VERIFICATION_SKIPPED :
+	    VERIFICATION_OK;
+	request_trace(&c->req, sub.trace, tracestate, sizeof(tracestate));
+	sub.tracestate = tracestate;
 	submit_tail_fill(&sub.tail, src, &keys, dedupe, kv, c->req.nheaders,
 	    verdict == VERDICT_QUARANTINE);
 	memcpy(sub.sha256, md, sizeof(sub.sha256));

@@ -39,6 +39,9 @@ jobfill_ids(struct jobfill_ids *ids, const struct drow *r,
 	(x)->attempt = (r)->row.attempts + 1;				\
 	(x)->claim_ref = (char *)((rec)->claim_ref != NULL ?		\
 	    (rec)->claim_ref : "");					\
+	(x)->verification = (rec)->hook.verification;			\
+	memcpy((x)->trace, (rec)->hook.trace, TRACE_CTX_LEN);		\
+	(x)->tracestate = (char *)(rec)->hook.tracestate;		\
 	(x)->bodylen = (rec)->hook.body_len;				\
 } while (0)
 

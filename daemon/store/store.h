@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "ids.h"
+#include "trace.h"
 
 /* The daemon's lock file, in the data directory beside the tables. */
 #define STORE_LOCK_FILE		"ankusad.lock"
@@ -73,6 +74,13 @@ struct store_hook {
 	uint64_t		 dedupe_expires;	/* wall ms; read only with
 						 * a dedupe key and not
 						 * flagged */
+	uint8_t			 verification;	/* enum hook_verification
+						 * (common/msg.h): what its
+						 * deliveries state */
+	unsigned char		 trace[TRACE_CTX_LEN];	/* its trace context
+						 * (common/trace.h), copied
+						 * as the edge sent it */
+	const char		*tracestate;	/* NULL or "": none */
 	unsigned char		 replay_id[UUID_LEN];	/* its rows': the
 						 * replay job that released
 						 * it from the pen; all zero:

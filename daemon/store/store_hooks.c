@@ -163,6 +163,11 @@ store_hook_fits(const struct store_hook *h, const char *reason, char *why,
 		    STORE_NAME_MAX);
 		return -1;
 	}
+	if (h->tracestate != NULL && strlen(h->tracestate) > TRACE_STATE_MAX) {
+		snprintf(why, whylen, "a tracestate of %zu bytes (at most %d)",
+		    strlen(h->tracestate), TRACE_STATE_MAX);
+		return -1;
+	}
 	if (reason != NULL && strlen(reason) > STORE_QREASON_MAX) {
 		snprintf(why, whylen, "a reason of %zu bytes (at most %d)",
 		    strlen(reason), STORE_QREASON_MAX);

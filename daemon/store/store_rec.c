@@ -34,7 +34,11 @@
  *                 u64 received_at, u32 live rows, sha256[32], u64 body
  *                 size, str tenant, source, method, path, content type,
  *                 dedupe key ("" none), claim ref ("" none), u32 nheaders,
- *                 nheaders x (str name, str value);
+ *                 nheaders x (str name, str value), then the fields added
+ *                 at the head's end since (below): u8 verification
+ *                 (enum hook_verification), trace context[25]
+ *                 (common/trace.h: trace id, parent id, flags, as the
+ *                 edge checked or made it), str tracestate ("" none);
  *                 body: body size raw bytes, absent when checked in;
  *                 in bodies, its record id there instead (DB_HEAP_RID:
  *                 u32 page, u16 index); in the log (builds before
@@ -44,8 +48,8 @@
  *                 The head length lets a listing read the head alone
  *                 (DB_DBT_PARTIAL) without the body.
  *   quarantine  seq u64 -> v1, the hooks layout with str reason (the
- *                 verification failure) after the headers, inside the
- *                 head; live rows 0, claim ref "" (the body is always
+ *                 verification failure) after the headers and before the
+ *                 added fields, inside the head; live rows 0, claim ref "" (the body is always
  *                 inline), headers: all of the request's
  *   rows        seq u64, sink index u32 -> v1, u8 state, u8 module,
  *                 u32 sink index, u32 attempts, u64 first attempt, u64 due,
@@ -105,6 +109,19 @@
  *                 then; its attempts are pruned retention.attempts_s
  *                 after
  *
+ * A hook's head grows at its end without a new version: a field added
+ * there is read when the head holds it (the head length says where it
+ * ends), and a head that ends before it is an older build's record, read
+ * with the field's default; the encoder always writes it, and an older
+ * build refuses the longer head by name ("bad headers").  Defaults of
+ * the fields added so far, for records written before them: verification
+ * flagged for a flagged hook, failed for a held one, else skipped (that
+ * build did not
+ * keep whether a signature was checked, and a delivery must not claim it
+ * was); a trace context whose trace id is the hook id and parent id its
+ * last 8 bytes, sampled (so every attempt of an old hook carries one
+ * trace id); no tracestate.
+ *
  * Upgrading a record: add the new layout as version 2 beside version 1 in
  * its decoder (a decoder reads every version it knows into the same
  * struct), make the encoder write 2, and bump STORE_REC_VERSION for that
@@ -128,8 +145,10 @@
 #include <string.h>
 
 #include "ids.h"
+#include "msg.h"
 #include "store.h"
 #include "store_int.h"
+#include "trace.h"
 
 #define HOOK_FLAG_FLAGGED	0x01
 #define HOOK_FLAG_CLAIMED	0x02
@@ -148,6 +167,8 @@ static uint64_t	 dec_u64(struct dec *);
 static const unsigned char *dec_bytes(struct dec *, size_t);
 static const char *dec_str(struct dec *);
 static void	 dec_strcpy(struct dec *, char *, size_t);
+static void	 rec_hook_added(struct dec *, size_t, int,
+		    struct store_hook_rec *);
 static size_t	 key_part(const unsigned char *, size_t, char *, size_t);
 static size_t	 key_describe_lane(const unsigned char *, size_t, char *,
 		    size_t);
@@ -552,6 +573,10 @@ rec_hook_encode(const struct store_hook *h, uint32_t rows,
 	}
 	if (reason != NULL)
 		enc_str(&e, reason, STORE_QREASON_MAX);
+	/* Added at the head's end (see the top of this file). */
+	enc_u8(&e, h->verification);
+	enc_bytes(&e, h->trace, TRACE_CTX_LEN);
+	enc_str(&e, h->tracestate, TRACE_STATE_MAX);
 	if (!e.bad) {
 		if (e.len - headpos - 4 > UINT32_MAX)
 			e.bad = 1;
@@ -601,6 +626,36 @@ rec_hook_rid_get(const unsigned char *p, uint32_t *page, uint16_t *indx)
 {
 	*page = rec_get_u32(p);
 	*indx = (uint16_t)(p[4] << 8 | p[5]);
+}
+
+/* The fields added at a head's end: read when the head holds them, else
+ * their defaults (see the top of this file); d.bad when they are bad. */
+static void
+rec_hook_added(struct dec *d, size_t headend, int t, struct store_hook_rec *out)
+{
+	struct store_hook *h = &out->hook;
+	const unsigned char *p;
+
+	if (d->bad)
+		return;
+	if (d->off == headend) {
+		h->verification = h->flagged ? VERIFICATION_FLAGGED :
+		    t == T_QUARANTINE ? VERIFICATION_FAILED :
+		    VERIFICATION_SKIPPED;
+		memcpy(h->trace, h->id, TRACE_ID_LEN);
+		memcpy(h->trace + TRACE_ID_LEN, h->id + UUID_LEN -
+		    TRACE_SPAN_LEN, TRACE_SPAN_LEN);
+		h->trace[TRACE_CTX_LEN - 1] = TRACE_FLAGS_MADE;
+		h->tracestate = "";
+		return;
+	}
+	h->verification = dec_u8(d);
+	if ((p = dec_bytes(d, TRACE_CTX_LEN)) != NULL)
+		memcpy(h->trace, p, TRACE_CTX_LEN);
+	h->tracestate = dec_str(d);
+	if (!d->bad && (h->verification >= VERIFICATION_MAX ||
+	    strlen(h->tracestate) > TRACE_STATE_MAX))
+		d->bad = 1;
 }
 
 int
@@ -669,6 +724,7 @@ rec_hook_decode(int t, const void *key, size_t klen, const void *val,
 	h->nheaders = nh;
 	if (t == T_QUARANTINE)
 		out->reason = dec_str(&d);
+	rec_hook_added(&d, headend, t, out);
 	if (d.bad || d.off != headend) {
 		store_hook_rec_free(out);
 		return rec_malformed(t, key, klen, "bad headers", err, errlen);

@@ -27,6 +27,10 @@ import ankusa
 HDR = struct.Struct(">HHIQ")
 F_FD = 0x0001
 INLINE_MAX = 4 * 1024
+# A hook's trace context as jobs carry it (common/trace.h: trace id,
+# parent id, flags): the specification's example ids, sampled.
+TRACE = bytes.fromhex("4bf92f3577b34da6a3ce929d0e0e4736"
+                      "00f067aa0ba902b7" "01")
 
 SINK_HTTP, SINK_SQS, SINK_PUBSUB, SINK_LOG = 1, 2, 3, 4
 KEY_NONE = 0
@@ -176,7 +180,10 @@ def batch_frame(bid, sink, entries, claim=None):
         for n, v in e["headers"]:
             w.str(n).str(v)
         w.str(e["dedupe_key"]).str(e["replay_id"]).u32(e["attempt"])
-        w.str(e["claim_ref"]).str(e["order_key"])
+        w.str(e["claim_ref"])
+        w.u8(e.get("verification", 0)).data(e.get("trace", TRACE)).str(
+            e.get("tracestate", ""))
+        w.str(e["order_key"])
         w.u64(off).u64(len(e["body"]))
         off += len(e["body"])
     if claim is None:
@@ -204,7 +211,10 @@ def job_frame(jid, sink, e, sink_index=0):
     for n, v in e["headers"]:
         w.str(n).str(v)
     w.str(e["dedupe_key"]).str(e["replay_id"]).u32(e["attempt"])
-    w.str(e["claim_ref"]).u32(sink_index)
+    w.str(e["claim_ref"])
+    w.u8(e.get("verification", 0)).data(e.get("trace", TRACE)).str(
+        e.get("tracestate", ""))
+    w.u32(sink_index)
     _add_sink(w, sink)
     w.u64(len(e["body"]))
     if len(e["body"]) <= INLINE_MAX:

@@ -241,6 +241,8 @@ def submit_frame(req, source, body, dedupe="", verdict=0, reason="",
     w.str(tenant or source).str(source).str("POST")
     w.str("/webhooks/" + source).str("application/json")
     w.u64(int(time.time() * 1000)).u8(verdict).str(reason)
+    # verification (failed with a verdict), trace context, tracestate
+    w.u8(1 if verdict else 0).data(bytes(range(1, 26))).str("")
     w.str(dedupe).u32(1).str("content-type").str("application/json")
     w.u32(0)
     w.data(hashlib.sha256(body).digest()).u64(len(body)).data(body)
