@@ -25,6 +25,13 @@ static struct header_kv hdrs[] = {
 	{ "x-github-event", "ping" },
 };
 
+/* The specification's example: trace id, parent id, sampled. */
+static const unsigned char sample_trace[TRACE_CTX_LEN] = {
+	0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92,
+	0x9d, 0x0e, 0x0e, 0x47, 0x36, 0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9,
+	0x02, 0xb7, 0x01
+};
+
 static void
 sample(struct batch_entry *e)
 {
@@ -42,6 +49,9 @@ sample(struct batch_entry *e)
 	e->attempt = 1;
 	e->claim_ref = "";
 	e->order_key = "";
+	memcpy(e->trace, sample_trace, sizeof(e->trace));
+	memset(e->span, 0xab, sizeof(e->span));
+	e->tracestate = "";
 	e->body = (const unsigned char *)"{\"a\":1}";
 	e->bodylen = 7;
 }
@@ -68,7 +78,7 @@ START_TEST(test_exact)
 	    "\"body_base64\":\"eyJhIjoxfQ==\"}");
 	ck_assert_uint_eq(q.jsonlen, strlen(q.json));
 	ck_assert_int_eq(q.by_claim, 0);
-	ck_assert_int_eq(q.nattrs, 7);
+	ck_assert_int_eq(q.nattrs, 8);
 	ck_assert_str_eq(q.attrs[0].name, "ankusa_id");
 	ck_assert_str_eq(q.attrs[0].value, e.hook_id);
 	ck_assert_str_eq(q.attrs[1].name, "ankusa_source_id");
@@ -83,6 +93,10 @@ START_TEST(test_exact)
 	ck_assert_str_eq(q.attrs[5].value, "application/json");
 	ck_assert_str_eq(q.attrs[6].name, "ankusa_dedupe_key");
 	ck_assert_str_eq(q.attrs[6].value, "delivery-42");
+	/* The trace: the hook's trace id and flags, the attempt's span. */
+	ck_assert_str_eq(q.attrs[7].name, "traceparent");
+	ck_assert_str_eq(q.attrs[7].value,
+	    "00-4bf92f3577b34da6a3ce929d0e0e4736-abababababababab-01");
 	qmsg_free(&q);
 }
 END_TEST
@@ -112,11 +126,27 @@ START_TEST(test_minimal)
 	    "\"dedupe_key\":null,\"replay_id\":\"r-1\","
 	    "\"idempotency_key\":\"01890a5d-ac96-774b-bcce-b302099a8057\","
 	    "\"headers\":{},\"body_base64\":\"\"}");
-	ck_assert_int_eq(q.nattrs, 7);
+	ck_assert_int_eq(q.nattrs, 8);
 	ck_assert_str_eq(q.attrs[4].value, e.hook_id);
 	ck_assert_str_eq(q.attrs[5].value, "application/octet-stream");
 	ck_assert_str_eq(q.attrs[6].name, "ankusa_replay_id");
 	ck_assert_str_eq(q.attrs[6].value, "r-1");
+	ck_assert_str_eq(q.attrs[7].name, "traceparent");
+	qmsg_free(&q);
+
+	/* Every attribute there is: ten, SQS's limit, the body the same
+	 * byte for byte whatever the trace. */
+	sample(&e);
+	e.replay_id = "r-1";
+	e.tracestate = "rojo=00f067aa0ba902b7";
+	ck_assert_int_eq(qmsg_build(&q, &e, 65536, err, sizeof(err)), 0);
+	ck_assert_int_eq(q.nattrs, QMSG_MAX_ATTRS);
+	ck_assert_int_eq(q.nattrs, 10);
+	ck_assert_str_eq(q.attrs[8].name, "traceparent");
+	ck_assert_str_eq(q.attrs[9].name, "tracestate");
+	ck_assert_str_eq(q.attrs[9].value, "rojo=00f067aa0ba902b7");
+	ck_assert_ptr_null(strstr(q.json, "trace"));
+	ck_assert_ptr_null(strstr(q.json, "4bf92f35"));
 	qmsg_free(&q);
 }
 END_TEST

@@ -39,6 +39,7 @@
 #include "conf.h"
 #include "egress.h"
 #include "job.h"
+#include "msg.h"
 #include "http1.h"
 #include "sink.h"
 
@@ -193,11 +194,15 @@ static struct header_kv fwd[] = {
 	{ "webhook-id", "old-id" },
 	{ "x-empty", "" },
 	{ "bad name", "x" },
+	{ "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
+	{ "tracestate", "forged=1" },
+	{ "x-ankusa-verification", "ok" },
 };
 static struct header_kv cfg[] = {
 	{ "Authorization", "Bearer sink-token" },
 	{ "X-Ankusa-Source", "forged-too" },
 	{ "X-Team", "payments" },
+	{ "TraceParent", "configured" },
 };
 
 static void
@@ -217,6 +222,13 @@ http_job(struct job *j, int signing, const char *url)
 	j->replay_id = "";
 	j->claim_ref = "";
 	j->attempt = 1;
+	j->received_at = 1614265330123ULL;
+	j->verification = VERIFICATION_SKIPPED;
+	memcpy(j->trace, "\x4b\xf9\x2f\x35\x77\xb3\x4d\xa6\xa3\xce\x92\x9d"
+	    "\x0e\x0e\x47\x36\x00\xf0\x67\xaa\x0b\xa9\x02\xb7\x01",
+	    TRACE_CTX_LEN);
+	memcpy(j->span, "\x01\x02\x03\x04\x05\x06\x07\x08", TRACE_SPAN_LEN);
+	j->tracestate = "";
 	j->body = (unsigned char *)SW_BODY;
 	j->bodylen = strlen(SW_BODY);
 	j->sink.type = SINK_HTTP;
@@ -324,6 +336,51 @@ START_TEST(test_headers_plain)
 	ck_assert(has(l, "webhook-signature: v1,old"));
 	ck_assert(has(l, "webhook-id: old-id"));
 	ck_assert_int_eq(count(l, "webhook-timestamp"), 0);
+	curl_slist_free_all(l);
+}
+END_TEST
+
+/* What the SDKs read beside the ids, and the trace context: ours alone,
+ * whatever was forwarded or configured under those names. */
+START_TEST(test_headers_hook)
+{
+	static const struct {
+		uint8_t		 v;
+		const char	*status, *flagged;
+	} vs[] = {
+		{ VERIFICATION_OK, "ok", "false" },
+		{ VERIFICATION_FAILED, "failed", "false" },
+		{ VERIFICATION_FLAGGED, "failed", "true" },
+		{ VERIFICATION_SKIPPED, "skipped", "false" },
+	};
+	struct curl_slist *l;
+	struct job j;
+	char line[128];
+
+	http_job(&j, _i % 2, "http://127.0.0.1:1/");
+	j.verification = vs[_i].v;
+	j.tracestate = _i == 0 ? "" : "rojo=00f067aa0ba902b7";
+	l = sink_http_headers(&j, 1614265330);
+	ck_assert(has(l, "x-ankusa-received-at: 1614265330123"));
+	ck_assert(has(l, "x-ankusa-body-sha256: ae858931f67887e8150d6f96c9fe03062c1df36b4464c4ddc8e002c084d5d198"));
+	snprintf(line, sizeof(line), "x-ankusa-verification: %s",
+	    vs[_i].status);
+	ck_assert_msg(has(l, line), "%s", line);
+	ck_assert_int_eq(count(l, "x-ankusa-verification:"), 1);
+	snprintf(line, sizeof(line), "x-ankusa-verification-flagged: %s",
+	    vs[_i].flagged);
+	ck_assert_msg(has(l, line), "%s", line);
+	ck_assert_int_eq(count(l, "x-ankusa-verification-flagged:"), 1);
+	/* The hook's trace id and flags, the attempt's span id. */
+	ck_assert(has(l, "traceparent: "
+	    "00-4bf92f3577b34da6a3ce929d0e0e4736-0102030405060708-01"));
+	ck_assert_int_eq(count(l, "traceparent:"), 1);
+	if (_i == 0)
+		ck_assert_int_eq(count(l, "tracestate"), 0);
+	else {
+		ck_assert(has(l, "tracestate: rojo=00f067aa0ba902b7"));
+		ck_assert_int_eq(count(l, "tracestate:"), 1);
+	}
 	curl_slist_free_all(l);
 }
 END_TEST
@@ -1066,6 +1123,7 @@ sink_http_suite(void)
 	tcase_add_test(tc, test_sign_example);
 	tcase_add_test(tc, test_headers_signed);
 	tcase_add_test(tc, test_headers_plain);
+	tcase_add_loop_test(tc, test_headers_hook, 0, 4);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("http1");

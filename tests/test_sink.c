@@ -16,6 +16,9 @@
  *    "x-ankusa-id":..,"x-ankusa-idempotency-key":..,"x-ankusa-tenant":..,
  *    "x-ankusa-source":..,"x-ankusa-dedupe-key":..,"x-ankusa-replay-id":..,
  *    "x-order":..,"content-type":..,"webhook-id":..,
+ *    "x-ankusa-received-at":..,"x-ankusa-body-sha256":..,
+ *    "x-ankusa-verification":..,"x-ankusa-verification-flagged":..,
+ *    "traceparent":..,"tracestate":..,"n-traceparent":N,"n-tracestate":N,
  *    "sha256":"<hex of the body>","size":N,"sig":"ok"|"bad"|"none"}
  *
  * (a header that is absent is null; "status" is the answer chosen; "t" is
@@ -63,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -703,8 +707,13 @@ ts_record_line(struct evhttp_request *req, const char *path, int status,
 	static const char *const names[] = {
 		"x-ankusa-id", "x-ankusa-idempotency-key", "x-ankusa-tenant",
 		"x-ankusa-source", "x-ankusa-dedupe-key", "x-ankusa-replay-id",
-		"x-order", "content-type", "webhook-id", NULL
+		"x-order", "content-type", "webhook-id",
+		"x-ankusa-received-at", "x-ankusa-body-sha256",
+		"x-ankusa-verification", "x-ankusa-verification-flagged",
+		"traceparent", "tracestate", NULL
 	};
+	struct evkeyval *kv;
+	int ntp = 0, nts = 0;
 	static unsigned long long seq;
 	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
 	unsigned char md[SHA256_DIGEST_LENGTH];
@@ -750,6 +759,14 @@ ts_record_line(struct evhttp_request *req, const char *path, int status,
 		fprintf(ts_record, ",\"%s\":", names[i]);
 		ts_json_str(ts_record, evhttp_find_header(h, names[i]));
 	}
+	TAILQ_FOREACH(kv, h, next) {
+		if (strcasecmp(kv->key, "traceparent") == 0)
+			ntp++;
+		else if (strcasecmp(kv->key, "tracestate") == 0)
+			nts++;
+	}
+	fprintf(ts_record, ",\"n-traceparent\":%d,\"n-tracestate\":%d", ntp,
+	    nts);
 	fputs("}\n", ts_record);
 	if (!ts_flush_armed) {
 		ts_flush_armed = 1;

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "qmsg.h"
 #include "sha256.h"
+#include "trace.h"
 #include "utf8.h"
 
 static void	qmsg_grow(char **, size_t *, size_t *, size_t);
@@ -220,6 +221,7 @@ qmsg_build(struct qmsg *q, const struct batch_entry *e, uint64_t inline_max,
     char *err, size_t errlen)
 {
 	unsigned char md[SHA256_LEN];
+	struct trace_ctx t;
 	unsigned int i;
 	char num[32], hex[65], *b64, *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -306,6 +308,11 @@ qmsg_build(struct qmsg *q, const struct batch_entry *e, uint64_t inline_max,
 		ATTR("ankusa_dedupe_key", e->dedupe_key);
 	if (e->replay_id != NULL && *e->replay_id != '\0')
 		ATTR("ankusa_replay_id", e->replay_id);
+	trace_unpack(e->trace, &t);
+	trace_format(&t, e->span, q->traceparent);
+	ATTR("traceparent", q->traceparent);
+	if (e->tracestate != NULL && *e->tracestate != '\0')
+		ATTR("tracestate", e->tracestate);
 #undef ATTR
 	return 0;
 }

@@ -22,8 +22,12 @@
  * goes by its claim reference, which must then be set.
  *
  * Attributes: ankusa_id, ankusa_source_id, ankusa_tenant_id,
- * ankusa_message_version ("1"), ankusa_idempotency_key, content_type, and
- * ankusa_dedupe_key, ankusa_replay_id when set; in that order.
+ * ankusa_message_version ("1"), ankusa_idempotency_key, content_type,
+ * ankusa_dedupe_key, ankusa_replay_id when set, traceparent (the hook's
+ * trace id and flags, the attempt's span id: common/trace.h) and
+ * tracestate when the hook kept one; in that order.  The trace context
+ * rides in the attributes alone: the body is the same for every attempt.
+ * Ten at most, SQS's limit.
  */
 #ifndef ANKUSA_QMSG_H
 #define ANKUSA_QMSG_H
@@ -34,7 +38,7 @@
 #include "job.h"
 
 #define QMSG_VERSION		"1"
-#define QMSG_MAX_ATTRS		8
+#define QMSG_MAX_ATTRS		10
 #define QMSG_DEFAULT_TYPE	"application/octet-stream"
 
 struct qmsg_attr {
@@ -49,6 +53,7 @@ struct qmsg {
 	int			 by_claim;	/* the body went by claim */
 	struct qmsg_attr	 attrs[QMSG_MAX_ATTRS];
 	int			 nattrs;
+	char			 traceparent[TRACE_PARENT_STRLEN + 1];
 };
 
 /* Build the message of e for a sink with inline_max.  0, or -1 with a

@@ -8,7 +8,13 @@
  * ones of the same name; x-ankusa-id, x-ankusa-source,
  * x-ankusa-idempotency-key (tenant:source:dedupe_key with a dedupe key,
  * else the hook id) and x-ankusa-tenant, x-ankusa-dedupe-key,
- * x-ankusa-replay-id when set; with secrets, the Standard Webhooks headers
+ * x-ankusa-replay-id when set; x-ankusa-received-at (the edge's unix ms),
+ * x-ankusa-body-sha256 (lowercase hex of the body sent),
+ * x-ankusa-verification (ok, failed or skipped, as stored with the hook)
+ * and x-ankusa-verification-flagged (true or false); traceparent (the
+ * hook's trace id and flags, this attempt's span id) and tracestate when
+ * the hook kept one, which replace forwarded or configured headers of
+ * those names; with secrets, the Standard Webhooks headers
  * webhook-id, webhook-timestamp and webhook-signature (one v1 token per
  * secret), which replace forwarded or configured headers of those names.
  * Forwarded headers that would change the framing of our request
@@ -58,8 +64,10 @@
 #include "http1.h"
 #include "job.h"
 #include "log.h"
+#include "msg.h"
 #include "sha256.h"
 #include "sink.h"
+#include "trace.h"
 #include "utf8.h"
 
 #define SINK_HTTP_UA		"ankusa/" PACKAGE_VERSION
@@ -95,6 +103,9 @@ static void	sink_http_http1_line(void *, const char *);
 static int	sink_http_token(const char *);
 static int	sink_http_framing(const char *);
 static int	sink_http_signed_name(const char *);
+static int	sink_http_traced(const char *);
+static void	sink_http_hook_lines(const struct job *, sink_http_line_fn,
+		    void *);
 static int	sink_http_configured(const struct sink_conf *, const char *);
 static int	sink_http_lit(const char **, const char *);
 static int	sink_http_num(const char **, int, int *);
@@ -421,6 +432,15 @@ sink_http_signed_name(const char *name)
 	    strcasecmp(name, "webhook-signature") == 0;
 }
 
+/* The trace context's headers: ours, for each attempt, replace any the
+ * provider sent or the config names. */
+static int
+sink_http_traced(const char *name)
+{
+	return strcasecmp(name, "traceparent") == 0 ||
+	    strcasecmp(name, "tracestate") == 0;
+}
+
 static int
 sink_http_configured(const struct sink_conf *s, const char *name)
 {
@@ -476,6 +496,49 @@ sink_http_add(sink_http_line_fn fn, void *arg, const char *name,
 	return 0;
 }
 
+/*
+ * What the SDKs read of the hook beside its ids: when the edge accepted
+ * it, the body's digest, the verification as stored with the hook; and
+ * the trace context, with this attempt's span id as the parent id (W3C:
+ * the caller's span).
+ */
+static void
+sink_http_hook_lines(const struct job *j, sink_http_line_fn fn, void *arg)
+{
+	static const char *const verification[VERIFICATION_MAX] = {
+		[VERIFICATION_OK] = "ok",
+		[VERIFICATION_FAILED] = "failed",
+		[VERIFICATION_FLAGGED] = "failed",
+		[VERIFICATION_SKIPPED] = "skipped",
+	};
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[SHA256_LEN];
+	char num[24], mdhex[2 * SHA256_LEN + 1], tp[TRACE_PARENT_STRLEN + 1];
+	struct trace_ctx t;
+	size_t i;
+
+	snprintf(num, sizeof(num), "%" PRIu64, j->received_at);
+	sink_http_add(fn, arg, "x-ankusa-received-at", num);
+	sha256(j->body, j->bodylen, md);
+	for (i = 0; i < SHA256_LEN; i++) {
+		mdhex[2 * i] = hex[md[i] >> 4];
+		mdhex[2 * i + 1] = hex[md[i] & 0xf];
+	}
+	mdhex[2 * SHA256_LEN] = '\0';
+	sink_http_add(fn, arg, "x-ankusa-body-sha256", mdhex);
+	/* job_decode refused any other value. */
+	sink_http_add(fn, arg, "x-ankusa-verification",
+	    verification[j->verification]);
+	sink_http_add(fn, arg, "x-ankusa-verification-flagged",
+	    j->verification == VERIFICATION_FLAGGED ? "true" : "false");
+
+	trace_unpack(j->trace, &t);
+	trace_format(&t, j->span, tp);
+	sink_http_add(fn, arg, "traceparent", tp);
+	if (j->tracestate != NULL && *j->tracestate != '\0')
+		sink_http_add(fn, arg, "tracestate", j->tracestate);
+}
+
 /* The request's header lines by the contract's rules, each handed to fn;
  * libcurl's "Expect:" is the caller's. */
 static void
@@ -494,7 +557,7 @@ sink_http_lines(const struct job *j, time_t now, sink_http_line_fn fn,
 
 	for (i = 0; i < j->nheaders; i++) {
 		h = &j->headers[i];
-		if (sink_http_framing(h->name) ||
+		if (sink_http_framing(h->name) || sink_http_traced(h->name) ||
 		    (signing && sink_http_signed_name(h->name)) ||
 		    sink_http_configured(s, h->name))
 			continue;
@@ -509,6 +572,7 @@ sink_http_lines(const struct job *j, time_t now, sink_http_line_fn fn,
 		    strcasecmp(h->name, "content-length") == 0 ||
 		    strcasecmp(h->name, "transfer-encoding") == 0 ||
 		    strcasecmp(h->name, "expect") == 0 ||
+		    sink_http_traced(h->name) ||
 		    (signing && sink_http_signed_name(h->name)))
 			continue;
 		sink_http_add(fn, arg, h->name, h->value);
@@ -531,6 +595,7 @@ sink_http_lines(const struct job *j, time_t now, sink_http_line_fn fn,
 		sink_http_add(fn, arg, "x-ankusa-dedupe-key", j->dedupe_key);
 	if (j->replay_id != NULL && *j->replay_id != '\0')
 		sink_http_add(fn, arg, "x-ankusa-replay-id", j->replay_id);
+	sink_http_hook_lines(j, fn, arg);
 
 	if (signing) {
 		snprintf(ts, sizeof(ts), "%lld", (long long)now);

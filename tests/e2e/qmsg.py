@@ -78,3 +78,22 @@ def attributes(m):
     if m["replay_id"] is not None:
         a["ankusa_replay_id"] = m["replay_id"]
     return a
+
+
+TRACEPARENT = re.compile(r"\A00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})\Z")
+
+
+def check_attributes(got, m, tracestate=None):
+    """got, a message's attributes, are those attributes(m) names and a
+    W3C traceparent (version 00, ids not zero), with tracestate when the
+    hook kept one (None: absent).  Returns the traceparent's (trace id,
+    span id, flags)."""
+    rest = dict(got)
+    tp = rest.pop("traceparent", None)
+    ts = rest.pop("tracestate", None)
+    assert rest == attributes(m), (rest, attributes(m))
+    assert ts == tracestate, (ts, tracestate)
+    mt = TRACEPARENT.match(tp or "")
+    assert mt is not None, tp
+    assert int(mt.group(1), 16) != 0 and int(mt.group(2), 16) != 0, tp
+    return mt.groups()
