@@ -113,7 +113,12 @@ START_TEST(test_round_trip)
 		ck_assert_uint_eq(l.info[i].size, h[i].body_len);
 		ck_assert_uint_eq(l.info[i].rows, 2);
 		ck_assert_int_eq(l.info[i].flagged, h[i].flagged);
+		/* The trace id the delivery log lines carry. */
+		trace_id_hex(h[i].trace, idbuf);
+		ck_assert_str_eq(l.info[i].trace_id, idbuf);
 	}
+	ck_assert_str_eq(l.info[0].trace_id,
+	    "5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c");
 
 	/* Filter, after_seq and limit. */
 	memset(&l, 0, sizeof(l));

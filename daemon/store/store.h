@@ -106,6 +106,8 @@ struct store_hook_info {
 	uint64_t	size;
 	uint32_t	rows;
 	int		flagged;
+	char		trace_id[2 * TRACE_ID_LEN + 1];	/* its trace id, hex
+						 * (the delivery log lines) */
 };
 
 struct store_counts {

@@ -316,6 +316,7 @@ list_hook_fn(uint64_t seq, const struct store_hook_rec *rec, void *arg)
 	info.size = rec->body_size;
 	info.rows = rec->rows;
 	info.flagged = rec->hook.flagged;
+	trace_id_hex(rec->hook.trace, info.trace_id);
 	return ctx->hook_cb(&info, ctx->arg);
 }
 
