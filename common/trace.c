@@ -211,8 +211,8 @@ trace_format(const struct trace_ctx *t,
 }
 
 void
-trace_id_hex(const unsigned char ctx[TRACE_CTX_LEN],
+trace_id_hex(const unsigned char id[TRACE_ID_LEN],
     char out[2 * TRACE_ID_LEN + 1])
 {
-	*trace_puthex(out, ctx, TRACE_ID_LEN) = '\0';
+	*trace_puthex(out, id, TRACE_ID_LEN) = '\0';
 }

@@ -59,8 +59,9 @@ void	trace_unpack(const unsigned char in[TRACE_CTX_LEN], struct trace_ctx *);
 void	trace_format(const struct trace_ctx *t,
 	    const unsigned char span[TRACE_SPAN_LEN],
 	    char out[TRACE_PARENT_STRLEN + 1]);
-/* The trace id of a packed context as 32 lowercase hex digits. */
-void	trace_id_hex(const unsigned char ctx[TRACE_CTX_LEN],
+/* A trace id (a packed context starts with it) as 32 lowercase hex
+ * digits. */
+void	trace_id_hex(const unsigned char id[TRACE_ID_LEN],
 	    char out[2 * TRACE_ID_LEN + 1]);
 
 #endif

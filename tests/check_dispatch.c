@@ -159,6 +159,9 @@ START_TEST(test_retry)
 	ck_assert_uint_eq(s->job, j->job);	/* the attempt's, for its line */
 	if (s->kind != SETTLE_DEAD)
 		ck_assert(!s->expired);
+	/* The hook's trace id, as the attempt read it, for its lines. */
+	ck_assert_uint_eq(s->trace_id[0], FAKE_TRACE(f->seq));
+	ck_assert_uint_eq(s->trace_id[TRACE_ID_LEN - 1], FAKE_TRACE(f->seq));
 	ck_assert(dispatch_is_claimed(d, f->key));
 	fake_flush(d);
 	ck_assert(!dispatch_is_claimed(d, f->key));

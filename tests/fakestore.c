@@ -308,6 +308,8 @@ f_start(void *arg, struct drow *r)
 		    "seq %llu started twice", (unsigned long long)r->seq);
 	j = job_add(r->job, r->key, r->seq, &r->row, r->bound);
 	j->probe = r->probe;
+	/* As the glue does when it reads the hook (pipeline_store_hook). */
+	memset(r->trace_id, FAKE_TRACE(r->seq), TRACE_ID_LEN);
 	return 0;
 }
 
@@ -425,6 +427,7 @@ f_settle(void *arg, const struct dsettle *s)
 	ck_assert_ptr_nonnull(s->dr);
 	ck_assert(memcmp(s->dr->key, s->key, STORE_ROWKEY_LEN) == 0);
 	c->job = s->dr->job;
+	memcpy(c->trace_id, s->dr->trace_id, TRACE_ID_LEN);
 	fake.settles[fake.nsettles++] = c;
 }
 

@@ -23,6 +23,9 @@
 
 #include "dispatch.h"
 
+/* The trace id byte the fake's start gives a row of seq (all 16 bytes). */
+#define FAKE_TRACE(seq)	((unsigned char)(0x5a ^ (seq)))
+
 struct frow {
 	int			 live;		/* 0: delivered (deleted) */
 	int			 dead;
@@ -76,6 +79,7 @@ struct fsettle {
 	int			 retry;		/* RESCHEDULE after an attempt */
 	int			 expired;	/* DEAD */
 	uint64_t		 job;		/* its drow's job, 0 none */
+	unsigned char		 trace_id[TRACE_ID_LEN];	/* the row's */
 };
 
 struct fcount {

@@ -107,8 +107,9 @@ struct drow {
 	 * before (the dispatch never reads them). */
 	unsigned char		 hook_id[UUID_LEN];
 	uint64_t		 received_at;	/* wall ms, 0: not noted */
-	char			 trace[33];	/* its W3C trace id, 32 hex;
-						 * "" unknown */
+	unsigned char		 trace_id[TRACE_ID_LEN];	/* its W3C trace
+						 * id (common/trace.h); zero:
+						 * unknown */
 	/* private to dispatch.c and dispatch_settle.c */
 	int			 state;
 	int			 probe;

@@ -96,6 +96,8 @@ static struct {
 	const char	*detail;
 }			 outcome_now;
 
+static const unsigned char zero_trace[TRACE_ID_LEN];
+
 static struct psettle	*settles;
 static size_t		 nsettles, capsettles;
 static uint64_t		 first_us;	/* the oldest settle's, mono */
@@ -319,11 +321,11 @@ pipeline_store_hook(struct drow *r, struct store_hook_rec *rec,
 	int rc;
 
 	if ((rc = store_hook_get(env->store, r->seq, rec)) == 1) {
-		/* Noted for the delivery log lines.  The trace id stays ""
-		 * until the hook's record keeps one. */
+		/* Noted for the delivery log lines: the hook may be gone
+		 * by its settle. */
 		memcpy(r->hook_id, rec->hook.id, UUID_LEN);
 		r->received_at = rec->hook.received_at;
-		r->trace[0] = '\0';
+		memcpy(r->trace_id, rec->hook.trace, TRACE_ID_LEN);
 		return 0;
 	}
 	if (rc == 0) {
@@ -410,8 +412,8 @@ op_settle(void *arg, const struct dsettle *s)
 	if (s->dr != NULL) {
 		memcpy(p->hook_id, s->dr->hook_id, UUID_LEN);
 		p->received_at = s->dr->received_at;
-		memcpy(p->trace, s->dr->trace, sizeof(p->trace));
-		p->trace[sizeof(p->trace) - 1] = '\0';
+		if (memcmp(s->dr->trace_id, zero_trace, TRACE_ID_LEN) != 0)
+			trace_id_hex(s->dr->trace_id, p->trace);
 		if (outcome_now.job != 0 && s->dr->job == outcome_now.job) {
 			p->outcome = 1;
 			p->code = outcome_now.code;
