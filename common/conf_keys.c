@@ -852,8 +852,10 @@ const struct conf_key conf_tab[] = {
 	  .off2 = SO(verify.nsecrets), .flags = F_SECRET,
 	  .doc = "A secret, or a list of up to 8 (newest first, every one is "
 	    "tried).  standard_webhooks secrets (and hmac ones with "
-	    "secret_decode whsec_base64) are whsec_ followed by base64; the "
-	    "others are used as written.  None may be empty." },
+	    "secret_decode whsec_base64) are whsec_ followed by padded, "
+	    "canonical base64 (whsec_dGVzdA== for \"test\"; whsec_dGVzdA is "
+	    "refused); the others are used as written.  None may be "
+	    "empty." },
 	{ .name = "sources.*.verify.tolerance_seconds", .type = T_U32,
 	  .scope = S_SOURCE, .off = SO(verify.tolerance_seconds),
 	  .def = "300", .min = 1, .max = 31536000,
@@ -998,12 +1000,17 @@ const struct conf_key conf_tab[] = {
 	{ .name = "sources.*.sinks[].headers", .type = T_HEADERS,
 	  .scope = S_SINK, .off = KO(u.http.headers),
 	  .off2 = KO(u.http.nheaders), .sinks = M_HTTP,
-	  .doc = "Headers added to every delivery: a map of name to value." },
+	  .doc = "Headers added to every delivery: a map of name to value.  "
+	    "They never replace the headers Ankusa sets: x-ankusa-*, "
+	    "traceparent and tracestate, and with secret the Standard "
+	    "Webhooks ones." },
 	{ .name = "sources.*.sinks[].secret", .type = T_SECRETS,
 	  .scope = S_SINK, .off = KO(u.http.secrets),
 	  .off2 = KO(u.http.nsecrets), .flags = F_SECRET, .sinks = M_HTTP,
 	  .doc = "Sign deliveries the Standard Webhooks way: a whsec_ "
-	    "secret, or a list of up to 8 while rotating." },
+	    "secret (padded, canonical base64, as the SDKs read it: "
+	    "whsec_dGVzdA is refused), or a list of up to 8 while "
+	    "rotating." },
 	{ .name = "sources.*.sinks[].max_response_bytes", .type = T_U64,
 	  .scope = S_SINK, .off = KO(u.http.max_response_bytes),
 	  .def = "65536", .min = 1, .max = GIB, .sinks = M_HTTP,
