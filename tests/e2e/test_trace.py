@@ -373,3 +373,36 @@ def test_whsec_unpadded_refused():
     expect_accepted(st, h, data, "after the refused reload")
     r, = attempts(s, "/w", 1, "a delivery signed with the old secret")
     assert r["webhook-id"] == jbody(data)["id"], r
+
+
+def test_released_hook_verified_and_traced():
+    """A hook held in the quarantine pen and released once its signature
+    checks (the secret rotated in) is delivered as verified, not flagged,
+    with the trace context it came with."""
+    s = TestSink().start()
+    src = http_source(s, "/q")
+    src["verify"] = {"type": "standard_webhooks", "secret": SWH_SECRET}
+    src["on_verify_failure"] = "quarantine"
+    d = Daemon(sources={"q": src}).start()
+    new_key = b"ankusa-e2e-trace-rotated-key-002"
+    body = b'{"held":1}'
+    hdrs = dict(sign_swh(body, key=new_key), traceparent=PROVIDER_TP,
+                tracestate=PROVIDER_TS)
+    st, h, data = post(d.port, "/webhooks/q", body, headers=hdrs)
+    assert st == 202 and jbody(data).get("status") == "quarantined", \
+        (st, data)
+    held = jbody(data)["id"]
+    src["verify"]["secret"] = ["whsec_" + base64.b64encode(new_key).decode(),
+                               SWH_SECRET]
+    d.write_config()
+    d.ctl("reload")
+    _, out, _ = d.ctl("quarantine", "release", json_out=True)
+    assert '"released": 1' in out or '"released":1' in out, out
+    r, = attempts(s, "/q", 1, "the released hook")
+    assert r["x-ankusa-id"] == held, r
+    assert (r["x-ankusa-verification"],
+            r["x-ankusa-verification-flagged"]) == ("ok", "false"), r
+    trace, span, flags = tp_parts(r["traceparent"])
+    assert (trace, flags) == (PROVIDER_TRACE, "01"), r
+    assert span != PROVIDER_SPAN, r
+    assert r["tracestate"] == PROVIDER_TS and r["n-traceparent"] == 1, r
