@@ -8,7 +8,8 @@
  *   u32 nheaders, then per header str name, str value,
  *   str dedupe_key, str replay_id, u32 attempt, str claim_ref,
  *   u8 verification (enum hook_verification), data trace context
- *   (TRACE_CTX_LEN bytes), str tracestate, u32 sink_index,
+ *   (TRACE_CTX_LEN bytes), str tracestate, data sha256 (32 bytes: the
+ *   body's, as stored with the hook), u32 sink_index,
  *   the sink: u8 type, u8 ordered, u8 order_key kind, str order_key name,
  *     u64 timeout_ms, u64 inline_max_bytes, u64 max_message_bytes, then
  *     http:   str url, str method, u32 nheaders, per header str name,
@@ -56,6 +57,7 @@
 #include "utf8.h"
 
 static int	job_ref_str(struct msg *, char **);
+static int	job_get_sha256(struct msg *, unsigned char[32]);
 static int	job_get_body(struct msg *, struct job *);
 
 #define FRAME_KEEP	(MSG_INLINE_MAX + 2048)	/* an inline job's frame */
@@ -104,6 +106,7 @@ job_encode(struct msg *m, const struct job *j)
 	msg_add_str(m, j->claim_ref);
 	job_add_trace(m, j->verification, j->trace);
 	msg_add_str(m, j->tracestate);
+	msg_add_data(m, j->sha256, sizeof(j->sha256));
 	msg_add_u32(m, j->sink_index);
 	job_add_sink(m, &j->sink);
 
@@ -220,6 +223,7 @@ job_decode(struct msg *m, struct job *j)
 	    job_ref_str(&v, &j->claim_ref) == -1 ||
 	    job_get_trace(&v, &j->verification, j->trace) == -1 ||
 	    job_ref_str(&v, &j->tracestate) == -1 ||
+	    job_get_sha256(&v, j->sha256) == -1 ||
 	    msg_get_u32(&v, &j->sink_index) == -1 ||
 	    job_get_sink(&v, &j->sink, 1) == -1 ||
 	    job_get_body(&v, j) == -1 ||
@@ -262,6 +266,18 @@ job_get_str(struct msg *m, char **out)
 		return -1;
 	if ((*out = strdup(s)) == NULL)
 		fatal("job_decode");
+	return 0;
+}
+
+static int
+job_get_sha256(struct msg *m, unsigned char out[32])
+{
+	const void *p;
+	size_t len;
+
+	if (msg_get_data(m, &p, &len) == -1 || len != 32)
+		return -1;
+	memcpy(out, p, 32);
 	return 0;
 }
 

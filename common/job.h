@@ -48,6 +48,9 @@ struct job {
 	unsigned char		 trace[TRACE_CTX_LEN];	/* the hook's trace
 						 * context (common/trace.h) */
 	char			*tracestate;	/* "" none */
+	unsigned char		 sha256[32];	/* of the body, as the edge
+						 * took it (stored with the
+						 * hook) */
 	unsigned char		 span[TRACE_SPAN_LEN];	/* this attempt's span
 						 * id: the deliver process
 						 * makes it (not in the

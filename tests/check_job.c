@@ -60,6 +60,8 @@ sample(struct job *j, enum sink_type type, size_t bodylen)
 	for (i = 0; i < TRACE_CTX_LEN; i++)
 		j->trace[i] = (unsigned char)(0xa0 + i);
 	j->tracestate = "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE";
+	for (i = 0; i < 32; i++)
+		j->sha256[i] = (unsigned char)(0x30 + i);
 	j->sink_index = 5;
 	if (big == NULL) {
 		if ((big = malloc(BIG_BODY)) == NULL)
@@ -144,6 +146,7 @@ compare(const struct job *a, const struct job *b)
 	ck_assert_uint_eq(a->verification, b->verification);
 	ck_assert_int_eq(memcmp(a->trace, b->trace, TRACE_CTX_LEN), 0);
 	ck_assert_str_eq(a->tracestate, b->tracestate);
+	ck_assert_int_eq(memcmp(a->sha256, b->sha256, 32), 0);
 	ck_assert_uint_eq(a->sink_index, b->sink_index);
 	ck_assert_uint_eq(a->bodylen, b->bodylen);
 	ck_assert_ptr_nonnull(b->body);
@@ -402,10 +405,12 @@ add_trace(struct msg *m, uint8_t verification)
 
 /* Hand-made frames with one field out of range. */
 static uint8_t head_verification;	/* VERIFICATION_OK but in one case */
+static size_t head_shalen = 32;		/* a SHA-256's but in one case */
 
 static void
 head(struct msg *m, uint8_t type, uint32_t nheaders)
 {
+	static const unsigned char sha[32];
 	uint32_t i;
 
 	msg_init(m, MSG_DELIVER_JOB, 9);
@@ -424,6 +429,7 @@ head(struct msg *m, uint8_t type, uint32_t nheaders)
 	msg_add_u32(m, 1);
 	msg_add_str(m, "");
 	add_trace(m, head_verification);
+	msg_add_data(m, sha, head_shalen);
 	msg_add_u32(m, 0);
 	msg_add_u8(m, type);
 	msg_add_u8(m, 0);
@@ -457,6 +463,15 @@ START_TEST(test_garbage)
 	ck_assert_int_eq(roundtrip(&m, &d), -1);
 	msg_free(&m);
 	head_verification = VERIFICATION_OK;
+
+	/* a digest that is not a SHA-256's length */
+	head_shalen = 31;
+	head(&m, SINK_LOG, 2);
+	msg_add_u64(&m, 1);
+	msg_add_data(&m, "x", 1);
+	ck_assert_int_eq(roundtrip(&m, &d), -1);
+	msg_free(&m);
+	head_shalen = 32;
 
 	/* unknown sink types */
 	head(&m, 0, 0);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ids.h"
+#include "msg.h"
 #include "pipeline_jobfill.h"
 #include "qmsg.h"
 
@@ -44,6 +45,10 @@ sample(struct drow *r, struct store_hook_rec *rec, const char *replay)
 	rec->hook.body = "{\"a\":1}";
 	rec->hook.body_len = 7;
 	rec->claim_ref = "";
+	rec->hook.verification = VERIFICATION_FLAGGED;
+	memset(rec->hook.trace, 0x3c, TRACE_CTX_LEN);
+	rec->hook.tracestate = "rojo=1";
+	memset(rec->hook.sha256, 0xd5, sizeof(rec->hook.sha256));
 	r->row.attempts = 2;
 	if (replay != NULL)
 		ck_assert_int_eq(uuid_parse(replay, r->row.replay_id), 0);
@@ -72,6 +77,14 @@ START_TEST(test_replay_id)
 	ck_assert_str_eq(e.replay_id, j.replay_id);
 	ck_assert_uint_eq(j.attempt, 3);
 	ck_assert_uint_eq(e.attempt, 3);
+	/* The hook's verification, trace context and digest, as stored. */
+	ck_assert_uint_eq(j.verification, VERIFICATION_FLAGGED);
+	ck_assert_uint_eq(e.verification, VERIFICATION_FLAGGED);
+	ck_assert_int_eq(memcmp(j.trace, rec.hook.trace, TRACE_CTX_LEN), 0);
+	ck_assert_int_eq(memcmp(e.trace, rec.hook.trace, TRACE_CTX_LEN), 0);
+	ck_assert_str_eq(j.tracestate, "rojo=1");
+	ck_assert_str_eq(e.tracestate, "rojo=1");
+	ck_assert_int_eq(memcmp(j.sha256, rec.hook.sha256, 32), 0);
 
 	ck_assert_int_eq(qmsg_build(&q, &e, 65536, err, sizeof(err)), 0);
 	if (want != NULL)

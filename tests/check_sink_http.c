@@ -41,6 +41,7 @@
 #include "job.h"
 #include "msg.h"
 #include "http1.h"
+#include "sha256.h"
 #include "sink.h"
 
 #define SW_SECRET	"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"	/* whsec_ stripped */
@@ -229,6 +230,7 @@ http_job(struct job *j, int signing, const char *url)
 	    TRACE_CTX_LEN);
 	memcpy(j->span, "\x01\x02\x03\x04\x05\x06\x07\x08", TRACE_SPAN_LEN);
 	j->tracestate = "";
+	sha256(SW_BODY, strlen(SW_BODY), j->sha256);
 	j->body = (unsigned char *)SW_BODY;
 	j->bodylen = strlen(SW_BODY);
 	j->sink.type = SINK_HTTP;
@@ -371,6 +373,13 @@ START_TEST(test_headers_hook)
 	    vs[_i].flagged);
 	ck_assert_msg(has(l, line), "%s", line);
 	ck_assert_int_eq(count(l, "x-ankusa-verification-flagged:"), 1);
+	curl_slist_free_all(l);
+	/* The digest is the edge's, stored with the hook, not one of the
+	 * bytes in hand: a body changed since shows as a mismatch. */
+	j.bodylen--;
+	l = sink_http_headers(&j, 1614265330);
+	ck_assert(has(l, "x-ankusa-body-sha256: ae858931f67887e8150d6f96c9fe03062c1df36b4464c4ddc8e002c084d5d198"));
+	j.bodylen++;
 	/* The hook's trace id and flags, the attempt's span id. */
 	ck_assert(has(l, "traceparent: "
 	    "00-4bf92f3577b34da6a3ce929d0e0e4736-0102030405060708-01"));

@@ -51,6 +51,7 @@ jobfill_job(struct job *j, struct jobfill_ids *ids, const struct drow *r,
 {
 	jobfill_ids(ids, r, rec);
 	JOBFILL_COMMON(j, ids, r, rec);
+	memcpy(j->sha256, rec->hook.sha256, sizeof(j->sha256));
 	j->body = (unsigned char *)rec->hook.body;
 }
 

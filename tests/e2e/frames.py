@@ -15,6 +15,7 @@ not break this file.
 """
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -214,6 +215,7 @@ def job_frame(jid, sink, e, sink_index=0):
     w.str(e["claim_ref"])
     w.u8(e.get("verification", 0)).data(e.get("trace", TRACE)).str(
         e.get("tracestate", ""))
+    w.data(hashlib.sha256(e["body"]).digest())
     w.u32(sink_index)
     _add_sink(w, sink)
     w.u64(len(e["body"]))
