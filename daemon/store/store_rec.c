@@ -49,8 +49,9 @@
  *                 (DB_DBT_PARTIAL) without the body.
  *   quarantine  seq u64 -> v1, the hooks layout with str reason (the
  *                 verification failure) after the headers and before the
- *                 added fields, inside the head; live rows 0, claim ref "" (the body is always
- *                 inline), headers: all of the request's
+ *                 added fields, inside the head; live rows 0, claim
+ *                 ref "" (the body is always inline), headers: all of
+ *                 the request's
  *   rows        seq u64, sink index u32 -> v1, u8 state, u8 module,
  *                 u32 sink index, u32 attempts, u64 first attempt, u64 due,
  *                 u64 lane hash, u64 body size, replay id[16],
