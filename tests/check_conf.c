@@ -1580,16 +1580,16 @@ START_TEST(test_secrets)
 	    "not base64, line 5");
 	expect_err("sources:\n  demo:\n    sinks:\n      - type: http\n"
 	    "        url: http://sink.test:9/\n        secret: plain\n",
-	    "sources.demo.sinks[0].secret must be whsec_ followed by non-empty, "
-	    "padded, canonical base64, got a 5-byte value that is not whsec_, "
-	    "line 6");
+	    "sources.demo.sinks[0].secret must be whsec_ followed by "
+	    "non-empty, padded, canonical base64, got a 5-byte value that is "
+	    "not whsec_, line 6");
 	/* What the SDKs refuse: unpadded ("test" is dGVzdA==), and a
 	 * second spelling of the same bytes. */
 	expect_err("sources:\n  demo:\n    sinks:\n      - type: http\n"
 	    "        url: http://sink.test:9/\n        secret: whsec_dGVzdA\n",
-	    "sources.demo.sinks[0].secret must be whsec_ followed by non-empty, "
-	    "padded, canonical base64, got a 12-byte value that is unpadded, "
-	    "line 6");
+	    "sources.demo.sinks[0].secret must be whsec_ followed by "
+	    "non-empty, padded, canonical base64, got a 12-byte value that is "
+	    "unpadded, line 6");
 	expect_err("sources:\n  demo:\n    verify:\n"
 	    "      type: standard_webhooks\n"
 	    "      secret: [whsec_aGk=, whsec_dGVzdB==]\n"

@@ -197,7 +197,8 @@ static struct header_kv fwd[] = {
 	{ "webhook-id", "old-id" },
 	{ "x-empty", "" },
 	{ "bad name", "x" },
-	{ "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
+	{ "traceparent",
+	    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
 	{ "tracestate", "forged=1" },
 	{ "x-ankusa-verification", "ok" },
 };

@@ -107,9 +107,8 @@ struct drow {
 	 * before (the dispatch never reads them). */
 	unsigned char		 hook_id[UUID_LEN];
 	uint64_t		 received_at;	/* wall ms, 0: not noted */
-	unsigned char		 trace_id[TRACE_ID_LEN];	/* its W3C trace
-						 * id (common/trace.h); zero:
-						 * unknown */
+	/* its W3C trace id (common/trace.h); zero: unknown */
+	unsigned char		 trace_id[TRACE_ID_LEN];
 	/* private to dispatch.c and dispatch_settle.c */
 	int			 state;
 	int			 probe;
