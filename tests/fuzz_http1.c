@@ -34,7 +34,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct http1_parser p;
 	struct http1_answer a;
 	enum http1_state st = HTTP1_MORE;
-	size_t step, off = 0, k, used, i;
+	size_t step, off = 0, k, used;
 
 	if (size < 1)
 		return 0;
@@ -54,12 +54,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (st == HTTP1_MORE)
 		st = http1_parse_eof(&p);
-	if (a.keeplen > HTTP1_KEEP || strlen(a.keep) != a.keeplen ||
+	/* The kept bytes are the body's, raw (the sink cleans them). */
+	if (a.keeplen > HTTP1_KEEP_MAX ||
 	    strlen(a.retry_after) > HTTP1_VALUE_MAX)
 		abort();
-	for (i = 0; i < a.keeplen; i++)
-		if (a.keep[i] < 0x20 || a.keep[i] >= 0x7f)
-			abort();
 	if (st == HTTP1_DONE && (a.status < 0 || a.status > 999))
 		abort();
 	if (st == HTTP1_DONE && a.capped && http1_parse_keep_alive(&p))
