@@ -531,7 +531,7 @@ conf_deliver_pool(const struct conf *cf)
 const char *
 conf_verify_type_name(enum verify_type t)
 {
-	if (t >= VERIFY_NONE && t <= VERIFY_MTLS)
+	if (t >= VERIFY_NONE && t <= VERIFY_TYPE_LAST)
 		return conf_verify_types[t];
 	return "unknown";
 }

@@ -47,6 +47,7 @@ enum verify_type {
 	VERIFY_HMAC,
 	VERIFY_MTLS,	/* the client certificate of http.tls */
 };
+#define VERIFY_TYPE_LAST	VERIFY_MTLS	/* the loops' bound */
 
 enum verify_failure {
 	VFAIL_REJECT = 0,

@@ -516,7 +516,7 @@ metrics_verify_failure(const char *source, const char *scheme)
 	const char *name = "other";
 	int t;
 
-	for (t = VERIFY_NONE; t <= VERIFY_MTLS; t++)
+	for (t = VERIFY_NONE; t <= VERIFY_TYPE_LAST; t++)
 		if (strcmp(conf_verify_type_name(t), scheme) == 0) {
 			name = conf_verify_type_name(t);
 			break;
