@@ -46,8 +46,10 @@ enum verify_type {
 	VERIFY_SLACK,
 	VERIFY_HMAC,
 	VERIFY_MTLS,	/* the client certificate of http.tls */
+	VERIFY_META,	/* X-Hub-Signature-256; the hub.challenge GET */
+	VERIFY_ZOOM,	/* x-zm-signature; endpoint.url_validation */
 };
-#define VERIFY_TYPE_LAST	VERIFY_MTLS	/* the loops' bound */
+#define VERIFY_TYPE_LAST	VERIFY_ZOOM	/* the loops' bound */
 
 enum verify_failure {
 	VFAIL_REJECT = 0,

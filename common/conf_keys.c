@@ -31,7 +31,7 @@ static const char *const routings[] = { "path", "tenant_path", NULL };
 static const char *const tls_versions[] = { "1.2", "1.3", NULL };
 const char *const conf_verify_types[] = {
 	"none", "stripe", "github", "standard_webhooks", "shopify", "slack",
-	"hmac", "mtls", NULL
+	"hmac", "mtls", "meta", "zoom", NULL
 };
 static const char *const vfails[] = {
 	"reject", "quarantine", "accept_flag", NULL
@@ -846,7 +846,10 @@ const struct conf_key conf_tab[] = {
 	  .off = SO(verify.type), .def = "none", .names = conf_verify_types,
 	  .flags = F_FIRST,
 	  .doc = "The signature scheme; every type but none requires "
-	    "secret." },
+	    "secret.  meta (Facebook, Instagram, WhatsApp: "
+	    "X-Hub-Signature-256 under the app secret) and zoom "
+	    "(x-zm-signature under the secret token) are presets like the "
+	    "others." },
 	{ .name = "sources.*.verify.secret", .type = T_SECRETS,
 	  .scope = S_SOURCE, .off = SO(verify.secrets),
 	  .off2 = SO(verify.nsecrets), .flags = F_SECRET,

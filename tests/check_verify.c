@@ -63,6 +63,12 @@ static const char test_yaml[] =
     "    verify: {type: slack, secret: 8f742231b10e8888abcd99yyyzzz85a5, "
     "tolerance_seconds: 10}\n"
     "    sinks: [{type: log}]\n"
+    "  meta:\n"
+    "    verify: {type: meta, secret: metasecret}\n"
+    "    sinks: [{type: log}]\n"
+    "  zoom:\n"
+    "    verify: {type: zoom, secret: zoomsecret}\n"
+    "    sinks: [{type: log}]\n"
     "  h512:\n"
     "    verify:\n"
     "      type: hmac\n"
@@ -169,6 +175,19 @@ static const char test_yaml[] =
 #define T_SLACK		1531420618
 #define SLACK_HDRS(sig)	"X-Slack-Request-Timestamp: 1531420618\n" \
 			"X-Slack-Signature: " sig
+
+/* Meta: printf '%s' "$B_META" | openssl dgst -sha256 -hmac metasecret */
+#define B_META		"{\"object\":\"page\",\"entry\":[]}"
+#define S_META		\
+    "8fd69e570837b4083f73aec8f5a9de7f092e0c576c7cf9baa08a086686d1629d"
+
+/* Zoom: printf '%s' "v0:1700000000:$B_ZOOM" |
+ *   openssl dgst -sha256 -hmac zoomsecret */
+#define B_ZOOM		"{\"event\":\"meeting.started\",\"payload\":{}}"
+#define S_ZOOM		\
+    "3c38c4956775005ffab9b647bb113df93a1830e2a64719e0f64c22528f2f4afa"
+#define ZOOM_HDRS(sig)	"x-zm-request-timestamp: 1700000000\n" \
+			"x-zm-signature: " sig
 
 /* Custom descriptors, all over the body "hello":
  * h512:    printf '%s' '1700000000:msg-7:hello' |
@@ -384,6 +403,23 @@ static const struct vcase vcases[] = {
 	{ "slack", "X-Slack-Request-Timestamp: 1531420619\n"
 	    "X-Slack-Signature: " S_SLACK, B_SLACK, T_SLACK, NOPE },
 	{ "slack", SLACK_HDRS(S_SLACK), B_SLACK "&x=1", T_SLACK, NOPE },
+
+	/* meta */
+	{ "meta", "X-Hub-Signature-256: sha256=" S_META, B_META, 0, OK },
+	{ "meta", "X-Hub-Signature-256: " S_META, B_META, 0, BAD },
+	{ "meta", "X-Hub-Signature: sha1=" S_META, B_META, 0, MISSING },
+	{ "meta", "X-Hub-Signature-256: sha256=" S_META, B_META " ", 0,
+	    NOPE },
+
+	/* zoom */
+	{ "zoom", ZOOM_HDRS("v0=" S_ZOOM), B_ZOOM, T_STRIPE, OK },
+	{ "zoom", ZOOM_HDRS("v0=" S_ZOOM), B_ZOOM, T_STRIPE + 301, LATE },
+	{ "zoom", "x-zm-signature: v0=" S_ZOOM, B_ZOOM, T_STRIPE, BAD },
+	{ "zoom", ZOOM_HDRS(S_ZOOM), B_ZOOM, T_STRIPE, BAD },
+	{ "zoom", "x-zm-request-timestamp: 1700000000", B_ZOOM, T_STRIPE,
+	    MISSING },
+	{ "zoom", "x-zm-request-timestamp: 1700000001\n"
+	    "x-zm-signature: v0=" S_ZOOM, B_ZOOM, T_STRIPE, NOPE },
 
 	/* hmac: whole, sha512, base64, sig_prefix, {header:NAME}, X-Ts. */
 	{ "h512", "X-Sig: sha512=" S_512 "\nX-Ts: 1700000000\nX-Id: msg-7",

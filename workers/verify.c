@@ -112,6 +112,19 @@ static const struct scheme presets[] = {
 		.parse = PARSE_WHOLE, .ts_header = "X-Slack-Request-Timestamp",
 		.tmpl = "v0:{ts}:{body}", .md = "SHA256", .mdlen = 32,
 	},
+	/* Meta (Facebook, Instagram, WhatsApp) signs as GitHub does, with
+	 * the app secret. */
+	[VERIFY_META] = {
+		.sig_header = "X-Hub-Signature-256", .prefix = "sha256=",
+		.parse = PARSE_WHOLE, .tmpl = "{body}", .md = "SHA256",
+		.mdlen = 32,
+	},
+	/* Zoom signs as Slack does, with the secret token. */
+	[VERIFY_ZOOM] = {
+		.sig_header = "x-zm-signature", .prefix = "v0=",
+		.parse = PARSE_WHOLE, .ts_header = "x-zm-request-timestamp",
+		.tmpl = "v0:{ts}:{body}", .md = "SHA256", .mdlen = 32,
+	},
 };
 
 const char *

@@ -4,8 +4,8 @@
  *
  * verify_request judges one request against a source's verify section
  * (conf.h: the presets stripe, github, standard_webhooks, shopify, slack,
- * the custom hmac descriptor, none) and says why it failed, in the words
- * of the contract.  The caller supplies now_s: the edge passes the wall
+ * meta, zoom, the custom hmac descriptor, none) and says why it failed,
+ * in the words of the contract.  The caller supplies now_s: the edge passes the wall
  * clock, the master's quarantine release passes the hook's received_at /
  * 1000 with its stored headers (struct keys_hdrs), so a held hook is judged
  * as it would have been when it came in.
