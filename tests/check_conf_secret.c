@@ -183,12 +183,31 @@ yaml_with(const char *secret)
 	return y;
 }
 
+/* The edge's part of config y: written without a ${file:} reference,
+ * parsed. */
+static struct conf *
+edge_part(const char *y)
+{
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	char *t;
+	size_t len;
+
+	t = conf_role_text(y, strlen(y), CONF_ROLE_EDGE, &len, &e);
+	ck_assert_msg(t != NULL, "%s", e.n > 0 ? e.msgs[0] : "?");
+	ck_assert_ptr_null(strstr(t, "${file:"));
+	cf = conf_parse_role(t, len, CONF_ROLE_EDGE, &e);
+	ck_assert_msg(cf != NULL, "%s", e.n > 0 ? e.msgs[0] : "?");
+	free(t);
+	conf_errors_free(&e);
+	return cf;
+}
+
 START_TEST(test_parse_and_parts)
 {
 	struct conf_errors e = { NULL, 0 };
 	struct conf *cf;
-	char ref[300], *y, *t;
-	size_t len;
+	char ref[300], *y;
 
 	snprintf(ref, sizeof(ref), "${file:%s}", put("gh", "gh-${x}-key\n",
 	    12));
@@ -204,16 +223,11 @@ START_TEST(test_parse_and_parts)
 	conf_free(cf);
 	/* The edge's part holds the secret, not the reference, and parses
 	 * to the same bytes (its "${" escaped, not interpolated). */
-	t = conf_role_text(y, strlen(y), CONF_ROLE_EDGE, &len, &e);
-	ck_assert_msg(t != NULL, "%s", e.n > 0 ? e.msgs[0] : "?");
-	ck_assert_ptr_null(strstr(t, "${file:"));
-	cf = conf_parse_role(t, len, CONF_ROLE_EDGE, &e);
-	ck_assert_msg(cf != NULL, "%s", e.n > 0 ? e.msgs[0] : "?");
+	cf = edge_part(y);
 	ck_assert_uint_eq(cf->sources[0].verify.secrets[0].len, 11);
 	ck_assert_int_eq(memcmp(cf->sources[0].verify.secrets[0].data,
 	    "gh-${x}-key", 11), 0);
 	conf_free(cf);
-	free(t);
 	free(y);
 	conf_errors_free(&e);
 }
