@@ -368,6 +368,7 @@ cfree_source(struct source_conf *s)
 	free(v->mtls_subject);
 	free(v->mtls_san);
 	free(v->mtls_fingerprint);
+	free(v->verify_token);
 	free(v->hash);
 	free(v->encoding);
 	free(v->sig_prefix);

@@ -147,6 +147,8 @@ struct verify_conf {
 	char			*mtls_subject;	/* RFC 2253 */
 	char			*mtls_san;
 	char			*mtls_fingerprint;	/* SHA-256, hex */
+	/* type meta: what hub.verify_token must be (NULL: unset) */
+	char			*verify_token;
 };
 
 struct dedupe_conf {

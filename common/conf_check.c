@@ -137,6 +137,11 @@ conf_check_source(struct cparse *p, struct cctx *c, yaml_node_t *map,
 				    "with verify type mtls, not %s", path,
 				    conf_mtls_keys[i], vt);
 
+	if (v->type != VERIFY_META &&
+	    (n = conf_ymap_get(p->doc, vm, "verify_token")) != NULL)
+		conf_err(p, conf_yline(n), "%s.verify.verify_token is only "
+		    "valid with verify type meta, not %s", path, vt);
+
 	/* A shared source that checks nothing would let anyone post under
 	 * any tenant's URL. */
 	if (p->conf->http.routing == ROUTING_TENANT_PATH &&

@@ -916,6 +916,11 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_SOURCE, .off = SO(verify.mtls_fingerprint),
 	  .doc = "mtls: the SHA-256 of the client certificate (DER), in hex, "
 	    "colons allowed (openssl x509 -fingerprint -sha256)." },
+	{ .name = "sources.*.verify.verify_token", .type = T_STR,
+	  .scope = S_SOURCE, .off = SO(verify.verify_token), .flags = F_SECRET,
+	  .doc = "meta: the Verify Token entered in Meta's webhook settings; "
+	    "a GET handshake (hub.mode=subscribe) whose hub.verify_token is "
+	    "another, or any when this is unset, is refused 403." },
 	{ .name = "sources.*.on_verify_failure", .type = T_ENUM,
 	  .scope = S_SOURCE, .off = SO(on_verify_failure), .def = "reject",
 	  .names = vfails,

@@ -849,6 +849,14 @@ static const struct {
 	  "    sinks:\n      - type: log\n",
 	  "sources.demo.verify.san is only valid with verify type mtls, not "
 	  "github, line 3" },
+	{ "sources:\n  demo:\n    verify: {type: slack, secret: x, "
+	  "verify_token: t}\n    sinks:\n      - type: log\n",
+	  "sources.demo.verify.verify_token is only valid with verify type "
+	  "meta, not slack, line 3" },
+	{ "sources:\n  demo:\n    verify: {type: zoom}\n"
+	  "    sinks:\n      - type: log\n",
+	  "sources.demo.verify.secret is required for verify type zoom, "
+	  "line 3" },
 };
 
 START_TEST(test_errors)

@@ -233,6 +233,30 @@ START_TEST(test_parse_and_parts)
 }
 END_TEST
 
+/* A meta source's verify_token from a file: the edge's part holds it
+ * (the edge answers the hub.challenge handshake with it). */
+START_TEST(test_verify_token_file)
+{
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	char y[600];
+	int n;
+
+	n = snprintf(y, sizeof(y), "sources:\n  fb:\n    verify: {type: "
+	    "meta, secret: s, verify_token: \"${file:%s}\"}\n"
+	    "    sinks: [{type: log}]\n", put("vt", "tok-${y}\n", 9));
+	ck_assert(n > 0 && (size_t)n < sizeof(y));
+	cf = conf_parse(y, strlen(y), "t", &e);
+	ck_assert_msg(cf != NULL, "%s", e.n > 0 ? e.msgs[0] : "?");
+	ck_assert_str_eq(cf->sources[0].verify.verify_token, "tok-${y}");
+	conf_free(cf);
+	cf = edge_part(y);
+	ck_assert_str_eq(cf->sources[0].verify.verify_token, "tok-${y}");
+	conf_free(cf);
+	conf_errors_free(&e);
+}
+END_TEST
+
 START_TEST(test_parse_error_names_key_and_path)
 {
 	struct conf_errors e = { NULL, 0 };
@@ -286,6 +310,7 @@ secret_suite(void)
 	tcase_add_test(tc, test_credential);
 	tcase_add_test(tc, test_inline);
 	tcase_add_test(tc, test_parse_and_parts);
+	tcase_add_test(tc, test_verify_token_file);
 	tcase_add_test(tc, test_parse_error_names_key_and_path);
 	tcase_add_test(tc, test_secret_inline_noted);
 	suite_add_tcase(s, tc);
