@@ -925,15 +925,24 @@ httpreq_answer_error(struct httpreq_answer *a, int status, const char *error)
 }
 
 void
-httpreq_answer_verify_failed(struct httpreq_answer *a, const char *reason)
+httpreq_answer_reason(struct httpreq_answer *a, int status, const char *error,
+    const char *reason)
 {
 	struct sbuf b = { NULL, 0, 0 };
 
-	sb_addstr(&b, "{\"error\":\"verification_failed\",\"reason\":");
+	sb_addstr(&b, "{\"error\":");
+	sb_json_str(&b, error, strlen(error));
+	sb_addstr(&b, ",\"reason\":");
 	sb_json_str(&b, reason, strlen(reason));
 	sb_addstr(&b, "}");
-	answer_set(a, 401, sb_finish(&b));
-	a->refused = "verification_failed";
+	answer_set(a, status, sb_finish(&b));
+	a->refused = error;
+}
+
+void
+httpreq_answer_verify_failed(struct httpreq_answer *a, const char *reason)
+{
+	httpreq_answer_reason(a, 401, "verification_failed", reason);
 }
 
 void

@@ -180,6 +180,10 @@ void	httpreq_answer_route(struct httpreq_answer *, enum httpreq_route_kind);
 void	httpreq_answer_too_large(struct httpreq_answer *, uint64_t limit);
 void	httpreq_answer_invalid_header(struct httpreq_answer *,
 	    const struct httpreq_header *);
+/* {"error":error,"reason":reason}; error is a static string, the
+ * refusal's reason for the counters. */
+void	httpreq_answer_reason(struct httpreq_answer *, int status,
+	    const char *error, const char *reason);
 /* 401 verification_failed with the failure reason. */
 void	httpreq_answer_verify_failed(struct httpreq_answer *,
 	    const char *reason);
