@@ -1076,6 +1076,25 @@ START_TEST(test_answers)
 	free(s);
 	httpreq_answer_free(&a);
 
+	/* An echo of a provider's bytes: its type, never sniffed. */
+	httpreq_answer_echo(&a, "text/plain", strdup("3eZbrw1a"));
+	s = httpreq_answer_format(&a, 1, 0, &len);
+	ck_assert_str_eq(s, "HTTP/1.1 200 OK\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: 8\r\n"
+	    "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n"
+	    "\r\n3eZbrw1a");
+	free(s);
+	httpreq_answer_free(&a);
+	httpreq_answer_reason(&a, 403, "verify_token_mismatch", "x\"");
+	ck_assert_str_eq(a.body, "{\"error\":\"verify_token_mismatch\","
+	    "\"reason\":\"x\\\"\"}");
+	ck_assert_str_eq(a.refused, "verify_token_mismatch");
+	s = httpreq_answer_format(&a, 0, 0, &len);
+	ck_assert_ptr_nonnull(strstr(s, "HTTP/1.1 403 Forbidden\r\n"));
+	ck_assert_ptr_null(strstr(s, "nosniff"));
+	free(s);
+	httpreq_answer_free(&a);
+
 	httpreq_answer_route(&a, HTTPREQ_ROUTE_NOT_FOUND);
 	ck_assert_int_eq(a.status, 404);
 	ck_assert_str_eq(a.body, "{\"error\":\"not_found\"}");

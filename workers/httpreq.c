@@ -940,6 +940,15 @@ httpreq_answer_reason(struct httpreq_answer *a, int status, const char *error,
 }
 
 void
+httpreq_answer_echo(struct httpreq_answer *a, const char *content_type,
+    char *body)
+{
+	answer_set(a, 200, body);
+	a->content_type = content_type;
+	a->nosniff = 1;
+}
+
+void
 httpreq_answer_verify_failed(struct httpreq_answer *a, const char *reason)
 {
 	httpreq_answer_reason(a, 401, "verification_failed", reason);
@@ -1095,6 +1104,7 @@ reason_phrase(int status)
 	case 202: return "Accepted";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -1119,9 +1129,13 @@ httpreq_answer_format(const struct httpreq_answer *a, int keep_alive,
 	sb_adduint(&b, a->status);
 	sb_addstr(&b, " ");
 	sb_addstr(&b, reason_phrase(a->status));
-	sb_addstr(&b, "\r\nContent-Type: application/json\r\n"
-	    "Content-Length: ");
+	sb_addstr(&b, "\r\nContent-Type: ");
+	sb_addstr(&b, a->content_type != NULL ? a->content_type :
+	    "application/json");
+	sb_addstr(&b, "\r\nContent-Length: ");
 	sb_adduint(&b, blen);
+	if (a->nosniff)
+		sb_addstr(&b, "\r\nX-Content-Type-Options: nosniff");
 	if (a->retry_after > 0) {
 		sb_addstr(&b, "\r\nRetry-After: ");
 		sb_adduint(&b, a->retry_after);

@@ -172,6 +172,10 @@ struct httpreq_answer {
 	char		*body;
 	const char	*refused;	/* the edge refused it: the reason for
 					 * ankusa_ingest_refused_total */
+	const char	*content_type;	/* NULL: application/json */
+	int		 nosniff;	/* X-Content-Type-Options: nosniff */
+	int		 handshake;	/* a provider's handshake answered
+					 * (workers/handshake.h): counted */
 };
 
 void	httpreq_answer_error(struct httpreq_answer *, int status,
@@ -184,6 +188,10 @@ void	httpreq_answer_invalid_header(struct httpreq_answer *,
  * refusal's reason for the counters. */
 void	httpreq_answer_reason(struct httpreq_answer *, int status,
 	    const char *error, const char *reason);
+/* 200 with body (malloc'd, taken) as content_type, which a browser must
+ * not sniff: what echoes a provider's bytes. */
+void	httpreq_answer_echo(struct httpreq_answer *, const char *content_type,
+	    char *body);
 /* 401 verification_failed with the failure reason. */
 void	httpreq_answer_verify_failed(struct httpreq_answer *,
 	    const char *reason);
