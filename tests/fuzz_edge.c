@@ -11,9 +11,11 @@
  * httpreq_feed, routing, the Content-Length cap, the source, the header
  * check, the body (chunked decoding when the head says so, else
  * Content-Length bytes), verification, the dedupe key, the lanes, the
- * forward filter and the answer.  Verification and the dedupe key are then
- * also run against every source of the configuration, so the signature
- * parsers see every input without the fuzzer having to find the URL.
+ * forward filter and the answer.  Verification, the dedupe key and the
+ * providers' handshakes (workers/handshake.c, the POST's and the GET's)
+ * are then also run against every source of the configuration, so the
+ * signature and handshake parsers see every input without the fuzzer
+ * having to find the URL.
  *
  * The configuration (conf_parse of the YAML below, once) has a source for
  * each verify preset, the hmac descriptor in each parse mode, hash and
@@ -39,6 +41,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "handshake.h"
 #include "httpreq.h"
 #include "keys.h"
 #include "log.h"
@@ -92,6 +95,12 @@ static const char fuzz_yaml[] =
     "    verify: {type: slack, secret: 8f742231b10e8888abcd99yyyzzz85a5}\n"
     "    dedupe: {header: X-Slack-Request-Id}\n"
     "    on_verify_failure: accept_flag\n"
+    "    sinks: [{type: log}]\n"
+    "  meta:\n"
+    "    verify: {type: meta, secret: metasecret, verify_token: tok}\n"
+    "    sinks: [{type: log}]\n"
+    "  zoom:\n"
+    "    verify: {type: zoom, secret: zoomsecret}\n"
     "    sinks: [{type: log}]\n"
     "  h512:\n"
     "    verify:\n"
@@ -161,11 +170,15 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Verification and the dedupe key, as the edge will run them. */
+/* Verification, the dedupe key and the handshakes, as the edge will run
+ * them (a handshake's POST only once verified, which the fuzzer cannot
+ * sign: it is run whatever the verdict). */
 static void
 run_source(const struct source_conf *src, const struct httpreq *r,
     const void *body, size_t len)
 {
+	const struct httpreq_header *ct;
+	struct httpreq_answer a;
 	struct keys_hdrs h;
 	struct keys_ctx k;
 	enum verify_reason vr;
@@ -181,6 +194,12 @@ run_source(const struct source_conf *src, const struct httpreq *r,
 	if (n < 0 || (size_t)n != strlen(key) || n > KEYS_DEDUPE_MAX)
 		abort();
 	keys_free(&k);
+	ct = httpreq_header(r, "content-type");
+	if (handshake_post(src, ct != NULL ? ct->value : NULL, body, len, &a)
+	    != HANDSHAKE_NONE)
+		answer(&a, 0);
+	if (handshake_get(src, r->target, &a) != HANDSHAKE_NONE)
+		answer(&a, 0);
 #ifdef FUZZ_TRACE
 	fprintf(stderr, "%s: %s, dedupe \"%s\"\n", src->id,
 	    verify_reason_name(vr), key);
