@@ -929,15 +929,15 @@ conn_refuse(struct conn *c, int status, const char *error)
 /* Tell the master of a request refused here, for its counters.  The
  * source is named only for verification failures (a known source). */
 static void
-ingest_event(const char *reason, const struct source_conf *src, int verify,
+ingest_event(const char *reason, const struct source_conf *src, int named,
     uint32_t n)
 {
 	struct msg m;
 
 	msg_init(&m, MSG_INGEST_EVENT, 0);
 	msg_add_str(&m, reason);
-	msg_add_str(&m, verify && src != NULL ? src->id : "");
-	msg_add_str(&m, verify && src != NULL ?
+	msg_add_str(&m, named && src != NULL ? src->id : "");
+	msg_add_str(&m, named && src != NULL ?
 	    conf_verify_type_name(src->verify.type) : "");
 	msg_add_u32(&m, n);
 	chan_send(edge_master, &m);
