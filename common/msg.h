@@ -42,7 +42,9 @@ enum msg_type {
 	MSG_INGEST_EVENT,	/* edge->master: refused requests, for metrics:
 				 * str reason, str source ("" if none),
 				 * str scheme ("" unless a verify failure),
-				 * u32 count (>= 1) of such refusals */
+				 * u32 count (>= 1) of such refusals; reason
+				 * "handshake": providers' handshakes the
+				 * edge answered, source and scheme set */
 	MSG_QUARANTINE_CHECK,	/* master->edge: re-verify a held hook */
 	MSG_QUARANTINE_VERDICT,	/* edge->master: its verdict: u8 pass, str
 				 * reason, and when it passed the tail of

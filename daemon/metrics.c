@@ -46,14 +46,16 @@ static const struct family_def {
 	/* Counters. */
 	{ "ankusa_ingest_requests_total", METRICS_COUNTER,
 	    "Hooks the master answered, by source and outcome (committed, "
-	    "duplicate, flagged, quarantined, or why not).", NULL },
+	    "duplicate, flagged, quarantined, or why not), and providers' "
+	    "handshakes an edge answered (handshake).", NULL },
 	{ "ankusa_ingest_refused_total", METRICS_COUNTER,
 	    "Ingest requests refused by an edge, by reason (request_timeout: "
 	    "answered 408 under http.header_timeout_ms or "
 	    "http.min_body_rate; conns_per_ip: connections closed at accept "
 	    "under http.max_conns_per_ip; overload: http.max_buffered_bytes; "
 	    "proxy_untrusted, proxy_missing: http.trusted_proxies; "
-	    "tls_handshake: failed TLS handshakes); "
+	    "tls_handshake: failed TLS handshakes; bad_handshake, "
+	    "verify_token_mismatch: providers' handshakes refused); "
 	    "never labelled by source.",
 	    NULL },
 	{ "ankusa_verify_failures_total", METRICS_COUNTER,
@@ -198,6 +200,7 @@ static const char *const refused_reasons[] = {
 	"draining", "rate_limited", "quarantine_rate_limited",
 	"quarantine_full", "not_master", "request_timeout", "conns_per_ip",
 	"proxy_untrusted", "proxy_missing", "tls_handshake",
+	"bad_handshake", "verify_token_mismatch",
 	NULL
 };
 
@@ -495,6 +498,13 @@ metrics_ingest(const char *source, const char *outcome)
 {
 	metrics_add("ankusa_ingest_requests_total", 1, "source_id", source,
 	    "outcome", outcome, NULL);
+}
+
+void
+metrics_handshake(const char *source, uint32_t n)
+{
+	metrics_add("ankusa_ingest_requests_total", n, "source_id", source,
+	    "outcome", "handshake", NULL);
 }
 
 void

@@ -37,6 +37,9 @@ enum metrics_type {
 
 /* ankusa_ingest_requests_total{source_id,outcome} */
 void	 metrics_ingest(const char *source, const char *outcome);
+/* n providers' handshakes an edge answered for source (outcome
+ * handshake of ankusa_ingest_requests_total). */
+void	 metrics_handshake(const char *source, uint32_t n);
 /* ankusa_ingest_refused_total{reason} goes up by n: reason outside the
  * edge's set of refusals becomes "other". */
 void	 metrics_refused(const char *reason, uint32_t n);

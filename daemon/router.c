@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "conf.h"
 #include "log.h"
@@ -87,8 +88,13 @@ router_ingest_event(uint32_t serial, struct msg *m)
 	    msg_get_str(m, &scheme) == -1 || msg_get_u32(m, &n) == -1 ||
 	    n == 0 || msg_end(m) == -1)
 		return -1;
-	metrics_refused(reason, n);
 	/* Labelled by source only when the config knows it. */
+	if (strcmp(reason, "handshake") == 0) {
+		if (conf_source(env->conf, source) != NULL)
+			metrics_handshake(source, n);
+		return 0;
+	}
+	metrics_refused(reason, n);
 	if (scheme[0] != '\0' && conf_source(env->conf, source) != NULL)
 		metrics_verify_failure(source, scheme);
 	return 0;

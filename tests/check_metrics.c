@@ -180,6 +180,26 @@ START_TEST(test_edge_labels_bounded)
 	    "source_id", "gh", "scheme", "github", NULL), 1);
 	ck_assert_uint_eq(metrics_get("ankusa_verify_failures_total",
 	    "source_id", "gh", "scheme", "other", NULL), 1);
+	/* The providers' handshakes: the new presets, the refusals, the
+	 * answered ones by source. */
+	metrics_verify_failure("fb", "meta");
+	metrics_verify_failure("zm", "zoom");
+	metrics_refused("bad_handshake", 1);
+	metrics_refused("verify_token_mismatch", 2);
+	metrics_handshake("fb", 1);
+	metrics_handshake("fb", 2);
+	ck_assert_uint_eq(metrics_get("ankusa_verify_failures_total",
+	    "source_id", "fb", "scheme", "meta", NULL), 1);
+	ck_assert_uint_eq(metrics_get("ankusa_verify_failures_total",
+	    "source_id", "zm", "scheme", "zoom", NULL), 1);
+	ck_assert_uint_eq(metrics_get("ankusa_ingest_refused_total",
+	    "reason", "bad_handshake", NULL), 1);
+	ck_assert_uint_eq(metrics_get("ankusa_ingest_refused_total",
+	    "reason", "verify_token_mismatch", NULL), 2);
+	ck_assert_uint_eq(metrics_get("ankusa_ingest_refused_total",
+	    "reason", "other", NULL), 2);
+	ck_assert_uint_eq(metrics_get("ankusa_ingest_requests_total",
+	    "source_id", "fb", "outcome", "handshake", NULL), 3);
 }
 END_TEST
 

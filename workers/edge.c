@@ -926,8 +926,9 @@ conn_refuse(struct conn *c, int status, const char *error)
 	conn_answer(c, &a);
 }
 
-/* Tell the master of a request refused here, for its counters.  The
- * source is named only for verification failures (a known source). */
+/* Tell the master of a request refused here, or a provider's handshake
+ * answered here, for its counters.  The source is named only for
+ * verification failures and handshakes (a known source). */
 static void
 ingest_event(const char *reason, const struct source_conf *src, int named,
     uint32_t n)
@@ -954,6 +955,8 @@ conn_answer(struct conn *c, struct httpreq_answer *a)
 	if (a->refused != NULL)
 		ingest_event(a->refused, c->src,
 		    strcmp(a->refused, "verification_failed") == 0, 1);
+	else if (a->handshake)
+		ingest_event("handshake", c->src, 1, 1);
 
 	edge_request_unwait(c);
 	/* Read, or answered by the master: the body is held no more. */

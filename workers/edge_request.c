@@ -3,10 +3,12 @@
  * edge_request.c: a request of the edge once its head is in (edge.c reads
  * it): the checks of the ingest contract that come before the body, the
  * body (Content-Length or chunked, charged to http.max_buffered_bytes as
- * it arrives, under its deadline), verification, the dedupe and lane
- * keys, the submit to the master (MSG_HOOK_SUBMIT, MSG_READY_QUERY) and
- * the master's answers to them (MSG_HOOK_RESULT, MSG_READY_RESULT), and
- * the master's MSG_QUARANTINE_CHECK, which verifies a held hook again.
+ * it arrives, under its deadline), verification, the providers'
+ * handshakes (workers/handshake.h: answered here, never submitted), the
+ * dedupe and lane keys, the submit to the master (MSG_HOOK_SUBMIT,
+ * MSG_READY_QUERY) and the master's answers to them (MSG_HOOK_RESULT,
+ * MSG_READY_RESULT), and the master's MSG_QUARANTINE_CHECK, which
+ * verifies a held hook again.
  * The answer itself is written by edge.c (conn_answer).
  *
  * A request the master has is in the waiting list, found by the id the
@@ -32,6 +34,7 @@
 #include "conf.h"
 #include "edge_int.h"
 #include "edge_limits.h"
+#include "handshake.h"
 #include "httpreq.h"
 #include "keys.h"
 #include "log.h"
@@ -47,6 +50,9 @@
  * lines. */
 #define EDGE_VERIFY_LOG_PER_SEC	10
 #define EDGE_BODY_TIMEOUT	60	/* s without a body byte */
+/* Handshakes logged a second, by each edge: they are counted
+ * (ankusa_ingest_requests_total, outcome handshake). */
+#define EDGE_HANDSHAKE_LOG_PER_SEC 10
 
 TAILQ_HEAD(connq, conn);
 
@@ -55,6 +61,8 @@ static struct connq		 waiting = TAILQ_HEAD_INITIALIZER(waiting);
 static uint64_t			 next_reqid = 1;
 static struct log_limit		 verify_log = LOG_LIMIT_INIT("verify: "
 				    "failures", EDGE_VERIFY_LOG_PER_SEC);
+static struct log_limit		 handshake_log = LOG_LIMIT_INIT("handshake: "
+				    "lines", EDGE_HANDSHAKE_LOG_PER_SEC);
 
 static int	conn_has_body(const struct conn *);
 static int	conn_charge(struct conn *, size_t);
@@ -64,6 +72,7 @@ static void	submit_tail_fill(struct submit_tail *,
 		    const char *, const struct header_kv *, int, int);
 static struct header_kv *request_pairs(const struct httpreq *);
 static void	conn_submit(struct conn *);
+static void	conn_handshake(struct conn *, struct httpreq_answer *);
 static void	request_trace(const struct httpreq *,
 		    unsigned char[TRACE_CTX_LEN], char *, size_t);
 static void	conn_wait(struct conn *, enum conn_wait, uint64_t);
@@ -105,6 +114,18 @@ edge_request_head(struct conn *c)
 		return;
 	case HTTPREQ_ROUTE_HOOK:
 		break;
+	case HTTPREQ_ROUTE_METHOD:
+		/* Meta's handshake is a GET of the source's path. */
+		if (strcmp(c->req.method, "GET") == 0 &&
+		    (c->src = httpreq_source(edge_conf, &c->route)) != NULL &&
+		    handshake_get(c->src, c->req.target, &a) !=
+		    HANDSHAKE_NONE) {
+			conn_handshake(c, &a);
+			goto early;
+		}
+		c->src = NULL;
+		httpreq_answer_route(&a, c->route.kind);
+		goto early;
 	default:
 		httpreq_answer_route(&a, c->route.kind);
 		goto early;
@@ -384,8 +405,21 @@ request_trace(const struct httpreq *r, unsigned char trace[TRACE_CTX_LEN],
 	trace_pack(&t, trace);
 }
 
+/* A handshake answered or refused here: logged, within the edge's
+ * rate; conn_answer counts it. */
+static void
+conn_handshake(struct conn *c, struct httpreq_answer *a)
+{
+	if (log_limit_take(&handshake_log, LOG_LEVEL_INFO))
+		log_info("handshake: source %s tenant %s: %s %s (%d)",
+		    c->src->id, httpreq_tenant(&c->route, c->src),
+		    handshake_name(c->src), a->handshake ? "answered" :
+		    "refused", a->status);
+}
+
 /*
- * The body is in: verify it, apply on_verify_failure, extract the dedupe
+ * The body is in: verify it, apply on_verify_failure, answer a verified
+ * provider's handshake (workers/handshake.h), extract the dedupe
  * key and the lane keys, and send the hook to the master
  * (common/submit.h).  The rate limit and the dedupe check are the
  * master's: it alone sees every edge.
@@ -440,13 +474,20 @@ conn_submit(struct conn *c)
 			break;
 		}
 	}
+	ct = httpreq_header(&c->req, "content-type");
+	/* Only a verified handshake is one: a forged one is judged above. */
+	if (vr == VERIFY_OK && handshake_post(src, ct != NULL ? ct->value :
+	    NULL, c->body, c->bodylen, &a) != HANDSHAKE_NONE) {
+		conn_handshake(c, &a);
+		conn_answer(c, &a);
+		goto done;
+	}
 	/* A flagged hook has no dedupe key: a forger must not be able to
 	 * shadow the real hook's key. */
 	if (verdict != VERDICT_FLAGGED &&
 	    keys_dedupe(src, &keys, dedupe, sizeof(dedupe)) == -1)
 		dedupe[0] = '\0';
 	sha256(c->body, c->bodylen, md);
-	ct = httpreq_header(&c->req, "content-type");
 
 	conn_wait(c, WAIT_HOOK, next_reqid++);
 	sub.tenant = httpreq_tenant(&c->route, src);
