@@ -849,7 +849,9 @@ const struct conf_key conf_tab[] = {
 	    "secret.  meta (Facebook, Instagram, WhatsApp: "
 	    "X-Hub-Signature-256 under the app secret) and zoom "
 	    "(x-zm-signature under the secret token) are presets like the "
-	    "others." },
+	    "others; slack, meta and zoom sources also answer their "
+	    "provider's handshake in the edge, never stored (PROVIDER "
+	    "HANDSHAKES in ankusad(8))." },
 	{ .name = "sources.*.verify.secret", .type = T_SECRETS,
 	  .scope = S_SOURCE, .off = SO(verify.secrets),
 	  .off2 = SO(verify.nsecrets), .flags = F_SECRET,
