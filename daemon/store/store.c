@@ -719,6 +719,7 @@ store_close(struct store *st)
 	if (store_close_handles(st, st->lost) == -1)
 		rc = -1;
 	group_free(st);
+	keycount_free(st);
 	if (store_sync_count() != st->sync_seen && rc == 0) {
 		store_sync_check(st, "close");
 		log_warnx("%s", st->err);
@@ -764,6 +765,7 @@ store_batch_begin(struct store *st)
 	memset(b, 0, sizeof(*b));
 	b->st = st;
 	b->counts = st->counts;
+	keycount_begin(st);
 	if ((ret = st->env->txn_begin(st->env, NULL, &b->txn, 0)) != 0) {
 		store_seterr(st, ret, "store %s: txn_begin", st->dir);
 		return NULL;
@@ -828,6 +830,7 @@ batch_commit(struct store_batch *b, int flush)
 		return -1;
 	}
 	st->counts = b->counts;
+	keycount_commit(st);
 	st->seq_saved = seq;
 	st->lm_unsaved = 0;
 	commit_mark(st);

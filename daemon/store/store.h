@@ -205,6 +205,17 @@ int		 store_hooks_list(struct store *, const char *source,
 		    uint64_t after_seq, uint64_t limit,
 		    int (*cb)(const struct store_hook_info *, void *), void *);
 int		 store_counts(struct store *, struct store_counts *);
+/* The rows of a sink key kept in memory (store_keycount.c), *live those
+ * not dead: 1, 0 when the key has none, -1 when they are not kept (a
+ * replication client, or before store_keycount_seed ended). */
+int		 store_keycount(struct store *, const char *source,
+		    uint32_t sink, uint8_t module, uint64_t *live,
+		    uint64_t *dead);
+/* One step of the walk that counts them after the open: up to max rows.
+ * 1 the walk has ended (the counts are kept from then on), 0 more steps
+ * to go, -1 on a store error (the next step goes on).  No batch may be
+ * open. */
+int		 store_keycount_seed(struct store *, unsigned max);
 
 /*
  * Dedupe.  store_batch_put_hook writes, for a hook with a non-empty

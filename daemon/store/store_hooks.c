@@ -108,6 +108,7 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		if (store_put(st, b->txn, T_ROWS, rk, sizeof(rk), val, vlen, 1) ==
 		    -1)
 			goto fail;
+		keycount_row(b, rk, &r, 1, 0);
 		if (!rows[i].ordered) {
 			klen = store_key_due(key, sizeof(key), h->tenant,
 			    h->received_at, rk);

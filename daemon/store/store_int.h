@@ -155,6 +155,7 @@ struct store_trash {
 
 struct store_group;
 struct store_repl;
+struct keycounts;
 struct store_lag;
 
 struct store {
@@ -166,6 +167,8 @@ struct store {
 	uint64_t		 next_seq;	/* ahead of meta after aborts */
 	uint64_t		 seq_saved;	/* next_seq as meta has it */
 	struct store_counts	 counts;	/* as committed */
+	struct keycounts	*kc;		/* rows by sink key, in memory
+						 * (store_keycount.c) */
 	unsigned char		 id[16];	/* meta store_id */
 	struct store_batch	 batch;
 	int			 batch_open;
@@ -285,6 +288,15 @@ struct tenants_ctx {
 	int		(*cb)(const char *, void *);
 	void		*arg;
 };
+
+/* store_keycount.c: a row of the open batch was added (dlive 1), moved
+ * to the dead letters (-1, 1) or back (1, -1), or deleted (-1, 0 or 0,
+ * -1 for a dead one); counted once the batch commits. */
+void	 keycount_row(struct store_batch *, const unsigned char *,
+		    const struct store_row *, int dlive, int ddead);
+void	 keycount_begin(struct store *);
+void	 keycount_commit(struct store *);
+void	 keycount_free(struct store *);
 
 /* store.c */
 void	 store_seterr(struct store *, int, const char *, ...)

@@ -139,6 +139,7 @@ row_revive(struct store_batch *b, const unsigned char *rk,
 	r->state = r->lane_hash != 0 ? STORE_ROW_MEMBER : STORE_ROW_DUE;
 	if (rows_write(st, b->txn, rk, r) == -1)
 		return -1;
+	keycount_row(b, rk, r, 1, -1);
 	if (r->state == STORE_ROW_MEMBER)
 		return lane_join(b, rk, r);
 	return rows_due_put(st, b->txn, r->tenant, now, rk);
@@ -230,6 +231,7 @@ store_batch_replay_step(struct store_batch *b,
 				goto fail_walk;
 			if (b->counts.rows > 0)
 				b->counts.rows--;
+			keycount_row(b, rk, &r, 0, -1);
 			s->dropped++;
 			continue;
 		}

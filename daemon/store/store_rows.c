@@ -497,6 +497,10 @@ rows_gone(struct store_batch *b, const unsigned char *rk,
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
+	if (r->state == STORE_ROW_DEAD)
+		keycount_row(b, rk, r, 0, -1);
+	else
+		keycount_row(b, rk, r, -1, 0);
 	if (head && lane_release(b, rk, r) == -1)
 		return -1;
 	return went ? 2 : 1;
@@ -616,6 +620,7 @@ store_batch_row_dead(struct store_batch *b,
 	    store_put(st, b->txn, T_DEAD, dk, sizeof(dk), val, vlen, 0) == -1)
 		goto fail;
 	b->counts.dead++;
+	keycount_row(b, rk, &r, -1, 1);
 	if (head && lane_release(b, rk, &r) == -1)
 		goto fail;
 	return 1;
