@@ -24,6 +24,7 @@
 #define METRICS_BUCKETS		1024
 #define METRICS_KEY_MAX		512
 #define METRICS_MAX_LE		16	/* a histogram's finite buckets */
+#define SINK_PREFIX		"ankusa_sink_"
 
 /*
  * The families.  A new metric is one line here; its series then come from
@@ -82,6 +83,10 @@ static const struct family_def {
 	    "Batch requests sent to batching sinks, by sink module.", NULL },
 	{ "ankusa_dispatch_batch_entries_total", METRICS_COUNTER,
 	    "Entries of the batch requests, by sink module.", NULL },
+	{ "ankusa_sink_attempts_total", METRICS_COUNTER,
+	    "Delivery attempts ended, by sink key (source_id, sink index, "
+	    "module) as the config names it and result (ok, error, "
+	    "permanent, timeout).", NULL },
 	/* Histograms. */
 	{ "ankusa_ingest_duration_seconds", METRICS_HISTOGRAM,
 	    "From a request's first line read by the edge to the master's "
@@ -96,6 +101,10 @@ static const struct family_def {
 	    "Delivery attempts from their start in a deliver process (a "
 	    "batch entry: its request's) to their outcome, by sink module "
 	    "and result; a timeout counts dispatch.attempt_timeout_ms.",
+	    attempt_le },
+	{ "ankusa_sink_attempt_duration_seconds", METRICS_HISTOGRAM,
+	    "Delivery attempts from their start in a deliver process to "
+	    "their outcome, by sink key (source_id, sink index, module).",
 	    attempt_le },
 	/* Gauges. */
 	{ "ankusa_replication_role", METRICS_GAUGE,
@@ -169,6 +178,25 @@ static const struct family_def {
 	{ "ankusa_dispatch_paused", METRICS_GAUGE,
 	    "1 for each paused sink key, labelled by its source and sink "
 	    "index.", NULL },
+	{ "ankusa_sink_last_success_timestamp_seconds", METRICS_GAUGE,
+	    "When a sink key's last attempt succeeded (unix seconds), since "
+	    "the daemon started; none before its first.", NULL },
+	{ "ankusa_sink_consecutive_failures", METRICS_GAUGE,
+	    "A sink key's failed attempts since its last success (since the "
+	    "daemon started).", NULL },
+	{ "ankusa_sink_breaker_state", METRICS_GAUGE,
+	    "A sink key's circuit breaker: 0 closed, 1 half-open (a probe "
+	    "may run), 2 open; over its tenants, the worst.", NULL },
+	{ "ankusa_sink_pending", METRICS_GAUGE,
+	    "A sink key's delivery rows waiting (not dead, not claimed); "
+	    "none on a replication client, nor until the count after the "
+	    "start has ended.", NULL },
+	{ "ankusa_sink_claimed", METRICS_GAUGE,
+	    "A sink key's delivery rows claimed by dispatch (in the window, "
+	    "running or settling).", NULL },
+	{ "ankusa_sink_dead", METRICS_GAUGE,
+	    "A sink key's dead-lettered rows; as ankusa_sink_pending, none "
+	    "on a replication client.", NULL },
 	{ "ankusa_sandbox", METRICS_GAUGE,
 	    "1 when every running child of a kind (child: edge, deliver, "
 	    "gateway) has a feature of its sandbox (feature: rlimits, "
@@ -205,6 +233,7 @@ static const char *const refused_reasons[] = {
 };
 
 static int		 family(const char *, enum metrics_type);
+static size_t		 family_max(size_t);
 static int		 render(char *, size_t, const char *, int, va_list);
 static struct series	*lookup(const char *, int, size_t);
 static struct series	*series_va(const char *, enum metrics_type,
@@ -231,6 +260,17 @@ family(const char *name, enum metrics_type type)
 		log_warnx("metrics: %s is in no family of metrics.c's table; "
 		    "dropped", name);
 	return -1;
+}
+
+/* The series family f keeps before it folds: the ankusa_sink_* families
+ * are labelled by the sink keys the config names (and a result of four),
+ * so they hold METRICS_MAX_SINK_KEYS keys'. */
+static size_t
+family_max(size_t f)
+{
+	if (strncmp(defs[f].name, SINK_PREFIX, strlen(SINK_PREFIX)) == 0)
+		return (size_t)METRICS_MAX_SINK_KEYS * 4;
+	return METRICS_MAX_SERIES;
 }
 
 enum metrics_type
@@ -351,7 +391,7 @@ series_va(const char *metric, enum metrics_type type, va_list ap,
 	}
 	if ((s = lookup(key, 0, 0)) != NULL)
 		return s;
-	if (fams[f].nseries >= METRICS_MAX_SERIES) {
+	if (fams[f].nseries >= family_max((size_t)f)) {
 		/* The cap: past it every new label set is one series. */
 		render(key, sizeof(key), metric, 1, again);
 		if ((s = lookup(key, 0, 0)) != NULL)

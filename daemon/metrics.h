@@ -13,7 +13,9 @@
  * module, tenant), from fixed sets (outcome, result, reason, scheme; a
  * value from an edge outside its set becomes "other"), and each family
  * keeps at most METRICS_MAX_SERIES series, past which the remaining label
- * values are folded into "_other".  Refused requests are never labelled by
+ * values are folded into "_other".  The ankusa_sink_* families, one
+ * series a sink key the config names (and result), keep up to
+ * METRICS_MAX_SINK_KEYS keys' (times the four results).  Refused requests are never labelled by
  * source (the source may not exist).
  *
  * Gauges are set by whoever knows them: metrics_set from anywhere, or a
@@ -28,6 +30,7 @@
 #include <jansson.h>
 
 #define METRICS_MAX_SERIES	1000
+#define METRICS_MAX_SINK_KEYS	4096
 
 enum metrics_type {
 	METRICS_COUNTER = 1,

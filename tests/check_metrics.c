@@ -160,6 +160,40 @@ START_TEST(test_series_cap)
 }
 END_TEST
 
+/* A sink key family keeps METRICS_MAX_SINK_KEYS keys' series (four
+ * results each for the counter) before it folds. */
+START_TEST(test_sink_series_cap)
+{
+	static const char *const results[] = { "ok", "error", "permanent",
+	    "timeout" };
+	char src[32];
+	int i, r;
+
+	metrics_reset();
+	for (i = 0; i < METRICS_MAX_SINK_KEYS; i++) {
+		snprintf(src, sizeof(src), "s%d", i);
+		for (r = 0; r < 4; r++)
+			metrics_add("ankusa_sink_attempts_total", 1,
+			    "source_id", src, "sink", "0", "module", "http",
+			    "result", results[r], NULL);
+		metrics_set("ankusa_sink_pending", i, "source_id", src,
+		    "sink", "0", "module", "http", NULL);
+	}
+	snprintf(src, sizeof(src), "s%d", METRICS_MAX_SINK_KEYS - 1);
+	ck_assert_uint_eq(metrics_get("ankusa_sink_attempts_total",
+	    "source_id", src, "sink", "0", "module", "http", "result",
+	    "timeout", NULL), 1);
+	ck_assert_double_eq(metrics_get_value("ankusa_sink_pending",
+	    "source_id", src, "sink", "0", "module", "http", NULL),
+	    METRICS_MAX_SINK_KEYS - 1);
+	metrics_add("ankusa_sink_attempts_total", 1, "source_id", "more",
+	    "sink", "0", "module", "http", "result", "ok", NULL);
+	ck_assert_uint_eq(metrics_get("ankusa_sink_attempts_total",
+	    "source_id", "_other", "sink", "_other", "module", "_other",
+	    "result", "_other", NULL), 1);
+}
+END_TEST
+
 /* An edge's reason and scheme: a fixed set, else "other". */
 START_TEST(test_edge_labels_bounded)
 {
@@ -365,6 +399,7 @@ metrics_suite(void)
 	tcase_add_test(tc, test_gauge_set_clear);
 	tcase_add_test(tc, test_histogram_lines);
 	tcase_add_test(tc, test_series_cap);
+	tcase_add_test(tc, test_sink_series_cap);
 	tcase_add_test(tc, test_edge_labels_bounded);
 	tcase_add_test(tc, test_unknown_family_dropped);
 	tcase_add_test(tc, test_sources_name_table_families);

@@ -1112,3 +1112,16 @@ dispatch_breakers(struct dispatch *d, void (*cb)(const char *, const char *,
 				cb(t->name, q->source, q->sink, q->module,
 				    &q->br, arg);
 }
+
+void
+dispatch_keys(struct dispatch *d, void (*cb)(const char *, const char *,
+    uint32_t, uint8_t, uint32_t, const struct breaker *, void *), void *arg)
+{
+	struct dtenant *t;
+	struct dsinkq *q;
+
+	TAILQ_FOREACH(t, &d->tenants, all)
+		TAILQ_FOREACH(q, &t->keys, all)
+			cb(t->name, q->source, q->sink, q->module, q->claimed,
+			    &q->br, arg);
+}

@@ -265,6 +265,11 @@ void	dispatch_get_stats(struct dispatch *, struct dispatch_stats *);
 void	dispatch_breakers(struct dispatch *, void (*)(const char *tenant,
 	    const char *source, uint32_t sink, uint8_t module,
 	    const struct breaker *, void *), void *);
+/* Every sink key the scheduler holds (claims or a breaker that is not
+ * idle), with its rows claimed (any state). */
+void	dispatch_keys(struct dispatch *, void (*)(const char *tenant,
+	    const char *source, uint32_t sink, uint8_t module,
+	    uint32_t claimed, const struct breaker *, void *), void *);
 
 /* The retry policy of the contracts: the delay before attempt n+1 after
  * n attempts, before jitter and the retry_after floor. */

@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch/dispatch.h"
+#include "dispatch/health.h"
 #include "job.h"
 #include "log.h"
 #include "master.h"
@@ -83,6 +84,7 @@ struct ptick {
 };
 
 struct dispatch		*pipeline_disp;
+struct health		*pipeline_hl;
 uint64_t		 pipeline_scan_below;
 
 static struct pmade	*outcomes;
@@ -139,6 +141,8 @@ pipeline_init(void)
 	pipeline_claim_ops(&ops);
 	ops.breaker_moved = breaker_moved;
 	pipeline_disp = dispatch_new(env->conf, &ops);
+	pipeline_hl = health_new();
+	health_reconfigure(pipeline_hl, env->conf);
 	if ((ev_turn = evtimer_new(env->base, turn_cb, NULL)) == NULL ||
 	    (ev_wake = evtimer_new(env->base, wake_cb, NULL)) == NULL ||
 	    (ev_ticks = evtimer_new(env->base, ticks_cb, NULL)) == NULL)
@@ -246,6 +250,7 @@ void
 pipeline_reconfigure(void)
 {
 	dispatch_reconfigure(pipeline_disp, env->conf);
+	health_reconfigure(pipeline_hl, env->conf);
 	pipeline_arm();
 }
 
@@ -642,4 +647,47 @@ pipeline_breakers(void)
 
 	dispatch_breakers(pipeline_disp, breaker_json, a);
 	return a;
+}
+
+/* A breaker's state as a rank: the worse, the higher. */
+static int
+breaker_rank(enum breaker_state s)
+{
+	return s == BREAKER_OPEN ? 2 : s == BREAKER_HALF_OPEN ? 1 : 0;
+}
+
+static void
+sink_key_fn(const char *tenant, const char *source, uint32_t sink,
+    uint8_t module, uint32_t claimed, const struct breaker *b, void *arg)
+{
+	struct pipeline_sink *v = arg;
+	ssize_t i;
+
+	if ((i = health_find(pipeline_hl, source, sink)) == -1 ||
+	    v[i].h.module != module)
+		return;
+	v[i].claimed += claimed;
+	if (breaker_rank(b->state) > breaker_rank(v[i].breaker))
+		v[i].breaker = b->state;
+}
+
+void
+pipeline_sinks(void (*fn)(const struct pipeline_sink *, void *), void *arg)
+{
+	struct pipeline_sink *v;
+	uint64_t now = time_wall_ms();
+	size_t i, n = health_nkeys(pipeline_hl);
+
+	if (n == 0)
+		return;
+	if ((v = calloc(n, sizeof(*v))) == NULL)
+		fatal("pipeline: sinks");
+	for (i = 0; i < n; i++) {
+		health_key(pipeline_hl, i, now, &v[i].h);
+		v[i].breaker = BREAKER_CLOSED;
+	}
+	dispatch_keys(pipeline_disp, sink_key_fn, v);
+	for (i = 0; i < n; i++)
+		fn(&v[i], arg);
+	free(v);
 }

@@ -33,6 +33,7 @@
 #include <jansson.h>
 
 #include "dispatch/dispatch.h"
+#include "dispatch/health.h"
 
 struct deck;
 struct msg;
@@ -96,6 +97,17 @@ void	pipeline_tick(uint64_t timeout_ms,
 void	pipeline_tick_detach(void *arg);
 /* Breakers that are not idle, as JSON objects. */
 json_t	*pipeline_breakers(void);
+/* A sink key the config names, as pipeline_sinks gives it: its health
+ * (dispatch/health.h, as of now), its rows claimed over its tenants and
+ * its breaker, the worst of its tenants' (open, then half-open). */
+struct pipeline_sink {
+	struct health_info	 h;
+	uint32_t		 claimed;
+	enum breaker_state	 breaker;
+};
+/* fn for each sink key of the config, in (source, sink) order. */
+void	pipeline_sinks(void (*fn)(const struct pipeline_sink *, void *),
+	    void *arg);
 void	pipeline_pause(const char *source, uint32_t sink);
 /* Whether the row at key is claimed (an attempt runs on it, or is about
  * to). */

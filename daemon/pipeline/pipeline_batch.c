@@ -142,7 +142,8 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 		req->entries[k].done = 1;
 		res = pool_result(o.r[i].result, &name);
 		ran = time_mono_us() - w->started_us;
-		pool_attempt_ended(w->module, name, ran);
+		pool_attempt_ended(o.r[i].id, w->module, name, res, ran,
+		    o.r[i].detail);
 		if (dispatch_job_row(pipeline_disp, o.r[i].id) == NULL)
 			continue;
 		/* The request's status and time are each entry's. */
@@ -191,16 +192,18 @@ static void
 batch_expired(struct batcher_entry *e, void *arg)
 {
 	struct drow *r = dispatch_job_row(pipeline_disp, e->job);
+	char why[64];
 
+	snprintf(why, sizeof(why), "attempt_timeout:%" PRIu64,
+	    env->conf->dispatch.attempt_timeout_ms);
 	if (r != NULL)
-		pool_attempt_ended(r->row.module, "timeout",
-		    env->conf->dispatch.attempt_timeout_ms * 1000);
+		pool_attempt_ended(e->job, r->row.module, "timeout",
+		    ATTEMPT_TIMEOUT,
+		    env->conf->dispatch.attempt_timeout_ms * 1000, why);
 	/* An attempt all the same (its row counts it): logged as one that
 	 * ran its whole time. */
 	pipeline_later_attempt(e->job, ATTEMPT_TIMEOUT, time_mono_us() -
-	    env->conf->dispatch.attempt_timeout_ms * 1000,
-	    "attempt_timeout:%" PRIu64,
-	    env->conf->dispatch.attempt_timeout_ms);
+	    env->conf->dispatch.attempt_timeout_ms * 1000, "%s", why);
 }
 
 /* Build a request's MSG_BATCH_JOB and hand it to w.  -1: nothing sent

@@ -47,6 +47,7 @@ struct worker {
 
 /* pipeline.c: the loop turn. */
 extern struct dispatch	*pipeline_disp;
+extern struct health	*pipeline_hl;
 /* Not 0: rows of this seq and up are committed, not yet synced, and no
  * scan claims them (pipeline_step). */
 extern uint64_t		 pipeline_scan_below;
@@ -76,8 +77,12 @@ void	pool_timer(struct worker *, uint64_t);
 /* A deliver process's result as the dispatch's, and its metric name. */
 enum attempt_result pool_result(enum job_result, const char **);
 /* An attempt of a sink of module ended with result (ok, error,
- * permanent, timeout) after us microseconds: its counter and histogram. */
-void	pool_attempt_ended(uint8_t module, const char *result, uint64_t us);
+ * permanent, timeout; res its dispatch's) after us microseconds, detail
+ * the sink's words: its module's counter and histogram and, while job's
+ * row is claimed, its sink key's (the ring of pipeline_health and the
+ * ankusa_sink_* families). */
+void	pool_attempt_ended(uint64_t job, uint8_t module, const char *result,
+	    enum attempt_result res, uint64_t us, const char *detail);
 
 /* pipeline_store.c: the store adapter. */
 /* The due scans, lanes, settle and random of struct dispatch_ops. */

@@ -25,6 +25,7 @@
 #include "conf.h"
 #include "deck.h"
 #include "dispatch/dispatch.h"
+#include "dispatch/health.h"
 #include "job.h"
 #include "log.h"
 #include "master.h"
@@ -256,23 +257,44 @@ timeout_cb(evutil_socket_t fd, short ev, void *arg)
 	if (w->claim)
 		claim_done(w->job, NULL, pipeline_claim_release, NULL);
 	else {
-		pool_attempt_ended(w->module, "timeout",
-		    env->conf->dispatch.attempt_timeout_ms * 1000);
-		pipeline_later_attempt(w->job, ATTEMPT_TIMEOUT, w->started_us,
-		    "attempt_timeout:%" PRIu64,
+		char why[64];
+
+		snprintf(why, sizeof(why), "attempt_timeout:%" PRIu64,
 		    env->conf->dispatch.attempt_timeout_ms);
+		pool_attempt_ended(w->job, w->module, "timeout",
+		    ATTEMPT_TIMEOUT,
+		    env->conf->dispatch.attempt_timeout_ms * 1000, why);
+		pipeline_later_attempt(w->job, ATTEMPT_TIMEOUT, w->started_us,
+		    "%s", why);
 	}
 	supervisor_kill(w->serial);
 }
 
 void
-pool_attempt_ended(uint8_t module, const char *result, uint64_t us)
+pool_attempt_ended(uint64_t job, uint8_t module, const char *result,
+    enum attempt_result res, uint64_t us, const char *detail)
 {
+	const char *mname = dispatch_module_name(module);
+	struct drow *r;
+	char idx[16];
+
 	metrics_add("ankusa_dispatch_deliveries_total", 1, "result", result,
-	    "sink", dispatch_module_name(module), NULL);
+	    "sink", mname, NULL);
 	metrics_observe("ankusa_dispatch_attempt_duration_seconds",
-	    (double)us / 1e6, "sink", dispatch_module_name(module), "result",
-	    result, NULL);
+	    (double)us / 1e6, "sink", mname, "result", result, NULL);
+	/* The sink key's, only for a key the config names (the ring knows
+	 * them): its series stay bounded by the config. */
+	if ((r = dispatch_job_row(pipeline_disp, job)) == NULL ||
+	    health_attempt(pipeline_hl, r->row.source, r->bound, res, us,
+	    detail, time_wall_ms()) == -1)
+		return;
+	snprintf(idx, sizeof(idx), "%u", r->bound);
+	metrics_add("ankusa_sink_attempts_total", 1, "source_id",
+	    r->row.source, "sink", idx, "module", mname, "result", result,
+	    NULL);
+	metrics_observe("ankusa_sink_attempt_duration_seconds",
+	    (double)us / 1e6, "source_id", r->row.source, "sink", idx,
+	    "module", mname, NULL);
 }
 
 enum attempt_result
@@ -319,7 +341,7 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 	}
 	res = pool_result(o.result, &result);
 	ran = time_mono_us() - w->started_us;
-	pool_attempt_ended(w->module, result, ran);
+	pool_attempt_ended(m->id, w->module, result, res, ran, o.detail);
 	memset(&po, 0, sizeof(po));
 	po.job = m->id;
 	po.res = res;
