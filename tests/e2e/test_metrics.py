@@ -331,6 +331,17 @@ def test_metrics_prometheus_scrape():
         p.stop()
 
 
+def exposed(d):
+    """The names of d's /metrics: every family, a histogram's _bucket,
+    _sum and _count."""
+    _, types, _ = parse(scrape(d))
+    names = set(types)
+    for name, t in types.items():
+        if t == "histogram":
+            names |= {name + "_bucket", name + "_sum", name + "_count"}
+    return names
+
+
 def dashboard_metrics(doc):
     names = set()
 
@@ -357,11 +368,6 @@ def test_metrics_grafana_dashboard():
     used = dashboard_metrics(doc)
     assert used, "the dashboard names no metric"
     d = Daemon(sources={"gh": hold_source()}).start()
-    _, types, _ = parse(scrape(d))
-    exposed = set(types)
-    for name, t in types.items():
-        if t == "histogram":
-            exposed |= {name + "_bucket", name + "_sum", name + "_count"}
-    missing = sorted(used - exposed)
+    missing = sorted(used - exposed(d))
     assert not missing, "the dashboard uses metrics the daemon does not " \
         "expose: %s" % missing
