@@ -84,6 +84,8 @@ static json_t	*show_attempts(const char *, const char *);
 static void	 print_attempts(json_t *);
 static json_t	*build_audit(int, char **);
 static void	 print_audit(json_t *);
+static json_t	*build_sinks(int, char **);
+static void	 print_sinks(json_t *);
 
 static const struct command commands[] = {
 	{ "status", "", build_plain, print_status },
@@ -114,6 +116,9 @@ static const struct command commands[] = {
 	/* The audit trail through the admin API (admin_api_audit.c). */
 	{ "audit", "[--since T] [--until T] [--actor A] [--action A] "
 	    "[--tenant T] [-n limit] [--cursor C]", build_audit, print_audit },
+	/* Each sink key's health through the admin API
+	 * (admin_api_sinks.c). */
+	{ "sinks", "", build_sinks, print_sinks },
 	/* manual operations (daemon/admin/admin_api_ops.c) */
 	{ "flush", "[source[#sink]]", build_flush, print_api },
 	{ "pause", "source[#sink]", build_pause, print_api },
@@ -1445,4 +1450,78 @@ print_audit(json_t *ans)
 	if (json_is_string(json_object_get(b, "next_cursor")))
 		printf("; more with --cursor %s", str_or(b, "next_cursor", ""));
 	printf("\n");
+}
+
+/*
+ * Each sink key's health: sinks.
+ */
+
+static json_t *
+build_sinks(int argc, char **argv)
+{
+	if (argc != 1)
+		return NULL;
+	return api_req("GET", "/v1/sinks", NULL);
+}
+
+/* A ratio as a percentage, a duration in ms, a count: "-" for null. */
+static const char *
+fmt_num(json_t *v, const char *how, double scale, char *buf, size_t len)
+{
+	if (!json_is_number(v))
+		return "-";
+	snprintf(buf, len, how, json_number_value(v) * scale);
+	return buf;
+}
+
+/* A line a key, and one more under it with its last error. */
+static void
+print_sinks(json_t *ans)
+{
+	json_t *b = json_object_get(ans, "body"), *k, *w5, *w60;
+	char key[80], f[8][32], when[32];
+	size_t i;
+
+	if (json_object_get(b, "sinks") == NULL) {
+		print_api(ans);
+		return;
+	}
+	json_array_foreach(json_object_get(b, "sinks"), i, k) {
+		if (i == 0)
+			printf("%-20s %-13s %6s %7s %7s %6s %7s %7s %7s %5s "
+			    "%-9s %s\n", "SOURCE#SINK", "MODULE", "5M OK",
+			    "P50 MS", "P99 MS", "1H OK", "P50 MS", "P99 MS",
+			    "PENDING", "DEAD", "BREAKER", "PAUSED");
+		w5 = json_object_get(k, "5m");
+		w60 = json_object_get(k, "1h");
+		snprintf(key, sizeof(key), "%s#%lld", str_or(k, "source_id",
+		    "-"), (long long)json_integer_value(json_object_get(k,
+		    "sink")));
+		printf("%-20s %-13s %6s %7s %7s %6s %7s %7s %7s %5s %-9s %s\n",
+		    key, str_or(k, "module", "-"),
+		    fmt_num(json_object_get(w5, "success_ratio"), "%.1f%%",
+		    100, f[0], sizeof(f[0])),
+		    fmt_num(json_object_get(w5, "p50_ms"), "%.1f", 1, f[1],
+		    sizeof(f[1])),
+		    fmt_num(json_object_get(w5, "p99_ms"), "%.1f", 1, f[2],
+		    sizeof(f[2])),
+		    fmt_num(json_object_get(w60, "success_ratio"), "%.1f%%",
+		    100, f[3], sizeof(f[3])),
+		    fmt_num(json_object_get(w60, "p50_ms"), "%.1f", 1, f[4],
+		    sizeof(f[4])),
+		    fmt_num(json_object_get(w60, "p99_ms"), "%.1f", 1, f[5],
+		    sizeof(f[5])),
+		    fmt_num(json_object_get(k, "pending"), "%.0f", 1, f[6],
+		    sizeof(f[6])),
+		    fmt_num(json_object_get(k, "dead"), "%.0f", 1, f[7],
+		    sizeof(f[7])),
+		    str_or(k, "breaker", "-"),
+		    json_is_true(json_object_get(k, "paused")) ? "yes" : "no");
+		if (json_is_string(json_object_get(k, "last_error")))
+			printf("%-20s last error %s UTC: %s\n", "",
+			    when_utc(json_object_get(k, "last_error_at"), when,
+			    sizeof(when)), str_or(k, "last_error", ""));
+	}
+	if (json_array_size(json_object_get(b, "sinks")) == 0)
+		printf("no sink key in the config\n");
 }

@@ -49,6 +49,7 @@
 #include "admin/admin_gauges.h"
 #include "admin/admin_ops.h"
 #include "admin/admin_replay.h"
+#include "admin/admin_sinks.h"
 #include "clock.h"
 #include "conf.h"
 #include "lameduck.h"
@@ -844,6 +845,7 @@ ankusad_wire(void)
 		admin_routes_replay,
 		admin_routes_audit,
 		admin_routes_attempts,
+		admin_routes_sinks,
 	};
 	char err[4096];
 
@@ -859,6 +861,7 @@ ankusad_wire(void)
 	pipeline_init();
 	dlq_init(&dlq);
 	gauges_init();
+	sinks_init();
 	replay_init();
 }
 

@@ -75,7 +75,7 @@ extern const struct admin_route admin_routes_dlq[];
 extern const struct admin_route admin_routes_metrics[];
 extern const struct admin_route admin_routes_ops[];	/* admin_api_ops.c */
 extern const struct admin_route admin_routes_replay[];
-/* admin_routes_audit: admin_audit.h */
+/* admin_routes_audit: admin_audit.h; admin_routes_sinks: admin_sinks.h */
 
 /* Every module's routes, once, before the loop runs (main's wiring):
  * the API's and admin_call's. */

@@ -35,6 +35,7 @@
 
 #include "admin_dlq.h"
 #include "admin_gauges.h"
+#include "admin_sinks.h"
 #include "clock.h"
 #include "conf.h"
 #include "dispatch/dispatch.h"
@@ -97,6 +98,7 @@ static void (*const readers[])(void) = {
 	g_dlq,
 	g_repl,
 	g_sandbox,
+	sinks_gauges,
 };
 
 /* fn once per kind with a running child and feature of its sandbox. */
