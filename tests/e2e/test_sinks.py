@@ -2,19 +2,25 @@
 """Each destination's health (issue 37, section 3): the ankusa_sink_*
 families of /metrics per sink key, GET /v1/sinks and ankusactl sinks
 against a sink that fails then succeeds, a dead letter and a paused key;
-the per-key counts again after a restart; a real Prometheus scraping them.
+the per-key counts again after a restart; a real Prometheus scraping them;
+the alert rules of scripts/ through promtool check rules and test rules.
 """
 
 import json
 import os
 import re
+import subprocess
 
 import ankusa
 from ankusa import (Daemon, TestSink, dispatch_conf, expect_accepted, post,
                     sink_source, wait_until)
-from test_metrics import PROMETHEUS, PROMTOOL, Prometheus, parse, \
-    promtool_ok, scrape
+from test_metrics import PROMETHEUS, PROMTOOL, Prometheus, exposed, \
+    parse, promtool_ok, scrape
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RULES = os.path.join(ROOT, "scripts", "ankusa-alerts.yml")
+RULE_TESTS = os.path.join(ROOT, "scripts", "ankusa-alerts.test.yml")
 
 
 def sinks(d):
@@ -226,3 +232,23 @@ def test_sinks_prometheus_scrape():
     finally:
         p.stop()
 
+
+def test_alert_rules_promtool():
+    """scripts/ankusa-alerts.yml passes promtool check rules, and its unit
+    tests (scripts/ankusa-alerts.test.yml) pass promtool test rules; every
+    metric a rule names is one the daemon exposes."""
+    if not os.access(PROMTOOL, os.X_OK):
+        raise ankusa.Skip("no %s (Debian package prometheus)" % PROMTOOL)
+    for argv in ([PROMTOOL, "check", "rules", RULES],
+                 [PROMTOOL, "test", "rules", RULE_TESTS]):
+        r = subprocess.run(argv, capture_output=True, timeout=60,
+                           cwd=os.path.dirname(RULES))
+        assert r.returncode == 0, "%s: exit %d: %s" % (
+            " ".join(argv[1:3]), r.returncode,
+            (r.stdout + r.stderr).decode()[-3000:])
+    with open(RULES) as f:
+        used = set(re.findall(r"\bankusa_[a-z0-9_]+", f.read()))
+    d = Daemon(sources={"gh": ankusa.hold_source()}).start()
+    missing = sorted(used - exposed(d))
+    assert not missing, "rules name metrics the daemon does not expose: " \
+        "%s" % missing
