@@ -1474,48 +1474,60 @@ fmt_num(json_t *v, const char *how, double scale, char *buf, size_t len)
 	return buf;
 }
 
+/* A key's columns after its name and module: a window's figure (win
+ * "5m" or "1h") or the key's own (win NULL), as fmt_num prints it. */
+static const struct {
+	const char	*head;
+	const char	*win;
+	const char	*field;
+	const char	*how;
+	double		 scale;
+	int		 width;
+} sink_cols[] = {
+	{ "5M OK", "5m", "success_ratio", "%.1f%%", 100, 6 },
+	{ "P50 MS", "5m", "p50_ms", "%.1f", 1, 7 },
+	{ "P99 MS", "5m", "p99_ms", "%.1f", 1, 7 },
+	{ "1H OK", "1h", "success_ratio", "%.1f%%", 100, 6 },
+	{ "P50 MS", "1h", "p50_ms", "%.1f", 1, 7 },
+	{ "P99 MS", "1h", "p99_ms", "%.1f", 1, 7 },
+	{ "PENDING", NULL, "pending", "%.0f", 1, 7 },
+	{ "DEAD", NULL, "dead", "%.0f", 1, 5 },
+};
+
 /* A line a key, and one more under it with its last error. */
 static void
 print_sinks(json_t *ans)
 {
-	json_t *b = json_object_get(ans, "body"), *k, *w5, *w60;
-	char key[80], f[8][32], when[32];
-	size_t i;
+	json_t *b = json_object_get(ans, "body"), *k, *o;
+	char key[80], f[32], when[32];
+	size_t i, c;
 
 	if (json_object_get(b, "sinks") == NULL) {
 		print_api(ans);
 		return;
 	}
 	json_array_foreach(json_object_get(b, "sinks"), i, k) {
-		if (i == 0)
-			printf("%-20s %-13s %6s %7s %7s %6s %7s %7s %7s %5s "
-			    "%-9s %s\n", "SOURCE#SINK", "MODULE", "5M OK",
-			    "P50 MS", "P99 MS", "1H OK", "P50 MS", "P99 MS",
-			    "PENDING", "DEAD", "BREAKER", "PAUSED");
-		w5 = json_object_get(k, "5m");
-		w60 = json_object_get(k, "1h");
+		if (i == 0) {
+			printf("%-20s %-13s", "SOURCE#SINK", "MODULE");
+			for (c = 0; c < sizeof(sink_cols) / sizeof(sink_cols[0]);
+			    c++)
+				printf(" %*s", sink_cols[c].width,
+				    sink_cols[c].head);
+			printf(" %-9s %s\n", "BREAKER", "PAUSED");
+		}
 		snprintf(key, sizeof(key), "%s#%lld", str_or(k, "source_id",
 		    "-"), (long long)json_integer_value(json_object_get(k,
 		    "sink")));
-		printf("%-20s %-13s %6s %7s %7s %6s %7s %7s %7s %5s %-9s %s\n",
-		    key, str_or(k, "module", "-"),
-		    fmt_num(json_object_get(w5, "success_ratio"), "%.1f%%",
-		    100, f[0], sizeof(f[0])),
-		    fmt_num(json_object_get(w5, "p50_ms"), "%.1f", 1, f[1],
-		    sizeof(f[1])),
-		    fmt_num(json_object_get(w5, "p99_ms"), "%.1f", 1, f[2],
-		    sizeof(f[2])),
-		    fmt_num(json_object_get(w60, "success_ratio"), "%.1f%%",
-		    100, f[3], sizeof(f[3])),
-		    fmt_num(json_object_get(w60, "p50_ms"), "%.1f", 1, f[4],
-		    sizeof(f[4])),
-		    fmt_num(json_object_get(w60, "p99_ms"), "%.1f", 1, f[5],
-		    sizeof(f[5])),
-		    fmt_num(json_object_get(k, "pending"), "%.0f", 1, f[6],
-		    sizeof(f[6])),
-		    fmt_num(json_object_get(k, "dead"), "%.0f", 1, f[7],
-		    sizeof(f[7])),
-		    str_or(k, "breaker", "-"),
+		printf("%-20s %-13s", key, str_or(k, "module", "-"));
+		for (c = 0; c < sizeof(sink_cols) / sizeof(sink_cols[0]); c++) {
+			o = sink_cols[c].win != NULL ? json_object_get(k,
+			    sink_cols[c].win) : k;
+			printf(" %*s", sink_cols[c].width, fmt_num(
+			    json_object_get(o, sink_cols[c].field),
+			    sink_cols[c].how, sink_cols[c].scale, f,
+			    sizeof(f)));
+		}
+		printf(" %-9s %s\n", str_or(k, "breaker", "-"),
 		    json_is_true(json_object_get(k, "paused")) ? "yes" : "no");
 		if (json_is_string(json_object_get(k, "last_error")))
 			printf("%-20s last error %s UTC: %s\n", "",
