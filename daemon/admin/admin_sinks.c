@@ -41,7 +41,7 @@ static const char *const key_gauges[] = {
 };
 
 static struct event	*seed_ev;
-static uint64_t		 seed_rows;
+static uint64_t		 seed_steps, seed_busy_us;
 
 /* A key's rows in the store: 1 with pending and dead, 0 unknown. */
 static int
@@ -162,20 +162,23 @@ seed_arm(uint64_t ms)
 static void
 seed_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	uint64_t t0 = time_mono_ms();
+	uint64_t t0 = time_mono_us();
+	int rc;
 
 	if (env->draining)
 		return;
-	switch (store_keycount_seed(env->store, SEED_STEP_ROWS)) {
+	rc = store_keycount_seed(env->store, SEED_STEP_ROWS);
+	seed_steps++;
+	seed_busy_us += time_mono_us() - t0;
+	switch (rc) {
 	case 0:
-		seed_rows += SEED_STEP_ROWS;
 		seed_arm(0);
 		return;
 	case 1:
-		log_debug("sinks: the store's rows by sink key counted "
-		    "(about %llu rows walked, last step %llu ms)",
-		    (unsigned long long)seed_rows,
-		    (unsigned long long)(time_mono_ms() - t0));
+		log_debug("sinks: the store's rows counted by sink key: %llu "
+		    "steps of %d rows, %llu us in steps",
+		    (unsigned long long)seed_steps, SEED_STEP_ROWS,
+		    (unsigned long long)seed_busy_us);
 		return;
 	}
 	log_warnx("sinks: counting the store's rows by sink key: %s; again "
