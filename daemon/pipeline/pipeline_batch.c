@@ -125,6 +125,7 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 {
 	struct batch_outcome o;
 	struct batcher_req *req = w->req;
+	struct drow *r;
 	enum attempt_result res;
 	const char *name;
 	struct poutcome po;
@@ -142,9 +143,9 @@ pipeline_batch_outcome(struct worker *w, struct msg *m)
 		req->entries[k].done = 1;
 		res = pool_result(o.r[i].result, &name);
 		ran = time_mono_us() - w->started_us;
-		pool_attempt_ended(o.r[i].id, w->module, name, res, ran,
-		    o.r[i].detail);
-		if (dispatch_job_row(pipeline_disp, o.r[i].id) == NULL)
+		r = dispatch_job_row(pipeline_disp, o.r[i].id);
+		pool_attempt_ended(r, w->module, name, res, ran, o.r[i].detail);
+		if (r == NULL)
 			continue;
 		/* The request's status and time are each entry's. */
 		memset(&po, 0, sizeof(po));
@@ -197,7 +198,7 @@ batch_expired(struct batcher_entry *e, void *arg)
 	snprintf(why, sizeof(why), "attempt_timeout:%" PRIu64,
 	    env->conf->dispatch.attempt_timeout_ms);
 	if (r != NULL)
-		pool_attempt_ended(e->job, r->row.module, "timeout",
+		pool_attempt_ended(r, r->row.module, "timeout",
 		    ATTEMPT_TIMEOUT,
 		    env->conf->dispatch.attempt_timeout_ms * 1000, why);
 	/* An attempt all the same (its row counts it): logged as one that

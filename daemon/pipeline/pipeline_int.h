@@ -78,11 +78,12 @@ void	pool_timer(struct worker *, uint64_t);
 enum attempt_result pool_result(enum job_result, const char **);
 /* An attempt of a sink of module ended with result (ok, error,
  * permanent, timeout; res its dispatch's) after us microseconds, detail
- * the sink's words: its module's counter and histogram and, while job's
- * row is claimed, its sink key's (the ring of pipeline_health and the
- * ankusa_sink_* families). */
-void	pool_attempt_ended(uint64_t job, uint8_t module, const char *result,
-	    enum attempt_result res, uint64_t us, const char *detail);
+ * the sink's words: its module's counter and histogram and, with its row
+ * r (NULL: settled meanwhile), its sink key's (the ring of pipeline_hl
+ * and the ankusa_sink_* families). */
+void	pool_attempt_ended(const struct drow *r, uint8_t module,
+	    const char *result, enum attempt_result res, uint64_t us,
+	    const char *detail);
 
 /* pipeline_store.c: the store adapter. */
 /* The due scans, lanes, settle and random of struct dispatch_ops. */

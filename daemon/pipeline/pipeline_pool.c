@@ -261,8 +261,8 @@ timeout_cb(evutil_socket_t fd, short ev, void *arg)
 
 		snprintf(why, sizeof(why), "attempt_timeout:%" PRIu64,
 		    env->conf->dispatch.attempt_timeout_ms);
-		pool_attempt_ended(w->job, w->module, "timeout",
-		    ATTEMPT_TIMEOUT,
+		pool_attempt_ended(dispatch_job_row(pipeline_disp, w->job),
+		    w->module, "timeout", ATTEMPT_TIMEOUT,
 		    env->conf->dispatch.attempt_timeout_ms * 1000, why);
 		pipeline_later_attempt(w->job, ATTEMPT_TIMEOUT, w->started_us,
 		    "%s", why);
@@ -271,11 +271,11 @@ timeout_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 void
-pool_attempt_ended(uint64_t job, uint8_t module, const char *result,
-    enum attempt_result res, uint64_t us, const char *detail)
+pool_attempt_ended(const struct drow *r, uint8_t module,
+    const char *result, enum attempt_result res, uint64_t us,
+    const char *detail)
 {
 	const char *mname = dispatch_module_name(module);
-	struct drow *r;
 	char idx[16];
 
 	metrics_add("ankusa_dispatch_deliveries_total", 1, "result", result,
@@ -284,8 +284,7 @@ pool_attempt_ended(uint64_t job, uint8_t module, const char *result,
 	    (double)us / 1e6, "sink", mname, "result", result, NULL);
 	/* The sink key's, only for a key the config names (the ring knows
 	 * them): its series stay bounded by the config. */
-	if ((r = dispatch_job_row(pipeline_disp, job)) == NULL ||
-	    health_attempt(pipeline_hl, r->row.source, r->bound, res, us,
+	if (r == NULL || health_attempt(pipeline_hl, r->row.source, r->bound, res, us,
 	    detail, time_wall_ms()) == -1)
 		return;
 	snprintf(idx, sizeof(idx), "%u", r->bound);
@@ -341,7 +340,8 @@ pipeline_outcome(uint32_t serial, struct msg *m)
 	}
 	res = pool_result(o.result, &result);
 	ran = time_mono_us() - w->started_us;
-	pool_attempt_ended(m->id, w->module, result, res, ran, o.detail);
+	pool_attempt_ended(dispatch_job_row(pipeline_disp, m->id), w->module,
+	    result, res, ran, o.detail);
 	memset(&po, 0, sizeof(po));
 	po.job = m->id;
 	po.res = res;
