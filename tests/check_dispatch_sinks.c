@@ -92,6 +92,75 @@ START_TEST(test_sink_concurrency)
 }
 END_TEST
 
+/* dispatch_keys: each key's claimed rows, whatever their state (running,
+ * queued), by tenant; a settle written gives its row back. */
+struct kseen {
+	char		 key[8][140];
+	uint32_t	 claimed[8];
+	int		 n;
+};
+
+static void
+keys_cb(const char *tenant, const char *source, uint32_t sink,
+    uint8_t module, uint32_t claimed, const struct breaker *b, void *arg)
+{
+	struct kseen *k = arg;
+
+	ck_assert_int_lt(k->n, 8);
+	snprintf(k->key[k->n], sizeof(k->key[0]), "%s/%s#%u(%s)", tenant,
+	    source, sink, dispatch_module_name(module));
+	k->claimed[k->n++] = claimed;
+}
+
+static uint32_t
+key_claimed(const struct kseen *k, const char *key)
+{
+	int i;
+
+	for (i = 0; i < k->n; i++)
+		if (strcmp(k->key[i], key) == 0)
+			return k->claimed[i];
+	return UINT32_MAX;
+}
+
+START_TEST(test_keys_claimed)
+{
+	struct kseen k;
+	struct fjob *j;
+	size_t i;
+	int n;
+
+	mk("  sink_concurrency: 2\n" RETRY, SRC);
+	for (n = 0; n < 5; n++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100, 100);
+	for (n = 0; n < 3; n++)
+		fake_add("b", "s", 0, MODULE_LOG, T0 - 100, 100);
+	for (n = 0; n < 2; n++)
+		fake_add("a", "s2", 0, MODULE_LOG, T0 - 100, 100);
+	dispatch_run(d, T0);
+	memset(&k, 0, sizeof(k));
+	dispatch_keys(d, keys_cb, &k);
+	ck_assert_int_eq(k.n, 3);
+	ck_assert_uint_eq(key_claimed(&k, "a/s#0(log)"), 5);
+	ck_assert_uint_eq(key_claimed(&k, "b/s#0(log)"), 3);
+	ck_assert_uint_eq(key_claimed(&k, "a/s2#0(log)"), 2);
+	for (i = 0; (j = fake_running_job(i)) != NULL; i++)
+		if (strcmp(j->row.tenant, "a") == 0 &&
+		    strcmp(j->row.source, "s") == 0)
+			break;
+	ck_assert_ptr_nonnull(j);
+	fake_finish(d, j, ATTEMPT_OK, 0, "", T0 + 1);
+	memset(&k, 0, sizeof(k));
+	dispatch_keys(d, keys_cb, &k);
+	ck_assert_uint_eq(key_claimed(&k, "a/s#0(log)"), 5);
+	fake_flush(d);
+	memset(&k, 0, sizeof(k));
+	dispatch_keys(d, keys_cb, &k);
+	ck_assert_uint_eq(key_claimed(&k, "a/s#0(log)"), 4);
+	done();
+}
+END_TEST
+
 /* Slots round-robin across tenants first, then across a tenant's keys:
  * a has keys s and s2, b has s; all with a backlog. */
 static const struct {
@@ -1539,6 +1608,7 @@ dispatch_sinks_suite(void)
 	tc = tcase_create("slots");
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_loop_test(tc, test_sink_concurrency, 0, 5);
+	tcase_add_test(tc, test_keys_claimed);
 	ADD_LOOP(tc, test_slots, slots);
 	tcase_add_test(tc, test_idle_workers);
 	tcase_add_test(tc, test_idle_keeps_turn);
