@@ -294,6 +294,9 @@ struct tenants_ctx {
  * -1 for a dead one); counted once the batch commits. */
 void	 keycount_row(struct store_batch *, const unsigned char *,
 		    const struct store_row *, int dlive, int ddead);
+/* Whether a row in state counts as live (1: waiting to be delivered),
+ * dead (0) or neither (-1: a state that is no delivery to make). */
+int	 keycount_live(int);
 void	 keycount_begin(struct store *);
 void	 keycount_commit(struct store *);
 void	 keycount_free(struct store *);

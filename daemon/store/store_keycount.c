@@ -18,7 +18,9 @@
  *
  * A replication client's tables change under it without a batch: it
  * keeps no counts (store_keycount answers -1).  A row the store cannot
- * decode is counted nowhere (the walk skips it as the writers do).
+ * decode is counted nowhere (the walk skips it as the writers do), nor
+ * one in a state that is no delivery to make (keycount_live: a state
+ * that a later schema adds counts only once it says where).
  *
  * Fatal: out of memory.
  */
@@ -98,6 +100,21 @@ kc_get(struct keycounts *kc, const char *source, uint32_t sink,
 	k->next = kc->tab[b];
 	kc->tab[b] = k;
 	return k;
+}
+
+int
+keycount_live(int state)
+{
+	switch (state) {
+	case STORE_ROW_DUE:
+	case STORE_ROW_MEMBER:
+	case STORE_ROW_HEAD:
+	case STORE_ROW_PARKED:
+		return 1;
+	case STORE_ROW_DEAD:
+		return 0;
+	}
+	return -1;
 }
 
 void
@@ -216,11 +233,13 @@ store_keycount_seed(struct store *st, unsigned max)
 		if (store_rec_row_decode(w.key, w.klen, w.val, w.vlen, &r,
 		    st->err, sizeof(st->err)) == -1 || r.source[0] == '\0')
 			continue;
+		if (keycount_live(r.state) == -1)
+			continue;
 		k = kc_get(kc, r.source, r.sink_index, r.module, 1);
-		if (r.state == STORE_ROW_DEAD)
-			k->dead++;
-		else
+		if (keycount_live(r.state))
 			k->live++;
+		else
+			k->dead++;
 	}
 	if (store_walk_done(&w, ret == -1 ? -1 : 0) == -1)
 		return -1;

@@ -497,10 +497,10 @@ rows_gone(struct store_batch *b, const unsigned char *rk,
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
-	if (r->state == STORE_ROW_DEAD)
-		keycount_row(b, rk, r, 0, -1);
-	else
+	if (keycount_live(r->state) == 1)
 		keycount_row(b, rk, r, -1, 0);
+	else if (keycount_live(r->state) == 0)
+		keycount_row(b, rk, r, 0, -1);
 	if (head && lane_release(b, rk, r) == -1)
 		return -1;
 	return went ? 2 : 1;
