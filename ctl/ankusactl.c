@@ -1493,6 +1493,7 @@ static const struct {
 	{ "PENDING", NULL, "pending", "%.0f", 1, 7 },
 	{ "DEAD", NULL, "dead", "%.0f", 1, 5 },
 };
+#define NCOLS	(sizeof(sink_cols) / sizeof(sink_cols[0]))
 
 /* A line a key, and one more under it with its last error. */
 static void
@@ -1509,8 +1510,7 @@ print_sinks(json_t *ans)
 	json_array_foreach(json_object_get(b, "sinks"), i, k) {
 		if (i == 0) {
 			printf("%-20s %-13s", "SOURCE#SINK", "MODULE");
-			for (c = 0; c < sizeof(sink_cols) / sizeof(sink_cols[0]);
-			    c++)
+			for (c = 0; c < NCOLS; c++)
 				printf(" %*s", sink_cols[c].width,
 				    sink_cols[c].head);
 			printf(" %-9s %s\n", "BREAKER", "PAUSED");
@@ -1519,7 +1519,7 @@ print_sinks(json_t *ans)
 		    "-"), (long long)json_integer_value(json_object_get(k,
 		    "sink")));
 		printf("%-20s %-13s", key, str_or(k, "module", "-"));
-		for (c = 0; c < sizeof(sink_cols) / sizeof(sink_cols[0]); c++) {
+		for (c = 0; c < NCOLS; c++) {
 			o = sink_cols[c].win != NULL ? json_object_get(k,
 			    sink_cols[c].win) : k;
 			printf(" %*s", sink_cols[c].width, fmt_num(

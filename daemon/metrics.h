@@ -15,8 +15,8 @@
  * keeps at most METRICS_MAX_SERIES series, past which the remaining label
  * values are folded into "_other".  The ankusa_sink_* families, one
  * series a sink key the config names (and result), keep up to
- * METRICS_MAX_SINK_KEYS keys' (times the four results).  Refused requests are never labelled by
- * source (the source may not exist).
+ * METRICS_MAX_SINK_KEYS keys' (times the four results).  Refused
+ * requests are never labelled by source (the source may not exist).
  *
  * Gauges are set by whoever knows them: metrics_set from anywhere, or a
  * reader in admin_gauges.c's table that sets them just before each scrape.

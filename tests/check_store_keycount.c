@@ -68,8 +68,9 @@ START_TEST(test_seed_and_keep)
 	ck_assert_int_eq(store_keycount_seed(st, 3), 0);
 	ck_assert_int_eq(store_keycount(st, "a", 0, MODULE_HTTP, &l, &d), -1);
 	ck_assert_int_eq(deliver(st, s1, 0), 1);		/* behind */
-	ck_assert_int_eq(kill_row(st, s2, 0, 5000, "r", "e", 1), 1);	/* at */
-	ck_assert_int_eq(kill_row(st, s3, 1, 5001, "r", "e", 1), 1);	/* ahead */
+	/* At the walk's cursor, then ahead of it. */
+	ck_assert_int_eq(kill_row(st, s2, 0, 5000, "r", "e", 1), 1);
+	ck_assert_int_eq(kill_row(st, s3, 1, 5001, "r", "e", 1), 1);
 	(void)put_rows(st, "t", "a", 1005, one, 1);		/* ahead */
 	/* An aborted batch counts nothing. */
 	hook_fill(&h, "b", "x", 1);

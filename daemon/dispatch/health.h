@@ -37,7 +37,7 @@ struct health;
 struct health_window {
 	uint64_t	attempts;
 	uint64_t	ok;
-	double		ratio;		/* ok / attempts; -1 without one */
+	double		ratio;		/* ok / attempts, -1 without one */
 	double		p50_ms;		/* -1 without an attempt */
 	double		p99_ms;
 };

@@ -284,8 +284,8 @@ pool_attempt_ended(const struct drow *r, uint8_t module,
 	    (double)us / 1e6, "sink", mname, "result", result, NULL);
 	/* The sink key's, only for a key the config names (the ring knows
 	 * them): its series stay bounded by the config. */
-	if (r == NULL || health_attempt(pipeline_hl, r->row.source, r->bound, res, us,
-	    detail, time_wall_ms()) == -1)
+	if (r == NULL || health_attempt(pipeline_hl, r->row.source, r->bound,
+	    res, us, detail, time_wall_ms()) == -1)
 		return;
 	snprintf(idx, sizeof(idx), "%u", r->bound);
 	metrics_add("ankusa_sink_attempts_total", 1, "source_id",

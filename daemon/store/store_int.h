@@ -167,7 +167,7 @@ struct store {
 	uint64_t		 next_seq;	/* ahead of meta after aborts */
 	uint64_t		 seq_saved;	/* next_seq as meta has it */
 	struct store_counts	 counts;	/* as committed */
-	struct keycounts	*kc;		/* rows by sink key, in memory
+	struct keycounts	*kc;		/* rows by sink key
 						 * (store_keycount.c) */
 	unsigned char		 id[16];	/* meta store_id */
 	struct store_batch	 batch;
