@@ -184,6 +184,45 @@ def test_sinks_fail_then_succeed():
                s.received("/two0") == 2, timeout=20, what="two#0 resumed")
 
 
+def test_sinks_replication():
+    """In a replication group the master counts its rows by sink key; a
+    client keeps no count (its tables change under it): pending and dead
+    null in GET /v1/sinks, no series in /metrics.  The client that
+    becomes master after a kill -9 counts them from its store."""
+    from test_replication import Group
+    s = TestSink().start()
+    s.mode("/s", status=503)
+    g = Group(s.url("/s")).start()
+    m = g.master()
+    post_to(m, "s", 3)
+
+    def counted(d):
+        k = sinks(d)[("s", 0)]
+        return k["pending"] is not None and \
+            k["pending"] + k["claimed"] == 3 and k["dead"] == 0
+    wait_until(lambda: counted(m), timeout=20, what="the master's count")
+    for c in g.nodes:
+        if c is m:
+            continue
+        k = sinks(c)[("s", 0)]
+        assert k["pending"] is None and k["dead"] is None, k
+        g2 = parse(scrape(c))[0]
+        assert not [n for n in g2 if n.startswith(("ankusa_sink_pending",
+                                                   "ankusa_sink_dead"))], g2
+    m.kill9()
+    m2 = g.master(timeout=60)
+    assert m2 is not m
+    wait_until(lambda: counted(m2), timeout=30,
+               what="the new master's count")
+    s.mode("/s", status=200)
+    wait_until(lambda: sinks(m2)[("s", 0)]["pending"] == 0 and
+               sinks(m2)[("s", 0)]["claimed"] == 0, timeout=30,
+               what="delivered by the new master")
+
+
+test_sinks_replication.timeout = 240
+
+
 def test_sinks_scope():
     """GET /v1/sinks wants hooks:read: a token with metrics:read alone is
     refused 403 naming it."""
