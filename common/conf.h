@@ -74,12 +74,18 @@ struct blob {
 	size_t		 len;
 };
 
+#define RETRY_SCHEDULE_MAX	64	/* steps of a retry.schedule_ms */
+
 struct retry_policy {
 	uint64_t	base_ms;	/* 100 */
 	uint64_t	max_ms;		/* 300000 */
 	uint32_t	max_attempts;	/* 84 */
 	int		jitter;		/* 1 */
 	uint64_t	max_elapsed_ms;	/* 86400000 */
+	/* schedule_ms: the delay after attempt n is schedule[n - 1], the
+	 * last step repeating; nschedule 0: the exponential form above. */
+	uint64_t	schedule[RETRY_SCHEDULE_MAX];
+	int		nschedule;
 };
 
 /*
@@ -165,6 +171,14 @@ struct sink_conf {
 	uint64_t	 timeout_ms;	/* http, sqs, pubsub: 5000 */
 	uint64_t	 inline_max_bytes;	/* sqs, pubsub: 65536 */
 	uint64_t	 max_message_bytes;	/* sqs 1048576, pubsub 10000000 */
+	/* rate: the sink key's token bucket (daemon/dispatch/bucket.h);
+	 * per_second 0: none; burst 0: max(1, ceil(per_second)). */
+	double		 rate_per_second;
+	uint32_t	 rate_burst;
+	/* retry: its own policy, over its source's (has_retry 0: the
+	 * source's) */
+	int		 has_retry;
+	struct retry_policy retry;
 	union {
 		struct {
 			char		*url;

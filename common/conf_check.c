@@ -262,6 +262,33 @@ ccheck_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
 	free(allow);
 }
 
+/*
+ * A retry section (dispatch.retry, a source's, a sink's): schedule_ms
+ * replaces base_ms and max_ms, so it is not written with them; a section
+ * that writes either without it takes the exponential form, dropping a
+ * schedule it inherits.
+ */
+void
+conf_check_retry(struct cparse *p, struct cctx *c, yaml_node_t *map,
+    const char *path)
+{
+	struct retry_policy *rp = c->sink != NULL ? &c->sink->retry :
+	    c->src != NULL ? &c->src->retry : &p->conf->dispatch.retry;
+	yaml_node_t *sn, *n;
+
+	n = conf_ymap_get(p->doc, map, "base_ms");
+	if (n == NULL)
+		n = conf_ymap_get(p->doc, map, "max_ms");
+	sn = conf_ymap_get(p->doc, map, "schedule_ms");
+	if (sn != NULL && n != NULL)
+		conf_err(p, conf_yline(n), "%s.schedule_ms and %s.%s "
+		    "exclude each other", path, path,
+		    conf_ymap_get(p->doc, map, "base_ms") != NULL ?
+		    "base_ms" : "max_ms");
+	else if (n != NULL)
+		rp->nschedule = 0;
+}
+
 void
 conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
     const char *path)

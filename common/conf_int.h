@@ -64,6 +64,9 @@ enum ckey_type {
 				 * token_sha256} (with scopes when F_SCOPES;
 				 * min: a token's least length in bytes;
 				 * conf_tokens.c) */
+	T_MSLIST,		/* uint64_t[RETRY_SCHEDULE_MAX] at off, int
+				 * count at off2: 1..RETRY_SCHEDULE_MAX
+				 * integers, each in min..max */
 };
 
 /* Which object a key's offset is relative to. */
@@ -280,6 +283,7 @@ ccheck_fn	 conf_check_source;
 ccheck_fn	 conf_check_dedupe;
 ccheck_fn	 conf_check_sink;
 ccheck_fn	 conf_check_order_key;
+ccheck_fn	 conf_check_retry;
 ccheck_fn	 conf_check_claim;
 ccheck_fn	 conf_check_repl;
 int		 conf_repl_derive(struct conf_repl *);

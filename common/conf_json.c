@@ -318,6 +318,15 @@ cjson_value(const struct conf_key *k, const char *base)
 		return o;
 	case T_TOKENS:
 		return cjson_tokens(k, base);
+	case T_MSLIST:
+		n = *(const int *)(const void *)(base + k->off2);
+		if (n == 0)
+			return json_null();
+		o = json_array();
+		for (i = 0; i < n; i++)
+			json_array_append_new(o, json_integer((json_int_t)
+			    ((const uint64_t *)(const void *)p)[i]));
+		return o;
 	case T_HEADERS:
 		/* Names shown, values never: they may be credentials. */
 		h = *(struct header_kv *const *)(const void *)p;

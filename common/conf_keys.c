@@ -545,10 +545,12 @@ const struct conf_key conf_tab[] = {
 	{ .name = "dispatch.tenants.*.concurrency", .type = T_U32,
 	  .scope = S_TENANT, .off = TO(concurrency), .min = 1, .max = 1024,
 	  .doc = "The most attempts of the tenant running at once." },
-	{ .name = "dispatch.retry", .type = T_SECTION,
+	{ .name = "dispatch.retry", .type = T_SECTION, .obj = O_RETRY,
+	  .check = conf_check_retry,
 	  .doc = "The retry policy of every source without its own: delay = "
-	    "min(max_ms, base_ms * 2^(attempt-1)), times a factor in "
-	    "[0.5, 1] with jitter." },
+	    "min(max_ms, base_ms * 2^(attempt-1)), or the schedule_ms step "
+	    "of the attempt, times a factor in [0.5, 1] with jitter; a "
+	    "sink's Retry-After is a floor." },
 	{ .name = "dispatch.retry.base_ms", .type = T_U64, .scope = S_CONF,
 	  .off = CO(dispatch.retry.base_ms), .def = "100", .min = 1,
 	  .max = MS_DAY,
@@ -571,6 +573,14 @@ const struct conf_key conf_tab[] = {
 	    "is dead-lettered, and so is a row whose sink's Retry-After "
 	    "ends past it (no attempt comes sooner than a Retry-After "
 	    "asks)." },
+	{ .name = "dispatch.retry.schedule_ms", .type = T_MSLIST,
+	  .scope = S_CONF, .off = CO(dispatch.retry.schedule),
+	  .off2 = CO(dispatch.retry.nschedule), .min = 1, .max = MS_DAY,
+	  .doc = "The delays after the first, second, ... attempt, in "
+	    "place of base_ms and max_ms (not with them in one retry "
+	    "section; a retry section that sets base_ms or max_ms without "
+	    "it drops a schedule it would inherit); the last step repeats "
+	    "until max_attempts or max_elapsed_ms.  Up to 64 steps." },
 
 	/* attempts */
 	{ .name = "attempts", .type = T_SECTION,
@@ -955,6 +965,7 @@ const struct conf_key conf_tab[] = {
 	    "Absent: every header but credentials, framing, hop-by-hop and "
 	    "x-ankusa-*." },
 	{ .name = "sources.*.retry", .type = T_SECTION, .obj = O_RETRY,
+	  .check = conf_check_retry,
 	  .doc = "This source's retry policy; each key absent here is "
 	    "dispatch.retry's." },
 	{ .name = "sources.*.retry.base_ms", .type = T_U64, .scope = S_SOURCE,
@@ -974,8 +985,13 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_SOURCE, .off = SO(retry.max_elapsed_ms), .min = 1,
 	  .max = 365 * MS_DAY,
 	  .doc = "The retry horizon from the first attempt." },
+	{ .name = "sources.*.retry.schedule_ms", .type = T_MSLIST,
+	  .scope = S_SOURCE, .off = SO(retry.schedule),
+	  .off2 = SO(retry.nschedule), .min = 1, .max = MS_DAY,
+	  .doc = "The delays after each attempt, the last repeating (see "
+	    "dispatch.retry.schedule_ms)." },
 	{ .name = "sources.*.sinks", .type = T_LISTOF, .obj = O_SINK,
-	  .flags = F_REQUIRED,
+	  .flags = F_REQUIRED | F_LAST,
 	  .doc = "Where the source's hooks are delivered: a list of at least "
 	    "one sink, each delivered at least once." },
 	{ .name = "sources.*.sinks[]", .type = T_SECTION, .sinks = M_ALL,
@@ -1093,6 +1109,47 @@ const struct conf_key conf_tab[] = {
 	  .off = KO(u.pubsub.token), .flags = F_SECRET, .sinks = M_PUBSUB,
 	  .doc = "The bearer token; required with auth token, refused "
 	    "otherwise." },
+	{ .name = "sources.*.sinks[].rate", .type = T_SECTION, .sinks = M_ALL,
+	  .doc = "A token bucket per sink key: at most per_second attempts "
+	    "a second (a batching sink: entries), burst at once.  A row "
+	    "whose key has no token stays due and spends no attempt.  A "
+	    "429 or 503 with Retry-After holds the key until then.  "
+	    "PUT /v1/tenants/{t}/sources/{s}/sinks/{i}/rate overrides it." },
+	{ .name = "sources.*.sinks[].rate.per_second", .type = T_FLOAT,
+	  .scope = S_SINK, .off = KO(rate_per_second), .fmax = 1e6,
+	  .flags = F_REQUIRED, .sinks = M_ALL,
+	  .doc = "Tokens a second (0.5: one every 2 s)." },
+	{ .name = "sources.*.sinks[].rate.burst", .type = T_U32,
+	  .scope = S_SINK, .off = KO(rate_burst), .min = 1, .max = 1000000,
+	  .sinks = M_ALL,
+	  .doc = "The bucket's size; default max(1, ceil(per_second))." },
+	{ .name = "sources.*.sinks[].retry", .type = T_SECTION,
+	  .obj = O_RETRY, .sinks = M_ALL, .check = conf_check_retry,
+	  .doc = "This sink's retry policy; each key absent here is its "
+	    "source's (then dispatch.retry's)." },
+	{ .name = "sources.*.sinks[].retry.base_ms", .type = T_U64,
+	  .scope = S_SINK, .off = KO(retry.base_ms), .min = 1, .max = MS_DAY,
+	  .sinks = M_ALL, .doc = "The first delay." },
+	{ .name = "sources.*.sinks[].retry.max_ms", .type = T_U64,
+	  .scope = S_SINK, .off = KO(retry.max_ms), .min = 1, .max = MS_DAY,
+	  .sinks = M_ALL, .doc = "The longest delay." },
+	{ .name = "sources.*.sinks[].retry.max_attempts", .type = T_U32,
+	  .scope = S_SINK, .off = KO(retry.max_attempts), .min = 1,
+	  .max = 1000000, .sinks = M_ALL,
+	  .doc = "Attempts before the row is dead-lettered." },
+	{ .name = "sources.*.sinks[].retry.jitter", .type = T_BOOL,
+	  .scope = S_SINK, .off = KO(retry.jitter), .sinks = M_ALL,
+	  .doc = "Multiply each delay by a random factor in [0.5, 1]." },
+	{ .name = "sources.*.sinks[].retry.max_elapsed_ms", .type = T_U64,
+	  .scope = S_SINK, .off = KO(retry.max_elapsed_ms), .min = 1,
+	  .max = 365 * MS_DAY, .sinks = M_ALL,
+	  .doc = "The retry horizon from the first attempt." },
+	{ .name = "sources.*.sinks[].retry.schedule_ms", .type = T_MSLIST,
+	  .scope = S_SINK, .off = KO(retry.schedule),
+	  .off2 = KO(retry.nschedule), .min = 1, .max = MS_DAY,
+	  .sinks = M_ALL,
+	  .doc = "The delays after each attempt, the last repeating (see "
+	    "dispatch.retry.schedule_ms)." },
 };
 
 const size_t conf_tab_n = sizeof(conf_tab) / sizeof(conf_tab[0]);

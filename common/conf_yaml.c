@@ -84,6 +84,8 @@ static void	 cset_strlist(struct cparse *, const struct conf_key *,
 		    void *, yaml_node_t *, const char *);
 static void	 cset_headers(struct cparse *, const struct conf_key *,
 		    void *, yaml_node_t *, const char *);
+static void	 cset_mslist(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
 static void	 cwalk_value(struct cparse *, struct cctx *,
 		    const struct conf_key *, yaml_node_t *, const char *);
 static void	 cwalk_mapof(struct cparse *, struct cctx *,
@@ -317,6 +319,11 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 		break;
 	case T_HEADERS:
 		snprintf(buf, sz, "a map of header names to strings");
+		break;
+	case T_MSLIST:
+		snprintf(buf, sz, "a list of 1..%d integers, each in "
+		    "%llu..%llu", RETRY_SCHEDULE_MAX,
+		    (unsigned long long)k->min, (unsigned long long)k->max);
 		break;
 	case T_TOKENS:
 		snprintf(buf, sz, "a list of {name, token | token_file | "
@@ -891,6 +898,9 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	case T_HEADERS:
 		cset_headers(p, k, base, n, path);
 		return;
+	case T_MSLIST:
+		cset_mslist(p, k, base, n, path);
+		return;
 	case T_TOKENS:
 		conf_tokens_set(p, k, base, n, path);
 		return;
@@ -1050,6 +1060,50 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 			if (*s >= 'A' && *s <= 'Z')
 				*s += 'a' - 'A';
 		(*lp)[(*np)++] = v;
+	}
+}
+
+/* A list of 1..RETRY_SCHEDULE_MAX integers, each in k->min..k->max
+ * (retry.schedule_ms). */
+static void
+cset_mslist(struct cparse *p, const struct conf_key *k, void *base,
+    yaml_node_t *n, const char *path)
+{
+	uint64_t *lp = (uint64_t *)(void *)((char *)base + k->off), u;
+	int *np = (int *)(void *)((char *)base + k->off2);
+	yaml_node_item_t *it;
+	yaml_node_t *e;
+	char ipath[CPATH_MAX], want[128], *v;
+	size_t cnt;
+	int i;
+
+	if (n == NULL || n->type != YAML_SEQUENCE_NODE ||
+	    (cnt = n->data.sequence.items.top -
+	    n->data.sequence.items.start) == 0 || cnt > RETRY_SCHEDULE_MAX) {
+		conf_bad_node(p, k, path, n);
+		return;
+	}
+	*np = 0;
+	for (i = 0, it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++, i++) {
+		e = yaml_document_get_node(p->doc, *it);
+		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
+		snprintf(want, sizeof(want), "an integer in %llu..%llu",
+		    (unsigned long long)k->min, (unsigned long long)k->max);
+		if (e == NULL || e->type != YAML_SCALAR_NODE ||
+		    conf_yisnull(e)) {
+			conf_err(p, conf_yline(e), "%s must be %s, got %s",
+			    ipath, want, conf_ykind(e));
+			continue;
+		}
+		if ((v = conf_scalar(p, e, ipath)) == NULL)
+			continue;
+		if (cparse_u64(v, &u) == -1 || u < k->min || u > k->max)
+			conf_err(p, conf_yline(e), "%s must be %s, got %s",
+			    ipath, want, v[0] != '\0' ? v : "\"\"");
+		else
+			lp[(*np)++] = u;
+		free(v);
 	}
 }
 
@@ -1264,7 +1318,10 @@ cwalk_value(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			p->conf->repl.enabled = 1;
 			break;
 		case O_RETRY:
-			c->src->has_retry = 1;
+			if (c->sink != NULL)
+				c->sink->has_retry = 1;
+			else if (c->src != NULL)
+				c->src->has_retry = 1;
 			break;
 		default:
 			break;
@@ -1506,6 +1563,9 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		free(v);
 		sk = &src->sinks[src->nsinks++];
 		sk->type = tmp.type;
+		/* Its retry keys overlay its source's (walked before the
+		 * sinks: sources.*.sinks is F_LAST). */
+		sk->retry = src->retry;
 		c2 = *c;
 		c2.sink = sk;
 		c2.mask = 1 << sk->type;

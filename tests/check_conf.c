@@ -370,6 +370,9 @@ build(char *out, size_t sz, const struct key_view *ki, const char *val)
 		    "burst: 1" : "rate: 1");
 	if (strcmp(parent, "sources.*.dedupe") == 0)
 		fprintf(fp, "%*sheader: x-id\n", ind, "");
+	if (strcmp(parent, "sources.*.sinks[].rate") == 0 &&
+	    strcmp(last, "per_second") != 0)
+		fprintf(fp, "%*sper_second: 1\n", ind, "");
 	/* A claim_check section needs its signing key. */
 	if (strcmp(parent, "claim_check") == 0)
 		fprintf(fp, "%*ssigning_key: " TEST_CLAIM_KEY "\n", ind, "");
@@ -857,6 +860,31 @@ static const struct {
 	  "    sinks:\n      - type: log\n",
 	  "sources.demo.verify.secret is required for verify type zoom, "
 	  "line 3" },
+	/* retry schedules: non-empty, each step >= 1, at most 64, not with
+	 * base_ms or max_ms in one section */
+	{ "dispatch:\n  retry: {schedule_ms: []}\n" SRC,
+	  "dispatch.retry.schedule_ms must be a list of 1..64 integers, each "
+	  "in 1..86400000, got a list, line 2" },
+	{ "dispatch:\n  retry: {schedule_ms: [10, 0]}\n" SRC,
+	  "dispatch.retry.schedule_ms[1] must be an integer in 1..86400000, "
+	  "got 0, line 2" },
+	{ "dispatch:\n  retry: {schedule_ms: [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
+	  "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
+	  "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}\n" SRC,
+	  "dispatch.retry.schedule_ms must be a list of 1..64 integers, each "
+	  "in 1..86400000, got a list, line 2" },
+	{ "sources:\n  demo:\n    retry: {base_ms: 5, schedule_ms: [1]}\n"
+	  "    sinks:\n      - type: log\n",
+	  "sources.demo.retry.schedule_ms and sources.demo.retry.base_ms "
+	  "exclude each other, line 3" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        rate: {burst: 2}\n",
+	  "sources.demo.sinks[0].rate.per_second is required for sink type "
+	  "log, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        rate: {per_second: 0}\n",
+	  "sources.demo.sinks[0].rate.per_second must be a number greater "
+	  "than 0 and at most 1000000, got 0, line 5" },
 };
 
 START_TEST(test_errors)
