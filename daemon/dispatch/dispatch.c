@@ -23,6 +23,10 @@
  * that rewrites them due later with attempts unchanged), bounded by the
  * retry horizon.
  *
+ * Rates: dispatch_rate.c; a row whose key has no token is passed over by
+ * the scan as a held source's is, unclaimed, and its tenant scans again
+ * from its first key when the token comes.
+ *
  * Binding: at claim time a row is bound to the sink of its source as the
  * config is now: (index, module), else the one sink with its module, else
  * it is dead-lettered as sink_gone; a row of a deleted source as
@@ -200,7 +204,8 @@ tenant_window(struct dispatch *d, struct dtenant *t)
 void
 dispatch_tenant_maybe_free(struct dispatch *d, struct dtenant *t)
 {
-	if (t->nkeys != 0 || t->win.rows != 0 || t->win.running != 0)
+	if (t->nkeys != 0 || t->win.rows != 0 || t->win.running != 0 ||
+	    t->rate_wake != 0)
 		return;
 	if (t->in_ring)
 		TAILQ_REMOVE(&d->ring, t, ring);
@@ -256,6 +261,7 @@ dispatch_free(struct dispatch *d)
 		d->holds = h->next;
 		free(h);
 	}
+	buckets_clear(&d->buckets);
 	free(d);
 }
 
@@ -278,6 +284,7 @@ dispatch_reconfigure(struct dispatch *d, const struct conf *conf)
 	d->bconf.max_open_ms = conf->dispatch.breaker_max_open_ms;
 	TAILQ_FOREACH(t, &d->tenants, all)
 		tenant_window(d, t);
+	dispatch_rate_reconfigure(d);
 	/* Decks form again at the next run, under the new limits and
 	 * bound anew. */
 	dispatch_decks_cancel(d, NULL);
@@ -314,12 +321,18 @@ dispatch_job_row(struct dispatch *d, uint64_t job)
 	return NULL;
 }
 
+/* The sink's policy, else its source's (dispatch.retry overlaid), else
+ * dispatch.retry. */
 const struct retry_policy *
 dispatch_row_policy(struct dispatch *d, const struct drow *r)
 {
 	const struct source_conf *src = conf_source(d->conf, r->row.source);
 
-	return src != NULL ? &src->retry : &d->conf->dispatch.retry;
+	if (src == NULL)
+		return &d->conf->dispatch.retry;
+	if (r->bound < (uint32_t)src->nsinks && src->sinks[r->bound].has_retry)
+		return &src->sinks[r->bound].retry;
+	return &src->retry;
 }
 
 /* --- binding --- */
@@ -331,31 +344,38 @@ dispatch_row_policy(struct dispatch *d, const struct drow *r)
 int
 dispatch_bind(struct dispatch *d, struct drow *r, char *why, size_t len)
 {
-	const struct source_conf *src = conf_source(d->conf, r->row.source);
+	return dispatch_bind_index(d, &r->row, &r->bound, why, len);
+}
+
+int
+dispatch_bind_index(struct dispatch *d, const struct store_row *row,
+    uint32_t *bound, char *why, size_t len)
+{
+	const struct source_conf *src = conf_source(d->conf, row->source);
 	int i, found = -1, n = 0;
 
 	if (src == NULL) {
-		snprintf(why, len, "source_gone:%s", r->row.source);
+		snprintf(why, len, "source_gone:%s", row->source);
 		return -1;
 	}
-	if (r->row.sink_index < (uint32_t)src->nsinks &&
-	    dispatch_sink_module(src->sinks[r->row.sink_index].type) ==
-	    r->row.module) {
-		r->bound = r->row.sink_index;
+	if (row->sink_index < (uint32_t)src->nsinks &&
+	    dispatch_sink_module(src->sinks[row->sink_index].type) ==
+	    row->module) {
+		*bound = row->sink_index;
 		return 0;
 	}
 	/* Sinks reordered: the one sink with the row's module. */
 	for (i = 0; i < src->nsinks; i++)
-		if (dispatch_sink_module(src->sinks[i].type) == r->row.module) {
+		if (dispatch_sink_module(src->sinks[i].type) == row->module) {
 			found = i;
 			n++;
 		}
 	if (n == 1) {
-		r->bound = found;
+		*bound = found;
 		return 0;
 	}
-	snprintf(why, len, "sink_gone:%u:%s", r->row.sink_index,
-	    dispatch_module_name(r->row.module));
+	snprintf(why, len, "sink_gone:%u:%s", row->sink_index,
+	    dispatch_module_name(row->module));
 	return -1;
 }
 
@@ -672,6 +692,16 @@ scan_row(const unsigned char *key, const struct store_row *row, void *arg)
 		sc->more = 1;
 		return 1;
 	}
+	/* A row whose key has no token is passed over as a held source's
+	 * is (its tenant's cursor is sent back when the token comes). */
+	if (d->rated && !dispatch_rate_admit(d, sc->t, row)) {
+		if (sc->passed++ == HELD_PASS_MAX) {
+			sc->more = 1;
+			return 1;
+		}
+		scan_cursor(sc->t, key, row, 1);
+		return 0;
+	}
 	claim_row(d, sc->t, key, row);
 	sc->got++;
 	scan_cursor(sc->t, key, row, 0);
@@ -983,6 +1013,8 @@ dispatch_run(struct dispatch *d, uint64_t now)
 	d->now = now;
 	if (d->rebind)
 		rebind_claimed(d);
+	if (d->rated)
+		(void)dispatch_rate_wake(d, now);
 	memset(&sc, 0, sizeof(sc));
 	sc.d = d;
 	if (d->ops.due_tenants(d->ops.arg, scan_add, &sc) == -1) {
@@ -1055,6 +1087,9 @@ dispatch_run(struct dispatch *d, uint64_t now)
 		if (s->earliest < wake)
 			wake = s->earliest;
 	}
+	/* Tenants waiting for a token wake us when it comes. */
+	if (d->rated && (w = dispatch_rate_wake(d, now)) < wake)
+		wake = w;
 	free(ft);
 	free(act);
 	free(sc.v);

@@ -112,6 +112,8 @@ struct drow {
 	/* private to dispatch.c and dispatch_settle.c */
 	int			 state;
 	int			 probe;
+	int			 throttled;	/* its sink's 429 or 503 with
+						 * Retry-After held its key */
 	struct dtenant		*t;
 	struct dsinkq		*q;
 	TAILQ_ENTRY(drow)	 link;		/* its sink key's queue, running
@@ -271,9 +273,37 @@ void	dispatch_keys(struct dispatch *, void (*)(const char *tenant,
 	    const char *source, uint32_t sink, uint8_t module,
 	    uint32_t claimed, const struct breaker *, void *), void *);
 
+/*
+ * Rates (dispatch_rate.c, bucket.h): a sink's rate, an operator's override
+ * of it per key, and a sink's Retry-After holding the key.
+ */
+struct bucket_info;
+/* The running attempt job got a 429 or 503 with Retry-After: its key
+ * takes no row before now + retry_after_ms (at most 1 h), and the answer
+ * will not count toward its breaker.  Called before its dispatch_outcome. */
+void	dispatch_throttle(struct dispatch *, uint64_t job,
+	    uint64_t retry_after_ms, uint64_t now);
+/* The key's rate, tokens and hold at now: 0, or -1 when it has neither a
+ * rate nor a hold (info zeroed). */
+int	dispatch_key_rate(struct dispatch *, const char *tenant,
+	    const char *source, uint32_t sink, uint64_t now,
+	    struct bucket_info *);
+/* An operator's rate of the key, in place of its sink's (per_second 0:
+ * the override removed, the sink's in force again). */
+void	dispatch_rate_override(struct dispatch *, const char *tenant,
+	    const char *source, uint32_t sink, double per_second,
+	    uint32_t burst, uint64_t now);
+/* Every key with a rate or a hold. */
+void	dispatch_rates(struct dispatch *, uint64_t now, void (*)(
+	    const char *tenant, const char *source, uint32_t sink,
+	    const struct bucket_info *, void *), void *);
+
 /* The retry policy of the contracts: the delay before attempt n+1 after
  * n attempts, before jitter and the retry_after floor. */
 uint64_t dispatch_backoff(uint64_t base_ms, uint64_t max_ms, uint32_t attempts);
+/* The same of a policy: its schedule_ms step (the last repeating), else
+ * dispatch_backoff. */
+uint64_t dispatch_retry_delay(const struct retry_policy *, uint32_t attempts);
 const char *dispatch_module_name(uint8_t module);
 /* The module rows of a sink of type t are bound to (0: none such). */
 uint8_t	dispatch_sink_module(enum sink_type t);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "breaker.h"
+#include "bucket.h"
 #include "dispatch.h"
 #include "sinkq.h"
 #include "window.h"
@@ -50,6 +51,11 @@ struct dispatch {
 						 * last run */
 	uint64_t		 next_job;
 	struct dispatch_stats	 st;
+	/* The sink keys' token buckets and holds (dispatch_rate.c); rated:
+	 * some sink has a rate or some key a bucket, else a claim asks
+	 * nothing of them. */
+	struct buckets		 buckets;
+	int			 rated;
 	/* during a scan */
 	uint64_t		 now;
 };
@@ -71,6 +77,21 @@ const struct retry_policy *dispatch_row_policy(struct dispatch *,
 void	dispatch_breaker_moved(struct dispatch *, uint8_t module,
 	    const char *state);
 
+/* dispatch_rate.c: the buckets. */
+/* Whether the row, due at now, may be claimed: 1, or 0 (its key has no
+ * token or is held: the tenant's rate_wake is set to its next token). */
+int	dispatch_rate_admit(struct dispatch *, struct dtenant *,
+	    const struct store_row *);
+/* The config's rates into the buckets (dispatch_reconfigure). */
+void	dispatch_rate_reconfigure(struct dispatch *);
+/* The sink index a row binds to as the config is now: 0, or -1 with the
+ * dead-letter reason in why (dispatch_bind's rule). */
+int	dispatch_bind_index(struct dispatch *, const struct store_row *,
+	    uint32_t *, char *, size_t);
+/* Wake and cursor of the tenants that wait for a token: a tenant whose
+ * token has come scans from its first key again; the earliest wait. */
+uint64_t dispatch_rate_wake(struct dispatch *, uint64_t now);
+
 /* dispatch_settle.c: a claimed row leaves. */
 /* Dead-letter r as reason (last_error NULL: the row's own); expired when
  * its retry policy gave it up (attempts spent, past its horizon). */
@@ -80,6 +101,9 @@ void	settle_expired(struct dispatch *, struct drow *, const char *reason,
 	    const char *last_error);
 /* The breaker's park until then, bounded by the retry horizon. */
 void	settle_park(struct dispatch *, struct drow *, uint64_t until);
+/* The key's queued rows and waiting batch entries parked until until,
+ * its decks taken back first (a breaker's open, a hold). */
+void	settle_park_key(struct dispatch *, struct dsinkq *, uint64_t until);
 /* A paused key's row, set aside until the resume. */
 void	settle_set_aside(struct dispatch *, struct drow *);
 /* The entries of a batcher of key q (NULL: of every key of source) that

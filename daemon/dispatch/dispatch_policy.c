@@ -2,7 +2,7 @@
 /*
  * dispatch_policy.c: the scheduler's pure arithmetic and names, apart from
  * its state (dispatch.c): the sink modules a row binds to, their names,
- * which of them batch, and the retry backoff.  No I/O, no clock.
+ * which of them batch, and the retry delays.  No I/O, no clock.
  */
 #include "config.h"
 
@@ -61,4 +61,18 @@ dispatch_backoff(uint64_t base_ms, uint64_t max_ms, uint32_t attempts)
 	for (i = 1; i < attempts && delay < max_ms; i++)
 		delay *= 2;
 	return delay < max_ms ? delay : max_ms;
+}
+
+/* schedule[n - 1] after the n-th attempt, the last step repeating. */
+uint64_t
+dispatch_retry_delay(const struct retry_policy *p, uint32_t attempts)
+{
+	uint32_t i;
+
+	if (p->nschedule <= 0)
+		return dispatch_backoff(p->base_ms, p->max_ms, attempts);
+	i = attempts > 0 ? attempts - 1 : 0;
+	if (i >= (uint32_t)p->nschedule)
+		i = p->nschedule - 1;
+	return p->schedule[i];
 }

@@ -169,6 +169,14 @@ park_queued(struct dispatch *d, struct dsinkq *q, uint64_t until)
 		settle_park(d, r, until);
 }
 
+void
+settle_park_key(struct dispatch *d, struct dsinkq *q, uint64_t until)
+{
+	dispatch_decks_cancel(d, q);
+	park_queued(d, q, until);
+	park_batched(d, q, until);
+}
+
 static int
 cmp_row_job(const void *a, const void *b)
 {
@@ -410,9 +418,11 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	}
 
 	/* A failed attempt: the breaker (never for the store's error, which
-	 * is not the sink's health), then the retry policy. */
+	 * is not the sink's health, nor for a sink that asked for time with
+	 * Retry-After: dispatch_throttle held its key), then the retry
+	 * policy. */
 	opened = 0;
-	if (res == ATTEMPT_STORE)
+	if (res == ATTEMPT_STORE || r->throttled)
 		breaker_permanent(&q->br, r->probe);
 	else
 		opened = breaker_fail(&q->br, &d->bconf, now, r->probe);
@@ -439,8 +449,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		else
 			settle_expired(d, r, "retries_exhausted", detail);
 	} else {
-		delay = dispatch_backoff(p->base_ms, p->max_ms,
-		    r->row.attempts);
+		delay = dispatch_retry_delay(p, r->row.attempts);
 		if (p->jitter)
 			delay = (uint64_t)(delay * (0.5 + 0.5 *
 			    d->ops.random(d->ops.arg)));
@@ -452,9 +461,6 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 			r->row.due = horizon;
 		settle_reschedule(d, r, 1, &d->st.retried);
 	}
-	if (opened) {
-		dispatch_decks_cancel(d, q);
-		park_queued(d, q, q->br.open_until);
-		park_batched(d, q, q->br.open_until);
-	}
+	if (opened)
+		settle_park_key(d, q, q->br.open_until);
 }

@@ -59,6 +59,9 @@ struct dtenant {
 	uint64_t		 cur_since;	/* set at, wall ms */
 	int			 cur_held;	/* the last row passed was of a
 						 * held source (not claimed) */
+	uint64_t		 rate_wake;	/* a row passed for want of its
+						 * key's token: when the next
+						 * comes (0: none) */
 };
 
 TAILQ_HEAD(dtenant_list, dtenant);

@@ -497,14 +497,20 @@ pipeline_store_attempt_done(void)
 void
 pipeline_store_outcome(const struct poutcome *o)
 {
+	uint64_t now = time_sched_ms();
+
 	if (o->attempt)
 		pipeline_store_attempt(o->job, o->res, o->started_at,
 		    o->duration_ms, o->code, o->detail, o->response);
+	/* A sink that asks for time holds its key (dispatch_rate.c). */
+	if (o->res == ATTEMPT_ERROR && o->retry_after_ms > 0 &&
+	    (o->code == 429 || o->code == 503))
+		dispatch_throttle(pipeline_disp, o->job, o->retry_after_ms, now);
 	outcome_now.job = o->job;
 	outcome_now.code = o->code;
 	outcome_now.detail = o->detail;
 	dispatch_outcome(pipeline_disp, o->job, o->res, o->retry_after_ms,
-	    o->detail, time_sched_ms());
+	    o->detail, now);
 	outcome_now.job = 0;
 	pipeline_store_attempt_done();
 }
