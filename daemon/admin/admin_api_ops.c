@@ -62,6 +62,9 @@ static void	 get_rate_limits(struct admin_req *);
 static void	 get_rate_limit(struct admin_req *);
 static void	 put_rate_limit(struct admin_req *);
 static void	 delete_rate_limit(struct admin_req *);
+static int	 rate_value(struct admin_req *, json_t *, const char *,
+		    const char *, double, const char *, double *);
+static void	 override_failed(struct admin_req *, const char *);
 static void	 dls_done(void *, uint64_t, const char *);
 static void	 dls_gone(void *);
 static void	 post_dead_letter(struct admin_req *);
@@ -656,6 +659,33 @@ get_rate_limit(struct admin_req *ar)
 	admin_reply(ar, 200, o);
 }
 
+/* A rate in v, above 0 and at most max (its field name, unit and max as
+ * written for the 400): 0 and *out, or -1 answered. */
+static int
+rate_value(struct admin_req *ar, json_t *v, const char *name,
+    const char *unit, double max, const char *maxs, double *out)
+{
+	*out = v != NULL && json_is_number(v) ? json_number_value(v) : 0;
+	if (v != NULL && json_is_number(v) && isfinite(*out) && *out > 0 &&
+	    *out <= max)
+		return 0;
+	admin_bad(ar, name, "must be %s per second, a number above 0 and at "
+	    "most %s", unit, maxs);
+	return -1;
+}
+
+/* An override's write failed with err: the store's is a 503, else there
+ * are too many (409). */
+static void
+override_failed(struct admin_req *ar, const char *err)
+{
+	if (strncmp(err, "store:", 6) == 0)
+		fail_503(ar, err, NULL, 0);
+	else
+		admin_error(ar, 409, "too_many_overrides", json_pack("{s:o}",
+		    "message", admin_str(err)));
+}
+
 static void
 put_rate_limit(struct admin_req *ar)
 {
@@ -672,23 +702,16 @@ put_rate_limit(struct admin_req *ar)
 	r = json_object_get(body, "rate");
 	b = json_object_get(body, "burst");
 	/* The bounds of rate_limits.*.rate and .burst (common/conf_keys.c). */
-	rate = r != NULL && json_is_number(r) ? json_number_value(r) : 0;
-	if (r == NULL || !json_is_number(r) || !isfinite(rate) || rate <= 0 ||
-	    rate > 1e9)
-		admin_bad(ar, "rate", "must be hooks per second, a number "
-		    "above 0 and at most 1e9");
+	if (rate_value(ar, r, "rate", "hooks", 1e9, "1e9", &rate) == -1)
+		;
 	else if (b == NULL || !json_is_integer(b) ||
 	    json_integer_value(b) < 1 || json_integer_value(b) > 1000000000)
 		admin_bad(ar, "burst", "must be a whole number from 1 to "
 		    "1000000000");
 	else if (ops_rate_set(t, rate, (uint32_t)json_integer_value(b), err,
-	    sizeof(err)) == -1) {
-		if (strncmp(err, "store:", 6) == 0)
-			fail_503(ar, err, NULL, 0);
-		else
-			admin_error(ar, 409, "too_many_overrides", json_pack(
-			    "{s:o}", "message", admin_str(err)));
-	} else
+	    sizeof(err)) == -1)
+		override_failed(ar, err);
+	else
 		get_rate_limit(ar);
 	json_decref(body);
 }
