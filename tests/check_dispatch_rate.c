@@ -20,6 +20,7 @@
 #include "dispatch.h"
 #include "dispatchutil.h"
 #include "fakestore.h"
+#include "rateov.h"
 
 #define SC	"  sink_concurrency: 16\n"
 /* s: sink 0 limited to 10/s with a burst of 2; sink 1 not limited. */
@@ -194,7 +195,8 @@ START_TEST(test_override)
 	int k;
 
 	mk(SC, SRC_RATE);
-	dispatch_rate_override(d, "a", "s", 1, 1, 1, T0);
+	ck_assert_int_eq(rateov_set("a", "s", 1, 1, 1), 1);
+	dispatch_rate_changed(d, "a", "s", 1, T0);
 	for (k = 0; k < 3; k++)
 		fake_add("a", "s", 1, MODULE_HTTP, T0 - 100 + k, 100);
 	ck_assert_uint_eq(dispatch_run(d, T0), T0 + 1000);
@@ -202,21 +204,32 @@ START_TEST(test_override)
 	ck_assert_int_eq(dispatch_key_rate(d, "a", "s", 1, T0, &bi), 0);
 	ck_assert_int_eq(bi.overridden, 1);
 	ck_assert(bi.tokens == 0);
-	dispatch_rate_override(d, "a", "s", 1, 0, 0, T0);
+	ck_assert_int_eq(rateov_del("a", "s", 1), 1);
+	dispatch_rate_changed(d, "a", "s", 1, T0);
 	ck_assert_int_eq(dispatch_key_rate(d, "a", "s", 1, T0, &bi), -1);
 	fake_finish_all(d, ATTEMPT_OK, "", T0 + 1);
 	fake_flush(d);
 	turn(T0 + 2);
 	ck_assert_uint_eq(running_sink(1), 2);
 	/* The override of a limited sink's key, and back to the sink's. */
-	dispatch_rate_override(d, "a", "s", 0, 100, 50, T0 + 2);
+	ck_assert_int_eq(rateov_set("a", "s", 0, 100, 50), 1);
+	dispatch_rate_changed(d, "a", "s", 0, T0 + 2);
 	ck_assert_int_eq(dispatch_key_rate(d, "a", "s", 0, T0 + 2, &bi), 0);
 	ck_assert(bi.per_second == 100);
 	ck_assert_uint_eq(bi.burst, 50);
-	dispatch_rate_override(d, "a", "s", 0, 0, 0, T0 + 2);
+	ck_assert_int_eq(rateov_del("a", "s", 0), 1);
+	dispatch_rate_changed(d, "a", "s", 0, T0 + 2);
 	ck_assert_int_eq(dispatch_key_rate(d, "a", "s", 0, T0 + 2, &bi), 0);
 	ck_assert(bi.per_second == 10);
 	ck_assert_uint_eq(bi.burst, 2);
+	ck_assert_int_eq(bi.overridden, 0);
+	/* An override of a key not seen yet is reported as in force. */
+	ck_assert_int_eq(rateov_set("z", "s", 1, 3, 0), 1);
+	ck_assert_int_eq(dispatch_key_rate(d, "z", "s", 1, T0 + 2, &bi), 0);
+	ck_assert(bi.per_second == 3);
+	ck_assert_uint_eq(bi.burst, 3);
+	ck_assert_int_eq(bi.overridden, 1);
+	rateov_clear();
 	done();
 }
 END_TEST

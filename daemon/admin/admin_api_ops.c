@@ -10,6 +10,7 @@
  *   POST /v1/tenants/{t}/sources/{s}/pause, .../resume (every sink)
  *   GET /v1/pauses
  *   GET /v1/rate-limits, GET|PUT|DELETE /v1/tenants/{t}/rate-limit
+ *   GET|PUT|DELETE /v1/tenants/{t}/sources/{s}/sinks/{i}/rate
  *   POST /v1/tenants/{t}/sources/{s}/dead-letter
  *   DELETE /v1/tenants/{t}/sources/{s}[?deliveries=dead_letter]
  *
@@ -65,6 +66,11 @@ static void	 delete_rate_limit(struct admin_req *);
 static int	 rate_value(struct admin_req *, json_t *, const char *,
 		    const char *, double, const char *, double *);
 static void	 override_failed(struct admin_req *, const char *);
+static int	 sink_rate_key(struct admin_req *, const struct source_conf **,
+		    uint32_t *);
+static void	 get_sink_rate(struct admin_req *);
+static void	 put_sink_rate(struct admin_req *);
+static void	 delete_sink_rate(struct admin_req *);
 static void	 dls_done(void *, uint64_t, const char *);
 static void	 dls_gone(void *);
 static void	 post_dead_letter(struct admin_req *);
@@ -735,6 +741,108 @@ delete_rate_limit(struct admin_req *ar)
 		get_rate_limit(ar);
 }
 
+/* --- sink rate overrides --- */
+
+/* The key of /v1/tenants/{t}/sources/{s}/sinks/{i}/rate: 0, or -1
+ * answered. */
+static int
+sink_rate_key(struct admin_req *ar, const struct source_conf **srcp,
+    uint32_t *sink)
+{
+	const char *p = admin_param(ar, 2);
+	char *e;
+	unsigned long long u;
+
+	if ((*srcp = source_of(ar, 1)) == NULL)
+		return -1;
+	u = strtoull(p, &e, 10);
+	if (p[0] < '0' || p[0] > '9' || *e != '\0' || u > UINT32_MAX) {
+		admin_bad(ar, "sink", "must be a sink index, a whole number "
+		    "from 0");
+		return -1;
+	}
+	if (u >= (unsigned long long)(*srcp)->nsinks) {
+		admin_error(ar, 404, "not_found", json_pack("{s:s, s:i}",
+		    "message", "the source has no such sink", "sinks",
+		    (*srcp)->nsinks));
+		return -1;
+	}
+	*sink = (uint32_t)u;
+	return 0;
+}
+
+static void
+get_sink_rate(struct admin_req *ar)
+{
+	const struct source_conf *src;
+	uint32_t sink;
+	json_t *o;
+
+	if (admin_query_check(ar, no_keys) == -1 ||
+	    sink_rate_key(ar, &src, &sink) == -1)
+		return;
+	if ((o = pipeline_key_rate(admin_param(ar, 0), src->id, sink)) ==
+	    NULL)
+		o = json_pack("{s:s, s:s, s:i, s:n}", "tenant",
+		    admin_param(ar, 0), "source", src->id, "sink", (int)sink,
+		    "per_second");
+	admin_reply(ar, 200, o);
+}
+
+static void
+put_sink_rate(struct admin_req *ar)
+{
+	static const char *const keys[] = { "per_second", "burst", NULL };
+	const struct source_conf *src;
+	json_t *body, *r, *b;
+	char err[256];
+	uint32_t sink;
+	double ps;
+
+	if (admin_query_check(ar, no_keys) == -1 ||
+	    sink_rate_key(ar, &src, &sink) == -1 ||
+	    (body = admin_body(ar, keys)) == NULL)
+		return;
+	r = json_object_get(body, "per_second");
+	b = json_object_get(body, "burst");
+	/* The bounds of a sink's rate (common/conf_keys.c). */
+	if (rate_value(ar, r, "per_second", "attempts", 1e6, "1e6",
+	    &ps) == -1)
+		;
+	else if (b != NULL && !json_is_null(b) && (!json_is_integer(b) ||
+	    json_integer_value(b) < 1 || json_integer_value(b) > 1000000))
+		admin_bad(ar, "burst", "must be null or a whole number from 1 "
+		    "to 1000000");
+	else if (ops_sink_rate_set(admin_param(ar, 0), src->id, sink, ps,
+	    b != NULL && json_is_integer(b) ?
+	    (uint32_t)json_integer_value(b) : 0, err, sizeof(err)) == -1)
+		override_failed(ar, err);
+	else
+		get_sink_rate(ar);
+	json_decref(body);
+}
+
+static void
+delete_sink_rate(struct admin_req *ar)
+{
+	const struct source_conf *src;
+	char err[256];
+	uint32_t sink;
+	int rc;
+
+	if (admin_query_check(ar, no_keys) == -1 ||
+	    sink_rate_key(ar, &src, &sink) == -1)
+		return;
+	if ((rc = ops_sink_rate_del(admin_param(ar, 0), src->id, sink, err,
+	    sizeof(err))) == -1)
+		fail_503(ar, err, NULL, 0);
+	else if (rc == 0)
+		admin_error(ar, 404, "not_found", json_pack("{s:s}", "message",
+		    "the sink key has no override"));
+	else
+		get_sink_rate(ar);
+}
+
 /* --- dead_letter_source --- */
 
 static void
@@ -919,6 +1027,12 @@ const struct admin_route admin_routes_ops[] = {
 	    put_rate_limit },
 	{ ADMIN_DELETE, "/v1/tenants/{}/rate-limit", SCOPE_RATE_LIMITS_WRITE,
 	    delete_rate_limit },
+	{ ADMIN_GET, "/v1/tenants/{}/sources/{}/sinks/{}/rate",
+	    SCOPE_RATE_LIMITS_READ, get_sink_rate },
+	{ ADMIN_PUT, "/v1/tenants/{}/sources/{}/sinks/{}/rate",
+	    SCOPE_RATE_LIMITS_WRITE, put_sink_rate },
+	{ ADMIN_DELETE, "/v1/tenants/{}/sources/{}/sinks/{}/rate",
+	    SCOPE_RATE_LIMITS_WRITE, delete_sink_rate },
 	{ ADMIN_POST, "/v1/tenants/{}/sources/{}/dead-letter",
 	    SCOPE_SOURCES_WRITE, post_dead_letter },
 	{ ADMIN_DELETE, "/v1/tenants/{}/sources/{}", SCOPE_SOURCES_WRITE,

@@ -616,6 +616,7 @@ cmd_status(struct ctl_conn *c, json_t *req)
 	json_object_set_new(o, "breakers_open", json_integer(
 	    ds.breakers_open));
 	json_object_set_new(o, "paused", admin_ops_pauses());
+	json_object_set_new(o, "rates", pipeline_rates());
 	json_object_set_new(o, "draining", json_boolean(env->draining));
 	json_object_set_new(o, "store_ok", json_boolean(env->store_ok));
 	json_object_set_new(o, "role", json_string(repl_role()));

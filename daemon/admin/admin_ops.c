@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch/pause.h"
+#include "dispatch/rateov.h"
 #include "log.h"
 #include "master.h"
 #include "pipeline/pipeline.h"
@@ -56,6 +57,9 @@ static void	 job_end(struct ops_job *, const char *);
 static void	 job_start(struct ops_job *);
 static int	 skip_claimed(const unsigned char *, void *);
 static void	 pause_name(char *, size_t, const char *, uint32_t);
+static void	 srate_name(char *, size_t, const char *, const char *,
+		    uint32_t);
+static int	 srate_load(const char *, const unsigned char *, size_t);
 static int	 load_fn(const char *, const void *, size_t, void *);
 static int	 setting_write(const char *, const void *, size_t, int,
 		    char *, size_t);
@@ -102,6 +106,41 @@ pause_name(char *buf, size_t len, const char *source, uint32_t sink)
 	snprintf(buf, len, "pause:%s#%u", source, sink);
 }
 
+static void
+srate_name(char *buf, size_t len, const char *tenant, const char *source,
+    uint32_t sink)
+{
+	snprintf(buf, len, "srate:%s/%s#%u", tenant, source, sink);
+}
+
+/* A stored srate:<tenant>/<source>#<sink>: 0, or -1 not understood. */
+static int
+srate_load(const char *name, const unsigned char *v, size_t len)
+{
+	char tenant[STORE_SETTING_NAME_MAX + 1], *source, *hash, *e;
+	unsigned long sink;
+	uint64_t bits;
+	double ps;
+
+	snprintf(tenant, sizeof(tenant), "%s", name + 6);
+	if (len < 12 || (source = strchr(tenant, '/')) == NULL ||
+	    (hash = strrchr(source, '#')) == NULL)
+		return -1;
+	*source++ = '\0';
+	*hash++ = '\0';
+	sink = strtoul(hash, &e, 10);
+	bits = get_u64(v);
+	memcpy(&ps, &bits, sizeof(ps));
+	/* The bounds of a sink's rate (common/conf_keys.c). */
+	if (!conf_valid_id(tenant) || !conf_valid_id(source) ||
+	    *hash == '\0' || *e != '\0' || sink > UINT32_MAX ||
+	    !(ps > 0 && ps <= 1e6) || get_u32(v + 8) > 1000000 ||
+	    rateov_set(tenant, source, (uint32_t)sink, ps,
+	    get_u32(v + 8)) == -1)
+		return -1;
+	return 0;
+}
+
 static int
 load_fn(const char *name, const void *val, size_t len, void *arg)
 {
@@ -119,6 +158,11 @@ load_fn(const char *name, const void *val, size_t len, void *arg)
 		sink = strtoul(hash + 1, NULL, 10);
 		if (!conf_valid_id(source) || sink > UINT32_MAX ||
 		    pause_add(source, (uint32_t)sink, get_u64(v)) == -1)
+			goto bad;
+		return 0;
+	}
+	if (strncmp(name, "srate:", 6) == 0) {
+		if (srate_load(name, v, len) == -1)
 			goto bad;
 		return 0;
 	}
@@ -143,6 +187,7 @@ int
 ops_init(char *err, size_t errlen)
 {
 	pause_clear();
+	rateov_clear();
 	writer_rate_clear();
 	if (!jobs_init) {
 		steps_init(&jobs, env->base);
@@ -152,9 +197,11 @@ ops_init(char *err, size_t errlen)
 		snprintf(err, errlen, "store: %s", store_strerror(env->store));
 		return -1;
 	}
-	if (pause_count() > 0 || writer_rate_count() > 0)
-		log_info("ops: %d paused sink keys, %zu rate-limit overrides",
-		    pause_count(), writer_rate_count());
+	if (pause_count() > 0 || writer_rate_count() > 0 ||
+	    rateov_count() > 0)
+		log_info("ops: %d paused sink keys, %zu rate-limit overrides, "
+		    "%d sink rate overrides", pause_count(),
+		    writer_rate_count(), rateov_count());
 	return 0;
 }
 
@@ -435,4 +482,54 @@ ops_rate_each(int (*cb)(const char *, const struct rate_limit *, void *),
     void *arg)
 {
 	writer_rate_each(cb, arg);
+}
+
+/* --- sink rate overrides --- */
+
+int
+ops_sink_rate_set(const char *tenant, const char *source, uint32_t sink,
+    double per_second, uint32_t burst, char *err, size_t errlen)
+{
+	unsigned char v[12];
+	char name[STORE_SETTING_NAME_MAX + 1];
+	uint64_t bits;
+	double ps;
+	uint32_t b;
+
+	if (!rateov_get(tenant, source, sink, &ps, &b) &&
+	    rateov_count() >= RATEOV_MAX) {
+		snprintf(err, errlen, "too many sink rate overrides (at most "
+		    "%d)", RATEOV_MAX);
+		return -1;
+	}
+	srate_name(name, sizeof(name), tenant, source, sink);
+	memcpy(&bits, &per_second, sizeof(bits));
+	put_u64(v, bits);
+	put_u32(v + 8, burst);
+	if (setting_write(name, v, sizeof(v), 0, err, errlen) == -1)
+		return -1;
+	(void)rateov_set(tenant, source, sink, per_second, burst);
+	pipeline_rate_changed(tenant, source, sink);
+	log_info("ops: sink %s/%s#%u rate overridden: %g/s burst %u", tenant,
+	    source, sink, per_second, burst);
+	return 0;
+}
+
+int
+ops_sink_rate_del(const char *tenant, const char *source, uint32_t sink,
+    char *err, size_t errlen)
+{
+	char name[STORE_SETTING_NAME_MAX + 1];
+	int rc;
+
+	srate_name(name, sizeof(name), tenant, source, sink);
+	if ((rc = setting_write(name, NULL, 0, 1, err, errlen)) == -1)
+		return -1;
+	if (rateov_del(tenant, source, sink))
+		rc = 1;
+	pipeline_rate_changed(tenant, source, sink);
+	if (rc == 1)
+		log_info("ops: sink %s/%s#%u rate override removed", tenant,
+		    source, sink);
+	return rc;
 }

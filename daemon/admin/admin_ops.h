@@ -81,4 +81,18 @@ int	 ops_rate_del(const char *tenant, char *err, size_t errlen);
 void	 ops_rate_each(int (*cb)(const char *tenant,
 	    const struct rate_limit *, void *), void *);
 
+/*
+ * The operators' rates of sink keys (PUT /v1/tenants/{t}/sources/{s}/
+ * sinks/{i}/rate), in place of the sink's rate: stored as settings
+ * srate:<tenant>/<source>#<sink>, loaded at start (dispatch/rateov.h).
+ */
+/* Stored (synced), then in force.  0, or -1 with err (a store error, or
+ * too many overrides). */
+int	 ops_sink_rate_set(const char *tenant, const char *source,
+	    uint32_t sink, double per_second, uint32_t burst, char *err,
+	    size_t errlen);
+/* 1 removed, 0 there was none, -1 with err. */
+int	 ops_sink_rate_del(const char *tenant, const char *source,
+	    uint32_t sink, char *err, size_t errlen);
+
 #endif

@@ -25,13 +25,12 @@ struct bucket {
 	char		 tenant[65];
 	char		 source[65];
 	uint32_t	 sink;
-	/* In force: the override's when overridden, else the config's; a
-	 * per_second of 0 is no rate (a bucket kept for its hold alone). */
+	/* In force: an operator's (overridden, rateov.h), else the
+	 * config's; a per_second of 0 is no rate (a bucket kept for its
+	 * hold alone). */
 	double		 per_second;
 	uint32_t	 burst;
 	int		 overridden;
-	double		 ov_per_second;
-	uint32_t	 ov_burst;
 	double		 tokens;	/* as of at */
 	uint64_t	 at;
 	uint64_t	 held_until;	/* 0: none */

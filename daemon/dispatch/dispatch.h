@@ -288,11 +288,11 @@ void	dispatch_throttle(struct dispatch *, uint64_t job,
 int	dispatch_key_rate(struct dispatch *, const char *tenant,
 	    const char *source, uint32_t sink, uint64_t now,
 	    struct bucket_info *);
-/* An operator's rate of the key, in place of its sink's (per_second 0:
- * the override removed, the sink's in force again). */
-void	dispatch_rate_override(struct dispatch *, const char *tenant,
-	    const char *source, uint32_t sink, double per_second,
-	    uint32_t burst, uint64_t now);
+/* An operator's rate of the key was set or removed (rateov.h): its bucket
+ * takes the rate in force, and its tenant's rows passed over are looked
+ * at again. */
+void	dispatch_rate_changed(struct dispatch *, const char *tenant,
+	    const char *source, uint32_t sink, uint64_t now);
 /* Every key with a rate or a hold. */
 void	dispatch_rates(struct dispatch *, uint64_t now, void (*)(
 	    const char *tenant, const char *source, uint32_t sink,

@@ -30,12 +30,15 @@
 #include "dispatch.h"
 #include "dispatch_int.h"
 #include "pause.h"
+#include "rateov.h"
 #include "sinkq.h"
 
 #define HOLD_CAP_MS	3600000	/* a sink's Retry-After, at most 1 h */
 
 static const struct sink_conf *key_sink(struct dispatch *, const char *,
 		    uint32_t);
+static int	 key_conf_rate(struct dispatch *, const char *, const char *,
+		    uint32_t, double *, uint32_t *);
 static void	 key_rate(struct dispatch *, struct bucket *, uint64_t);
 static void	 rate_reconf_cb(struct bucket *, void *);
 static void	 rated_update(struct dispatch *);
@@ -52,24 +55,39 @@ key_sink(struct dispatch *d, const char *source, uint32_t sink)
 	return &src->sinks[sink];
 }
 
-/* b's rate in force: its override, else its sink's, else none. */
+/* The key's rate in force: an operator's override (2), else its sink's
+ * (1), else none (0, *ps 0); a burst of 0 made its default. */
+static int
+key_conf_rate(struct dispatch *d, const char *tenant, const char *source,
+    uint32_t sink, double *ps, uint32_t *burst)
+{
+	const struct sink_conf *sk;
+	int rc = 0;
+
+	*ps = 0;
+	*burst = 0;
+	if (rateov_get(tenant, source, sink, ps, burst))
+		rc = 2;
+	else if ((sk = key_sink(d, source, sink)) != NULL &&
+	    sk->rate_per_second > 0) {
+		*ps = sk->rate_per_second;
+		*burst = sk->rate_burst;
+		rc = 1;
+	}
+	if (rc != 0 && *burst == 0)
+		*burst = bucket_default_burst(*ps);
+	return rc;
+}
+
+/* b's rate in force. */
 static void
 key_rate(struct dispatch *d, struct bucket *b, uint64_t now)
 {
-	const struct sink_conf *sk;
-	double ps = 0;
-	uint32_t burst = 0;
+	double ps;
+	uint32_t burst;
 
-	if (b->overridden) {
-		ps = b->ov_per_second;
-		burst = b->ov_burst;
-	} else if ((sk = key_sink(d, b->source, b->sink)) != NULL &&
-	    sk->rate_per_second > 0) {
-		ps = sk->rate_per_second;
-		burst = sk->rate_burst;
-	}
-	if (ps > 0 && burst == 0)
-		burst = bucket_default_burst(ps);
+	b->overridden = key_conf_rate(d, b->tenant, b->source, b->sink, &ps,
+	    &burst) == 2;
 	bucket_set_rate(b, ps, burst, now);
 }
 
@@ -80,7 +98,7 @@ rated_update(struct dispatch *d)
 	const struct conf *cf = d->conf;
 	int i, k;
 
-	d->rated = d->buckets.n > 0;
+	d->rated = d->buckets.n > 0 || rateov_count() > 0;
 	for (i = 0; !d->rated && i < cf->nsources; i++)
 		for (k = 0; k < cf->sources[i].nsinks; k++)
 			if (cf->sources[i].sinks[k].rate_per_second > 0) {
@@ -107,11 +125,11 @@ int
 dispatch_rate_admit(struct dispatch *d, struct dtenant *t,
     const struct store_row *row)
 {
-	const struct sink_conf *sk;
 	struct bucket *b;
 	char why[STORE_ERROR_MAX];
-	uint32_t idx;
+	uint32_t idx, burst;
 	uint64_t next;
+	double ps;
 
 	/* A row that cannot bind is dead-lettered by its claim, and a
 	 * paused key's row is set aside by it: neither spends a token. */
@@ -120,8 +138,8 @@ dispatch_rate_admit(struct dispatch *d, struct dtenant *t,
 		return 1;
 	if ((b = buckets_find(&d->buckets, t->name, row->source, idx)) ==
 	    NULL) {
-		if ((sk = key_sink(d, row->source, idx)) == NULL ||
-		    sk->rate_per_second <= 0)
+		if (key_conf_rate(d, t->name, row->source, idx, &ps,
+		    &burst) == 0)
 			return 1;
 		b = buckets_get(&d->buckets, t->name, row->source, idx);
 		b->at = d->now;
@@ -167,9 +185,8 @@ rate_reconf_cb(struct bucket *b, void *arg)
 	struct reconf_arg *a = arg;
 
 	key_rate(a->d, b, a->now);
-	/* Nothing left to keep: no rate, no override, no hold to come. */
-	if (b->per_second <= 0 && !b->overridden &&
-	    b->held_until <= a->now)
+	/* Nothing left to keep: no rate, no hold to come. */
+	if (b->per_second <= 0 && b->held_until <= a->now)
 		buckets_remove(&a->d->buckets, b);
 }
 
@@ -216,54 +233,39 @@ int
 dispatch_key_rate(struct dispatch *d, const char *tenant, const char *source,
     uint32_t sink, uint64_t now, struct bucket_info *bi)
 {
-	const struct sink_conf *sk;
 	struct bucket *b;
+	int rc;
 
 	memset(bi, 0, sizeof(*bi));
 	if ((b = buckets_find(&d->buckets, tenant, source, sink)) != NULL) {
 		bucket_info(b, now, bi);
 		return 0;
 	}
-	/* A key not yet seen: a full bucket of its sink's rate. */
-	if ((sk = key_sink(d, source, sink)) == NULL ||
-	    sk->rate_per_second <= 0)
+	/* A key not yet seen: a full bucket of its rate. */
+	if ((rc = key_conf_rate(d, tenant, source, sink, &bi->per_second,
+	    &bi->burst)) == 0)
 		return -1;
-	bi->per_second = sk->rate_per_second;
-	bi->burst = sk->rate_burst != 0 ? sk->rate_burst :
-	    bucket_default_burst(sk->rate_per_second);
 	bi->tokens = bi->burst;
+	bi->overridden = rc == 2;
 	return 0;
 }
 
 void
-dispatch_rate_override(struct dispatch *d, const char *tenant,
-    const char *source, uint32_t sink, double per_second, uint32_t burst,
-    uint64_t now)
+dispatch_rate_changed(struct dispatch *d, const char *tenant,
+    const char *source, uint32_t sink, uint64_t now)
 {
 	struct bucket *b;
 
 	d->now = now;
 	tenant_rescan(d, tenant);
-	if (per_second <= 0) {
-		if ((b = buckets_find(&d->buckets, tenant, source, sink)) ==
-		    NULL)
-			return;
-		b->overridden = 0;
-		key_rate(d, b, now);
-		if (b->per_second <= 0 && b->held_until <= now)
-			buckets_remove(&d->buckets, b);
-		rated_update(d);
-		return;
-	}
 	if ((b = buckets_find(&d->buckets, tenant, source, sink)) == NULL) {
 		b = buckets_get(&d->buckets, tenant, source, sink);
 		b->at = now;
 	}
-	b->overridden = 1;
-	b->ov_per_second = per_second;
-	b->ov_burst = burst;
 	key_rate(d, b, now);
-	d->rated = 1;
+	if (b->per_second <= 0 && b->held_until <= now)
+		buckets_remove(&d->buckets, b);
+	rated_update(d);
 }
 
 struct each_arg {

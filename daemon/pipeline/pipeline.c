@@ -28,6 +28,7 @@
 
 #include "clock.h"
 #include "conf.h"
+#include "dispatch/bucket.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/health.h"
 #include "job.h"
@@ -638,6 +639,55 @@ breaker_json(const char *tenant, const char *source, uint32_t sink,
 	    breaker_state_name(b->state), "failures", (int)b->fails, "opens",
 	    (int)b->opens, "reopen_in_ms", (json_int_t)(b->state ==
 	    BREAKER_OPEN && b->open_until > now ? b->open_until - now : 0)));
+}
+
+/* A key's rate, tokens and hold as the admin API and status show them. */
+static json_t *
+rate_obj(const char *tenant, const char *source, uint32_t sink,
+    const struct bucket_info *bi)
+{
+	uint64_t now = time_sched_ms();
+
+	return json_pack("{s:s, s:s, s:i, s:f, s:i, s:f, s:b, s:I}",
+	    "tenant", tenant, "source", source, "sink", (int)sink,
+	    "per_second", bi->per_second, "burst", (int)bi->burst, "tokens",
+	    bi->tokens, "overridden", bi->overridden, "held_ms",
+	    (json_int_t)(bi->held_until > now ? bi->held_until - now : 0));
+}
+
+static void
+rate_json(const char *tenant, const char *source, uint32_t sink,
+    const struct bucket_info *bi, void *arg)
+{
+	json_array_append_new(arg, rate_obj(tenant, source, sink, bi));
+}
+
+json_t *
+pipeline_rates(void)
+{
+	json_t *a = json_array();
+
+	dispatch_rates(pipeline_disp, time_sched_ms(), rate_json, a);
+	return a;
+}
+
+json_t *
+pipeline_key_rate(const char *tenant, const char *source, uint32_t sink)
+{
+	struct bucket_info bi;
+
+	if (dispatch_key_rate(pipeline_disp, tenant, source, sink,
+	    time_sched_ms(), &bi) == -1)
+		return NULL;
+	return rate_obj(tenant, source, sink, &bi);
+}
+
+void
+pipeline_rate_changed(const char *tenant, const char *source, uint32_t sink)
+{
+	dispatch_rate_changed(pipeline_disp, tenant, source, sink,
+	    time_sched_ms());
+	pipeline_arm();
 }
 
 json_t *

@@ -108,6 +108,16 @@ struct pipeline_sink {
 /* fn for each sink key of the config, in (source, sink) order. */
 void	pipeline_sinks(void (*fn)(const struct pipeline_sink *, void *),
 	    void *arg);
+/* Sink keys with a rate or a Retry-After hold, as JSON objects (tenant,
+ * source, sink, per_second, burst, tokens, overridden, held_ms). */
+json_t	*pipeline_rates(void);
+/* The same of one key, or NULL when it has neither a rate nor a hold (the
+ * seam of GET /v1/sinks: dispatch_key_rate). */
+json_t	*pipeline_key_rate(const char *tenant, const char *source,
+	    uint32_t sink);
+/* An operator's rate of the key was set or removed (dispatch/rateov.h). */
+void	pipeline_rate_changed(const char *tenant, const char *source,
+	    uint32_t sink);
 void	pipeline_pause(const char *source, uint32_t sink);
 /* Whether the row at key is claimed (an attempt runs on it, or is about
  * to). */
