@@ -64,6 +64,8 @@ static json_t	*build_api(int, char **);
 static void	 print_api(json_t *);
 static json_t	*build_flush(int, char **);
 static json_t	*build_pause(int, char **);
+static json_t	*build_rate(int, char **);
+static long long opt_count(const char *, const char *, long long);
 static json_t	*build_dlq_replay(int, char **);
 static json_t	*build_replays(int, char **);
 static void	 print_replays(json_t *);
@@ -123,6 +125,8 @@ static const struct command commands[] = {
 	{ "flush", "[source[#sink]]", build_flush, print_api },
 	{ "pause", "source[#sink]", build_pause, print_api },
 	{ "resume", "source[#sink]", build_pause, print_api },
+	{ "rate", "[-t tenant] source#sink [per_second [burst] | off]",
+	    build_rate, print_api },
 };
 
 /* The usage and the commands: on standard output and exit 0 for -h, on
@@ -1207,6 +1211,56 @@ build_pause(int argc, char **argv)
 		snprintf(path, sizeof(path), "/v1/tenants/default/sources/%s/"
 		    "%s", src, argv[0]);
 	return api_req("POST", path, NULL);
+}
+
+/* rate [-t TENANT] SOURCE#SINK [PER_SECOND [BURST] | off]: a sink key's
+ * rate (GET), an operator's rate for it (PUT) or its removal (DELETE);
+ * the tenant is default unless named. */
+static json_t *
+build_rate(int argc, char **argv)
+{
+	const char *tenant = "default", *method = "GET";
+	json_t *body = NULL;
+	char src[65], path[256], *end;
+	double ps;
+	long sink;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt(argc, argv, "t:")) != -1) {
+		if (ch != 't')
+			return NULL;
+		tenant = optarg;
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1 || argc > 3)
+		return NULL;
+	source_sink("rate", argv[0], src, sizeof(src), &sink);
+	if (sink < 0) {
+		fprintf(stderr, "ankusactl: rate: %s names no sink "
+		    "(SOURCE#SINK)\n", argv[0]);
+		exit(EXIT_USAGE);
+	}
+	if (argc == 2 && strcmp(argv[1], "off") == 0)
+		method = "DELETE";
+	else if (argc >= 2) {
+		/* The daemon checks the bounds; here only the form. */
+		ps = strtod(argv[1], &end);
+		if (end == argv[1] || *end != '\0') {
+			fprintf(stderr, "ankusactl: rate: %s is not a number "
+			    "of attempts a second\n", argv[1]);
+			exit(EXIT_USAGE);
+		}
+		method = "PUT";
+		body = json_pack("{s:f}", "per_second", ps);
+		if (argc == 3)
+			json_object_set_new(body, "burst", json_integer(
+			    opt_count("burst", argv[2], 1)));
+	}
+	snprintf(path, sizeof(path), "/v1/tenants/%s/sources/%s/sinks/%ld/"
+	    "rate", tenant, src, sink);
+	return api_req(method, path, body);
 }
 
 /*

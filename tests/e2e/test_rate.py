@@ -7,6 +7,7 @@ tenant gets its 100 at once; a 429 with Retry-After holds only its key
 and does not open its breaker; a retry schedule is kept at the sink."""
 
 import http.client
+import json
 import time
 
 from ankusa import (Daemon, TestSink, dispatch_conf, expect_accepted, post,
@@ -143,8 +144,9 @@ def _rate(d, tenant, sink, method="GET", body=None):
 def test_rate_override_restart():
     """PUT .../sinks/1/rate {per_second: 5, burst: 1} limits a sink
     without a rate of its own: 20 hooks over about 4 s; audited; it
-    survives a restart; DELETE removes it (the next 20 at once), and that
-    too survives a restart; bad bodies are refused."""
+    survives a restart; ankusactl rate shows it and removes it (the next
+    20 at once), and that too survives a restart; bad bodies are
+    refused."""
     s = TestSink().start()
     d = Daemon(sources={"s": sink_source([
         {"type": "http", "url": s.url("/a"),
@@ -186,10 +188,18 @@ def test_rate_override_restart():
     span = (rb[-1]["t"] - rb[0]["t"]) / 1000.0
     assert 3.0 <= span <= 6.0, "20 hooks at 5/s over %.2f s" % span
 
-    st, _, doc = _rate(d, tenant, 1, "DELETE")
-    assert st == 200 and doc["per_second"] is None, (st, doc)
+    # ankusactl rate: the same routes, tenant default unless -t.
+    assert tenant == "default", tenant
+    _, out, _ = d.ctl("rate", "s#1")
+    doc = json.loads(out)
+    assert (doc["per_second"], doc["burst"], doc["overridden"]) == \
+        (5, 1, True), doc
+    _, out, _ = d.ctl("rate", "-t", "default", "s#1", "off")
+    assert json.loads(out)["per_second"] is None, out
     st, _, doc = _rate(d, tenant, 1, "DELETE")
     assert st == 404, (st, doc)
+    rc, _, err = d.ctl("rate", "s", "5", check=False)
+    assert rc == 2 and "names no sink" in err, (rc, err)
     d.stop()
     d.start()
     st, _, doc = _rate(d, tenant, 1)
