@@ -234,6 +234,47 @@ START_TEST(test_override)
 }
 END_TEST
 
+/* A batching sink spends one token per entry: its batcher gets the
+ * burst, then one entry a token. */
+static size_t	nentries;
+
+static int
+count_batch_add(void *arg, struct drow *r)
+{
+	nentries++;
+	return 0;
+}
+
+static void
+none_taken(void *arg, const uint64_t *jobs, size_t n, char *taken)
+{
+}
+
+START_TEST(test_batch_entry_tokens)
+{
+	struct dispatch_ops ops;
+	int k;
+
+	fake_init();
+	fake_ops(&ops);
+	ops.batch_add = count_batch_add;
+	ops.batch_cancel = none_taken;
+	nentries = 0;
+	cf = parse("", "sources:\n  q: {sinks: [{type: sqs, queue_url: "
+	    "\"http://sink.test:9/1/q\", rate: {per_second: 10, burst: 3}}]}\n");
+	d = dispatch_new(cf, &ops);
+	for (k = 0; k < 10; k++)
+		fake_add("a", "q", 0, MODULE_SQS, T0 - 100 + k, 100);
+	ck_assert_uint_eq(dispatch_run(d, T0), T0 + 100);
+	ck_assert_uint_eq(nentries, 3);
+	dispatch_run(d, T0 + 100);
+	ck_assert_uint_eq(nentries, 4);
+	dispatch_run(d, T0 + 350);
+	ck_assert_uint_eq(nentries, 6);
+	done();
+}
+END_TEST
+
 /* --- schedules --- */
 
 #define SRC_SCHED(src, sink) \
@@ -316,6 +357,7 @@ dispatch_rate_suite(void)
 	tcase_add_test(tc, test_no_rate_no_bucket);
 	tcase_add_test(tc, test_retry_after_holds_key);
 	tcase_add_test(tc, test_override);
+	tcase_add_test(tc, test_batch_entry_tokens);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("schedules");
