@@ -96,6 +96,71 @@ START_TEST(test_limited_not_claimed)
 }
 END_TEST
 
+/* Rows the scans read (the fake store's due_scan, counted). */
+static int	(*real_scan)(void *, const char *, uint64_t, uint64_t,
+		    const unsigned char *, int (*)(const unsigned char *, void *),
+		    int (*)(const unsigned char *, const struct store_row *,
+		    void *), void *);
+static int	(*real_cb)(const unsigned char *, const struct store_row *,
+		    void *);
+static size_t	rows_read;
+
+static int
+count_cb(const unsigned char *key, const struct store_row *row, void *arg)
+{
+	rows_read++;
+	return real_cb(key, row, arg);
+}
+
+static int
+count_scan(void *a, const char *t, uint64_t now, uint64_t due,
+    const unsigned char *key, int (*want)(const unsigned char *, void *),
+    int (*cb)(const unsigned char *, const struct store_row *, void *),
+    void *arg)
+{
+	real_cb = cb;
+	return real_scan(a, t, now, due, key, want, count_cb, arg);
+}
+
+/* A backlog of 3000 rows of a limited key: the first scan reads it once
+ * (the other key's rows behind it are claimed), then each token costs a
+ * read of at most a few hundred rows, never the backlog. */
+START_TEST(test_backlog_bounded)
+{
+	struct dispatch_ops ops;
+	struct frow *other;
+	uint64_t t;
+	size_t before;
+	int k;
+
+	fake_init();
+	fake_ops(&ops);
+	real_scan = ops.due_scan;
+	ops.due_scan = count_scan;
+	rows_read = 0;
+	cf = parse(SC, SRC_RATE);
+	d = dispatch_new(cf, &ops);
+	for (k = 0; k < 3000; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 10000 + k, 100);
+	other = fake_add("a", "s", 1, MODULE_HTTP, T0 - 1, 100);
+	for (t = T0; t < T0 + 50; t++)
+		turn(t);
+	ck_assert(dispatch_is_claimed(d, other->key));
+	ck_assert_uint_le(rows_read, 3100);
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 50);
+	fake_flush(d);
+	before = rows_read;
+	for (t = T0 + 100; t <= T0 + 1000; t += 100) {
+		turn(t);
+		ck_assert_uint_eq(running_sink(0), 1);
+		fake_finish_all(d, ATTEMPT_OK, "", t);
+		fake_flush(d);
+	}
+	ck_assert_uint_le(rows_read - before, 10 * 300);
+	done();
+}
+END_TEST
+
 /* Tenants apart: a's limited key does not take b's tokens. */
 START_TEST(test_per_tenant)
 {
@@ -353,6 +418,7 @@ dispatch_rate_suite(void)
 	tc = tcase_create("rates");
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_limited_not_claimed);
+	tcase_add_test(tc, test_backlog_bounded);
 	tcase_add_test(tc, test_per_tenant);
 	tcase_add_test(tc, test_no_rate_no_bucket);
 	tcase_add_test(tc, test_retry_after_holds_key);

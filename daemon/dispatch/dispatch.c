@@ -24,8 +24,9 @@
  * retry horizon.
  *
  * Rates: dispatch_rate.c; a row whose key has no token is passed over by
- * the scan as a held source's is, unclaimed, and its tenant scans again
- * from its first key when the token comes.
+ * the scan as a held source's is, unclaimed, and when the token comes a
+ * rate scan reads the tenant's rows from the first one passed over to
+ * its cursor (rate_scan).
  *
  * Binding: at claim time a row is bound to the sink of its source as the
  * config is now: (index, module), else the one sink with its module, else
@@ -111,6 +112,11 @@ static void		 deck_fill(struct dispatch *);
 static void		 deck_requeue(struct dispatch *, struct drow *);
 static void		 enqueue_row(struct dispatch *, struct drow *);
 static void		 dls_dead_cb(struct dispatch *, struct drow *, void *);
+static void		 rate_pass(struct dtenant *);
+static int		 rate_row(const unsigned char *,
+			    const struct store_row *, void *);
+static void		 rate_scan(struct dispatch *, struct dtenant *);
+static void		 rate_scans(struct dispatch *);
 
 /* --- rows --- */
 
@@ -205,7 +211,7 @@ void
 dispatch_tenant_maybe_free(struct dispatch *d, struct dtenant *t)
 {
 	if (t->nkeys != 0 || t->win.rows != 0 || t->win.running != 0 ||
-	    t->rate_wake != 0)
+	    t->rate_pending)
 		return;
 	if (t->in_ring)
 		TAILQ_REMOVE(&d->ring, t, ring);
@@ -693,12 +699,13 @@ scan_row(const unsigned char *key, const struct store_row *row, void *arg)
 		return 1;
 	}
 	/* A row whose key has no token is passed over as a held source's
-	 * is (its tenant's cursor is sent back when the token comes). */
+	 * is (the rate scan comes back for it when the token comes). */
 	if (d->rated && !dispatch_rate_admit(d, sc->t, row)) {
 		if (sc->passed++ == HELD_PASS_MAX) {
 			sc->more = 1;
 			return 1;
 		}
+		rate_pass(sc->t);
 		scan_cursor(sc->t, key, row, 1);
 		return 0;
 	}
@@ -744,7 +751,8 @@ scan_claim(struct fair_tenant *ft, uint32_t want, void *arg)
 	 * scan from its first key is then cheap, unless it would read its
 	 * way past a held source's rows again) and now and then, in case a
 	 * row became due behind it unseen (a clock step). */
-	if (st->t->cur_set && ((st->t->win.rows == 0 && !st->t->cur_held) ||
+	if (st->t->cur_set && ((st->t->win.rows == 0 && !st->t->cur_held &&
+	    !st->t->rate_pending) ||
 	    d->now - st->t->cur_since > CURSOR_MAX_AGE_MS))
 		st->t->cur_set = 0;
 	if (!st->t->cur_set)
@@ -755,6 +763,135 @@ scan_claim(struct fair_tenant *ft, uint32_t want, void *arg)
 		return 0;
 	st->t->exhausted = !sc->more;
 	return sc->got;
+}
+
+/* --- the rate scan --- */
+
+/*
+ * The scan passes a row over for want of its key's token: the first such
+ * row since the last rate scan marks where the next one starts, just after
+ * the tenant's cursor as it is before the row.
+ */
+static void
+rate_pass(struct dtenant *t)
+{
+	if (t->rate_pending)
+		return;
+	t->rate_pending = 1;
+	t->rate_from = t->cur_set;
+	t->rate_due = t->cur_due;
+	memcpy(t->rate_key, t->cur_key, sizeof(t->rate_key));
+}
+
+struct rscan {
+	struct dispatch	*d;
+	struct dtenant	*t;
+	uint32_t	 passed;	/* passed over again */
+	int		 first;		/* a row passed over: where it was */
+	int		 full;		/* stopped by a window */
+	/* the last row read (its key, due), the start at first */
+	int		 at_set;
+	uint64_t	 at_due;
+	unsigned char	 at_key[STORE_ROWKEY_LEN];
+};
+
+/* The rate scan's row: claimed with a token, passed over without, up to
+ * the tenant's cursor (the main scan goes on from there). */
+static int
+rate_row(const unsigned char *key, const struct store_row *row, void *arg)
+{
+	struct rscan *rs = arg;
+	struct dispatch *d = rs->d;
+	struct dtenant *t = rs->t;
+
+	if (row == NULL || dispatch_row_find(d, key) != NULL)
+		return 0;
+	if (row->due > t->cur_due || (row->due == t->cur_due &&
+	    memcmp(key, t->cur_key, STORE_ROWKEY_LEN) > 0))
+		return 1;
+	if (!window_fits(&d->win, row->body_size) ||
+	    !window_fits(&t->win, row->body_size)) {
+		rs->full = 1;
+		return 1;
+	}
+	if ((d->holds != NULL && *hold_find(d, row->source) != NULL) ||
+	    !dispatch_rate_admit(d, t, row)) {
+		if (!rs->first) {
+			rs->first = 1;
+			t->rate_from = rs->at_set;
+			t->rate_due = rs->at_due;
+			memcpy(t->rate_key, rs->at_key, STORE_ROWKEY_LEN);
+		}
+		if (++rs->passed >= HELD_PASS_MAX)
+			return 1;
+	} else
+		claim_row(d, t, key, row);
+	rs->at_set = 1;
+	rs->at_due = row->due;
+	memcpy(rs->at_key, key, STORE_ROWKEY_LEN);
+	return 0;
+}
+
+/*
+ * The token the tenant's passed rows waited for has come: read them again,
+ * from the first one passed over to the tenant's cursor, claiming those
+ * whose key has a token now.  Where the next rate scan starts is where the
+ * first row passed over again is; with none, nothing waits.  Passed over
+ * HELD_PASS_MAX times, it stops: the rows behind wait for the main scan's
+ * cursor to start over (CURSOR_MAX_AGE_MS).
+ */
+static void
+rate_scan(struct dispatch *d, struct dtenant *t)
+{
+	struct rscan rs;
+
+	t->rate_wake = 0;
+	t->rate_retry = 0;
+	if (!t->cur_set) {
+		/* The main scan starts from the first row: it reads them. */
+		t->rate_pending = 0;
+		return;
+	}
+	memset(&rs, 0, sizeof(rs));
+	rs.d = d;
+	rs.t = t;
+	rs.at_set = t->rate_from;
+	rs.at_due = t->rate_due;
+	memcpy(rs.at_key, t->rate_key, STORE_ROWKEY_LEN);
+	if (d->ops.due_scan(d->ops.arg, t->name, d->now, t->rate_due,
+	    t->rate_from ? t->rate_key : NULL, scan_want, rate_row,
+	    &rs) == -1) {
+		t->rate_retry = 1;	/* the store erred: the next run */
+		return;
+	}
+	if (rs.full && !rs.first) {
+		/* Not read past here: from here, when room comes. */
+		t->rate_from = rs.at_set;
+		t->rate_due = rs.at_due;
+		memcpy(t->rate_key, rs.at_key, STORE_ROWKEY_LEN);
+		t->rate_retry = 1;
+	} else if (!rs.first)
+		t->rate_pending = 0;
+}
+
+/* The tenants whose token has come, or whose last rate scan a window
+ * stopped. */
+static void
+rate_scans(struct dispatch *d)
+{
+	struct dtenant *t, *next;
+
+	for (t = TAILQ_FIRST(&d->tenants); t != NULL; t = next) {
+		next = TAILQ_NEXT(t, all);
+		if (!t->rate_pending || (!t->rate_retry &&
+		    (t->rate_wake == 0 || t->rate_wake > d->now)))
+			continue;
+		if (window_room(&t->win) > 0)
+			rate_scan(d, t);
+		else
+			t->rate_retry = 1;
+		dispatch_tenant_maybe_free(d, t);
+	}
 }
 
 /* --- slots --- */
@@ -1014,7 +1151,7 @@ dispatch_run(struct dispatch *d, uint64_t now)
 	if (d->rebind)
 		rebind_claimed(d);
 	if (d->rated)
-		(void)dispatch_rate_wake(d, now);
+		rate_scans(d);
 	memset(&sc, 0, sizeof(sc));
 	sc.d = d;
 	if (d->ops.due_tenants(d->ops.arg, scan_add, &sc) == -1) {
@@ -1088,7 +1225,7 @@ dispatch_run(struct dispatch *d, uint64_t now)
 			wake = s->earliest;
 	}
 	/* Tenants waiting for a token wake us when it comes. */
-	if (d->rated && (w = dispatch_rate_wake(d, now)) < wake)
+	if (d->rated && (w = dispatch_rate_next(d)) < wake)
 		wake = w;
 	free(ft);
 	free(act);

@@ -88,9 +88,9 @@ void	dispatch_rate_reconfigure(struct dispatch *);
  * dead-letter reason in why (dispatch_bind's rule). */
 int	dispatch_bind_index(struct dispatch *, const struct store_row *,
 	    uint32_t *, char *, size_t);
-/* Wake and cursor of the tenants that wait for a token: a tenant whose
- * token has come scans from its first key again; the earliest wait. */
-uint64_t dispatch_rate_wake(struct dispatch *, uint64_t now);
+/* The earliest token a tenant's passed rows wait for (UINT64_MAX:
+ * none). */
+uint64_t dispatch_rate_next(struct dispatch *);
 
 /* dispatch_settle.c: a claimed row leaves. */
 /* Dead-letter r as reason (last_error NULL: the row's own); expired when

@@ -10,10 +10,13 @@
  * not claimed, so it stays due in the store, spends no attempt and holds
  * no slot nor window room, and the scan goes on to the tenant's other
  * keys.  The tenant's rate_wake is then the time the token comes: the
- * dispatch wakes then, and the tenant scans from its first key again.  A
- * claimed row may still wait for a slot; its token is spent, so the
- * attempts of a key start no faster than its rate, give or take the rows
- * its slots make wait (at most its burst at once).
+ * dispatch wakes then and a rate scan (dispatch.c) reads the tenant's
+ * rows from the first one passed over up to its scan cursor, at most
+ * HELD_PASS_MAX passed over again, so that a key's backlog costs a
+ * bounded read a token, not a read of the backlog.  A claimed row may
+ * still wait for a slot; its token is spent, so the attempts of a key
+ * start no faster than its rate, give or take the rows its slots make
+ * wait (at most its burst at once).
  *
  * A sink's 429 or 503 with Retry-After holds its key's bucket until then
  * (a key without a rate gets a bucket for the hold): the key's claimed
@@ -107,18 +110,16 @@ rated_update(struct dispatch *d)
 			}
 }
 
-/* The rows of tenant's that were passed over are looked at again. */
+/* The rows of tenant's that were passed over are looked at again at the
+ * next run. */
 static void
 tenant_rescan(struct dispatch *d, const char *tenant)
 {
 	struct dtenant *t;
 
 	TAILQ_FOREACH(t, &d->tenants, all)
-		if (strcmp(t->name, tenant) == 0) {
-			t->cur_set = 0;
-			if (t->rate_wake != 0)
-				t->rate_wake = d->now;
-		}
+		if (strcmp(t->name, tenant) == 0 && t->rate_pending)
+			t->rate_retry = 1;
 }
 
 int
@@ -154,23 +155,15 @@ dispatch_rate_admit(struct dispatch *d, struct dtenant *t,
 }
 
 uint64_t
-dispatch_rate_wake(struct dispatch *d, uint64_t now)
+dispatch_rate_next(struct dispatch *d)
 {
-	struct dtenant *t, *next;
+	struct dtenant *t;
 	uint64_t wake = UINT64_MAX;
 
-	for (t = TAILQ_FIRST(&d->tenants); t != NULL; t = next) {
-		next = TAILQ_NEXT(t, all);
-		if (t->rate_wake == 0)
-			continue;
-		if (t->rate_wake <= now) {
-			/* The rows passed over are behind its cursor. */
-			t->rate_wake = 0;
-			t->cur_set = 0;
-			dispatch_tenant_maybe_free(d, t);
-		} else if (t->rate_wake < wake)
+	TAILQ_FOREACH(t, &d->tenants, all)
+		if (t->rate_pending && t->rate_wake != 0 &&
+		    t->rate_wake < wake)
 			wake = t->rate_wake;
-	}
 	return wake;
 }
 
@@ -224,8 +217,6 @@ dispatch_throttle(struct dispatch *d, uint64_t job, uint64_t retry_after_ms,
 	bucket_hold(b, until);
 	d->rated = 1;
 	r->throttled = 1;
-	if (r->t->rate_wake == 0 || until < r->t->rate_wake)
-		r->t->rate_wake = until;
 	settle_park_key(d, r->q, b->held_until);
 }
 

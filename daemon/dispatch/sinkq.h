@@ -59,9 +59,17 @@ struct dtenant {
 	uint64_t		 cur_since;	/* set at, wall ms */
 	int			 cur_held;	/* the last row passed was of a
 						 * held source (not claimed) */
-	uint64_t		 rate_wake;	/* a row passed for want of its
-						 * key's token: when the next
-						 * comes (0: none) */
+	/* Rows passed for want of their key's token (dispatch_rate.c):
+	 * when the next token comes (rate_wake; rate_retry: at the next
+	 * run, the last rate scan stopped at a full window), and where the
+	 * rate scan starts: just after (rate_due, rate_key), or at the
+	 * tenant's first row (rate_from 0). */
+	int			 rate_pending;
+	int			 rate_retry;
+	uint64_t		 rate_wake;
+	int			 rate_from;
+	uint64_t		 rate_due;
+	unsigned char		 rate_key[12];
 };
 
 TAILQ_HEAD(dtenant_list, dtenant);
