@@ -870,8 +870,8 @@ rate_scan(struct dispatch *d, struct dtenant *t)
 		t->rate_due = rs.at_due;
 		memcpy(t->rate_key, rs.at_key, STORE_ROWKEY_LEN);
 		t->rate_retry = 1;
-	} else if (!rs.first)
-		t->rate_pending = 0;
+	} else if (!rs.first || t->rate_wake == 0)
+		t->rate_pending = 0;	/* none waits for a token */
 }
 
 /* The tenants whose token has come, or whose last rate scan a window
