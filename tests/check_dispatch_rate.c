@@ -161,6 +161,40 @@ START_TEST(test_backlog_bounded)
 }
 END_TEST
 
+/* A reload that lifts the rate lets the rows passed over go at once; one
+ * that sets it again limits the next. */
+START_TEST(test_reconfigure)
+{
+	struct conf *c2, *c3;
+	int k;
+
+	mk(SC, SRC_RATE);
+	for (k = 0; k < 10; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 - 100 + k, 100);
+	turn(T0);
+	ck_assert_uint_eq(running_sink(0), 2);
+	c2 = parse(SC, "sources:\n  s: {sinks: [" LOG ", " HTTP "]}\n");
+	dispatch_reconfigure(d, c2);
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 1);
+	fake_flush(d);
+	turn(T0 + 1);
+	ck_assert_uint_eq(running_sink(0), 8);
+	fake_finish_all(d, ATTEMPT_OK, "", T0 + 2);
+	fake_flush(d);
+	c3 = parse(SC, SRC_RATE);
+	dispatch_reconfigure(d, c3);
+	for (k = 0; k < 5; k++)
+		fake_add("a", "s", 0, MODULE_LOG, T0 + 2, 100);
+	turn(T0 + 2);
+	ck_assert_uint_le(running_sink(0), 2);
+	dispatch_free(d);
+	d = NULL;
+	conf_free(c2);
+	conf_free(c3);
+	done();
+}
+END_TEST
+
 /* Tenants apart: a's limited key does not take b's tokens. */
 START_TEST(test_per_tenant)
 {
@@ -419,6 +453,7 @@ dispatch_rate_suite(void)
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_limited_not_claimed);
 	tcase_add_test(tc, test_backlog_bounded);
+	tcase_add_test(tc, test_reconfigure);
 	tcase_add_test(tc, test_per_tenant);
 	tcase_add_test(tc, test_no_rate_no_bucket);
 	tcase_add_test(tc, test_retry_after_holds_key);

@@ -45,6 +45,7 @@ static int	 key_conf_rate(struct dispatch *, const char *, const char *,
 static void	 key_rate(struct dispatch *, struct bucket *, uint64_t);
 static void	 rate_reconf_cb(struct bucket *, void *);
 static void	 rated_update(struct dispatch *);
+static void	 rate_forget(struct dtenant *);
 static void	 tenant_rescan(struct dispatch *, const char *);
 
 /* The sink (source, index) as the config is now, or NULL. */
@@ -94,11 +95,26 @@ key_rate(struct dispatch *d, struct bucket *b, uint64_t now)
 	bucket_set_rate(b, ps, burst, now);
 }
 
-/* Claims ask the buckets only while a sink has a rate or a key a bucket. */
+/* The tenant's rows passed over wait for no rate scan: its scan reads
+ * them from its first row. */
+static void
+rate_forget(struct dtenant *t)
+{
+	if (!t->rate_pending)
+		return;
+	t->rate_pending = 0;
+	t->rate_retry = 0;
+	t->rate_wake = 0;
+	t->cur_set = 0;
+}
+
+/* Claims ask the buckets only while a sink has a rate or a key a bucket;
+ * when none has, no rate scan runs, and no row waits for one. */
 static void
 rated_update(struct dispatch *d)
 {
 	const struct conf *cf = d->conf;
+	struct dtenant *t;
 	int i, k;
 
 	d->rated = d->buckets.n > 0 || rateov_count() > 0;
@@ -108,6 +124,9 @@ rated_update(struct dispatch *d)
 				d->rated = 1;
 				break;
 			}
+	if (!d->rated)
+		TAILQ_FOREACH(t, &d->tenants, all)
+			rate_forget(t);
 }
 
 /* The rows of tenant's that were passed over are looked at again at the
@@ -184,13 +203,19 @@ rate_reconf_cb(struct bucket *b, void *arg)
 }
 
 /* The buckets' rates as the config is now.  The time is the last run's:
- * a reconfigure is given none. */
+ * a reconfigure is given none.  A tenant freed for want of anything
+ * waiting goes at its next settle (dispatch_tenant_maybe_free). */
 void
 dispatch_rate_reconfigure(struct dispatch *d)
 {
 	struct reconf_arg a = { d, d->now };
+	struct dtenant *t;
 
 	buckets_each(&d->buckets, rate_reconf_cb, &a);
+	/* The rows passed over are read again from each tenant's first: a
+	 * reload is rare, and a rate lifted leaves no rate scan to come. */
+	TAILQ_FOREACH(t, &d->tenants, all)
+		rate_forget(t);
 	rated_update(d);
 }
 
