@@ -131,6 +131,11 @@ def test_retry_schedule():
     for g, want in zip(gaps, (200, 1000, 3000, 3000)):
         assert want - 10 <= g <= want + 400, \
             "gaps %r ms, schedule 200, 1000, 3000, 3000" % gaps
+    # The effective config shows the sink's schedule.
+    st, _, doc = d.api("GET", "/v1/config")
+    assert st == 200, (st, doc)
+    text = json.dumps(doc)
+    assert '"schedule_ms": [200, 1000, 3000]' in text, text[:2000]
 
 
 test_retry_schedule.timeout = 60
