@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,12 +114,50 @@ ms_or_null(uint64_t ms)
 	return ms != 0 ? json_integer((json_int_t)ms) : json_null();
 }
 
+/* GET /v1/sinks's walk: the array it fills, and the keys' rates and
+ * holds by "source#sink" (each an array of its tenants' buckets). */
+struct sinks_walk {
+	json_t	*a;
+	json_t	*rates;
+};
+
+/* The rates and holds of pipeline_rates by key: one pass, so that the
+ * walk's lookups are not a scan per key. */
+static json_t *
+rates_by_key(void)
+{
+	json_t *all = pipeline_rates(), *by = json_object(), *r, *list;
+	char k[STORE_NAME_MAX + 16];
+	size_t i;
+
+	json_array_foreach(all, i, r) {
+		snprintf(k, sizeof(k), "%s#%" JSON_INTEGER_FORMAT,
+		    json_string_value(json_object_get(r, "source")),
+		    json_integer_value(json_object_get(r, "sink")));
+		if ((list = json_object_get(by, k)) == NULL) {
+			list = json_array();
+			json_object_set_new(by, k, list);
+		}
+		json_array_append(list, r);
+	}
+	json_decref(all);
+	return by;
+}
+
 static void
 json_fn(const struct pipeline_sink *s, void *arg)
 {
-	json_t *a = arg;
+	struct sinks_walk *w = arg;
+	json_t *a = w->a, *rate;
 	uint64_t pending, dead;
 	int known = key_rows(s, &pending, &dead);
+	char k[STORE_NAME_MAX + 16];
+
+	snprintf(k, sizeof(k), "%s#%" PRIu32, s->h.source, s->h.sink);
+	if ((rate = json_object_get(w->rates, k)) != NULL)
+		json_incref(rate);
+	else
+		rate = json_array();
 
 	json_array_append_new(a, json_pack("{s:s, s:I, s:s, s:o, s:o, s:o, "
 	    "s:I, s:o, s:s, s:b, s:I, s:o, s:o, s:o}",
@@ -137,15 +176,22 @@ json_fn(const struct pipeline_sink *s, void *arg)
 	    "last_error", s->h.last_error[0] != '\0' ?
 	    json_string(s->h.last_error) : json_null(),
 	    "last_error_at", ms_or_null(s->h.last_error_at)));
+	/* Its tenants' token buckets and Retry-After holds (rate: and the
+	 * operators' overrides), [] when it has neither. */
+	json_object_set_new(json_array_get(a, json_array_size(a) - 1),
+	    "rate", rate);
 }
 
 json_t *
 sinks_json(void)
 {
-	json_t *a = json_array();
+	struct sinks_walk w;
 
-	pipeline_sinks(json_fn, a);
-	return json_pack("{s:o}", "sinks", a);
+	w.a = json_array();
+	w.rates = rates_by_key();
+	pipeline_sinks(json_fn, &w);
+	json_decref(w.rates);
+	return json_pack("{s:o}", "sinks", w.a);
 }
 
 static void

@@ -180,6 +180,16 @@ def test_rate_override_restart():
     assert st == 200, (st, doc)
     assert any(e.get("action") == "sink_rate.set"
                for e in doc.get("entries", [])), doc
+    # GET /v1/sinks shows each key's rate and tokens, [] without one.
+    st, _, doc = d.api("GET", "/v1/sinks")
+    assert st == 200, (st, doc)
+    keys = {k["sink"]: k for k in doc["sinks"] if k["source_id"] == "s"}
+    r0, r1 = keys[0]["rate"], keys[1]["rate"]
+    assert [(r["tenant"], r["per_second"], r["overridden"]) for r in r0] \
+        == [(tenant, 50, False)], r0
+    assert [(r["tenant"], r["per_second"], r["burst"], r["overridden"])
+            for r in r1] == [(tenant, 5, 1, True)], r1
+    assert 0 <= r1[0]["tokens"] <= 1, r1
 
     d.stop()
     d.start()
