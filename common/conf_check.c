@@ -31,8 +31,6 @@ static void	ccheck_trusted_proxies(struct cparse *, yaml_node_t *);
 static void	ccheck_tls(struct cparse *, yaml_node_t *);
 static void	ccheck_mtls(struct cparse *, const struct source_conf *,
 		    yaml_node_t *, const char *, int);
-static void	ccheck_egress_url(struct cparse *, yaml_node_t *, const char *,
-		    const char *, const char *);
 
 /*
  * verify type mtls: something to match (else any certificate of any
@@ -205,8 +203,8 @@ conf_check_order_key(struct cparse *p, struct cctx *c, yaml_node_t *n,
  * (netaddr_literal says why).  A name is checked where it resolves, at
  * connect (workers/egress.c).  key is the URL's key in map.
  */
-static void
-ccheck_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
+void
+conf_check_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
     const char *key, const char *url)
 {
 	const struct conf *cf = p->conf;
@@ -298,19 +296,19 @@ conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 
 	switch (sk->type) {
 	case SINK_HTTP:
-		ccheck_egress_url(p, map, path, "url", sk->u.http.url);
+		conf_check_egress_url(p, map, path, "url", sk->u.http.url);
 		break;
 	case SINK_SQS:
 		/* The endpoint is connected to; the queue URL without one. */
 		if (sk->u.sqs.endpoint != NULL)
-			ccheck_egress_url(p, map, path, "endpoint",
+			conf_check_egress_url(p, map, path, "endpoint",
 			    sk->u.sqs.endpoint);
 		else
-			ccheck_egress_url(p, map, path, "queue_url",
+			conf_check_egress_url(p, map, path, "queue_url",
 			    sk->u.sqs.queue_url);
 		break;
 	case SINK_PUBSUB:
-		ccheck_egress_url(p, map, path, "endpoint",
+		conf_check_egress_url(p, map, path, "endpoint",
 		    sk->u.pubsub.endpoint);
 		break;
 	default:
@@ -362,7 +360,7 @@ conf_check_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
 			    "store type s3, got %s", path, (const char
 			    *)n->data.scalar.value);
 		if ((n = conf_ymap_get(p->doc, st, "s3")) != NULL)
-			ccheck_egress_url(p, n, "claim_check.store.s3",
+			conf_check_egress_url(p, n, "claim_check.store.s3",
 			    "endpoint", cf->claim_check.s3_endpoint);
 	} else if ((n = conf_ymap_get(p->doc, st, "s3")) != NULL)
 		conf_err(p, conf_yline(n),

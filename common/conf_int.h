@@ -286,6 +286,10 @@ ccheck_fn	 conf_check_order_key;
 ccheck_fn	 conf_check_retry;
 ccheck_fn	 conf_check_claim;
 ccheck_fn	 conf_check_repl;
+/* A URL at key of map is not one the egress guard refuses by its literal
+ * host (conf_check.c). */
+void		 conf_check_egress_url(struct cparse *, yaml_node_t *,
+		    const char *path, const char *key, const char *url);
 int		 conf_repl_derive(struct conf_repl *);
 
 #endif
