@@ -35,6 +35,9 @@
 
 static void	 cerr_push(struct conf_errors *, char *);
 static void	 cfree_sink(struct sink_conf *);
+static void	 cfree_secret(char *);
+static void	 cfree_auth(struct sink_auth *);
+static void	 cfree_tls(struct sink_tls *);
 static void	 cfree_source(struct source_conf *);
 static struct conf *cparse_text(const char *, size_t, const char *, int,
 		    struct conf_errors *);
@@ -315,12 +318,47 @@ conf_free_blobs(struct blob *b, int n)
 	}
 }
 
+/* A secret string: zeroed, then freed. */
+static void
+cfree_secret(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+static void
+cfree_auth(struct sink_auth *a)
+{
+	cfree_secret(a->token);
+	free(a->username);
+	cfree_secret(a->password);
+	free(a->token_url);
+	free(a->client_id);
+	cfree_secret(a->client_secret);
+	free(a->scope);
+	free(a->audience);
+}
+
+static void
+cfree_tls(struct sink_tls *t)
+{
+	free(t->client_cert_file);
+	free(t->client_key_file);
+	free(t->ca_file);
+	free(t->server_name);
+	free(t->client_cert);
+	cfree_secret(t->client_key);
+	free(t->ca);
+}
+
 static void
 cfree_sink(struct sink_conf *sk)
 {
 	int i;
 
 	free(sk->order_key.name);
+	free(sk->proxy);
 	switch (sk->type) {
 	case SINK_HTTP:
 		free(sk->u.http.url);
@@ -331,6 +369,8 @@ cfree_sink(struct sink_conf *sk)
 		}
 		free(sk->u.http.headers);
 		conf_free_blobs(sk->u.http.secrets, sk->u.http.nsecrets);
+		cfree_auth(&sk->u.http.auth);
+		cfree_tls(&sk->u.http.tls);
 		break;
 	case SINK_SQS:
 		free(sk->u.sqs.queue_url);
@@ -436,6 +476,10 @@ conf_free(struct conf *cf)
 	for (i = 0; i < cf->egress.nallow; i++)
 		free(cf->egress.allow[i]);
 	free(cf->egress.allow);
+	free(cf->egress.proxy);
+	for (i = 0; i < cf->egress.nno_proxy; i++)
+		free(cf->egress.no_proxy[i]);
+	free(cf->egress.no_proxy);
 	for (i = 0; i < cf->http.ntrusted_proxies; i++)
 		free(cf->http.trusted_proxies[i]);
 	free(cf->http.trusted_proxies);

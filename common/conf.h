@@ -164,6 +164,52 @@ struct dedupe_conf {
 	uint64_t	 ttl_seconds;	/* 259200 */
 };
 
+/* An http sink's auth.type. */
+enum sink_auth_type {
+	SINK_AUTH_NONE = 0,
+	SINK_AUTH_BEARER,
+	SINK_AUTH_BASIC,
+	SINK_AUTH_OAUTH2,		/* oauth2_client_credentials */
+};
+
+/* An http sink's auth: the fields of its type, NULL the others. */
+struct sink_auth {
+	int		 type;		/* enum sink_auth_type */
+	char		*token;		/* bearer */
+	char		*username;	/* basic */
+	char		*password;
+	char		*token_url;	/* oauth2 */
+	char		*client_id;
+	char		*client_secret;
+	char		*scope;		/* NULL: none sent */
+	char		*audience;
+	int		 client_post;	/* the client's credentials in
+					 * the form, else HTTP basic */
+};
+
+/* An http sink's tls: the files as written, and their PEM text, which
+ * the master reads when it parses the configuration (the deliver
+ * process, sandboxed, opens no file). */
+struct sink_tls {
+	char		*client_cert_file;
+	char		*client_key_file;
+	char		*ca_file;
+	char		*server_name;	/* NULL: the URL's host */
+	char		*client_cert;	/* PEM, or NULL */
+	char		*client_key;
+	char		*ca;
+};
+
+/* A sink's proxy, beside egress.proxy and egress.no_proxy. */
+enum sink_proxy_mode {
+	SINK_PROXY_INHERIT = 0,		/* absent: egress.proxy's */
+	SINK_PROXY_NONE,		/* null or "": none, not even
+					 * egress.proxy's or the
+					 * environment's */
+	SINK_PROXY_URL,			/* its own, whatever no_proxy
+					 * says */
+};
+
 struct sink_conf {
 	enum sink_type	 type;
 	int		 ordered;
@@ -179,6 +225,8 @@ struct sink_conf {
 	 * source's) */
 	int		 has_retry;
 	struct retry_policy retry;
+	int		 proxy_mode;	/* enum sink_proxy_mode */
+	char		*proxy;		/* SINK_PROXY_URL's URL */
 	union {
 		struct {
 			char		*url;
@@ -188,6 +236,8 @@ struct sink_conf {
 			struct blob	 secrets[CONF_MAX_SECRETS];
 			int		 nsecrets;
 			uint64_t	 max_response_bytes;	/* 65536 */
+			struct sink_auth auth;
+			struct sink_tls	 tls;
 		} http;
 		struct {
 			char	*queue_url;
@@ -378,6 +428,9 @@ struct conf {
 		char		**allow;	/* egress.allow, as written */
 		int		  nallow;
 		int		  allow_plain_http;
+		char		 *proxy;	/* egress.proxy, or NULL */
+		char		**no_proxy;	/* egress.no_proxy */
+		int		  nno_proxy;
 	} egress;
 
 	struct source_conf	*sources;

@@ -315,6 +315,7 @@ conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 		break;
 	}
 
+	conf_check_sinknet(p, sk, map, path);
 	if ((n = conf_ymap_get(p->doc, map, "order_key")) != NULL &&
 	    !conf_yisnull(n) && !sk->ordered)
 		conf_err(p, conf_yline(n),

@@ -285,6 +285,11 @@ ccheck_fn	 conf_check_sink;
 ccheck_fn	 conf_check_order_key;
 ccheck_fn	 conf_check_retry;
 ccheck_fn	 conf_check_claim;
+ccheck_fn	 conf_check_egress;
+/* A sink's proxy, an http sink's auth and tls (conf_sinknet.c): checked,
+ * the proxy's mode set, the tls files read. */
+void		 conf_check_sinknet(struct cparse *, struct sink_conf *,
+		    yaml_node_t *, const char *);
 ccheck_fn	 conf_check_repl;
 /* A URL at key of map is not one the egress guard refuses by its literal
  * host (conf_check.c). */

@@ -70,6 +70,12 @@ static const char *const cjson_plain[] = {
 	"sources.*.sinks[].project",
 	"sources.*.sinks[].topic",
 	"sources.*.sinks[].ordering_key",
+	"sources.*.sinks[].auth.scope",
+	"sources.*.sinks[].auth.audience",
+	"sources.*.sinks[].tls.client_cert_file",
+	"sources.*.sinks[].tls.client_key_file",
+	"sources.*.sinks[].tls.ca_file",
+	"sources.*.sinks[].tls.server_name",
 	NULL
 };
 

@@ -47,6 +47,11 @@ static const char *const parses[] = {
 static const char *const decodes[] = { "raw", "whsec_base64", NULL };
 static const char *const methods[] = { "post", "put", "patch", NULL };
 static const char *const auths[] = { "metadata", "token", "none", NULL };
+/* Indexed by enum sink_auth_type. */
+static const char *const auth_types[] = {
+	"none", "bearer", "basic", "oauth2_client_credentials", NULL
+};
+static const char *const client_auths[] = { "basic", "post", NULL };
 static const char *const store_types[] = { "local", "s3", NULL };
 static const char *const ack_policies[] = { "quorum", "all", NULL };
 static const char *const store_refused[] = { "gcs", NULL };
@@ -777,6 +782,7 @@ const struct conf_key conf_tab[] = {
 	/* egress: walked first, the sinks' and the claim store's URLs are
 	 * checked against it. */
 	{ .name = "egress", .type = T_SECTION, .flags = F_FIRST,
+	  .check = conf_check_egress,
 	  .doc = "The egress guard: where sinks and the s3 claim store may "
 	    "connect (see ankusad(8), SECURITY).  Loopback, private, "
 	    "link-local, carrier-grade NAT, unspecified, multicast and "
@@ -805,6 +811,25 @@ const struct conf_key conf_tab[] = {
 	    "URL with a literal non-loopback host is a config error, and a "
 	    "name that resolves to a non-loopback address is refused at "
 	    "connect.  Loopback stays allowed (a local proxy or test sink)." },
+	{ .name = "egress.proxy", .type = T_URL, .scope = S_CONF,
+	  .off = CO(egress.proxy), .flags = F_NULLABLE,
+	  .doc = "A forward proxy for every sink (http, sqs, google_pubsub) "
+	    "and every OAuth2 token endpoint: http://[user:pass@]host:port.  "
+	    "https URLs go through it by CONNECT, http URLs in absolute "
+	    "form; user:pass is sent as Proxy-Authorization basic.  A "
+	    "sink's proxy overrides it.  The guard checks the proxy's "
+	    "address and, before the request, the destination's as the "
+	    "deliver process resolves it (the proxy resolves the name "
+	    "again: ankusad(8), SECURITY).  A failure at the proxy is "
+	    "proxy_error: retried, not charged to the destination's "
+	    "breaker.  Unset: the environment's http_proxy and https_proxy "
+	    "as before, without those checks." },
+	{ .name = "egress.no_proxy", .type = T_HOSTPORTS, .scope = S_CONF,
+	  .off = CO(egress.no_proxy), .off2 = CO(egress.nno_proxy),
+	  .doc = "Destinations reached without egress.proxy: host names "
+	    "(example.com: it and its subdomains; .example.com: its "
+	    "subdomains only), addresses and CIDRs (matched against a "
+	    "URL's literal address, never a resolved one), or * for all." },
 
 	/* What the Elixir Ankusa has and this daemon is at one value only. */
 	{ .name = "routes", .type = T_SECTION,
@@ -1150,6 +1175,88 @@ const struct conf_key conf_tab[] = {
 	  .sinks = M_ALL,
 	  .doc = "The delays after each attempt, the last repeating (see "
 	    "dispatch.retry.schedule_ms)." },
+	{ .name = "sources.*.sinks[].proxy", .type = T_URL, .scope = S_SINK,
+	  .off = KO(proxy), .flags = F_NULLABLE, .sinks = M_NET,
+	  .doc = "This sink's forward proxy, as egress.proxy, which it "
+	    "overrides (egress.no_proxy too); null or \"\": no proxy at "
+	    "all." },
+	{ .name = "sources.*.sinks[].auth", .type = T_SECTION,
+	  .sinks = M_HTTP,
+	  .doc = "http: how the sink is authenticated: type bearer "
+	    "(token), basic (username, password) or "
+	    "oauth2_client_credentials (token_url, client_id, "
+	    "client_secret, scope, audience, client_auth).  An OAuth2 access "
+	    "token is fetched by each deliver process, kept per sink until "
+	    "shortly before its expires_in, and dropped on a 401 from the "
+	    "sink (a 401 is then transient: the next attempt fetches "
+	    "another).  A failure to get one is a transient attempt error "
+	    "naming the token endpoint." },
+	{ .name = "sources.*.sinks[].auth.type", .type = T_ENUM,
+	  .scope = S_SINK, .off = KO(u.http.auth.type), .names = auth_types,
+	  .flags = F_REQUIRED, .sinks = M_HTTP,
+	  .doc = "bearer, basic or oauth2_client_credentials." },
+	{ .name = "sources.*.sinks[].auth.token", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.auth.token), .flags = F_SECRET,
+	  .sinks = M_HTTP,
+	  .doc = "bearer: the token sent as Authorization: Bearer." },
+	{ .name = "sources.*.sinks[].auth.username", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.auth.username), .sinks = M_HTTP,
+	  .doc = "basic: the user name (no colon)." },
+	{ .name = "sources.*.sinks[].auth.password", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.auth.password),
+	  .flags = F_SECRET, .sinks = M_HTTP,
+	  .doc = "basic: the password." },
+	{ .name = "sources.*.sinks[].auth.token_url", .type = T_URL,
+	  .scope = S_SINK, .off = KO(u.http.auth.token_url), .sinks = M_HTTP,
+	  .doc = "oauth2_client_credentials: the token endpoint; https, or "
+	    "plain http to loopback only.  The egress guard and the proxy "
+	    "apply to it as to the sink." },
+	{ .name = "sources.*.sinks[].auth.client_id", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.auth.client_id), .sinks = M_HTTP,
+	  .doc = "oauth2_client_credentials: the client id." },
+	{ .name = "sources.*.sinks[].auth.client_secret", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.auth.client_secret),
+	  .flags = F_SECRET, .sinks = M_HTTP,
+	  .doc = "oauth2_client_credentials: the client secret." },
+	{ .name = "sources.*.sinks[].auth.scope", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.auth.scope), .sinks = M_HTTP,
+	  .doc = "oauth2_client_credentials: the scope asked for; absent: "
+	    "none." },
+	{ .name = "sources.*.sinks[].auth.audience", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.auth.audience), .sinks = M_HTTP,
+	  .doc = "oauth2_client_credentials: the audience asked for (Auth0 "
+	    "and others); absent: none." },
+	{ .name = "sources.*.sinks[].auth.client_auth", .type = T_ENUM,
+	  .scope = S_SINK, .off = KO(u.http.auth.client_post),
+	  .names = client_auths, .def = "basic", .sinks = M_HTTP,
+	  .doc = "oauth2_client_credentials: how the client authenticates "
+	    "to the token endpoint: basic (HTTP basic, RFC 6749 2.3.1) or "
+	    "post (client_id and client_secret in the form)." },
+	{ .name = "sources.*.sinks[].tls", .type = T_SECTION,
+	  .sinks = M_HTTP,
+	  .doc = "http: TLS towards the sink.  The files are read by "
+	    "ankusad when it loads the configuration (at a reload as "
+	    "node.user) and their bytes go to the deliver processes with "
+	    "each job." },
+	{ .name = "sources.*.sinks[].tls.client_cert_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.tls.client_cert_file),
+	  .sinks = M_HTTP,
+	  .doc = "A client certificate (PEM, its chain may follow) for "
+	    "mutual TLS; with client_key_file." },
+	{ .name = "sources.*.sinks[].tls.client_key_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.tls.client_key_file),
+	  .sinks = M_HTTP,
+	  .doc = "The client certificate's private key (PEM, unencrypted)." },
+	{ .name = "sources.*.sinks[].tls.ca_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.tls.ca_file), .sinks = M_HTTP,
+	  .doc = "The CAs (PEM) the sink's certificate is verified "
+	    "against, in place of the system's." },
+	{ .name = "sources.*.sinks[].tls.server_name", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.http.tls.server_name),
+	  .sinks = M_HTTP,
+	  .doc = "The name sent in SNI and verified in the sink's "
+	    "certificate (and sent as Host), in place of the URL's host, "
+	    "which is still the address connected to." },
 };
 
 const size_t conf_tab_n = sizeof(conf_tab) / sizeof(conf_tab[0]);

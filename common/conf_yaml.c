@@ -723,6 +723,11 @@ conf_set_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		conf_set_str((char **)(void *)dst, v);
 		break;
 	case T_URL:
+		/* "" as null where null is taken (a sink's proxy: none). */
+		if (v[0] == '\0' && (k->flags & F_NULLABLE)) {
+			cset_null(k, base);
+			break;
+		}
 		if (!cvalid_url(v))
 			goto bad;
 		conf_set_str((char **)(void *)dst, v);

@@ -25,6 +25,9 @@
 
 /* The smallest valid sources section, appended to most test files. */
 #define SRC	"sources:\n  demo:\n    sinks:\n      - type: log\n"
+/* An http sink, its options to follow. */
+#define HS	"sources:\n  demo:\n    sinks:\n      - type: http\n" \
+		"        url: \"https://sink.test/\"\n"
 /* A claim_check section's required key, and its line in one. */
 #define TEST_CLAIM_KEY	"0123456789abcdef0123456789abcdef"
 #define CLAIM_KEY	"  signing_key: " TEST_CLAIM_KEY "\n"
@@ -885,6 +888,54 @@ static const struct {
 	  "        rate: {per_second: 0}\n",
 	  "sources.demo.sinks[0].rate.per_second must be a number greater "
 	  "than 0 and at most 1000000, got 0, line 5" },
+	/* destination auth, tls, proxies (conf_sinknet.c) */
+	{ HS "        auth: {type: bearer}\n",
+	  "sources.demo.sinks[0].auth.token is required with this auth type, "
+	  "line 6" },
+	{ HS "        auth: {type: basic, username: a, password: b, "
+	  "token: c}\n",
+	  "sources.demo.sinks[0].auth.token must not be set with auth type "
+	  "basic, line 6" },
+	{ HS "        auth: {type: basic, username: \"a:b\", password: c}\n",
+	  "sources.demo.sinks[0].auth.username must not hold a colon, "
+	  "line 6" },
+	{ HS "        auth: {type: oauth2_client_credentials, client_id: a, "
+	  "client_secret: b}\n",
+	  "sources.demo.sinks[0].auth.token_url is required with this auth "
+	  "type, line 6" },
+	{ HS "        auth: {type: digest}\n",
+	  "sources.demo.sinks[0].auth.type must be one of none, bearer, "
+	  "basic, oauth2_client_credentials, got digest, line 6" },
+	{ HS "        auth: {type: oauth2_client_credentials, client_id: a, "
+	  "client_secret: b, token_url: \"http://10.0.0.1/t\"}\n",
+	  "sources.demo.sinks[0].auth.token_url must reach a public address "
+	  "or one egress.allow covers, got 10.0.0.1 port 80 (private), "
+	  "line 6" },
+	{ HS "        tls: {client_cert_file: /nonexistent/c.pem}\n",
+	  "sources.demo.sinks[0].tls.client_cert_file and client_key_file go "
+	  "together, line 6" },
+	{ HS "        tls: {ca_file: /nonexistent/ca.pem}\n",
+	  "sources.demo.sinks[0].tls.ca_file: cannot read /nonexistent/ca.pem: "
+	  "No such file or directory, line 6" },
+	{ HS "        tls: {ca_file: relative.pem}\n",
+	  "sources.demo.sinks[0].tls.ca_file must be an absolute path, got "
+	  "relative.pem, line 6" },
+	{ HS "        proxy: \"https://proxy.test:3128\"\n",
+	  "sources.demo.sinks[0].proxy must be http://[user:pass@]host[:port] "
+	  "with nothing after the port, got https://proxy.test:3128, line 6" },
+	{ HS "        proxy: \"http://u:p@proxy.test:3128/x\"\n",
+	  "sources.demo.sinks[0].proxy must be http://[user:pass@]host[:port] "
+	  "with nothing after the port, got a URL with credentials, line 6" },
+	{ HS "        proxy: \"http://192.168.1.1:3128\"\n",
+	  "sources.demo.sinks[0].proxy must reach a public address or one "
+	  "egress.allow covers, got 192.168.1.1 port 3128 (private), line 6" },
+	{ "egress:\n  no_proxy: [\"a..b\"]\n" SRC,
+	  "egress.no_proxy[0] must be a host name, .suffix, address, CIDR or "
+	  "*, got a..b, line 2" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        proxy: \"http://p.test:1\"\n",
+	  "sources.demo.sinks[0].proxy is not a known key for sink type log, "
+	  "line 5" },
 };
 
 START_TEST(test_errors)
@@ -1982,6 +2033,44 @@ START_TEST(test_egress)
 }
 END_TEST
 
+/* A sink's proxy: inherited, none (null or ""), its own; auth's
+ * fields; egress.proxy and no_proxy. */
+START_TEST(test_sinknet)
+{
+	struct conf *cf;
+	const struct sink_conf *k;
+
+	cf = parse_ok("egress:\n  proxy: \"http://u:p@proxy.test:3128\"\n"
+	    "  no_proxy: [\"*\", \".corp.test\", corp.test, \"10.0.0.0/8\", "
+	    "\"192.0.2.1\"]\n"
+	    "sources:\n  demo:\n    sinks:\n"
+	    "      - {type: http, url: \"https://a.test/\"}\n"
+	    "      - {type: http, url: \"https://a.test/\", proxy: null}\n"
+	    "      - {type: http, url: \"https://a.test/\", proxy: \"\"}\n"
+	    "      - {type: sqs, queue_url: \"https://q.test/1/q\", "
+	    "proxy: \"http://p2.test\"}\n"
+	    "      - type: http\n        url: \"https://a.test/\"\n"
+	    "        auth: {type: oauth2_client_credentials, token_url: "
+	    "\"https://idp.test/t\", client_id: c, client_secret: s, "
+	    "scope: \"a b\", client_auth: post}\n");
+	ck_assert_str_eq(cf->egress.proxy, "http://u:p@proxy.test:3128");
+	ck_assert_int_eq(cf->egress.nno_proxy, 5);
+	k = cf->sources[0].sinks;
+	ck_assert_int_eq(k[0].proxy_mode, SINK_PROXY_INHERIT);
+	ck_assert_ptr_null(k[0].proxy);
+	ck_assert_int_eq(k[1].proxy_mode, SINK_PROXY_NONE);
+	ck_assert_int_eq(k[2].proxy_mode, SINK_PROXY_NONE);
+	ck_assert_ptr_null(k[2].proxy);
+	ck_assert_int_eq(k[3].proxy_mode, SINK_PROXY_URL);
+	ck_assert_str_eq(k[3].proxy, "http://p2.test");
+	ck_assert_int_eq(k[4].u.http.auth.type, SINK_AUTH_OAUTH2);
+	ck_assert_str_eq(k[4].u.http.auth.scope, "a b");
+	ck_assert_int_eq(k[4].u.http.auth.client_post, 1);
+	ck_assert_int_eq(k[0].u.http.auth.type, SINK_AUTH_NONE);
+	conf_free(cf);
+}
+END_TEST
+
 START_TEST(test_replication)
 {
 	struct conf *cf, *a, *b;
@@ -2179,6 +2268,7 @@ conf_suite(void)
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_egress);
+	tcase_add_test(tc, test_sinknet);
 	tcase_add_test(tc, test_replication);
 	tcase_add_loop_test(tc, test_bounds, 0, (int)conf_tab_n);
 	tcase_add_test(tc, test_sink_concurrency);
