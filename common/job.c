@@ -11,10 +11,15 @@
  *   (TRACE_CTX_LEN bytes), str tracestate, data sha256 (32 bytes: the
  *   body's, as stored with the hook), u32 sink_index,
  *   the sink: u8 type, u8 ordered, u8 order_key kind, str order_key name,
- *     u64 timeout_ms, u64 inline_max_bytes, u64 max_message_bytes, then
+ *     u64 timeout_ms, u64 inline_max_bytes, u64 max_message_bytes,
+ *     u8 proxy_mode (enum sink_proxy_mode), str proxy, then
  *     http:   str url, str method, u32 nheaders, per header str name,
  *             str value, u32 nsecrets, per secret data bytes,
- *             u64 max_response_bytes
+ *             u64 max_response_bytes, u8 auth type (enum
+ *             sink_auth_type), str token, username, password, token_url,
+ *             client_id, client_secret, scope, audience, u8 client_post,
+ *             then the tls: str client_cert, client_key, ca (PEM text,
+ *             read by the master), server_name
  *     sqs:    str queue_url, region, endpoint, message_group_id,
  *             access_key_id, secret_access_key, session_token
  *     pubsub: str project, topic, endpoint, ordering_key, auth, token
@@ -68,6 +73,7 @@ static const char *job_result_names[JOB_RESULT_MAX] = {
 	[JOB_OK] = "ok",
 	[JOB_ERROR] = "error",
 	[JOB_PERMANENT] = "permanent",
+	[JOB_PROXY_ERROR] = "proxy_error",
 };
 
 const char *
@@ -129,6 +135,51 @@ job_add_pairs(struct msg *m, const struct header_kv *kv, int n)
 	}
 }
 
+static void
+job_add_auth(struct msg *m, const struct sink_auth *a)
+{
+	msg_add_u8(m, a->type);
+	msg_add_str(m, a->token);
+	msg_add_str(m, a->username);
+	msg_add_str(m, a->password);
+	msg_add_str(m, a->token_url);
+	msg_add_str(m, a->client_id);
+	msg_add_str(m, a->client_secret);
+	msg_add_str(m, a->scope);
+	msg_add_str(m, a->audience);
+	msg_add_u8(m, a->client_post != 0);
+}
+
+static int
+job_get_auth(struct msg *m, struct sink_auth *a, int inplace)
+{
+	uint8_t type, post;
+
+	if (msg_get_u8(m, &type) == -1)
+		return -1;
+	if (type > SINK_AUTH_OAUTH2) {
+		m->err = 1;
+		return -1;
+	}
+	a->type = type;
+	if (job_get_opt(m, &a->token, inplace) == -1 ||
+	    job_get_opt(m, &a->username, inplace) == -1 ||
+	    job_get_opt(m, &a->password, inplace) == -1 ||
+	    job_get_opt(m, &a->token_url, inplace) == -1 ||
+	    job_get_opt(m, &a->client_id, inplace) == -1 ||
+	    job_get_opt(m, &a->client_secret, inplace) == -1 ||
+	    job_get_opt(m, &a->scope, inplace) == -1 ||
+	    job_get_opt(m, &a->audience, inplace) == -1 ||
+	    msg_get_u8(m, &post) == -1)
+		return -1;
+	if (post > 1) {
+		m->err = 1;
+		return -1;
+	}
+	a->client_post = post;
+	return 0;
+}
+
 void
 job_add_sink(struct msg *m, const struct sink_conf *s)
 {
@@ -141,6 +192,8 @@ job_add_sink(struct msg *m, const struct sink_conf *s)
 	msg_add_u64(m, s->timeout_ms);
 	msg_add_u64(m, s->inline_max_bytes);
 	msg_add_u64(m, s->max_message_bytes);
+	msg_add_u8(m, s->proxy_mode);
+	msg_add_str(m, s->proxy);
 	switch (s->type) {
 	case SINK_HTTP:
 		msg_add_str(m, s->u.http.url);
@@ -151,6 +204,11 @@ job_add_sink(struct msg *m, const struct sink_conf *s)
 			msg_add_data(m, s->u.http.secrets[i].data,
 			    s->u.http.secrets[i].len);
 		msg_add_u64(m, s->u.http.max_response_bytes);
+		job_add_auth(m, &s->u.http.auth);
+		msg_add_str(m, s->u.http.tls.client_cert);
+		msg_add_str(m, s->u.http.tls.client_key);
+		msg_add_str(m, s->u.http.tls.ca);
+		msg_add_str(m, s->u.http.tls.server_name);
 		break;
 	case SINK_SQS:
 		msg_add_str(m, s->u.sqs.queue_url);
@@ -350,7 +408,7 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 	const void *p;
 	size_t len;
 	uint32_t n, i;
-	uint8_t type, ordered, kind;
+	uint8_t type, ordered, kind, pmode;
 
 	if (msg_get_u8(m, &type) == -1 || msg_get_u8(m, &ordered) == -1 ||
 	    msg_get_u8(m, &kind) == -1)
@@ -366,8 +424,16 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 	if (job_get_opt(m, &s->order_key.name, inplace) == -1 ||
 	    msg_get_u64(m, &s->timeout_ms) == -1 ||
 	    msg_get_u64(m, &s->inline_max_bytes) == -1 ||
-	    msg_get_u64(m, &s->max_message_bytes) == -1)
+	    msg_get_u64(m, &s->max_message_bytes) == -1 ||
+	    msg_get_u8(m, &pmode) == -1 ||
+	    job_get_opt(m, &s->proxy, inplace) == -1)
 		return -1;
+	if (pmode > SINK_PROXY_URL || (pmode == SINK_PROXY_URL) !=
+	    (s->proxy != NULL)) {
+		m->err = 1;
+		return -1;
+	}
+	s->proxy_mode = pmode;
 	switch (s->type) {
 	case SINK_HTTP:
 		if (job_get_opt(m, &s->u.http.url, inplace) == -1 ||
@@ -393,7 +459,14 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 			s->u.http.secrets[i].len = len;
 			s->u.http.nsecrets = i + 1;
 		}
-		return msg_get_u64(m, &s->u.http.max_response_bytes);
+		if (msg_get_u64(m, &s->u.http.max_response_bytes) == -1 ||
+		    job_get_auth(m, &s->u.http.auth, inplace) == -1 ||
+		    job_get_opt(m, &s->u.http.tls.client_cert, inplace) == -1 ||
+		    job_get_opt(m, &s->u.http.tls.client_key, inplace) == -1 ||
+		    job_get_opt(m, &s->u.http.tls.ca, inplace) == -1 ||
+		    job_get_opt(m, &s->u.http.tls.server_name, inplace) == -1)
+			return -1;
+		return 0;
 	case SINK_SQS:
 		if (job_get_opt(m, &s->u.sqs.queue_url, inplace) == -1 ||
 		    job_get_opt(m, &s->u.sqs.region, inplace) == -1 ||
@@ -469,6 +542,15 @@ job_free_pairs(struct header_kv *kv, int n)
 	free(kv);
 }
 
+/* A secret copy: zeroed, then freed. */
+static void
+job_free_secret(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
 void
 job_free_sink(struct sink_conf *s, int inplace)
 {
@@ -482,11 +564,24 @@ job_free_sink(struct sink_conf *s, int inplace)
 		return;
 	}
 	free(s->order_key.name);
+	free(s->proxy);
 	switch (s->type) {
 	case SINK_HTTP:
 		free(s->u.http.url);
 		free(s->u.http.method);
 		job_free_pairs(s->u.http.headers, s->u.http.nheaders);
+		job_free_secret(s->u.http.auth.token);
+		free(s->u.http.auth.username);
+		job_free_secret(s->u.http.auth.password);
+		free(s->u.http.auth.token_url);
+		free(s->u.http.auth.client_id);
+		job_free_secret(s->u.http.auth.client_secret);
+		free(s->u.http.auth.scope);
+		free(s->u.http.auth.audience);
+		free(s->u.http.tls.client_cert);
+		job_free_secret(s->u.http.tls.client_key);
+		free(s->u.http.tls.ca);
+		free(s->u.http.tls.server_name);
 		for (i = 0; i < s->u.http.nsecrets; i++) {
 			/* Secrets: leave nothing behind in freed memory. */
 			explicit_bzero(s->u.http.secrets[i].data,

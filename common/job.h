@@ -71,6 +71,10 @@ enum job_result {
 	JOB_OK = 0,		/* delivered: the row goes */
 	JOB_ERROR,		/* transient: the retry policy decides */
 	JOB_PERMANENT,		/* dead-letter now; no breaker count */
+	JOB_PROXY_ERROR,	/* transient, at the forward proxy (refused,
+				 * 407, its own 5xx to CONNECT): the retry
+				 * policy decides; the destination's breaker
+				 * is not charged.  detail "proxy_error: .." */
 	JOB_RESULT_MAX
 };
 

@@ -745,6 +745,33 @@ START_TEST(test_wake)
 }
 END_TEST
 
+/* A failure at the forward proxy is retried but charged to no breaker:
+ * with breaker_failures 1, an ATTEMPT_ERROR parks the key's next row
+ * (test_wake, W_PARKED); an ATTEMPT_PROXY leaves it due, and claimed. */
+START_TEST(test_proxy_not_charged)
+{
+	mk("  breaker_failures: 1\n" RETRY, SRC);
+	fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_claimed(d, "a"), 1);
+	fake_finish_all(d, _i == 0 ? ATTEMPT_PROXY : ATTEMPT_ERROR,
+	    "proxy_error: the proxy answered CONNECT with 502", T0);
+	fake_flush(d);
+	ck_assert_uint_eq(fake.rows[0]->row.attempts, 1);
+	ck_assert_str_eq(fake.rows[0]->row.last_error,
+	    "proxy_error: the proxy answered CONNECT with 502");
+	fake_add("a", "s", 0, MODULE_LOG, T0, 100);
+	fake.rows[0]->row.due = T0 + 5000;
+	turn(T0);
+	if (_i == 0) {
+		ck_assert_uint_eq(fake.rows[1]->row.due, T0);
+		ck_assert_uint_eq(fake_claimed(d, "a"), 1);
+	} else
+		ck_assert_uint_eq(fake.rows[1]->row.due, T0 + 1000);
+	done();
+}
+END_TEST
+
 /* --- stop --- */
 
 START_TEST(test_stop)
@@ -904,6 +931,7 @@ dispatch_suite(void)
 	tc = tcase_create("life");
 	tcase_set_timeout(tc, TIMEOUT);
 	ADD_LOOP(tc, test_wake, wakes);
+	tcase_add_loop_test(tc, test_proxy_not_charged, 0, 2);
 	tcase_add_test(tc, test_stop);
 	tcase_add_test(tc, test_settled_once);
 	tcase_add_test(tc, test_drain);

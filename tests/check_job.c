@@ -93,6 +93,17 @@ sample(struct job *j, enum sink_type type, size_t bodylen)
 		}
 		j->sink.u.http.nsecrets = CONF_MAX_SECRETS;
 		j->sink.u.http.max_response_bytes = 65536;
+		j->sink.proxy_mode = SINK_PROXY_URL;
+		j->sink.proxy = "http://u:p@proxy.test:3128";
+		j->sink.u.http.auth.type = SINK_AUTH_OAUTH2;
+		j->sink.u.http.auth.token_url = "https://idp.test/token";
+		j->sink.u.http.auth.client_id = "cid";
+		j->sink.u.http.auth.client_secret = "csecret";
+		j->sink.u.http.auth.audience = "aud";
+		j->sink.u.http.auth.client_post = 1;
+		j->sink.u.http.tls.client_cert = "-----BEGIN CERTIFICATE-----";
+		j->sink.u.http.tls.client_key = "-----BEGIN PRIVATE KEY-----";
+		j->sink.u.http.tls.server_name = "sink.test";
 		break;
 	case SINK_SQS:
 		j->sink.u.sqs.queue_url = "http://localhost:4566/000/q.fifo";
@@ -183,6 +194,31 @@ compare(const struct job *a, const struct job *b)
 		}
 		ck_assert(a->sink.u.http.max_response_bytes ==
 		    b->sink.u.http.max_response_bytes);
+		ck_assert_int_eq(a->sink.proxy_mode, b->sink.proxy_mode);
+		ck_assert_opt_eq(b->sink.proxy, a->sink.proxy);
+		ck_assert_int_eq(a->sink.u.http.auth.type,
+		    b->sink.u.http.auth.type);
+		ck_assert_opt_eq(b->sink.u.http.auth.token,
+		    a->sink.u.http.auth.token);
+		ck_assert_opt_eq(b->sink.u.http.auth.token_url,
+		    a->sink.u.http.auth.token_url);
+		ck_assert_opt_eq(b->sink.u.http.auth.client_id,
+		    a->sink.u.http.auth.client_id);
+		ck_assert_opt_eq(b->sink.u.http.auth.client_secret,
+		    a->sink.u.http.auth.client_secret);
+		ck_assert_opt_eq(b->sink.u.http.auth.scope,
+		    a->sink.u.http.auth.scope);
+		ck_assert_opt_eq(b->sink.u.http.auth.audience,
+		    a->sink.u.http.auth.audience);
+		ck_assert_int_eq(a->sink.u.http.auth.client_post,
+		    b->sink.u.http.auth.client_post);
+		ck_assert_opt_eq(b->sink.u.http.tls.client_cert,
+		    a->sink.u.http.tls.client_cert);
+		ck_assert_opt_eq(b->sink.u.http.tls.client_key,
+		    a->sink.u.http.tls.client_key);
+		ck_assert_opt_eq(b->sink.u.http.tls.ca, a->sink.u.http.tls.ca);
+		ck_assert_opt_eq(b->sink.u.http.tls.server_name,
+		    a->sink.u.http.tls.server_name);
 		break;
 	case SINK_SQS:
 		ck_assert_opt_eq(b->sink.u.sqs.queue_url, a->sink.u.sqs.queue_url);
@@ -438,6 +474,8 @@ head(struct msg *m, uint8_t type, uint32_t nheaders)
 	msg_add_u64(m, 1);
 	msg_add_u64(m, 1);
 	msg_add_u64(m, 1);
+	msg_add_u8(m, SINK_PROXY_INHERIT);
+	msg_add_str(m, "");
 }
 
 START_TEST(test_garbage)
@@ -899,6 +937,8 @@ START_TEST(test_batch_offsets)
 	msg_add_u64(&m, 5000);
 	msg_add_u64(&m, 65536);
 	msg_add_u64(&m, 1048576);
+	msg_add_u8(&m, SINK_PROXY_INHERIT);
+	msg_add_str(&m, "");
 	msg_add_u32(&m, 2);
 	for (i = 0; i < 2; i++) {
 		msg_add_u64(&m, i);

@@ -51,6 +51,9 @@ enum attempt_result {
 	ATTEMPT_STORE,		/* the glue could not read the row's hook (the
 				 * store erred): a failed attempt, but the
 				 * sink was not reached: no breaker failure */
+	ATTEMPT_PROXY,		/* failed at the forward proxy: a failed
+				 * attempt, retried, but the destination was
+				 * not reached: no breaker failure */
 };
 
 enum settle_kind {

@@ -414,15 +414,16 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	case ATTEMPT_ERROR:
 	case ATTEMPT_TIMEOUT:
 	case ATTEMPT_STORE:
+	case ATTEMPT_PROXY:
 		break;
 	}
 
-	/* A failed attempt: the breaker (never for the store's error, which
-	 * is not the sink's health, nor for a sink that asked for time with
-	 * Retry-After: dispatch_throttle held its key), then the retry
-	 * policy. */
+	/* A failed attempt: the breaker (never for the store's error nor the
+	 * forward proxy's, which are not the sink's health, nor for a sink
+	 * that asked for time with Retry-After: dispatch_throttle held its
+	 * key), then the retry policy. */
 	opened = 0;
-	if (res == ATTEMPT_STORE || r->throttled)
+	if (res == ATTEMPT_STORE || res == ATTEMPT_PROXY || r->throttled)
 		breaker_permanent(&q->br, r->probe);
 	else
 		opened = breaker_fail(&q->br, &d->bconf, now, r->probe);

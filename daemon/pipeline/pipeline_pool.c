@@ -306,6 +306,9 @@ pool_result(enum job_result r, const char **name)
 	case JOB_PERMANENT:
 		*name = "permanent";
 		return ATTEMPT_PERMANENT;
+	case JOB_PROXY_ERROR:
+		*name = "proxy_error";
+		return ATTEMPT_PROXY;
 	default:
 		*name = "error";
 		return ATTEMPT_ERROR;

@@ -448,6 +448,7 @@ pipeline_store_attempt(uint64_t job, enum attempt_result res,
 		outcome = STORE_ATTEMPT_TIMEOUT;
 		break;
 	case ATTEMPT_ERROR:
+	case ATTEMPT_PROXY:	/* its detail says proxy_error */
 		outcome = STORE_ATTEMPT_ERROR;
 		break;
 	default:

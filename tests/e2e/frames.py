@@ -35,8 +35,11 @@ TRACE = bytes.fromhex("4bf92f3577b34da6a3ce929d0e0e4736"
 
 SINK_HTTP, SINK_SQS, SINK_PUBSUB, SINK_LOG = 1, 2, 3, 4
 KEY_NONE = 0
-JOB_OK, JOB_ERROR, JOB_PERMANENT = 0, 1, 2
-RESULTS = {JOB_OK: "ok", JOB_ERROR: "error", JOB_PERMANENT: "permanent"}
+JOB_OK, JOB_ERROR, JOB_PERMANENT, JOB_PROXY_ERROR = 0, 1, 2, 3
+RESULTS = {JOB_OK: "ok", JOB_ERROR: "error", JOB_PERMANENT: "permanent",
+           JOB_PROXY_ERROR: "proxy_error"}
+# A sink's proxy (common/conf.h, enum sink_proxy_mode).
+PROXY_INHERIT, PROXY_NONE, PROXY_URL = 0, 1, 2
 
 
 def _msg_types():
@@ -133,17 +136,19 @@ def frame(mtype, mid, payload, fd=False):
 
 def sqs_sink(queue_url, region="us-east-1", endpoint=None, group=None,
              key=None, secret=None, token=None, inline_max=65536,
-             max_message=1048576, timeout_ms=10000):
+             max_message=1048576, timeout_ms=10000, proxy=None):
     return {"type": SINK_SQS, "timeout_ms": timeout_ms,
             "inline_max": inline_max, "max_message": max_message,
+            "proxy": proxy,
             "opts": [queue_url, region, endpoint, group, key, secret, token]}
 
 
 def pubsub_sink(project, topic, endpoint, ordering_key=None, auth="none",
                 token=None, inline_max=65536, max_message=10000000,
-                timeout_ms=20000):
+                timeout_ms=20000, proxy=None):
     return {"type": SINK_PUBSUB, "timeout_ms": timeout_ms,
             "inline_max": inline_max, "max_message": max_message,
+            "proxy": proxy,
             "opts": [project, topic, endpoint, ordering_key, auth, token]}
 
 
@@ -162,6 +167,9 @@ def _add_sink(w, sink):
     w.u8(sink["type"]).u8(0).u8(KEY_NONE).str("")
     w.u64(sink["timeout_ms"]).u64(sink["inline_max"]).u64(
         sink["max_message"])
+    # The sink's proxy: its own URL, or egress.proxy's choice.
+    w.u8(PROXY_URL if sink.get("proxy") else PROXY_INHERIT).str(
+        sink.get("proxy") or "")
     for o in sink["opts"]:
         w.str(o)
 
