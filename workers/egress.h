@@ -18,8 +18,14 @@
  * neither takes a kept connection nor leaves one, so no sink can ride a
  * connection that was never checked; and a plain-http transfer with a
  * secret on board (its stricter rule) takes no kept connection either.
- * With a proxy (libcurl reads http_proxy, https_proxy ...), the address
- * connected to is the proxy's.
+ * With a proxy, the address connected to is the proxy's.  A configured
+ * one (egress.proxy, a sink's proxy: egress_curl_proxy) also has the
+ * destination's name resolved here and each of its addresses checked
+ * before the request is sent; the proxy resolves the name again, on its
+ * own, and may reach another address (DNS that changed in between, or
+ * answers differently there): that limit is the proxy's to close.  One
+ * from the environment (http_proxy, https_proxy ..., when egress.proxy is
+ * unset) is left to libcurl, with the proxy's address checked only.
  *
  * A process that was given no config, or one that does not parse, keeps
  * the defaults: nothing allowed, plain http allowed.  The guard fails
@@ -47,6 +53,7 @@ struct egress_watch {
 				 * only to loopback, whatever
 				 * egress.allow_plain_http says */
 	int	passed;		/* connections the guard let through */
+	int	proxied;	/* through a configured proxy */
 	char	denied[EGRESS_DENIED_MAX];	/* "" or
 						 * "egress_denied:<address>",
 						 * the last refused */
@@ -65,7 +72,27 @@ int	egress_check(struct egress_watch *, const struct sockaddr *, socklen_t);
 /* Guard the next transfer of h (set again after every curl_easy_reset). */
 void	egress_curl(CURL *h, struct egress_watch *);
 /* Leave the next transfer of h unguarded, on a connection of its own
- * that is not kept. */
+ * that is not kept, and never through a proxy. */
 void	egress_curl_unguarded(CURL *h);
+
+/* The proxy of a request to url for a sink whose proxy is (mode, proxy):
+ * NULL the environment's (libcurl's own reading), "" none, or the URL. */
+const char *egress_proxy_for(int mode, const char *proxy, const char *url);
+/* Whether host (a URL's, brackets and all) is in the no_proxy list: a
+ * name or its subdomains, a .suffix's subdomains, a literal address in a
+ * CIDR, or "*". */
+int	egress_no_proxy(char *const *list, int n, const char *host);
+/* Set h's proxy for the next transfer to url (egress_proxy_for; after
+ * egress_curl).  Through a configured proxy, the URL's host is resolved
+ * and each address checked first: -1 if the guard refuses one (w->denied
+ * set) or the name does not resolve (err set), else 0. */
+int	egress_curl_proxy(CURL *h, struct egress_watch *w, const char *url,
+	    int mode, const char *proxy, char *err, size_t errlen);
+/* What a failed or answered transfer of h through its configured proxy
+ * says of the proxy: 1 with why in err ("proxy_error: ...") when the
+ * proxy failed (refused, did not resolve, answered CONNECT with other
+ * than 2xx, or answered 407), else 0. */
+int	egress_proxy_failed(CURL *h, const struct egress_watch *w,
+	    CURLcode rc, long status, char *err, size_t errlen);
 
 #endif

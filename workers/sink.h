@@ -112,7 +112,10 @@ struct sink_xfer {
 						 * (workers/egress.h) */
 	int			 secret;	/* a bearer token in the
 						 * headers: plain http to
-						 * loopback only */
+						 * loopback only, and never
+						 * through a proxy */
+	int			 proxy_mode;	/* the sink's (conf.h) */
+	const char		*proxy;
 	/* The answer. */
 	long			 status;	/* 0: none */
 	char			*answer;	/* NUL-terminated, or NULL */
@@ -123,6 +126,9 @@ struct sink_xfer {
 	int			 denied;	/* -1 for the egress guard:
 						 * error is its reason, for
 						 * good */
+	int			 proxy_failed;	/* -1 at the forward
+						 * proxy: error is
+						 * "proxy_error: .." */
 };
 
 /* 0 with an HTTP answer (any status), or -1 with x->error. */

@@ -24,13 +24,29 @@
  * whatever the master sent.  A control byte in a value (a dedupe key from
  * a JSON field may hold one) is sent as %XX so it cannot split a header.
  *
+ * auth: an Authorization of its own (Bearer token; Basic user:pass; an
+ * OAuth2 client credentials token, workers/oauth2.c), which replaces a
+ * forwarded or configured one.  A token that cannot be had fails the
+ * attempt, transient, naming the token endpoint, before the sink is
+ * reached (and that counts for the sink's breaker: without a token it
+ * cannot be reached, and the breaker's one probe keeps a failing token
+ * endpoint from being asked by every row).  A 401 with an OAuth2 token
+ * drops the token and is transient: the next attempt fetches another.
+ *
  * Transport: no redirects, TLS verification as libcurl's defaults (on),
  * http and https only, timeout_ms as the whole transfer's deadline, no
- * "Expect: 100-continue".  A plain http:// URL with no proxy in the
- * environment goes through http1.c, the sink's own HTTP/1.1 client, at a
- * fraction of libcurl's CPU; https and proxies through libcurl, one easy
+ * "Expect: 100-continue".  A plain http:// URL with no proxy (none
+ * configured, none in the environment, or the sink's proxy: null) goes
+ * through http1.c, the sink's own HTTP/1.1 client, at a fraction of
+ * libcurl's CPU; https, tls options and proxies through libcurl, one easy
  * handle per process, reset between jobs.  Either keeps its connection
- * alive for the next job to the same host.
+ * alive for the next job to the same host.  tls: the client certificate,
+ * its key and the CAs are the PEM text the master read (blobs, no file
+ * opened here); server_name is the URL's host for libcurl (SNI, the
+ * certificate's name, Host) while CURLOPT_CONNECT_TO sends the connection
+ * to the URL's own host.  A proxy (egress.h): CONNECT for https, absolute
+ * form for http; a failure at the proxy is JOB_PROXY_ERROR, "proxy_error:
+ * ...", which the master retries without charging the sink's breaker.
  *
  * The answer: at most max_response_bytes of its body are read.  Past that
  * the write callback aborts the transfer (the connection is then closed,
@@ -66,6 +82,8 @@
 #include "job.h"
 #include "log.h"
 #include "msg.h"
+#include "netaddr.h"
+#include "oauth2.h"
 #include "sha256.h"
 #include "sink.h"
 #include "trace.h"
@@ -97,8 +115,14 @@ static int	sink_http_xfer_cb(void *, curl_off_t, curl_off_t, curl_off_t,
 		    curl_off_t);
 static int	sink_http_add(sink_http_line_fn, void *, const char *,
 		    const char *);
-static void	sink_http_lines(const struct job *, time_t,
+static void	sink_http_lines(const struct job *, time_t, const char *,
 		    sink_http_line_fn, void *);
+static int	sink_http_send(const struct job *, struct job_outcome *,
+		    const char *);
+static char	*sink_http_authz(const struct job *, struct job_outcome *);
+static int	sink_http_tls(const struct sink_conf *, char **);
+static struct curl_slist *sink_http_headers_authz(const struct job *,
+		    time_t, const char *);
 static void	sink_http_slist_line(void *, const char *);
 static void	sink_http_http1_line(void *, const char *);
 static int	sink_http_token(const char *);
@@ -115,7 +139,7 @@ static int	sink_http_date(const char *, time_t *);
 static int	sink_http_outcome(const struct job *, struct job_outcome *,
 		    const struct http1_answer *);
 static int	sink_http_run_http1(const struct job *, struct job_outcome *,
-		    const char *);
+		    const char *, const char *);
 
 static const char *const sink_http_days[] = {
 	"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", NULL
@@ -148,6 +172,7 @@ sink_http_cleanup(void)
 {
 	http1_close();
 	http1_forget_env();
+	oauth2_cleanup();
 	if (sink_http_curl != NULL)
 		curl_easy_cleanup(sink_http_curl);
 	sink_http_curl = NULL;
@@ -543,8 +568,8 @@ sink_http_hook_lines(const struct job *j, sink_http_line_fn fn, void *arg)
 /* The request's header lines by the contract's rules, each handed to fn;
  * libcurl's "Expect:" is the caller's. */
 static void
-sink_http_lines(const struct job *j, time_t now, sink_http_line_fn fn,
-    void *arg)
+sink_http_lines(const struct job *j, time_t now, const char *authz,
+    sink_http_line_fn fn, void *arg)
 {
 	const struct sink_conf *s = &j->sink;
 	const struct header_kv *h;
@@ -560,7 +585,9 @@ sink_http_lines(const struct job *j, time_t now, sink_http_line_fn fn,
 		h = &j->headers[i];
 		if (sink_http_framing(h->name) || sink_http_traced(h->name) ||
 		    (signing && sink_http_signed_name(h->name)) ||
-		    sink_http_configured(s, h->name))
+		    sink_http_configured(s, h->name) ||
+		    (authz != NULL && strcasecmp(h->name, "authorization") ==
+		    0))
 			continue;
 		if (sink_http_add(fn, arg, h->name, h->value) == -1)
 			log_debug("hook %s: forwarded header name refused",
@@ -574,10 +601,15 @@ sink_http_lines(const struct job *j, time_t now, sink_http_line_fn fn,
 		    strcasecmp(h->name, "transfer-encoding") == 0 ||
 		    strcasecmp(h->name, "expect") == 0 ||
 		    sink_http_traced(h->name) ||
-		    (signing && sink_http_signed_name(h->name)))
+		    (signing && sink_http_signed_name(h->name)) ||
+		    (authz != NULL && strcasecmp(h->name, "authorization") ==
+		    0))
 			continue;
 		sink_http_add(fn, arg, h->name, h->value);
 	}
+	/* auth's, which replaces a forwarded or configured one. */
+	if (authz != NULL)
+		sink_http_add(fn, arg, "Authorization", authz);
 
 	sink_http_add(fn, arg, "x-ankusa-id", j->hook_id);
 	sink_http_add(fn, arg, "x-ankusa-source", j->source);
@@ -622,9 +654,16 @@ sink_http_slist_line(void *arg, const char *line)
 struct curl_slist *
 sink_http_headers(const struct job *j, time_t now)
 {
+	return sink_http_headers_authz(j, now, NULL);
+}
+
+/* The same with auth's Authorization value (or NULL). */
+static struct curl_slist *
+sink_http_headers_authz(const struct job *j, time_t now, const char *authz)
+{
 	struct curl_slist *l = NULL;
 
-	sink_http_lines(j, now, sink_http_slist_line, &l);
+	sink_http_lines(j, now, authz, sink_http_slist_line, &l);
 	/* No "Expect: 100-continue" round trip before a large body. */
 	sink_http_slist_line(&l, "Expect:");
 	return l;
@@ -714,17 +753,103 @@ sink_http_xfer_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 	return sink_http_abort();
 }
 
+/*
+ * auth's Authorization value for this attempt (malloc'd).  NULL when an
+ * OAuth2 token cannot be had: the attempt has failed (o set), transient,
+ * naming the token endpoint.
+ */
+static char *
+sink_http_authz(const struct job *j, struct job_outcome *o)
+{
+	const struct sink_auth *a = &j->sink.u.http.auth;
+	char err[JOB_DETAIL_MAX], *v;
+	const char *tok;
+
+	switch (a->type) {
+	case SINK_AUTH_BEARER:
+		if (asprintf(&v, "Bearer %s", a->token) == -1)
+			fatal("sink_http_authz");
+		return v;
+	case SINK_AUTH_BASIC:
+		return oauth2_basic(a->username, a->password);
+	case SINK_AUTH_OAUTH2:
+		if (oauth2_token(&j->sink, &tok, err, sizeof(err)) == -1) {
+			job_outcome_set(o, JOB_ERROR, "%s", err);
+			return NULL;
+		}
+		if (asprintf(&v, "Bearer %s", tok) == -1)
+			fatal("sink_http_authz");
+		return v;
+	default:
+		return NULL;
+	}
+}
+
 int
 sink_http_run(const struct job *j, struct job_outcome *o)
 {
 	const struct sink_conf *s = &j->sink;
+	char *authz = NULL;
+	int rc;
+
+	o->result = JOB_OK;
+	o->detail[0] = '\0';
+	if (s->u.http.auth.type != SINK_AUTH_NONE &&
+	    (authz = sink_http_authz(j, o)) == NULL)
+		return o->result;
+	rc = sink_http_send(j, o, authz);
+	if (authz != NULL) {
+		explicit_bzero(authz, strlen(authz));
+		free(authz);
+	}
+	/* A 401 with an OAuth2 token: the token is dropped, and the next
+	 * attempt fetches another, so the answer is transient. */
+	if (s->u.http.auth.type == SINK_AUTH_OAUTH2 && o->http_status == 401) {
+		oauth2_forget(s);
+		o->result = JOB_ERROR;
+		rc = o->result;
+	}
+	return rc;
+}
+
+/* The URL with tls.server_name as its host, and the CURLOPT_CONNECT_TO
+ * entry that sends it to the URL's own host: 0, or -1 for a URL that
+ * does not parse. */
+static int
+sink_http_tls(const struct sink_conf *s, char **url_to)
+{
+	const char *url = s->u.http.url, *a, *rest;
+	char host[256];
+	uint16_t port;
+	int plain;
+
+	if (netaddr_url(url, host, sizeof(host), &port, &plain) == -1)
+		return -1;
+	a = strstr(url, "://") + 3;
+	rest = a + strcspn(a, "/?#");
+	if (asprintf(&url_to[0], "%.*s%s:%u%s", (int)(a - url), url,
+	    s->u.http.tls.server_name, port, rest) == -1 ||
+	    asprintf(&url_to[1], "%s:%u:%s:%u", s->u.http.tls.server_name,
+	    port, host, port) == -1)
+		fatal("sink_http_tls");
+	return 0;
+}
+
+static int
+sink_http_send(const struct job *j, struct job_outcome *o, const char *authz)
+{
+	const struct sink_conf *s = &j->sink;
+	const struct sink_tls *t = &s->u.http.tls;
 	struct sink_http_xfer x;
 	struct egress_watch ew;
-	struct curl_slist *hdrs;
-	char errbuf[CURL_ERROR_SIZE];
-	const char *method = s->u.http.method, *verb;
+	struct curl_slist *hdrs, *cto = NULL;
+	struct curl_blob cert, key, ca;
+	char errbuf[CURL_ERROR_SIZE], *url_to[2] = { NULL, NULL };
+	const char *method = s->u.http.method, *verb, *px;
 	CURLcode rc;
 	long status = 0;
+	int tls = t->client_cert != NULL || t->ca != NULL ||
+	    t->server_name != NULL;
 
 	if (s->u.http.url == NULL) {
 		job_outcome_set(o, JOB_PERMANENT, "http sink has no url");
@@ -741,13 +866,15 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 		return o->result;
 	}
 	/* One client's connection kept alive at a time: the other's would
-	 * only be held for nothing. */
-	if (http1_usable(s->u.http.url)) {
+	 * only be held for nothing.  http1.c speaks plain http, direct. */
+	px = egress_proxy_for(s->proxy_mode, s->proxy, s->u.http.url);
+	if (!tls && (px == NULL ? http1_usable(s->u.http.url) :
+	    *px == '\0' && strncasecmp(s->u.http.url, "http://", 7) == 0)) {
 		if (sink_http_curl != NULL) {
 			curl_easy_cleanup(sink_http_curl);
 			sink_http_curl = NULL;
 		}
-		return sink_http_run_http1(j, o, verb);
+		return sink_http_run_http1(j, o, verb, authz);
 	}
 	http1_close();
 	if (sink_http_curl == NULL &&
@@ -761,13 +888,44 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 	x.cap = s->u.http.max_response_bytes;
 	x.last_watch = time_mono_ms();
 	errbuf[0] = '\0';
-	hdrs = sink_http_headers(j, time(NULL));
+	if (t->server_name != NULL && sink_http_tls(s, url_to) == -1) {
+		job_outcome_set(o, JOB_PERMANENT, "http sink url does not "
+		    "parse");
+		return o->result;
+	}
+	hdrs = sink_http_headers_authz(j, time(NULL), authz);
 
 #define SETOPT(o, v) do {						\
 	if (curl_easy_setopt(sink_http_curl, (o), (v)) != CURLE_OK)	\
 		fatalx("curl_easy_setopt %s", #o);			\
 } while (0)
-	SETOPT(CURLOPT_URL, s->u.http.url);
+	SETOPT(CURLOPT_URL, url_to[0] != NULL ? url_to[0] : s->u.http.url);
+	if (url_to[1] != NULL) {
+		/* SNI, the certificate's name and Host are server_name's; the
+		 * connection goes to the URL's host (and is guarded there). */
+		if ((cto = curl_slist_append(NULL, url_to[1])) == NULL)
+			fatalx("sink_http: curl_slist_append");
+		SETOPT(CURLOPT_CONNECT_TO, cto);
+	}
+	/* The files' PEM, as the master read them (conf_sinknet.c). */
+	if (t->client_cert != NULL) {
+		cert.data = t->client_cert;
+		cert.len = strlen(t->client_cert);
+		cert.flags = CURL_BLOB_NOCOPY;
+		key.data = t->client_key;
+		key.len = strlen(t->client_key);
+		key.flags = CURL_BLOB_NOCOPY;
+		SETOPT(CURLOPT_SSLCERT_BLOB, &cert);
+		SETOPT(CURLOPT_SSLCERTTYPE, "PEM");
+		SETOPT(CURLOPT_SSLKEY_BLOB, &key);
+		SETOPT(CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (t->ca != NULL) {
+		ca.data = t->ca;
+		ca.len = strlen(t->ca);
+		ca.flags = CURL_BLOB_NOCOPY;
+		SETOPT(CURLOPT_CAINFO_BLOB, &ca);
+	}
 #if LIBCURL_VERSION_NUM >= 0x075500
 	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
 #else
@@ -796,12 +954,34 @@ sink_http_run(const struct job *j, struct job_outcome *o)
 #undef SETOPT
 	egress_watch_init(&ew, s->u.http.url, 0);
 	egress_curl(sink_http_curl, &ew);
+	if (egress_curl_proxy(sink_http_curl, &ew, s->u.http.url,
+	    s->proxy_mode, s->proxy, errbuf, sizeof(errbuf)) == -1) {
+		curl_slist_free_all(hdrs);
+		curl_slist_free_all(cto);
+		free(url_to[0]);
+		free(url_to[1]);
+		/* The destination refused by the guard: for good. */
+		job_outcome_set(o, EGRESS_REFUSED(&ew) ? JOB_PERMANENT :
+		    JOB_ERROR, "%s", EGRESS_REFUSED(&ew) ? ew.denied : errbuf);
+		return o->result;
+	}
 
 	rc = curl_easy_perform(sink_http_curl);
 	curl_slist_free_all(hdrs);
+	curl_slist_free_all(cto);
+	free(url_to[0]);
+	free(url_to[1]);
 	(void)curl_easy_setopt(sink_http_curl, CURLOPT_ERRORBUFFER, NULL);
 	if (rc != CURLE_OK && EGRESS_REFUSED(&ew)) {
 		job_outcome_set(o, JOB_PERMANENT, "%s", ew.denied);
+		return o->result;
+	}
+	if (rc == CURLE_OK && curl_easy_getinfo(sink_http_curl,
+	    CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
+		status = 0;
+	if (egress_proxy_failed(sink_http_curl, &ew, rc, status, errbuf,
+	    sizeof(errbuf))) {
+		job_outcome_set(o, JOB_PROXY_ERROR, "%s", errbuf);
 		return o->result;
 	}
 
@@ -866,7 +1046,7 @@ sink_http_outcome(const struct job *j, struct job_outcome *o,
 /* The same request through http1.c (plain http, no proxy). */
 static int
 sink_http_run_http1(const struct job *j, struct job_outcome *o,
-    const char *verb)
+    const char *verb, const char *authz)
 {
 	const struct sink_conf *s = &j->sink;
 	static struct http1_headers hdrs;	/* kept for the next job */
@@ -875,7 +1055,7 @@ sink_http_run_http1(const struct job *j, struct job_outcome *o,
 	int rc;
 
 	hdrs.len = 0;
-	sink_http_lines(j, time(NULL), sink_http_http1_line, &hdrs);
+	sink_http_lines(j, time(NULL), authz, sink_http_http1_line, &hdrs);
 	rc = http1_request(s->u.http.url, verb, &hdrs,
 	    SINK_HTTP_UA, j->body, j->bodylen, s->timeout_ms,
 	    s->u.http.max_response_bytes, sink_http_abort, &a, err,

@@ -18,10 +18,11 @@
  * $GCE_METADATA_HOST if set, kept until a minute before it expires; an
  * unreachable server fails every entry transiently, saying so).  The
  * metadata server is no sink: its request is not guarded (and takes no
- * kept connection, workers/egress.h), and it is the only place the token
- * comes from; the token goes to the endpoint over https, or over plain
- * http to loopback only (an emulator), whatever
- * egress.allow_plain_http says (docs/DEPARTURES 33).
+ * kept connection, workers/egress.h) nor proxied, and it is the only
+ * place the token comes from; the token goes to the endpoint over https,
+ * or over plain http to loopback only (an emulator), whatever
+ * egress.allow_plain_http says (docs/DEPARTURES 33), and never through a
+ * proxy (egress.proxy and the sink's proxy apply to auth token and none).
  *
  * Results, per message: ok only on a 200 naming one message id per
  * message.  Before anything is sent, a message over max_message_bytes or
@@ -427,10 +428,18 @@ sink_pubsub_send(struct sink_pubsub_ctx *c, const uint32_t *req,
 	x.bodylen = len;
 	x.timeout_ms = c->b->sink.timeout_ms;
 	x.secret = c->meta_token;
+	/* The metadata server's token never goes through a proxy, not even
+	 * inside CONNECT: it is the machine's credential. */
+	x.proxy_mode = c->meta_token ? SINK_PROXY_NONE :
+	    c->b->sink.proxy_mode;
+	x.proxy = c->b->sink.proxy;
 	if (sink_xfer_run(&x) == -1) {
 		if (x.denied)	/* the guard's reason, as it is */
 			batch_outcome_set_many(c->o, req, n, JOB_PERMANENT, 0,
 			    x.error);
+		else if (x.proxy_failed)	/* "proxy_error: ..." */
+			batch_outcome_set_many(c->o, req, n, JOB_PROXY_ERROR,
+			    0, x.error);
 		else {
 			snprintf(detail, sizeof(detail), "pubsub: %s",
 			    x.error);

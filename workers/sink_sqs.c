@@ -412,9 +412,11 @@ sink_sqs_send(struct sink_sqs_ctx *c, const uint32_t *req, uint32_t n)
 	x.timeout_ms = c->b->sink.timeout_ms;
 	x.sigv4 = c->sigv4;
 	x.userpwd = c->userpwd;
+	x.proxy_mode = c->b->sink.proxy_mode;
+	x.proxy = c->b->sink.proxy;
 	if (sink_xfer_run(&x) == -1)
 		batch_outcome_set_many(c->o, req, n, x.denied ? JOB_PERMANENT :
-		    JOB_ERROR, 0, x.error);
+		    x.proxy_failed ? JOB_PROXY_ERROR : JOB_ERROR, 0, x.error);
 	else {
 		c->o->http_status = x.status;
 		sink_sqs_answer(c, req, n, x.answer, x.answerlen);

@@ -126,6 +126,7 @@ sink_xfer_run(struct sink_xfer *x)
 	x->answerlen = 0;
 	x->retry_after[0] = '\0';
 	x->error[0] = '\0';
+	x->proxy_failed = 0;
 	if (x->cap == 0)
 		x->cap = SINK_XFER_CAP;
 	if (sink_xfer_curl == NULL &&
@@ -175,6 +176,18 @@ sink_xfer_run(struct sink_xfer *x)
 	else {
 		egress_watch_init(&ew, x->url, x->secret);
 		egress_curl(sink_xfer_curl, &ew);
+		/* A secret over plain http goes to loopback alone, never
+		 * through a proxy that would read it. */
+		if (egress_curl_proxy(sink_xfer_curl, &ew, x->url,
+		    x->secret && ew.plain ? SINK_PROXY_NONE : x->proxy_mode,
+		    x->proxy, x->error, sizeof(x->error)) == -1) {
+			if (EGRESS_REFUSED(&ew)) {
+				snprintf(x->error, sizeof(x->error), "%s",
+				    ew.denied);
+				x->denied = 1;
+			}
+			return -1;
+		}
 	}
 
 	rc = curl_easy_perform(sink_xfer_curl);
@@ -187,6 +200,13 @@ sink_xfer_run(struct sink_xfer *x)
 	if (rc == CURLE_WRITE_ERROR && x->capped) {
 		snprintf(x->error, sizeof(x->error), "answer over %zu bytes",
 		    x->cap);
+		return -1;
+	}
+	if (!x->unguarded && egress_proxy_failed(sink_xfer_curl, &ew, rc,
+	    rc == CURLE_OK && curl_easy_getinfo(sink_xfer_curl,
+	    CURLINFO_RESPONSE_CODE, &status) == CURLE_OK ? status : 0,
+	    x->error, sizeof(x->error))) {
+		x->proxy_failed = 1;
 		return -1;
 	}
 	if (rc != CURLE_OK) {
