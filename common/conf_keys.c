@@ -820,16 +820,17 @@ const struct conf_key conf_tab[] = {
 	    "sink's proxy overrides it.  The guard checks the proxy's "
 	    "address and, before the request, the destination's as the "
 	    "deliver process resolves it (the proxy resolves the name "
-	    "again: ankusad(8), SECURITY).  A failure at the proxy is "
+	    "again: ankusad(8), DELIVERIES).  A failure at the proxy is "
 	    "proxy_error: retried, not charged to the destination's "
 	    "breaker.  Unset: the environment's http_proxy and https_proxy "
 	    "as before, without those checks." },
 	{ .name = "egress.no_proxy", .type = T_HOSTPORTS, .scope = S_CONF,
 	  .off = CO(egress.no_proxy), .off2 = CO(egress.nno_proxy),
-	  .doc = "Destinations reached without egress.proxy: host names "
-	    "(example.com: it and its subdomains; .example.com: its "
-	    "subdomains only), addresses and CIDRs (matched against a "
-	    "URL's literal address, never a resolved one), or * for all." },
+	  .doc = "Destinations reached without egress.proxy, each a host "
+	    "name (example.com: it and its subdomains), a .suffix "
+	    "(.example.com: its subdomains only), an address or a CIDR "
+	    "(matched against a URL's literal address, never a resolved "
+	    "one), or * for all; no port." },
 
 	/* What the Elixir Ankusa has and this daemon is at one value only. */
 	{ .name = "routes", .type = T_SECTION,

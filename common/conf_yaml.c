@@ -315,7 +315,8 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 		    "optional :port");
 		break;
 	case T_HOSTPORTS:
-		snprintf(buf, sz, "a list of host:port");
+		snprintf(buf, sz, "a list of hosts, each in the form "
+		    "below");
 		break;
 	case T_HEADERS:
 		snprintf(buf, sz, "a map of header names to strings");
