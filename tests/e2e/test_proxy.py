@@ -10,14 +10,16 @@ the delivery log line, retried, and does not open the destination's
 breaker.  Everything on loopback."""
 
 import base64
-import os
+import json
 import socket
 import socketserver
 import threading
-import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import frames
 from ankusa import (Daemon, dispatch_conf, expect_accepted, free_port,
                     post, sink_source, tmpdir, wait_until)
+from test_queue_sinks import sample_entries
 from test_sink_auth import _Sink, _serve, make_pki, tls_server
 
 
@@ -238,3 +240,96 @@ def test_proxy_refused_and_guard():
         g[0]["error"] in ("egress_denied:127.0.0.1",
                           "egress_denied:::1"), g
     assert p2.seen == [], p2.seen
+
+
+class _Meta(BaseHTTPRequestHandler):
+    """A metadata server: the token, to Metadata-Flavor: Google."""
+
+    def do_GET(self):
+        self.server.hits.append(self.path)
+        b = json.dumps({"access_token": "ya29.meta", "expires_in": 3599,
+                        "token_type": "Bearer"}).encode()
+        self.send_response(200 if self.headers.get("Metadata-Flavor") ==
+                           "Google" else 403)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+    def log_message(self, *a):
+        pass
+
+
+class _PubSub(BaseHTTPRequestHandler):
+    """topics.publish: a message id per message, the Authorization kept."""
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        req = json.loads(self.rfile.read(n))
+        self.server.auth.append(self.headers.get("Authorization"))
+        b = json.dumps({"messageIds": [str(i) for i in
+                                       range(len(req["messages"]))]})
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b.encode())
+
+    def log_message(self, *a):
+        pass
+
+
+def test_proxy_pubsub_metadata_never_proxied():
+    """A google_pubsub sink with a proxy (its own, or egress.proxy): with
+    auth none its publish goes through the proxy (absolute form); with
+    auth metadata, neither the metadata server's request nor the publish
+    carrying its token does."""
+    meta = ThreadingHTTPServer(("127.0.0.1", 0), _Meta)
+    api = ThreadingHTTPServer(("127.0.0.1", 0), _PubSub)
+    meta.hits, api.auth = [], []
+    for srv in (meta, api):
+        srv.daemon_threads = True
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    px = proxy()
+    ep = "http://127.0.0.1:%d" % api.server_address[1]
+    d = frames.Deliver(env={"GCE_METADATA_HOST":
+                            "127.0.0.1:%d" % meta.server_address[1]},
+                       conf='egress: {allow: ["127.0.0.0/8"], proxy: '
+                       '"%s"}\nsources: {x: {sinks: [{type: log}]}}\n' %
+                       _purl(px))
+    try:
+        ents = sample_entries(2, prefix="p")
+        out = d.batch(30, frames.pubsub_sink("proj", "t", ep, auth="none",
+                                             proxy=_purl(px)), ents)
+        assert [r["result"] for r in out["entries"]] == ["ok"] * 2, out
+        assert px.seen == [("POST", ep + "/v1/projects/proj/topics/"
+                            "t:publish", None)], px.seen
+        out = d.batch(31, frames.pubsub_sink("proj", "t", ep,
+                                             auth="metadata",
+                                             proxy=_purl(px)), ents)
+        assert [r["result"] for r in out["entries"]] == ["ok"] * 2, out
+        # egress.proxy, no proxy of the sink's own: the same.
+        out = d.batch(32, frames.pubsub_sink("proj", "t", ep,
+                                             auth="metadata"), ents)
+        assert [r["result"] for r in out["entries"]] == ["ok"] * 2, out
+        assert len(meta.hits) == 1, meta.hits
+        assert len(px.seen) == 1, px.seen
+        assert api.auth == [None] + ["Bearer ya29.meta"] * 2, api.auth
+    finally:
+        d.close()
+        meta.shutdown()
+        api.shutdown()
+
+
+def test_proxy_queue_sink_proxy_error():
+    """A queue sink's proxy that refuses: every entry proxy_error (a result
+    of its own, so the master charges no breaker)."""
+    d = frames.Deliver()
+    try:
+        out = d.batch(40, frames.pubsub_sink(
+            "proj", "t", "http://127.0.0.1:9", auth="none",
+            proxy="http://127.0.0.1:%d" % free_port()),
+            sample_entries(2, prefix="q"))
+        for r in out["entries"]:
+            assert r["result"] == "proxy_error" and r["detail"] == \
+                "proxy_error: could not connect to the proxy", r
+    finally:
+        d.close()
