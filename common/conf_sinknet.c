@@ -58,6 +58,8 @@ static void	cnet_tls(struct cparse *, struct sink_conf *, yaml_node_t *,
 static char	*cnet_read(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
 static int	cnet_pem_ok(const char *, int);
+static void	cnet_token_url(struct cparse *, yaml_node_t *, const char *,
+		    const char *);
 static void	cnet_proxy_url(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
 
@@ -195,7 +197,34 @@ cnet_auth(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 
 		snprintf(apath, sizeof(apath), "%s.auth", path);
 		conf_check_egress_url(p, am, apath, "token_url", a->token_url);
+		cnet_token_url(p, am, path, a->token_url);
 	}
+}
+
+/*
+ * The client's secret goes to token_url: https, or plain http to a
+ * loopback address or localhost only (a local token endpoint), as the
+ * guard would have it at connect (a secret on board, workers/egress.h);
+ * said here, once, rather than at every attempt.
+ */
+static void
+cnet_token_url(struct cparse *p, yaml_node_t *am, const char *path,
+    const char *url)
+{
+	struct netaddr na;
+	char host[256];
+	uint16_t port;
+	int plain;
+
+	if (netaddr_url(url, host, sizeof(host), &port, &plain) == -1 ||
+	    !plain || strcasecmp(host, "localhost") == 0 ||
+	    (netaddr_literal(host, &na) == 1 &&
+	    netaddr_classify(&na) == NETADDR_LOOPBACK))
+		return;
+	conf_err(p, conf_yline(conf_ymap_get(p->doc, am, "token_url")),
+	    "%s.auth.token_url must be https:// (plain http reaches the "
+	    "loopback only, with a client secret on board), got %s", path,
+	    url);
 }
 
 /* The PEM text in s holds what it should: 0 a certificate (then the

@@ -911,6 +911,11 @@ static const struct {
 	  "sources.demo.sinks[0].auth.token_url must reach a public address "
 	  "or one egress.allow covers, got 10.0.0.1 port 80 (private), "
 	  "line 6" },
+	{ HS "        auth: {type: oauth2_client_credentials, client_id: a, "
+	  "client_secret: b, token_url: \"http://idp.test/t\"}\n",
+	  "sources.demo.sinks[0].auth.token_url must be https:// (plain http "
+	  "reaches the loopback only, with a client secret on board), got "
+	  "http://idp.test/t, line 6" },
 	{ HS "        tls: {client_cert_file: /nonexistent/c.pem}\n",
 	  "sources.demo.sinks[0].tls.client_cert_file and client_key_file go "
 	  "together, line 6" },
