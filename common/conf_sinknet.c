@@ -286,6 +286,12 @@ cnet_tls(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 	if ((tm = conf_ymap_get(p->doc, map, "tls")) == NULL ||
 	    conf_yisnull(tm))
 		return;
+	if (sk->u.http.url != NULL &&
+	    strncasecmp(sk->u.http.url, "https://", 8) != 0) {
+		conf_err(p, conf_yline(tm), "%s.tls needs an https:// url",
+		    path);
+		return;
+	}
 	if ((t->client_cert_file == NULL) != (t->client_key_file == NULL)) {
 		conf_err(p, conf_yline(tm), "%s.tls.client_cert_file and "
 		    "client_key_file go together", path);

@@ -922,6 +922,10 @@ static const struct {
 	{ HS "        tls: {ca_file: /nonexistent/ca.pem}\n",
 	  "sources.demo.sinks[0].tls.ca_file: cannot read /nonexistent/ca.pem: "
 	  "No such file or directory, line 6" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n"
+	  "        url: \"http://sink.test/\"\n"
+	  "        tls: {server_name: a.test}\n",
+	  "sources.demo.sinks[0].tls needs an https:// url, line 6" },
 	{ HS "        tls: {ca_file: relative.pem}\n",
 	  "sources.demo.sinks[0].tls.ca_file must be an absolute path, got "
 	  "relative.pem, line 6" },
