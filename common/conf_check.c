@@ -207,14 +207,10 @@ void
 conf_check_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
     const char *key, const char *url)
 {
-	const struct conf *cf = p->conf;
-	struct netaddr_cidr *allow;
-	struct netaddr na;
-	enum netaddr_class cls;
 	yaml_node_t *n;
-	char host[256], a[NETADDR_STRLEN];
+	char host[256];
 	uint16_t port;
-	int plain, bad, line;
+	int plain, line;
 
 	if (url == NULL)
 		return;
@@ -226,6 +222,20 @@ conf_check_egress_url(struct cparse *p, yaml_node_t *map, const char *path,
 		    "(no %%) and a port in 1..65535", path, key);
 		return;
 	}
+	conf_check_egress_host(p, line, path, key, host, port, plain);
+}
+
+void
+conf_check_egress_host(struct cparse *p, int line, const char *path,
+    const char *key, const char *host, uint16_t port, int plain)
+{
+	const struct conf *cf = p->conf;
+	struct netaddr_cidr *allow;
+	struct netaddr na;
+	enum netaddr_class cls;
+	char a[NETADDR_STRLEN];
+	int bad;
+
 	switch (netaddr_literal(host, &na)) {
 	case -1:
 		conf_err(p, line, "%s.%s must have a name or an address in "

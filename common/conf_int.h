@@ -295,6 +295,11 @@ ccheck_fn	 conf_check_repl;
  * host (conf_check.c). */
 void		 conf_check_egress_url(struct cparse *, yaml_node_t *,
 		    const char *path, const char *key, const char *url);
+/* The same of a URL's host and port, as the guard checks plain http when
+ * plain (a proxy's: 0, what it carries is the destination's scheme). */
+void		 conf_check_egress_host(struct cparse *, int line,
+		    const char *path, const char *key, const char *host,
+		    uint16_t port, int plain);
 int		 conf_repl_derive(struct conf_repl *);
 
 #endif
