@@ -74,22 +74,19 @@ cnet_in(const char *const *list, const char *s)
 
 /*
  * A proxy's URL: http://[user:pass@]host[:port][/], nothing more; its
- * host, when an address, one the guard lets through (whatever
- * allow_plain_http says: through it, https stays TLS end to end).
+ * host, when an address, one the guard lets through, whatever
+ * allow_plain_http says (through it, https stays TLS end to end; at
+ * connect the guard applies the destination's scheme).
  */
 static void
 cnet_proxy_url(struct cparse *p, yaml_node_t *map, const char *path,
     const char *key, const char *url)
 {
-	const struct conf *cf = p->conf;
-	struct netaddr_cidr *allow;
-	struct netaddr na;
-	enum netaddr_class cls;
 	yaml_node_t *n;
 	const char *rest;
-	char host[256], a[NETADDR_STRLEN];
+	char host[256];
 	uint16_t port;
-	int plain, bad, line;
+	int plain, line;
 
 	n = conf_ymap_get(p->doc, map, key);
 	line = n != NULL ? conf_yline(n) : conf_yline(map);
@@ -104,20 +101,7 @@ cnet_proxy_url(struct cparse *p, yaml_node_t *map, const char *path,
 		    strchr(url, '@') != NULL ? "a URL with credentials" : url);
 		return;
 	}
-	if (netaddr_literal(host, &na) != 1)
-		return;
-	na.port = port;
-	if (netaddr_allow_load(cf->egress.allow, cf->egress.nallow, &allow,
-	    &bad) == -1)
-		return;
-	if (netaddr_egress(allow, cf->egress.nallow, 1, &na, 0, &cls) !=
-	    NETADDR_GO) {
-		netaddr_format(&na, a, sizeof(a));
-		conf_err(p, line, "%s.%s must reach a public address or one "
-		    "egress.allow covers, got %s port %u (%s)", path, key, a,
-		    port, netaddr_class_name(cls));
-	}
-	free(allow);
+	conf_check_egress_host(p, line, path, key, host, port, 0);
 }
 
 /* egress.proxy and egress.no_proxy. */

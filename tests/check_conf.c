@@ -938,6 +938,15 @@ static const struct {
 	{ HS "        proxy: \"http://192.168.1.1:3128\"\n",
 	  "sources.demo.sinks[0].proxy must reach a public address or one "
 	  "egress.allow covers, got 192.168.1.1 port 3128 (private), line 6" },
+	{ "egress:\n  proxy: \"http://2130706433:3128\"\n" SRC,
+	  "egress.proxy must have a name or an address in standard form "
+	  "(a.b.c.d or [v6]) as its host, got 2130706433, line 2" },
+	{ "egress:\n  allow: [\"10.0.0.0/8\"]\n  allow_plain_http: false\n"
+	  "  proxy: \"http://10.1.1.1:3128\"\n" SRC
+	  "      - {type: http, url: \"https://sink.test/\", "
+	  "proxy: \"http://[::1]:1\"}\n",
+	  "sources.demo.sinks[1].proxy must reach a public address or one "
+	  "egress.allow covers, got ::1 port 1 (loopback), line 9" },
 	{ "egress:\n  no_proxy: [\"a..b\"]\n" SRC,
 	  "egress.no_proxy[0] must be a host name, .suffix, address, CIDR or "
 	  "*, got a..b, line 2" },
