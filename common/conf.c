@@ -359,6 +359,10 @@ cfree_sink(struct sink_conf *sk)
 
 	free(sk->order_key.name);
 	free(sk->proxy);
+	for (i = 0; i < sk->nfilter_types; i++)
+		free(sk->filter_types[i]);
+	free(sk->filter_types);
+	free(sk->filter_jq);
 	switch (sk->type) {
 	case SINK_HTTP:
 		free(sk->u.http.url);
@@ -419,6 +423,7 @@ cfree_source(struct source_conf *s)
 	free(v->secret_decode);
 	free(s->dedupe.preset);
 	free(s->dedupe.key.name);
+	free(s->event_type.name);
 	for (i = 0; i < s->nforward_headers; i++)
 		free(s->forward_headers[i]);
 	free(s->forward_headers);

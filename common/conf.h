@@ -227,6 +227,11 @@ struct sink_conf {
 	struct retry_policy retry;
 	int		 proxy_mode;	/* enum sink_proxy_mode */
 	char		*proxy;		/* SINK_PROXY_URL's URL */
+	/* filter (workers/filter.h): at most one of the two; neither: every
+	 * hook */
+	char		**filter_types;	/* event_types: names, "prefix*" */
+	int		 nfilter_types;
+	char		*filter_jq;	/* jq: the program's text */
 	union {
 		struct {
 			char		*url;
@@ -296,6 +301,8 @@ struct source_conf {
 	struct retry_policy	 retry;		/* effective: dispatch.retry overlaid */
 	struct sink_conf	*sinks;
 	int			 nsinks;
+	struct keyspec		 event_type;	/* KEY_NONE: the preset's
+						 * (workers/evtype.h) */
 };
 
 /* http.tls.min_version */
@@ -339,6 +346,7 @@ struct conf {
 			char		*ciphers;	/* NULL: OpenSSL's */
 			char		*client_ca_file;
 		} tls;
+		uint64_t	 jq_timeout_ms;	/* a jq filter's budget */
 	} http;
 
 	struct {
@@ -473,7 +481,7 @@ struct conf	*conf_parse(const char *text, size_t len, const char *name,
 enum conf_role {
 	CONF_ROLE_EDGE,		/* http, log, the sources with their
 				 * verification; each sink only its lane
-				 * options, as a log sink */
+				 * options and filter, as a log sink */
 	CONF_ROLE_DELIVER,	/* log, node.data_dir, claim_check, egress
 				 * (every job brings its sink's options) */
 	CONF_ROLE_GATEWAY,	/* the same: the claim store */

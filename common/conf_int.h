@@ -51,6 +51,8 @@ enum ckey_type {
 	T_CIDRS,		/* the same, of egress.allow entries */
 	T_HOSTPORTS,		/* the same, of host:port (checked by the
 				 * section's check) */
+	T_NAMES,		/* the same, of names as written (not empty;
+				 * event types) */
 	T_HEADERS,		/* struct header_kv * at off, count at off2 */
 	T_KEYHDR,		/* struct keyspec: a header name */
 	T_KEYJSON,		/* struct keyspec: a JSON dot path */
@@ -282,6 +284,10 @@ void		 conf_finish(struct cparse *, yaml_node_t *);
 ccheck_fn	 conf_check_source;
 ccheck_fn	 conf_check_dedupe;
 ccheck_fn	 conf_check_sink;
+ccheck_fn	 conf_check_filter;
+ccheck_fn	 conf_check_event_type;
+/* Whether the jq program compiles (conf_filter.c); else err says why. */
+int		 conf_jq_compiles(const char *, char *err, size_t errlen);
 ccheck_fn	 conf_check_order_key;
 ccheck_fn	 conf_check_retry;
 ccheck_fn	 conf_check_claim;

@@ -314,6 +314,7 @@ cjson_value(const struct conf_key *k, const char *base)
 	case T_STRLIST:
 	case T_CIDRS:
 	case T_HOSTPORTS:
+	case T_NAMES:
 		sl = *(char **const *)(const void *)p;
 		n = *(const int *)(const void *)(base + k->off2);
 		if (sl == NULL)

@@ -291,6 +291,12 @@ const struct conf_key conf_tab[] = {
 	    "one that does not verify fails the handshake, and a client that "
 	    "sends none is still served.  Unset: no client certificate is "
 	    "asked for." },
+	{ .name = "http.jq_timeout_ms", .type = T_U64, .scope = S_CONF,
+	  .off = CO(http.jq_timeout_ms), .def = "50", .min = 1, .max = 1000,
+	  .doc = "The time one evaluation of a sink's jq filter may take in "
+	    "an edge (its budget; see FILTERS in ankusad(8)): past it the "
+	    "hook counts as a match, and the edge, whose evaluation cannot "
+	    "be stopped, retires and is replaced." },
 
 	/* admin */
 	{ .name = "admin", .type = T_SECTION,
@@ -990,6 +996,20 @@ const struct conf_key conf_tab[] = {
 	  .doc = "The request headers passed to sinks (names, any case).  "
 	    "Absent: every header but credentials, framing, hop-by-hop and "
 	    "x-ankusa-*." },
+	{ .name = "sources.*.event_type", .type = T_SECTION,
+	  .check = conf_check_event_type,
+	  .doc = "Where the hooks' event type is read: a map of header or "
+	    "json (a dot path).  Absent: the verify preset's (stripe and "
+	    "standard_webhooks: the body's type; github: X-GitHub-Event, "
+	    "and with the body's action, EVENT.ACTION; shopify: "
+	    "X-Shopify-Topic; slack: the body's event.type, else its type), "
+	    "else none.  Stored with the hook; the sinks' filters read it." },
+	{ .name = "sources.*.event_type.header", .type = T_KEYHDR,
+	  .scope = S_SOURCE, .off = SO(event_type),
+	  .doc = "The event type is this request header." },
+	{ .name = "sources.*.event_type.json", .type = T_KEYJSON,
+	  .scope = S_SOURCE, .off = SO(event_type),
+	  .doc = "The event type is this dot path through the JSON body." },
 	{ .name = "sources.*.retry", .type = T_SECTION, .obj = O_RETRY,
 	  .check = conf_check_retry,
 	  .doc = "This source's retry policy; each key absent here is "
@@ -1042,6 +1062,27 @@ const struct conf_key conf_tab[] = {
 	{ .name = "sources.*.sinks[].order_key.json", .type = T_KEYJSON,
 	  .scope = S_SINK, .off = KO(order_key), .sinks = M_ALL,
 	  .doc = "The lane key is this dot path through the JSON body." },
+	{ .name = "sources.*.sinks[].filter", .type = T_SECTION,
+	  .sinks = M_ALL, .check = conf_check_filter,
+	  .doc = "Which hooks the sink gets, decided in the edge: a map of "
+	    "event_types or jq.  A hook no sink of its source wants is "
+	    "answered 200 filtered and not stored.  Absent: every hook." },
+	{ .name = "sources.*.sinks[].filter.event_types", .type = T_NAMES,
+	  .scope = S_SINK, .off = KO(filter_types), .off2 = KO(nfilter_types),
+	  .sinks = M_ALL,
+	  .doc = "The event types the sink gets (the source's event_type): "
+	    "exact names, and patterns ending in * that match every type "
+	    "beginning with what precedes it (invoice.* matches "
+	    "invoice.paid, not invoice).  A hook without an event type "
+	    "matches none." },
+	{ .name = "sources.*.sinks[].filter.jq", .type = T_STR,
+	  .scope = S_SINK, .off = KO(filter_jq), .sinks = M_ALL,
+	  .doc = "A jq program run on the JSON body (null when the body is "
+	    "not JSON): the sink gets the hook when its first output is "
+	    "true.  Compiled when the configuration loads (one that does not "
+	    "compile is an error); an evaluation that fails or runs past "
+	    "http.jq_timeout_ms counts as a match, and is logged and "
+	    "counted." },
 	{ .name = "sources.*.sinks[].url", .type = T_URL, .scope = S_SINK,
 	  .off = KO(u.http.url), .flags = F_REQUIRED, .sinks = M_HTTP,
 	  .doc = "The endpoint, http:// or https://." },

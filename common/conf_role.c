@@ -11,11 +11,12 @@
  * allowlisted here.
  *
  *  - An edge gets http, log and the sources (their tenants, verification
- *    with its secrets, dedupe, forwarded headers, failure policy), but of
- *    each sink only its lane options (ordered, order_key) and, in place of
- *    its type, "log": so the edge still computes the lanes of each sink
- *    index, and holds no sink's URL, headers, credentials or signing
- *    secret.  A source's retry stays with the master.
+ *    with its secrets, dedupe, forwarded headers, failure policy, event
+ *    type), but of each sink only its lane options (ordered, order_key),
+ *    its filter (which the edge runs) and, in place of its type, "log":
+ *    so the edge still computes the lanes of each sink index, and holds
+ *    no sink's URL, headers, credentials or signing secret.  A source's
+ *    retry stays with the master.
  *  - A deliver process and a claim gateway get log, node.data_dir,
  *    claim_check and egress (the guard of their connections), a deliver
  *    process also attempts.capture_bytes (the answer's bytes it keeps):
@@ -59,8 +60,10 @@ static const char *const crole_edge[] = {
 	"sources.*.on_verify_failure",
 	"sources.*.dedupe",
 	"sources.*.forward_headers",
+	"sources.*.event_type",
 	"sources.*.sinks[].ordered",
 	"sources.*.sinks[].order_key",
+	"sources.*.sinks[].filter",
 	NULL
 };
 static const char *const crole_claims[] = {

@@ -318,6 +318,9 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 		snprintf(buf, sz, "a list of hosts, each in the form "
 		    "below");
 		break;
+	case T_NAMES:
+		snprintf(buf, sz, "a list of names");
+		break;
 	case T_HEADERS:
 		snprintf(buf, sz, "a map of header names to strings");
 		break;
@@ -899,6 +902,7 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	case T_STRLIST:
 	case T_CIDRS:
 	case T_HOSTPORTS:
+	case T_NAMES:
 		cset_strlist(p, k, base, n, path);
 		return;
 	case T_HEADERS:
@@ -1017,7 +1021,7 @@ cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
 }
 
 /* A list of header names, stored lowercase, or of egress.allow entries,
- * stored as written; [] is an empty, non-NULL list. */
+ * host:port or names, stored as written; [] is an empty, non-NULL list. */
 static void
 cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
     yaml_node_t *n, const char *path)
@@ -1030,7 +1034,8 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 	char ipath[CPATH_MAX], *v, *s;
 	const char *what = k->type == T_CIDRS ? "an address or CIDR like "
 	    "10.0.0.0/8, 127.0.0.1/32:8080 or [::1]/128:443" :
-	    k->type == T_HOSTPORTS ? "host:port" : "a header name";
+	    k->type == T_HOSTPORTS ? "host:port" :
+	    k->type == T_NAMES ? "a name" : "a header name";
 	size_t cnt;
 	int i;
 
@@ -1056,7 +1061,8 @@ cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
 		if ((v = conf_scalar(p, e, ipath)) == NULL)
 			continue;
 		if (k->type == T_CIDRS ? netaddr_cidr_parse(v, &cidr) == -1 :
-		    k->type == T_HOSTPORTS ? v[0] == '\0' : !cvalid_token(v)) {
+		    k->type == T_HOSTPORTS || k->type == T_NAMES ?
+		    v[0] == '\0' : !cvalid_token(v)) {
 			conf_err(p, conf_yline(e), "%s must be %s, got %s",
 			    ipath, what, v[0] != '\0' ? v : "\"\"");
 			free(v);

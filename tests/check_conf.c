@@ -639,6 +639,39 @@ static const struct {
 	  "        ordered: true\n        order_key: {header: x-k, json: a}\n",
 	  "sources.demo.sinks[0].order_key.json must not be set together with "
 	  "header, line 6" },
+	{ "sources:\n  demo:\n    event_type: {header: x-k, json: a}\n"
+	  "    sinks: [{type: log}]\n",
+	  "sources.demo.event_type.json must not be set together with "
+	  "header, line 3" },
+	{ "sources:\n  demo:\n    event_type: {}\n"
+	  "    sinks: [{type: log}]\n",
+	  "sources.demo.event_type must have one of header, json, got none, "
+	  "line 3" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        filter: {event_types: [a], jq: 'true'}\n",
+	  "sources.demo.sinks[0].filter must have one of event_types, jq, "
+	  "got more, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        filter: {}\n",
+	  "sources.demo.sinks[0].filter must have one of event_types, jq, "
+	  "got none, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        filter: {event_types: []}\n",
+	  "sources.demo.sinks[0].filter.event_types must list at least one "
+	  "event type, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        filter: {event_types: [a, '*.paid']}\n",
+	  "sources.demo.sinks[0].filter.event_types: \"*.paid\" is no event "
+	  "type: a name, or a prefix and one * at its end, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        filter: {jq: '.a | | .b'}\n",
+	  "sources.demo.sinks[0].filter.jq does not compile: syntax error, "
+	  "unexpected '|' (Unix shell quoting issues?) at <top-level>, "
+	  "line 1:, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        filter: {jq: 'nosuchfn(1)'}\n",
+	  "sources.demo.sinks[0].filter.jq does not compile: nosuchfn/1 is "
+	  "not defined at <top-level>, line 1:, line 5" },
 	{ "sources:\n  demo:\n    verify: {type: github}\n"
 	  "    sinks: [{type: log}]\n",
 	  "sources.demo.verify.secret is required for verify type github, "
@@ -1838,6 +1871,40 @@ START_TEST(test_sources_misc)
 }
 END_TEST
 
+/* A source's event_type and its sinks' filters, kept as written. */
+START_TEST(test_filters)
+{
+	struct conf *cf;
+	const struct source_conf *s;
+
+	cf = parse_ok("sources:\n  a:\n    event_type: {json: meta.Kind}\n"
+	    "    sinks:\n"
+	    "      - {type: log, filter: {event_types: [Invoice.*, "
+	    "orders/create, '*']}}\n"
+	    "      - {type: log, filter: {jq: '.amount > 100'}}\n"
+	    "      - {type: log}\n"
+	    "  b:\n    event_type: {header: X-Kind}\n"
+	    "    sinks: [{type: log}]\n");
+	s = conf_source(cf, "a");
+	ck_assert_int_eq(s->event_type.kind, KEY_JSON);
+	ck_assert_str_eq(s->event_type.name, "meta.Kind");
+	ck_assert_int_eq(s->sinks[0].nfilter_types, 3);
+	ck_assert_str_eq(s->sinks[0].filter_types[0], "Invoice.*");
+	ck_assert_str_eq(s->sinks[0].filter_types[1], "orders/create");
+	ck_assert_str_eq(s->sinks[0].filter_types[2], "*");
+	ck_assert_ptr_null(s->sinks[0].filter_jq);
+	ck_assert_str_eq(s->sinks[1].filter_jq, ".amount > 100");
+	ck_assert_ptr_null(s->sinks[1].filter_types);
+	ck_assert_ptr_null(s->sinks[2].filter_types);
+	ck_assert_ptr_null(s->sinks[2].filter_jq);
+	s = conf_source(cf, "b");
+	ck_assert_int_eq(s->event_type.kind, KEY_HEADER);
+	ck_assert_str_eq(s->event_type.name, "X-Kind");
+	ck_assert_uint_eq(cf->http.jq_timeout_ms, 50);
+	conf_free(cf);
+}
+END_TEST
+
 START_TEST(test_tenants)
 {
 	struct conf *cf;
@@ -2331,6 +2398,7 @@ conf_suite(void)
 	    (int)(sizeof(presets_tab) / sizeof(presets_tab[0])));
 	tcase_add_test(tc, test_sources_misc);
 	tcase_add_test(tc, test_max_sinks);
+	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_tenants);
 	tcase_add_test(tc, test_misc_values);
 	tcase_add_test(tc, test_tokens);

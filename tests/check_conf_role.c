@@ -58,9 +58,11 @@ static const char planted_yaml[] =
     "    verify: {type: stripe, secret: [SRC-stripe-new, "
     "SRC-stripe-old]}\n"
     "    dedupe: stripe\n"
+    "    event_type: {json: meta.kind}\n"
     "    retry: {max_attempts: 3}\n"
     "    sinks:\n"
     "      - type: http\n"
+    "        filter: {event_types: [invoice.*]}\n"
     "        url: \"http://SINK-url-user:SINK-url-pass@127.0.0.1:9/"
     "in?api_key=SINK-url-query\"\n"
     "        headers:\n"
@@ -69,6 +71,7 @@ static const char planted_yaml[] =
     "      - type: log\n"
     "        ordered: true\n"
     "        order_key: {header: x-order}\n"
+    "        filter: {jq: '.amount > 1'}\n"
     "  std:\n"
     "    verify:\n"
     "      type: standard_webhooks\n"
@@ -159,13 +162,20 @@ START_TEST(test_edge)
 	ck_assert_str_eq(s->tenant, "acme");
 	ck_assert_int_eq(s->verify.nsecrets, 2);
 	ck_assert_int_eq(s->dedupe.enabled, 1);
-	/* The sinks keep their indexes and lane options, nothing else. */
+	/* The sinks keep their indexes, lane options and filters, nothing
+	 * else. */
 	ck_assert_int_eq(s->nsinks, 2);
 	ck_assert_int_eq(s->sinks[0].type, SINK_LOG);
 	ck_assert_int_eq(s->sinks[0].ordered, 0);
 	ck_assert_int_eq(s->sinks[1].ordered, 1);
 	ck_assert_int_eq(s->sinks[1].order_key.kind, KEY_HEADER);
 	ck_assert_str_eq(s->sinks[1].order_key.name, "x-order");
+	/* And their filters, which the edge runs, with the event type. */
+	ck_assert_int_eq(s->event_type.kind, KEY_JSON);
+	ck_assert_str_eq(s->event_type.name, "meta.kind");
+	ck_assert_int_eq(s->sinks[0].nfilter_types, 1);
+	ck_assert_str_eq(s->sinks[0].filter_types[0], "invoice.*");
+	ck_assert_str_eq(s->sinks[1].filter_jq, ".amount > 1");
 	s = conf_source(cf, "gh");
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(s->nforward_headers, 2);
