@@ -30,7 +30,8 @@
  *    ingest listener (sandbox_self_only: refused with an errno there).
  *    An edge cannot open, create a socket or connect; a deliver process or
  *    a gateway can, within what Landlock lets it open.  New threads are
- *    allowed (libcurl's resolver), new processes are not: clone3 answers
+ *    allowed (libcurl's resolver; an edge's jq evaluator,
+ *    workers/filter.c), new processes are not: clone3 answers
  *    ENOSYS, so that glibc falls back to clone, whose flags must include
  *    CLONE_THREAD.
  *
@@ -524,17 +525,15 @@ sandbox_filter_load(enum sandbox_kind kind)
 	if (kind != SANDBOX_DELIVER &&
 	    SANDBOX_ALLOW(ctx, sandbox_sys_accept) == -1)
 		goto out;
-	if (kind != SANDBOX_EDGE) {
-		if (SANDBOX_ALLOW(ctx, sandbox_sys_files_net) == -1)
-			goto out;
-		/* Threads, no processes (see the header). */
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
-		    SCMP_SYS(clone3), 0) != 0 ||
-		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-		    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD,
-		    CLONE_THREAD)) != 0)
-			goto out;
-	}
+	if (kind != SANDBOX_EDGE &&
+	    SANDBOX_ALLOW(ctx, sandbox_sys_files_net) == -1)
+		goto out;
+	/* Threads, no processes (see the header). */
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+	    SCMP_SYS(clone3), 0) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)) != 0)
+		goto out;
 	if (kind == SANDBOX_DELIVER &&
 	    SANDBOX_ALLOW(ctx, sandbox_sys_store_write) == -1)
 		goto out;
