@@ -24,10 +24,11 @@
  * Build (see Makefile.am, --enable-fuzz), or by hand from the tree:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Ibuild -Icommon
  *     -Iworkers tests/fuzz_edge.c workers/httpreq.c workers/keys.c
- *     workers/verify.c common/conf.c common/conf_check.c common/conf_keys.c
+ *     workers/verify.c workers/evtype.c workers/handshake.c common/conf.c
+ *     common/conf_check.c common/conf_filter.c common/conf_keys.c
  *     common/conf_man.c common/conf_yaml.c common/b64.c common/log.c
- *     common/sha256.c
- *     $(pkg-config --cflags --libs libcrypto jansson yaml-0.1)
+ *     common/sha256.c common/utf8.c
+ *     $(pkg-config --cflags --libs libcrypto jansson yaml-0.1) -ljq
  * Run: ./fuzz_edge -max_total_time=240 NEW_DIR tests/fuzz-corpus
  * With -DFUZZ_TRACE each source's verdict and dedupe key go to stderr, to
  * check that the seeds verify: ./fuzz_edge tests/fuzz-corpus/stripe_ok
@@ -41,6 +42,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "evtype.h"
 #include "handshake.h"
 #include "httpreq.h"
 #include "keys.h"
@@ -182,7 +184,7 @@ run_source(const struct source_conf *src, const struct httpreq *r,
 	struct keys_hdrs h;
 	struct keys_ctx k;
 	enum verify_reason vr;
-	char key[KEYS_DEDUPE_MAX + 1];
+	char key[KEYS_DEDUPE_MAX + 1], evtype[EVTYPE_MAX + 1];
 	int n;
 
 	keys_hdrs_request(&h, r);
@@ -192,6 +194,9 @@ run_source(const struct source_conf *src, const struct httpreq *r,
 	keys_init(&k, &h, body, len);
 	n = keys_dedupe(src, &k, key, sizeof(key));
 	if (n < 0 || (size_t)n != strlen(key) || n > KEYS_DEDUPE_MAX)
+		abort();
+	if (evtype_get(src, &k, evtype) != strlen(evtype) ||
+	    strlen(evtype) > EVTYPE_MAX)
 		abort();
 	keys_free(&k);
 	ct = httpreq_header(r, "content-type");
