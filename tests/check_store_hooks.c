@@ -1081,7 +1081,7 @@ static const struct tables_case codec_cases[] = {
 
 /*
  * The fields added at a hook head's end (verification, trace context,
- * tracestate): written and read back; a record of a build before them
+ * tracestate, event type): written and read back; a record of a build before them
  * (the same head without them) still read, with their defaults; a bad
  * value or a head cut inside them refused.  _i: 0 hooks, 1 quarantine.
  */
@@ -1116,8 +1116,10 @@ START_TEST(test_codec_added_fields)
 		store_hook_rec_free(&rec);
 
 		/* The older layout: the head without the added bytes (u8,
-		 * 25 bytes, a u32 length, the tracestate and its NUL). */
-		added = 1 + TRACE_CTX_LEN + 4 + strlen(h.tracestate) + 1;
+		 * 25 bytes, a u32 length, the tracestate and its NUL; the
+		 * event type "", a u32 length and a NUL). */
+		added = 1 + TRACE_CTX_LEN + 4 + strlen(h.tracestate) + 1 +
+		    4 + 1;
 		headlen = rec_get_u32(val + 1);
 		headend = 5 + headlen;
 		ck_assert_ptr_nonnull(old = malloc(vlen));
@@ -1156,6 +1158,50 @@ START_TEST(test_codec_added_fields)
 		    err, sizeof(err)), -1);
 		free(val);
 	}
+	/* An event type: read back; a head that ends before it (a build
+	 * before the event types) reads as none; cut inside, damage. */
+	hook_fill(&h, "github", "b", 1);
+	h.event_type = "invoice.paid";
+	store_key_hook(key, 8);
+	val = _i == 0 ? hook_encode(&h, 1, "", &vlen) :
+	    quarantine_encode(&h, "no_match", &vlen);
+	ck_assert_ptr_nonnull(val);
+	ck_assert_int_eq(hook_decode(table, key, 8, val, vlen, &rec, err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(rec.hook.event_type, "invoice.paid");
+	store_hook_rec_free(&rec);
+	added = 4 + strlen(h.event_type) + 1;
+	headlen = rec_get_u32(val + 1);
+	headend = 5 + headlen;
+	ck_assert_ptr_nonnull(old = malloc(vlen));
+	memcpy(old, val, headend - added);
+	memcpy(old + headend - added, val + headend, vlen - headend);
+	rec_put_u32(old + 1, headlen - added);
+	ck_assert_msg(hook_decode(table, key, 8, old, vlen - added, &rec,
+	    err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(rec.hook.event_type, "");
+	ck_assert_str_eq(rec.hook.tracestate, "");
+	store_hook_rec_free(&rec);
+	memcpy(old, val, headend - 3);
+	memcpy(old + headend - 3, val + headend, vlen - headend);
+	rec_put_u32(old + 1, headlen - 3);
+	ck_assert_int_eq(hook_decode(table, key, 8, old, vlen - 3, &rec, err,
+	    sizeof(err)), -1);
+	free(old);
+	free(val);
+	{
+		char big[STORE_EVTYPE_MAX + 2];
+
+		memset(big, 'e', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		h.event_type = big;
+		ck_assert_int_eq(store_hook_fits(&h, NULL, err, sizeof(err)),
+		    -1);
+		ck_assert_ptr_nonnull(strstr(err, "event type"));
+		ck_assert_ptr_null(hook_encode(&h, 1, "", &vlen));
+		h.event_type = NULL;
+	}
+
 	/* A tracestate the edge would not have kept is not stored. */
 	hook_fill(&h, "github", "b", 1);
 	{

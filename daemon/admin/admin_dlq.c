@@ -645,7 +645,7 @@ dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out)
 	}
 	uuid_format(rec.hook.id, ids);
 	*out = json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:o, s:b, s:o, "
-	    "s:o, s:o}",
+	    "s:o, s:o, s:o}",
 	    "id", ids,
 	    "seq", (json_int_t)seq,
 	    "tenant_id", admin_str(rec.hook.tenant),
@@ -656,6 +656,7 @@ dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out)
 	    "flagged", rec.hook.flagged,
 	    "dedupe_key", opt_str(rec.hook.dedupe_key),
 	    "claim_ref", opt_str(rec.claim_ref),
+	    "event_type", opt_str(rec.hook.event_type),
 	    "rows", rows);
 	store_hook_rec_free(&rec);
 	return 200;

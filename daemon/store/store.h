@@ -81,6 +81,9 @@ struct store_hook {
 						 * (common/trace.h), copied
 						 * as the edge sent it */
 	const char		*tracestate;	/* NULL or "": none */
+	const char		*event_type;	/* NULL or "": none; as the
+						 * edge read it (at most
+						 * STORE_EVTYPE_MAX bytes) */
 	unsigned char		 replay_id[UUID_LEN];	/* its rows': the
 						 * replay job that released
 						 * it from the pen; all zero:
@@ -316,6 +319,8 @@ int		 store_lost(struct store *);
  * store_batch_begin returns NULL while one is open. */
 
 #define STORE_NAME_MAX		64	/* tenant and source ids, bytes */
+#define STORE_EVTYPE_MAX	200	/* an event type, bytes (the edge's
+					 * SUBMIT_EVTYPE_MAX) */
 #define STORE_ERROR_MAX		1024	/* last error, dead reason, bytes */
 #define STORE_KEY_MAX		1024	/* any key fits */
 #define STORE_ROWKEY_LEN	12	/* seq u64 + sink index u32 */

@@ -169,6 +169,12 @@ store_hook_fits(const struct store_hook *h, const char *reason, char *why,
 		    strlen(h->tracestate), TRACE_STATE_MAX);
 		return -1;
 	}
+	if (h->event_type != NULL &&
+	    strlen(h->event_type) > STORE_EVTYPE_MAX) {
+		snprintf(why, whylen, "an event type of %zu bytes (at most "
+		    "%d)", strlen(h->event_type), STORE_EVTYPE_MAX);
+		return -1;
+	}
 	if (reason != NULL && strlen(reason) > STORE_QREASON_MAX) {
 		snprintf(why, whylen, "a reason of %zu bytes (at most %d)",
 		    strlen(reason), STORE_QREASON_MAX);

@@ -38,7 +38,8 @@
  *                 at the head's end since (below): u8 verification
  *                 (enum hook_verification), trace context[25]
  *                 (common/trace.h: trace id, parent id, flags, as the
- *                 edge checked or made it), str tracestate ("" none);
+ *                 edge checked or made it), str tracestate ("" none),
+ *                 str event type ("" none: workers/evtype.h);
  *                 body: body size raw bytes, absent when checked in;
  *                 in bodies, its record id there instead (DB_HEAP_RID:
  *                 u32 page, u16 index); in the log (builds before
@@ -121,7 +122,8 @@
  * keep whether a signature was checked, and a delivery must not claim it
  * was); a trace context whose trace id is the hook id and parent id its
  * last 8 bytes, sampled (so every attempt of an old hook carries one
- * trace id); no tracestate.
+ * trace id); no tracestate; no event type (a head that ends after the
+ * tracestate: a build before the event types).
  *
  * Upgrading a record: add the new layout as version 2 beside version 1 in
  * its decoder (a decoder reads every version it knows into the same
@@ -578,6 +580,8 @@ rec_hook_encode(const struct store_hook *h, uint32_t rows,
 	enc_u8(&e, h->verification);
 	enc_bytes(&e, h->trace, TRACE_CTX_LEN);
 	enc_str(&e, h->tracestate, TRACE_STATE_MAX);
+	enc_str(&e, h->event_type != NULL ? h->event_type : "",
+	    STORE_EVTYPE_MAX);
 	if (!e.bad) {
 		if (e.len - headpos - 4 > UINT32_MAX)
 			e.bad = 1;
@@ -648,6 +652,7 @@ rec_hook_added(struct dec *d, size_t headend, int t, struct store_hook_rec *out)
 		    TRACE_SPAN_LEN, TRACE_SPAN_LEN);
 		h->trace[TRACE_CTX_LEN - 1] = TRACE_FLAGS_MADE;
 		h->tracestate = "";
+		h->event_type = "";
 		return;
 	}
 	h->verification = dec_u8(d);
@@ -657,6 +662,12 @@ rec_hook_added(struct dec *d, size_t headend, int t, struct store_hook_rec *out)
 	if (!d->bad && (h->verification >= VERIFICATION_MAX ||
 	    strlen(h->tracestate) > TRACE_STATE_MAX))
 		d->bad = 1;
+	h->event_type = "";
+	if (!d->bad && d->off < headend) {
+		h->event_type = dec_str(d);
+		if (!d->bad && strlen(h->event_type) > STORE_EVTYPE_MAX)
+			d->bad = 1;
+	}
 }
 
 int
