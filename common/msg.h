@@ -100,6 +100,8 @@ enum hook_result {
 	HOOK_NOT_MASTER,	/* 503 not_master, Retry-After; the str of
 				 * MSG_HOOK_RESULT is the master's host:port
 				 * ("" if none is known), not an id */
+	HOOK_FILTERED,		/* 200 filtered: no sink wants it, not
+				 * stored; the id it was given */
 	HOOK_RESULT_MAX
 };
 

@@ -29,6 +29,10 @@ submit_tail_encode(struct msg *m, const struct submit_tail *t)
 		msg_add_u32(m, t->lanes[i].sink);
 		msg_add_u64(m, t->lanes[i].hash);
 	}
+	msg_add_str(m, t->evtype);
+	msg_add_u64(m, t->match);
+	msg_add_u64(m, t->filter_errors);
+	msg_add_u64(m, t->filter_budget);
 }
 
 int
@@ -50,6 +54,12 @@ submit_tail_decode(struct msg *m, struct submit_tail *t)
 		if (msg_get_u32(m, &t->lanes[i].sink) == -1 ||
 		    msg_get_u64(m, &t->lanes[i].hash) == -1)
 			return -1;
+	if (msg_get_str(m, &t->evtype) == -1 ||
+	    strlen(t->evtype) > SUBMIT_EVTYPE_MAX ||
+	    msg_get_u64(m, &t->match) == -1 ||
+	    msg_get_u64(m, &t->filter_errors) == -1 ||
+	    msg_get_u64(m, &t->filter_budget) == -1)
+		return -1;
 	return 0;
 }
 

@@ -17,7 +17,11 @@
  * made the trace context; the master copies it, unread.
  *
  * The tail: str dedupe key ("" none), u32 n headers and n x (str name,
- * str value), u32 n lanes and n x (u32 sink index, u64 lane hash).
+ * str value), u32 n lanes and n x (u32 sink index, u64 lane hash), str
+ * event type ("" none; at most SUBMIT_EVTYPE_MAX bytes), u64 the sinks
+ * the hook goes to (bit i: sink index i, as the edge's filters decided,
+ * workers/filter.h), u64 the sinks among them whose jq filter failed and
+ * u64 those whose jq filter ran past its budget (counted by the master).
  */
 #ifndef ANKUSA_SUBMIT_H
 #define ANKUSA_SUBMIT_H
@@ -32,6 +36,7 @@ struct msg;
 
 #define SUBMIT_MAX_HEADERS	100
 #define SUBMIT_MAX_LANES	CONF_MAX_SINKS
+#define SUBMIT_EVTYPE_MAX	200	/* bytes of an event type */
 
 struct submit_header {
 	const char	*name;
@@ -51,6 +56,10 @@ struct submit_tail {
 	struct submit_header	 headers[SUBMIT_MAX_HEADERS];
 	uint32_t		 nlanes;
 	struct submit_lane	 lanes[SUBMIT_MAX_LANES];
+	const char		*evtype;	/* "": none */
+	uint64_t		 match;		/* sinks it goes to */
+	uint64_t		 filter_errors;	/* their jq failed */
+	uint64_t		 filter_budget;	/* their jq ran out */
 };
 
 struct submit {

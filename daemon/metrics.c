@@ -62,6 +62,10 @@ static const struct family_def {
 	{ "ankusa_verify_failures_total", METRICS_COUNTER,
 	    "Requests that failed verification, by source and verify.type.",
 	    NULL },
+	{ "ankusa_filter_errors_total", METRICS_COUNTER,
+	    "Evaluations of sinks' jq filters in the edges that failed or "
+	    "gave no boolean (reason error) or ran past http.jq_timeout_ms "
+	    "(budget), each counted as a match, by source.", NULL },
 	{ "ankusa_rate_limit_rejected_total", METRICS_COUNTER,
 	    "Verified hooks refused 429 by their tenant's rate limit.", NULL },
 	{ "ankusa_dispatch_deliveries_total", METRICS_COUNTER,
@@ -573,6 +577,20 @@ metrics_verify_failure(const char *source, const char *scheme)
 		}
 	metrics_add("ankusa_verify_failures_total", 1, "source_id", source,
 	    "scheme", name, NULL);
+}
+
+void
+metrics_filter_errors(const char *source, uint64_t errors, uint64_t budget)
+{
+	int ne = __builtin_popcountll(errors);
+	int nb = __builtin_popcountll(budget);
+
+	if (ne > 0)
+		metrics_add("ankusa_filter_errors_total", ne, "source_id",
+		    source, "reason", "error", NULL);
+	if (nb > 0)
+		metrics_add("ankusa_filter_errors_total", nb, "source_id",
+		    source, "reason", "budget", NULL);
 }
 
 void

@@ -51,6 +51,11 @@ void	 metrics_refused(const char *reason, uint32_t n);
 void	 metrics_verify_failure(const char *source, const char *scheme);
 /* ankusa_rate_limit_rejected_total{tenant_id} */
 void	 metrics_rate_limited(const char *tenant);
+/* ankusa_filter_errors_total{source_id,reason}: a hook's jq filters that
+ * failed (reason error) or ran past their budget (budget), as bit sets of
+ * sink indexes (submit.h's tail). */
+void	 metrics_filter_errors(const char *source, uint64_t errors,
+	    uint64_t budget);
 
 /* Labels below are "k", "v", ..., NULL. */
 /* A counter goes up by n. */

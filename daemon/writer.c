@@ -27,8 +27,14 @@
  * writer_flush_all, at a stop: no new jobs then.
  *
  * Rows are bound from the master's config as it is now: one row per sink
- * of the source, (sink index, module), ordered sinks as lane members with
- * the lane hash the edge computed from the order key.
+ * of the source that the edge's filters let the hook go to (the tail's
+ * match set: the master never evaluates a filter), (sink index, module),
+ * ordered sinks as lane members with the lane hash the edge computed
+ * from the order key.  A hook that goes to no sink is answered filtered
+ * with an id of its own and not stored: no row, no dedupe key, no rate
+ * limit charged.  A held hook is filtered at its release, by the edge
+ * that verifies it again (the filters as they are then); one that goes
+ * to no sink only leaves the pen.
  */
 #include "config.h"
 
@@ -122,7 +128,7 @@ static int	writer_fits(struct pending *, uint32_t, const char *);
 static int	writer_parse(struct pending *, struct msg *, uint8_t *);
 static void	writer_take_tail(struct pending *, const struct submit_tail *);
 static void	writer_bind_rows(struct pending *, const struct source_conf *,
-		    const struct submit_lane *, uint32_t);
+		    const struct submit_lane *, uint32_t, uint64_t);
 static uint64_t	dd_hash(const struct pending *);
 static struct pending *dd_find(const struct pending *);
 static void	dd_insert(struct pending *);
@@ -166,6 +172,7 @@ result_outcome(enum hook_result r)
 		[HOOK_QUARANTINE_FULL] = "quarantine_full",
 		[HOOK_UNKNOWN_SOURCE] = "unknown_source",
 		[HOOK_NOT_MASTER] = "not_master",
+		[HOOK_FILTERED] = "filtered",
 	};
 
 	return r < HOOK_RESULT_MAX && names[r] != NULL ? names[r] : "unknown";
@@ -186,7 +193,7 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 		return;
 	}
 	if (r == HOOK_ACCEPTED || r == HOOK_DUPLICATE ||
-	    r == HOOK_QUARANTINED)
+	    r == HOOK_QUARANTINED || r == HOOK_FILTERED)
 		uuid_format(p->hook.id, id);
 	/* A source the config does not know is no label value. */
 	metrics_ingest(r == HOOK_UNKNOWN_SOURCE ? "other" : p->hook.source,
@@ -304,30 +311,37 @@ writer_take_tail(struct pending *p, const struct submit_tail *t)
 	p->hook.dedupe_key = t->dedupe[0] != '\0' ? t->dedupe : NULL;
 	p->hook.headers = p->headers;
 	p->hook.nheaders = t->nheaders;
+	p->hook.event_type = t->evtype;
+	metrics_filter_errors(p->hook.source, t->filter_errors,
+	    t->filter_budget);
 	if ((src = conf_source(env->conf, p->hook.source)) != NULL)
-		writer_bind_rows(p, src, t->lanes, t->nlanes);
+		writer_bind_rows(p, src, t->lanes, t->nlanes, t->match);
 }
 
 static void
 writer_bind_rows(struct pending *p, const struct source_conf *src,
-    const struct submit_lane *lanes, uint32_t nlanes)
+    const struct submit_lane *lanes, uint32_t nlanes, uint64_t match)
 {
+	struct store_row_spec *r;
 	uint32_t i;
 	int k;
 
 	if ((p->rows = calloc(src->nsinks, sizeof(*p->rows))) == NULL)
 		fatal("writer");
-	p->nrows = src->nsinks;
-	for (k = 0; k < src->nsinks; k++) {
-		p->rows[k].sink_index = k;
-		if ((p->rows[k].module = dispatch_sink_module(
+	p->nrows = 0;
+	for (k = 0; k < src->nsinks && k < 64; k++) {
+		if ((match >> k & 1) == 0)
+			continue;
+		r = &p->rows[p->nrows++];
+		r->sink_index = k;
+		if ((r->module = dispatch_sink_module(
 		    src->sinks[k].type)) == 0)
 			fatalx("writer: sink type %d has no module",
 			    (int)src->sinks[k].type);
-		p->rows[k].ordered = src->sinks[k].ordered;
+		r->ordered = src->sinks[k].ordered;
 		for (i = 0; i < nlanes; i++)
 			if (lanes[i].sink == (uint32_t)k)
-				p->rows[k].lane_hash = lanes[i].hash;
+				r->lane_hash = lanes[i].hash;
 	}
 }
 
@@ -440,6 +454,16 @@ writer_submit(uint32_t serial, struct msg *m)
 	if (writer_queued() >= c->batcher.max_queue ||
 	    writer_queued_bytes() + p->bytes > c->batcher.max_queue_bytes) {
 		writer_answer(p, HOOK_OVERLOAD, 1);
+		goto done;
+	}
+
+	/* No sink wants it (held hooks are filtered at their release). */
+	if (verdict != VERDICT_QUARANTINE && p->nrows == 0) {
+		if (verdict == VERDICT_FLAGGED)
+			metrics_verify_failure(src->id,
+			    conf_verify_type_name(src->verify.type));
+		uuidv7_new(p->hook.id);
+		writer_answer(p, HOOK_FILTERED, 0);
 		goto done;
 	}
 
@@ -686,7 +710,8 @@ writer_put(struct store_batch *sb, struct pending *p)
 	case PENDING_RELEASE:
 		switch (store_batch_del_quarantine(sb, p->pen_seq)) {
 		case 1:
-			if (p->dup)
+			/* A duplicate, or filtered: it only leaves the pen. */
+			if (p->dup || p->nrows == 0)
 				return 0;
 			return store_batch_put_hook(sb, &p->hook, p->rows,
 			    p->nrows);

@@ -1027,6 +1027,8 @@ static const struct result_case result_cases[] = {
 	{ HOOK_RATE_LIMITED, 3, 429, "{\"error\":\"rate_limited\"}", 3 },
 	{ HOOK_QUARANTINED, 0, 202,
 	    "{\"status\":\"quarantined\",\"id\":\"ID\"}", 0 },
+	{ HOOK_FILTERED, 0, 200,
+	    "{\"status\":\"filtered\",\"id\":\"ID\"}", 0 },
 	{ HOOK_QUARANTINE_LIMITED, 2, 429,
 	    "{\"error\":\"quarantine_rate_limited\"}", 2 },
 	{ HOOK_QUARANTINE_FULL, 1, 503, "{\"error\":\"quarantine_full\"}",

@@ -63,6 +63,7 @@
 #include "edge_int.h"
 #include "edge_limits.h"
 #include "edge_tls.h"
+#include "filter.h"
 #include "sandbox.h"
 #include "httpreq.h"
 #include "log.h"
@@ -214,6 +215,10 @@ main(int argc, char *argv[])
 	    ev_retire_cap == NULL || ev_refuse_flush == NULL)
 		fatalx("event_new");
 
+	/* The jq filters, compiled once for this configuration. */
+	if (filter_load(edge_conf) == -1)
+		fatalx("a jq filter does not compile");
+
 	/* Everything is loaded: from here on the sandbox's rules hold. */
 	sandbox_protect_fd(PROC_FD_LISTEN);
 	if (ev_listen[1] != NULL)
@@ -284,6 +289,15 @@ master_err(struct chan *c, int err, void *arg)
 	proc_child_orphaned(err);
 }
 
+
+void
+edge_retire_stuck(void)
+{
+	if (!retiring)
+		log_warnx("retiring: a jq filter ran past http.jq_timeout_ms "
+		    "and holds the evaluator");
+	edge_retire();
+}
 
 /* Stop taking work; finish what is in hand. */
 static void

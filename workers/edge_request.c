@@ -34,6 +34,8 @@
 #include "conf.h"
 #include "edge_int.h"
 #include "edge_limits.h"
+#include "evtype.h"
+#include "filter.h"
 #include "handshake.h"
 #include "httpreq.h"
 #include "keys.h"
@@ -63,13 +65,18 @@ static struct log_limit		 verify_log = LOG_LIMIT_INIT("verify: "
 				    "failures", EDGE_VERIFY_LOG_PER_SEC);
 static struct log_limit		 handshake_log = LOG_LIMIT_INIT("handshake: "
 				    "lines", EDGE_HANDSHAKE_LOG_PER_SEC);
+static struct log_limit		 filter_log = LOG_LIMIT_INIT("filter: "
+				    "jq failures", EDGE_VERIFY_LOG_PER_SEC);
 
 static int	conn_has_body(const struct conn *);
 static int	conn_charge(struct conn *, size_t);
 static void	conn_body_append(struct conn *, const void *, size_t);
 static void	submit_tail_fill(struct submit_tail *,
 		    const struct source_conf *, struct keys_ctx *,
-		    const char *, const struct header_kv *, int, int);
+		    const char *, const struct header_kv *, int, int,
+		    char *);
+static void	submit_filter(struct submit_tail *,
+		    const struct source_conf *, struct keys_ctx *, char *);
 static struct header_kv *request_pairs(const struct httpreq *);
 static void	conn_submit(struct conn *);
 static void	conn_handshake(struct conn *, struct httpreq_answer *);
@@ -318,12 +325,14 @@ edge_request_body(struct conn *c)
  * store (for a hook held in the quarantine pen, which must be verified
  * again later, those of httpreq_held: credentials only when its
  * verification reads them; else the forwarded ones), the lanes of its
- * ordered sinks.  Strings point into dedupe and kv.
+ * ordered sinks, the event type (into evtype, EVTYPE_MAX + 1 bytes) and
+ * the sinks the filters let it go to.  Strings point into dedupe, kv and
+ * evtype.
  */
 static void
 submit_tail_fill(struct submit_tail *t, const struct source_conf *src,
     struct keys_ctx *keys, const char *dedupe, const struct header_kv *kv,
-    int nkv, int all)
+    int nkv, int all, char *evtype)
 {
 	struct httpreq_lane lanes[CONF_MAX_SINKS];
 	int i, nlanes;
@@ -342,6 +351,38 @@ submit_tail_fill(struct submit_tail *t, const struct source_conf *src,
 		t->lanes[i].hash = lanes[i].hash;
 	}
 	t->nlanes = nlanes;
+	submit_filter(t, src, keys, evtype);
+}
+
+/*
+ * The event type and the filters (workers/evtype.h, workers/filter.h).
+ * A jq filter that fails or runs past its budget counts as a match, is
+ * logged here (rate limited) and counted by the master from the tail;
+ * one past its budget leaves its thread running, so this edge retires
+ * once it has answered what it holds, and the master replaces it.
+ */
+static void
+submit_filter(struct submit_tail *t, const struct source_conf *src,
+    struct keys_ctx *keys, char *evtype)
+{
+	struct filter_out fo;
+	int k;
+
+	evtype_get(src, keys, evtype);
+	t->evtype = evtype;
+	filter_sinks(src, evtype, keys->body, keys->bodylen, &fo);
+	t->match = fo.match;
+	t->filter_errors = fo.errors;
+	t->filter_budget = fo.budget;
+	for (k = 0; k < src->nsinks && (fo.errors | fo.budget) != 0; k++)
+		if (((fo.errors | fo.budget) >> k & 1) &&
+		    log_limit_take(&filter_log, LOG_LEVEL_WARN))
+			log_warnx("filter: sources.%s.sinks[%d].filter.jq: %s; "
+			    "counted as a match", src->id, k,
+			    (fo.budget >> k & 1) ? "ran past "
+			    "http.jq_timeout_ms" : "failed or gave no boolean");
+	if (fo.budget != 0 && filter_stuck())
+		edge_retire_stuck();
 }
 
 /* The request's headers as pairs with lower-case names (names copied). */
@@ -435,6 +476,7 @@ conn_submit(struct conn *c)
 	struct header_kv *kv;
 	unsigned char md[SHA256_LEN];
 	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
+	char evtype[EVTYPE_MAX + 1];
 	char tracestate[TRACE_STATE_MAX + 1];
 	enum verify_reason vr = VERIFY_OK;
 	enum hook_verdict verdict = VERDICT_OK;
@@ -505,7 +547,7 @@ conn_submit(struct conn *c)
 	request_trace(&c->req, sub.trace, tracestate, sizeof(tracestate));
 	sub.tracestate = tracestate;
 	submit_tail_fill(&sub.tail, src, &keys, dedupe, kv, c->req.nheaders,
-	    verdict == VERDICT_QUARANTINE);
+	    verdict == VERDICT_QUARANTINE, evtype);
 	memcpy(sub.sha256, md, sizeof(sub.sha256));
 	sub.body = c->body;
 	sub.body_len = c->bodylen;
@@ -635,6 +677,7 @@ edge_request_quarantine_check(struct msg *m)
 	struct keys_ctx keys;
 	enum verify_reason vr;
 	char dedupe[KEYS_DEDUPE_MAX + 1] = "";
+	char evtype[EVTYPE_MAX + 1];
 	const void *body = NULL;
 	char *fbody = NULL;
 	uint64_t received_at, len;
@@ -680,7 +723,7 @@ edge_request_quarantine_check(struct msg *m)
 	if (vr == VERIFY_OK) {
 		if (keys_dedupe(src, &keys, dedupe, sizeof(dedupe)) == -1)
 			dedupe[0] = '\0';
-		submit_tail_fill(&tail, src, &keys, dedupe, kv, n, 0);
+		submit_tail_fill(&tail, src, &keys, dedupe, kv, n, 0, evtype);
 		submit_tail_encode(&r, &tail);
 	}
 	keys_free(&keys);

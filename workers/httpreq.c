@@ -1050,10 +1050,14 @@ httpreq_answer_result(struct httpreq_answer *a, unsigned result,
 		answer_set(a, 201, sb_finish(&b));
 		return 0;
 	case HOOK_QUARANTINED:
-		sb_addstr(&b, "{\"status\":\"quarantined\",\"id\":");
+	case HOOK_FILTERED:
+		sb_addstr(&b, result == HOOK_QUARANTINED ?
+		    "{\"status\":\"quarantined\",\"id\":" :
+		    "{\"status\":\"filtered\",\"id\":");
 		sb_json_str(&b, id, strlen(id));
 		sb_addstr(&b, "}");
-		answer_set(a, 202, sb_finish(&b));
+		answer_set(a, result == HOOK_QUARANTINED ? 202 : 200,
+		    sb_finish(&b));
 		return 0;
 	case HOOK_UNKNOWN_SOURCE:
 		httpreq_answer_error(a, 404, "unknown_source");

@@ -245,6 +245,8 @@ def submit_frame(req, source, body, dedupe="", verdict=0, reason="",
     w.u8(1 if verdict else 0).data(bytes(range(1, 26))).str("")
     w.str(dedupe).u32(1).str("content-type").str("application/json")
     w.u32(0)
+    # event type, the sinks it goes to (all), their jq failures (none)
+    w.str("").u64((1 << 64) - 1).u64(0).u64(0)
     w.data(hashlib.sha256(body).digest()).u64(len(body)).data(body)
     return frames.frame(frames.MSG["MSG_HOOK_SUBMIT"], req, bytes(w.b))
 

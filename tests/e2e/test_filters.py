@@ -1,0 +1,253 @@
+# SPDX-License-Identifier: ISC
+"""Filters and routing by event type (issue 38, section 1).
+
+Stripe-signed hooks of five event types go to a source with two http
+sinks filtered by event_types: each sink gets exactly its types, the
+type no sink wants is answered 200 filtered, is not stored (GET
+/v1/hooks/{id} 404) and is counted (outcome filtered).  jq filters: one
+true/false on the body, one that fails and one that loops, the last two
+counted as matches (delivered), logged and counted
+(ankusa_filter_errors_total); the edge whose evaluation ran past
+http.jq_timeout_ms retires and the next hooks are served.  The event
+type shows in GET /v1/hooks/{id}, the presets' and a source's own.
+"""
+
+import json
+import re
+import time
+
+from ankusa import (Daemon, TestSink, check_config, dispatch_conf, expect,
+                    expect_accepted, jbody, post, request, sink_source,
+                    wait_until)
+from test_verify import sign_github, sign_stripe
+
+STRIPE = "whsec_stripe_filters"
+GITHUB = "gh-filters-secret"
+
+
+def metric(d, family, **labels):
+    st, _, data = request(d.admin_port, "GET", "/metrics")
+    assert st == 200, "GET /metrics: %d" % st
+    want = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
+    for line in data.decode().splitlines():
+        m = re.match(r"^%s\{(.*)\} (\S+)$" % family, line)
+        if m and ",".join(sorted(m.group(1).split(","))) == want:
+            return float(m.group(2))
+    return 0
+
+
+def stripe_post(d, source, etype, n):
+    body = json.dumps({"id": "evt_%s_%d" % (etype, n), "type": etype,
+                       "data": {"n": n}}).encode()
+    h = sign_stripe(STRIPE, body)
+    h["Content-Type"] = "application/json"
+    return post(d.port, "/webhooks/" + source, body, h)
+
+
+def test_event_types_route_and_filter():
+    """Five Stripe types, two sinks: each gets exactly its types; the one
+    no sink wants is 200 filtered, not stored, counted."""
+    s = TestSink().start()
+    src = sink_source([
+        {"type": "http", "url": s.url("/a"),
+         "filter": {"event_types": ["invoice.*", "customer.created"]}},
+        {"type": "http", "url": s.url("/b"),
+         "filter": {"event_types": ["charge.succeeded"]}}])
+    src["verify"] = {"type": "stripe", "secret": STRIPE}
+    d = Daemon(sources={"pay": src},
+               extra={"dispatch": dispatch_conf()}).start()
+    types = ["invoice.paid", "invoice.created", "customer.created",
+             "charge.succeeded", "payout.paid"]
+    ids = {}
+    for n, t in enumerate(types):
+        st, h, data = stripe_post(d, "pay", t, n)
+        if t == "payout.paid":
+            expect(st, h, data, 200, what=t)
+            j = jbody(data)
+            assert set(j) == {"status", "id"} and \
+                j["status"] == "filtered", j
+            ids[t] = j["id"]
+        else:
+            ids[t] = expect_accepted(st, h, data, what=t)
+    wait_until(lambda: s.received() >= 4, timeout=15, what="4 deliveries")
+    time.sleep(0.5)
+    type_of = {i: t for t, i in ids.items()}
+    got_a = sorted(type_of[i] for i in s.ids("/a"))
+    got_b = sorted(type_of[i] for i in s.ids("/b"))
+    assert got_a == ["customer.created", "invoice.created",
+                     "invoice.paid"], got_a
+    assert got_b == ["charge.succeeded"], got_b
+    st, _, doc = d.api("GET", "/v1/hooks/" + ids["payout.paid"])
+    assert st == 404, (st, doc)
+    assert metric(d, "ankusa_ingest_requests_total", source_id="pay",
+                  outcome="filtered") == 1
+    assert metric(d, "ankusa_ingest_requests_total", source_id="pay",
+                  outcome="committed") == 4
+    # A body that is not JSON has no type: no event_types list wants it.
+    st, h, data = post(d.port, "/webhooks/pay", b"not json",
+                       sign_stripe(STRIPE, b"not json"))
+    expect(st, h, data, 200, what="no type")
+    assert jbody(data)["status"] == "filtered"
+
+
+def test_event_type_shown():
+    """The event type is stored with the hook: the stripe preset's, the
+    github preset's EVENT.ACTION, a source's own header; none for a
+    source without one."""
+    s = TestSink().start()
+    s.mode("/hold", status=503)
+    held = [{"type": "http", "url": s.url("/hold")}]
+    retry = {"base_ms": 60000, "max_ms": 60000, "jitter": False}
+    st_src = sink_source(held, retry=retry)
+    st_src["verify"] = {"type": "stripe", "secret": STRIPE}
+    gh = sink_source(held, retry=retry)
+    gh["verify"] = {"type": "github", "secret": GITHUB}
+    own = sink_source(held, retry=retry, event_type={"header": "x-kind"})
+    none = sink_source(held, retry=retry)
+    d = Daemon(sources={"st": st_src, "gh": gh, "own": own, "none": none},
+               extra={"dispatch": dispatch_conf()}).start()
+    ids = {}
+    ids["st"] = expect_accepted(*stripe_post(d, "st", "invoice.paid", 1))
+    body = b'{"action":"opened","issue":{"number":1}}'
+    h = sign_github(GITHUB, body)
+    h["X-GitHub-Event"] = "issues"
+    ids["gh"] = expect_accepted(*post(d.port, "/webhooks/gh", body, h))
+    body = b'{"zen":"Design for failure."}'
+    h = sign_github(GITHUB, body)
+    h["X-GitHub-Event"] = "ping"
+    ids["ping"] = expect_accepted(*post(d.port, "/webhooks/gh", body, h))
+    ids["own"] = expect_accepted(*post(d.port, "/webhooks/own", b"x",
+                                       {"X-Kind": "thing.made"}))
+    ids["none"] = expect_accepted(*post(d.port, "/webhooks/none",
+                                        b'{"type":"a.b"}'))
+    want = {"st": "invoice.paid", "gh": "issues.opened", "ping": "ping",
+            "own": "thing.made", "none": None}
+    for k, t in want.items():
+        st, _, doc = d.api("GET", "/v1/hooks/" + ids[k])
+        assert st == 200, (k, st, doc)
+        assert doc["event_type"] == t, (k, doc)
+
+
+def test_jq_filters_error_and_budget():
+    """jq: a boolean decides; a program that fails and one that loops
+    count as matches (the hook delivered), are logged and counted; the
+    edge that ran past its budget is replaced and ingest goes on."""
+    s = TestSink().start()
+    d = Daemon(sources={
+        "j": sink_source([
+            {"type": "http", "url": s.url("/big"),
+             "filter": {"jq": ".amount > 100"}},
+            {"type": "http", "url": s.url("/all"),
+             "filter": {"jq": "true"}}]),
+        "err": sink_source([
+            {"type": "http", "url": s.url("/err"),
+             "filter": {"jq": '.a | error("boom")'}},
+            {"type": "http", "url": s.url("/num"),
+             "filter": {"jq": "1"}}]),
+        "loop": sink_source([
+            {"type": "http", "url": s.url("/loop"),
+             "filter": {"jq": "def f: f; f"}}]),
+    }, extra={"dispatch": dispatch_conf()}, workers=2)
+    d.http["jq_timeout_ms"] = 100
+    d.write_config()
+    d.start()
+    big = expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":500}'))
+    expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":5}'))
+    expect_accepted(*post(d.port, "/webhooks/err", b'{"a":1}'))
+    loop_id = expect_accepted(*post(d.port, "/webhooks/loop", b"{}"))
+    wait_until(lambda: s.received("/loop") == 1, timeout=15,
+               what="the looping filter's hook delivered")
+    assert s.ids("/loop") == [loop_id]
+    wait_until(lambda: s.received("/all") == 2 and s.received("/big") == 1
+               and s.received("/err") == 1 and s.received("/num") == 1,
+               timeout=15, what="the jq sinks' deliveries")
+    assert s.ids("/big") == [big]
+    assert metric(d, "ankusa_filter_errors_total", source_id="err",
+                  reason="error") == 2
+    assert metric(d, "ankusa_filter_errors_total", source_id="loop",
+                  reason="budget") == 1
+    log = d.log_text()
+    assert "sources.err.sinks[0].filter.jq: failed" in log, log[-2000:]
+    assert "sources.loop.sinks[0].filter.jq: ran past" in log, log[-2000:]
+    assert "retiring: a jq filter ran past" in log, log[-2000:]
+    # The other edge, then the stuck one's replacement, serve on.
+    for i in range(6):
+        expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":1000}'))
+    wait_until(lambda: s.received("/big") == 7, timeout=15,
+               what="hooks after the retirement")
+
+
+def test_jq_that_does_not_compile_is_refused():
+    """A jq program that does not compile refuses the config, naming its
+    key."""
+    d = Daemon(sources={"j": sink_source([
+        {"type": "log", "filter": {"jq": ".a | | .b"}}])})
+    rc, err = check_config(d.conf)
+    assert rc != 0, err
+    assert "sources.j.sinks[0].filter.jq does not compile" in err, err
+
+
+def test_filters_at_quarantine_release():
+    """A held hook is filtered when it is released, by the edge that
+    verifies it again: each sink gets its type; the one no sink wants
+    leaves the pen without being stored."""
+    s = TestSink().start()
+    src = sink_source([
+        {"type": "http", "url": s.url("/a"),
+         "filter": {"event_types": ["invoice.*"]}},
+        {"type": "http", "url": s.url("/b"),
+         "filter": {"event_types": ["charge.succeeded"]}}])
+    src["verify"] = {"type": "stripe", "secret": "current"}
+    src["on_verify_failure"] = "quarantine"
+    d = Daemon(sources={"pay": src}, extra={
+        "dispatch": dispatch_conf(),
+        "quarantine": {"burst": 10, "rate": 1, "max_bytes": 1000000}}
+    ).start()
+    ids = {}
+    for n, t in enumerate(["invoice.paid", "charge.succeeded",
+                           "payout.paid"]):
+        body = json.dumps({"id": "evt_%d" % n, "type": t}).encode()
+        st, h, data = post(d.port, "/webhooks/pay", body,
+                           sign_stripe("next", body))
+        assert st == 202 and jbody(data)["status"] == "quarantined", \
+            (st, data)
+        ids[t] = jbody(data)["id"]
+    src["verify"]["secret"] = ["next", "current"]
+    d.write_config()
+    d.ctl("reload")
+    _, out, _ = d.ctl("quarantine", "release", json_out=True)
+    assert json.loads(out) == {"released": 3, "kept": 0, "failed": 0}, out
+    wait_until(lambda: s.received() >= 2, timeout=15, what="2 deliveries")
+    time.sleep(0.5)
+    assert s.ids("/a") == [ids["invoice.paid"]], s.ids("/a")
+    assert s.ids("/b") == [ids["charge.succeeded"]], s.ids("/b")
+    st, _, doc = d.api("GET", "/v1/hooks/" + ids["payout.paid"])
+    assert st == 404, (st, doc)
+    _, out, _ = d.ctl("quarantine", "list", json_out=True)
+    assert out.strip() == "", out
+
+
+def test_flagged_hook_filtered():
+    """accept_flag: a hook that fails verification and that no sink
+    wants is answered filtered too (and counted as a verify failure)."""
+    s = TestSink().start()
+    src = sink_source([{"type": "http", "url": s.url("/a"),
+                        "filter": {"event_types": ["invoice.*"]}}])
+    src["verify"] = {"type": "stripe", "secret": STRIPE}
+    src["on_verify_failure"] = "accept_flag"
+    d = Daemon(sources={"pay": src},
+               extra={"dispatch": dispatch_conf()}).start()
+    body = b'{"id":"evt_1","type":"payout.paid"}'
+    st, h, data = post(d.port, "/webhooks/pay", body,
+                       sign_stripe("wrong", body))
+    expect(st, h, data, 200, what="flagged, filtered")
+    assert jbody(data)["status"] == "filtered"
+    body = b'{"id":"evt_2","type":"invoice.paid"}'
+    hid = expect_accepted(*post(d.port, "/webhooks/pay", body,
+                                sign_stripe("wrong", body)))
+    wait_until(lambda: s.ids("/a") == [hid], timeout=15,
+               what="the flagged invoice delivered")
+    assert metric(d, "ankusa_verify_failures_total", source_id="pay",
+                  scheme="stripe") == 2
+    assert metric(d, "ankusa_ingest_requests_total", source_id="pay",
+                  outcome="filtered") == 1
