@@ -63,6 +63,7 @@ struct release {
 	uint64_t	 budget;	/* hooks it may still send */
 	uint64_t	 below;		/* pen seqs below this only */
 	uint64_t	 since, until;	/* receive times, 0: open */
+	char		 event_type[STORE_EVTYPE_MAX + 1];	/* "": any */
 	struct check	 checks[QUARANTINE_WINDOW];
 	int		 out;		/* checks at edges */
 	int		 committing;	/* passed, in the writer */
@@ -93,6 +94,7 @@ struct seqlist {
 	uint64_t	last;
 	uint64_t	below;		/* 0: no bound */
 	uint64_t	since, until;
+	const char	*event_type;	/* NULL or "": any */
 	int		end;		/* reached below */
 	uint64_t	bytes;		/* of the seqs */
 };
@@ -111,6 +113,9 @@ collect_seq(const struct store_quarantine_info *qi, void *arg)
 		return 0;
 	if ((sl->since != 0 && qi->received_at < sl->since) ||
 	    (sl->until != 0 && qi->received_at > sl->until))
+		return 0;
+	if (sl->event_type != NULL && sl->event_type[0] != '\0' &&
+	    strcmp(sl->event_type, qi->event_type) != 0)
 		return 0;
 	sl->seqs[sl->n++] = qi->seq;
 	sl->bytes += qi->size;
@@ -154,7 +159,8 @@ quarantine_release(const char *source, const char *id,
 
 int
 quarantine_release_paced(const unsigned char *replay_id, const char *source,
-    uint64_t after_seq, uint64_t below_seq, uint64_t since, uint64_t until,
+    const char *event_type, uint64_t after_seq, uint64_t below_seq,
+    uint64_t since, uint64_t until,
     void (*done)(void *, json_t *), void *arg, char *err, size_t errlen)
 {
 	if (release_start(source, NULL, done, arg, err, errlen) == -1)
@@ -166,6 +172,8 @@ quarantine_release_paced(const unsigned char *replay_id, const char *source,
 	rel.below = below_seq;
 	rel.since = since;
 	rel.until = until;
+	snprintf(rel.event_type, sizeof(rel.event_type), "%s",
+	    event_type != NULL ? event_type : "");
 	return 0;
 }
 
@@ -285,6 +293,7 @@ release_pump(void)
 		sl.below = rel.below;
 		sl.since = rel.since;
 		sl.until = rel.until;
+		sl.event_type = rel.event_type;
 		if (store_quarantine_list(env->store, rel.source[0] ?
 		    rel.source : NULL, rel.cursor, QUARANTINE_WINDOW - rel.out -
 		    rel.committing < rel.budget ? QUARANTINE_WINDOW - rel.out -

@@ -28,7 +28,8 @@ int	quarantine_release(const char *source, const char *id,
 void	quarantine_release_detach(void *arg);
 /*
  * A release paced by its caller (replay job replay_id, arg): the held
- * hooks of source (NULL: all) with a seq after after_seq and below
+ * hooks of source (NULL: all) and event type (NULL or "": any; the type
+ * the edge read at ingest, equal) with a seq after after_seq and below
  * below_seq, received in [since, until] (0: open), each sent to an edge
  * only once granted; the rows of those released carry replay_id.  done
  * gets the result with "walked": true when the walk reached its end
@@ -36,7 +37,7 @@ void	quarantine_release_detach(void *arg);
  * runs.
  */
 int	quarantine_release_paced(const unsigned char *replay_id,
-	    const char *source, uint64_t after_seq,
+	    const char *source, const char *event_type, uint64_t after_seq,
 	    uint64_t below_seq, uint64_t since, uint64_t until,
 	    void (*done)(void *, json_t *), void *arg, char *err, size_t);
 /* n more held hooks may go out; the count granted (0: arg's release is

@@ -94,6 +94,7 @@ START_TEST(test_replay_records)
 	rp.seq_below = 99;
 	rp.dropped = 3;
 	snprintf(rp.reason, sizeof(rp.reason), "dead_letters: 50 of 100");
+	snprintf(rp.event_type, sizeof(rp.event_type), "invoice.paid");
 	ck_assert_ptr_nonnull(b = store_batch_begin(st));
 	ck_assert_int_eq(store_batch_replay_put(b, id, &rp), 0);
 	ck_assert_int_eq(store_batch_replay_put(b, id2, &rp), 0);
@@ -114,23 +115,29 @@ START_TEST(test_replay_records)
 	ck_assert_int_eq(n, 1);
 	store_close(st);
 
-	/* Version 1 is version 2 without its last three fields. */
+	/* Version 2 is version 3 without its event type (a u32 length and
+	 * a NUL: 5 bytes for ""); version 1 is version 2 without its last
+	 * three fields. */
 	job_init(&rp, "github", 1234);
 	ck_assert_uint_gt(vlen = store_rec_replay_encode(&rp, buf,
-	    sizeof(buf)), 21);
-	ck_assert_uint_eq(buf[0], 2);
+	    sizeof(buf)), 26);
+	ck_assert_uint_eq(buf[0], 3);
+	buf[0] = 2;
+	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen - 5,
+	    &rp2, err, sizeof(err)), 0);
+	ck_assert_mem_eq(&rp, &rp2, sizeof(rp));
 	buf[0] = 1;
-	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen - 21,
+	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen - 26,
 	    &rp2, err, sizeof(err)), 0);
 	ck_assert_mem_eq(&rp, &rp2, sizeof(rp));
 	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen,
 	    &rp2, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "bad length"));
-	buf[0] = 3;
+	buf[0] = 4;
 	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen,
 	    &rp2, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "has format version 3, this build "
-	    "reads 1 and 2"));
+	ck_assert_ptr_nonnull(strstr(err, "has format version 4, this build "
+	    "reads 1 to 3"));
 }
 END_TEST
 

@@ -4,7 +4,8 @@
  * admin_replay.c's):
  *
  *   POST  /v1/replays       {kind, source_id?, since?, until?, rate?,
- *                            max_lag_ms?} -> 202 with the job (a job
+ *                            max_lag_ms?, event_type? (quarantine)}
+ *                            -> 202 with the job (a job
  *                            identical to a running or paused one: 202
  *                            with that job)
  *   GET   /v1/replays       -> 200 {"replays": [job, ...]}
@@ -102,7 +103,7 @@ static void
 replays_post(struct admin_req *ar)
 {
 	static const char *const keys[] = { "kind", "source_id", "since",
-	    "until", "rate", "max_lag_ms", NULL };
+	    "until", "rate", "max_lag_ms", "event_type", NULL };
 	struct replay_spec sp;
 	unsigned char id[UUID_LEN];
 	uint64_t rate = REPLAY_RATE_DEFAULT, lag = REPLAY_LAG_DEFAULT;
@@ -127,6 +128,23 @@ replays_post(struct admin_req *ar)
 		goto out;
 	}
 	sp.source = src;
+	/* A held hook's event type is in the head the pen's walk reads; a
+	 * dead letter's walk reads its row alone (store_replay.c), so a dlq
+	 * job has no event type. */
+	if ((v = json_object_get(o, "event_type")) != NULL &&
+	    !json_is_null(v)) {
+		if (sp.kind != STORE_REPLAY_QUARANTINE) {
+			admin_bad(ar, "event_type", "is for kind quarantine "
+			    "only");
+			goto out;
+		}
+		if ((sp.event_type = json_string_value(v)) == NULL ||
+		    sp.event_type[0] == '\0' ||
+		    strlen(sp.event_type) > STORE_EVTYPE_MAX) {
+			admin_bad(ar, "event_type", "must be 1 to 200 bytes");
+			goto out;
+		}
+	}
 	if (admin_body_time(ar, o, "since", &sp.since) == -1 ||
 	    admin_body_time(ar, o, "until", &sp.until) == -1 ||
 	    body_u64(ar, o, "rate", 1, REPLAY_RATE_MAX, &rate) == -1 ||

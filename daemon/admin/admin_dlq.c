@@ -529,10 +529,11 @@ qlist_fn(const struct store_quarantine_info *q, void *arg)
 	}
 	j->qcursor = j->qlast = q->seq;
 	json_array_append_new(j->entries, json_pack("{s:s, s:I, s:o, s:o, "
-	    "s:I, s:I, s:o}", "id", q->id, "seq", (json_int_t)q->seq,
+	    "s:I, s:I, s:o, s:o}", "id", q->id, "seq", (json_int_t)q->seq,
 	    "tenant_id", admin_str(q->tenant), "source_id",
 	    admin_str(q->source), "received_at", (json_int_t)q->received_at,
-	    "size", (json_int_t)q->size, "reason", admin_str(q->reason)));
+	    "size", (json_int_t)q->size, "reason", admin_str(q->reason),
+	    "event_type", opt_str(q->event_type)));
 	return 0;
 }
 

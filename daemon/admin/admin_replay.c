@@ -239,9 +239,11 @@ replay_create(const struct replay_spec *sp, unsigned char id[UUID_LEN])
 	struct rjob *j;
 	char ids[UUID_STRLEN + 1];
 	const char *src = sp->source != NULL ? sp->source : "";
+	const char *et = sp->event_type != NULL ? sp->event_type : "";
 
 	TAILQ_FOREACH(j, &jobs, entry)
 		if (j->rp.kind == sp->kind && strcmp(j->rp.source, src) == 0 &&
+		    strcmp(j->rp.event_type, et) == 0 &&
 		    j->rp.since == sp->since && j->rp.until == sp->until &&
 		    j->rp.rate == sp->rate &&
 		    j->rp.max_lag_ms == sp->max_lag_ms) {
@@ -255,6 +257,7 @@ replay_create(const struct replay_spec *sp, unsigned char id[UUID_LEN])
 	rp.state = STORE_REPLAY_RUNNING;
 	rp.kind = sp->kind;
 	snprintf(rp.source, sizeof(rp.source), "%s", src);
+	snprintf(rp.event_type, sizeof(rp.event_type), "%s", et);
 	rp.since = sp->since;
 	rp.until = sp->until;
 	rp.rate = sp->rate;
@@ -494,8 +497,9 @@ job_step_quarantine(struct rjob *j, uint64_t now)
 	if (!j->releasing) {
 		after = cursor_u64(j->rp.cursor);
 		if (quarantine_release_paced(j->id, j->rp.source[0] != '\0' ?
-		    j->rp.source : NULL, after, j->rp.seq_below, j->rp.since,
-		    j->rp.until, release_done, j, err, sizeof(err)) == -1) {
+		    j->rp.source : NULL, j->rp.event_type, after,
+		    j->rp.seq_below, j->rp.since, j->rp.until, release_done,
+		    j, err, sizeof(err)) == -1) {
 			snprintf(j->held, sizeof(j->held), "%s", err);
 			j->tokens = 0;
 			return;
@@ -712,6 +716,8 @@ job_json(const unsigned char *id, const struct store_replay *rp,
 		return NULL;
 	json_object_set_new(o, "reason", rp->reason[0] != '\0' ?
 	    json_string(rp->reason) : json_null());
+	json_object_set_new(o, "event_type", rp->event_type[0] != '\0' ?
+	    json_string(rp->event_type) : json_null());
 	json_object_set_new(o, "held", j != NULL && j->held[0] != '\0' &&
 	    rp->state == STORE_REPLAY_RUNNING ? json_string(j->held) :
 	    json_null());

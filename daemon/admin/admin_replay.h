@@ -50,6 +50,7 @@ struct replay_spec {
 	uint64_t	 since, until;	/* wall ms, 0: open */
 	uint32_t	 rate;
 	uint32_t	 max_lag_ms;
+	const char	*event_type;	/* quarantine: NULL or "": any */
 };
 
 enum replay_rc {

@@ -54,6 +54,9 @@ struct store_header {
 	const char	*value;
 };
 
+#define STORE_EVTYPE_MAX	200	/* an event type, bytes (the edge's
+					 * SUBMIT_EVTYPE_MAX) */
+
 /* A hook as the writer hands it in. */
 struct store_hook {
 	uint64_t		 seq;		/* out: assigned by the store */
@@ -111,6 +114,7 @@ struct store_hook_info {
 	int		flagged;
 	char		trace_id[2 * TRACE_ID_LEN + 1];	/* its trace id, hex
 						 * (the delivery log lines) */
+	char		event_type[STORE_EVTYPE_MAX + 1];	/* "": none */
 };
 
 struct store_counts {
@@ -131,6 +135,7 @@ struct store_quarantine_info {
 	uint64_t	received_at;
 	uint64_t	size;		/* body bytes */
 	char		reason[64];	/* the verification failure */
+	char		event_type[STORE_EVTYPE_MAX + 1];	/* "": none */
 };
 
 /* Open (creating if needed) the environment in dir, running recovery.
@@ -319,8 +324,6 @@ int		 store_lost(struct store *);
  * store_batch_begin returns NULL while one is open. */
 
 #define STORE_NAME_MAX		64	/* tenant and source ids, bytes */
-#define STORE_EVTYPE_MAX	200	/* an event type, bytes (the edge's
-					 * SUBMIT_EVTYPE_MAX) */
 #define STORE_ERROR_MAX		1024	/* last error, dead reason, bytes */
 #define STORE_KEY_MAX		1024	/* any key fits */
 #define STORE_ROWKEY_LEN	12	/* seq u64 + sink index u32 */
@@ -631,6 +634,9 @@ struct store_replay {
 					 * zero: none yet */
 	char		reason[STORE_REPLAY_REASON_MAX + 1];	/* why it
 					 * paused itself, "" when it did not */
+	char		event_type[STORE_EVTYPE_MAX + 1];	/* quarantine:
+					 * held hooks of this event type only;
+					 * "": any */
 };
 
 /* One step of a dlq job: in, its bounds; out, what it did. */

@@ -324,6 +324,8 @@ list_hook_fn(uint64_t seq, const struct store_hook_rec *rec, void *arg)
 	info.rows = rec->rows;
 	info.flagged = rec->hook.flagged;
 	trace_id_hex(rec->hook.trace, info.trace_id);
+	snprintf(info.event_type, sizeof(info.event_type), "%s",
+	    rec->hook.event_type != NULL ? rec->hook.event_type : "");
 	return ctx->hook_cb(&info, ctx->arg);
 }
 
@@ -342,6 +344,8 @@ list_quarantine_fn(uint64_t seq, const struct store_hook_rec *rec, void *arg)
 	info.size = rec->body_size;
 	snprintf(info.reason, sizeof(info.reason), "%s",
 	    rec->reason != NULL ? rec->reason : "");
+	snprintf(info.event_type, sizeof(info.event_type), "%s",
+	    rec->hook.event_type != NULL ? rec->hook.event_type : "");
 	return ctx->quarantine_cb(&info, ctx->arg);
 }
 

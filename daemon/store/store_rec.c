@@ -92,12 +92,13 @@
  *                 its body (STORE_BODY_MIN to STORE_BODY_MAX bytes); put
  *                 and deleted in the transactions that put and delete
  *                 its hook
- *   replays     job id[16] -> v2 (STORE_REC_REPLAY_VERSION; v1 read),
+ *   replays     job id[16] -> v3 (STORE_REC_REPLAY_VERSION; v1, v2 read),
  *                 u8 state, u8 kind, u32 rate, u32 max lag ms, u64
  *                 since, until, created at, moved, cursor[20] (a dead
  *                 key, or a pen seq and zeros), str source, and from v2:
- *                 u64 dropped, u64 seq bound, str reason.  v1 ends after
- *                 the source
+ *                 u64 dropped, u64 seq bound, str reason, and from v3:
+ *                 str event type ("" any).  v1 ends after the source, v2
+ *                 after the reason
  *   audit       ~at u64, ~n u32 (the entry's wall ms and its number
  *                 within that ms, each bitwise inverted so that the
  *                 newest sorts first) -> v1, u64 at, str actor, str
@@ -934,11 +935,13 @@ store_rec_replay_encode(const struct store_replay *rp, unsigned char *buf,
 	enc_u64(&e, rp->dropped);
 	enc_u64(&e, rp->seq_below);
 	enc_str(&e, rp->reason, STORE_REPLAY_REASON_MAX);
+	enc_str(&e, rp->event_type, STORE_EVTYPE_MAX);
 	return e.bad ? 0 : e.len;
 }
 
 /* Version 1 (no build wrote one, but the layout shipped) is version 2
- * without its last three fields, which read as 0 and "". */
+ * without its last three fields, which read as 0 and ""; version 2 is 3
+ * without its event type (""). */
 int
 store_rec_replay_decode(const void *key, size_t klen, const void *val,
     size_t vlen, struct store_replay *rp, char *err, size_t errlen)
@@ -949,13 +952,13 @@ store_rec_replay_decode(const void *key, size_t klen, const void *val,
 	uint8_t version;
 
 	memset(rp, 0, sizeof(*rp));
-	if (vlen == 0 || (v[0] != 1 && v[0] != STORE_REC_REPLAY_VERSION)) {
+	if (vlen == 0 || v[0] < 1 || v[0] > STORE_REC_REPLAY_VERSION) {
 		if (vlen == 0)
 			return rec_version(T_REPLAYS, key, klen, val, vlen,
 			    err, errlen);
 		rec_key_describe(T_REPLAYS, key, klen, desc, sizeof(desc));
 		snprintf(err, errlen, "%s record %s has format version %u, "
-		    "this build reads 1 and %u", store_tables[T_REPLAYS], desc,
+		    "this build reads 1 to %u", store_tables[T_REPLAYS], desc,
 		    v[0], STORE_REC_REPLAY_VERSION);
 		return -1;
 	}
@@ -977,6 +980,8 @@ store_rec_replay_decode(const void *key, size_t klen, const void *val,
 		rp->seq_below = dec_u64(&d);
 		dec_strcpy(&d, rp->reason, sizeof(rp->reason));
 	}
+	if (version >= 3)
+		dec_strcpy(&d, rp->event_type, sizeof(rp->event_type));
 	if (d.bad || d.off != d.len)
 		return rec_malformed(T_REPLAYS, key, klen, "bad length", err,
 		    errlen);

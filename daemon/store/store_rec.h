@@ -16,8 +16,9 @@
 
 #define STORE_REC_VERSION	1	/* record format this build writes */
 #define STORE_REC_MAX		4096	/* any record but a hook fits */
-#define STORE_REC_REPLAY_VERSION 2	/* replays: 2 adds dropped, seq
-					 * bound and reason; 1 is read */
+#define STORE_REC_REPLAY_VERSION 3	/* replays: 2 adds dropped, seq
+					 * bound and reason, 3 the event
+					 * type; 1 and 2 are read */
 
 /* A dead letter (table dead); the row and its hook stay alive. */
 struct store_dead {

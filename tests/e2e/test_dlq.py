@@ -292,7 +292,7 @@ def test_quarantine_list_and_purge():
         {e["source_id"] for e in doc["entries"]} == {"r"}, doc
     e = doc["entries"][0]
     assert set(e) == {"id", "seq", "tenant_id", "source_id", "received_at",
-                      "size", "reason"}, e
+                      "size", "reason", "event_type"}, e
 
     st, _, err = d.api("DELETE", "/v1/quarantine")
     assert st == 400 and err["field"] == "all", (st, err)

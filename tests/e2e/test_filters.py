@@ -44,6 +44,31 @@ def stripe_post(d, source, etype, n):
     return post(d.port, "/webhooks/" + source, body, h)
 
 
+def held_stripe(sinks, types):
+    """A daemon whose stripe source holds what fails verification, the
+    hooks of types posted signed with a secret it learns only after
+    (then reloaded with it): (daemon, {type: [ids]})."""
+    src = sink_source(sinks)
+    src["verify"] = {"type": "stripe", "secret": "current"}
+    src["on_verify_failure"] = "quarantine"
+    d = Daemon(sources={"pay": src}, extra={
+        "dispatch": dispatch_conf(),
+        "quarantine": {"burst": 10, "rate": 1, "max_bytes": 1000000}}
+    ).start()
+    ids = {}
+    for n, t in enumerate(types):
+        body = json.dumps({"id": "evt_%d" % n, "type": t}).encode()
+        st, h, data = post(d.port, "/webhooks/pay", body,
+                           sign_stripe("next", body))
+        assert st == 202 and jbody(data)["status"] == "quarantined", \
+            (st, data)
+        ids.setdefault(t, []).append(jbody(data)["id"])
+    src["verify"]["secret"] = ["next", "current"]
+    d.write_config()
+    d.ctl("reload")
+    return d, ids
+
+
 def test_event_types_route_and_filter():
     """Five Stripe types, two sinks: each gets exactly its types; the one
     no sink wants is 200 filtered, not stored, counted."""
@@ -192,29 +217,13 @@ def test_filters_at_quarantine_release():
     verifies it again: each sink gets its type; the one no sink wants
     leaves the pen without being stored."""
     s = TestSink().start()
-    src = sink_source([
+    d, ids = held_stripe([
         {"type": "http", "url": s.url("/a"),
          "filter": {"event_types": ["invoice.*"]}},
         {"type": "http", "url": s.url("/b"),
-         "filter": {"event_types": ["charge.succeeded"]}}])
-    src["verify"] = {"type": "stripe", "secret": "current"}
-    src["on_verify_failure"] = "quarantine"
-    d = Daemon(sources={"pay": src}, extra={
-        "dispatch": dispatch_conf(),
-        "quarantine": {"burst": 10, "rate": 1, "max_bytes": 1000000}}
-    ).start()
-    ids = {}
-    for n, t in enumerate(["invoice.paid", "charge.succeeded",
-                           "payout.paid"]):
-        body = json.dumps({"id": "evt_%d" % n, "type": t}).encode()
-        st, h, data = post(d.port, "/webhooks/pay", body,
-                           sign_stripe("next", body))
-        assert st == 202 and jbody(data)["status"] == "quarantined", \
-            (st, data)
-        ids[t] = jbody(data)["id"]
-    src["verify"]["secret"] = ["next", "current"]
-    d.write_config()
-    d.ctl("reload")
+         "filter": {"event_types": ["charge.succeeded"]}}],
+        ["invoice.paid", "charge.succeeded", "payout.paid"])
+    ids = {t: v[0] for t, v in ids.items()}
     _, out, _ = d.ctl("quarantine", "release", json_out=True)
     assert json.loads(out) == {"released": 3, "kept": 0, "failed": 0}, out
     wait_until(lambda: s.received() >= 2, timeout=15, what="2 deliveries")
@@ -251,3 +260,35 @@ def test_flagged_hook_filtered():
                   scheme="stripe") == 2
     assert metric(d, "ankusa_ingest_requests_total", source_id="pay",
                   outcome="filtered") == 1
+
+
+def test_quarantine_replay_by_event_type():
+    """A quarantine replay job with an event_type releases the held hooks
+    of that type alone (as the edge read it at ingest); the others stay
+    held.  A dlq job refuses an event_type."""
+    s = TestSink().start()
+    d, ids = held_stripe([{"type": "http", "url": s.url("/q")}],
+                         ["invoice.paid", "charge.succeeded",
+                          "invoice.paid"])
+    st, _, j = d.api("POST", "/v1/replays", {"kind": "dlq",
+                                             "event_type": "invoice.paid"})
+    assert st == 400 and "event_type" in json.dumps(j), (st, j)
+    st, _, j = d.api("POST", "/v1/replays", {
+        "kind": "quarantine", "event_type": "invoice.paid", "rate": 100})
+    assert st == 202 and j["event_type"] == "invoice.paid", (st, j)
+    rid = j["id"]
+
+    def done():
+        st, _, j = d.api("GET", "/v1/replays/" + rid)
+        return j["done"] and j
+
+    j = wait_until(done, timeout=15, what="the job done")
+    assert (j["moved"], j["dropped"]) == (2, 0), j
+    wait_until(lambda: sorted(s.ids("/q")) == sorted(ids["invoice.paid"]),
+               timeout=15, what="the invoices delivered")
+    _, out, _ = d.ctl("quarantine", "list", json_out=True)
+    held = [json.loads(l)["id"] for l in out.splitlines() if l.strip()]
+    assert held == ids["charge.succeeded"], held
+    st, _, doc = d.api("GET", "/v1/quarantine")
+    assert [(e["id"], e["event_type"]) for e in doc["entries"]] == \
+        [(ids["charge.succeeded"][0], "charge.succeeded")], doc
