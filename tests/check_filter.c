@@ -94,6 +94,8 @@ static const struct jcase jcases[] = {
 	{ ".", "{\"a\":1}", FILTER_ERROR },
 	{ "select(.a == 1)", "{\"a\":1}", FILTER_ERROR },
 	{ "select(.a == 1)", "{\"a\":2}", FILTER_NO },
+	{ "halt", "{}", FILTER_ERROR },
+	{ "\"bye\" | halt_error", "{}", FILTER_ERROR },
 	/* That does not compile: refused by the configuration before; an
 	 * error here. */
 	{ ".a | | .b", "{}", FILTER_ERROR },

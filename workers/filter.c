@@ -35,7 +35,7 @@ static pthread_t		 ev_thread;
 static int			 ev_started;
 static pthread_mutex_t		 ev_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t		 ev_go = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t		 ev_done = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t		 ev_done;	/* on CLOCK_MONOTONIC */
 static jq_state			*ev_jq;		/* the job's program */
 static jv			 ev_input;	/* the job's input, owned */
 static int			 ev_pending;	/* a job is set */
@@ -167,9 +167,10 @@ jq_run(jq_state *jq, jv in)
 		r = FILTER_NO;
 		break;
 	case JV_KIND_INVALID:
-		/* No output at all, or an error (which has a message). */
-		r = jv_invalid_has_msg(jv_copy(out)) ? FILTER_ERROR :
-		    FILTER_NO;
+		/* No output at all, or an error (which has a message), or
+		 * halt / halt_error: an error too. */
+		r = jv_invalid_has_msg(jv_copy(out)) || jq_halted(jq) ?
+		    FILTER_ERROR : FILTER_NO;
 		break;
 	default:
 		r = FILTER_ERROR;
@@ -210,6 +211,7 @@ ev_main(void *arg)
 static enum filter_result
 jq_eval(jq_state *jq, jv in, uint64_t budget_ms)
 {
+	pthread_condattr_t ca;
 	struct timespec dl;
 	enum filter_result r;
 	int rc = 0;
@@ -221,6 +223,12 @@ jq_eval(jq_state *jq, jv in, uint64_t budget_ms)
 		return FILTER_BUDGET;
 	}
 	if (!ev_started) {
+		/* The deadline must not move with the wall clock. */
+		if (pthread_condattr_init(&ca) != 0 ||
+		    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+		    pthread_cond_init(&ev_done, &ca) != 0)
+			fatalx("filter: the evaluator's condition");
+		pthread_condattr_destroy(&ca);
 		if ((rc = pthread_create(&ev_thread, NULL, ev_main,
 		    NULL)) != 0) {
 			errno = rc;
@@ -233,7 +241,7 @@ jq_eval(jq_state *jq, jv in, uint64_t budget_ms)
 	ev_finished = 0;
 	ev_pending = 1;
 	pthread_cond_signal(&ev_go);
-	clock_gettime(CLOCK_REALTIME, &dl);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
 	dl.tv_sec += budget_ms / 1000;
 	dl.tv_nsec += (long)(budget_ms % 1000) * 1000000;
 	if (dl.tv_nsec >= 1000000000) {

@@ -12,8 +12,8 @@
  * filter_load) runs on the JSON body (jq's own parser, its depth limit;
  * null when the body is not JSON).  Its first output decides: true,
  * deliver; false, null or no output, do not; anything else (a number, a
- * string, an object), or an error, is FILTER_ERROR and counts as a match,
- * so a broken program never loses a hook.
+ * string, an object), an error, or halt and halt_error, is FILTER_ERROR
+ * and counts as a match, so a broken program never loses a hook.
  *
  * The budget of one evaluation: libjq 1.6 (Debian 12) has no step limit,
  * no interrupt and no allocator hook (jq_set_input_cb feeds `input`,
