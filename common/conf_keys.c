@@ -1002,8 +1002,9 @@ const struct conf_key conf_tab[] = {
 	    "json (a dot path).  Absent: the verify preset's (stripe and "
 	    "standard_webhooks: the body's type; github: X-GitHub-Event, "
 	    "and with the body's action, EVENT.ACTION; shopify: "
-	    "X-Shopify-Topic; slack: the body's event.type, else its type), "
-	    "else none.  Stored with the hook; the sinks' filters read it." },
+	    "X-Shopify-Topic; slack: the body's event.type, else its type; "
+	    "zoom: the body's event), else none.  Stored with the hook; "
+	    "the sinks' filters read it." },
 	{ .name = "sources.*.event_type.header", .type = T_KEYHDR,
 	  .scope = S_SOURCE, .off = SO(event_type),
 	  .doc = "The event type is this request header." },

@@ -43,6 +43,12 @@ static const char test_yaml[] =
     "    verify: {type: standard_webhooks,\n"
     "      secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\n"
     "    sinks: [{type: log}]\n"
+    "  zoom:\n"
+    "    verify: {type: zoom, secret: s}\n"
+    "    sinks: [{type: log}]\n"
+    "  meta:\n"
+    "    verify: {type: meta, secret: s}\n"
+    "    sinks: [{type: log}]\n"
     "  none:\n"
     "    verify: {type: none}\n"
     "    sinks: [{type: log}]\n"
@@ -90,6 +96,10 @@ static const struct ecase ecases[] = {
 	{ "slack", "", "payload=%7B%7D", "" },
 	{ "sw", "", "{\"type\":\"user.created\",\"data\":{}}",
 	    "user.created" },
+	{ "zoom", "", "{\"event\":\"meeting.started\",\"payload\":{}}",
+	    "meeting.started" },
+	{ "zoom", "", "{\"type\":\"meeting.started\"}", "" },
+	{ "meta", "", "{\"object\":\"page\",\"entry\":[]}", "" },
 	{ "none", "X-GitHub-Event: push", "{\"type\":\"a.b\"}", "" },
 	{ "hdr", "x-kind: thing.made", "{\"type\":\"a.b\"}", "thing.made" },
 	{ "hdr", "", "{\"type\":\"a.b\"}", "" },

@@ -14,6 +14,7 @@
 static const struct keyspec ks_type = { KEY_JSON, "type" };
 static const struct keyspec ks_action = { KEY_JSON, "action" };
 static const struct keyspec ks_event_type = { KEY_JSON, "event.type" };
+static const struct keyspec ks_event = { KEY_JSON, "event" };
 static const struct keyspec ks_github = { KEY_HEADER, "x-github-event" };
 static const struct keyspec ks_shopify = { KEY_HEADER, "x-shopify-topic" };
 
@@ -59,6 +60,9 @@ evtype_get(const struct source_conf *src, struct keys_ctx *k, char *out)
 			break;
 		case VERIFY_SHOPIFY:
 			ks = &ks_shopify;
+			break;
+		case VERIFY_ZOOM:
+			ks = &ks_event;
 			break;
 		case VERIFY_SLACK:
 			if (keys_get(k, &ks_event_type, &v, &len))

@@ -12,7 +12,10 @@
  *   shopify                     X-Shopify-Topic ("orders/create");
  *   slack                       the body's "event.type" (Events API),
  *                               else its "type" (url_verification, ...);
- *   hmac, mtls, none            none.
+ *   zoom                        the body's "event" ("meeting.started");
+ *   meta, hmac, mtls, none      none (Meta's field is per change, in
+ *                               arrays: a source's own json cannot reach
+ *                               it either).
  * A value that is empty, over EVTYPE_MAX bytes, not UTF-8 or holding a
  * control character is no event type.  The JSON body is parsed once per
  * request (struct keys_ctx), and only when the type is read from it.
