@@ -504,6 +504,7 @@ conf_free(struct conf *cf)
 	for (i = 0; i < cf->nsources; i++)
 		cfree_source(&cf->sources[i]);
 	free(cf->sources);
+	cfree_source(&cf->notify);
 	cfree_names(cf->env_read);
 	free(cf);
 }
@@ -516,7 +517,18 @@ conf_source(const struct conf *cf, const char *id)
 	for (i = 0; i < cf->nsources; i++)
 		if (strcmp(cf->sources[i].id, id) == 0)
 			return &cf->sources[i];
+	if (cf->notify.nsinks > 0 && strcmp(id, CONF_NOTIFY_SOURCE) == 0)
+		return &cf->notify;
 	return NULL;
+}
+
+int
+conf_disable_status(const struct sink_conf *sk, uint32_t status)
+{
+	if (!sk->disable_on_set)
+		return status == 410;
+	return status < CONF_STATUS_MAX &&
+	    (sk->disable_on[status / 64] >> (status % 64) & 1);
 }
 
 const struct tenant_window *
@@ -562,6 +574,10 @@ conf_batching_sinks(const struct conf *cf)
 			if (cf->sources[i].sinks[k].type == SINK_SQS ||
 			    cf->sources[i].sinks[k].type == SINK_PUBSUB)
 				n++;
+	for (k = 0; k < cf->notify.nsinks; k++)
+		if (cf->notify.sinks[k].type == SINK_SQS ||
+		    cf->notify.sinks[k].type == SINK_PUBSUB)
+			n++;
 	return n;
 }
 

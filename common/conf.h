@@ -24,6 +24,12 @@
 /* The most deliver processes (conf_deliver_pool); the config check
  * refuses a config that needs more (ankusa.yml(5), dispatch.concurrency). */
 #define CONF_DELIVER_MAX	2048
+/* The reserved tenant and source of the operational notices
+ * (notifications.sinks): refused as a user's (ankusa.yml(5)). */
+#define CONF_NOTIFY_TENANT	"_ankusa"
+#define CONF_NOTIFY_SOURCE	"_notifications"
+/* HTTP statuses a disable_on list can hold: 0..CONF_STATUS_MAX - 1. */
+#define CONF_STATUS_MAX		600
 
 enum sink_type {
 	SINK_HTTP = 1,
@@ -232,6 +238,11 @@ struct sink_conf {
 	char		**filter_types;	/* event_types: names, "prefix*" */
 	int		 nfilter_types;
 	char		*filter_jq;	/* jq: the program's text */
+	/* disable_on: the statuses that disable the sink key, a bit each;
+	 * disable_on_set 0: the key is absent, [410] stands. */
+	uint64_t	 disable_on[(CONF_STATUS_MAX + 63) / 64];
+	int		 disable_on_set;
+	uint64_t	 disable_after_s;	/* 0: off */
 	union {
 		struct {
 			char		*url;
@@ -443,6 +454,10 @@ struct conf {
 
 	struct source_conf	*sources;
 	int			 nsources;
+	/* notifications.sinks: the sinks of the reserved source
+	 * CONF_NOTIFY_SOURCE (tenant CONF_NOTIFY_TENANT), which conf_source
+	 * finds by its id; nsinks 0: no notices. */
+	struct source_conf	 notify;
 	int			 nsinks;	/* over all sources */
 
 	/* Dead letters' upkeep (daemon/admin/admin_dlq.c). */
@@ -519,6 +534,9 @@ const struct tenant_window *conf_tenant_window(const struct conf *,
 const struct rate_limit *conf_rate_limit(const struct conf *,
 		    const char *tenant);
 const char	*conf_sink_type_name(enum sink_type);
+/* 1 when an answer of this HTTP status disables the sink key (its
+ * disable_on, default [410]). */
+int		 conf_disable_status(const struct sink_conf *, uint32_t status);
 /* The sinks of every source that batch (sqs, google_pubsub). */
 uint32_t	 conf_batching_sinks(const struct conf *);
 /* The deliver processes cf needs (docs/ARCHITECTURE): dispatch.concurrency for

@@ -713,6 +713,8 @@ conf_finish(struct cparse *p, yaml_node_t *root)
 		    "an integer in 1..%u (dispatch.concurrency), got %u",
 		    cf->dispatch.concurrency, cf->dispatch.sink_concurrency);
 
+	/* The notices retry as dispatch.retry says. */
+	cf->notify.retry = cf->dispatch.retry;
 	ccheck_deliver_pool(p, root, dm);
 	ccheck_trusted_proxies(p, root);
 	ccheck_tls(p, root);

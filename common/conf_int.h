@@ -61,6 +61,8 @@ enum ckey_type {
 	T_OFF,			/* a boolean that must be false */
 	T_ROLES,		/* node.roles: a list, or a comma-separated
 				 * string, that names every role; not stored */
+	T_STATUSES,		/* a list of HTTP statuses: uint64_t bits at
+				 * off, int "set" at off2 */
 	T_TOKENS,		/* struct conf_token * at off, count at off2:
 				 * a list of {name, token | token_file |
 				 * token_sha256} (with scopes when F_SCOPES;
@@ -92,6 +94,8 @@ enum ckey_obj {
 	O_CLAIM,
 	O_RETRY,
 	O_REPL,
+	O_NOTIFY,		/* notifications.sinks: the reserved source's
+				 * sinks, walked as sources.*.sinks[] */
 };
 
 #define F_REQUIRED	0x001	/* must be present in its section */

@@ -323,6 +323,16 @@ cjson_value(const struct conf_key *k, const char *base)
 		for (i = 0; i < n; i++)
 			json_array_append_new(o, cjson_str(sl[i]));
 		return o;
+	case T_STATUSES:
+		o = json_array();
+		if (!*(const int *)(const void *)(base + k->off2))
+			json_array_append_new(o, json_integer(410));
+		for (i = 0; i < CONF_STATUS_MAX &&
+		    *(const int *)(const void *)(base + k->off2); i++)
+			if (((const uint64_t *)(const void *)p)[i / 64] >>
+			    (i % 64) & 1)
+				json_array_append_new(o, json_integer(i));
+		return o;
 	case T_TOKENS:
 		return cjson_tokens(k, base);
 	case T_MSLIST:
@@ -438,8 +448,10 @@ cjson_section(const struct conf *cf, const char *pat, int mask,
 			break;
 		case T_LISTOF:
 			v = json_array();
-			src = bases[S_SOURCE];
-			snprintf(sub, sizeof(sub), "%s[]", k->name);
+			src = k->obj == O_NOTIFY ? &cf->notify :
+			    bases[S_SOURCE];
+			snprintf(sub, sizeof(sub), "%s[]", k->obj ==
+			    O_NOTIFY ? "sources.*.sinks" : k->name);
 			for (j = 0; j < src->nsinks; j++) {
 				b2[S_SINK] = &src->sinks[j];
 				m = cjson_section(cf, sub,

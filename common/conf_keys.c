@@ -1300,6 +1300,31 @@ const struct conf_key conf_tab[] = {
 	  .doc = "The name sent in SNI and verified in the sink's "
 	    "certificate (and sent as Host), in place of the URL's host, "
 	    "which is still the address connected to." },
+	{ .name = "sources.*.sinks[].disable_on", .type = T_STATUSES,
+	  .scope = S_SINK, .off = KO(disable_on), .off2 = KO(disable_on_set),
+	  .sinks = M_NET,
+	  .doc = "The answers that disable the sink key (source and sink "
+	    "index, in every tenant), default [410]; [] never: the row "
+	    "answered is held with the key's others, its attempt counted, "
+	    "until ankusactl resume (ankusad(8), AUTO-DISABLE)." },
+	{ .name = "sources.*.sinks[].disable_after_s", .type = T_U64,
+	  .scope = S_SINK, .off = KO(disable_after_s), .def = "null",
+	  .min = 1, .max = 31536000, .flags = F_NULLABLE, .sinks = M_NET,
+	  .doc = "Disable the sink key when every attempt of it has failed "
+	    "for this long (a success starts the count again; a restart "
+	    "too).  Null: never." },
+	/* notifications */
+	{ .name = "notifications", .type = T_SECTION,
+	  .doc = "Operational notices (ankusad(8), NOTIFICATIONS): "
+	    "sink.disabled, sink.enabled, breaker.opened, breaker.closed, "
+	    "dlq.threshold, replay.finished, replication.master_changed, "
+	    "as Standard Webhooks JSON {type, timestamp, data}, stored as "
+	    "hooks of the reserved source _notifications of the reserved "
+	    "tenant _ankusa and delivered as any hook is." },
+	{ .name = "notifications.sinks", .type = T_LISTOF, .obj = O_NOTIFY,
+	  .doc = "The sinks of the notices, with the keys of "
+	    "sources.*.sinks[] (secret signs them).  A notice about one of "
+	    "them is logged only." },
 };
 
 const size_t conf_tab_n = sizeof(conf_tab) / sizeof(conf_tab[0]);

@@ -82,6 +82,8 @@ static void	 cset_secrets(struct cparse *, struct cctx *,
 		    const char *);
 static void	 cset_strlist(struct cparse *, const struct conf_key *,
 		    void *, yaml_node_t *, const char *);
+static void	 cset_statuses(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
 static void	 cset_headers(struct cparse *, const struct conf_key *,
 		    void *, yaml_node_t *, const char *);
 static void	 cset_mslist(struct cparse *, const struct conf_key *,
@@ -332,6 +334,10 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 	case T_TOKENS:
 		snprintf(buf, sz, "a list of {name, token | token_file | "
 		    "token_sha256%s}", k->flags & F_SCOPES ? ", scopes" : "");
+		break;
+	case T_STATUSES:
+		snprintf(buf, sz, "a list of HTTP statuses in 100..%d",
+		    CONF_STATUS_MAX - 1);
 		break;
 	case T_KEYHDR:
 		snprintf(buf, sz, "a header name");
@@ -911,6 +917,9 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	case T_MSLIST:
 		cset_mslist(p, k, base, n, path);
 		return;
+	case T_STATUSES:
+		cset_statuses(p, k, base, n, path);
+		return;
 	case T_TOKENS:
 		conf_tokens_set(p, k, base, n, path);
 		return;
@@ -1115,6 +1124,52 @@ cset_mslist(struct cparse *p, const struct conf_key *k, void *base,
 			    ipath, want, v[0] != '\0' ? v : "\"\"");
 		else
 			lp[(*np)++] = u;
+		free(v);
+	}
+}
+
+/* A list of HTTP statuses, a bit each; [] is an empty list, set. */
+static void
+cset_statuses(struct cparse *p, const struct conf_key *k, void *base,
+    yaml_node_t *n, const char *path)
+{
+	uint64_t *bits = (uint64_t *)(void *)((char *)base + k->off);
+	int *setp = (int *)(void *)((char *)base + k->off2);
+	yaml_node_item_t *it;
+	yaml_node_t *e;
+	char ipath[CPATH_MAX], *v, *end;
+	unsigned long st;
+	int i;
+
+	if (conf_yisnull(n))
+		return;
+	if (n->type != YAML_SEQUENCE_NODE) {
+		conf_bad_node(p, k, path, n);
+		return;
+	}
+	memset(bits, 0, (CONF_STATUS_MAX + 63) / 64 * sizeof(*bits));
+	*setp = 1;
+	for (i = 0, it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++, i++) {
+		e = yaml_document_get_node(p->doc, *it);
+		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
+		if (e == NULL || e->type != YAML_SCALAR_NODE ||
+		    conf_yisnull(e) || (v = conf_scalar(p, e, ipath)) == NULL) {
+			conf_err(p, conf_yline(e), "%s must be an HTTP status "
+			    "in 100..%d, got %s", ipath, CONF_STATUS_MAX - 1,
+			    conf_ykind(e));
+			continue;
+		}
+		st = strtoul(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0' || st < 100 ||
+		    st >= CONF_STATUS_MAX) {
+			conf_err(p, conf_yline(e), "%s must be an HTTP status "
+			    "in 100..%d, got %s", ipath, CONF_STATUS_MAX - 1,
+			    v);
+			free(v);
+			continue;
+		}
+		bits[st / 64] |= (uint64_t)1 << (st % 64);
 		free(v);
 	}
 }
@@ -1505,6 +1560,15 @@ cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			conf_walk_section(p, &c2, epat, vn, epath);
 			if (ek != NULL && ek->check != NULL)
 				ek->check(p, &c2, vn, epath);
+			/* The notices' own, never a user's. */
+			if (k->obj == O_SOURCE && (strcmp(id,
+			    CONF_NOTIFY_SOURCE) == 0 || (c2.src->tenant !=
+			    NULL && strcmp(c2.src->tenant,
+			    CONF_NOTIFY_TENANT) == 0)))
+				conf_err(p, conf_yline(kn), "%s: the source "
+				    "%s and the tenant %s are reserved for "
+				    "the notifications", epath,
+				    CONF_NOTIFY_SOURCE, CONF_NOTIFY_TENANT);
 		}
 	}
 }
@@ -1516,6 +1580,7 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 {
 	struct source_conf *src = c->src;
 	const struct conf_key *tk, *ek;
+	const char *lpat = k->name;
 	yaml_node_item_t *it;
 	yaml_node_t *e, *tn;
 	struct cctx c2;
@@ -1534,7 +1599,16 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			conf_bad_node(p, k, path, n);
 		return;
 	}
-	cfmt(epat, sizeof(epat), "%s[]", k->name);
+	/* The notices' sinks are a source's: the reserved one's, with the
+	 * keys of sources.*.sinks[]. */
+	if (k->obj == O_NOTIFY) {
+		src = &p->conf->notify;
+		conf_set_str(&src->id, CONF_NOTIFY_SOURCE);
+		conf_set_str(&src->tenant, CONF_NOTIFY_TENANT);
+		c->src = src;
+		lpat = "sources.*.sinks";
+	}
+	cfmt(epat, sizeof(epat), "%s[]", lpat);
 	ek = conf_key_byname(epat);
 	cfmt(tpath, sizeof(tpath), "%s.type", epat);
 	tk = conf_key_byname(tpath);

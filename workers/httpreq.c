@@ -640,7 +640,9 @@ httpreq_route(const struct conf *cf, const char *method, const char *target,
 		} else {
 			memcpy(rt->tenant, seg, slen);
 			rt->tenant[slen] = '\0';
-			if (!conf_valid_id(rt->tenant))
+			/* The notices' tenant is no user's. */
+			if (!conf_valid_id(rt->tenant) ||
+			    strcmp(rt->tenant, CONF_NOTIFY_TENANT) == 0)
 				return rt->kind = HTTPREQ_ROUTE_UNKNOWN_SOURCE;
 		}
 		p += slen;
