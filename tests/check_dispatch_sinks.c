@@ -1549,7 +1549,7 @@ START_TEST(test_pause_sets_aside)
 	int k;
 
 	mk("  sink_concurrency: 1\n" RETRY, SRC_PAUSE);
-	ck_assert_int_eq(pause_add("s", 0, T0), 1);
+	ck_assert_int_eq(pause_add("s", 0, T0, NULL), 1);
 	ck_assert_int_eq(pause_count(), 1);
 	a0 = fake_add("a", "s", 0, MODULE_LOG, T0 - 10, 100);
 	a0b = fake_add("a", "s", 0, MODULE_LOG, T0 - 9, 100);
@@ -1585,7 +1585,7 @@ START_TEST(test_pause_sets_aside)
 		q[k] = fake_add("c", "s", 0, MODULE_LOG, T0 + k, 100);
 	turn(T0 + 10);
 	ck_assert_uint_eq(fake_running("c", "s"), 1);
-	ck_assert_int_eq(pause_add("s", 0, T0), 1);
+	ck_assert_int_eq(pause_add("s", 0, T0, NULL), 1);
 	dispatch_pause_key(d, "s", 0, T0 + 10);
 	ck_assert_uint_eq(fake_flush(d), 2);
 	ck_assert_uint_eq(q[1]->row.due, STORE_DUE_PAUSED);

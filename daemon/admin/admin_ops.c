@@ -157,7 +157,8 @@ load_fn(const char *name, const void *val, size_t len, void *arg)
 		*hash = '\0';
 		sink = strtoul(hash + 1, NULL, 10);
 		if (!conf_valid_id(source) || sink > UINT32_MAX ||
-		    pause_add(source, (uint32_t)sink, get_u64(v)) == -1)
+		    pause_add(source, (uint32_t)sink, get_u64(v), NULL) ==
+		    -1)
 			goto bad;
 		return 0;
 	}
@@ -420,7 +421,7 @@ ops_pause(const char *source, uint32_t sink, char *err, size_t errlen)
 	put_u64(v, now);
 	if (setting_write(name, v, sizeof(v), 0, err, errlen) == -1)
 		return -1;
-	(void)pause_add(source, sink, now);
+	(void)pause_add(source, sink, now, NULL);
 	pipeline_pause(source, sink);
 	log_info("ops: sink %s#%u paused", source, sink);
 	return 1;

@@ -54,6 +54,11 @@ enum attempt_result {
 	ATTEMPT_PROXY,		/* failed at the forward proxy: a failed
 				 * attempt, retried, but the destination was
 				 * not reached: no breaker failure */
+	ATTEMPT_DISABLE,	/* an answer in the sink's disable_on: the
+				 * glue has disabled (paused) the key; the
+				 * attempt counts and the row is set aside
+				 * with the key's others, never dead-lettered;
+				 * no breaker failure */
 };
 
 enum settle_kind {

@@ -411,6 +411,15 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 	case ATTEMPT_UNBOUND:
 		settle_dead(d, r, detail, NULL);
 		return;
+	case ATTEMPT_DISABLE:
+		/* The sink said to stop: held as a pause holds, the attempt
+		 * spent and its error kept. */
+		breaker_permanent(&q->br, r->probe);
+		r->row.attempts++;
+		snprintf(r->row.last_error, sizeof(r->row.last_error), "%s",
+		    detail);
+		settle_set_aside(d, r);
+		return;
 	case ATTEMPT_ERROR:
 	case ATTEMPT_TIMEOUT:
 	case ATTEMPT_STORE:

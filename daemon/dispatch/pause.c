@@ -19,6 +19,8 @@ struct pause_key {
 	char		 source[65];
 	uint32_t	 sink;
 	uint64_t	 since;
+	char		 reason[PAUSE_REASON_MAX + 1];	/* "": an
+							 * operator's */
 };
 
 static struct pause_key	*keys;
@@ -70,8 +72,21 @@ pause_is(const char *source, uint32_t sink)
 	return found;
 }
 
+const char *
+pause_reason(const char *source, uint32_t sink)
+{
+	size_t i;
+	int found;
+
+	if (nkeys == 0)
+		return NULL;
+	i = key_find(source, sink, &found);
+	return found ? keys[i].reason : NULL;
+}
+
 int
-pause_add(const char *source, uint32_t sink, uint64_t since_ms)
+pause_add(const char *source, uint32_t sink, uint64_t since_ms,
+    const char *reason)
 {
 	size_t i;
 	int found;
@@ -93,6 +108,8 @@ pause_add(const char *source, uint32_t sink, uint64_t since_ms)
 	snprintf(keys[i].source, sizeof(keys[i].source), "%s", source);
 	keys[i].sink = sink;
 	keys[i].since = since_ms;
+	snprintf(keys[i].reason, sizeof(keys[i].reason), "%s",
+	    reason != NULL ? reason : "");
 	nkeys++;
 	return 1;
 }
