@@ -74,6 +74,12 @@ static const struct family_def {
 	{ "ankusa_dispatch_breaker_transitions_total", METRICS_COUNTER,
 	    "Circuit breaker transitions, by sink module and the state "
 	    "entered.", NULL },
+	{ "ankusa_dispatch_disabled_total", METRICS_COUNTER,
+	    "Sink keys disabled (disable_on, disable_after_s), by source "
+	    "and reason.", NULL },
+	{ "ankusa_notices_total", METRICS_COUNTER,
+	    "Operational notices queued for notifications.sinks, by type.",
+	    NULL },
 	{ "ankusa_dispatch_dead_lettered_total", METRICS_COUNTER,
 	    "Delivery rows dead-lettered, by source and sink module.", NULL },
 	{ "ankusa_audit_write_errors_total", METRICS_COUNTER,

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <openssl/sha.h>
 
 #include "clock.h"
 #include "conf.h"
@@ -62,6 +63,7 @@
 #include "store/store_group.h"
 #include "submit.h"
 #include "supervisor.h"
+#include "trace.h"
 #include "utf8.h"
 #include "writer.h"
 
@@ -75,6 +77,8 @@ enum pending_kind {
 	PENDING_HOOK,		/* a hook with its rows */
 	PENDING_PEN,		/* a hook held in the quarantine pen */
 	PENDING_RELEASE,	/* a held hook released: hook + pen removal */
+	PENDING_NOTICE,		/* an operational notice the master made
+				 * (writer_notice): a hook, no edge waits */
 };
 
 struct pending {
@@ -190,6 +194,12 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 
 	if (p->kind == PENDING_RELEASE) {
 		p->done(p->done_arg, r == HOOK_ACCEPTED);
+		return;
+	}
+	if (p->kind == PENDING_NOTICE) {
+		if (r != HOOK_ACCEPTED)
+			log_warnx("writer: a notice to %s was not stored: %s",
+			    p->hook.source, result_outcome(r));
 		return;
 	}
 	if (r == HOOK_ACCEPTED || r == HOOK_DUPLICATE ||
@@ -596,6 +606,57 @@ writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
 	return 0;
 }
 
+/*
+ * A notice's body, JSON the master made (daemon/notice.c), as a hook of
+ * the reserved source: rows for each of its sinks, no dedupe, no rate
+ * limit (the tenant is the master's own), a trace of its own.  It is
+ * queued like a hook and committed with the next batch; one the queue
+ * cannot take, or a commit refused, is logged and lost (it was never
+ * acknowledged to anyone).
+ */
+int
+writer_notice(const char *tenant, const char *source, const void *body,
+    size_t len)
+{
+	const struct source_conf *src;
+	struct trace_ctx tc;
+	struct pending *p;
+	static const char ctype[] = "application/json";
+	size_t tl = strlen(tenant) + 1, sl = strlen(source) + 1;
+	char *b;
+
+	if ((src = conf_source(env->conf, source)) == NULL ||
+	    env->draining || !repl_writable() ||
+	    writer_queued() >= env->conf->batcher.max_queue)
+		return -1;
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
+	    (p->payload = malloc(tl + sl)) == NULL ||
+	    (p->body = malloc(len > 0 ? len : 1)) == NULL)
+		fatal("writer");
+	b = (char *)p->payload;
+	memcpy(b, tenant, tl);
+	memcpy(b + tl, source, sl);
+	memcpy(p->body, body, len);
+	p->kind = PENDING_NOTICE;
+	p->hook.tenant = b;
+	p->hook.source = b + tl;
+	p->hook.received_at = time_wall_ms();
+	p->hook.method = "POST";
+	p->hook.path = "";
+	p->hook.content_type = ctype;
+	p->hook.body = p->body;
+	p->hook.body_len = len;
+	SHA256(p->body, len, p->hook.sha256);
+	p->hook.verification = VERIFICATION_OK;
+	trace_new(&tc);
+	trace_pack(&tc, p->hook.trace);
+	p->bytes = tl + sl + len;
+	writer_bind_rows(p, src, NULL, 0);
+	uuidv7_new(p->hook.id);
+	writer_enqueue(p);
+	return 0;
+}
+
 static void
 writer_enqueue(struct pending *p)
 {
@@ -703,6 +764,7 @@ writer_put(struct store_batch *sb, struct pending *p)
 {
 	switch (p->kind) {
 	case PENDING_HOOK:
+	case PENDING_NOTICE:
 		return store_batch_put_hook(sb, &p->hook, p->rows, p->nrows);
 	case PENDING_PEN:
 		return store_batch_put_quarantine(sb, &p->hook,

@@ -75,6 +75,12 @@ void	writer_rate_each(int (*cb)(const char *tenant,
  * runs after the commit (ok 1) or its failure (ok 0).  -1 on a malformed
  * verdict (rec is freed, done is not called).
  */
+/* Queue an operational notice (daemon/notice.c) as a hook of source
+ * (the reserved one) under tenant, body the JSON the master made: 0, or
+ * -1 not taken (the source has no sinks, the queue is full, draining, a
+ * client of a replication group). */
+int	writer_notice(const char *tenant, const char *source, const void *body,
+	    size_t len);
 struct store_hook_rec;
 int	writer_release(struct store_hook_rec *, uint64_t pen_seq, struct msg *,
 	    const unsigned char *replay_id, void (*done)(void *, int),
