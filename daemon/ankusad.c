@@ -56,6 +56,7 @@
 #include "log.h"
 #include "master.h"
 #include "msg.h"
+#include "notice.h"
 #include "notify.h"
 #include "pipeline/pipeline.h"
 #include "privsep.h"
@@ -856,6 +857,8 @@ ankusad_wire(void)
 		fatalx("%s", err);
 	writer_init();
 	pipeline_on_stop(ops_stop);
+	pipeline_on_disable(ops_disable);
+	notice_on_post(writer_notice);
 	pipeline_on_settle(gauges_settled, NULL);
 	pipeline_on_settle(replay_settled, NULL);
 	pipeline_init();

@@ -556,8 +556,15 @@ post_resume_source(struct admin_req *ar)
 static int
 pause_json_fn(const char *source, uint32_t sink, uint64_t since, void *arg)
 {
-	json_array_append_new(arg, json_pack("{s:s, s:i, s:I}", "source",
-	    source, "sink", (int)sink, "since", (json_int_t)since));
+	const char *why = pause_reason(source, sink);
+	json_t *o;
+
+	o = json_pack("{s:s, s:i, s:I, s:s}", "source", source, "sink",
+	    (int)sink, "since", (json_int_t)since, "state",
+	    why != NULL && why[0] != '\0' ? "disabled" : "paused");
+	if (why != NULL && why[0] != '\0')
+		json_object_set_new(o, "reason", json_string(why));
+	json_array_append_new(arg, o);
 	return 0;
 }
 

@@ -3,7 +3,9 @@
  * admin_ops.c: the operator's manual operations; see admin_ops.h.
  *
  * Pauses and overrides live in meta settings (store_settings.c): a pause
- * "pause:<source>#<sink>" (the time it was set), an override
+ * "pause:<source>#<sink>" (the time it was set, then, for a key
+ * disabled, its reason: a build before it reads the time alone), an
+ * override
  * "rate:<tenant>" (rate as a double's bits, burst).  They are read once at
  * start; every change is a synced batch before it is in force, so an
  * answered change survives a crash.  In force, the pauses are pause.c's
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_audit.h"
 #include "admin_ops.h"
 #include "clock.h"
 #include "conf.h"
@@ -31,6 +34,8 @@
 #include "dispatch/rateov.h"
 #include "log.h"
 #include "master.h"
+#include "metrics.h"
+#include "notice.h"
 #include "pipeline/pipeline.h"
 #include "steps.h"
 #include "store/store.h"
@@ -60,6 +65,7 @@ static void	 pause_name(char *, size_t, const char *, uint32_t);
 static void	 srate_name(char *, size_t, const char *, const char *,
 		    uint32_t);
 static int	 srate_load(const char *, const unsigned char *, size_t);
+static uint8_t	 ops_module(const char *, uint32_t);
 static int	 load_fn(const char *, const void *, size_t, void *);
 static int	 setting_write(const char *, const void *, size_t, int,
 		    char *, size_t);
@@ -146,18 +152,22 @@ load_fn(const char *name, const void *val, size_t len, void *arg)
 {
 	const unsigned char *v = val;
 	char source[STORE_NAME_MAX + 1], *hash;
+	char reason[PAUSE_REASON_MAX + 1];
 	unsigned long sink;
 	uint64_t bits;
 	double rate;
 
 	if (strncmp(name, "pause:", 6) == 0) {
 		snprintf(source, sizeof(source), "%s", name + 6);
-		if ((hash = strrchr(source, '#')) == NULL || len < 8)
+		if ((hash = strrchr(source, '#')) == NULL || len < 8 ||
+		    len - 8 > PAUSE_REASON_MAX)
 			goto bad;
 		*hash = '\0';
 		sink = strtoul(hash + 1, NULL, 10);
+		memcpy(reason, v + 8, len - 8);
+		reason[len - 8] = '\0';
 		if (!conf_valid_id(source) || sink > UINT32_MAX ||
-		    pause_add(source, (uint32_t)sink, get_u64(v), NULL) ==
+		    pause_add(source, (uint32_t)sink, get_u64(v), reason) ==
 		    -1)
 			goto bad;
 		return 0;
@@ -302,10 +312,17 @@ ops_resume(const char *source, uint32_t sink,
 {
 	struct ops_job *j;
 
-	if (!pause_is(source, sink)) {
+	const char *reason = pause_reason(source, sink);
+
+	if (reason == NULL) {
 		done(arg, 0, "not_paused");
 		return;
 	}
+	/* A disabled key is enabled again: said to the notices. */
+	if (reason[0] != '\0')
+		notice_emit("sink.enabled", notice_sink_data(
+		    audit_tenant_of(source), source, sink, ops_module(source,
+		    sink), reason));
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		fatal("ops");
 	snprintf(j->source, sizeof(j->source), "%s", source);
@@ -425,6 +442,64 @@ ops_pause(const char *source, uint32_t sink, char *err, size_t errlen)
 	pipeline_pause(source, sink);
 	log_info("ops: sink %s#%u paused", source, sink);
 	return 1;
+}
+
+/* The module of a source's sink as configured, 0 when it is not. */
+static uint8_t
+ops_module(const char *source, uint32_t sink)
+{
+	const struct source_conf *src = conf_source(env->conf, source);
+
+	if (src == NULL || sink >= (uint32_t)src->nsinks)
+		return 0;
+	return dispatch_sink_module(src->sinks[sink].type);
+}
+
+/*
+ * The key is disabled: a pause with a reason, stored (a synced batch) as
+ * a pause is, so that it outlives a restart and a failover, audited as
+ * the daemon's own act, counted, and said to the notices.  0, or -1 (the
+ * store refused, or the set is full: logged).
+ */
+int
+ops_disable(const char *source, uint32_t sink, const char *reason)
+{
+	unsigned char v[8 + PAUSE_REASON_MAX];
+	char name[STORE_SETTING_NAME_MAX + 1], err[256];
+	char target[STORE_NAME_MAX + 32];
+	uint64_t now = time_wall_ms();
+	size_t rl = strlen(reason);
+
+	if (pause_is(source, sink))
+		return 0;	/* paused or disabled already: held */
+	if (rl > PAUSE_REASON_MAX)
+		rl = PAUSE_REASON_MAX;
+	snprintf(target, sizeof(target), "%s#%u", source, sink);
+	if (pause_count() >= PAUSE_MAX) {
+		log_warnx("ops: sink %s not disabled (%s): too many paused "
+		    "keys (at most %d)", target, reason, PAUSE_MAX);
+		return -1;
+	}
+	pause_name(name, sizeof(name), source, sink);
+	put_u64(v, now);
+	memcpy(v + 8, reason, rl);
+	if (setting_write(name, v, 8 + rl, 0, err, sizeof(err)) == -1) {
+		log_warnx("ops: sink %s not disabled (%s): %s", target,
+		    reason, err);
+		return -1;
+	}
+	(void)pause_add(source, sink, now, reason);
+	pipeline_pause(source, sink);
+	log_warnx("ops: sink %s disabled (%s): its rows are held until "
+	    "ankusactl resume %s", target, reason, target);
+	audit_record("ankusad", "sink.disable", target,
+	    audit_tenant_of(source), reason);
+	metrics_add("ankusa_dispatch_disabled_total", 1, "source_id", source,
+	    "reason", strncmp(reason, "disable_on", 10) == 0 ? "disable_on" :
+	    "disable_after_s", NULL);
+	notice_emit("sink.disabled", notice_sink_data(audit_tenant_of(source),
+	    source, sink, ops_module(source, sink), reason));
+	return 0;
 }
 
 /* --- rate-limit overrides --- */

@@ -48,6 +48,11 @@ void	 ops_retry(const struct ops_target *,
 /* Pause (source, sink): stored (synced) first, then in force; dispatch
  * sets its claimed rows aside.  1 paused, 0 paused already, -1 with err
  * (a store error, or too many pauses). */
+/* Disable (source, sink): a pause with a reason ("disable_on: 410"),
+ * stored, audited as ankusad's, counted and said to the notices; the
+ * pipeline's disable hook (pipeline_on_disable).  0, or -1 not disabled
+ * (logged). */
+int	 ops_disable(const char *source, uint32_t sink, const char *reason);
 int	 ops_pause(const char *source, uint32_t sink, char *err,
 	    size_t errlen);
 /* Resume: no longer paused at once (its rows claimed from now on go

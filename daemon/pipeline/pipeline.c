@@ -114,6 +114,16 @@ static void	later_add(uint64_t, enum attempt_result, const char *,
 
 /* --- life --- */
 
+int	(*pipeline_disable_fn)(const char *, uint32_t, const char *);
+
+void
+pipeline_on_disable(int (*fn)(const char *, uint32_t, const char *))
+{
+	if (pipeline_disable_fn != NULL)
+		fatalx("pipeline: a second disable hook");
+	pipeline_disable_fn = fn;
+}
+
 void
 pipeline_on_stop(void (*fn)(void))
 {

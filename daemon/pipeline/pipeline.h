@@ -53,6 +53,13 @@ void	pipeline_on_stop(void (*fn)(void));
 void	pipeline_on_settle(void (*fn)(enum settle_kind, enum settle_written,
 	    const unsigned char *, const struct store_row *, void *),
 	    void *arg);
+/* Before pipeline_init: fn(source, sink, reason) disables the sink key,
+ * a pause with a reason (daemon/admin/admin_ops.c's ops_disable), when an
+ * attempt's answer is in its sink's disable_on ("disable_on: 410") or
+ * its attempts have all failed for disable_after_s ("disable_after_s:
+ * 3600 of failures"): 0 the key is disabled (a synced write), -1 not
+ * (the outcome then goes as it would have).  One; a second is fatal. */
+void	pipeline_on_disable(int (*fn)(const char *, uint32_t, const char *));
 void	pipeline_init(void);
 /* New hooks were committed, their rows due at min_due or later: run the
  * scheduler at the end of this turn. */

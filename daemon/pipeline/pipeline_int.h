@@ -116,6 +116,8 @@ struct poutcome {
  * ATTEMPT_STORE, records none) and its code and detail for the delivery
  * log line. */
 void	pipeline_store_outcome(const struct poutcome *);
+/* pipeline_on_disable's fn, NULL none (pipeline.c keeps it). */
+extern int	(*pipeline_disable_fn)(const char *, uint32_t, const char *);
 /* The breaker of the attempt's key opened on its failure: the attempt's
  * outcome is parked. */
 void	pipeline_store_attempt_opened(void);

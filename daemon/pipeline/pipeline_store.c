@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch/dispatch.h"
+#include "dispatch/failstreak.h"
 #include "ids.h"
 #include "job.h"
 #include "log.h"
@@ -131,6 +132,8 @@ static void	pipeline_store_attempt(uint64_t, enum attempt_result, uint64_t,
 		    uint64_t, uint32_t, const char *, const char *);
 static void	pipeline_store_attempt_done(void);
 static uint32_t	settle_sink(const struct psettle *);
+static enum attempt_result outcome_disable(const struct poutcome *, char *,
+		    size_t, uint32_t *, int *);
 static void	settle_line(const struct psettle *, enum logline_status,
 		    enum log_level, const char *, const struct store_hook_info *);
 
@@ -439,6 +442,9 @@ pipeline_store_attempt(uint64_t job, enum attempt_result res,
 	case ATTEMPT_OK:
 		outcome = STORE_ATTEMPT_OK;
 		break;
+	case ATTEMPT_DISABLE:
+		outcome = STORE_ATTEMPT_PERMANENT;
+		break;
 	case ATTEMPT_PERMANENT:
 		outcome = strncmp(detail, NETADDR_DENIED_PREFIX,
 		    sizeof(NETADDR_DENIED_PREFIX) - 1) == 0 ?
@@ -499,21 +505,80 @@ void
 pipeline_store_outcome(const struct poutcome *o)
 {
 	uint64_t now = time_sched_ms();
+	enum attempt_result res = o->res;
+	char source[STORE_NAME_MAX + 1], why[64];
+	uint32_t sink = 0;
+	int later = 0;
 
+	source[0] = '\0';
 	if (o->attempt)
-		pipeline_store_attempt(o->job, o->res, o->started_at,
+		res = outcome_disable(o, source, sizeof(source), &sink,
+		    &later);
+	if (o->attempt)
+		pipeline_store_attempt(o->job, res, o->started_at,
 		    o->duration_ms, o->code, o->detail, o->response);
 	/* A sink that asks for time holds its key (dispatch_rate.c). */
-	if (o->res == ATTEMPT_ERROR && o->retry_after_ms > 0 &&
+	if (res == ATTEMPT_ERROR && o->retry_after_ms > 0 &&
 	    (o->code == 429 || o->code == 503))
 		dispatch_throttle(pipeline_disp, o->job, o->retry_after_ms, now);
 	outcome_now.job = o->job;
 	outcome_now.code = o->code;
 	outcome_now.detail = o->detail;
-	dispatch_outcome(pipeline_disp, o->job, o->res, o->retry_after_ms,
+	dispatch_outcome(pipeline_disp, o->job, res, o->retry_after_ms,
 	    o->detail, now);
 	outcome_now.job = 0;
 	pipeline_store_attempt_done();
+	if (later > 0) {
+		snprintf(why, sizeof(why), "disable_after_s: %d of failures",
+		    later);
+		(void)pipeline_disable_fn(source, sink, why);
+	}
+}
+
+/*
+ * Whether o's attempt disables its sink key (ankusad(8), AUTO-DISABLE):
+ * an answer in the sink's disable_on disables it now, before the
+ * dispatch takes the outcome (ATTEMPT_DISABLE: the row is held with the
+ * others, not dead-lettered), and only once the disable is stored; a
+ * failure past the sink's disable_after_s streak (failstreak.c) after
+ * the outcome (*later: its seconds), the row settling as it would have.
+ * The key into source and *sink.  The result the dispatch is to take.
+ */
+static enum attempt_result
+outcome_disable(const struct poutcome *o, char *source, size_t len,
+    uint32_t *sink, int *later)
+{
+	const struct source_conf *src;
+	const struct sink_conf *sk;
+	struct drow *r;
+	char why[64];
+
+	if (pipeline_disable_fn == NULL ||
+	    (r = dispatch_job_row(pipeline_disp, o->job)) == NULL ||
+	    (src = conf_source(env->conf, r->row.source)) == NULL ||
+	    r->bound >= (uint32_t)src->nsinks)
+		return o->res;
+	sk = &src->sinks[r->bound];
+	snprintf(source, len, "%s", r->row.source);
+	*sink = r->row.sink_index;
+	if (o->res == ATTEMPT_OK) {
+		failstreak_ok(source, *sink);
+		return o->res;
+	}
+	if (o->res != ATTEMPT_ERROR && o->res != ATTEMPT_TIMEOUT &&
+	    o->res != ATTEMPT_PERMANENT)
+		return o->res;
+	if (o->code != 0 && conf_disable_status(sk, o->code)) {
+		snprintf(why, sizeof(why), "disable_on: %u", o->code);
+		failstreak_ok(source, *sink);
+		if (pipeline_disable_fn(source, *sink, why) == 0)
+			return ATTEMPT_DISABLE;
+		return o->res;
+	}
+	if (failstreak_fail(source, *sink, time_wall_ms(),
+	    sk->disable_after_s * 1000))
+		*later = (int)sk->disable_after_s;
+	return o->res;
 }
 
 static int
