@@ -35,6 +35,7 @@
 #include "ids.h"
 #include "log.h"
 #include "master.h"
+#include "notice.h"
 #include "quarantine.h"
 #include "store/store.h"
 
@@ -747,6 +748,9 @@ upkeep_cb(evutil_socket_t fd, short ev, void *arg)
 		log_warnx("dlq: %" PRIu64 " dead letters, over "
 		    "queue.dlq.warn_rows (%" PRIu64 ")", c.dead, warn);
 		over_warn = 1;
+		/* Once a crossing: over_warn falls again below it. */
+		notice_emit("dlq.threshold", json_pack("{s:I, s:I}", "rows",
+		    (json_int_t)c.dead, "warn_rows", (json_int_t)warn));
 	} else if (over_warn && (warn == 0 || c.dead <= warn)) {
 		log_info("dlq: %" PRIu64 " dead letters, no longer over "
 		    "queue.dlq.warn_rows", c.dead);

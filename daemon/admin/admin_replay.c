@@ -39,6 +39,7 @@
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
+#include "notice.h"
 #include "pipeline/pipeline.h"
 #include "quarantine.h"
 #include "store/store.h"
@@ -86,6 +87,7 @@ static void	 job_pause_self(struct rjob *);
 static void	 release_done(void *, json_t *);
 static void	 release_sync(struct rjob *);
 static const char *kind_name(int);
+static void	 replay_notice(const char *, const struct store_replay *);
 static const char *state_name(int);
 static json_t	*job_json(const unsigned char *, const struct store_replay *,
 		    const struct rjob *);
@@ -471,6 +473,7 @@ job_step_dlq(struct rjob *j, uint64_t now)
 		uuid_format(j->id, ids);
 		log_info("replay: job %s done: %" PRIu64 " rows moved, %" PRIu64
 		    " dropped", ids, rp.moved, rp.dropped);
+		replay_notice(ids, &rp);
 	}
 	return;
 
@@ -555,6 +558,7 @@ release_done(void *arg, json_t *result)
 			log_info("replay: job %s done: %" PRIu64 " held hooks "
 			    "released, %" PRIu64 " kept", ids, rp.moved,
 			    rp.dropped);
+			replay_notice(ids, &rp);
 		}
 	}
 	/* The tick forgets a finished job: this may run inside its step. */
@@ -655,6 +659,15 @@ cursor_set(unsigned char *c, uint64_t seq)
 	memset(c, 0, STORE_DEADKEY_LEN);
 	for (i = 7; i >= 0; i--, seq >>= 8)
 		c[i] = seq & 0xff;
+}
+
+/* The notice of a job done (notice.h): replay.finished. */
+static void
+replay_notice(const char *id, const struct store_replay *rp)
+{
+	notice_emit("replay.finished", json_pack("{s:s, s:s, s:I, s:I}",
+	    "id", id, "kind", kind_name(rp->kind), "moved",
+	    (json_int_t)rp->moved, "dropped", (json_int_t)rp->dropped));
 }
 
 static const char *

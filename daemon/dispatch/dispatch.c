@@ -916,7 +916,7 @@ assign(struct dispatch *d)
 			continue;
 		case BREAKER_PROBE:
 			r->probe = 1;
-			dispatch_breaker_moved(d, q->module, "half_open");
+			dispatch_breaker_moved(d, q, "half_open");
 			break;
 		case BREAKER_START:
 			r->probe = 0;
@@ -1108,7 +1108,7 @@ assign_batched(struct dispatch *d)
 					continue;
 				case BREAKER_PROBE:
 					r->probe = 1;
-					dispatch_breaker_moved(d, q->module,
+					dispatch_breaker_moved(d, q,
 					    "half_open");
 					break;
 				case BREAKER_START:
@@ -1265,10 +1265,12 @@ dispatch_get_stats(struct dispatch *d, struct dispatch_stats *st)
 
 /* A breaker of a sink of the module moved to state: told to the glue. */
 void
-dispatch_breaker_moved(struct dispatch *d, uint8_t module, const char *state)
+dispatch_breaker_moved(struct dispatch *d, const struct dsinkq *q,
+    const char *state)
 {
 	if (d->ops.breaker_moved != NULL)
-		d->ops.breaker_moved(d->ops.arg, module, state);
+		d->ops.breaker_moved(d->ops.arg, q->t->name, q->source, q->sink,
+		    q->module, state);
 }
 
 void

@@ -189,9 +189,11 @@ struct dispatch_ops {
 	 * (a body above inline_max_bytes with no claim store: dead-letter).
 	 * NULL: no claim check. */
 	int	(*claim_gate)(void *, struct drow *);
-	/* A breaker of a sink of the module moved to state ("open",
-	 * "half_open", "closed"): the glue counts it.  NULL: not told. */
-	void	(*breaker_moved)(void *, uint8_t module, const char *state);
+	/* The breaker of a sink key (tenant, source, sink index) of the
+	 * module moved to state ("open", "half_open", "closed"): the glue
+	 * counts it and makes its notice.  NULL: not told. */
+	void	(*breaker_moved)(void *, const char *tenant, const char *source,
+		    uint32_t sink, uint8_t module, const char *state);
 };
 
 struct dispatch_stats {

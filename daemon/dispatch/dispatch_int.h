@@ -74,7 +74,7 @@ void	dispatch_decks_cancel(struct dispatch *, struct dsinkq *);
 const struct retry_policy *dispatch_row_policy(struct dispatch *,
 	    const struct drow *);
 /* A breaker of a sink of the module moved to state: told to the glue. */
-void	dispatch_breaker_moved(struct dispatch *, uint8_t module,
+void	dispatch_breaker_moved(struct dispatch *, const struct dsinkq *,
 	    const char *state);
 
 /* dispatch_rate.c: the buckets. */

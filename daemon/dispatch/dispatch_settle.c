@@ -396,7 +396,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 			log_info("dispatch: sink %s/%s#%u (%s): breaker closed",
 			    r->t->name, q->source, q->sink,
 			    dispatch_module_name(q->module));
-			dispatch_breaker_moved(d, q->module, "closed");
+			dispatch_breaker_moved(d, q, "closed");
 		}
 		settle_delivered(d, r);
 		return;
@@ -440,7 +440,7 @@ dispatch_outcome(struct dispatch *d, uint64_t job, enum attempt_result res,
 		log_info("dispatch: sink %s/%s#%u (%s): breaker open for "
 		    "%" PRIu64 " ms", r->t->name, q->source, q->sink,
 		    dispatch_module_name(q->module), q->br.open_ms);
-		dispatch_breaker_moved(d, q->module, "open");
+		dispatch_breaker_moved(d, q, "open");
 	}
 	p = dispatch_row_policy(d, r);
 	r->row.attempts++;

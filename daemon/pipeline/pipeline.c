@@ -35,6 +35,7 @@
 #include "log.h"
 #include "master.h"
 #include "metrics.h"
+#include "notice.h"
 #include "pipeline.h"
 #include "pipeline_dlsource.h"
 #include "pipeline_int.h"
@@ -108,7 +109,8 @@ static int	dls_up(char *, size_t, void *);
 static uint64_t	dls_queued(const char *, const char *, void *);
 static void	dls_ended(void *);
 static uint64_t	settled_count(void);
-static void	breaker_moved(void *, uint8_t, const char *);
+static void	breaker_moved(void *, const char *, const char *, uint32_t,
+		    uint8_t, const char *);
 static void	later_add(uint64_t, enum attempt_result, const char *,
 		    va_list) __attribute__((format(printf, 3, 0)));
 
@@ -164,12 +166,19 @@ pipeline_init(void)
 }
 
 static void
-breaker_moved(void *arg, uint8_t module, const char *state)
+breaker_moved(void *arg, const char *tenant, const char *source,
+    uint32_t sink, uint8_t module, const char *state)
 {
 	if (strcmp(state, "open") == 0)
 		pipeline_store_attempt_opened();
 	metrics_add("ankusa_dispatch_breaker_transitions_total", 1, "sink",
 	    dispatch_module_name(module), "state", state, NULL);
+	/* Opened and closed are the operator's news; half open is the
+	 * breaker's own step between them. */
+	if (strcmp(state, "open") == 0 || strcmp(state, "closed") == 0)
+		notice_emit(strcmp(state, "open") == 0 ? "breaker.opened" :
+		    "breaker.closed", notice_sink_data(tenant, source, sink,
+		    module, NULL));
 }
 
 static int

@@ -248,3 +248,53 @@ def test_notify_sink_fails_no_loop():
             assert "logged only" in f.read()
     finally:
         ns.close()
+
+
+def test_notify_breaker_dlq_replay():
+    """breaker.opened and breaker.closed of a failing sink key, then
+    dlq.threshold once queue.dlq.warn_rows is crossed, then
+    replay.finished of a dlq replay; each signed."""
+    s = TestSink().start()
+    ns = NoticeSink()
+    try:
+        d = Daemon(sources={"a": sink_source([
+            {"type": "http", "url": s.url("/a")},
+            {"type": "http", "url": s.url("/b"), "disable_on": []}])},
+            extra={"dispatch": dispatch_conf(breaker_failures=2,
+                                             breaker_open_ms=300),
+                   "queue": {"dlq": {"warn_rows": 1}},
+                   "notifications": {"sinks": [
+                       {"type": "http", "url": ns.url(),
+                        "secret": SECRET}]}}).start()
+        s.mode("/a", status=503)
+        s.mode("/b", status=400)
+        post_n(d, "a", 2)
+        wait_until(lambda: ns.events("breaker.opened"), 20,
+                   what="breaker.opened")
+        hd, body, ev = ns.events("breaker.opened")[0]
+        check_event(ev, "breaker.opened")
+        verify_sig(hd, body)
+        assert ev["data"]["source"] == "a" and ev["data"]["sink"] == 0 \
+            and ev["data"]["module"] == "http", ev
+        s.mode("/a", status=200)
+        wait_until(lambda: ns.events("breaker.closed"), 20,
+                   what="breaker.closed")
+        # Two rows of /b dead (400): over warn_rows 1, said once.
+        wait_until(lambda: ns.events("dlq.threshold"), 20,
+                   what="dlq.threshold")
+        hd, body, ev = ns.events("dlq.threshold")[0]
+        verify_sig(hd, body)
+        assert ev["data"]["rows"] == 2 and ev["data"]["warn_rows"] == 1, ev
+        s.mode("/b", status=200)
+        st, _, j = d.api("POST", "/v1/replays", {"kind": "dlq"})
+        assert st in (200, 201, 202), (st, j)
+        wait_until(lambda: ns.events("replay.finished"), 30,
+                   what="replay.finished")
+        hd, body, ev = ns.events("replay.finished")[0]
+        verify_sig(hd, body)
+        assert ev["data"]["id"] == j["id"] and \
+            ev["data"]["kind"] == "dlq" and ev["data"]["moved"] == 2, ev
+        time.sleep(1.5)
+        assert len(ns.events("dlq.threshold")) == 1, ns.events()
+    finally:
+        ns.close()
