@@ -39,6 +39,7 @@
 #include "log.h"
 #include "master.h"
 #include "netaddr.h"
+#include "notice.h"
 #include "reexec.h"
 #include "repl.h"
 #include "store/store.h"
@@ -54,6 +55,8 @@ static struct event	*ev_group;
 static struct store_group_state at_start;
 static char		 master_addr[300];
 static struct event	*ev_beat;
+static int		 elected;	/* executed again as the group's new
+					 * master */
 /* Sites removed for not being listed: how many, and the last ones; the
  * newest logged at error when it is removed, again no more than once in
  * REPL_SILENT_EVERY_MS while it keeps rejoining (each beat). */
@@ -71,6 +74,7 @@ static void	repl_event_cb(evutil_socket_t, short, void *);
 static void	repl_beat_cb(evutil_socket_t, short, void *);
 static void	repl_silent_check(void);
 static void	repl_prune(void);
+static void	repl_elected_cb(evutil_socket_t, short, void *);
 static void	repl_pruned(const char *, const char *, void *);
 
 int
@@ -145,6 +149,8 @@ repl_group_from_conf(const struct conf *c, struct store_group *g)
 	 * which would then execute itself again in turn. */
 	g->as_master = reexec_inherited() && (v = getenv(REPL_ENV_ELECTED))
 	    != NULL && strcmp(v, "1") == 0;
+	if (g->as_master)
+		elected = 1;	/* a second call finds the variable gone */
 	(void)unsetenv(REPL_ENV_ELECTED);
 	return 1;
 }
@@ -182,7 +188,21 @@ repl_init(struct event_base *base, struct store *st)
 		    NULL)) == NULL || event_add(ev_beat, &tv) == -1)
 			fatalx("replication: cannot arm the beat");
 		repl_prune();
+		/* The new master says so, once it is one (notice.h): from
+		 * the loop, the writer wired by then. */
+		if (elected && event_base_once(base, -1, EV_TIMEOUT,
+		    repl_elected_cb, NULL, &(struct timeval){ 0, 0 }) == -1)
+			log_warnx("replication: no notice of this election");
 	}
+}
+
+static void
+repl_elected_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd, (void)what, (void)arg;
+	notice_emit("replication.master_changed", json_pack("{s:s}",
+	    "master", master_addr[0] != '\0' ? master_addr :
+	    env->conf->repl.local));
 }
 
 /* On the master: every site not listed is removed (store_group_prune). */

@@ -30,6 +30,7 @@
 #include "admin_ops.h"
 #include "clock.h"
 #include "conf.h"
+#include "dispatch/failstreak.h"
 #include "dispatch/pause.h"
 #include "dispatch/rateov.h"
 #include "log.h"
@@ -318,6 +319,8 @@ ops_resume(const char *source, uint32_t sink,
 		done(arg, 0, "not_paused");
 		return;
 	}
+	/* Its failures before the pause are no streak of the key's now. */
+	failstreak_ok(source, sink);
 	/* A disabled key is enabled again: said to the notices. */
 	if (reason[0] != '\0')
 		notice_emit("sink.enabled", notice_sink_data(

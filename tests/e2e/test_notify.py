@@ -298,3 +298,34 @@ def test_notify_breaker_dlq_replay():
         assert len(ns.events("dlq.threshold")) == 1, ns.events()
     finally:
         ns.close()
+
+
+def test_notify_master_changed():
+    """A failover: the node elected master, once it is one, makes
+    replication.master_changed naming itself, delivered (signed) to the
+    notification sink."""
+    from test_replication import Group
+    s = TestSink().start()
+    ns = NoticeSink()
+    try:
+        g = Group(s.url("/s"))
+        for d in g.nodes:
+            d.extra["notifications"] = {"sinks": [
+                {"type": "http", "url": ns.url(), "secret": SECRET}]}
+            d.write_config()
+        g.start()
+        m = g.master()
+        time.sleep(1)
+        assert ns.events("replication.master_changed") == [], ns.events()
+        m.kill9()
+        m2 = g.master(60)
+        assert m2 is not m
+        wait_until(lambda: ns.events("replication.master_changed"), 60,
+                   what="replication.master_changed")
+        hd, body, ev = ns.events("replication.master_changed")[0]
+        check_event(ev, "replication.master_changed")
+        verify_sig(hd, body)
+        assert ev["data"]["master"] == g.addr(g.nodes.index(m2)), \
+            (ev, g.addr(g.nodes.index(m2)))
+    finally:
+        ns.close()
