@@ -32,6 +32,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "dispatch/dispatch.h"
+#include "dispatch/pause.h"
 #include "ids.h"
 #include "log.h"
 #include "master.h"
@@ -590,20 +591,28 @@ row_json_fn(const unsigned char *rk, const struct store_row *r,
 	static const unsigned char none[UUID_LEN];
 	char rid[UUID_STRLEN + 1];
 	json_t *rows = arg, *o;
+	const char *why = NULL;
 
 	/* A row set aside by a pause is due at no time: "paused", due null
-	 * (its due time is a mark, STORE_DUE_PAUSED). */
+	 * (its due time is a mark, STORE_DUE_PAUSED); "disabled" with the
+	 * reason when the daemon disabled its key. */
+	if (r->due == STORE_DUE_PAUSED &&
+	    (why = pause_reason(r->source, r->sink_index)) != NULL &&
+	    why[0] == '\0')
+		why = NULL;
 	o = json_pack("{s:i, s:s, s:s, s:i, s:o, s:o, s:o}",
 	    "sink", (int)r->sink_index,
 	    "module", dispatch_module_name(r->module),
-	    "state", r->due == STORE_DUE_PAUSED ? "paused" :
-	    state_name(r->state),
+	    "state", why != NULL ? "disabled" : r->due == STORE_DUE_PAUSED ?
+	    "paused" : state_name(r->state),
 	    "attempts", (int)r->attempts,
 	    "first_attempt", opt_time(r->first_attempt),
 	    "due", r->state == STORE_ROW_DEAD ||
 	    r->state == STORE_ROW_MEMBER || r->due == STORE_DUE_PAUSED ?
 	    json_null() : opt_time(r->due),
 	    "last_error", opt_str(r->last_error));
+	if (why != NULL)
+		json_object_set_new(o, "disabled_reason", json_string(why));
 	if (r->state == STORE_ROW_DEAD) {
 		json_object_set_new(o, "dead_reason", di != NULL ?
 		    admin_str(di->reason) : json_null());
