@@ -310,6 +310,56 @@ START_TEST(test_sink_defaults)
 }
 END_TEST
 
+/* disable_on (default [410], [] none, a list) and disable_after_s; the
+ * notification sinks as the reserved source, found by conf_source. */
+START_TEST(test_disable_notify)
+{
+	struct conf *cf;
+	const struct sink_conf *k;
+	const struct source_conf *n;
+
+	cf = parse_ok("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: http, url: \"https://example.com/h\"}\n"
+	    "      - {type: http, url: \"https://example.com/h\", "
+	    "disable_on: []}\n"
+	    "      - {type: http, url: \"https://example.com/h\", "
+	    "disable_on: [404, 503], disable_after_s: 3600}\n"
+	    "notifications:\n  sinks:\n"
+	    "    - {type: http, url: \"https://example.com/n\"}\n"
+	    "    - {type: log}\n");
+	k = &cf->sources[0].sinks[0];
+	ck_assert(conf_disable_status(k, 410));
+	ck_assert(!conf_disable_status(k, 404));
+	ck_assert_uint_eq(k->disable_after_s, 0);
+	k = &cf->sources[0].sinks[1];
+	ck_assert(!conf_disable_status(k, 410));
+	k = &cf->sources[0].sinks[2];
+	ck_assert(!conf_disable_status(k, 410));
+	ck_assert(conf_disable_status(k, 404));
+	ck_assert(conf_disable_status(k, 503));
+	ck_assert(!conf_disable_status(k, 502));
+	ck_assert(!conf_disable_status(k, 100000));
+	ck_assert_uint_eq(k->disable_after_s, 3600);
+	ck_assert_int_eq(cf->nsources, 1);
+	ck_assert_int_eq(cf->notify.nsinks, 2);
+	n = conf_source(cf, CONF_NOTIFY_SOURCE);
+	ck_assert_ptr_eq(n, &cf->notify);
+	ck_assert_str_eq(n->id, "_notifications");
+	ck_assert_str_eq(n->tenant, "_ankusa");
+	ck_assert_str_eq(n->sinks[0].u.http.url, "https://example.com/n");
+	ck_assert_int_eq(n->sinks[1].type, SINK_LOG);
+	/* dispatch.retry's policy. */
+	ck_assert_uint_eq(n->retry.max_attempts,
+	    cf->dispatch.retry.max_attempts);
+	conf_free(cf);
+
+	/* No notifications: no such source. */
+	cf = parse_ok(SRC);
+	ck_assert_ptr_null(conf_source(cf, CONF_NOTIFY_SOURCE));
+	conf_free(cf);
+}
+END_TEST
+
 /*
  * Bounds, for every numeric key of the table.
  */
@@ -987,6 +1037,31 @@ static const struct {
 	  "        proxy: \"http://p.test:1\"\n",
 	  "sources.demo.sinks[0].proxy is not a known key for sink type log, "
 	  "line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n"
+	  "        url: http://x/\n        disable_on: [410, 99]\n",
+	  "sources.demo.sinks[0].disable_on[1] must be an HTTP status in "
+	  "100..599, got 99, line 6" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: http\n"
+	  "        url: http://x/\n        disable_on: 410\n",
+	  "sources.demo.sinks[0].disable_on must be a list of HTTP statuses "
+	  "in 100..599, got 410, line 6" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
+	  "        disable_on: [410]\n",
+	  "sources.demo.sinks[0].disable_on is not a known key for sink type "
+	  "log, line 5" },
+	{ "sources:\n  _notifications:\n    sinks:\n      - type: log\n",
+	  "sources._notifications: the source _notifications and the tenant "
+	  "_ankusa are reserved for the notifications, line 2" },
+	{ "sources:\n  demo:\n    tenant: _ankusa\n    sinks:\n"
+	  "      - type: log\n",
+	  "sources.demo: the source _notifications and the tenant _ankusa are "
+	  "reserved for the notifications, line 2" },
+	{ SRC "notifications:\n  sinks: []\n",
+	  "notifications.sinks must be a list of at least one sink, got an "
+	  "empty list, line 6" },
+	{ SRC "notifications:\n  sinks:\n      - type: http\n",
+	  "notifications.sinks[0].url is required for sink type http, "
+	  "line 7" },
 };
 
 START_TEST(test_errors)
@@ -2346,6 +2421,7 @@ conf_suite(void)
 	tcase_set_timeout(tc, TIMEOUT);
 	tcase_add_test(tc, test_default_text);
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_disable_notify);
 	tcase_add_test(tc, test_sink_defaults);
 	suite_add_tcase(s, tc);
 

@@ -356,6 +356,37 @@ START_TEST(test_default_config)
 END_TEST
 
 /* No child needs the replication section: none gets it. */
+/* The notification sinks stay with the master: no child knows the reserved
+ * source (an edge answers 404 for it), nor its sinks' URLs or secrets. */
+START_TEST(test_notifications_master_only)
+{
+	static const char yaml[] =
+	    "notifications:\n  sinks:\n"
+	    "    - {type: http, url: \"https://notice-host.test/n\", "
+	    "secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\n"
+	    "claim_check: {signing_key: 0123456789abcdef0123456789abcdef}\n"
+	    "sources:\n  demo:\n    sinks:\n      - type: log\n";
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	size_t len;
+	char *t;
+	int r;
+
+	for (r = 0; r < CONF_ROLE_MAX; r++) {
+		t = conf_role_text(yaml, strlen(yaml), r, &len, &e);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_ptr_null(strstr(t, "notifications"));
+		ck_assert_ptr_null(strstr(t, "notice-host"));
+		ck_assert_ptr_null(strstr(t, "MfKQ9r8"));
+		cf = role_parse(t, len, r);
+		ck_assert_int_eq(cf->notify.nsinks, 0);
+		ck_assert_ptr_null(conf_source(cf, CONF_NOTIFY_SOURCE));
+		conf_free(cf);
+		free(t);
+	}
+}
+END_TEST
+
 START_TEST(test_replication_master_only)
 {
 	static const char yaml[] =
@@ -515,6 +546,7 @@ conf_role_suite(void)
 	tcase_add_test(tc, test_token_file_digest);
 	tcase_add_test(tc, test_sources_needed_by_edge_only);
 	tcase_add_test(tc, test_default_config);
+	tcase_add_test(tc, test_notifications_master_only);
 	tcase_add_test(tc, test_replication_master_only);
 	tcase_add_test(tc, test_env_read);
 	suite_add_tcase(s, tc);
