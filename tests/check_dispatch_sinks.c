@@ -1599,6 +1599,64 @@ START_TEST(test_pause_sets_aside)
 }
 END_TEST
 
+/*
+ * A sink's answer in its disable_on (the glue has disabled the key: a
+ * pause with a reason, its queued rows set aside by dispatch_pause_key)
+ * comes as ATTEMPT_DISABLE: the row is set aside with them, its attempt
+ * counted and its error kept, never dead-lettered, and no breaker
+ * failure is counted; an attempt running beside it settles on its own
+ * result.
+ */
+START_TEST(test_disable_holds)
+{
+	struct dispatch_stats st;
+	struct frow *r[4];
+	struct fjob *j;
+	struct breaker b;
+	int k;
+
+	mk(SC3 RETRY "  breaker_failures: 1\n", SRC_PAUSE);
+	for (k = 0; k < 4; k++)
+		r[k] = fake_add("a", "s", 0, MODULE_LOG, T0 - 10 + k, 100);
+	dispatch_run(d, T0);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 3);
+	/* The first answer disables the key. */
+	ck_assert_int_eq(pause_add("s", 0, T0, "disable_on: 410"), 1);
+	ck_assert_str_eq(pause_reason("s", 0), "disable_on: 410");
+	dispatch_pause_key(d, "s", 0, T0);
+	j = fake_running_job(0);
+	fake_finish(d, j, ATTEMPT_DISABLE, 0, "http 410", T0);
+	fake_finish(d, fake_running_job(0), ATTEMPT_OK, 0, "", T0);
+	fake_finish(d, fake_running_job(0), ATTEMPT_DISABLE, 0, "http 410",
+	    T0);
+	fake_flush(d);
+	get_breaker("a", "s", &b);
+	ck_assert_int_eq(b.state, BREAKER_CLOSED);
+	ck_assert_uint_eq(b.fails, 0);
+	dispatch_get_stats(d, &st);
+	ck_assert_uint_eq(st.dead, 0);
+	ck_assert_uint_eq(st.delivered, 1);
+	ck_assert_uint_eq(st.set_aside, 3);
+	/* Two held with their attempt spent, one held with none. */
+	ck_assert(!r[1]->live);
+	for (k = 0; k < 4; k++) {
+		if (k == 1)
+			continue;
+		ck_assert(r[k]->live && !r[k]->dead);
+		ck_assert_uint_eq(r[k]->row.due, STORE_DUE_PAUSED);
+		ck_assert_int_eq(r[k]->row.state, STORE_ROW_PARKED);
+		ck_assert_uint_eq(r[k]->row.attempts, k == 3 ? 0 : 1);
+		if (k != 3)
+			ck_assert_str_eq(r[k]->row.last_error, "http 410");
+	}
+	/* Nothing more starts while it is disabled. */
+	ck_assert_uint_eq(dispatch_run(d, T0 + 1000), UINT64_MAX);
+	ck_assert_uint_eq(fake_running(NULL, NULL), 0);
+	pause_clear();
+	done();
+}
+END_TEST
+
 static Suite *
 dispatch_sinks_suite(void)
 {
@@ -1620,6 +1678,7 @@ dispatch_sinks_suite(void)
 	tcase_add_test(tc, test_store_error_not_counted);
 	tcase_add_test(tc, test_breaker_cycle);
 	tcase_add_test(tc, test_pause_sets_aside);
+	tcase_add_test(tc, test_disable_holds);
 	tcase_add_test(tc, test_breaker_doubling);
 	tcase_add_test(tc, test_breaker_straggler);
 	tcase_add_test(tc, test_breaker_per_key);
