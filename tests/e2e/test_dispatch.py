@@ -345,7 +345,7 @@ def test_410_dead_lettered_at_once():
     s = TestSink().start()
     d = Daemon(sources={
         "src": sink_source([
-            {"type": "http", "url": s.url("/gone")},
+            {"type": "http", "url": s.url("/gone"), "disable_on": []},
             {"type": "http", "url": s.url("/ok")},
             {"type": "log"}], tenant="t410"),
     }, extra={"dispatch": dispatch_conf()}).start()
@@ -818,7 +818,8 @@ def test_tick_metrics_orphans_not_dead_lettered():
     s = TestSink().start()
     d = Daemon(sources={
         "orph": hold_source(),
-        "gone": sink_source([{"type": "http", "url": s.url("/gone")}]),
+        "gone": sink_source([{"type": "http", "url": s.url("/gone"),
+                              "disable_on": []}]),
     }, extra={"dispatch": dispatch_conf(breaker_failures=0)}).start()
     post_seq(d, "orph", [b'{"o":%d}' % n for n in range(3)])
     assert settle(d) == 0, "tick counted rows that only wait a backoff"

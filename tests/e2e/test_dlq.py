@@ -198,7 +198,7 @@ def test_hook_show_and_delete():
         {"type": "http", "url": "http://127.0.0.1:9/hold"},
         {"type": "http", "url": "http://127.0.0.1:9/hold", "ordered": True,
          "order_key": {"header": "x-k"}},
-        {"type": "http", "url": s.url("/gone")},
+        {"type": "http", "url": s.url("/gone"), "disable_on": []},
     ])
     d = Daemon(sources={"x": src}).start()
     ids = []

@@ -127,7 +127,8 @@ def run_formats(fmt):
                              {"type": "log"}], tenant="t1"),
         "flaky": sink_source([{"type": "http", "url": s.url("/flaky")}],
                              tenant="t1"),
-        "gone": sink_source([{"type": "http", "url": s.url("/gone")}],
+        "gone": sink_source([{"type": "http", "url": s.url("/gone"),
+                              "disable_on": []}],
                             tenant="t1"),
         "down": sink_source([{"type": "http", "url": s.url("/down")}],
                             tenant="t1", retry={"max_attempts": 2}),
@@ -273,7 +274,8 @@ def test_loglines_failures_limited():
     s.mode("/gone", status=410)
     s.mode("/ok", status=200)
     d = Daemon(name="limited", sources={
-        "gone": sink_source([{"type": "http", "url": s.url("/gone")}],
+        "gone": sink_source([{"type": "http", "url": s.url("/gone"),
+                              "disable_on": []}],
                             tenant="t1"),
         "okay": sink_source([{"type": "http", "url": s.url("/ok")}],
                             tenant="t2"),

@@ -25,7 +25,8 @@ def dead_letters(n, tenant="trp", extra_sinks=(), **dconf):
     dead-lettered there (410); the sink then answers 200."""
     s = TestSink().start()
     d = Daemon(sources={
-        "src": sink_source([{"type": "http", "url": s.url("/r")}] +
+        "src": sink_source([{"type": "http", "url": s.url("/r"),
+                             "disable_on": []}] +
                            list(extra_sinks), tenant=tenant),
     }, extra={"dispatch": dispatch_conf(**dict({"breaker_failures": 0},
                                                **dconf))}).start()
@@ -165,7 +166,8 @@ def test_replay_held_by_pressure():
     backlog clears it runs."""
     s = TestSink().start()
     d = Daemon(sources={
-        "src": sink_source([{"type": "http", "url": s.url("/r")}],
+        "src": sink_source([{"type": "http", "url": s.url("/r"),
+                             "disable_on": []}],
                            tenant="tpr"),
         "busy": sink_source([{"type": "http", "url": s.url("/slow")}],
                             tenant="tbusy"),
