@@ -355,7 +355,6 @@ START_TEST(test_default_config)
 }
 END_TEST
 
-/* No child needs the replication section: none gets it. */
 /* The notification sinks stay with the master: no child knows the reserved
  * source (an edge answers 404 for it), nor its sinks' URLs or secrets. */
 START_TEST(test_notifications_master_only)
@@ -387,6 +386,7 @@ START_TEST(test_notifications_master_only)
 }
 END_TEST
 
+/* No child needs the replication section: none gets it. */
 START_TEST(test_replication_master_only)
 {
 	static const char yaml[] =

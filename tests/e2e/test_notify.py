@@ -90,6 +90,16 @@ def check_event(ev, typ):
     assert ev["timestamp"].endswith("Z"), ev
 
 
+def first_event(ns, typ, timeout=20):
+    """The first notice of typ, waited for, its shape and Standard
+    Webhooks signature checked: (headers, event)."""
+    wait_until(lambda: ns.events(typ), timeout, what=typ)
+    hd, body, ev = ns.events(typ)[0]
+    check_event(ev, typ)
+    verify_sig(hd, body)
+    return hd, ev
+
+
 def post_n(d, source, n):
     ids = []
     for i in range(n):
@@ -120,11 +130,7 @@ def test_notify_disable_on_410():
         d = notify_daemon(s, ns)
         s.mode("/a", status=410)
         ids = post_n(d, "a", 3)
-        wait_until(lambda: ns.events("sink.disabled"), 20,
-                   what="sink.disabled")
-        hd, body, ev = ns.events("sink.disabled")[0]
-        check_event(ev, "sink.disabled")
-        verify_sig(hd, body)
+        hd, ev = first_event(ns, "sink.disabled")
         assert ev["data"]["source"] == "a" and ev["data"]["sink"] == 0 \
             and ev["data"]["module"] == "http" and \
             ev["data"]["reason"] == "disable_on: 410", ev
@@ -185,11 +191,7 @@ def test_notify_disable_on_410():
         wait_until(lambda: s.received("/a") >= n + 3, 20, what="held rows")
         d.settle_all(60)
         assert len(set(s.ids("/a", status=200))) == 3, s.stats()
-        wait_until(lambda: ns.events("sink.enabled"), 20,
-                   what="sink.enabled")
-        hd, body, ev = ns.events("sink.enabled")[0]
-        check_event(ev, "sink.enabled")
-        verify_sig(hd, body)
+        _, ev = first_event(ns, "sink.enabled")
         assert ev["data"]["source"] == "a", ev
         code, _, doc = d.api("GET", "/v1/pauses")
         assert doc["paused"] == [], doc
@@ -225,10 +227,7 @@ def test_notify_disable_after_s():
                           dispatch=dispatch_conf(breaker_failures=0))
         s.mode("/a", status=503)
         post_n(d, "a", 2)
-        wait_until(lambda: ns.events("sink.disabled"), 20,
-                   what="sink.disabled")
-        hd, body, ev = ns.events("sink.disabled")[0]
-        verify_sig(hd, body)
+        _, ev = first_event(ns, "sink.disabled")
         assert ev["data"]["reason"] == "disable_after_s: 1 of failures", \
             ev
         n = s.received("/a")
@@ -288,29 +287,18 @@ def test_notify_breaker_dlq_replay():
         s.mode("/a", status=503)
         s.mode("/b", status=400)
         post_n(d, "a", 2)
-        wait_until(lambda: ns.events("breaker.opened"), 20,
-                   what="breaker.opened")
-        hd, body, ev = ns.events("breaker.opened")[0]
-        check_event(ev, "breaker.opened")
-        verify_sig(hd, body)
+        _, ev = first_event(ns, "breaker.opened")
         assert ev["data"]["source"] == "a" and ev["data"]["sink"] == 0 \
             and ev["data"]["module"] == "http", ev
         s.mode("/a", status=200)
-        wait_until(lambda: ns.events("breaker.closed"), 20,
-                   what="breaker.closed")
+        first_event(ns, "breaker.closed")
         # Two rows of /b dead (400): over warn_rows 1, said once.
-        wait_until(lambda: ns.events("dlq.threshold"), 20,
-                   what="dlq.threshold")
-        hd, body, ev = ns.events("dlq.threshold")[0]
-        verify_sig(hd, body)
+        _, ev = first_event(ns, "dlq.threshold")
         assert ev["data"]["rows"] == 2 and ev["data"]["warn_rows"] == 1, ev
         s.mode("/b", status=200)
         st, _, j = d.api("POST", "/v1/replays", {"kind": "dlq"})
         assert st in (200, 201, 202), (st, j)
-        wait_until(lambda: ns.events("replay.finished"), 30,
-                   what="replay.finished")
-        hd, body, ev = ns.events("replay.finished")[0]
-        verify_sig(hd, body)
+        _, ev = first_event(ns, "replay.finished", 30)
         assert ev["data"]["id"] == j["id"] and \
             ev["data"]["kind"] == "dlq" and ev["data"]["moved"] == 2, ev
         time.sleep(1.5)
@@ -339,11 +327,7 @@ def test_notify_master_changed():
         m.kill9()
         m2 = g.master(60)
         assert m2 is not m
-        wait_until(lambda: ns.events("replication.master_changed"), 60,
-                   what="replication.master_changed")
-        hd, body, ev = ns.events("replication.master_changed")[0]
-        check_event(ev, "replication.master_changed")
-        verify_sig(hd, body)
+        _, ev = first_event(ns, "replication.master_changed", 60)
         assert ev["data"]["master"] == g.addr(g.nodes.index(m2)), \
             (ev, g.addr(g.nodes.index(m2)))
     finally:
