@@ -1306,7 +1306,8 @@ const struct conf_key conf_tab[] = {
 	  .doc = "The answers that disable the sink key (source and sink "
 	    "index, in every tenant), default [410]; [] never: the row "
 	    "answered is held with the key's others, its attempt counted, "
-	    "until ankusactl resume (ankusad(8), AUTO-DISABLE)." },
+	    "until ankusactl resume (ankusad(8), DELIVERIES, "
+	    "Auto-disable)." },
 	{ .name = "sources.*.sinks[].disable_after_s", .type = T_U64,
 	  .scope = S_SINK, .off = KO(disable_after_s), .def = "null",
 	  .min = 1, .max = 31536000, .flags = F_NULLABLE, .sinks = M_NET,
@@ -1315,12 +1316,13 @@ const struct conf_key conf_tab[] = {
 	    "too).  Null: never." },
 	/* notifications */
 	{ .name = "notifications", .type = T_SECTION,
-	  .doc = "Operational notices (ankusad(8), NOTIFICATIONS): "
-	    "sink.disabled, sink.enabled, breaker.opened, breaker.closed, "
-	    "dlq.threshold, replay.finished, replication.master_changed, "
-	    "as Standard Webhooks JSON {type, timestamp, data}, stored as "
-	    "hooks of the reserved source _notifications of the reserved "
-	    "tenant _ankusa and delivered as any hook is." },
+	  .doc = "Operational notices (ankusad(8), DELIVERIES, "
+	    "Notifications): sink.disabled, sink.enabled, breaker.opened, "
+	    "breaker.closed, dlq.threshold, replay.finished, "
+	    "replication.master_changed, as Standard Webhooks JSON {type, "
+	    "timestamp, data}, stored as hooks of the reserved source "
+	    "_notifications of the reserved tenant _ankusa and delivered as "
+	    "any hook is." },
 	{ .name = "notifications.sinks", .type = T_LISTOF, .obj = O_NOTIFY,
 	  .doc = "The sinks of the notices, with the keys of "
 	    "sources.*.sinks[] (secret signs them).  A notice about one of "
