@@ -19,6 +19,7 @@
 #include "master.h"
 #include "metrics.h"
 #include "notice.h"
+#include "repl.h"
 
 static int	(*post)(const char *, const char *, const void *, size_t);
 
@@ -70,7 +71,10 @@ notice_emit(const char *type, json_t *data)
 	char ts[48], *body;
 	json_t *o;
 
-	if (env->conf->notify.nsinks == 0 || post == NULL) {
+	/* A client of a replication group stores nothing: its master makes
+	 * the notices. */
+	if (env->conf->notify.nsinks == 0 || post == NULL ||
+	    !repl_writable()) {
 		json_decref(data);
 		return;
 	}
