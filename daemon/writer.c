@@ -627,7 +627,9 @@ writer_notice(const char *tenant, const char *source, const void *body,
 
 	if ((src = conf_source(env->conf, source)) == NULL ||
 	    env->draining || !repl_writable() ||
-	    writer_queued() >= env->conf->batcher.max_queue)
+	    writer_queued() >= env->conf->batcher.max_queue ||
+	    writer_queued_bytes() + tl + sl + len >
+	    env->conf->batcher.max_queue_bytes)
 		return -1;
 	if ((p = calloc(1, sizeof(*p))) == NULL ||
 	    (p->payload = malloc(tl + sl)) == NULL ||
