@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * notice.h: the operational notices (notifications.sinks; ankusad(8),
- * NOTIFICATIONS): sink.disabled, sink.enabled, breaker.opened,
+ * DELIVERIES): sink.disabled, sink.enabled, breaker.opened,
  * breaker.closed, dlq.threshold, replay.finished,
  * replication.master_changed, each as Standard Webhooks' JSON
  * {"type", "timestamp" (RFC 3339), "data"}, made by the master (no

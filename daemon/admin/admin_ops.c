@@ -311,9 +311,8 @@ void
 ops_resume(const char *source, uint32_t sink,
     void (*done)(void *, uint64_t, const char *), void *arg)
 {
-	struct ops_job *j;
-
 	const char *reason = pause_reason(source, sink);
+	struct ops_job *j;
 
 	if (reason == NULL) {
 		done(arg, 0, "not_paused");

@@ -511,12 +511,12 @@ pipeline_store_outcome(const struct poutcome *o)
 	int later = 0;
 
 	source[0] = '\0';
-	if (o->attempt)
+	if (o->attempt) {
 		res = outcome_disable(o, source, sizeof(source), &sink,
 		    &later);
-	if (o->attempt)
 		pipeline_store_attempt(o->job, res, o->started_at,
 		    o->duration_ms, o->code, o->detail, o->response);
+	}
 	/* A sink that asks for time holds its key (dispatch_rate.c). */
 	if (res == ATTEMPT_ERROR && o->retry_after_ms > 0 &&
 	    (o->code == 429 || o->code == 503))
@@ -536,7 +536,7 @@ pipeline_store_outcome(const struct poutcome *o)
 }
 
 /*
- * Whether o's attempt disables its sink key (ankusad(8), AUTO-DISABLE):
+ * Whether o's attempt disables its sink key (ankusad(8), DELIVERIES):
  * an answer in the sink's disable_on disables it now, before the
  * dispatch takes the outcome (ATTEMPT_DISABLE: the row is held with the
  * others, not dead-lettered), and only once the disable is stored; a
