@@ -714,6 +714,12 @@ static const struct route_case route_cases[] = {
 	ROUTE_TO(ROUTING_TENANT_PATH, "/webhooks", "POST",
 	    "/webhooks/a+b/stripe",
 	    HTTPREQ_ROUTE_UNKNOWN_SOURCE),
+	/* The notices' tenant is no user's. */
+	ROUTE_TO(ROUTING_TENANT_PATH, "/webhooks", "POST",
+	    "/webhooks/_ankusa/stripe",
+	    HTTPREQ_ROUTE_UNKNOWN_SOURCE),
+	{ ROUTING_TENANT_PATH, "/webhooks", "POST", "/webhooks/_ankus/stripe",
+	    HTTPREQ_ROUTE_HOOK, "_ankus", "stripe" },
 	{ ROUTING_TENANT_PATH, "/", "POST", "/acme/stripe",
 	    HTTPREQ_ROUTE_HOOK, "acme", "stripe" },
 	{ ROUTING_TENANT_PATH, "", "POST", "/acme/stripe?x=/y",
