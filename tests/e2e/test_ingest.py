@@ -147,7 +147,8 @@ def test_tenant_path_routing():
     want = {"error": "unknown_source"}
     for path in ["/webhooks/globex/acme-orders", "/webhooks/acme-orders",
                  "/webhooks/shared", "/webhooks/acme/nosuch",
-                 "/webhooks/bad.tenant/shared", "/webhooks/acme/shared/x"]:
+                 "/webhooks/bad.tenant/shared", "/webhooks/acme/shared/x",
+                 "/webhooks/_ankusa/shared"]:
         st, h, data = post(d.port, path, b"{}")
         expect(st, h, data, 404, want, "POST %s" % path)
     q = queue_by_id(d)
