@@ -653,7 +653,7 @@ writer_notice(const char *tenant, const char *source, const void *body,
 	trace_new(&tc);
 	trace_pack(&tc, p->hook.trace);
 	p->bytes = tl + sl + len;
-	writer_bind_rows(p, src, NULL, 0);
+	writer_bind_rows(p, src, NULL, 0, UINT64_MAX);	/* no filters */
 	uuidv7_new(p->hook.id);
 	writer_enqueue(p);
 	return 0;
