@@ -234,6 +234,37 @@ void		 conf_walk_section(struct cparse *, struct cctx *, const char *,
 const struct conf_key *conf_key_byname(const char *);
 void		*conf_key_base(struct cparse *, struct cctx *,
 		    const struct conf_key *);
+#define CPATH_MAX	512	/* longest dotted key path in a message */
+
+/* snprintf for key paths (cut when too long: it only shortens a
+ * message), and a parent's path joined to a key with a dot. */
+void		 conf_fmt(char *, size_t, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+void		 conf_join(char *, size_t, const char *, const char *);
+/* Decimal digits (a + before them allowed) that fit 64 bits: 0, or -1
+ * when s is not that. */
+int		 conf_parse_u64(const char *, uint64_t *);
+/* Whether s is an HTTP token (RFC 9110's tchar, one or more). */
+int		 conf_valid_token(const char *);
+/* Standard base64 into a blob: 0, or -1 when s is not base64. */
+int		 conf_b64_decode(const char *, struct blob *);
+/* Whether the secrets here are whsec_ ones (a sink's, a verify's of a
+ * Standard Webhooks type) rather than raw bytes. */
+int		 conf_secret_whsec(struct cparse *, struct cctx *);
+/* The list- and map-valued keys' setters (conf_lists.c), by type:
+ * T_SECRETS; T_STRS, T_CIDRS, T_HOSTPORTS, T_NAMES; T_STATUSES; T_MSLIST;
+ * T_HEADERS. */
+void		 conf_set_secrets(struct cparse *, struct cctx *,
+		    const struct conf_key *, void *, yaml_node_t *,
+		    const char *);
+void		 conf_set_strlist(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+void		 conf_set_statuses(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+void		 conf_set_mslist(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+void		 conf_set_headers(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
 /* "<path> must be <what k wants>, got <what n is>". */
 void		 conf_bad_node(struct cparse *, const struct conf_key *,
 		    const char *, const yaml_node_t *);

@@ -45,7 +45,6 @@
 #include "conf_int.h"
 #include "netaddr.h"
 
-#define CPATH_MAX	512	/* longest dotted key path in a message */
 #define CSHOW_MAX	64	/* longest value echoed in a message */
 
 /* A growing string. */
@@ -58,36 +57,18 @@ struct cbuf {
 static const struct conf_key *ckey_find(const char *, int, int *);
 static int	 ckey_parent_is(const struct conf_key *, const char *);
 static void	 cshow(const struct conf_key *, const char *, char *, size_t);
-static void	 cjoin(char *, size_t, const char *, const char *);
-static void	 cfmt(char *, size_t, const char *, ...)
-		    __attribute__((format(printf, 3, 4)));
 static void	 cbad(struct cparse *, const struct conf_key *, const char *,
 		    const char *, int);
 static void	 cbuf_add(struct cbuf *, const char *, size_t);
 static char	*cinterp(struct cparse *, const char *, const char *, int);
-static int	 cparse_u64(const char *, uint64_t *);
 static int	 cparse_bool(const char *, int *);
 static int	 cparse_mode(const char *, uint64_t *);
 static int	 cenum(const struct conf_key *, const char *);
 static int	 cvalid_url(const char *);
-static int	 cvalid_token(const char *);
 static int	 cvalid_jsonpath(const char *);
-static int	 cb64_decode(const char *, struct blob *);
-static int	 csecret_whsec(struct cparse *, struct cctx *);
 static void	 cset_null(const struct conf_key *, void *);
 static void	 cset_node(struct cparse *, struct cctx *,
 		    const struct conf_key *, yaml_node_t *, const char *);
-static void	 cset_secrets(struct cparse *, struct cctx *,
-		    const struct conf_key *, void *, yaml_node_t *,
-		    const char *);
-static void	 cset_strlist(struct cparse *, const struct conf_key *,
-		    void *, yaml_node_t *, const char *);
-static void	 cset_statuses(struct cparse *, const struct conf_key *,
-		    void *, yaml_node_t *, const char *);
-static void	 cset_headers(struct cparse *, const struct conf_key *,
-		    void *, yaml_node_t *, const char *);
-static void	 cset_mslist(struct cparse *, const struct conf_key *,
-		    void *, yaml_node_t *, const char *);
 static void	 cwalk_value(struct cparse *, struct cctx *,
 		    const struct conf_key *, yaml_node_t *, const char *);
 static void	 cwalk_mapof(struct cparse *, struct cctx *,
@@ -366,8 +347,8 @@ cshow(const struct conf_key *k, const char *v, char *buf, size_t sz)
 
 /* snprintf for key paths: a path too long for the buffer is cut, which
  * only shortens a message. */
-static void
-cfmt(char *buf, size_t sz, const char *fmt, ...)
+void
+conf_fmt(char *buf, size_t sz, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -376,13 +357,13 @@ cfmt(char *buf, size_t sz, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void
-cjoin(char *buf, size_t sz, const char *a, const char *b)
+void
+conf_join(char *buf, size_t sz, const char *a, const char *b)
 {
 	if (a[0] == '\0')
-		cfmt(buf, sz, "%s", b);
+		conf_fmt(buf, sz, "%s", b);
 	else
-		cfmt(buf, sz, "%s.%s", a, b);
+		conf_fmt(buf, sz, "%s.%s", a, b);
 }
 
 /* "<path> must be <constraint>, got <value>, line N" */
@@ -515,8 +496,8 @@ cinterp(struct cparse *p, const char *in, const char *path, int line)
 }
 
 /* A decimal integer, digits only. */
-static int
-cparse_u64(const char *s, uint64_t *out)
+int
+conf_parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -606,8 +587,8 @@ cvalid_url(const char *s)
 }
 
 /* An HTTP header name (RFC 9110 token). */
-static int
-cvalid_token(const char *s)
+int
+conf_valid_token(const char *s)
 {
 	static const char tchar[] = "!#$%&'*+-.^_`|~"
 	    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -626,8 +607,8 @@ cvalid_jsonpath(const char *s)
 }
 
 /* Strict base64, see b64.h; the result is non-empty and malloc'd. */
-static int
-cb64_decode(const char *s, struct blob *out)
+int
+conf_b64_decode(const char *s, struct blob *out)
 {
 	size_t len = strlen(s), n;
 	unsigned char *d;
@@ -644,8 +625,8 @@ cb64_decode(const char *s, struct blob *out)
 }
 
 /* Whether the secrets of the key being set are whsec_ + base64. */
-static int
-csecret_whsec(struct cparse *p, struct cctx *c)
+int
+conf_secret_whsec(struct cparse *p, struct cctx *c)
 {
 	struct verify_conf *v;
 
@@ -690,7 +671,7 @@ conf_set_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	case T_U16:
 	case T_U32:
 	case T_U64:
-		if (cparse_u64(v, &u) == -1 || u < k->min || u > k->max)
+		if (conf_parse_u64(v, &u) == -1 || u < k->min || u > k->max)
 			goto bad;
 		if (k->type == T_U16)
 			*(uint16_t *)(void *)dst = (uint16_t)u;
@@ -803,7 +784,7 @@ conf_set_text(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	case T_KEYHDR:
 	case T_KEYJSON:
 		ks = (struct keyspec *)(void *)dst;
-		if (k->type == T_KEYHDR ? !cvalid_token(v) :
+		if (k->type == T_KEYHDR ? !conf_valid_token(v) :
 		    !cvalid_jsonpath(v))
 			goto bad;
 		if (ks->kind != KEY_NONE) {
@@ -903,22 +884,22 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		conf_set_roles(p, k, n, path);
 		return;
 	case T_SECRETS:
-		cset_secrets(p, c, k, base, n, path);
+		conf_set_secrets(p, c, k, base, n, path);
 		return;
 	case T_STRLIST:
 	case T_CIDRS:
 	case T_HOSTPORTS:
 	case T_NAMES:
-		cset_strlist(p, k, base, n, path);
+		conf_set_strlist(p, k, base, n, path);
 		return;
 	case T_HEADERS:
-		cset_headers(p, k, base, n, path);
+		conf_set_headers(p, k, base, n, path);
 		return;
 	case T_MSLIST:
-		cset_mslist(p, k, base, n, path);
+		conf_set_mslist(p, k, base, n, path);
 		return;
 	case T_STATUSES:
-		cset_statuses(p, k, base, n, path);
+		conf_set_statuses(p, k, base, n, path);
 		return;
 	case T_TOKENS:
 		conf_tokens_set(p, k, base, n, path);
@@ -941,299 +922,6 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		return;
 	conf_set_text(p, c, k, base, v, path, conf_yline(n));
 	free(v);
-}
-
-/* One secret or a list of up to CONF_MAX_SECRETS, decoded as the context
- * says: whsec_ + base64, or raw bytes.  None may be empty. */
-static void
-cset_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
-    void *base, yaml_node_t *n, const char *path)
-{
-	struct blob *bl = (struct blob *)(void *)((char *)base + k->off);
-	int *np = (int *)(void *)((char *)base + k->off2);
-	yaml_node_item_t *it;
-	yaml_node_t *e, *items[CONF_MAX_SECRETS];
-	char ipath[CPATH_MAX], *v;
-	const char *why;
-	int i, ni = 0, whsec = csecret_whsec(p, c), line;
-
-	if (n->type == YAML_SCALAR_NODE && !conf_yisnull(n))
-		items[ni++] = n;
-	else if (n->type == YAML_SEQUENCE_NODE) {
-		for (it = n->data.sequence.items.start;
-		    it < n->data.sequence.items.top; it++) {
-			if (ni == CONF_MAX_SECRETS) {
-				conf_err(p, conf_yline(n),
-				    "%s must be a list of at "
-				    "most %d secrets, got a list of %d", path,
-				    CONF_MAX_SECRETS,
-				    (int)(n->data.sequence.items.top -
-				    n->data.sequence.items.start));
-				return;
-			}
-			items[ni++] = yaml_document_get_node(p->doc, *it);
-		}
-		if (ni == 0) {
-			conf_bad_node(p, k, path, n);
-			return;
-		}
-	} else {
-		conf_bad_node(p, k, path, n);
-		return;
-	}
-	conf_free_blobs(bl, *np);
-	*np = 0;
-	for (i = 0; i < ni; i++) {
-		e = items[i];
-		if (n->type == YAML_SEQUENCE_NODE)
-			cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
-		else
-			cfmt(ipath, sizeof(ipath), "%s", path);
-		line = conf_yline(e);
-		if (e == NULL || e->type != YAML_SCALAR_NODE || conf_yisnull(e))
-		    {
-			conf_err(p, line,
-			    "%s must be a non-empty string, got %s", ipath,
-			    conf_ykind(e));
-			continue;
-		}
-		if ((v = conf_scalar(p, e, ipath)) == NULL)
-			continue;
-		if (v[0] == '\0')
-			conf_err(p, line,
-			    "%s must be a non-empty secret, got \"\"", ipath);
-		else if (whsec) {
-			/* Canonical base64 only: the SDKs that verify a
-			 * delivery refuse any other spelling of the
-			 * secret, so it would sign nothing they accept. */
-			why = strncmp(v, "whsec_", 6) != 0 ? "not whsec_" :
-			    b64_noncanonical(v + 6, strlen(v + 6));
-			if (why != NULL || cb64_decode(v + 6, &bl[*np]) == -1)
-				conf_err(p, line,
-				    "%s must be whsec_ followed by "
-				    "non-empty, padded, canonical base64, got "
-				    "a %zu-byte value that is %s", ipath,
-				    strlen(v), why != NULL ? why :
-				    "not base64");
-			else
-				(*np)++;
-		} else {
-			bl[*np].len = strlen(v);
-			if ((bl[*np].data = malloc(bl[*np].len)) == NULL)
-				abort();
-			memcpy(bl[*np].data, v, bl[*np].len);
-			(*np)++;
-		}
-		explicit_bzero(v, strlen(v));
-		free(v);
-	}
-}
-
-/* A list of header names, stored lowercase, or of egress.allow entries,
- * host:port or names, stored as written; [] is an empty, non-NULL list. */
-static void
-cset_strlist(struct cparse *p, const struct conf_key *k, void *base,
-    yaml_node_t *n, const char *path)
-{
-	char ***lp = (char ***)(void *)((char *)base + k->off);
-	int *np = (int *)(void *)((char *)base + k->off2);
-	yaml_node_item_t *it;
-	yaml_node_t *e;
-	struct netaddr_cidr cidr;
-	char ipath[CPATH_MAX], *v, *s;
-	const char *what = k->type == T_CIDRS ? "an address or CIDR like "
-	    "10.0.0.0/8, 127.0.0.1/32:8080 or [::1]/128:443" :
-	    k->type == T_HOSTPORTS ? "host:port" :
-	    k->type == T_NAMES ? "a name" : "a header name";
-	size_t cnt;
-	int i;
-
-	if (conf_yisnull(n))
-		return;
-	if (n->type != YAML_SEQUENCE_NODE) {
-		conf_bad_node(p, k, path, n);
-		return;
-	}
-	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
-	if ((*lp = calloc(cnt + 1, sizeof(**lp))) == NULL)
-		abort();
-	for (i = 0, it = n->data.sequence.items.start;
-	    it < n->data.sequence.items.top; it++, i++) {
-		e = yaml_document_get_node(p->doc, *it);
-		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
-		if (e == NULL || e->type != YAML_SCALAR_NODE || conf_yisnull(e))
-		    {
-			conf_err(p, conf_yline(e), "%s must be %s, got %s",
-			    ipath, what, conf_ykind(e));
-			continue;
-		}
-		if ((v = conf_scalar(p, e, ipath)) == NULL)
-			continue;
-		if (k->type == T_CIDRS ? netaddr_cidr_parse(v, &cidr) == -1 :
-		    k->type == T_HOSTPORTS || k->type == T_NAMES ?
-		    v[0] == '\0' : !cvalid_token(v)) {
-			conf_err(p, conf_yline(e), "%s must be %s, got %s",
-			    ipath, what, v[0] != '\0' ? v : "\"\"");
-			free(v);
-			continue;
-		}
-		for (s = v; k->type == T_STRLIST && *s != '\0'; s++)
-			if (*s >= 'A' && *s <= 'Z')
-				*s += 'a' - 'A';
-		(*lp)[(*np)++] = v;
-	}
-}
-
-/* A list of 1..RETRY_SCHEDULE_MAX integers, each in k->min..k->max
- * (retry.schedule_ms). */
-static void
-cset_mslist(struct cparse *p, const struct conf_key *k, void *base,
-    yaml_node_t *n, const char *path)
-{
-	uint64_t *lp = (uint64_t *)(void *)((char *)base + k->off), u;
-	int *np = (int *)(void *)((char *)base + k->off2);
-	yaml_node_item_t *it;
-	yaml_node_t *e;
-	char ipath[CPATH_MAX], want[128], *v;
-	size_t cnt;
-	int i;
-
-	if (n == NULL || n->type != YAML_SEQUENCE_NODE ||
-	    (cnt = n->data.sequence.items.top -
-	    n->data.sequence.items.start) == 0 || cnt > RETRY_SCHEDULE_MAX) {
-		conf_bad_node(p, k, path, n);
-		return;
-	}
-	*np = 0;
-	for (i = 0, it = n->data.sequence.items.start;
-	    it < n->data.sequence.items.top; it++, i++) {
-		e = yaml_document_get_node(p->doc, *it);
-		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
-		snprintf(want, sizeof(want), "an integer in %llu..%llu",
-		    (unsigned long long)k->min, (unsigned long long)k->max);
-		if (e == NULL || e->type != YAML_SCALAR_NODE ||
-		    conf_yisnull(e)) {
-			conf_err(p, conf_yline(e), "%s must be %s, got %s",
-			    ipath, want, conf_ykind(e));
-			continue;
-		}
-		if ((v = conf_scalar(p, e, ipath)) == NULL)
-			continue;
-		if (cparse_u64(v, &u) == -1 || u < k->min || u > k->max)
-			conf_err(p, conf_yline(e), "%s must be %s, got %s",
-			    ipath, want, v[0] != '\0' ? v : "\"\"");
-		else
-			lp[(*np)++] = u;
-		free(v);
-	}
-}
-
-/* A list of HTTP statuses, a bit each; [] is an empty list, set. */
-static void
-cset_statuses(struct cparse *p, const struct conf_key *k, void *base,
-    yaml_node_t *n, const char *path)
-{
-	uint64_t *bits = (uint64_t *)(void *)((char *)base + k->off);
-	int *setp = (int *)(void *)((char *)base + k->off2);
-	yaml_node_item_t *it;
-	yaml_node_t *e;
-	char ipath[CPATH_MAX], *v, *end;
-	unsigned long st;
-	int i;
-
-	if (conf_yisnull(n))
-		return;
-	if (n->type != YAML_SEQUENCE_NODE) {
-		conf_bad_node(p, k, path, n);
-		return;
-	}
-	memset(bits, 0, (CONF_STATUS_MAX + 63) / 64 * sizeof(*bits));
-	*setp = 1;
-	for (i = 0, it = n->data.sequence.items.start;
-	    it < n->data.sequence.items.top; it++, i++) {
-		e = yaml_document_get_node(p->doc, *it);
-		cfmt(ipath, sizeof(ipath), "%s[%d]", path, i);
-		if (e == NULL || e->type != YAML_SCALAR_NODE ||
-		    conf_yisnull(e) || (v = conf_scalar(p, e, ipath)) == NULL) {
-			conf_err(p, conf_yline(e), "%s must be an HTTP status "
-			    "in 100..%d, got %s", ipath, CONF_STATUS_MAX - 1,
-			    conf_ykind(e));
-			continue;
-		}
-		st = strtoul(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0' || st < 100 ||
-		    st >= CONF_STATUS_MAX) {
-			conf_err(p, conf_yline(e), "%s must be an HTTP status "
-			    "in 100..%d, got %s", ipath, CONF_STATUS_MAX - 1,
-			    v);
-			free(v);
-			continue;
-		}
-		bits[st / 64] |= (uint64_t)1 << (st % 64);
-		free(v);
-	}
-}
-
-/* A map of header name to value (values may be empty). */
-static void
-cset_headers(struct cparse *p, const struct conf_key *k, void *base,
-    yaml_node_t *n, const char *path)
-{
-	struct header_kv **hp =
-	    (struct header_kv **)(void *)((char *)base + k->off);
-	int *np = (int *)(void *)((char *)base + k->off2);
-	yaml_node_pair_t *pr;
-	yaml_node_t *kn, *vn;
-	char ipath[CPATH_MAX], *v, *c;
-	size_t cnt;
-
-	if (conf_yisnull(n))
-		return;
-	if (n->type != YAML_MAPPING_NODE) {
-		conf_bad_node(p, k, path, n);
-		return;
-	}
-	cnt = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
-	if ((*hp = calloc(cnt + 1, sizeof(**hp))) == NULL)
-		abort();
-	for (pr = n->data.mapping.pairs.start;
-	    pr < n->data.mapping.pairs.top; pr++) {
-		kn = yaml_document_get_node(p->doc, pr->key);
-		vn = yaml_document_get_node(p->doc, pr->value);
-		if (kn == NULL || kn->type != YAML_SCALAR_NODE ||
-		    !cvalid_token((const char *)kn->data.scalar.value)) {
-			conf_err(p, conf_yline(kn),
-			    "%s must be %s, got a key that is "
-			    "not a header name", path,
-			    "a map of header names to strings");
-			continue;
-		}
-		cjoin(ipath, sizeof(ipath), path,
-		    (const char *)kn->data.scalar.value);
-		if (vn == NULL || vn->type != YAML_SCALAR_NODE) {
-			conf_err(p, conf_yline(vn),
-			    "%s must be a string, got %s", ipath,
-			    conf_ykind(vn));
-			continue;
-		}
-		if ((v = conf_scalar(p, vn, ipath)) == NULL)
-			continue;
-		for (c = v; *c != '\0'; c++)
-			if (((unsigned char)*c < 0x20 && *c != '\t') ||
-			    (unsigned char)*c == 0x7f)
-				break;
-		if (*c != '\0') {
-			conf_err(p, conf_yline(vn),
-			    "%s must be a header value without "
-			    "control characters, got %s", ipath, "one with");
-			free(v);
-			continue;
-		}
-		(*hp)[*np].value = v;
-		conf_set_str(&(*hp)[*np].name,
-		    (const char *)kn->data.scalar.value);
-		(*np)++;
-	}
 }
 
 /* Apply the defaults of every key of one scope (and sink type). */
@@ -1293,8 +981,8 @@ conf_walk_section(struct cparse *p, struct cctx *c, const char *pat,
 				continue;
 			}
 			key = (const char *)kn->data.scalar.value;
-			cjoin(cpat, sizeof(cpat), pat, key);
-			cjoin(cpath, sizeof(cpath), path, key);
+			conf_join(cpat, sizeof(cpat), pat, key);
+			conf_join(cpath, sizeof(cpath), path, key);
 			k = ckey_find(cpat, c->mask, &other);
 			want = 1;
 			if (k != NULL && (k->flags & F_FIRST))
@@ -1345,7 +1033,7 @@ conf_walk_section(struct cparse *p, struct cctx *c, const char *pat,
 		leaf = pat[0] == '\0' ? k->name : k->name + strlen(pat) + 1;
 		if (conf_ymap_get(p->doc, map, leaf) != NULL)
 			continue;
-		cjoin(cpath, sizeof(cpath), path, leaf);
+		conf_join(cpath, sizeof(cpath), path, leaf);
 		if (c->mask != 0)
 			conf_err(p, conf_yline(map),
 			    "%s is required for sink type %s", cpath,
@@ -1462,7 +1150,7 @@ cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			conf_bad_node(p, k, path, n);
 		return;
 	}
-	cfmt(epat, sizeof(epat), "%s.*", k->name);
+	conf_fmt(epat, sizeof(epat), "%s.*", k->name);
 	ek = conf_key_byname(epat);
 	cnt = n->data.mapping.pairs.top - n->data.mapping.pairs.start;
 	switch (k->obj) {
@@ -1502,7 +1190,7 @@ cwalk_mapof(struct cparse *p, struct cctx *c, const struct conf_key *k,
 			    strcmp(id, "default") == 0;
 			if ((pass == 0) != isdef)
 				continue;
-			cjoin(epath, sizeof(epath), path, id);
+			conf_join(epath, sizeof(epath), path, id);
 			for (dup = 0, q = n->data.mapping.pairs.start; q < pr;
 			    q++) {
 				qn = yaml_document_get_node(p->doc, q->key);
@@ -1608,9 +1296,9 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 		c->src = src;
 		lpat = "sources.*.sinks";
 	}
-	cfmt(epat, sizeof(epat), "%s[]", lpat);
+	conf_fmt(epat, sizeof(epat), "%s[]", lpat);
 	ek = conf_key_byname(epat);
-	cfmt(tpath, sizeof(tpath), "%s.type", epat);
+	conf_fmt(tpath, sizeof(tpath), "%s.type", epat);
 	tk = conf_key_byname(tpath);
 	cnt = n->data.sequence.items.top - n->data.sequence.items.start;
 	if (cnt > CONF_MAX_SINKS) {
@@ -1624,12 +1312,12 @@ cwalk_sinks(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	for (i = 0, it = n->data.sequence.items.start;
 	    it < n->data.sequence.items.top; it++, i++) {
 		e = yaml_document_get_node(p->doc, *it);
-		cfmt(epath, sizeof(epath), "%s[%d]", path, i);
+		conf_fmt(epath, sizeof(epath), "%s[%d]", path, i);
 		if (e == NULL || e->type != YAML_MAPPING_NODE) {
 			conf_bad_node(p, ek, epath, e);
 			continue;
 		}
-		cfmt(tpath, sizeof(tpath), "%s.type", epath);
+		conf_fmt(tpath, sizeof(tpath), "%s.type", epath);
 		if ((tn = conf_ymap_get(p->doc, e, "type")) == NULL) {
 			conf_err(p, conf_yline(e), "%s is required", tpath);
 			continue;
