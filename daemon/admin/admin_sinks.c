@@ -149,6 +149,7 @@ json_fn(const struct pipeline_sink *s, void *arg)
 {
 	struct sinks_walk *w = arg;
 	json_t *a = w->a, *rate;
+	const char *reason;
 	uint64_t pending, dead;
 	int known = key_rows(s, &pending, &dead);
 	char k[STORE_NAME_MAX + 16];
@@ -180,6 +181,12 @@ json_fn(const struct pipeline_sink *s, void *arg)
 	 * operators' overrides), [] when it has neither. */
 	json_object_set_new(json_array_get(a, json_array_size(a) - 1),
 	    "rate", rate);
+	/* A disabled key (disable_on, disable_after_s) is a pause with
+	 * its reason: null when the key is not disabled. */
+	reason = pause_reason(s->h.source, s->h.sink);
+	json_object_set_new(json_array_get(a, json_array_size(a) - 1),
+	    "disabled", reason != NULL && reason[0] != '\0' ?
+	    json_string(reason) : json_null());
 }
 
 json_t *

@@ -151,6 +151,10 @@ def test_notify_disable_on_410():
         code, _, doc = d.api("GET", "/v1/pauses")
         assert code == 200 and doc["paused"][0]["state"] == "disabled" \
             and doc["paused"][0]["reason"] == "disable_on: 410", doc
+        code, _, doc = d.api("GET", "/v1/sinks")
+        key = [k for k in doc["sinks"] if k["source_id"] == "a"][0]
+        assert code == 200 and key["paused"] is True and \
+            key["disabled"] == "disable_on: 410", key
         code, _, doc = d.api("GET", "/v1/audit?actor=ankusad")
         assert code == 200 and any(
             e["action"] == "sink.disable" and e["target"] == "a#0"
