@@ -11,7 +11,8 @@
  * the store's contracts in store.c's header comment, its layout in
  * store_rec.c's.  What one file shares with the others here takes that
  * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, bodies_,
- * dedupe_, rows_, lane_ (store_lanes.c), bdb_ (store_bdb.c), store_backup_, trash_, attempts_; store_dlq.c and store_audit.c share
+ * dedupe_, rows_, lane_ (store_lanes.c), bdb_ (store_bdb.c), store_backup_, trash_, attempts_,
+ * replay_ (store_replay.c); store_dlq.c and store_audit.c share
  * nothing (their verbs are store.h's); the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
@@ -436,6 +437,14 @@ int	 lane_release(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 int	 lane_join(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
+
+/* store_replay.c: a replay step's start and end, for store_archive.c's
+ * step too. */
+uint64_t replay_step_start(struct store_batch *, const struct store_replay *,
+		    int, size_t, struct walk *);
+int	 replay_step_save(struct store_batch *, const unsigned char *,
+		    struct store_replay *, const struct store_replay_step *,
+		    int end);
 
 /* store_bdb.c */
 void	 bdb_log_zero_ahead(struct store *);

@@ -150,10 +150,9 @@ store_batch_replay_step(struct store_batch *b,
     const unsigned char id[UUID_LEN], struct store_replay *rp,
     struct store_replay_step *s)
 {
-	static const unsigned char zero[STORE_DEADKEY_LEN];
 	struct store *st = b->st;
 	struct store_row r;
-	unsigned char dk[STORE_DEADKEY_LEN], start[8], hk[8];
+	unsigned char dk[STORE_DEADKEY_LEN], hk[8];
 	const unsigned char *rk;
 	uint64_t upto, read = 0;
 	size_t vlen;
@@ -168,17 +167,7 @@ store_batch_replay_step(struct store_batch *b,
 		    st->dir, rp->kind);
 		goto fail;
 	}
-	upto = rp->created_at;
-	if (rp->until != 0 && rp->until < upto)
-		upto = rp->until;
-	if (memcmp(rp->cursor, zero, sizeof(zero)) == 0) {
-		rec_put_u64(start, rp->since);
-		store_walk_init(&w, st, b->txn, T_DEAD, start, sizeof(start));
-	} else {
-		store_walk_init(&w, st, b->txn, T_DEAD, rp->cursor,
-		    STORE_DEADKEY_LEN);
-		w.at = 0;	/* after the last key passed */
-	}
+	upto = replay_step_start(b, rp, T_DEAD, STORE_DEADKEY_LEN, &w);
 	while (s->moved < s->limit && read < s->visits) {
 		if ((ret = store_walk_next(&w)) == -1)
 			goto fail_walk;
@@ -242,17 +231,52 @@ store_batch_replay_step(struct store_batch *b,
 	}
 	if (store_walk_done(&w, 0) == -1)
 		goto fail;
-	rp->moved += s->moved;
-	rp->dropped += s->dropped;
-	if (end)
-		rp->state = STORE_REPLAY_DONE;
-	if (store_batch_replay_put(b, id, rp) == -1)
-		goto fail;
-	return !end;
+	return replay_step_save(b, id, rp, s, end);
 
  fail_walk:
 	store_walk_done(&w, -1);
  fail:
 	b->failed = 1;
 	return -1;
+}
+
+/* A step's start: the walk of table t (keys of keylen bytes, a u64 time
+ * first) after the job's cursor, or from its since at first; the last
+ * time it goes to (its until, its creation time). */
+uint64_t
+replay_step_start(struct store_batch *b, const struct store_replay *rp,
+    int t, size_t keylen, struct walk *w)
+{
+	static const unsigned char zero[STORE_DEADKEY_LEN];
+	unsigned char start[8];
+	uint64_t upto = rp->created_at;
+
+	if (rp->until != 0 && rp->until < upto)
+		upto = rp->until;
+	if (memcmp(rp->cursor, zero, keylen) == 0) {
+		rec_put_u64(start, rp->since);
+		store_walk_init(w, b->st, b->txn, t, start, sizeof(start));
+	} else {
+		store_walk_init(w, b->st, b->txn, t, rp->cursor, keylen);
+		w->at = 0;	/* after the last key passed */
+	}
+	return upto;
+}
+
+/* A step's end: its counts into the job, DONE at its end, the job
+ * written in the step's batch.  1 more may follow, 0 done, -1 on a store
+ * error (the batch failed). */
+int
+replay_step_save(struct store_batch *b, const unsigned char *id,
+    struct store_replay *rp, const struct store_replay_step *s, int end)
+{
+	rp->moved += s->moved;
+	rp->dropped += s->dropped;
+	if (end)
+		rp->state = STORE_REPLAY_DONE;
+	if (store_batch_replay_put(b, id, rp) == -1) {
+		b->failed = 1;
+		return -1;
+	}
+	return !end;
 }
