@@ -115,29 +115,40 @@ START_TEST(test_replay_records)
 	ck_assert_int_eq(n, 1);
 	store_close(st);
 
-	/* Version 2 is version 3 without its event type (a u32 length and
-	 * a NUL: 5 bytes for ""); version 1 is version 2 without its last
-	 * three fields. */
+	/* Version 3 is version 4 without its sink (a u32); version 2 is 3
+	 * without its event type (a u32 length and a NUL: 5 bytes for "");
+	 * version 1 is version 2 without its last three fields. */
 	job_init(&rp, "github", 1234);
 	ck_assert_uint_gt(vlen = store_rec_replay_encode(&rp, buf,
-	    sizeof(buf)), 26);
-	ck_assert_uint_eq(buf[0], 3);
+	    sizeof(buf)), 30);
+	ck_assert_uint_eq(buf[0], 4);
+	buf[0] = 3;
+	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen - 4,
+	    &rp2, err, sizeof(err)), 0);
+	ck_assert_mem_eq(&rp, &rp2, sizeof(rp));
 	buf[0] = 2;
-	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen - 5,
+	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen - 9,
 	    &rp2, err, sizeof(err)), 0);
 	ck_assert_mem_eq(&rp, &rp2, sizeof(rp));
 	buf[0] = 1;
-	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen - 26,
+	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen - 30,
 	    &rp2, err, sizeof(err)), 0);
 	ck_assert_mem_eq(&rp, &rp2, sizeof(rp));
 	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen,
 	    &rp2, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "bad length"));
-	buf[0] = 4;
+	rp.kind = STORE_REPLAY_ARCHIVE;
+	rp.sink = 3;
+	ck_assert_uint_gt(vlen = store_rec_replay_encode(&rp, buf,
+	    sizeof(buf)), 30);
+	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen,
+	    &rp2, err, sizeof(err)), 0);
+	ck_assert_mem_eq(&rp, &rp2, sizeof(rp));
+	buf[0] = 5;
 	ck_assert_int_eq(store_rec_replay_decode(id, UUID_LEN, buf, vlen,
 	    &rp2, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "has format version 4, this build "
-	    "reads 1 to 3"));
+	ck_assert_ptr_nonnull(strstr(err, "has format version 5, this build "
+	    "reads 1 to 4"));
 }
 END_TEST
 

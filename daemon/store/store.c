@@ -70,7 +70,7 @@
 const char *const store_tables[T_COUNT] = {
 	"meta", "hooks", "rows", "due", "lanes", "members", "marks", "dead",
 	"dedupe", "dedupe_exp", "replays", "quarantine", "bodies", "hookids",
-	"audit", "attempts", "attempts_end",
+	"audit", "attempts", "attempts_end", "delivered", "archive",
 };
 
 #define STORE_CACHE_BYTES	(32u * 1024 * 1024)
@@ -816,7 +816,11 @@ batch_commit(struct store_batch *b, int flush)
 	    store_meta_put_u64(st, b->txn, "qbytes", b->counts.qbytes) == -1) ||
 	    ((b->counts.lane_members != st->counts.lane_members ||
 	    st->lm_unsaved) && store_meta_put_u64(st, b->txn, "lane_members",
-	    b->counts.lane_members) == -1)) {
+	    b->counts.lane_members) == -1) ||
+	    (b->counts.ahooks != st->counts.ahooks &&
+	    store_meta_put_u64(st, b->txn, "ahooks", b->counts.ahooks) == -1) ||
+	    (b->counts.abytes != st->counts.abytes &&
+	    store_meta_put_u64(st, b->txn, "abytes", b->counts.abytes) == -1)) {
 		store_batch_abort(b);
 		return -1;
 	}
@@ -962,7 +966,11 @@ store_counts(struct store *st, struct store_counts *c)
 		    store_meta_u64(st, "qbytes", &n.qbytes, 1, err,
 		    sizeof(err)) == -1 ||
 		    store_meta_u64(st, "lane_members", &n.lane_members, 1,
-		    err, sizeof(err)) == -1)
+		    err, sizeof(err)) == -1 ||
+		    store_meta_u64(st, "ahooks", &n.ahooks, 1, err,
+		    sizeof(err)) == -1 ||
+		    store_meta_u64(st, "abytes", &n.abytes, 1, err,
+		    sizeof(err)) == -1)
 			return -1;
 		st->counts = n;
 	}

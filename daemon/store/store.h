@@ -115,6 +115,7 @@ struct store_hook_info {
 	char		trace_id[2 * TRACE_ID_LEN + 1];	/* its trace id, hex
 						 * (the delivery log lines) */
 	char		event_type[STORE_EVTYPE_MAX + 1];	/* "": none */
+	int		kept;		/* delivered and kept (the archive) */
 };
 
 struct store_counts {
@@ -124,6 +125,9 @@ struct store_counts {
 	uint64_t	qhooks;		/* hooks held in the quarantine pen */
 	uint64_t	qbytes;		/* their body bytes */
 	uint64_t	lane_members;	/* rows waiting behind a lane head */
+	uint64_t	ahooks;		/* delivered hooks kept (the archive),
+					 * not counted in hooks */
+	uint64_t	abytes;		/* their bytes (records and bodies) */
 };
 
 /* A held hook as listed (no body). */
@@ -294,8 +298,9 @@ int		 store_ready_probe(struct store *, uint64_t now_ms);
  * client: applied from the master), 0 if none; -1 on a store error. */
 int		 store_probe_ms(struct store *, uint64_t *ms);
 /* The seq of the stored hook whose id is id (the id index, table
- * hookids): 1 found, 0 none (never stored, delivered, deleted; a hook in
- * the quarantine pen is not indexed), -1 on a store error.  Inside an open
+ * hookids): 1 found, 0 none (never stored, delivered and not kept,
+ * deleted; a hook in the quarantine pen is not indexed; a delivered hook
+ * kept by the archive is), -1 on a store error.  Inside an open
  * batch it sees the batch's writes. */
 int		 store_hook_seq(struct store *, const unsigned char id[UUID_LEN],
 		    uint64_t *seq);
@@ -388,6 +393,11 @@ struct store_hook_rec {
 	const char		*reason;	/* quarantine: the failure;
 						 * hooks: NULL */
 	struct store_body_at	 at;		/* where the body is */
+	int			 kept;		/* delivered and kept (the
+						 * archive): rows 0 */
+	uint8_t			 aflags;	/* the archive's flags, as
+						 * stored (kept with the
+						 * record when rewritten) */
 };
 
 /* 1 found, 0 no such hook, -1 on a store error (a damaged record too). */
@@ -606,6 +616,7 @@ enum store_replay_state {
 enum store_replay_kind {
 	STORE_REPLAY_DLQ = 1,		/* dead rows back to due */
 	STORE_REPLAY_QUARANTINE = 2,	/* the pen re-verified */
+	STORE_REPLAY_ARCHIVE = 3,	/* kept delivered hooks sent again */
 };
 
 #define STORE_REPLAY_REASON_MAX	127	/* bytes */
@@ -637,6 +648,8 @@ struct store_replay {
 	char		event_type[STORE_EVTYPE_MAX + 1];	/* quarantine:
 					 * held hooks of this event type only;
 					 * "": any */
+	uint32_t	sink;		/* archive: the sink index + 1 to
+					 * send to, 0: every sink */
 };
 
 /* One step of a dlq job: in, its bounds; out, what it did. */
@@ -747,6 +760,66 @@ int		 store_hook_head(struct store *, uint64_t seq, int pen,
 int		 store_batch_hook_del(struct store_batch *, uint64_t seq,
 		    int (*claimed)(const unsigned char *, void *), void *arg,
 		    uint64_t *bytes);
+
+/* A step of a tenant's erase over its dedupe entries (in, the range; in
+ * and out, where the next step goes on). */
+struct store_dedupe_erase {
+	const char	*tenant;
+	uint64_t	 since, until;	/* the hooks' receive time, wall ms */
+	uint64_t	 visits;	/* entries read a step */
+	unsigned char	 at[STORE_KEY_MAX];	/* the last key read */
+	size_t		 at_len;	/* 0: from the tenant's first */
+	int		 end;		/* out: the tenant's entries ended */
+	uint64_t	 deleted;	/* out: added to */
+};
+/* Delete the tenant's entries of hooks received in the range (the time
+ * in their hook id).  0, or -1 on a store error (the batch must then be
+ * aborted). */
+int		 store_batch_dedupe_erase(struct store_batch *,
+		    struct store_dedupe_erase *);
+
+/*
+ * The archive (store_archive.c): delivered hooks kept while
+ * retention.delivered_s is set.  A kept hook has no live row, is counted in
+ * ahooks and abytes (not in hooks), keeps its body and its id's index
+ * entry, and is never dispatched: only an archive replay gives it rows
+ * again.  Each delivered row leaves a record of its delivery (module,
+ * time, replay id) in delivered, which goes with its hook.
+ */
+struct store_delivered {
+	uint32_t	sink;
+	uint8_t		module;		/* enum store_module */
+	uint64_t	delivered_at;	/* wall ms */
+	unsigned char	replay_id[UUID_LEN];	/* all zero: not a replay */
+};
+/* From now on, delivered settles keep their hooks (on) or delete them
+ * with their last row (off, the default).  Kept hooks stay either way
+ * until pruned. */
+void		 store_archive_keep(struct store *, int on);
+/* The oldest kept hook's time: 1 and *at, 0 when none is kept, -1 on a
+ * store error.  One seek. */
+int		 store_archive_oldest(struct store *, uint64_t *at);
+/* The delivered records of hook seq in sink order; cb returning non-zero
+ * stops.  0, or -1 on a store error. */
+int		 store_hook_delivered(struct store *, uint64_t seq,
+		    int (*cb)(const struct store_delivered *, void *), void *);
+/* Delete up to max kept hooks, oldest kept first, while the oldest was
+ * kept before before_ms or the archive holds more than max_bytes bytes (0:
+ * no cap), each with its body, records and index entries; *freed grows by
+ * their bytes.  A seek and a walk from the start of the index, never a
+ * full scan.  The hooks deleted (max: more may follow), or -1 on a store
+ * error (the batch must then be aborted). */
+int		 store_batch_archive_prune(struct store_batch *,
+		    uint64_t before_ms, uint64_t max_bytes, unsigned max,
+		    uint64_t *freed);
+/* One step of archive job id (rp, as stored; written back), as
+ * store_batch_replay_step is of a dlq job, over the archive by kept time:
+ * s->moved counts the hooks given rows again, s->dropped entries whose
+ * hook was gone.  1 when entries may follow, 0 at the job's end, -1 on a
+ * store error (the batch must then be aborted). */
+int		 store_batch_archive_replay_step(struct store_batch *,
+		    const unsigned char id[UUID_LEN], struct store_replay *rp,
+		    struct store_replay_step *s);
 
 /*
  * Online backup (store_backup.c): a copy of the store, taken while it runs,

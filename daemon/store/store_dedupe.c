@@ -143,3 +143,66 @@ store_dedupe_get(struct store *st, const char *tenant, const char *source,
 	memcpy(id_out, dd.hook_id, UUID_LEN);
 	return 1;
 }
+
+/*
+ * The erase's part: the tenant's entries from after e->at (its first at
+ * first), whose hook id (a UUIDv7: its first 48 bits are the ms its edge
+ * made it, the hook's receive time) is of e's range, deleted; their
+ * expiry index entries are left to the sweep, which passes over an entry
+ * gone.  At most e->visits read.
+ */
+int
+store_batch_dedupe_erase(struct store_batch *b, struct store_dedupe_erase *e)
+{
+	struct store *st = b->st;
+	struct store_dedupe dd;
+	uint64_t read = 0, at;
+	size_t tlen;
+	struct walk w;
+	int ret;
+
+	if (!store_batch_ok(b))
+		return -1;
+	tlen = strlen(e->tenant);
+	if (tlen > STORE_NAME_MAX) {
+		e->end = 1;
+		return 0;
+	}
+	if (e->at_len == 0)
+		store_walk_init(&w, st, b->txn, T_DEDUPE, e->tenant, tlen + 1);
+	else {
+		store_walk_init(&w, st, b->txn, T_DEDUPE, e->at, e->at_len);
+		w.at = 0;
+	}
+	e->end = 1;
+	while ((ret = store_walk_next(&w)) == 1) {
+		if (w.klen <= tlen || memcmp(w.key, e->tenant, tlen + 1) != 0)
+			break;
+		if (read++ == e->visits) {
+			e->end = 0;
+			break;
+		}
+		memcpy(e->at, w.key, w.klen);
+		e->at_len = w.klen;
+		if (store_rec_dedupe_decode(w.key, w.klen, w.val, w.vlen, &dd,
+		    st->err, sizeof(st->err)) == -1)
+			continue;
+		at = (uint64_t)dd.hook_id[0] << 40 |
+		    (uint64_t)dd.hook_id[1] << 32 |
+		    (uint64_t)dd.hook_id[2] << 24 |
+		    (uint64_t)dd.hook_id[3] << 16 |
+		    (uint64_t)dd.hook_id[4] << 8 | dd.hook_id[5];
+		if (at < e->since || at > e->until)
+			continue;
+		if (store_walk_del(&w) == -1) {
+			ret = -1;
+			break;
+		}
+		e->deleted++;
+	}
+	if (store_walk_done(&w, ret == -1 ? -1 : 0) == -1) {
+		b->failed = 1;
+		return -1;
+	}
+	return 0;
+}

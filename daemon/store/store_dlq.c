@@ -348,15 +348,18 @@ hook_drop(struct store_batch *b, uint64_t seq)
 	ret = store_cur_get(&c, b->st, b->txn, T_HOOKS, hk, sizeof(hk), head,
 	    sizeof(head), &vlen);
 	if (ret == 1) {
-		log_warnx("store %s: hook seq %" PRIu64 " counted more live "
-		    "rows than it had; deleted", b->st->dir, seq);
+		/* A kept hook has no live row (store_archive.c). */
+		if (!(head[HOOK_HEAD_FLAGS] & HOOK_FLAG_KEPT))
+			log_warnx("store %s: hook seq %" PRIu64 " counted "
+			    "more live rows than it had; deleted", b->st->dir,
+			    seq);
 		rec_put_u32(cnt, 1);
 		if (store_cur_patch(&c, HOOK_ROWS_OFF, cnt, sizeof(cnt)) == -1)
 			ret = -1;
 	}
 	if (store_cur_done(&c, ret == -1 ? -1 : 0) == -1)
 		return -1;
-	return ret == 1 && rows_hook_unref(b, seq) == -1 ? -1 : 0;
+	return ret == 1 && rows_hook_unref(b, seq, 1) == -1 ? -1 : 0;
 }
 
 int

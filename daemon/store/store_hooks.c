@@ -326,6 +326,7 @@ list_hook_fn(uint64_t seq, const struct store_hook_rec *rec, void *arg)
 	trace_id_hex(rec->hook.trace, info.trace_id);
 	snprintf(info.event_type, sizeof(info.event_type), "%s",
 	    rec->hook.event_type != NULL ? rec->hook.event_type : "");
+	info.kept = rec->kept;
 	return ctx->hook_cb(&info, ctx->arg);
 }
 
@@ -581,6 +582,8 @@ store_batch_hook_set_claim(struct store_batch *b, uint64_t seq,
 		store_seterr(st, 0, "store %s: out of memory", st->dir);
 		return -1;
 	}
+	/* The archive's flags are no part of the hook as put. */
+	((unsigned char *)val)[HOOK_HEAD_FLAGS] |= rec.aflags;
 	store_hook_rec_free(&rec);
 	store_key_hook(hk, seq);
 	ret = store_put(st, b->txn, T_HOOKS, hk, sizeof(hk), val, len, 0);

@@ -4,7 +4,7 @@
  * store_hooks.c, store_bodies.c, store_dedupe.c, store_rows.c,
  * store_lanes.c, store_maint.c, store_bdb.c, store_backup.c,
  * store_replay.c, store_dlq.c, store_trash.c, store_audit.c,
- * store_attempts.c) and the tests
+ * store_attempts.c, store_archive.c) and the tests
  * (tests/storeutil.c builds the verbs only they call on it): struct store,
  * the tables, the record helpers, the walks, and at its end the seams.  The
  * public verbs are in store.h, the keys and record codecs in store_rec.h;
@@ -12,7 +12,7 @@
  * store_rec.c's.  What one file shares with the others here takes that
  * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, bodies_,
  * dedupe_, rows_, lane_ (store_lanes.c), bdb_ (store_bdb.c), store_backup_, trash_, attempts_,
- * replay_ (store_replay.c); store_dlq.c and store_audit.c share
+ * replay_ (store_replay.c), archive_ (store_archive.c); store_dlq.c and store_audit.c share
  * nothing (their verbs are store.h's); the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
@@ -59,6 +59,8 @@ enum store_table {
 	T_AUDIT,	/* the audit trail (store_audit.c) */
 	T_ATTEMPTS,	/* the attempt log (store_attempts.c) */
 	T_ATTEMPTS_END,	/* its hooks gone, by time */
+	T_DELIVERED,	/* a row's delivery, kept (store_archive.c) */
+	T_ARCHIVE,	/* kept hooks by time (store_archive.c) */
 	T_COUNT
 };
 
@@ -86,6 +88,12 @@ extern const char *const store_tables[T_COUNT];
 					 * page, u16 index) instead */
 #define HOOK_FLAG_LOST		0x10	/* with LOGGED: the open could not
 					 * read that log record */
+#define HOOK_FLAG_DELIVERED	0x20	/* a row of it has a record in
+					 * delivered (store_archive.c) */
+#define HOOK_FLAG_KEPT		0x40	/* every row delivered, the hook
+					 * kept: live rows 0, an archive
+					 * entry, counted in ahooks, not in
+					 * hooks */
 #define STORE_BODY_MIN		256		/* smaller bodies stay in the
 						 * record: a second record
 						 * costs more */
@@ -203,6 +211,9 @@ struct store {
 	struct store_lag	*lag;		/* its lag (store_lag.c) */
 	int			 client;	/* a client of the group: the
 						 * tables are read only */
+	int			 keep_delivered;	/* retention.delivered_s
+						 * > 0: delivered hooks are
+						 * kept (store_archive.c) */
 };
 
 /* store_meta.c, for store.c. */
@@ -418,11 +429,14 @@ int	 rows_due_put(struct store *, struct __db_txn *, const char *,
 int	 rows_tenants(struct store *, int, int (*)(const char *,
 		    const unsigned char *, size_t, void *), void *);
 /* Settling's parts: one live row of hook seq gone (its count drops, the
- * hook and its body go with its last row: 1 then, else 0); a pending row
- * out of its due key or lane (1 when it was its lane's head); the row
- * deleted with its counts (unref: its hook's too, 2 when the hook went
- * with it), its lane released when head.  See store_rows.c. */
-int	 rows_hook_unref(struct store_batch *, uint64_t seq);
+ * hook and its body go with its last row, or with ROWS_UNREF_KEEP it is
+ * kept: 1 then, else 0); a pending row out of its due key or lane (1 when
+ * it was its lane's head); the row deleted with its counts (unref: its
+ * hook's too, 2 when its last row went with it), its lane released when
+ * head.  See store_rows.c. */
+#define ROWS_UNREF_KEEP	2	/* rows_gone's unref: a delivered row,
+				 * its hook kept at its last */
+int	 rows_hook_unref(struct store_batch *, uint64_t seq, int keep);
 int	 rows_unindex(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 int	 rows_gone(struct store_batch *, const unsigned char *,
@@ -437,6 +451,16 @@ int	 lane_release(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 int	 lane_join(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
+
+/* store_archive.c: a delivered row's record (the row as settled); with
+ * its hook's last row, the hook kept (c on its record, head its first
+ * bytes); a hook deleted that had delivered records, which go with it
+ * (and its archive entry when kept).  0, or -1 on a store error. */
+int	 archive_delivered(struct store_batch *, const unsigned char *,
+		    const struct store_row *);
+int	 archive_keep(struct store_batch *, struct cur *, uint64_t,
+		    const unsigned char *);
+int	 archive_forget(struct store_batch *, uint64_t, uint8_t flags);
 
 /* store_replay.c: a replay step's start and end, for store_archive.c's
  * step too. */

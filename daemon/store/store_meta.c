@@ -99,7 +99,11 @@ store_load_meta(struct store *st, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    store_meta_u64(st, "qbytes", &st->counts.qbytes, 1, err,
 	    errlen) == -1 ||
-	    store_load_lane_members(st, err, errlen) == -1)
+	    store_load_lane_members(st, err, errlen) == -1 ||
+	    store_meta_u64(st, "ahooks", &st->counts.ahooks, 1, err,
+	    errlen) == -1 ||
+	    store_meta_u64(st, "abytes", &st->counts.abytes, 1, err,
+	    errlen) == -1)
 		return -1;
 	st->seq_saved = st->next_seq;
 	ret = store_meta_get(st, NULL, "store_id", buf, sizeof(buf), &len);

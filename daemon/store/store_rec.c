@@ -30,7 +30,8 @@
  *   hooks       seq u64 -> v1, u32 head length, head, body:
  *                 head: u8 flags (1 flagged, 2 body checked in, 4 body
  *                 in the log, 8 body in bodies, 16 (with 4) that log
- *                 record could not be read), id[16],
+ *                 record could not be read, 32 a row has a delivered
+ *                 record, 64 kept: every row delivered), id[16],
  *                 u64 received_at, u32 live rows, sha256[32], u64 body
  *                 size, str tenant, source, method, path, content type,
  *                 dedupe key ("" none), claim ref ("" none), u32 nheaders,
@@ -92,13 +93,23 @@
  *                 its body (STORE_BODY_MIN to STORE_BODY_MAX bytes); put
  *                 and deleted in the transactions that put and delete
  *                 its hook
- *   replays     job id[16] -> v3 (STORE_REC_REPLAY_VERSION; v1, v2 read),
+ *   replays     job id[16] -> v4 (STORE_REC_REPLAY_VERSION; v1 to v3 read),
  *                 u8 state, u8 kind, u32 rate, u32 max lag ms, u64
  *                 since, until, created at, moved, cursor[20] (a dead
  *                 key, or a pen seq and zeros), str source, and from v2:
  *                 u64 dropped, u64 seq bound, str reason, and from v3:
- *                 str event type ("" any).  v1 ends after the source, v2
- *                 after the reason
+ *                 str event type ("" any), and from v4: u32 sink
+ *                 (archive: its index + 1, 0 every sink).  v1 ends
+ *                 after the source, v2 after the reason, v3 after the
+ *                 event type
+ *   delivered   row key -> v1, u8 module, u64 delivered at (wall ms),
+ *                 replay id[16]: a row delivered while
+ *                 retention.delivered_s keeps hooks (the row itself is
+ *                 deleted as without it); deleted with its hook
+ *   archive     u64 kept at (the hook's last delivery, wall ms), u64 seq
+ *                 -> v1, u64 bytes (the record's head and the body, for
+ *                 retention.max_bytes): one per kept hook, pruned oldest
+ *                 first
  *   audit       ~at u64, ~n u32 (the entry's wall ms and its number
  *                 within that ms, each bitwise inverted so that the
  *                 newest sorts first) -> v1, u64 at, str actor, str
@@ -713,7 +724,10 @@ rec_hook_decode(int t, const void *key, size_t klen, const void *val,
 	/* At most one place for the body (in the record, checked in, in
 	 * bodies, in the log), and only a hook's may be elsewhere. */
 	if (d.bad || (flags & ~(HOOK_FLAG_FLAGGED | HOOK_FLAG_CLAIMED |
-	    HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP | HOOK_FLAG_LOST)) != 0 ||
+	    HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP | HOOK_FLAG_LOST |
+	    HOOK_FLAG_DELIVERED | HOOK_FLAG_KEPT)) != 0 ||
+	    ((flags & (HOOK_FLAG_DELIVERED | HOOK_FLAG_KEPT)) &&
+	    t != T_HOOKS) ||
 	    ((flags & (HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP)) && (t != T_HOOKS ||
 	    (flags & HOOK_FLAG_CLAIMED))) ||
 	    ((flags & HOOK_FLAG_LOGGED) && (flags & HOOK_FLAG_HEAP)) ||
@@ -725,6 +739,8 @@ rec_hook_decode(int t, const void *key, size_t klen, const void *val,
 	if (h->dedupe_key[0] == '\0')
 		h->dedupe_key = NULL;
 	h->flagged = (flags & HOOK_FLAG_FLAGGED) != 0;
+	out->kept = (flags & HOOK_FLAG_KEPT) != 0;
+	out->aflags = flags & (HOOK_FLAG_DELIVERED | HOOK_FLAG_KEPT);
 	if (nh > 0 && (out->hdrs = calloc(nh, sizeof(*out->hdrs))) == NULL) {
 		snprintf(err, errlen, "store: out of memory");
 		return -1;
@@ -936,12 +952,14 @@ store_rec_replay_encode(const struct store_replay *rp, unsigned char *buf,
 	enc_u64(&e, rp->seq_below);
 	enc_str(&e, rp->reason, STORE_REPLAY_REASON_MAX);
 	enc_str(&e, rp->event_type, STORE_EVTYPE_MAX);
+	enc_u32(&e, rp->sink);
 	return e.bad ? 0 : e.len;
 }
 
 /* Version 1 (no build wrote one, but the layout shipped) is version 2
  * without its last three fields, which read as 0 and ""; version 2 is 3
- * without its event type (""). */
+ * without its event type (""); version 3 is 4 without the sink, which
+ * reads as 0 (every sink). */
 int
 store_rec_replay_decode(const void *key, size_t klen, const void *val,
     size_t vlen, struct store_replay *rp, char *err, size_t errlen)
@@ -982,11 +1000,13 @@ store_rec_replay_decode(const void *key, size_t klen, const void *val,
 	}
 	if (version >= 3)
 		dec_strcpy(&d, rp->event_type, sizeof(rp->event_type));
+	if (version >= 4)
+		rp->sink = dec_u32(&d);
 	if (d.bad || d.off != d.len)
 		return rec_malformed(T_REPLAYS, key, klen, "bad length", err,
 		    errlen);
 	if (rp->state < STORE_REPLAY_RUNNING || rp->state > STORE_REPLAY_DONE ||
-	    rp->kind < STORE_REPLAY_DLQ || rp->kind > STORE_REPLAY_QUARANTINE)
+	    rp->kind < STORE_REPLAY_DLQ || rp->kind > STORE_REPLAY_ARCHIVE)
 		return rec_malformed(T_REPLAYS, key, klen, "unknown state or "
 		    "kind", err, errlen);
 	return 0;

@@ -16,9 +16,10 @@
 
 #define STORE_REC_VERSION	1	/* record format this build writes */
 #define STORE_REC_MAX		4096	/* any record but a hook fits */
-#define STORE_REC_REPLAY_VERSION 3	/* replays: 2 adds dropped, seq
+#define STORE_REC_REPLAY_VERSION 4	/* replays: 2 adds dropped, seq
 					 * bound and reason, 3 the event
-					 * type; 1 and 2 are read */
+					 * type, 4 the sink; 1 to 3 are
+					 * read */
 
 /* A dead letter (table dead); the row and its hook stay alive. */
 struct store_dead {

@@ -344,10 +344,15 @@ store_oldest_due(struct store *st, uint64_t *due)
 
 /* One live row of hook seq is gone: its count drops (a partial write of
  * the four bytes, not the body), and the hook goes with its last row, and
- * its body in bodies with it; its attempts' retention starts.  1 when
- * it went, 0 when it stays (or was not there), or -1 on a store error. */
+ * its body in bodies with it; its attempts' retention starts; and its
+ * delivered records and archive entry when it has them.  keep
+ * (ROWS_UNREF_KEEP, a delivered row while the archive keeps hooks): the
+ * hook is marked as having delivered records, and with its last row it
+ * is kept instead (store_archive.c), its attempts with it.  1 when its
+ * last row went (the hook deleted or kept), 0 when it stays (or was not
+ * there), or -1 on a store error. */
 int
-rows_hook_unref(struct store_batch *b, uint64_t seq)
+rows_hook_unref(struct store_batch *b, uint64_t seq, int keep)
 {
 	struct store *st = b->st;
 	struct cur c;
@@ -377,7 +382,19 @@ rows_hook_unref(struct store_batch *b, uint64_t seq)
 		    st->err, sizeof(st->err));
 		goto done;
 	}
-	if ((rows = rec_get_u32(head + HOOK_ROWS_OFF)) <= 1) {
+	rows = rec_get_u32(head + HOOK_ROWS_OFF);
+	/* Kept, it keeps its attempts too: their retention starts when it
+	 * goes, below. */
+	if (keep == ROWS_UNREF_KEEP && rows <= 1) {
+		if ((rc = archive_keep(b, &c, seq, head)) == 0)
+			rc = 1;
+		goto done;
+	}
+	if (rows <= 1) {
+		if ((head[HOOK_HEAD_FLAGS] & (HOOK_FLAG_DELIVERED |
+		    HOOK_FLAG_KEPT)) && archive_forget(b, seq,
+		    head[HOOK_HEAD_FLAGS]) == -1)
+			goto done;
 		if (bodies_unref(b, c.c, seq, head, sizeof(head)) == -1)
 			goto done;
 		if (hookids_del(b, head + HOOK_HEAD_FLAGS + 1, seq) == -1)
@@ -387,7 +404,9 @@ rows_hook_unref(struct store_batch *b, uint64_t seq)
 			goto done;
 		if (store_cur_del(&c) == -1)
 			goto done;
-		if (b->counts.hooks > 0)
+		/* A kept hook is counted in ahooks (archive_forget). */
+		if (!(head[HOOK_HEAD_FLAGS] & HOOK_FLAG_KEPT) &&
+		    b->counts.hooks > 0)
 			b->counts.hooks--;
 		rc = 1;
 		goto done;
@@ -395,6 +414,13 @@ rows_hook_unref(struct store_batch *b, uint64_t seq)
 	rec_put_u32(cnt, rows - 1);
 	if (store_cur_patch(&c, HOOK_ROWS_OFF, cnt, sizeof(cnt)) == -1)
 		goto done;
+	if (keep == ROWS_UNREF_KEEP &&
+	    !(head[HOOK_HEAD_FLAGS] & HOOK_FLAG_DELIVERED)) {
+		head[HOOK_HEAD_FLAGS] |= HOOK_FLAG_DELIVERED;
+		if (store_cur_patch(&c, HOOK_HEAD_FLAGS, head +
+		    HOOK_HEAD_FLAGS, 1) == -1)
+			goto done;
+	}
 	rc = 0;
  done:
 	return store_cur_done(&c, rc);
@@ -407,7 +433,7 @@ store_batch_row_delivered(struct store_batch *b,
 {
 	struct store *st = b->st;
 	struct store_row r;
-	int ret, head = 0;
+	int ret, head = 0, unref = 1;
 
 	if (last != NULL)
 		*last = 0;
@@ -449,7 +475,14 @@ store_batch_row_delivered(struct store_batch *b,
 			goto fail;
 	}
  gone:
-	if ((ret = rows_gone(b, rk, &r, head, 1)) == -1)
+	/* The archive (retention.delivered_s): the row's delivery is
+	 * recorded and its hook kept at its last row. */
+	if (st->keep_delivered && r.state != 0) {
+		if (archive_delivered(b, rk, &r) == -1)
+			goto fail;
+		unref = ROWS_UNREF_KEEP;
+	}
+	if ((ret = rows_gone(b, rk, &r, head, unref)) == -1)
 		goto fail;
 	if (last != NULL)
 		*last = ret == 2;
@@ -479,9 +512,9 @@ rows_unindex(struct store_batch *b, const unsigned char *rk,
 }
 
 /* Delete the row at rk, unindexed already, with its count and (unref) its
- * hook's, and release its lane if it was the head.  1, 2 when its hook
- * went with it (unref, its last row), 0 when the row was not there, or -1
- * on a store error. */
+ * hook's (ROWS_UNREF_KEEP: as rows_hook_unref keeps it), and release its
+ * lane if it was the head.  1, 2 when it was its hook's last (unref), 0
+ * when the row was not there, or -1 on a store error. */
 int
 rows_gone(struct store_batch *b, const unsigned char *rk,
     const struct store_row *r, int head, int unref)
@@ -493,7 +526,8 @@ rows_gone(struct store_batch *b, const unsigned char *rk,
 		return -1;
 	if (ret == 0)
 		return 0;	/* a due key without its row */
-	if (unref && (went = rows_hook_unref(b, rec_get_u64(rk))) == -1)
+	if (unref && (went = rows_hook_unref(b, rec_get_u64(rk),
+	    unref)) == -1)
 		return -1;
 	if (b->counts.rows > 0)
 		b->counts.rows--;
