@@ -97,7 +97,6 @@ static int	purge_hook(struct dlq_job *);
 static int	purge_end(struct dlq_job *, int);
 static int	qpurge_step(struct dlq_job *);
 static int	qlist_step(struct dlq_job *);
-static json_t	*store_error(void);
 static json_t	*entry_json(const struct store_dead_info *);
 static json_t	*opt_time(uint64_t);
 static json_t	*opt_str(const char *);
@@ -123,8 +122,8 @@ dlq_over_warn(void)
 	return over_warn;
 }
 
-static json_t *
-store_error(void)
+json_t *
+dlq_store_error(void)
 {
 	json_t *o = json_pack("{s:s}", "error", "store_unavailable");
 
@@ -343,7 +342,7 @@ list_step(struct dlq_job *j)
 	job_end(j, 200, o);
 	return 0;
  fail:
-	job_end(j, 503, store_error());
+	job_end(j, 503, dlq_store_error());
 	return 0;
 }
 
@@ -405,7 +404,7 @@ static int
 purge_end(struct dlq_job *j, int rc)
 {
 	if (rc == -1)
-		job_end(j, 503, store_error());
+		job_end(j, 503, dlq_store_error());
 	else
 		job_end(j, 200, json_pack("{s:I, s:I}", "deleted",
 		    (json_int_t)j->deleted, "bytes", (json_int_t)j->bytes));
@@ -548,7 +547,7 @@ qlist_step(struct dlq_job *j)
 	j->qread = 0;
 	if (store_quarantine_list(env->store, NULL, j->qcursor,
 	    DLQ_STEP_VISITS, qlist_fn, j) == -1) {
-		job_end(j, 503, store_error());
+		job_end(j, 503, dlq_store_error());
 		return 0;
 	}
 	if (!j->more && j->qread == DLQ_STEP_VISITS)
@@ -640,7 +639,7 @@ dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out)
 	if ((ret = store_hook_seq(env->store, id, &seq)) == 1)
 		ret = store_hook_head(env->store, seq, 0, &rec);
 	if (ret == -1) {
-		*out = store_error();
+		*out = dlq_store_error();
 		return 503;
 	}
 	if (ret == 0) {
@@ -651,7 +650,7 @@ dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out)
 	if (store_hook_rows(env->store, seq, row_json_fn, rows) == -1) {
 		store_hook_rec_free(&rec);
 		json_decref(rows);
-		*out = store_error();
+		*out = dlq_store_error();
 		return 503;
 	}
 	uuid_format(rec.hook.id, ids);
@@ -709,7 +708,7 @@ dlq_hook_delete(const unsigned char id[UUID_LEN], json_t **out)
 	    (json_int_t)bytes);
 	return 200;
  fail:
-	*out = store_error();
+	*out = dlq_store_error();
 	return 503;
 }
 

@@ -87,6 +87,11 @@ int	dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out);
  * 404, 409 hook_claimed while dispatch holds a row of it, 503. */
 int	dlq_hook_delete(const unsigned char id[UUID_LEN], json_t **out);
 
+/* The answer of a job that met a store error: {"error":
+ * "store_unavailable","message"}, after the master's check of a lost
+ * store (master_store_check). */
+json_t	*dlq_store_error(void);
+
 /* 1 while the dead letters are over queue.dlq.warn_rows (for a gauge). */
 int	dlq_over_warn(void);
 
