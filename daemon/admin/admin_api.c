@@ -77,6 +77,9 @@ struct admin_req {
 	 * it is answered. */
 	const struct admin_route *audited;
 	char			 actor[ADMIN_ACTOR_MAX + 1];	/* admin_actor */
+	uint32_t		 scopes;	/* its token's; SCOPE_ALL
+						 * without admin.tokens and
+						 * from inside (admin_scope) */
 };
 
 /* Every module's routes, as main gave them (admin_routes). */
@@ -264,6 +267,7 @@ admin_gate_token(struct admin_req *ar, const struct admin_route *hit)
 		return -1;
 	}
 	snprintf(ar->actor, sizeof(ar->actor), "%s", t->name);
+	ar->scopes = t->scopes;
 	if (hit != NULL && !scope_has(t->scopes, hit->scope)) {
 		admin_error(ar, 403, "forbidden", json_pack("{s:s}", "scope",
 		    scope_name(hit->scope)));
@@ -427,6 +431,7 @@ admin_request(struct evhttp_request *req, void *arg)
 	ar->conn = evhttp_request_get_connection(req);
 	ar->method = method_of(evhttp_request_get_command(req));
 	snprintf(ar->actor, sizeof(ar->actor), "anonymous");
+	ar->scopes = SCOPE_ALL;
 	admin_conn_dispatched(req);
 	if (admin_gate_origin(ar) == -1)
 		return;
@@ -451,6 +456,7 @@ admin_call(const char *actor, enum admin_method m, const char *target,
 	}
 	TAILQ_INIT(&ar->query);
 	snprintf(ar->actor, sizeof(ar->actor), "%s", actor);
+	ar->scopes = SCOPE_ALL;
 	ar->method = m;
 	ar->done = done;
 	ar->done_arg = arg;
@@ -500,6 +506,16 @@ const char *
 admin_actor(const struct admin_req *ar)
 {
 	return ar->actor;
+}
+
+int
+admin_scope(struct admin_req *ar, enum scope s)
+{
+	if (scope_has(ar->scopes, s))
+		return 0;
+	admin_error(ar, 403, "forbidden", json_pack("{s:s}", "scope",
+	    scope_name(s)));
+	return -1;
 }
 
 enum admin_method

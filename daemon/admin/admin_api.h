@@ -88,6 +88,11 @@ void		 admin_close(void);
 /* Who made the request, for the audit trail: the name of its token, the
  * control socket's "uid:N", or "anonymous" (no admin.tokens). */
 const char	*admin_actor(const struct admin_req *);
+/* A scope beyond its route's that a request's argument asks for (GET
+ * /v1/hooks/{id}?body=1: hooks:read_body): 0 when its token grants it
+ * (every request does without admin.tokens, and from inside the master),
+ * or -1 after answering 403 as the route's check does. */
+int		 admin_scope(struct admin_req *, enum scope);
 
 /* The i-th "{}" segment of the matched pattern, decoded. */
 const char	*admin_param(const struct admin_req *, int i);

@@ -5,7 +5,7 @@
  *
  *   GET    /v1/dlq?source_id=&since=&until=&limit=&cursor=
  *   DELETE /v1/dlq?source_id=&since=&until=&id=&all=
- *   GET    /v1/hooks/{id}
+ *   GET    /v1/hooks/{id}?body=1 (body: hooks:read_body too)
  *   DELETE /v1/hooks/{id}
  *   GET    /v1/quarantine?source_id=&limit=&cursor=
  *   DELETE /v1/quarantine?source_id=&id=&all=
@@ -182,13 +182,18 @@ delete_dlq(struct admin_req *ar)
 static void
 get_hook(struct admin_req *ar)
 {
+	static const char *const allowed[] = { "body", NULL };
 	unsigned char id[UUID_LEN];
+	uint64_t body = 0;
 	json_t *o;
 	int status;
 
-	if (admin_query_check(ar, NULL) == -1 || hook_id(ar, NULL, id) == -1)
+	if (admin_query_check(ar, allowed) == -1 ||
+	    hook_id(ar, NULL, id) == -1 ||
+	    admin_query_u64(ar, "body", 0, 1, &body) == -1 ||
+	    (body && admin_scope(ar, SCOPE_HOOKS_READ_BODY) == -1))
 		return;
-	if ((status = dlq_hook_show(id, &o)) == 503)
+	if ((status = dlq_hook_show(id, (int)body, &o)) == 503)
 		admin_header(ar, "Retry-After", "1");
 	admin_reply(ar, status, o);
 }

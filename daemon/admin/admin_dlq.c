@@ -27,6 +27,8 @@
 
 #include <event2/event.h>
 
+#include <openssl/evp.h>
+
 #include "admin_api.h"
 #include "admin_dlq.h"
 #include "clock.h"
@@ -39,11 +41,13 @@
 #include "notice.h"
 #include "quarantine.h"
 #include "store/store.h"
+#include "utf8.h"
 
 #define DLQ_STEP_VISITS	512	/* dead entries read a step, with rows */
 #define DLQ_STEP_COUNT	4096	/* dead keys counted a step, keys alone */
 #define DLQ_STEP_PURGE	256	/* dead letters deleted a step */
 #define DLQ_UPKEEP_MS	1000
+#define DLQ_BODY_SHOW	65536	/* a body's bytes shown at most */
 
 enum job_kind {
 	JOB_LIST = 1,
@@ -627,8 +631,101 @@ row_json_fn(const unsigned char *rk, const struct store_row *r,
 	return 0;
 }
 
+/* A kept delivery: the row it was, delivered, or the delivery before a
+ * live row of the same sink (a replay's). */
+static int
+delivered_json_fn(const struct store_delivered *d, void *arg)
+{
+	static const unsigned char none[UUID_LEN];
+	char rid[UUID_STRLEN + 1];
+	json_t *rows = arg, *o, *at;
+	size_t i;
+
+	at = json_integer((json_int_t)d->delivered_at);
+	for (i = 0; i < json_array_size(rows); i++) {
+		o = json_array_get(rows, i);
+		if (json_integer_value(json_object_get(o, "sink")) ==
+		    (json_int_t)d->sink) {
+			json_object_set_new(o, "delivered_at", at);
+			return 0;
+		}
+	}
+	if (memcmp(d->replay_id, none, UUID_LEN) != 0)
+		uuid_format(d->replay_id, rid);
+	o = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o}",
+	    "sink", (int)d->sink,
+	    "module", dispatch_module_name(d->module),
+	    "state", "delivered",
+	    "first_attempt", json_null(),
+	    "due", json_null(),
+	    "last_error", json_null(),
+	    "delivered_at", at,
+	    "replay_id", memcmp(d->replay_id, none, UUID_LEN) != 0 ?
+	    json_string(rid) : json_null());
+	/* In sink order, among the live rows. */
+	for (i = 0; i < json_array_size(rows); i++)
+		if (json_integer_value(json_object_get(json_array_get(rows, i),
+		    "sink")) > (json_int_t)d->sink)
+			break;
+	json_array_insert_new(rows, i, o);
+	return 0;
+}
+
+/*
+ * The body of hook seq into o: "body" (UTF-8 as it is, else base64 with
+ * "body_encoding":"base64"), cut at DLQ_BODY_SHOW bytes of the body (a
+ * UTF-8 body between two characters) with "body_truncated":true.  0, or
+ * -1 on a store error.
+ */
+static int
+body_json(uint64_t seq, json_t *o)
+{
+	struct store_hook_rec rec;
+	const unsigned char *p;
+	unsigned char *enc;
+	size_t n;
+	int ret, text;
+
+	if ((ret = store_hook_get(env->store, seq, &rec)) != 1)
+		return ret == 0 ? 0 : -1;
+	p = rec.hook.body;
+	n = rec.hook.body_len;
+	if (rec.claim_ref != NULL && rec.claim_ref[0] != '\0' && n == 0) {
+		/* Checked in: the claim store has it. */
+		json_object_set_new(o, "body", json_null());
+		json_object_set_new(o, "body_encoding", json_null());
+		json_object_set_new(o, "body_truncated", json_false());
+		store_hook_rec_free(&rec);
+		return 0;
+	}
+	text = utf8_valid((const char *)p, n);
+	json_object_set_new(o, "body_truncated", json_boolean(n >
+	    DLQ_BODY_SHOW));
+	if (n > DLQ_BODY_SHOW) {
+		n = DLQ_BODY_SHOW;
+		/* Not into a character: back to its first byte. */
+		while (text && n > 0 && (p[n] & 0xc0) == 0x80)
+			n--;
+	}
+	if (text) {
+		json_object_set_new(o, "body", json_stringn((const char *)p,
+		    n));
+		json_object_set_new(o, "body_encoding", json_string("utf8"));
+	} else {
+		if ((enc = malloc(4 * ((n + 2) / 3) + 1)) == NULL)
+			fatal("dlq");
+		EVP_EncodeBlock(enc, p, (int)n);
+		json_object_set_new(o, "body", json_string((char *)enc));
+		json_object_set_new(o, "body_encoding",
+		    json_string("base64"));
+		free(enc);
+	}
+	store_hook_rec_free(&rec);
+	return 0;
+}
+
 int
-dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out)
+dlq_hook_show(const unsigned char id[UUID_LEN], int body, json_t **out)
 {
 	struct store_hook_rec rec;
 	char ids[UUID_STRLEN + 1];
@@ -647,7 +744,9 @@ dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out)
 		return 404;
 	}
 	rows = json_array();
-	if (store_hook_rows(env->store, seq, row_json_fn, rows) == -1) {
+	if (store_hook_rows(env->store, seq, row_json_fn, rows) == -1 ||
+	    store_hook_delivered(env->store, seq, delivered_json_fn,
+	    rows) == -1) {
 		store_hook_rec_free(&rec);
 		json_decref(rows);
 		*out = dlq_store_error();
@@ -655,7 +754,7 @@ dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out)
 	}
 	uuid_format(rec.hook.id, ids);
 	*out = json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:o, s:b, s:o, "
-	    "s:o, s:o, s:o}",
+	    "s:o, s:o, s:b, s:o}",
 	    "id", ids,
 	    "seq", (json_int_t)seq,
 	    "tenant_id", admin_str(rec.hook.tenant),
@@ -667,8 +766,14 @@ dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out)
 	    "dedupe_key", opt_str(rec.hook.dedupe_key),
 	    "claim_ref", opt_str(rec.claim_ref),
 	    "event_type", opt_str(rec.hook.event_type),
+	    "kept", rec.kept,
 	    "rows", rows);
 	store_hook_rec_free(&rec);
+	if (body && body_json(seq, *out) == -1) {
+		json_decref(*out);
+		*out = dlq_store_error();
+		return 503;
+	}
 	return 200;
 }
 

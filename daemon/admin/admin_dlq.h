@@ -80,9 +80,11 @@ struct dlq_job *dlq_quarantine_list(const struct dlq_filter *,
  * in hand (what it deleted stays deleted). */
 void	dlq_detach(struct dlq_job *);
 
-/* One hook by its id: 200 and its head and rows, 404 when no hook has
- * it, 503; the answer in *out. */
-int	dlq_hook_show(const unsigned char id[UUID_LEN], json_t **out);
+/* One hook by its id: 200 and its head and rows (a kept delivered hook's
+ * too: each row's delivered_at), with body its body (capped, base64 when
+ * not UTF-8), 404 when no hook has it, 503; the answer in *out. */
+int	dlq_hook_show(const unsigned char id[UUID_LEN], int body,
+	    json_t **out);
 /* Delete one hook with everything it holds: 200 {"deleted":1,"bytes":b},
  * 404, 409 hook_claimed while dispatch holds a row of it, 503. */
 int	dlq_hook_delete(const unsigned char id[UUID_LEN], json_t **out);
