@@ -417,6 +417,10 @@ struct conf {
 
 	struct {
 		uint64_t	 attempts_s;	/* after the hook went */
+		uint64_t	 delivered_s;	/* delivered hooks kept
+						 * (admin_archive.c); 0: a hook
+						 * goes at its last row */
+		uint64_t	 max_bytes;	/* the archive's cap, 0: none */
 	} retention;
 
 	struct {

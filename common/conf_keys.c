@@ -624,7 +624,24 @@ const struct conf_key conf_tab[] = {
 	    "bounded steps after each checkpoint.  While the hook lives (a "
 	    "row pending or dead-lettered) its attempts stay.  An "
 	    "operator's delete of a hook, or a purge of its last dead "
-	    "letter, takes its attempts at once." },
+	    "letter, takes its attempts at once.  A delivered hook kept by "
+	    "retention.delivered_s keeps its attempts until it goes." },
+	{ .name = "retention.delivered_s", .type = T_U64, .scope = S_CONF,
+	  .off = CO(retention.delivered_s), .def = "0", .min = 0,
+	  .max = 3153600000ULL,
+	  .doc = "How long a delivered hook is kept, in seconds after its "
+	    "last delivery, with its body and each row's delivery time: "
+	    "listed by GET /v1/hooks, shown by GET /v1/hooks/{id}, sent "
+	    "again by a replay of kind archive; pruned in bounded steps, "
+	    "checked every second.  0 (the default): a hook goes with its "
+	    "last row, as before.  A kept hook is never dispatched but by "
+	    "a replay, and is not pending." },
+	{ .name = "retention.max_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(retention.max_bytes), .def = "1073741824", .min = 0,
+	  .max = 1125899906842624ULL,
+	  .doc = "The most bytes (the hooks' records and bodies) the kept "
+	    "delivered hooks take: past it the oldest kept are pruned "
+	    "first, whatever their age.  0: no cap." },
 
 	/* claim_check */
 	{ .name = "claim_check", .type = T_SECTION, .scope = S_CONF,

@@ -41,6 +41,7 @@
 #include <event2/event.h>
 
 #include "admin/admin_api.h"
+#include "admin/admin_archive.h"
 #include "admin/admin_attempts.h"
 #include "admin/admin_audit.h"
 #include "admin/admin_backup.h"
@@ -847,6 +848,7 @@ ankusad_wire(void)
 		admin_routes_audit,
 		admin_routes_attempts,
 		admin_routes_sinks,
+		admin_routes_archive,
 	};
 	char err[4096];
 
@@ -863,6 +865,7 @@ ankusad_wire(void)
 	pipeline_on_settle(replay_settled, NULL);
 	pipeline_init();
 	dlq_init(&dlq);
+	archive_init(&dlq);
 	gauges_init();
 	sinks_init();
 	replay_init();

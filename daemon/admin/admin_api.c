@@ -737,6 +737,16 @@ admin_reply(struct admin_req *ar, int status, json_t *o)
 }
 
 void
+admin_reply_job(void *arg, int status, json_t *o)
+{
+	struct admin_req *ar = arg;
+
+	if (status == 503)
+		admin_header(ar, "Retry-After", "1");
+	admin_reply(ar, status, o);
+}
+
+void
 admin_error(struct admin_req *ar, int status, const char *code, json_t *extra)
 {
 	json_t *o = json_object();

@@ -142,6 +142,9 @@ void		 admin_bad(struct admin_req *, const char *field,
 /* Answer with o (stolen; NULL answers 500 that the answer could not be
  * built), and free the request. */
 void		 admin_reply(struct admin_req *, int status, json_t *o);
+/* A job's answer to the held request arg (a job's done callback):
+ * admin_reply, with Retry-After: 1 on a 503. */
+void		 admin_reply_job(void *arg, int status, json_t *o);
 /* {"error":code} plus the pairs of extra (stolen, may be NULL). */
 void		 admin_error(struct admin_req *, int status, const char *code,
 		    json_t *extra);

@@ -65,6 +65,7 @@ static const struct {
 	{ ADMIN_DELETE, "/v1/tenants/{}/sources/{}", "source.delete" },
 	{ ADMIN_POST, "/v1/replays", "replay.create" },
 	{ ADMIN_PATCH, "/v1/replays/{}", "replay.change" },
+	{ ADMIN_DELETE, "/v1/tenants/{}/hooks", "tenant.erase" },
 };
 
 /* A replay's change named by the state it asks for. */
