@@ -4,8 +4,8 @@
  * admin_replay.c's):
  *
  *   POST  /v1/replays       {kind, source_id?, since?, until?, rate?,
- *                            max_lag_ms?, event_type? (quarantine)}
- *                            -> 202 with the job (a job
+ *                            max_lag_ms?, event_type? (quarantine),
+ *                            sink? (archive)} -> 202 with the job (a job
  *                            identical to a running or paused one: 202
  *                            with that job)
  *   GET   /v1/replays       -> 200 {"replays": [job, ...]}
@@ -103,10 +103,11 @@ static void
 replays_post(struct admin_req *ar)
 {
 	static const char *const keys[] = { "kind", "source_id", "since",
-	    "until", "rate", "max_lag_ms", "event_type", NULL };
+	    "until", "rate", "max_lag_ms", "event_type", "sink", NULL };
 	struct replay_spec sp;
 	unsigned char id[UUID_LEN];
 	uint64_t rate = REPLAY_RATE_DEFAULT, lag = REPLAY_LAG_DEFAULT;
+	uint64_t sink = UINT64_MAX;
 	const char *kind, *src = NULL;
 	json_t *o, *v;
 
@@ -115,12 +116,23 @@ replays_post(struct admin_req *ar)
 		return;
 	memset(&sp, 0, sizeof(sp));
 	if ((kind = json_string_value(json_object_get(o, "kind"))) == NULL ||
-	    (strcmp(kind, "dlq") != 0 && strcmp(kind, "quarantine") != 0)) {
-		admin_bad(ar, "kind", "must be \"dlq\" or \"quarantine\"");
+	    (strcmp(kind, "dlq") != 0 && strcmp(kind, "quarantine") != 0 &&
+	    strcmp(kind, "archive") != 0)) {
+		admin_bad(ar, "kind", "must be \"dlq\", \"quarantine\" or "
+		    "\"archive\"");
 		goto out;
 	}
 	sp.kind = strcmp(kind, "dlq") == 0 ? STORE_REPLAY_DLQ :
+	    strcmp(kind, "archive") == 0 ? STORE_REPLAY_ARCHIVE :
 	    STORE_REPLAY_QUARANTINE;
+	/* A sink index: the archive's deliveries are by sink. */
+	if (body_u64(ar, o, "sink", 0, UINT32_MAX - 1, &sink) == -1)
+		goto out;
+	if (sink != UINT64_MAX && sp.kind != STORE_REPLAY_ARCHIVE) {
+		admin_bad(ar, "sink", "is for a replay of kind archive");
+		goto out;
+	}
+	sp.sink = sink != UINT64_MAX ? (uint32_t)sink + 1 : 0;
 	if ((v = json_object_get(o, "source_id")) != NULL &&
 	    !json_is_null(v) && ((src = json_string_value(v)) == NULL ||
 	    !conf_valid_id(src))) {

@@ -247,6 +247,7 @@ replay_create(const struct replay_spec *sp, unsigned char id[UUID_LEN])
 		if (j->rp.kind == sp->kind && strcmp(j->rp.source, src) == 0 &&
 		    strcmp(j->rp.event_type, et) == 0 &&
 		    j->rp.since == sp->since && j->rp.until == sp->until &&
+		    j->rp.sink == sp->sink &&
 		    j->rp.rate == sp->rate &&
 		    j->rp.max_lag_ms == sp->max_lag_ms) {
 			memcpy(id, j->id, UUID_LEN);
@@ -264,6 +265,7 @@ replay_create(const struct replay_spec *sp, unsigned char id[UUID_LEN])
 	rp.until = sp->until;
 	rp.rate = sp->rate;
 	rp.max_lag_ms = sp->max_lag_ms;
+	rp.sink = sp->sink;
 	rp.created_at = time_wall_ms();
 	if (sp->kind == STORE_REPLAY_QUARANTINE)
 		rp.seq_below = store_next_seq(env->store);
@@ -404,7 +406,8 @@ tick_cb(evutil_socket_t fd, short ev, void *arg)
 			j->tokens = cap;
 		if (j->tokens < 1)
 			continue;
-		if (j->rp.kind == STORE_REPLAY_DLQ)
+		if (j->rp.kind == STORE_REPLAY_DLQ ||
+		    j->rp.kind == STORE_REPLAY_ARCHIVE)
 			job_step_dlq(j, time_wall_ms());
 		else
 			job_step_quarantine(j, time_wall_ms());
@@ -456,7 +459,9 @@ job_step_dlq(struct rjob *j, uint64_t now)
 	s.visits = REPLAY_VISITS;
 	if ((sb = store_batch_begin(env->store)) == NULL)
 		goto fail;
-	if ((ret = store_batch_replay_step(sb, j->id, &rp, &s)) == -1) {
+	if ((ret = rp.kind == STORE_REPLAY_ARCHIVE ?
+	    store_batch_archive_replay_step(sb, j->id, &rp, &s) :
+	    store_batch_replay_step(sb, j->id, &rp, &s)) == -1) {
 		store_batch_abort(sb);
 		goto fail;
 	}
@@ -465,14 +470,15 @@ job_step_dlq(struct rjob *j, uint64_t now)
 	j->rp = rp;
 	j->tokens -= (double)s.moved;
 	if (s.moved > 0) {
-		metrics_add("ankusa_replay_moved_total", s.moved, "kind", "dlq",
-		    NULL);
+		metrics_add("ankusa_replay_moved_total", s.moved, "kind",
+		    kind_name(rp.kind), NULL);
 		pipeline_wake(now);
 	}
 	if (ret == 0) {
 		uuid_format(j->id, ids);
-		log_info("replay: job %s done: %" PRIu64 " rows moved, %" PRIu64
-		    " dropped", ids, rp.moved, rp.dropped);
+		log_info("replay: job %s done: %" PRIu64 " %s moved, %" PRIu64
+		    " dropped", ids, rp.moved, rp.kind == STORE_REPLAY_ARCHIVE ?
+		    "hooks" : "rows", rp.dropped);
 		replay_notice(ids, &rp);
 	}
 	return;
@@ -673,7 +679,8 @@ replay_notice(const char *id, const struct store_replay *rp)
 static const char *
 kind_name(int kind)
 {
-	return kind == STORE_REPLAY_QUARANTINE ? "quarantine" : "dlq";
+	return kind == STORE_REPLAY_QUARANTINE ? "quarantine" :
+	    kind == STORE_REPLAY_ARCHIVE ? "archive" : "dlq";
 }
 
 static const char *
@@ -713,6 +720,10 @@ job_json(const unsigned char *id, const struct store_replay *rp,
 			    (json_int_t)cursor_u64(rp->cursor + 8), "sink",
 			    (json_int_t)(cursor_u64(rp->cursor + 12) &
 			    0xffffffff));
+		else if (rp->kind == STORE_REPLAY_ARCHIVE)
+			cur = json_pack("{s:I, s:I}", "kept_at",
+			    (json_int_t)cursor_u64(rp->cursor), "seq",
+			    (json_int_t)cursor_u64(rp->cursor + 8));
 		else
 			cur = json_pack("{s:I}", "seq",
 			    (json_int_t)cursor_u64(rp->cursor));
@@ -727,6 +738,9 @@ job_json(const unsigned char *id, const struct store_replay *rp,
 	    "cursor", cur, "done", rp->state == STORE_REPLAY_DONE);
 	if (o == NULL)
 		return NULL;
+	if (rp->kind == STORE_REPLAY_ARCHIVE)
+		json_object_set_new(o, "sink", rp->sink != 0 ?
+		    json_integer((json_int_t)rp->sink - 1) : json_null());
 	json_object_set_new(o, "reason", rp->reason[0] != '\0' ?
 	    json_string(rp->reason) : json_null());
 	json_object_set_new(o, "event_type", rp->event_type[0] != '\0' ?

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * admin_replay.h: replay jobs, the operator's way to deliver dead letters (kind
- * dlq) and held hooks (kind quarantine) again, paced so that a replay
- * never buries live traffic.
+ * dlq), held hooks (kind quarantine) and kept delivered hooks (kind
+ * archive: since and until are their last delivery's time) again, paced
+ * so that a replay never buries live traffic.
  *
  * A job lives in the store (table replays, store_replay.c) from its
  * creation, and the running and paused ones in memory too (at most
@@ -11,7 +12,9 @@
  * token bucket filled at its rate (rows or held hooks per second), only
  * while pipeline_pressure() reports a lag of at most its max_lag_ms and
  * no full window.  A dlq step moves dead rows back to due with the job's
- * cursor in one transaction (store_batch_replay_step); a quarantine job
+ * cursor in one transaction (store_batch_replay_step), an archive step
+ * gives kept hooks new rows so (store_batch_archive_replay_step, a token
+ * a hook); a quarantine job
  * re-verifies held hooks through quarantine.c's release, one hook per
  * token.  A job whose deliveries keep dead-lettering or keep being parked
  * by an open breaker pauses itself with a reason (REPLAY_WINDOW,
@@ -51,6 +54,8 @@ struct replay_spec {
 	uint32_t	 rate;
 	uint32_t	 max_lag_ms;
 	const char	*event_type;	/* quarantine: NULL or "": any */
+	uint32_t	 sink;		/* archive: the sink index + 1, 0:
+					 * every sink */
 };
 
 enum replay_rc {
