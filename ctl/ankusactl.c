@@ -66,7 +66,7 @@ static json_t	*build_flush(int, char **);
 static json_t	*build_pause(int, char **);
 static json_t	*build_rate(int, char **);
 static long long opt_count(const char *, const char *, long long);
-static json_t	*build_dlq_replay(int, char **);
+static json_t	*build_replay(const char *, int, char **);
 static json_t	*build_replays(int, char **);
 static void	 print_replays(json_t *);
 static void	 print_backup(json_t *);
@@ -351,7 +351,7 @@ build_dlq(int argc, char **argv)
 	json_t *req;
 
 	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
-		return build_dlq_replay(argc - 1, argv + 1);
+		return build_replay("dlq", argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "show") == 0 ||
 	    strcmp(argv[1], "purge") == 0))
 		return build_dlq_api(argc, argv);
@@ -1299,10 +1299,10 @@ opt_time(const char *v)
 	return json_string(v);
 }
 
-/* replay [-S source] [--since T] [--until T] [--rate n]
+/* A replay job of kind: [-S source] [--since T] [--until T] [--rate n]
  * [--max-lag-ms n] */
 static json_t *
-build_dlq_replay(int argc, char **argv)
+build_replay(const char *kind, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "since", required_argument, NULL, 's' },
@@ -1311,7 +1311,7 @@ build_dlq_replay(int argc, char **argv)
 		{ "max-lag-ms", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
-	json_t *body = json_pack("{s:s}", "kind", "dlq");
+	json_t *body = json_pack("{s:s}", "kind", kind);
 	int ch;
 
 	optind = 1;
