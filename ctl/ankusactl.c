@@ -1439,6 +1439,49 @@ print_replays(json_t *ans)
 	print_replay(body);
 }
 
+/* A query option of a listing: its option's character, the key it sets. */
+struct query_key {
+	int		 ch;
+	const char	*key;
+};
+
+/* GET base with the query the options set (build_audit, build_hooks). */
+static json_t *
+build_query(const char *base, const char *shortopts,
+    const struct option *longopts, const struct query_key *keys,
+    size_t nkeys, int argc, char **argv)
+{
+	char path[4096];
+	size_t i;
+	int ch;
+
+	snprintf(path, sizeof(path), "%s", base);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	    -1) {
+		for (i = 0; i < nkeys; i++)
+			if (keys[i].ch == ch)
+				break;
+		if (i == nkeys)
+			return NULL;
+		query_add(path, sizeof(path), keys[i].key, optarg);
+	}
+	if (optind != argc)
+		return NULL;
+	return api_req("GET", path, NULL);
+}
+
+/* A page's last line: how many of what, and the cursor of the next. */
+static void
+print_page_end(json_t *b, const char *what)
+{
+	printf("-- %zu %s", json_array_size(json_object_get(b, "entries")),
+	    what);
+	if (json_is_string(json_object_get(b, "next_cursor")))
+		printf("; more with --cursor %s", str_or(b, "next_cursor", ""));
+	printf("\n");
+}
+
 /* audit [--since T] [--until T] [--actor A] [--action A] [--tenant T]
  * [-n limit] [--cursor C]: GET /v1/audit, newest first. */
 static json_t *
@@ -1453,30 +1496,14 @@ build_audit(int argc, char **argv)
 		{ "cursor", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const struct {
-		int		 ch;
-		const char	*key;
-	} keys[] = {
+	static const struct query_key keys[] = {
 		{ 's', "since" }, { 'u', "until" }, { 'a', "actor" },
 		{ 'A', "action" }, { 't', "tenant" }, { 'c', "cursor" },
 		{ 'n', "limit" },
 	};
-	char path[4096] = "/v1/audit";
-	size_t i;
-	int ch;
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
-		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (keys[i].ch == ch)
-				break;
-		if (i == sizeof(keys) / sizeof(keys[0]))
-			return NULL;
-		query_add(path, sizeof(path), keys[i].key, optarg);
-	}
-	if (optind != argc)
-		return NULL;
-	return api_req("GET", path, NULL);
+	return build_query("/v1/audit", "n:", longopts, keys,
+	    sizeof(keys) / sizeof(keys[0]), argc, argv);
 }
 
 /* A page of the trail: a line an entry, then the cursor of the next. */
@@ -1499,11 +1526,7 @@ print_audit(json_t *ans)
 		    "-") : "-", str_or(e, "outcome", "-"),
 		    str_or(e, "target", ""));
 	}
-	printf("-- %zu entries", json_array_size(json_object_get(b,
-	    "entries")));
-	if (json_is_string(json_object_get(b, "next_cursor")))
-		printf("; more with --cursor %s", str_or(b, "next_cursor", ""));
-	printf("\n");
+	print_page_end(b, "entries");
 }
 
 /*
