@@ -88,6 +88,9 @@ static json_t	*build_audit(int, char **);
 static void	 print_audit(json_t *);
 static json_t	*build_sinks(int, char **);
 static void	 print_sinks(json_t *);
+static json_t	*build_hooks(int, char **);
+static void	 print_hooks(json_t *);
+static json_t	*build_replay_cmd(int, char **);
 
 static const struct command commands[] = {
 	{ "status", "", build_plain, print_status },
@@ -105,6 +108,11 @@ static const struct command commands[] = {
 	    build_dlq, print_replays },
 	{ "replays", "list | show|pause|resume|cancel id", build_replays,
 	    print_replays },
+	{ "replay", "archive [-S source] [--since T] [--until T] [--sink n] "
+	    "[--rate n] [--max-lag-ms n]", build_replay_cmd, print_replays },
+	/* The search of hooks through the admin API (admin_api_hooks.c). */
+	{ "hooks", "[-S source] [--tenant T] [--state S] [--since T] "
+	    "[--until T] [-n limit] [--cursor C]", build_hooks, print_hooks },
 	/* Dead letters and hooks through the admin API (admin_api_dlq.c). */
 	{ "show", "id", build_hook, print_hook },
 	{ "delete", "id", build_hook, print_hook },
@@ -1300,7 +1308,7 @@ opt_time(const char *v)
 }
 
 /* A replay job of kind: [-S source] [--since T] [--until T] [--rate n]
- * [--max-lag-ms n] */
+ * [--max-lag-ms n], and for kind archive [--sink n] */
 static json_t *
 build_replay(const char *kind, int argc, char **argv)
 {
@@ -1309,6 +1317,7 @@ build_replay(const char *kind, int argc, char **argv)
 		{ "until", required_argument, NULL, 'u' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "max-lag-ms", required_argument, NULL, 'l' },
+		{ "sink", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	json_t *body = json_pack("{s:s}", "kind", kind);
@@ -1334,6 +1343,15 @@ build_replay(const char *kind, int argc, char **argv)
 		case 'l':
 			json_object_set_new(body, "max_lag_ms", json_integer(
 			    opt_count("--max-lag-ms", optarg, 0)));
+			break;
+		case 'k':
+			/* The archive's deliveries are by sink. */
+			if (strcmp(kind, "archive") != 0) {
+				json_decref(body);
+				return NULL;
+			}
+			json_object_set_new(body, "sink", json_integer(
+			    opt_count("--sink", optarg, 0)));
 			break;
 		default:
 			json_decref(body);
@@ -1613,4 +1631,60 @@ print_sinks(json_t *ans)
 	}
 	if (json_array_size(json_object_get(b, "sinks")) == 0)
 		printf("no sink key in the config\n");
+}
+
+/* replay archive [options]: a replay job of kind archive (build_replay's
+ * options). */
+static json_t *
+build_replay_cmd(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "archive") != 0)
+		return NULL;
+	return build_replay("archive", argc - 1, argv + 1);
+}
+
+/* hooks [-S source] [--tenant T] [--state S] [--since T] [--until T]
+ * [-n limit] [--cursor C]: GET /v1/hooks, newest first. */
+static json_t *
+build_hooks(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "tenant", required_argument, NULL, 't' },
+		{ "state", required_argument, NULL, 'x' },
+		{ "cursor", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct query_key keys[] = {
+		{ 's', "since" }, { 'u', "until" }, { 't', "tenant_id" },
+		{ 'x', "state" }, { 'c', "cursor" }, { 'n', "limit" },
+		{ 'S', "source_id" },
+	};
+
+	return build_query("/v1/hooks", "n:S:", longopts, keys,
+	    sizeof(keys) / sizeof(keys[0]), argc, argv);
+}
+
+/* A page of the search: a line a hook, then the cursor of the next. */
+static void
+print_hooks(json_t *ans)
+{
+	json_t *b = json_object_get(ans, "body"), *e;
+	char when[32];
+	size_t i;
+
+	json_array_foreach(json_object_get(b, "entries"), i, e) {
+		if (i == 0)
+			printf("%-36s %-20s %-12s %-16s %-16s %s\n", "ID",
+			    "RECEIVED (UTC)", "STATE", "TENANT", "SOURCE",
+			    "SIZE");
+		printf("%-36s %-20s %-12s %-16s %-16s %lld\n",
+		    str_or(e, "id", "-"), when_utc(json_object_get(e,
+		    "received_at"), when, sizeof(when)),
+		    str_or(e, "state", "-"), str_or(e, "tenant_id", "-"),
+		    str_or(e, "source_id", "-"),
+		    (long long)json_integer_value(json_object_get(e, "size")));
+	}
+	print_page_end(b, "hooks");
 }
