@@ -283,6 +283,54 @@ START_TEST(test_archive_dead_purge)
 END_TEST
 
 static int
+claimed_sink0(const unsigned char *rk, void *arg)
+{
+	return rec_get_u32(rk + 8) == 0;
+}
+
+/* The erase's delete: a claimed row stays, an orphan, whose delivered
+ * settle deletes it and keeps nothing, whose dead settle drops it. */
+START_TEST(test_archive_erase_orphan)
+{
+	struct store *st = open_ok();
+	struct store_batch *b;
+	struct store_counts c;
+	uint64_t a, d, bytes;
+
+	store_archive_keep(st, 1);
+	a = put_n(st, "github", 2, NULL);
+	d = put_n(st, "github", 2, NULL);
+	ck_assert_int_eq(deliver(st, a, 1), 1);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_hook_erase(b, a, claimed_sink0, NULL,
+	    &bytes), 1);
+	ck_assert_int_eq(store_batch_hook_erase(b, d, claimed_sink0, NULL,
+	    &bytes), 1);
+	commit_ok(st, b);
+	c = counts(st);
+	ck_assert_int_eq(c.hooks, 0);
+	ck_assert_int_eq(c.rows, 2);
+	ck_assert_int_eq(store_debug_count(st, "delivered"), 0);
+	ck_assert_int_eq(deliver(st, a, 0), 1);
+	ck_assert_int_eq(kill_row(st, d, 0, 5000, "gone", "x", 1), 2);
+	c = counts(st);
+	ck_assert_int_eq(c.rows, 0);
+	ck_assert_int_eq(c.dead, 0);
+	ck_assert_int_eq(store_debug_count(st, "rows"), 0);
+	ck_assert_int_eq(store_debug_count(st, "due"), 0);
+	no_trace(st);
+	/* Refused whole by store_batch_hook_del. */
+	a = put_n(st, "github", 2, NULL);
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_hook_del(b, a, claimed_sink0, NULL,
+	    &bytes), 2);
+	commit_ok(st, b);
+	ck_assert_int_eq(counts(st).rows, 2);
+	store_close(st);
+}
+END_TEST
+
+static int
 replay_step(struct store *st, const unsigned char *id,
     struct store_replay *rp, uint64_t limit, uint64_t *moved)
 {
@@ -440,6 +488,7 @@ archive_suite(void)
 	tcase_add_test(tc, test_archive_prune);
 	tcase_add_test(tc, test_archive_delete);
 	tcase_add_test(tc, test_archive_dead_purge);
+	tcase_add_test(tc, test_archive_erase_orphan);
 	tcase_add_test(tc, test_archive_replay);
 	tcase_add_test(tc, test_dedupe_erase);
 	suite_add_tcase(s, tc);

@@ -399,13 +399,13 @@ erase_step(struct step_job *sj)
 		j->hooks_done = 1;
 	if ((b = store_batch_begin(env->store)) == NULL)
 		goto fail;
-	/* A claimed row goes too: its attempt's settle finds no row, and
-	 * nothing of the hook is delivered or kept after it. */
+	/* A claimed row stays, an orphan: its attempt's settle finds no
+	 * hook, and nothing of it is delivered or kept after that. */
 	for (i = 0; i < j->nseqs; i++) {
 		/* attempts: joined by the lead (a hook's attempts go with
 		 * it, in rows_hook_unref). */
-		if ((ret = store_batch_hook_del(b, j->seqs[i], NULL, NULL,
-		    &bytes)) == -1)
+		if ((ret = store_batch_hook_erase(b, j->seqs[i], ops.claimed,
+		    ops.arg, &bytes)) == -1)
 			goto abort;
 		if (ret == 1) {
 			j->deleted++;

@@ -760,6 +760,13 @@ int		 store_hook_head(struct store *, uint64_t seq, int pen,
 int		 store_batch_hook_del(struct store_batch *, uint64_t seq,
 		    int (*claimed)(const unsigned char *, void *), void *arg,
 		    uint64_t *bytes);
+/* As store_batch_hook_del, but a row claimed(rowkey, arg) names stays, an
+ * orphan: its attempt's settle finds no hook (a dead settle drops it, a
+ * delivered one deletes it and keeps nothing), so nothing of the hook is
+ * delivered after its attempt.  1 deleted, 0 no such hook, -1. */
+int		 store_batch_hook_erase(struct store_batch *, uint64_t seq,
+		    int (*claimed)(const unsigned char *, void *), void *arg,
+		    uint64_t *bytes);
 
 /* A step of a tenant's erase over its dedupe entries (in, the range; in
  * and out, where the next step goes on). */

@@ -56,8 +56,16 @@ int
 archive_delivered(struct store_batch *b, const unsigned char *rk,
     const struct store_row *r)
 {
-	unsigned char v[DELIVERED_REC_LEN];
+	unsigned char v[DELIVERED_REC_LEN], hk[8];
+	size_t vlen;
+	int ret;
 
+	/* An orphan's (its hook erased while it was claimed) would outlive
+	 * everything that could delete it. */
+	store_key_hook(hk, rec_get_u64(rk));
+	if ((ret = store_tget_head(b->st, b->txn, T_HOOKS, hk, sizeof(hk), hk,
+	    0, &vlen)) != 1)
+		return ret;
 	v[0] = STORE_REC_VERSION;
 	v[1] = r->module;
 	rec_put_u64(v + 2, time_wall_ms());

@@ -43,6 +43,9 @@ static int	 row_keys(struct store *, struct __db_txn *, uint64_t,
 		    struct hook_rows *);
 static int	 row_del(struct store_batch *, const unsigned char *);
 static int	 hook_drop(struct store_batch *, uint64_t);
+static int	 hook_del(struct store_batch *, uint64_t,
+		    int (*)(const unsigned char *, void *), void *,
+		    uint64_t *, int);
 
 /* info from a dead entry alone: its key and record. */
 static void
@@ -367,6 +370,24 @@ store_batch_hook_del(struct store_batch *b, uint64_t seq,
     int (*claimed)(const unsigned char *, void *), void *arg,
     uint64_t *bytes)
 {
+	return hook_del(b, seq, claimed, arg, bytes, 0);
+}
+
+int
+store_batch_hook_erase(struct store_batch *b, uint64_t seq,
+    int (*claimed)(const unsigned char *, void *), void *arg,
+    uint64_t *bytes)
+{
+	return hook_del(b, seq, claimed, arg, bytes, 1);
+}
+
+/* store_batch_hook_del, or (orphans) store_batch_hook_erase: the claimed
+ * rows stay, orphans, instead of refusing. */
+static int
+hook_del(struct store_batch *b, uint64_t seq,
+    int (*claimed)(const unsigned char *, void *), void *arg,
+    uint64_t *bytes, int orphans)
+{
 	struct store *st = b->st;
 	struct store_hook_rec rec;
 	struct hook_rows hr;
@@ -392,14 +413,15 @@ store_batch_hook_del(struct store_batch *b, uint64_t seq,
 	if (row_keys(st, b->txn, seq, &hr) == -1)
 		goto fail;
 	/* A claimed row is in an attempt's hands: refuse before any
-	 * write. */
-	for (i = 0; claimed != NULL && i < hr.n; i++)
+	 * write, or leave it to its settle, which finds its hook gone. */
+	for (i = 0; !orphans && claimed != NULL && i < hr.n; i++)
 		if (claimed(hr.rk[i], arg)) {
 			free(hr.rk);
 			return 2;
 		}
 	for (i = 0; i < hr.n; i++)
-		if (row_del(b, hr.rk[i]) == -1)
+		if ((!orphans || claimed == NULL || !claimed(hr.rk[i], arg)) &&
+		    row_del(b, hr.rk[i]) == -1)
 			goto fail;
 	/* A live count above its rows (a count lost): it goes all the
 	 * same. */

@@ -452,7 +452,8 @@ int	 lane_release(struct store_batch *, const unsigned char *,
 int	 lane_join(struct store_batch *, const unsigned char *,
 		    const struct store_row *);
 
-/* store_archive.c: a delivered row's record (the row as settled); with
+/* store_archive.c: a delivered row's record (the row as settled; none
+ * for an orphan, whose hook is gone); with
  * its hook's last row, the hook kept (c on its record, head its first
  * bytes); a hook deleted that had delivered records, which go with it
  * (and its archive entry when kept).  0, or -1 on a store error. */
