@@ -145,7 +145,13 @@ static const struct family_def {
 	    "they joined without being in replication.peers, since its "
 	    "process started.", NULL },
 	{ "ankusa_store_hooks", METRICS_GAUGE,
-	    "Hooks in the store.", NULL },
+	    "Hooks in the store with a row to deliver or dead-lettered (not "
+	    "the delivered hooks kept).", NULL },
+	{ "ankusa_archive_hooks", METRICS_GAUGE,
+	    "Delivered hooks kept by retention.delivered_s.", NULL },
+	{ "ankusa_archive_bytes", METRICS_GAUGE,
+	    "Their bytes (records and bodies), against retention.max_bytes.",
+	    NULL },
 	{ "ankusa_store_deliveries", METRICS_GAUGE,
 	    "Delivery rows in the store, in any state (pending + inflight + "
 	    "dead).", NULL },

@@ -606,6 +606,8 @@ cmd_status(struct ctl_conn *c, json_t *req)
 	json_object_set_new(o, "running", json_integer(ds.running));
 	json_object_set_new(o, "decked", json_integer(ds.decked));
 	json_object_set_new(o, "dead", json_integer(sc.dead));
+	json_object_set_new(o, "kept", json_integer(sc.ahooks));
+	json_object_set_new(o, "kept_bytes", json_integer(sc.abytes));
 	json_object_set_new(o, "commit_queue", json_integer(writer_queued()));
 	json_object_set_new(o, "edges", json_integer(supervisor_ready(
 	    KIND_EDGE)));

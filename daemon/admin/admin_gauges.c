@@ -173,6 +173,8 @@ g_store(void)
 		return;
 	pipeline_stats(&st, &idle, &busy);
 	metrics_set("ankusa_store_hooks", (double)sc.hooks, NULL);
+	metrics_set("ankusa_archive_hooks", (double)sc.ahooks, NULL);
+	metrics_set("ankusa_archive_bytes", (double)sc.abytes, NULL);
 	metrics_set("ankusa_store_deliveries", (double)sc.rows, NULL);
 	metrics_set("ankusa_queue_dead", (double)sc.dead, NULL);
 	/* Claimed rows are still pending in the store. */
