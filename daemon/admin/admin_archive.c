@@ -256,7 +256,11 @@ archive_search(const struct archive_filter *f, json_t **out)
 
 	memset(&p, 0, sizeof(p));
 	p.f = f;
-	p.hi = f->before_seq != 0 ? f->before_seq : store_next_seq(env->store);
+	p.hi = f->before_seq;
+	if (p.hi == 0 && store_seq_bound(env->store, &p.hi) == -1) {
+		*out = dlq_store_error();
+		return 503;
+	}
 	p.lo = p.hi > ARCHIVE_PAGE_SEQS + 1 ? p.hi - ARCHIVE_PAGE_SEQS : 1;
 	p.oldest = UINT64_MAX;
 	/* At most one of each seq in the window, in the two tables. */

@@ -918,6 +918,26 @@ store_next_seq(const struct store *st)
 	return st->next_seq;
 }
 
+int
+store_seq_bound(struct store *st, uint64_t *seq)
+{
+	char err[256];
+
+	/* A client's tables change under it, as the master's commits are
+	 * applied: meta's marker of now, which is ahead of every seq they
+	 * hold. */
+	if (st->client) {
+		if (store_meta_u64(st, "next_seq", seq, 0, err,
+		    sizeof(err)) == -1) {
+			store_seterr(st, 0, "%s", err);
+			return -1;
+		}
+		return 0;
+	}
+	*seq = st->next_seq;
+	return 0;
+}
+
 void
 store_batch_abort(struct store_batch *b)
 {

@@ -209,6 +209,10 @@ int		 store_log_flush(struct store *);
 /* The seq the next hook put will get: rows of hooks put from now on have
  * this seq or a larger one. */
 uint64_t	 store_next_seq(const struct store *);
+/* A bound above every seq stored: store_next_seq, and on a client of a
+ * replication group the master's as last applied (read from meta).  0, or
+ * -1 on a store error. */
+int		 store_seq_bound(struct store *, uint64_t *seq);
 void		 store_batch_abort(struct store_batch *);
 
 /* Hooks in seq order after after_seq, optionally of one source, at most

@@ -353,3 +353,37 @@ def test_archive_erase_under_load():
     entries = _ok(d, "GET", "/v1/audit?action=tenant.erase")["entries"]
     assert len(entries) == 1 and entries[0]["tenant"] == "ta" and \
         entries[0]["outcome"] == "ok", entries
+
+
+def test_archive_repl_client():
+    """On a replication group: the master's kept hooks are found on a
+    client (by id, by the search, in its status), across the client's
+    restart, and the master's prune removes them there too."""
+    from test_replication import Group
+    s = TestSink().start()
+    g = Group(s.url("/s"))
+    for d in g.nodes:
+        d.extra["retention"] = {"delivered_s": 8}
+        d.write_config()
+    g.start()
+    m = g.master()
+    ids = [_post(m, "s", b'{"n":%d}' % i) for i in range(3)]
+    wait_until(lambda: m.status()["kept"] == 3, 20, 0.1, "kept on the master")
+    c = [d for d in g.nodes if d is not m][0]
+    wait_until(lambda: c.status()["kept"] == 3, 20, 0.1, "kept on a client")
+    assert _ok(c, "GET", "/v1/hooks/" + ids[0])["kept"] is True
+    got = [e["id"] for e in _search(c, "state=delivered")[0]]
+    assert got == list(reversed(ids)), got
+    c.stop()
+    c.start(timeout=60)
+    wait_until(lambda: c.status()["kept"] == 3, 20, 0.1,
+               "kept on the client after its restart")
+    # The master prunes; the client follows.
+    wait_until(lambda: m.status()["kept"] == 0, 20, 0.2, "pruned")
+    wait_until(lambda: c.status()["kept"] == 0, 20, 0.2,
+               "pruned on the client")
+    st, _, doc = c.api("GET", "/v1/hooks/" + ids[0])
+    assert st == 404, (st, doc)
+
+
+test_archive_repl_client.timeout = 180
