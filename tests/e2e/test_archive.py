@@ -80,7 +80,11 @@ def test_archive_kept_search_show_replay():
     d = _daemon(s, retention={"delivered_s": 3600},
                 sources={"src": _to(s, "/r", "acme"),
                          "slow": _to(s, "/slow", "acme"),
-                         "bad": _to(s, "/bad", "zeta")})
+                         "bad": _to(s, "/bad", "zeta"),
+                         "pen": {"verify": {"type": "github",
+                                            "secret": "s3cret"},
+                                 "on_verify_failure": "quarantine",
+                                 "sinks": [{"type": "log"}]}})
     s.mode("/slow", status=503)
     s.mode("/bad", status=410)
     ids = [_post(d, "src", b'{"n":%d}' % i) for i in range(3)]
@@ -88,6 +92,10 @@ def test_archive_kept_search_show_replay():
     slow = _post(d, "slow", b'{"slow":1}')
     bad = _post(d, "bad", b'{"bad":1}')
     wait_until(lambda: d.status()["dead"] == 1, 20, 0.05, "a dead letter")
+    st, _, data = post(d.port, "/webhooks/pen", b"z" * 10,
+                       headers={"x-hub-signature-256": "sha256=00"})
+    assert st == 202, (st, data)
+    held = json.loads(data)["id"]
     st = d.status()
     assert st["pending"] == 1, st      # the slow one only
 
@@ -105,10 +113,10 @@ def test_archive_kept_search_show_replay():
     dead, _ = _search(d, "state=dead")
     assert [e["id"] for e in dead] == [bad], dead
     q, _ = _search(d, "state=quarantined")
-    assert q == [], q
+    assert [e["id"] for e in q] == [held], q
     every, _ = _search(d)
-    assert [e["id"] for e in every] == [bad, slow] + list(reversed(ids)), \
-        every
+    assert [e["id"] for e in every] == \
+        [held, bad, slow] + list(reversed(ids)), every
     by_tenant, _ = _search(d, "tenant_id=zeta")
     assert [e["id"] for e in by_tenant] == [bad], by_tenant
     by_src, _ = _search(d, "source_id=src&limit=2")
