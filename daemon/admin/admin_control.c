@@ -671,6 +671,13 @@ ctl_list_one(const struct store_hook_info *h, void *arg)
 {
 	struct ctl_conn *c = arg;
 
+	/* A delivered hook kept by retention.delivered_s is no part of the
+	 * queue (ankusactl hooks --state delivered lists those). */
+	if (h->kept) {
+		c->after_seq = h->seq;
+		c->skipped++;
+		return 0;
+	}
 	ctl_send(c, json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:i, s:b}",
 	    "id", h->id, "seq", (json_int_t)h->seq, "tenant",
 	    admin_str(h->tenant), "source", admin_str(h->source), "received_at",

@@ -98,6 +98,8 @@ def test_archive_kept_search_show_replay():
     held = json.loads(data)["id"]
     st = d.status()
     assert st["pending"] == 1, st      # the slow one only
+    # The queue is what waits: not the kept hooks.
+    assert {q["id"] for q in d.queue() if "id" in q} == {slow, bad}
 
     h = _ok(d, "GET", "/v1/hooks/" + ids[0])
     assert h["kept"] is True, h
