@@ -36,6 +36,8 @@
 
 #define ARCHIVE_UPKEEP_MS	1000
 #define ARCHIVE_PRUNE_STEP	256	/* kept hooks deleted a step */
+#define ARCHIVE_ORPHAN_MS	100	/* the erase's look at its orphans */
+#define ARCHIVE_ORPHAN_MAX_MS	600000	/* and how long it waits for them */
 
 /* A hook or held hook a page read, before its state is known. */
 struct cand {
@@ -52,6 +54,12 @@ struct page {
 	uint64_t		 oldest;	/* the least received_at read */
 };
 
+/* A row the erase left to its attempt (claimed), with its hook's id. */
+struct orphan {
+	unsigned char		 rk[STORE_ROWKEY_LEN];
+	unsigned char		 id[UUID_LEN];
+};
+
 struct archive_job {
 	struct step_job		 sj;		/* first: steps.c's */
 	char			 tenant[CONF_ID_MAX + 1];
@@ -60,7 +68,13 @@ struct archive_job {
 	int			 hooks_done;
 	struct store_dedupe_erase de;		/* then the dedupe's */
 	uint64_t		*seqs;
+	unsigned char		(*ids)[UUID_LEN];	/* the seqs' hooks' */
 	size_t			 nseqs;
+	size_t			 cur;		/* the hook being erased */
+	struct orphan		*orph;		/* then these, once settled */
+	size_t			 norph, corph;
+	uint64_t		 waited;	/* ms, for them */
+	struct event		*ev;		/* the wait's */
 	uint64_t		 read;
 	uint64_t		 deleted, bytes;
 	void			(*done)(void *, int, json_t *);
@@ -77,6 +91,8 @@ static void	 upkeep_cb(evutil_socket_t, short, void *);
 static int	 prune_step(struct step_job *);
 static int	 erase_step(struct step_job *);
 static void	 erase_end(struct archive_job *, int);
+static int	 erase_orphans(struct archive_job *);
+static void	 erase_wait_cb(evutil_socket_t, short, void *);
 
 void
 archive_init(const struct dlq_ops *o)
@@ -343,7 +359,9 @@ archive_erase(const char *tenant, uint64_t since, uint64_t until,
 
 	if ((j = calloc(1, sizeof(*j))) == NULL ||
 	    (j->seqs = calloc(ARCHIVE_ERASE_VISITS, sizeof(*j->seqs))) ==
-	    NULL)
+	    NULL || (j->ids = calloc(ARCHIVE_ERASE_VISITS,
+	    sizeof(*j->ids))) == NULL ||
+	    (j->ev = evtimer_new(env->base, erase_wait_cb, j)) == NULL)
 		fatal("archive");
 	snprintf(j->tenant, sizeof(j->tenant), "%s", tenant);
 	j->since = since;
@@ -378,9 +396,32 @@ erase_hook_fn(const struct store_hook_info *h, void *arg)
 	j->read++;
 	j->after_seq = h->seq;
 	if (strcmp(h->tenant, j->tenant) == 0 && h->received_at >= j->since &&
-	    h->received_at <= j->until)
+	    h->received_at <= j->until &&
+	    uuid_parse(h->id, j->ids[j->nseqs]) == 0)
 		j->seqs[j->nseqs++] = h->seq;
 	return 0;
+}
+
+/* ops.claimed, noting each row it names as an orphan of the hook being
+ * erased. */
+static int
+erase_claimed(const unsigned char *rk, void *arg)
+{
+	struct archive_job *j = arg;
+	struct orphan *o;
+
+	if (!ops.claimed(rk, ops.arg))
+		return 0;
+	if (j->norph == j->corph) {
+		j->corph = j->corph == 0 ? 16 : 2 * j->corph;
+		if ((o = reallocarray(j->orph, j->corph, sizeof(*o))) == NULL)
+			fatal("archive");
+		j->orph = o;
+	}
+	memcpy(j->orph[j->norph].rk, rk, STORE_ROWKEY_LEN);
+	memcpy(j->orph[j->norph].id, j->ids[j->cur], UUID_LEN);
+	j->norph++;
+	return 1;
 }
 
 /* One step: a page of hooks read and its tenant's deleted, then steps of
@@ -394,6 +435,8 @@ erase_step(struct step_job *sj)
 	size_t i;
 	int ret;
 
+	if (j->hooks_done && j->de.end)
+		return erase_orphans(j);
 	j->nseqs = 0;
 	j->read = 0;
 	if (!j->hooks_done && store_hooks_list(env->store, NULL, j->after_seq,
@@ -404,12 +447,13 @@ erase_step(struct step_job *sj)
 	if ((b = store_batch_begin(env->store)) == NULL)
 		goto fail;
 	/* A claimed row stays, an orphan: its attempt's settle finds no
-	 * hook, and nothing of it is delivered or kept after that. */
+	 * hook, and nothing of it is delivered or kept after that; the
+	 * erase ends once they have settled (erase_orphans).  The hook's
+	 * attempts go with it. */
 	for (i = 0; i < j->nseqs; i++) {
-		/* attempts: joined by the lead (a hook's attempts go with
-		 * it, in rows_hook_unref). */
-		if ((ret = store_batch_hook_erase(b, j->seqs[i], ops.claimed,
-		    ops.arg, &bytes)) == -1)
+		j->cur = i;
+		if ((ret = store_batch_hook_erase(b, j->seqs[i], erase_claimed,
+		    j, &bytes)) == -1)
 			goto abort;
 		if (ret == 1) {
 			j->deleted++;
@@ -425,16 +469,74 @@ erase_step(struct step_job *sj)
 		ops.changed(ops.arg);
 	if (!j->hooks_done || !j->de.end)
 		return 1;
-	log_info("archive: tenant %s erased: %" PRIu64 " hooks, %" PRIu64
-	    " body bytes, %" PRIu64 " dedupe entries", j->tenant, j->deleted,
-	    j->bytes, j->de.deleted);
-	erase_end(j, 200);
-	return 0;
+	return erase_orphans(j);
  abort:
 	store_batch_abort(b);
  fail:
 	erase_end(j, 503);
 	return 0;
+}
+
+/*
+ * The orphans, once no attempt holds them: the rows a settle rescheduled
+ * (dropped as the orphans they are) and the attempts their settles wrote,
+ * so that nothing of the erased hooks is left.  Until then the job looks
+ * again every ARCHIVE_ORPHAN_MS, off the steps' line.  0: it waits, or it
+ * answered.
+ */
+static int
+erase_orphans(struct archive_job *j)
+{
+	struct store_batch *b;
+	size_t i;
+
+	for (i = 0; i < j->norph; i++)
+		if (ops.claimed(j->orph[i].rk, ops.arg))
+			break;
+	if (i < j->norph && j->waited < ARCHIVE_ORPHAN_MAX_MS) {
+		struct timeval tv = { 0, ARCHIVE_ORPHAN_MS * 1000 };
+
+		steps_end(&jobs, &j->sj);
+		j->waited += ARCHIVE_ORPHAN_MS;
+		evtimer_add(j->ev, &tv);
+		return 0;
+	}
+	if (i < j->norph)
+		log_warnx("archive: tenant %s: a row of an erased hook is "
+		    "still claimed after %d s: its attempt's record may stay",
+		    j->tenant, ARCHIVE_ORPHAN_MAX_MS / 1000);
+	if (j->norph > 0) {
+		if ((b = store_batch_begin(env->store)) == NULL)
+			goto fail;
+		for (i = 0; i < j->norph; i++)
+			if ((!ops.claimed(j->orph[i].rk, ops.arg) &&
+			    store_batch_row_dead(b, j->orph[i].rk,
+			    time_wall_ms(), "erased", NULL, 0) == -1) ||
+			    store_batch_attempts_drop(b, j->orph[i].id) == -1) {
+				store_batch_abort(b);
+				goto fail;
+			}
+		if (store_batch_commit(b) == -1)
+			goto fail;
+	}
+	log_info("archive: tenant %s erased: %" PRIu64 " hooks, %" PRIu64
+	    " body bytes, %" PRIu64 " dedupe entries, %zu rows left to their "
+	    "attempts", j->tenant, j->deleted, j->bytes, j->de.deleted,
+	    j->norph);
+	erase_end(j, 200);
+	return 0;
+ fail:
+	erase_end(j, 503);
+	return 0;
+}
+
+/* A look at the orphans again, in the steps' line. */
+static void
+erase_wait_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct archive_job *j = arg;
+
+	steps_add(&jobs, &j->sj);
 }
 
 static void
@@ -452,6 +554,9 @@ erase_end(struct archive_job *j, int status)
 		j->done(j->arg, status, o);
 	else
 		json_decref(o);
+	event_free(j->ev);
+	free(j->orph);
+	free(j->ids);
 	free(j->seqs);
 	free(j);
 }

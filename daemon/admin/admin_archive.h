@@ -64,10 +64,10 @@ void	archive_init(const struct dlq_ops *);
 /* A page of the search: 200 {entries, next_cursor} or 503, in *out. */
 int	archive_search(const struct archive_filter *, json_t **out);
 /*
- * Erase tenant's hooks received in [since, until] with every row (claimed
- * ones too: their attempt's settle finds them gone, as an orphan's), body,
- * delivered record and archive entry, and the dedupe entries of hooks of
- * the range: done(arg, status, answer) once, from a later loop pass, 200
+ * Erase tenant's hooks received in [since, until] with every row (a
+ * claimed one once its attempt has settled, finding its hook gone), body,
+ * attempts, delivered record and archive entry, and the dedupe entries of
+ * hooks of the range: done(arg, status, answer) once, from a later loop pass, 200
  * {"deleted":n,"bytes":b} (the hooks and their body bytes) or 503; a
  * handle for archive_detach until then.
  */

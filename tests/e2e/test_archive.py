@@ -347,6 +347,13 @@ def test_archive_erase_under_load():
     for hid in list(erased)[:50]:
         st, _, doc = d.api("GET", "/v1/hooks/" + hid)
         assert st == 404, (hid, st, doc)
+    # Nor their attempts: those in flight during the erase too, whose
+    # records their settles wrote after it had begun.
+    flown = [r["x-ankusa-id"] for r in s.records("/a")
+             if r["x-ankusa-id"] in erased and r["t"] / 1000.0 > t_end - 2]
+    for hid in set(flown) | set(list(erased)[:50]):
+        st, _, doc = d.api("GET", "/v1/hooks/%s/attempts" % hid)
+        assert st == 404, (hid, st, doc)
     left = [e for e in _search(d, "tenant_id=ta")[0]
             if e["id"] in erased]
     assert left == [], left[:3]
