@@ -9,9 +9,10 @@
  *
  * A page of the search is one bounded call: it reads at most
  * ARCHIVE_PAGE_SEQS consecutive seqs of the hooks and of the pen (which
- * share the seq counter), newest first, and the rows of at most limit + 1
- * hooks, so a page costs the same however large the store; a page that
- * found fewer than limit still has a next_cursor while older seqs remain.
+ * share the seq counter), newest first, and the rows of those it passes
+ * (for their state), so a page costs the same however large the store; a
+ * page that found fewer than limit still has a next_cursor while older
+ * seqs remain.
  *
  * The erase and the prune are jobs in bounded steps on the loop
  * (steps.c): the erase's steps each read at most ARCHIVE_ERASE_VISITS
@@ -67,9 +68,9 @@ int	archive_search(const struct archive_filter *, json_t **out);
  * Erase tenant's hooks received in [since, until] with every row (a
  * claimed one once its attempt has settled, finding its hook gone), body,
  * attempts, delivered record and archive entry, and the dedupe entries of
- * hooks of the range: done(arg, status, answer) once, from a later loop pass, 200
- * {"deleted":n,"bytes":b} (the hooks and their body bytes) or 503; a
- * handle for archive_detach until then.
+ * hooks of the range: done(arg, status, answer) once, from a later loop
+ * pass, 200 {"deleted":n,"bytes":b} (the hooks and their body bytes) or
+ * 503; a handle for archive_detach until then.
  */
 struct archive_job *archive_erase(const char *tenant, uint64_t since,
 	    uint64_t until, void (*done)(void *, int, json_t *), void *arg);

@@ -11,9 +11,10 @@
  * the store's contracts in store.c's header comment, its layout in
  * store_rec.c's.  What one file shares with the others here takes that
  * file's prefix: store_ (store.c), rec_ (store_rec.c), hooks_, bodies_,
- * dedupe_, rows_, lane_ (store_lanes.c), bdb_ (store_bdb.c), store_backup_, trash_, attempts_,
- * replay_ (store_replay.c), archive_ (store_archive.c); store_dlq.c and store_audit.c share
- * nothing (their verbs are store.h's); the rest is static.
+ * dedupe_, rows_, lane_ (store_lanes.c), bdb_ (store_bdb.c),
+ * store_backup_, trash_, attempts_, replay_ (store_replay.c), archive_
+ * (store_archive.c); store_dlq.c and store_audit.c share nothing (their
+ * verbs are store.h's); the rest is static.
  */
 #ifndef ANKUSA_STORE_INT_H
 #define ANKUSA_STORE_INT_H
