@@ -360,10 +360,12 @@ START_TEST(test_archive_replay)
 	struct store_row r;
 	struct store_counts c;
 	unsigned char jid[16], rk[STORE_ROWKEY_LEN];
-	uint64_t a, b2, other, moved;
+	uint64_t a, b2, other, moved, live, dead;
 	struct scanned sc;
 
 	store_archive_keep(st, 1);
+	while (store_keycount_seed(st, 1000) == 0)
+		;
 	a = put_n(st, "github", 2, NULL);
 	b2 = put_n(st, "github", 2, NULL);
 	other = put_n(st, "stripe", 1, NULL);
@@ -400,11 +402,19 @@ START_TEST(test_archive_replay)
 	memset(&sc, 0, sizeof(sc));
 	ck_assert_int_eq(due_scan(st, "acme", 5000, scan_cb, &sc), 0);
 	ck_assert_int_eq(sc.n, 4);
+	/* The rows by sink key count the new rows. */
+	ck_assert_int_eq(store_keycount(st, "github", 1, MODULE_SQS, &live,
+	    &dead), 1);
+	ck_assert_uint_eq(live, 2);
+	ck_assert_uint_eq(dead, 0);
 	/* Delivered again: kept again, the record names the replay. */
 	ck_assert_int_eq(deliver(st, a, 0), 1);
 	ck_assert_int_eq(deliver(st, a, 1), 1);
 	ck_assert_int_eq(counts(st).ahooks, 2);
 	ck_assert_mem_eq(recs_of(st, a).d[1].replay_id, jid, 16);
+	ck_assert_int_eq(store_keycount(st, "github", 1, MODULE_SQS, &live,
+	    &dead), 1);
+	ck_assert_uint_eq(live, 1);
 
 	/* One sink only: a's sink 1. */
 	memset(&rp, 0, sizeof(rp));

@@ -416,6 +416,7 @@ store_batch_archive_replay_step(struct store_batch *b,
 			    &r) == -1 || rows_due_put(st, b->txn, r.tenant,
 			    r.due, rows + i * STORE_ROWKEY_LEN) == -1)
 				goto fail_walk;
+			keycount_row(b, rows + i * STORE_ROWKEY_LEN, &r, 1, 0);
 		}
 		/* Out of the archive: live again with n rows. */
 		if (archive_entry_del(b, rec_get_u64(k), seq) == -1)
