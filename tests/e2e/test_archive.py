@@ -86,7 +86,7 @@ def test_archive_kept_search_show_replay():
                                  "on_verify_failure": "quarantine",
                                  "sinks": [{"type": "log"}]}})
     s.mode("/slow", status=503)
-    s.mode("/bad", status=410)
+    s.mode("/bad", status=422)   # permanent (410 would disable)
     ids = [_post(d, "src", b'{"n":%d}' % i) for i in range(3)]
     wait_until(lambda: len(_delivered(s)) == 3, 20, 0.05, "3 delivered")
     slow = _post(d, "slow", b'{"slow":1}')
