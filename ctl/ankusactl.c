@@ -111,8 +111,9 @@ static const struct command commands[] = {
 	{ "replay", "archive [-S source] [--since T] [--until T] [--sink n] "
 	    "[--rate n] [--max-lag-ms n]", build_replay_cmd, print_replays },
 	/* The search of hooks through the admin API (admin_api_hooks.c). */
-	{ "hooks", "[-S source] [--tenant T] [--state S] [--since T] "
-	    "[--until T] [-n limit] [--cursor C]", build_hooks, print_hooks },
+	{ "hooks", "[-S source] [--tenant T] [--state S] [--event-type E] "
+	    "[--since T] [--until T] [-n limit] [--cursor C]", build_hooks,
+	    print_hooks },
 	/* Dead letters and hooks through the admin API (admin_api_dlq.c). */
 	{ "show", "id", build_hook, print_hook },
 	{ "delete", "id", build_hook, print_hook },
@@ -1643,8 +1644,8 @@ build_replay_cmd(int argc, char **argv)
 	return build_replay("archive", argc - 1, argv + 1);
 }
 
-/* hooks [-S source] [--tenant T] [--state S] [--since T] [--until T]
- * [-n limit] [--cursor C]: GET /v1/hooks, newest first. */
+/* hooks [-S source] [--tenant T] [--state S] [--event-type E] [--since T]
+ * [--until T] [-n limit] [--cursor C]: GET /v1/hooks, newest first. */
 static json_t *
 build_hooks(int argc, char **argv)
 {
@@ -1653,13 +1654,14 @@ build_hooks(int argc, char **argv)
 		{ "until", required_argument, NULL, 'u' },
 		{ "tenant", required_argument, NULL, 't' },
 		{ "state", required_argument, NULL, 'x' },
+		{ "event-type", required_argument, NULL, 'e' },
 		{ "cursor", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct query_key keys[] = {
 		{ 's', "since" }, { 'u', "until" }, { 't', "tenant_id" },
-		{ 'x', "state" }, { 'c', "cursor" }, { 'n', "limit" },
-		{ 'S', "source_id" },
+		{ 'x', "state" }, { 'e', "event_type" }, { 'c', "cursor" },
+		{ 'n', "limit" }, { 'S', "source_id" },
 	};
 
 	return build_query("/v1/hooks", "n:S:", longopts, keys,

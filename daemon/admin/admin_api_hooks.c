@@ -3,8 +3,8 @@
  * admin_api_hooks.c: the admin API's routes for the search of hooks and a
  * tenant's erase (admin_routes_archive); the work is admin_archive.c's.
  *
- *   GET    /v1/hooks?source_id=&tenant_id=&state=&since=&until=&limit=
- *          &cursor=  (hooks:read) -> 200 {entries, next_cursor}
+ *   GET    /v1/hooks?source_id=&tenant_id=&state=&event_type=&since=&until=
+ *          &limit=&cursor=  (hooks:read) -> 200 {entries, next_cursor}
  *   DELETE /v1/tenants/{t}/hooks?since=&until=  (hooks:write) -> 200
  *          {"deleted":n,"bytes":b}, held until the erase ends
  *
@@ -64,10 +64,10 @@ static void
 get_hooks(struct admin_req *ar)
 {
 	static const char *const allowed[] = { "source_id", "tenant_id",
-	    "state", "since", "until", "limit", "cursor", NULL };
+	    "state", "event_type", "since", "until", "limit", "cursor", NULL };
 	struct archive_filter f;
 	unsigned char cur[8];
-	const char *src, *ten, *state;
+	const char *src, *ten, *state, *et;
 	json_t *o;
 	size_t i;
 	int status, c;
@@ -85,6 +85,13 @@ get_hooks(struct admin_req *ar)
 		snprintf(f.source, sizeof(f.source), "%s", src);
 	if (ten != NULL)
 		snprintf(f.tenant, sizeof(f.tenant), "%s", ten);
+	if ((et = admin_query(ar, "event_type")) != NULL) {
+		if (et[0] == '\0' || strlen(et) > STORE_EVTYPE_MAX) {
+			admin_bad(ar, "event_type", "must be 1 to 200 bytes");
+			return;
+		}
+		snprintf(f.event_type, sizeof(f.event_type), "%s", et);
+	}
 	if ((state = admin_query(ar, "state")) != NULL) {
 		for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 			if (strcmp(state, states[i].name) == 0)

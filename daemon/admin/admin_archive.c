@@ -189,6 +189,8 @@ page_take(struct page *p, const struct store_hook_info *h, int pen)
 		p->oldest = h->received_at;
 	if ((f->source[0] != '\0' && strcmp(f->source, h->source) != 0) ||
 	    (f->tenant[0] != '\0' && strcmp(f->tenant, h->tenant) != 0) ||
+	    (f->event_type[0] != '\0' &&
+	    strcmp(f->event_type, h->event_type) != 0) ||
 	    h->received_at < f->since || h->received_at > f->until)
 		return 0;
 	p->c[p->n].h = *h;
@@ -215,6 +217,7 @@ page_pen_fn(const struct store_quarantine_info *q, void *arg)
 	memcpy(h.source, q->source, sizeof(h.source));
 	h.received_at = q->received_at;
 	h.size = q->size;
+	memcpy(h.event_type, q->event_type, sizeof(h.event_type));
 	return page_take(arg, &h, 1);
 }
 
@@ -306,7 +309,7 @@ archive_search(const struct archive_filter *f, json_t **out)
 				break;
 			}
 			json_array_append_new(entries, json_pack("{s:s, s:I, "
-			    "s:o, s:o, s:I, s:I, s:s, s:i, s:b}",
+			    "s:o, s:o, s:I, s:I, s:s, s:i, s:b, s:o}",
 			    "id", p.c[best].h.id,
 			    "seq", (json_int_t)p.c[best].h.seq,
 			    "tenant_id", admin_str(p.c[best].h.tenant),
@@ -316,7 +319,10 @@ archive_search(const struct archive_filter *f, json_t **out)
 			    "size", (json_int_t)p.c[best].h.size,
 			    "state", state_name(st),
 			    "rows", (int)p.c[best].h.rows,
-			    "flagged", p.c[best].h.flagged));
+			    "flagged", p.c[best].h.flagged,
+			    "event_type", p.c[best].h.event_type[0] != '\0' ?
+			    json_string(p.c[best].h.event_type) :
+			    json_null()));
 			next = p.c[best].h.seq;
 		}
 		p.c[best] = p.c[--p.n];

@@ -52,6 +52,8 @@ enum archive_state {
 struct archive_filter {
 	char		 source[CONF_ID_MAX + 1];	/* "": any */
 	char		 tenant[CONF_ID_MAX + 1];	/* "": any */
+	char		 event_type[STORE_EVTYPE_MAX + 1];	/* "": any;
+						 * else exactly this one */
 	int		 state;			/* enum archive_state */
 	uint64_t	 since, until;		/* received at, wall ms */
 	uint64_t	 limit;

@@ -288,8 +288,8 @@ def test_archive_search_bounded():
         (page, nxt)
     st, _, doc = d.api("GET", "/v1/hooks?state=bogus")
     assert st == 400 and doc["field"] == "state", doc
-    st, _, doc = d.api("GET", "/v1/hooks?event_type=x")
-    assert st == 400, doc
+    st, _, doc = d.api("GET", "/v1/hooks?event_type=")
+    assert st == 400 and doc["field"] == "event_type", doc
 
 
 def test_archive_erase_under_load():

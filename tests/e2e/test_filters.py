@@ -118,7 +118,7 @@ def test_event_types_route_and_filter():
 def test_event_type_shown():
     """The event type is stored with the hook: the stripe preset's, the
     github preset's EVENT.ACTION, a source's own header; none for a
-    source without one."""
+    source without one; GET /v1/hooks lists the hooks of one type."""
     s = TestSink().start()
     s.mode("/hold", status=503)
     held = [{"type": "http", "url": s.url("/hold")}]
@@ -151,6 +151,16 @@ def test_event_type_shown():
         st, _, doc = d.api("GET", "/v1/hooks/" + ids[k])
         assert st == 200, (k, st, doc)
         assert doc["event_type"] == t, (k, doc)
+    # GET /v1/hooks?event_type= finds a type's hooks, exactly that one,
+    # each entry with its type.
+    st, _, doc = d.api("GET", "/v1/hooks?event_type=issues.opened")
+    assert st == 200 and [e["id"] for e in doc["entries"]] == \
+        [ids["gh"]], doc
+    assert doc["entries"][0]["event_type"] == "issues.opened", doc
+    st, _, doc = d.api("GET", "/v1/hooks?event_type=issues")
+    assert st == 200 and doc["entries"] == [], doc
+    st, _, doc = d.api("GET", "/v1/hooks?source_id=none")
+    assert st == 200 and doc["entries"][0]["event_type"] is None, doc
 
 
 def test_jq_filters_error_and_budget():
