@@ -321,7 +321,7 @@ archive_search(const struct archive_filter *f, json_t **out)
 			    "rows", (int)p.c[best].h.rows,
 			    "flagged", p.c[best].h.flagged,
 			    "event_type", p.c[best].h.event_type[0] != '\0' ?
-			    json_string(p.c[best].h.event_type) :
+			    admin_str(p.c[best].h.event_type) :
 			    json_null()));
 			next = p.c[best].h.seq;
 		}
