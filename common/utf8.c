@@ -54,6 +54,17 @@ utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
 }
 
 int
+utf8_text(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return utf8_valid(s, n);
+}
+
+int
 utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;

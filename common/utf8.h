@@ -28,6 +28,9 @@ size_t	utf8_seq(const unsigned char *p, size_t n, unsigned *cp);
 
 /* 1 if the n bytes at s are well-formed UTF-8 with no NUL, else 0. */
 int	utf8_valid(const char *s, size_t n);
+/* 1 if they are also text of one line: no C0 control byte and no DEL
+ * (an event type, a value shown or sent as a header), else 0. */
+int	utf8_text(const char *s, size_t n);
 
 /*
  * Copy the n bytes at src into dst (dstsz > 0 bytes, always

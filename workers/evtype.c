@@ -25,14 +25,7 @@ static size_t	evtype_put(char *, size_t, const char *, size_t);
 static size_t
 evtype_put(char *out, size_t at, const char *s, size_t n)
 {
-	size_t i;
-
-	if (n == 0 || at + n > EVTYPE_MAX)
-		return 0;
-	for (i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return 0;
-	if (!utf8_valid(s, n))
+	if (n == 0 || at + n > EVTYPE_MAX || !utf8_text(s, n))
 		return 0;
 	memcpy(out + at, s, n);
 	out[at + n] = '\0';
