@@ -12,6 +12,8 @@
 #include "msg.h"
 #include "proc.h"
 #include "submit.h"
+#include "trace.h"
+#include "utf8.h"
 
 void
 submit_tail_encode(struct msg *m, const struct submit_tail *t)
@@ -56,6 +58,7 @@ submit_tail_decode(struct msg *m, struct submit_tail *t)
 			return -1;
 	if (msg_get_str(m, &t->evtype) == -1 ||
 	    strlen(t->evtype) > SUBMIT_EVTYPE_MAX ||
+	    !utf8_text(t->evtype, strlen(t->evtype)) ||
 	    msg_get_u64(m, &t->match) == -1 ||
 	    msg_get_u64(m, &t->filter_errors) == -1 ||
 	    msg_get_u64(m, &t->filter_budget) == -1)
@@ -106,6 +109,8 @@ submit_decode(struct msg *m, struct submit *s)
 	    msg_get_data(m, &trace, &tracelen) == -1 ||
 	    tracelen != sizeof(s->trace) ||
 	    msg_get_str(m, &s->tracestate) == -1 ||
+	    (s->tracestate[0] != '\0' &&
+	    !trace_state_valid(s->tracestate, strlen(s->tracestate))) ||
 	    submit_tail_decode(m, &s->tail) == -1 ||
 	    msg_get_data(m, &sha, &shalen) == -1 ||
 	    shalen != sizeof(s->sha256) ||
