@@ -563,6 +563,34 @@ conf_sink_type_name(enum sink_type t)
 	return "unknown";
 }
 
+int
+conf_sink_queue(enum sink_type t)
+{
+	switch (t) {
+	case SINK_SQS:
+	case SINK_PUBSUB:
+		return 1;
+	case SINK_HTTP:
+	case SINK_LOG:
+		break;
+	}
+	return 0;
+}
+
+int
+conf_sink_batches(enum sink_type t)
+{
+	switch (t) {
+	case SINK_SQS:
+	case SINK_PUBSUB:
+		return 1;
+	case SINK_HTTP:
+	case SINK_LOG:
+		break;
+	}
+	return 0;
+}
+
 uint32_t
 conf_batching_sinks(const struct conf *cf)
 {
@@ -571,12 +599,10 @@ conf_batching_sinks(const struct conf *cf)
 
 	for (i = 0; i < cf->nsources; i++)
 		for (k = 0; k < cf->sources[i].nsinks; k++)
-			if (cf->sources[i].sinks[k].type == SINK_SQS ||
-			    cf->sources[i].sinks[k].type == SINK_PUBSUB)
+			if (conf_sink_batches(cf->sources[i].sinks[k].type))
 				n++;
 	for (k = 0; k < cf->notify.nsinks; k++)
-		if (cf->notify.sinks[k].type == SINK_SQS ||
-		    cf->notify.sinks[k].type == SINK_PUBSUB)
+		if (conf_sink_batches(cf->notify.sinks[k].type))
 			n++;
 	return n;
 }

@@ -541,7 +541,13 @@ const char	*conf_sink_type_name(enum sink_type);
 /* 1 when an answer of this HTTP status disables the sink key (its
  * disable_on, default [410]). */
 int		 conf_disable_status(const struct sink_conf *, uint32_t status);
-/* The sinks of every source that batch (sqs, google_pubsub). */
+/* 1 for a sink type that sends the contracts' v1 queue message (its
+ * inline_max_bytes, the claim check above it): sqs, google_pubsub. */
+int		 conf_sink_queue(enum sink_type);
+/* 1 for a sink type whose attempts go through the batcher (a batch per
+ * request): sqs, google_pubsub. */
+int		 conf_sink_batches(enum sink_type);
+/* The sinks of every source that batch (conf_sink_batches). */
 uint32_t	 conf_batching_sinks(const struct conf *);
 /* The deliver processes cf needs (docs/ARCHITECTURE): dispatch.concurrency for
  * single attempts, plus the batch requests every batching sink may have

@@ -69,8 +69,7 @@ threshold(const struct source_conf *src)
 	int i;
 
 	for (i = 0; i < src->nsinks; i++)
-		if ((src->sinks[i].type == SINK_SQS ||
-		    src->sinks[i].type == SINK_PUBSUB) &&
+		if (conf_sink_queue(src->sinks[i].type) &&
 		    src->sinks[i].inline_max_bytes < t)
 			t = src->sinks[i].inline_max_bytes;
 	return t;
@@ -89,7 +88,7 @@ claim_gate(struct drow *r)
 	if (!env->conf->claim_check.enabled) {
 		/* Only the queue sinks that cannot carry it are refused. */
 		sk = &src->sinks[r->bound];
-		if ((sk->type == SINK_SQS || sk->type == SINK_PUBSUB) &&
+		if (conf_sink_queue(sk->type) &&
 		    r->row.body_size > sk->inline_max_bytes)
 			return 2;
 		return 0;
