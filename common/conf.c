@@ -394,6 +394,10 @@ cfree_sink(struct sink_conf *sk)
 		free(sk->u.pubsub.token);
 		break;
 	case SINK_LOG:
+	case SINK_RABBITMQ:
+	case SINK_NATS:
+	case SINK_REDIS:
+	case SINK_KAFKA:
 		break;
 	}
 }
@@ -558,7 +562,7 @@ conf_rate_limit(const struct conf *cf, const char *tenant)
 const char *
 conf_sink_type_name(enum sink_type t)
 {
-	if (t >= SINK_HTTP && t <= SINK_LOG)
+	if (t >= SINK_HTTP && t <= SINK_KAFKA)
 		return conf_sink_types[t - 1];
 	return "unknown";
 }
@@ -569,6 +573,10 @@ conf_sink_queue(enum sink_type t)
 	switch (t) {
 	case SINK_SQS:
 	case SINK_PUBSUB:
+	case SINK_RABBITMQ:
+	case SINK_NATS:
+	case SINK_REDIS:
+	case SINK_KAFKA:
 		return 1;
 	case SINK_HTTP:
 	case SINK_LOG:
@@ -583,6 +591,10 @@ conf_sink_batches(enum sink_type t)
 	switch (t) {
 	case SINK_SQS:
 	case SINK_PUBSUB:
+	case SINK_RABBITMQ:
+	case SINK_NATS:
+	case SINK_REDIS:
+	case SINK_KAFKA:
 		return 1;
 	case SINK_HTTP:
 	case SINK_LOG:

@@ -36,6 +36,12 @@ enum sink_type {
 	SINK_SQS,
 	SINK_PUBSUB,
 	SINK_LOG,
+	/* The brokers (issue 39): named in conf_sink_types, and refused
+	 * (conf_sink_refused) until this build has each. */
+	SINK_RABBITMQ,
+	SINK_NATS,
+	SINK_REDIS,
+	SINK_KAFKA,
 };
 
 enum routing {

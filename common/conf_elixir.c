@@ -25,15 +25,21 @@ int
 conf_refused(struct cparse *p, const struct conf_key *k, const char *path,
     const char *v, int line)
 {
+	if (!conf_name_refused(k, v))
+		return 0;
+	conf_err(p, line, "%s: %s is not supported by this build%s%s", path,
+	    v, k->nosup != NULL ? ": " : "", k->nosup != NULL ? k->nosup : "");
+	return 1;
+}
+
+int
+conf_in_list(const char *const *list, const char *name)
+{
 	const char *const *e;
 
-	for (e = k->refused; e != NULL && *e != NULL; e++)
-		if (strcmp(v, *e) == 0) {
-			conf_err(p, line, "%s: %s is not supported by this "
-			    "build%s%s", path, v, k->nosup != NULL ? ": " : "",
-			    k->nosup != NULL ? k->nosup : "");
+	for (e = list; e != NULL && *e != NULL; e++)
+		if (strcmp(name, *e) == 0)
 			return 1;
-		}
 	return 0;
 }
 

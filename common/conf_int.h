@@ -112,8 +112,13 @@ enum ckey_obj {
 #define M_SQS		(1 << SINK_SQS)
 #define M_PUBSUB	(1 << SINK_PUBSUB)
 #define M_LOG		(1 << SINK_LOG)
-#define M_NET		(M_HTTP | M_SQS | M_PUBSUB)
-#define M_QUEUE		(M_SQS | M_PUBSUB)
+#define M_RABBITMQ	(1 << SINK_RABBITMQ)
+#define M_NATS		(1 << SINK_NATS)
+#define M_REDIS		(1 << SINK_REDIS)
+#define M_KAFKA		(1 << SINK_KAFKA)
+#define M_BROKER	(M_RABBITMQ | M_NATS | M_REDIS | M_KAFKA)
+#define M_NET		(M_HTTP | M_SQS | M_PUBSUB | M_BROKER)
+#define M_QUEUE		(M_SQS | M_PUBSUB | M_BROKER)
 #define M_ALL		(M_NET | M_LOG)
 
 struct cparse;
@@ -292,6 +297,9 @@ int		 conf_tokens_copy_all(const struct conf *, struct conf *);
 
 /* conf_elixir.c: the Elixir Ankusa's keys. */
 /* 1 (and an error) if v is a value of k this build refuses, else 0. */
+/* 1 when name is in the NULL-terminated list (which may be NULL). */
+int		 conf_in_list(const char *const *, const char *);
+#define conf_name_refused(k, name)	conf_in_list((k)->refused, (name))
 int		 conf_refused(struct cparse *, const struct conf_key *,
 		    const char *, const char *, int);
 /* The entry of conf_nosup_keys[] covering the dotted pattern, or NULL. */

@@ -64,9 +64,11 @@ static const char *const source_stores_refused[] = {
 };
 /* Indexed by enum sink_type - 1. */
 const char *const conf_sink_types[] = {
-	"http", "sqs", "google_pubsub", "log", NULL
+	"http", "sqs", "google_pubsub", "log", "rabbitmq", "nats", "redis",
+	"kafka", NULL
 };
-/* Sink types of the Elixir Ankusa that this build does not have. */
+/* Sink types of the Elixir Ankusa that this build does not have (a
+ * name here is skipped in conf_sink_types: conf_name_refused). */
 const char *const conf_sink_refused[] = {
 	"rabbitmq", "kafka", "nats", "redis", NULL
 };

@@ -68,7 +68,7 @@ conf_write_manual(FILE *fp)
 	const char *const *e;
 	char want[256];
 	size_t i;
-	int j;
+	int j, n;
 
 	for (i = 0; i < CONF_TAB_N; i++) {
 		k = &conf_tab[i];
@@ -82,12 +82,14 @@ conf_write_manual(FILE *fp)
 		cman_name(fp, k->name);
 		fputs("\n", fp);
 		if (k->sinks != 0 && k->sinks != M_ALL) {
-			fputs("(", fp);
-			for (j = SINK_HTTP; j <= SINK_LOG; j++)
-				if (k->sinks & (1 << j))
-					fprintf(fp, "%s%s", conf_sink_type_name(
-					    (enum sink_type)j),
-					    (k->sinks >> (j + 1)) ? ", " : "");
+			n = 0;
+			for (j = SINK_HTTP; j <= SINK_KAFKA; j++)
+				if ((k->sinks & (1 << j)) &&
+				    !conf_in_list(conf_sink_refused, conf_sink_type_name(
+				    (enum sink_type)j)))
+					fprintf(fp, "%s%s", n++ ? ", " : "(",
+					    conf_sink_type_name(
+					    (enum sink_type)j));
 			fputs(" sinks) ", fp);
 		}
 		switch (k->type) {
@@ -104,9 +106,12 @@ conf_write_manual(FILE *fp)
 		case T_SINKTYPE:
 			fputs("One of ", fp);
 			for (e = k->names; *e != NULL; e++) {
-				fprintf(fp, "\\fB");
+				if (conf_name_refused(k, *e))
+					continue;
+				fprintf(fp, "%s\\fB", e != k->names ?
+				    ", " : "");
 				cman_escape(fp, *e);
-				fprintf(fp, "\\fR%s", e[1] != NULL ? ", " : "");
+				fprintf(fp, "\\fR");
 			}
 			break;
 		default:
@@ -137,6 +142,7 @@ cman_elixir(FILE *fp)
 {
 	const struct cnosup *u;
 	const struct cenv *e;
+	const char *const *s;
 
 	fputs(".SH THE ELIXIR ANKUSA'S FILES\n"
 	    "A file written for the Elixir Ankusa loads unchanged when it "
@@ -160,14 +166,16 @@ cman_elixir(FILE *fp)
 	    ".B source_store.type: persistent\n"
 	    "or\n"
 	    ".BR redis ,\n"
-	    ".B claim_check.store.type: gcs,\n"
-	    "the sink types\n"
-	    ".BR rabbitmq ,\n"
-	    ".BR kafka ,\n"
-	    ".B nats\n"
-	    "and\n"
-	    ".BR redis ,\n"
-	    "and a\n"
+	    ".B claim_check.store.type: gcs,\n", fp);
+	if (conf_sink_refused[0] != NULL) {
+		fputs("the sink types\n", fp);
+		for (s = conf_sink_refused; *s != NULL; s++)
+			if (s[1] != NULL && s[2] == NULL)
+				fprintf(fp, ".B %s\nand\n", *s);
+			else
+				fprintf(fp, ".BR %s ,\n", *s);
+	}
+	fputs("and a\n"
 	    ".B node.roles\n"
 	    "list that is not all-in-one.\n"
 	    ".SH ENVIRONMENT\n"

@@ -283,8 +283,9 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 	case T_SINKTYPE:
 		n = snprintf(buf, sz, "one of ");
 		for (e = k->names; *e != NULL && n < sz; e++)
-			n += snprintf(buf + n, sz - n, "%s%s", *e,
-			    e[1] != NULL ? ", " : "");
+			if (!conf_name_refused(k, *e))
+				n += snprintf(buf + n, sz - n, "%s%s",
+				    n > strlen("one of ") ? ", " : "", *e);
 		break;
 	case T_SECRETS:
 		snprintf(buf, sz, "a secret or a list of 1..%d secrets",
@@ -561,7 +562,8 @@ cenum(const struct conf_key *k, const char *s)
 	int i;
 
 	for (i = 0; k->names[i] != NULL; i++)
-		if (strcasecmp(k->names[i], s) == 0)
+		if (strcasecmp(k->names[i], s) == 0 &&
+		    !conf_name_refused(k, k->names[i]))
 			return i;
 	return -1;
 }

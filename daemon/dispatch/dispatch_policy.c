@@ -22,6 +22,14 @@ dispatch_module_name(uint8_t m)
 		return "google_pubsub";
 	case MODULE_LOG:
 		return "log";
+	case MODULE_RABBITMQ:
+		return "rabbitmq";
+	case MODULE_NATS:
+		return "nats";
+	case MODULE_REDIS:
+		return "redis";
+	case MODULE_KAFKA:
+		return "kafka";
 	}
 	return "unknown";
 }
@@ -29,7 +37,16 @@ dispatch_module_name(uint8_t m)
 int
 dispatch_module_batches(uint8_t m)
 {
-	return m == MODULE_SQS || m == MODULE_PUBSUB;
+	switch (m) {
+	case MODULE_SQS:
+	case MODULE_PUBSUB:
+	case MODULE_RABBITMQ:
+	case MODULE_NATS:
+	case MODULE_REDIS:
+	case MODULE_KAFKA:
+		return 1;
+	}
+	return 0;
 }
 
 uint8_t
@@ -44,6 +61,14 @@ dispatch_sink_module(enum sink_type t)
 		return MODULE_PUBSUB;
 	case SINK_LOG:
 		return MODULE_LOG;
+	case SINK_RABBITMQ:
+		return MODULE_RABBITMQ;
+	case SINK_NATS:
+		return MODULE_NATS;
+	case SINK_REDIS:
+		return MODULE_REDIS;
+	case SINK_KAFKA:
+		return MODULE_KAFKA;
 	}
 	return 0;
 }

@@ -43,8 +43,12 @@ enum store_module {
 	MODULE_SQS = 2,
 	MODULE_PUBSUB = 3,
 	MODULE_LOG = 4,
+	MODULE_RABBITMQ = 5,
+	MODULE_NATS = 6,
+	MODULE_REDIS = 7,
+	MODULE_KAFKA = 8,
 };
-#define STORE_MODULES	5	/* one past the largest module */
+#define STORE_MODULES	9	/* one past the largest module */
 
 struct store;
 struct store_hook_rec;
