@@ -53,6 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "log.h"
 #include "privsep.h"
 #include "privsep_int.h"
@@ -305,84 +306,6 @@ privsep_helper_wipe_env(void)
 		memset((void *)start, 0, end - start);
 }
 
-/* One datagram of len bytes, with the nfds descriptors of fds (none that
- * is -1): 0, or -1 with errno. */
-static int
-privsep_send(int sock, const void *buf, size_t len, const int *fds,
-    int nfds)
-{
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int) * PROC_MAX_FDS)];
-	} cm;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr mh;
-	struct cmsghdr *ch;
-	ssize_t n;
-
-	if (nfds > PROC_MAX_FDS) {
-		errno = EINVAL;
-		return -1;
-	}
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (nfds > 0) {
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		ch = CMSG_FIRSTHDR(&mh);
-		ch->cmsg_level = SOL_SOCKET;
-		ch->cmsg_type = SCM_RIGHTS;
-		ch->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(ch), fds, sizeof(int) * nfds);
-	}
-	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) == -1 && errno == EINTR)
-		;
-	return n == (ssize_t)len ? 0 : -1;
-}
-
-/* One datagram into buf (at most len bytes) and its descriptors into fds
- * (at most PROC_MAX_FDS, *nfds set): its length, 0 at EOF, or -1. */
-static ssize_t
-privsep_recv(int sock, void *buf, size_t len, int *fds, int *nfds)
-{
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int) * PROC_MAX_FDS)];
-	} cm;
-	struct iovec iov = { buf, len };
-	struct msghdr mh;
-	struct cmsghdr *ch;
-	ssize_t n;
-
-	*nfds = 0;
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cm.buf;
-	mh.msg_controllen = sizeof(cm.buf);
-	while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) == -1 &&
-	    errno == EINTR)
-		;
-	if (n <= 0)
-		return n;
-	for (ch = CMSG_FIRSTHDR(&mh); ch != NULL; ch = CMSG_NXTHDR(&mh, ch))
-		if (ch->cmsg_level == SOL_SOCKET &&
-		    ch->cmsg_type == SCM_RIGHTS && *nfds == 0) {
-			*nfds = (ch->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			memcpy(fds, CMSG_DATA(ch), sizeof(int) * *nfds);
-		}
-	/* A truncated datagram is refused whole (its descriptors too). */
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		while (*nfds > 0)
-			close(fds[--*nfds]);
-		errno = EMSGSIZE;
-		return -1;
-	}
-	return n;
-}
-
 /* The helper's wait for its next request: 1 when one is there, 0 when the
  * master is gone (EOF comes through recv; a new parent here). */
 static int
@@ -453,14 +376,14 @@ privsep_helper(int (*act)(int))
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	while (privsep_wait(sv[1], parent)) {
-		if ((n = privsep_recv(sv[1], req, sizeof(req), fds,
+		if ((n = fdpass_recv(sv[1], req, sizeof(req), fds,
 		    &nfds)) == 0)
 			break;
 		if (n == -1 && errno == EMSGSIZE) {
 			/* Refused whole, and said so: the master waits. */
 			err = -EMSGSIZE;
 			memcpy(rep, &err, sizeof(err));
-			if (privsep_send(sv[1], rep, sizeof(err), NULL, 0) == -1)
+			if (fdpass_send(sv[1], rep, sizeof(err), NULL, 0) == -1)
 				break;
 			continue;
 		}
@@ -479,7 +402,7 @@ privsep_helper(int (*act)(int))
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		/* A parent gone before the answer has nobody to tell. */
-		if (privsep_send(sv[1], rep, rlen, NULL, 0) == -1)
+		if (fdpass_send(sv[1], rep, rlen, NULL, 0) == -1)
 			break;
 	}
 	_exit(0);
@@ -536,11 +459,11 @@ privsep_helper_call(const void *req, size_t len, const int *fds, int nfds,
 	pfd.fd = ps.helper;
 	pfd.events = POLLIN;
 	errno = 0;
-	if (privsep_send(ps.helper, req, len, fds, nfds) == 0) {
+	if (fdpass_send(ps.helper, req, len, fds, nfds) == 0) {
 		while ((n = poll(&pfd, 1, PRIVSEP_HELPER_MS)) == -1 &&
 		    errno == EINTR)
 			;
-		if (n == 1 && (n = privsep_recv(ps.helper, rep, replen, rfds,
+		if (n == 1 && (n = fdpass_recv(ps.helper, rep, replen, rfds,
 		    &rn)) > 0) {
 			while (rn > 0)
 				close(rfds[--rn]);
