@@ -21,7 +21,8 @@
  *    the kernel lacks it, which is logged): an edge may open no path; a
  *    deliver process may read the CA certificates, the resolver's files
  *    and shared libraries, and read and write the local claim store; a
- *    claim gateway the same, the claim store read-only;
+ *    claim gateway the same, the claim store read-only; an edge's jq
+ *    supervisor none;
  *  - a seccomp filter (libseccomp), one per kind, below: an allowlist of
  *    system calls, anything else kills the process (SCMP_ACT_KILL_PROCESS,
  *    SIGSYS), which the master reaps and respawns like any crashed child;
@@ -30,10 +31,13 @@
  *    ingest listener (sandbox_self_only: refused with an errno there).
  *    An edge cannot open, create a socket or connect; a deliver process or
  *    a gateway can, within what Landlock lets it open.  New threads are
- *    allowed (libcurl's resolver; an edge's jq evaluator,
- *    workers/filter.c), new processes are not: clone3 answers
+ *    allowed (libcurl's resolver), new processes are not: clone3 answers
  *    ENOSYS, so that glibc falls back to clone, whose flags must include
- *    CLONE_THREAD.
+ *    CLONE_THREAD.  The one exception is an edge's jq supervisor
+ *    (workers/jqeval.c), which the edge forks before its own sandbox:
+ *    it may fork its evaluators, and each evaluator loads a second
+ *    filter (SANDBOX_JQ_EVAL) that leaves it reading and writing its
+ *    socket, memory, its CPU timer and exiting.
  *
  * Built with the sanitizers, or run under valgrind, a child has no seccomp
  * filter and no Landlock ruleset (both need system calls this list does
@@ -87,11 +91,15 @@
 #define SANDBOX_NOFILE_EDGE	16384
 #define SANDBOX_NOFILE_GATEWAY	4096
 #define SANDBOX_NOFILE_DELIVER	256
+/* An edge's jq supervisor: its channel, stdio, an evaluator's pair. */
+#define SANDBOX_NOFILE_JQ	16
 
 static const char *const sandbox_names[] = {
 	[SANDBOX_EDGE] = "edge",
 	[SANDBOX_DELIVER] = "deliver",
 	[SANDBOX_GATEWAY] = "gateway",
+	[SANDBOX_JQ] = "jq supervisor",
+	[SANDBOX_JQ_EVAL] = "jq evaluator",
 };
 
 /* What a process that connects out reads: the CA certificates (curl's
@@ -172,6 +180,7 @@ sandbox_rlimits(enum sandbox_kind kind, int lenient)
 
 	nofile = kind == SANDBOX_EDGE ? SANDBOX_NOFILE_EDGE :
 	    kind == SANDBOX_GATEWAY ? SANDBOX_NOFILE_GATEWAY :
+	    kind == SANDBOX_JQ ? SANDBOX_NOFILE_JQ :
 	    SANDBOX_NOFILE_DELIVER;
 	sandbox_rlimit(RLIMIT_CORE, 0, "core", lenient);
 	sandbox_rlimit(RLIMIT_NOFILE, nofile, "nofile", lenient);
@@ -197,7 +206,7 @@ sandbox_warm(enum sandbox_kind kind)
 		fatalx("sandbox: OpenSSL cannot start");
 	/* jansson seeds its hash tables from /dev/urandom at first use. */
 	json_object_seed(0);
-	if (kind == SANDBOX_EDGE)
+	if (kind == SANDBOX_EDGE || kind == SANDBOX_JQ)
 		return;
 	/* A lookup of a name from /etc/hosts: no traffic, but every NSS
 	 * module of "hosts" is loaded. */
@@ -322,7 +331,7 @@ sandbox_landlock(enum sandbox_kind kind, const char *rwdir)
 	    -1)
 		fatal("sandbox: landlock_create_ruleset");
 	rd = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-	if (kind != SANDBOX_EDGE)
+	if (kind == SANDBOX_DELIVER || kind == SANDBOX_GATEWAY)
 		for (i = 0; sandbox_read_paths[i] != NULL; i++)
 			sandbox_ll_allow(rs, sandbox_read_paths[i], rd);
 	if (rwdir != NULL)
@@ -379,6 +388,29 @@ static const int sandbox_sys_common[] = {
 	SCMP_SYS(getsockopt), SCMP_SYS(getsockname),
 	SCMP_SYS(getpeername), SCMP_SYS(fsync),
 	SCMP_SYS(fdatasync),
+};
+
+/* A jq evaluator (workers/jqeval.c): its socket, memory, its CPU timer
+ * and its handlers' return, exiting; what glibc's abort (and tgkill on
+ * itself, sandbox_filter_load), stdio (the stderr builtin) and jq's
+ * `now` ask for. */
+static const int sandbox_sys_jq_eval[] = {
+	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(close), SCMP_SYS(fstat),
+	SCMP_SYS(newfstatat), SCMP_SYS(mmap), SCMP_SYS(munmap),
+	SCMP_SYS(mremap), SCMP_SYS(mprotect), SCMP_SYS(madvise),
+	SCMP_SYS(brk), SCMP_SYS(futex), SCMP_SYS(rt_sigreturn),
+	SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction),
+	SCMP_SYS(setitimer), SCMP_SYS(getpid), SCMP_SYS(gettid),
+	SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(time),
+	SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
+};
+
+/* What a jq supervisor adds to the common list for its evaluators (a
+ * stacked filter allows only what every filter allows): their timer and
+ * their own filter (seccomp can only narrow what a process may do); and
+ * prctl's PR_SET_PDEATHSIG and PR_SET_NAME (sandbox_filter_load). */
+static const int sandbox_sys_jq[] = {
+	SCMP_SYS(setitimer), SCMP_SYS(getitimer), SCMP_SYS(seccomp),
 };
 
 /* Serving connections on the listener the master passed. */
@@ -519,24 +551,42 @@ sandbox_filter_load(enum sandbox_kind kind)
 	 * test; libseccomp must not set it behind our back either way. */
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) != 0)
 		goto out;
+	if (kind == SANDBOX_JQ_EVAL) {
+		/* abort's raise, on this process alone. */
+		if (SANDBOX_ALLOW(ctx, sandbox_sys_jq_eval) == -1 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+		    SANDBOX_AEQ(0, getpid())) != 0)
+			goto out;
+		goto load;
+	}
 	if (SANDBOX_ALLOW(ctx, sandbox_sys_common) == -1 ||
 	    sandbox_self_only(ctx, kind) == -1)
 		goto out;
-	if (kind != SANDBOX_DELIVER &&
+	if ((kind == SANDBOX_EDGE || kind == SANDBOX_GATEWAY) &&
 	    SANDBOX_ALLOW(ctx, sandbox_sys_accept) == -1)
 		goto out;
-	if (kind != SANDBOX_EDGE &&
+	if ((kind == SANDBOX_DELIVER || kind == SANDBOX_GATEWAY) &&
 	    SANDBOX_ALLOW(ctx, sandbox_sys_files_net) == -1)
 		goto out;
-	/* Threads, no processes (see the header). */
+	/* Threads, no processes (see the header); a jq supervisor forks. */
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
-	    SCMP_SYS(clone3), 0) != 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+	    SCMP_SYS(clone3), 0) != 0)
+		goto out;
+	if (kind == SANDBOX_JQ) {
+		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone),
+		    0) != 0 || SANDBOX_ALLOW(ctx, sandbox_sys_jq) == -1 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+		    SANDBOX_AEQ(0, PR_SET_PDEATHSIG)) != 0 ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+		    SANDBOX_AEQ(0, PR_SET_NAME)) != 0)
+			goto out;
+	} else if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 	    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)) != 0)
 		goto out;
 	if (kind == SANDBOX_DELIVER &&
 	    SANDBOX_ALLOW(ctx, sandbox_sys_store_write) == -1)
 		goto out;
+ load:
 	rc = seccomp_load(ctx) == 0 ? 0 : -1;
  out:
 	seccomp_release(ctx);

@@ -11,6 +11,11 @@ enum sandbox_kind {
 	SANDBOX_DELIVER,	/* ankusa-deliver: connects out, CA files,
 				 * the local claim store read and written */
 	SANDBOX_GATEWAY,	/* ankusa-gateway: the claim store read */
+	SANDBOX_JQ,		/* an edge's jq supervisor: no files, no
+				 * sockets, forks evaluators */
+	SANDBOX_JQ_EVAL,	/* a jq evaluator: memory, its socket, its
+				 * timer; stacked on SANDBOX_JQ, loaded by
+				 * sandbox_filter_load alone */
 };
 
 /* What a child's sandbox is made of, one bit each (its hello carries
