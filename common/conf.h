@@ -363,7 +363,8 @@ struct conf {
 			char		*ciphers;	/* NULL: OpenSSL's */
 			char		*client_ca_file;
 		} tls;
-		uint64_t	 jq_timeout_ms;	/* a jq filter's budget */
+		uint64_t	 jq_timeout_ms;	/* a jq filter's CPU budget */
+		uint64_t	 jq_max_memory_bytes; /* and its memory's */
 	} http;
 
 	struct {

@@ -295,10 +295,18 @@ const struct conf_key conf_tab[] = {
 	    "asked for." },
 	{ .name = "http.jq_timeout_ms", .type = T_U64, .scope = S_CONF,
 	  .off = CO(http.jq_timeout_ms), .def = "50", .min = 1, .max = 1000,
-	  .doc = "The time one evaluation of a sink's jq filter may take in "
-	    "an edge (its budget; see FILTERS in ankusad(8)): past it the "
-	    "hook counts as a match, and the edge, whose evaluation cannot "
-	    "be stopped, retires and is replaced." },
+	  .doc = "The CPU time one evaluation of a sink's jq filter may "
+	    "take (its budget; see FILTERS in ankusad(8)): past it the "
+	    "kernel kills the edge's evaluator process, the hook counts as "
+	    "a match and a fresh evaluator takes the next one.  An edge "
+	    "waits at most four times this and 200 ms more by the clock." },
+	{ .name = "http.jq_max_memory_bytes", .type = T_U64, .scope = S_CONF,
+	  .off = CO(http.jq_max_memory_bytes), .def = "67108864",
+	  .min = 1048576, .max = GIB,
+	  .doc = "The memory one evaluation of a sink's jq filter may hold "
+	    "(its parsed body, its values and its stack; RLIMIT_DATA of the "
+	    "evaluator process): past it the evaluator is killed, the hook "
+	    "counts as a match and a fresh evaluator takes the next one." },
 
 	/* admin */
 	{ .name = "admin", .type = T_SECTION,
@@ -1101,7 +1109,8 @@ const struct conf_key conf_tab[] = {
 	    "not JSON): the sink gets the hook when its first output is "
 	    "true.  Compiled when the configuration loads (one that does not "
 	    "compile is an error); an evaluation that fails or runs past "
-	    "http.jq_timeout_ms counts as a match, and is logged and "
+	    "its budget (http.jq_timeout_ms of CPU, "
+	    "http.jq_max_memory_bytes) counts as a match, and is logged and "
 	    "counted." },
 	{ .name = "sources.*.sinks[].url", .type = T_URL, .scope = S_SINK,
 	  .off = KO(u.http.url), .flags = F_REQUIRED, .sinks = M_HTTP,

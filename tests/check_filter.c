@@ -2,8 +2,9 @@
 /*
  * check_filter.c: unit tests for workers/filter.c: event_types patterns,
  * jq programs (a boolean decides; an error, a value that is no boolean
- * and a program that runs past its budget count as matches) and a
- * source's sinks decided together.
+ * and a program that runs past its CPU or its memory budget count as
+ * matches, and the evaluator killed for it is replaced) and a source's
+ * sinks decided together.
  */
 #include "config.h"
 
@@ -18,7 +19,8 @@
 #include "filter.h"
 #include "testutil.h"
 
-#define CASE_TIMEOUT	10
+#define CASE_TIMEOUT	20
+#define MEM_BUDGET	(64 * 1024 * 1024)
 #define NELEM(a)	((int)(sizeof(a) / sizeof((a)[0])))
 
 struct tcase_ {
@@ -106,19 +108,18 @@ START_TEST(test_jq)
 	const struct jcase *c = &jcases[_i];
 
 	ck_assert_int_eq(filter_jq_once(c->prog, c->body, strlen(c->body),
-	    1000), c->want);
+	    1000, MEM_BUDGET), c->want);
 	ck_assert_int_eq(filter_stuck(), 0);
 }
 END_TEST
 
-/* Programs that never end: past the budget, soon after it; the
- * evaluator is then stuck, and every later evaluation is over budget
- * without running. */
+/* Programs that never end: past the CPU budget, soon after it; the
+ * evaluator is killed for it and a fresh one evaluates the next. */
 static const char *const loops[] = {
 	"def f: f; f",
 	"last(repeat(.))",
-	"[repeat(.)] | length > 0",
 	"until(false; .)",
+	"[limit(1000000; repeat(1))] | length < 0",
 };
 
 START_TEST(test_jq_budget)
@@ -126,14 +127,49 @@ START_TEST(test_jq_budget)
 	uint64_t t0, dt;
 
 	t0 = time_mono_ms();
-	ck_assert_int_eq(filter_jq_once(loops[_i], "{\"a\":1}", 7, 100),
-	    FILTER_BUDGET);
+	ck_assert_int_eq(filter_jq_once(loops[_i], "{\"a\":1}", 7, 100,
+	    MEM_BUDGET), FILTER_BUDGET);
 	dt = time_mono_ms() - t0;
-	ck_assert_msg(dt >= 100 && dt < 600, "budget of 100 ms took %llu",
+	ck_assert_msg(dt >= 100 && dt < 2000, "budget of 100 ms took %llu",
 	    (unsigned long long)dt);
-	ck_assert_int_eq(filter_stuck(), 1);
-	/* Not run at all (it would be a match in time). */
-	ck_assert_int_eq(filter_jq_once("true", "{}", 2, 100), FILTER_BUDGET);
+	ck_assert_int_eq(filter_stuck(), 0);
+	/* The next evaluation runs, in a fresh evaluator. */
+	ck_assert_int_eq(filter_jq_once("true", "{}", 2, 100, MEM_BUDGET),
+	    FILTER_MATCH);
+}
+END_TEST
+
+/* Programs that allocate without bound: past the memory budget long
+ * before the CPU budget (a second); the next evaluation works. */
+static const char *const hogs[] = {
+	"[range(1e9)] | length > 0",
+	"[limit(1e9; repeat(\"x\" * 1000))] | length > 0",
+	"reduce range(1e9) as $i (\"\"; . + \"xxxxxxxxxxxxxxxx\") | length > 0",
+};
+
+START_TEST(test_jq_memory)
+{
+	ck_assert_int_eq(filter_jq_once(hogs[_i], "{}", 2, 1000, MEM_BUDGET),
+	    FILTER_MEMORY);
+	ck_assert_int_eq(filter_stuck(), 0);
+	ck_assert_int_eq(filter_jq_once(".a == 1", "{\"a\":1}", 7, 1000,
+	    MEM_BUDGET), FILTER_MATCH);
+}
+END_TEST
+
+/* A body bigger than the memory budget: the evaluator cannot take it. */
+START_TEST(test_jq_big_body)
+{
+	size_t n = 3 * 1024 * 1024;
+	char *body;
+
+	if ((body = malloc(n)) == NULL)
+		ck_abort_msg("malloc");
+	memset(body, ' ', n);
+	body[0] = '1';
+	ck_assert_int_eq(filter_jq_once("true", body, n, 1000,
+	    1024 * 1024), FILTER_MEMORY);
+	free(body);
 }
 END_TEST
 
@@ -164,6 +200,7 @@ START_TEST(test_sinks)
 	const struct source_conf *other = conf_source(cf, "other");
 	struct filter_out fo;
 	const char *big = "{\"amount\":500}", *small = "{\"amount\":5}";
+	int i;
 
 	ck_assert_int_eq(filter_load(cf), 0);
 	ck_assert_int_eq(filter_needs_body(pay), 1);
@@ -181,10 +218,24 @@ START_TEST(test_sinks)
 	filter_sinks(other, "b", "{}", 2, &fo);
 	ck_assert_uint_eq(fo.match, 0x01);
 	ck_assert_uint_eq(fo.budget, 0x01);
-	ck_assert_int_eq(filter_stuck(), 1);
+	ck_assert_int_eq(fo.result[0], FILTER_BUDGET);
+	ck_assert_int_eq(filter_stuck(), 0);
 	filter_sinks(other, "a", "{}", 2, &fo);
 	ck_assert_uint_eq(fo.match, 0x03);
 	ck_assert_uint_eq(fo.budget, 0x01);
+
+	/* Evaluations in a row after the kills, each by a live evaluator:
+	 * its answers are its own (a late one is never taken for them). */
+	for (i = 0; i < 200; i++) {
+		filter_sinks(pay, NULL, i % 2 ? big : small,
+		    strlen(i % 2 ? big : small), &fo);
+		ck_assert_uint_eq(fo.match, i % 2 ? 0x02 | 0x08 | 0x10 :
+		    0x02 | 0x10);
+		ck_assert_uint_eq(fo.errors, 0x10);
+		ck_assert_int_eq(fo.result[4], FILTER_ERROR);
+	}
+	filter_unload();
+	conf_free(cf);
 }
 END_TEST
 
@@ -202,6 +253,8 @@ filter_suite(void)
 	tcase_set_timeout(tc, CASE_TIMEOUT);
 	tcase_add_loop_test(tc, test_jq, 0, NELEM(jcases));
 	tcase_add_loop_test(tc, test_jq_budget, 0, NELEM(loops));
+	tcase_add_loop_test(tc, test_jq_memory, 0, NELEM(hogs));
+	tcase_add_test(tc, test_jq_big_body);
 	tcase_add_test(tc, test_sinks);
 	suite_add_tcase(s, tc);
 	return s;

@@ -294,8 +294,7 @@ void
 edge_retire_stuck(void)
 {
 	if (!retiring)
-		log_warnx("retiring: a jq filter ran past http.jq_timeout_ms "
-		    "and holds the evaluator");
+		log_warnx("retiring: the jq evaluators' supervisor is gone");
 	edge_retire();
 }
 

@@ -76,9 +76,9 @@ struct conn {
 extern struct conf	*edge_conf;	/* for life: a reload retires us */
 extern struct chan	*edge_master;
 extern const char	*edge_node_role;	/* /health */
-/* A jq evaluation ran past its budget and holds the evaluator thread
- * (workers/filter.h): retire as at MSG_CHILD_RETIRE; the master
- * replaces an edge that exits. */
+/* No jq evaluator can be had any more (filter_stuck, workers/filter.h):
+ * retire as at MSG_CHILD_RETIRE; the master replaces an edge that
+ * exits. */
 void	edge_retire_stuck(void);
 
 /* edge.c: a connection. */

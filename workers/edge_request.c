@@ -357,15 +357,16 @@ submit_tail_fill(struct submit_tail *t, const struct source_conf *src,
 /*
  * The event type and the filters (workers/evtype.h, workers/filter.h).
  * A jq filter that fails or runs past its budget counts as a match, is
- * logged here (rate limited) and counted by the master from the tail;
- * one past its budget leaves its thread running, so this edge retires
- * once it has answered what it holds, and the master replaces it.
+ * logged here (rate limited) and counted by the master from the tail.
+ * An evaluator killed for its budget is replaced by the next evaluation;
+ * only an edge that can no longer have one (its supervisor gone) retires.
  */
 static void
 submit_filter(struct submit_tail *t, const struct source_conf *src,
     struct keys_ctx *keys, char *evtype)
 {
 	struct filter_out fo;
+	const char *why;
 	int k;
 
 	evtype_get(src, keys, evtype);
@@ -374,14 +375,19 @@ submit_filter(struct submit_tail *t, const struct source_conf *src,
 	t->match = fo.match;
 	t->filter_errors = fo.errors;
 	t->filter_budget = fo.budget;
-	for (k = 0; k < src->nsinks && (fo.errors | fo.budget) != 0; k++)
-		if (((fo.errors | fo.budget) >> k & 1) &&
-		    log_limit_take(&filter_log, LOG_LEVEL_WARN))
-			log_warnx("filter: sources.%s.sinks[%d].filter.jq: %s; "
-			    "counted as a match", src->id, k,
-			    (fo.budget >> k & 1) ? "ran past "
-			    "http.jq_timeout_ms" : "failed or gave no boolean");
-	if (fo.budget != 0 && filter_stuck())
+	for (k = 0; k < src->nsinks && (fo.errors | fo.budget) != 0; k++) {
+		if (!((fo.errors | fo.budget) >> k & 1) ||
+		    !log_limit_take(&filter_log, LOG_LEVEL_WARN))
+			continue;
+		why = fo.result[k] == FILTER_BUDGET ? "ran past its CPU "
+		    "budget (http.jq_timeout_ms)" : fo.result[k] ==
+		    FILTER_MEMORY ? "ran past its memory budget "
+		    "(http.jq_max_memory_bytes)" : "failed, gave no boolean "
+		    "or lost its evaluator";
+		log_warnx("filter: sources.%s.sinks[%d].filter.jq: %s; "
+		    "counted as a match", src->id, k, why);
+	}
+	if (fo.errors != 0 && filter_stuck())
 		edge_retire_stuck();
 }
 

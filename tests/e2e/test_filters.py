@@ -7,8 +7,9 @@ type no sink wants is answered 200 filtered, is not stored (GET
 /v1/hooks/{id} 404) and is counted (outcome filtered).  jq filters: one
 true/false on the body, one that fails and one that loops, the last two
 counted as matches (delivered), logged and counted
-(ankusa_filter_errors_total); the edge whose evaluation ran past
-http.jq_timeout_ms retires and the next hooks are served.  The event
+(ankusa_filter_errors_total); a program that loops or allocates without
+bound kills its evaluator process (the CPU and memory budgets), a fresh
+one takes over, and the edge (the same process) serves on.  The event
 type shows in GET /v1/hooks/{id}, the presets' and a source's own.
 """
 
@@ -16,9 +17,9 @@ import json
 import re
 import time
 
-from ankusa import (Daemon, TestSink, check_config, dispatch_conf, expect,
-                    expect_accepted, jbody, post, request, sink_source,
-                    wait_until)
+from ankusa import (Daemon, TestSink, _proc_children, check_config,
+                    dispatch_conf, expect, expect_accepted, jbody, post,
+                    proc_alive, proc_comm, request, sink_source, wait_until)
 from test_verify import sign_github, sign_stripe
 
 STRIPE = "whsec_stripe_filters"
@@ -163,10 +164,27 @@ def test_event_type_shown():
     assert st == 200 and doc["entries"][0]["event_type"] is None, doc
 
 
+def evaluators(d):
+    """{edge pid: [evaluator pids]}: the jq evaluator processes under
+    each edge (ankusa-edge > ankusa-jq > ankusa-jqeval)."""
+    out = {}
+    for e in d.edges():
+        out[e] = []
+        for z in _proc_children(e):
+            if proc_comm(z) != "ankusa-jq":
+                continue
+            out[e].extend(p for p in _proc_children(z)
+                          if proc_comm(p) == "ankusa-jqeval"
+                          and proc_alive(p))
+    return out
+
+
 def test_jq_filters_error_and_budget():
-    """jq: a boolean decides; a program that fails and one that loops
-    count as matches (the hook delivered), are logged and counted; the
-    edge that ran past its budget is replaced and ingest goes on."""
+    """jq: a boolean decides; a program that fails, one that loops and one
+    that allocates without bound count as matches (the hook delivered),
+    are logged and counted; the looping and the allocating ones kill
+    their evaluator, which is replaced, while the edge (the same process)
+    serves on at its normal pace."""
     s = TestSink().start()
     d = Daemon(sources={
         "j": sink_source([
@@ -182,13 +200,20 @@ def test_jq_filters_error_and_budget():
         "loop": sink_source([
             {"type": "http", "url": s.url("/loop"),
              "filter": {"jq": "def f: f; f"}}]),
-    }, extra={"dispatch": dispatch_conf()}, workers=2)
+        "hog": sink_source([
+            {"type": "http", "url": s.url("/hog"),
+             "filter": {"jq": "[range(1e9)] | length > 0"}}]),
+    }, extra={"dispatch": dispatch_conf()}, workers=1)
     d.http["jq_timeout_ms"] = 100
+    # Small enough to be reached well inside the CPU budget.
+    d.http["jq_max_memory_bytes"] = 4 * 1024 * 1024
     d.write_config()
     d.start()
     big = expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":500}'))
     expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":5}'))
     expect_accepted(*post(d.port, "/webhooks/err", b'{"a":1}'))
+    [edge] = d.edges()
+    [ev0] = evaluators(d)[edge]
     loop_id = expect_accepted(*post(d.port, "/webhooks/loop", b"{}"))
     wait_until(lambda: s.received("/loop") == 1, timeout=15,
                what="the looping filter's hook delivered")
@@ -201,15 +226,42 @@ def test_jq_filters_error_and_budget():
                   reason="error") == 2
     assert metric(d, "ankusa_filter_errors_total", source_id="loop",
                   reason="budget") == 1
+    # The looping evaluator was killed; the edge was not replaced.
+    assert d.edges() == [edge], (d.edges(), edge)
+    assert not proc_alive(ev0), "the looping evaluator still runs"
+
+    hog_id = expect_accepted(*post(d.port, "/webhooks/hog", b"{}"))
+    wait_until(lambda: s.received("/hog") == 1, timeout=15,
+               what="the allocating filter's hook delivered")
+    assert s.ids("/hog") == [hog_id]
+    assert metric(d, "ankusa_filter_errors_total", source_id="hog",
+                  reason="budget") == 1
+    assert d.edges() == [edge], (d.edges(), edge)
+
     log = d.log_text()
     assert "sources.err.sinks[0].filter.jq: failed" in log, log[-2000:]
-    assert "sources.loop.sinks[0].filter.jq: ran past" in log, log[-2000:]
-    assert "retiring: a jq filter ran past" in log, log[-2000:]
-    # The other edge, then the stuck one's replacement, serve on.
-    for i in range(6):
-        expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":1000}'))
-    wait_until(lambda: s.received("/big") == 7, timeout=15,
-               what="hooks after the retirement")
+    assert ("sources.loop.sinks[0].filter.jq: ran past its CPU budget"
+            in log), log[-2000:]
+    assert ("sources.hog.sinks[0].filter.jq: ran past its memory budget"
+            in log), log[-2000:]
+    assert "retiring" not in log, log[-2000:]
+
+    # The same edge serves on, its evaluations at their normal pace, each
+    # decided right (a late answer never taken for another).
+    t0 = time.monotonic()
+    n = 40
+    for i in range(n):
+        amount = 1000 if i % 2 else 1
+        expect_accepted(*post(d.port, "/webhooks/j",
+                              b'{"amount":%d}' % amount))
+    dt = time.monotonic() - t0
+    wait_until(lambda: s.received("/big") == 1 + n // 2
+               and s.received("/all") == 2 + n, timeout=20,
+               what="hooks after the kills")
+    assert dt < 20, "%d hooks took %.1f s after the kills" % (n, dt)
+    assert d.edges() == [edge], (d.edges(), edge)
+    assert len(evaluators(d)[edge]) == 1
+    assert "retiring" not in d.log_text()
 
 
 def test_jq_that_does_not_compile_is_refused():
