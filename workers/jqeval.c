@@ -23,7 +23,7 @@
  *    (PR_SET_PDEATHSIG);
  *  - an evaluator ("ankusa-jqeval"), one at a time, which holds only its
  *    socket, sets its memory budget (RLIMIT_DATA: what the supervisor
- *    held when it started plus mem_bytes; hard equal to soft), loads a
+ *    held when it forked it plus mem_bytes; hard equal to soft), loads a
  *    second seccomp filter (SANDBOX_JQ_EVAL: reading, writing, memory,
  *    its timer, exiting) and serves evaluations until its socket closes.
  *    Each evaluation arms ITIMER_PROF with cpu_ms (user and system time)
@@ -122,7 +122,7 @@ static volatile uint64_t ev_seq;	/* the evaluation in hand */
 
 static void	sup_main(pid_t, uint64_t) __attribute__((noreturn));
 static void	sup_fds(int);
-static uint64_t	sup_data_bytes(void);
+static uint64_t	sup_data_bytes(int);
 static void	ev_main(uint64_t, int) __attribute__((noreturn));
 static void	ev_answer_exit(enum filter_result) __attribute__((noreturn));
 static void	ev_cpu_cb(int);
@@ -227,25 +227,22 @@ sup_fds(int ctl)
 		_exit(1);
 }
 
-/* The private data the process holds (VmData), which RLIMIT_DATA counts;
- * 0 when /proc does not say. */
+/* The private data the process holds (VmData of its /proc/self/status,
+ * open on fd), which RLIMIT_DATA counts; 0 when it does not say. */
 static uint64_t
-sup_data_bytes(void)
+sup_data_bytes(int fd)
 {
 	unsigned long long kb;
-	char line[128];
-	uint64_t n = 0;
-	FILE *f;
+	char buf[4096], *p;
+	ssize_t n;
 
-	if ((f = fopen("/proc/self/status", "r")) == NULL)
+	if (fd == -1 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
 		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmData: %llu kB", &kb) == 1) {
-			n = kb * 1024;
-			break;
-		}
-	fclose(f);
-	return n;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nVmData:")) == NULL ||
+	    sscanf(p + 1, "VmData: %llu kB", &kb) != 1)
+		return 0;
+	return (uint64_t)kb * 1024;
 }
 
 static void
@@ -255,7 +252,7 @@ sup_main(pid_t edge, uint64_t mem_bytes)
 	unsigned int have;
 	ssize_t n;
 	char b;
-	int sv[2];
+	int sv[2], st;
 
 	/* Gone with the edge. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != edge)
@@ -263,8 +260,9 @@ sup_main(pid_t edge, uint64_t mem_bytes)
 	(void)prctl(PR_SET_NAME, "ankusa-jq");
 	signal(SIGCHLD, SIG_IGN);	/* the evaluators need no reaping */
 	signal(SIGPIPE, SIG_IGN);
-	if (mem_bytes > 0 && (limit = sup_data_bytes()) > 0)
-		limit += mem_bytes;
+	/* Opened now, read at each fork: what an evaluator starts with is
+	 * what this process holds then (its sandbox's set-up included). */
+	st = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	have = sandbox_enter(SANDBOX_JQ, NULL);
 	for (;;) {
 		n = read(JQEVAL_FD, &b, 1);
@@ -278,6 +276,8 @@ sup_main(pid_t edge, uint64_t mem_bytes)
 			(void)fdpass_send(JQEVAL_FD, &b, 1, NULL, 0);
 			continue;
 		}
+		if (mem_bytes > 0 && (limit = sup_data_bytes(st)) > 0)
+			limit += mem_bytes;
 		switch (fork()) {
 		case -1:
 			(void)fdpass_send(JQEVAL_FD, &b, 1, NULL, 0);
@@ -287,6 +287,8 @@ sup_main(pid_t edge, uint64_t mem_bytes)
 				_exit(1);
 			close(sv[0]);
 			close(sv[1]);
+			if (st != -1)
+				close(st);
 			ev_main(limit, (have & SANDBOX_F_SECCOMP) != 0);
 		default:
 			(void)fdpass_send(JQEVAL_FD, &b, 1, &sv[0], 1);

@@ -16,7 +16,7 @@
 /* Start the evaluator supervisor (a fork: call it before the sandbox,
  * once the programs are compiled).  The evaluators run progs[i] by its
  * number i, each evaluation with at most cpu_ms of CPU time and
- * mem_bytes of data beyond what the supervisor held when it started.
+ * mem_bytes of data beyond what the supervisor held when it forked it.
  * 0, or -1 (socketpair or fork failed). */
 int	jqeval_start(jq_state *const *progs, int nprogs, uint64_t cpu_ms,
 	    uint64_t mem_bytes);
