@@ -132,6 +132,7 @@ static int	io_full(int, void *, size_t, enum io_dir);
 static enum filter_result ev_eval(jq_state *, const void *, size_t);
 static int	js_spawn(uint64_t);
 static void	js_drop(void);
+static void	js_check(void);
 
 int
 jqeval_start(jq_state *const *progs, int nprogs, uint64_t cpu_ms,
@@ -488,6 +489,21 @@ js_drop(void)
 	js_fd = -1;
 }
 
+/* An evaluator died without a word: if its supervisor is gone too (it
+ * dies with it), no other can be had (js_broken now, not at the next
+ * evaluation). */
+static void
+js_check(void)
+{
+	struct pollfd pfd;
+
+	pfd.fd = js_ctl;
+	pfd.events = POLLIN;
+	if (js_ctl != -1 && poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & (POLLHUP | POLLERR)))
+		js_broken = 1;
+}
+
 enum filter_result
 jqeval_run(uint32_t prog, const void *body, size_t len, uint64_t wall_ms)
 {
@@ -526,6 +542,7 @@ jqeval_run(uint32_t prog, const void *body, size_t len, uint64_t wall_ms)
 	if (io_full(js_fd, &a, sizeof(a), IO_READ) == -1 || a.seq != rq.seq ||
 	    a.result > FILTER_MEMORY) {
 		js_drop();
+		js_check();
 		return FILTER_ERROR;
 	}
 	/* Past a budget the evaluator has exited. */

@@ -14,7 +14,9 @@ type shows in GET /v1/hooks/{id}, the presets' and a source's own.
 """
 
 import json
+import os
 import re
+import signal
 import time
 
 from ankusa import (Daemon, TestSink, _proc_children, check_config,
@@ -164,6 +166,15 @@ def test_event_type_shown():
     assert st == 200 and doc["entries"][0]["event_type"] is None, doc
 
 
+def jq_source(s):
+    """A source with two jq sinks: /big, amount over 100; /all, true."""
+    return sink_source([
+        {"type": "http", "url": s.url("/big"),
+         "filter": {"jq": ".amount > 100"}},
+        {"type": "http", "url": s.url("/all"),
+         "filter": {"jq": "true"}}])
+
+
 def evaluators(d):
     """{edge pid: [evaluator pids]}: the jq evaluator processes under
     each edge (ankusa-edge > ankusa-jq > ankusa-jqeval)."""
@@ -187,11 +198,7 @@ def test_jq_filters_error_and_budget():
     serves on at its normal pace."""
     s = TestSink().start()
     d = Daemon(sources={
-        "j": sink_source([
-            {"type": "http", "url": s.url("/big"),
-             "filter": {"jq": ".amount > 100"}},
-            {"type": "http", "url": s.url("/all"),
-             "filter": {"jq": "true"}}]),
+        "j": jq_source(s),
         "err": sink_source([
             {"type": "http", "url": s.url("/err"),
              "filter": {"jq": '.a | error("boom")'}},
@@ -262,6 +269,127 @@ def test_jq_filters_error_and_budget():
     assert d.edges() == [edge], (d.edges(), edge)
     assert len(evaluators(d)[edge]) == 1
     assert "retiring" not in d.log_text()
+
+
+def jq_daemon(s, **http):
+    """A daemon of one edge whose source j is jq_source and source one has
+    a jq sink (/one: true), started: (daemon, the edge's pid)."""
+    d = Daemon(sources={
+        "j": jq_source(s),
+        "one": sink_source([
+            {"type": "http", "url": s.url("/one"),
+             "filter": {"jq": "true"}}])},
+        extra={"dispatch": dispatch_conf()}, workers=1)
+    d.http.update(http)
+    d.write_config()
+    d.start()
+    expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":500}'))
+    wait_until(lambda: s.received("/big") == 1, timeout=15,
+               what="the first hook delivered")
+    [edge] = d.edges()
+    return d, edge
+
+
+def supervisor(edge):
+    """The pid of an edge's jq supervisor."""
+    [z] = [p for p in _proc_children(edge) if proc_comm(p) == "ankusa-jq"
+           and proc_alive(p)]
+    return z
+
+
+def proc_status(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return dict(line.split(":\t", 1) for line in f.read().splitlines()
+                    if ":\t" in line)
+
+
+def test_jq_evaluator_sandboxed():
+    """The supervisor and its evaluator hold stdio on /dev/null and their
+    socket alone (not the master's channel, not the listeners), run under
+    seccomp with no_new_privs (the evaluator under two filters), and the
+    evaluator's data is bounded by http.jq_max_memory_bytes."""
+    s = TestSink().start()
+    d, edge = jq_daemon(s, jq_max_memory_bytes=8 * 1024 * 1024)
+    z = supervisor(edge)
+    [ev] = evaluators(d)[edge]
+    # The supervisor reads its own /proc status at each fork (jqeval.c).
+    assert os.readlink("/proc/%d/fd/4" % z) == "/proc/%d/status" % z
+    for pid, want in ((z, [0, 1, 2, 3, 4]), (ev, [0, 1, 2, 3])):
+        fds = sorted(int(f) for f in os.listdir("/proc/%d/fd" % pid))
+        assert fds == want, (pid, fds)
+        for fd in (0, 1, 2):
+            assert os.readlink("/proc/%d/fd/%d" % (pid, fd)) == \
+                "/dev/null", (pid, fd)
+        assert os.readlink("/proc/%d/fd/3" % pid).startswith("socket:")
+        st = proc_status(pid)
+        assert st["NoNewPrivs"].strip() == "1", st
+        assert st["Seccomp"].strip() == "2", st
+    assert int(proc_status(z)["Seccomp_filters"]) == 1
+    assert int(proc_status(ev)["Seccomp_filters"]) == 2
+    data = int(proc_status(ev)["VmData"].split()[0]) * 1024
+    with open("/proc/%d/limits" % ev) as f:
+        line = [x for x in f if x.startswith("Max data size")][0]
+    soft = int(line.split()[3])
+    assert data < soft <= data + 8 * 1024 * 1024 + 1024 * 1024, \
+        (data, soft)
+
+
+def test_jq_wall_clock_gives_up():
+    """An evaluator that gets no CPU (stopped here) is given up by the
+    clock (4 x http.jq_timeout_ms + 200 ms): the hook is a match counted
+    as a budget's, the next evaluation has a fresh evaluator, the edge
+    serves on; the one given up exits once it runs again."""
+    s = TestSink().start()
+    d, edge = jq_daemon(s, jq_timeout_ms=100)
+    [ev] = evaluators(d)[edge]
+    os.kill(ev, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":5}'))
+        dt = time.monotonic() - t0
+    finally:
+        os.kill(ev, signal.SIGCONT)
+    assert 0.5 < dt < 10, dt
+    # /big by its budget, /all by a fresh evaluator's true.
+    wait_until(lambda: s.received("/big") == 2 and s.received("/all") == 2,
+               timeout=15, what="the hook past the wall clock delivered")
+    assert metric(d, "ankusa_filter_errors_total", source_id="j",
+                  reason="budget") == 1
+    wait_until(lambda: not proc_alive(ev), timeout=10,
+               what="the evaluator given up gone")
+    expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":5}'))
+    expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":500}'))
+    wait_until(lambda: s.received("/big") == 3 and s.received("/all") == 4,
+               timeout=15, what="hooks after the wall clock")
+    assert d.edges() == [edge]
+    assert metric(d, "ankusa_filter_errors_total", source_id="j",
+                  reason="budget") == 1
+
+
+def test_jq_supervisor_gone_retires_edge():
+    """An edge whose jq supervisor is gone (killed here: nothing a program
+    does can end it) counts its jq filters as errors (matches), retires
+    at the first such hook (one of a single jq filter, whose evaluator
+    died with the supervisor), and the master's new edge has a supervisor
+    of its own."""
+    s = TestSink().start()
+    d, edge = jq_daemon(s)
+    [ev] = evaluators(d)[edge]
+    os.kill(supervisor(edge), signal.SIGKILL)
+    wait_until(lambda: not proc_alive(ev), timeout=10,
+               what="the evaluator gone with its supervisor")
+    expect_accepted(*post(d.port, "/webhooks/one", b'{}'))
+    wait_until(lambda: s.received("/one") == 1, timeout=15,
+               what="the hook without an evaluator delivered")
+    wait_until(lambda: "retiring: the jq evaluators' supervisor is gone"
+               in d.log_text(), timeout=10, what="the retirement logged")
+    wait_until(lambda: d.edges() and d.edges() != [edge], timeout=30,
+               what="a new edge")
+    expect_accepted(*post(d.port, "/webhooks/j", b'{"amount":5}'))
+    wait_until(lambda: s.received("/all") == 2, timeout=15,
+               what="a hook through the new edge")
+    assert s.received("/big") == 1
+    supervisor(d.edges()[0])
 
 
 def test_jq_that_does_not_compile_is_refused():
