@@ -14,10 +14,11 @@
  *  - the supervisor ("ankusa-jq"), forked by the edge before the edge
  *    enters its sandbox (which allows no new process after it), with the
  *    compiled programs in its memory.  It keeps only its channel to the
- *    edge (no master channel, no listener, stdio on /dev/null), enters a
- *    sandbox of its own (SANDBOX_JQ: no file, no socket but socketpair,
- *    may fork) and, for each byte the edge sends it, makes a socketpair,
- *    forks an evaluator with one end and passes the edge the other
+ *    edge (no master channel, no listener, stdio on /dev/null) and its
+ *    own /proc/self/status (read at each fork), enters a sandbox of its
+ *    own (SANDBOX_JQ: no file, no socket but socketpair, may fork) and,
+ *    for each byte the edge sends it, makes a socketpair, forks an
+ *    evaluator with one end and passes the edge the other
  *    (SCM_RIGHTS).  It reaps nothing (SIGCHLD ignored) and says nothing:
  *    it exits when the edge's channel closes, or with the edge
  *    (PR_SET_PDEATHSIG);
@@ -41,7 +42,7 @@
  * refuses: SIGSYS) closes its socket without an answer: an error.
  * Either way the edge closes its end and asks the supervisor for a fresh
  * evaluator at its next evaluation; the edge itself is never retired for
- * a filter.
+ * a filter (only when its supervisor is gone: jqeval_broken).
  *
  * The wall clock is the safety net of a machine so loaded that CPU time
  * accrues slowly: past wall_ms the edge gives the evaluator up (closes
