@@ -197,6 +197,12 @@ main(int argc, char *argv[])
 		fatalx("http.trusted_proxies[%d]: not an address", bad);
 	ntrusted = edge_conf->http.ntrusted_proxies;
 
+	/* The jq filters, compiled once for this configuration, and their
+	 * evaluators' supervisor forked (workers/jqeval.c): before the TLS
+	 * key is loaded and the event base made, so that it holds neither. */
+	if (filter_load(edge_conf) == -1)
+		fatalx("the jq filters cannot be loaded");
+
 	/* A client gone mid-write is an error value, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
 
@@ -214,10 +220,6 @@ main(int argc, char *argv[])
 	if (ev_listen[0] == NULL || ev_accept_pause == NULL ||
 	    ev_retire_cap == NULL || ev_refuse_flush == NULL)
 		fatalx("event_new");
-
-	/* The jq filters, compiled once for this configuration. */
-	if (filter_load(edge_conf) == -1)
-		fatalx("a jq filter does not compile");
 
 	/* Everything is loaded: from here on the sandbox's rules hold. */
 	sandbox_protect_fd(PROC_FD_LISTEN);
