@@ -118,6 +118,14 @@ static const struct kcase kcases[] = {
 	{ "stripe", "", "", "" },
 	{ "stripe", "", "{\"id\":\"evt_1\",\"id\":\"evt_2\"}", "evt_2" },
 	{ "stripe", "", " \n{\"id\": \"evt_1\"}\n ", "evt_1" },
+	{ "stripe", "", "{\"\\u0069d\":\"evt_1\"}", "evt_1" },
+	{ "stripe", "", "{\"id\":\"evt_1\",\"x\":01}", "" },
+	{ "stripe", "", "{\"id\":\"evt_1\",\"x\":\"\xff\"}", "" },
+	{ "stripe", "", "{\"id\":\"evt_1\",\"x\":\"\\ud800\"}", "" },
+	{ "stripe", "", "{\"id\":\"evt_1\",\"x\":2e308}", "" },
+	{ "stripe", "", "{\"id\":\"evt_1\",\"id\":null}", "" },
+	{ "stripe", "", "{\"id\":\"\\ud83d\\ude00\\/\"}",
+	    "\xf0\x9f\x98\x80/" },
 
 	/* A dot path through objects. */
 	{ "json", "", NESTED("\"in_1\""), "in_1" },
@@ -134,6 +142,15 @@ static const struct kcase kcases[] = {
 	{ "json", "", "{\"data.object.id\":\"flat\"}", "" },
 	{ "json", "", "{\"id\":\"in_1\"}", "" },
 	{ "json", "", "[]", "" },
+	/* Of duplicates the last wins, whole, at each step. */
+	{ "json", "", "{\"data\":{\"object\":{\"id\":\"a\"}},"
+	    "\"data\":{\"object\":{}}}", "" },
+	{ "json", "", "{\"data\":{\"object\":{\"id\":\"a\"}},\"data\":5}",
+	    "" },
+	{ "json", "", "{\"data\":5,\"data\":{\"object\":{\"id\":\"b\"}}}",
+	    "b" },
+	{ "json", "", "{\"data\":{\"object\":{\"id\":\"a\",\"id\":\"c\"},"
+	    "\"object\":{\"id\":\"d\"}}}", "d" },
 
 	/* No dedupe: no key, whatever the request holds. */
 	{ "off", "X-GitHub-Delivery: d1\nwebhook-id: m", STRIPE("\"evt_1\""),
@@ -309,7 +326,7 @@ START_TEST(test_request_headers)
 	ck_assert_int_eq(keys_get(&k, &ks, &key, &len), 1);
 	ck_assert_uint_eq(len, 5);
 	ck_assert(memcmp(key, "msg_9", 5) == 0);
-	/* The body is parsed once and read by every JSON lookup. */
+	/* Every JSON lookup reads the body, again and again. */
 	ks.kind = KEY_JSON;
 	ks.name = "id";
 	ck_assert_int_eq(keys_get(&k, &ks, &key, &len), 1);
@@ -326,6 +343,34 @@ START_TEST(test_request_headers)
 }
 END_TEST
 
+/* Strings with escapes come decoded, each lookup's valid until the next;
+ * one without is read as it stands. */
+START_TEST(test_escaped)
+{
+	static const char body[] = "{\"a\":\"x\\ty\",\"b\":\"\\u00e9\\u00e9"
+	    "\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\",\"c\":\"plain\"}";
+	struct keyspec ka = { KEY_JSON, "a" }, kb = { KEY_JSON, "b" };
+	struct keyspec kc = { KEY_JSON, "c" };
+	struct keys_hdrs h;
+	struct keys_ctx k;
+	const char *key;
+	size_t len;
+
+	keys_hdrs_pairs(&h, NULL, 0);
+	keys_init(&k, &h, body, sizeof(body) - 1);
+	ck_assert_int_eq(keys_get(&k, &ka, &key, &len), 1);
+	ck_assert(len == 3 && memcmp(key, "x\ty", 3) == 0);
+	ck_assert_int_eq(keys_get(&k, &kb, &key, &len), 1);
+	ck_assert(len == 16 && memcmp(key, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 16) == 0);
+	ck_assert_int_eq(keys_get(&k, &ka, &key, &len), 1);
+	ck_assert(len == 3 && memcmp(key, "x\ty", 3) == 0);
+	ck_assert_int_eq(keys_get(&k, &kc, &key, &len), 1);
+	ck_assert(len == 5 && memcmp(key, "plain", 5) == 0);
+	keys_free(&k);
+}
+END_TEST
+
 static Suite *
 keys_suite(void)
 {
@@ -338,6 +383,7 @@ keys_suite(void)
 	tcase_add_loop_test(tc, test_dedupe, 0, NELEM(kcases));
 	tcase_add_loop_test(tc, test_long, 0, NELEM(long_cases));
 	tcase_add_test(tc, test_nul_key);
+	tcase_add_test(tc, test_escaped);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lookup");
