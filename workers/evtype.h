@@ -17,8 +17,8 @@
  *                               arrays: a source's own json cannot reach
  *                               it either).
  * A value that is empty, over EVTYPE_MAX bytes, not UTF-8 or holding a
- * control character is no event type.  The JSON body is parsed once per
- * request (struct keys_ctx), and only when the type is read from it.
+ * control character is no event type.  The JSON body is scanned (struct
+ * keys_ctx, workers/jscan.c) only when the type is read from it.
  */
 #ifndef ANKUSA_EVTYPE_H
 #define ANKUSA_EVTYPE_H

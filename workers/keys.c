@@ -3,24 +3,25 @@
  * keys.c: the keys a source reads from a request; see keys.h.
  *
  * Header values are taken as the parser left them (OWS trimmed).  JSON is
- * parsed with jansson's defaults: a body that is not an object or array at
- * the top, invalid UTF-8, a "\u0000" in a string or an integer outside
- * json_int_t makes the whole body unparsable, so no JSON key is found in
- * it.  Path segments are matched literally; the configuration refuses
- * empty segments.
+ * read by jscan.c, which accepts what jansson's json_loadb with no flags
+ * accepts: a body that is not an object or array at the top, invalid
+ * UTF-8, a "\u0000" in a string or an integer outside json_int_t makes
+ * the whole body unparsable, so no JSON key is found in it; of duplicate
+ * members the last wins.  Path segments are matched literally; the
+ * configuration refuses empty segments.  A string without escapes is
+ * returned where it lies in the body; one with escapes is decoded into
+ * k->str, grown as needed.
  */
 #include "config.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include <jansson.h>
-
 #include "conf.h"
 #include "httpreq.h"
+#include "jscan.h"
 #include "keys.h"
 #include "log.h"
 #include "sha256.h"
@@ -29,7 +30,6 @@ static const char *hdrs_request_get(const struct keys_hdrs *, const char *,
 		    size_t *);
 static const char *hdrs_pairs_get(const struct keys_hdrs *, const char *,
 		    size_t *);
-static json_t	*json_path(json_t *, const char *);
 
 static const char *
 hdrs_request_get(const struct keys_hdrs *h, const char *name, size_t *lenp)
@@ -99,47 +99,25 @@ keys_init(struct keys_ctx *k, const struct keys_hdrs *h, const void *body,
 	k->hdrs = h;
 	k->body = body;
 	k->bodylen = bodylen;
+	k->json = -1;
 }
 
 void
 keys_free(struct keys_ctx *k)
 {
-	if (k->json != NULL)
-		json_decref(k->json);
-	k->json = NULL;
-	k->parsed = 0;
-}
-
-/* The value at a dot path through objects, or NULL. */
-static json_t *
-json_path(json_t *v, const char *path)
-{
-	char *p, *seg, *dot;
-
-	if ((p = strdup(path)) == NULL)
-		fatal("keys");
-	for (seg = p; v != NULL; seg = dot + 1) {
-		if (!json_is_object(v)) {
-			v = NULL;
-			break;
-		}
-		if ((dot = strchr(seg, '.')) != NULL)
-			*dot = '\0';
-		v = json_object_get(v, seg);
-		if (dot == NULL)
-			break;
-	}
-	free(p);
-	return v;
+	free(k->str);
+	k->str = NULL;
+	k->strcap = 0;
+	k->json = -1;
 }
 
 int
 keys_get(struct keys_ctx *k, const struct keyspec *ks, const char **keyp,
     size_t *lenp)
 {
+	struct jscan_val jv;
 	const char *v;
 	size_t len;
-	json_t *j;
 	int n;
 
 	*keyp = NULL;
@@ -155,22 +133,32 @@ keys_get(struct keys_ctx *k, const struct keyspec *ks, const char **keyp,
 		*lenp = len;
 		return 1;
 	case KEY_JSON:
-		/* jansson refuses a NULL buffer; an empty body is no JSON. */
-		if (!k->parsed && k->body != NULL && k->bodylen > 0)
-			k->json = json_loadb(k->body, k->bodylen, 0, NULL);
-		k->parsed = 1;
-		if ((j = json_path(k->json, ks->name)) == NULL)
+		/* An empty body is no JSON. */
+		if (k->json == 0 || k->body == NULL || k->bodylen == 0)
 			return 0;
-		if (json_is_string(j)) {
-			if (json_string_length(j) == 0)
+		if ((k->json = jscan(k->body, k->bodylen, ks->name, &jv)) == 0)
+			return 0;
+		if (jv.kind == JSCAN_STRING) {
+			if (jv.rawlen == 0)
 				return 0;
-			*keyp = json_string_value(j);
-			*lenp = json_string_length(j);
+			if (!jv.escaped) {
+				*keyp = jv.raw;
+				*lenp = jv.rawlen;
+				return 1;
+			}
+			if (k->strcap < jv.rawlen) {
+				free(k->str);
+				if ((k->str = malloc(jv.rawlen)) == NULL)
+					fatal("keys");
+				k->strcap = jv.rawlen;
+			}
+			*keyp = k->str;
+			*lenp = jscan_unescape(jv.raw, jv.rawlen, k->str);
 			return 1;
 		}
-		if (json_is_integer(j)) {
-			n = snprintf(k->num, sizeof(k->num),
-			    "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+		if (jv.kind == JSCAN_INTEGER) {
+			n = snprintf(k->num, sizeof(k->num), "%lld",
+			    jv.integer);
 			if (n < 0 || (size_t)n >= sizeof(k->num))
 				return 0;
 			*keyp = k->num;

@@ -48,14 +48,18 @@ void	keys_hdrs_pairs(struct keys_hdrs *, const struct header_kv *, int n);
 const char *keys_header(const struct keys_hdrs *, const char *name,
 	    size_t *lenp);
 
-/* One request as the key lookups see it: the body is parsed as JSON once,
- * on the first lookup that needs it. */
+/* One request as the key lookups see it: each JSON lookup scans the body
+ * once (workers/jscan.c), without a tree; a body found not JSON is not
+ * scanned again. */
 struct keys_ctx {
 	const struct keys_hdrs	*hdrs;
 	const void		*body;
 	size_t			 bodylen;
-	void			*json;		/* json_t *, or NULL */
-	int			 parsed;	/* json is the body's parse */
+	int			 json;		/* the body is JSON: 1, 0, or
+						 * -1 not scanned yet */
+	char			*str;		/* a string key with its
+						 * escapes decoded */
+	size_t			 strcap;
 	char			 num[24];	/* an integer key in decimal */
 };
 
