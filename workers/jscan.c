@@ -356,6 +356,8 @@ jscan(const void *buf, size_t len, const char *path, struct jscan_val *v)
 	int want = 0, follow, esc, obj, lookahead;
 
 	memset(v, 0, sizeof(*v));
+	if (buf == NULL || len == 0)
+		return 0;		/* and no arithmetic on NULL */
 	s.p = buf;
 	s.end = s.p + len;
 	s.path = path;
