@@ -30,6 +30,7 @@
 #include "clock.h"
 #include "egress.h"
 #include "http1.h"
+#include "netconn.h"
 #include "log.h"
 
 #define HTTP1_READ	16384
@@ -62,8 +63,6 @@ static size_t	 keep_max;		/* http1_set_keep */
 
 static int	url_split(const char *, char *, size_t);
 static void	url_free(void);
-static int	conn_open(uint64_t, int (*)(void), char *, size_t);
-static int	wait_fd(int, short, uint64_t, int (*)(void), char *, size_t);
 static int	send_all(int, struct iovec *, int, uint64_t, int (*)(void),
 		    char *, size_t);
 static int	head_parse(struct http1_parser *);
@@ -241,108 +240,6 @@ url_split(const char *url, char *err, size_t errlen)
 	return rc;
 }
 
-/* ms left until deadline (0: none): at least 1, or 0 when past. */
-static uint64_t
-left_ms(uint64_t deadline)
-{
-	uint64_t now;
-
-	if (deadline == 0)
-		return UINT64_MAX;
-	now = time_mono_ms();
-	return now < deadline ? deadline - now : 0;
-}
-
-/* Wait for ev on fd until deadline, calling watch between slices.  0, or
- * -1 with err (timeout, or the watch said stop). */
-static int
-wait_fd(int fd, short ev, uint64_t deadline, int (*watch)(void), char *err,
-    size_t errlen)
-{
-	struct pollfd pfd;
-	uint64_t left;
-	int r;
-
-	for (;;) {
-		if ((left = left_ms(deadline)) == 0) {
-			snprintf(err, errlen, "Operation timed out");
-			return -1;
-		}
-		pfd.fd = fd;
-		pfd.events = ev;
-		pfd.revents = 0;
-		r = poll(&pfd, 1, left < HTTP1_WATCH_MS ? (int)left :
-		    HTTP1_WATCH_MS);
-		if (r == -1 && errno != EINTR) {
-			snprintf(err, errlen, "poll: %s", strerror(errno));
-			return -1;
-		}
-		if (r == 1)
-			return 0;
-		if (watch != NULL && watch() != 0) {
-			snprintf(err, errlen, "aborted");
-			return -1;
-		}
-	}
-}
-
-/* A new connection to u.host:u.port, each address in turn that the
- * egress guard lets through.  The fd, or -1 with err, or -2 with err the
- * egress guard's reason when it refused every address. */
-static int
-conn_open(uint64_t deadline, int (*watch)(void), char *err, size_t errlen)
-{
-	struct addrinfo hints, *res, *ai;
-	struct egress_watch ew;
-	socklen_t sl;
-	int fd = -1, e, one = 1, r;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	if ((r = getaddrinfo(u.host, u.port, &hints, &res)) != 0) {
-		snprintf(err, errlen, "Could not resolve host: %s (%s)",
-		    u.host, gai_strerror(r));
-		return -1;
-	}
-	snprintf(err, errlen, "Failed to connect to %s port %s", u.host,
-	    u.port);
-	egress_watch_init(&ew, "http://", 0);
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		if (egress_check(&ew, ai->ai_addr, ai->ai_addrlen) == -1)
-			continue;
-		if ((fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, ai->ai_protocol)) == -1)
-			continue;
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
-		    sizeof(one));
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		e = errno;
-		if (e == EINPROGRESS) {
-			if (wait_fd(fd, POLLOUT, deadline, watch, err,
-			    errlen) == -1) {
-				close(fd);
-				fd = -1;
-				break;	/* out of time */
-			}
-			sl = sizeof(e);
-			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 &&
-			    e == 0)
-				break;
-		}
-		snprintf(err, errlen, "Failed to connect to %s port %s: %s",
-		    u.host, u.port, strerror(e));
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd == -1 && EGRESS_REFUSED(&ew)) {
-		snprintf(err, errlen, "%s", ew.denied);
-		return -2;
-	}
-	return fd;
-}
 
 /* Send every byte of iov; -1 with err (errno kept for the caller). */
 static int
@@ -367,7 +264,7 @@ send_all(int fd, struct iovec *iov, int n, uint64_t deadline,
 				errno = e;
 				return -1;
 			}
-			if (wait_fd(fd, POLLOUT, deadline, watch, err,
+			if (netconn_wait(fd, POLLOUT, deadline, watch, err,
 			    errlen) == -1) {
 				errno = ETIMEDOUT;
 				return -1;
@@ -458,8 +355,8 @@ http1_request(const char *url, const char *method,
 			}
 		}
 		if (conn_fd == -1) {
-			if ((conn_fd = conn_open(deadline, watch, err,
-			    errlen)) < 0) {
+			if ((conn_fd = netconn_open(u.host, u.port, 1,
+			    deadline, watch, err, errlen)) < 0) {
 				rc = conn_fd;
 				conn_fd = -1;
 				break;
@@ -489,7 +386,7 @@ http1_request(const char *url, const char *method,
 		/* The answer is not there yet this soon after the request:
 		 * wait before the first read instead of a read that finds
 		 * nothing. */
-		if (wait_fd(conn_fd, POLLIN, deadline, watch, err,
+		if (netconn_wait(conn_fd, POLLIN, deadline, watch, err,
 		    errlen) == -1)
 			st = HTTP1_BAD;
 		while (st == HTTP1_MORE) {
@@ -497,7 +394,7 @@ http1_request(const char *url, const char *method,
 			if (r == -1 && errno == EINTR)
 				continue;
 			if (r == -1 && errno == EAGAIN) {
-				if (wait_fd(conn_fd, POLLIN, deadline, watch,
+				if (netconn_wait(conn_fd, POLLIN, deadline, watch,
 				    err, errlen) == -1)
 					break;
 				continue;

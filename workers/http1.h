@@ -20,7 +20,7 @@
  * a new connection, as libcurl does.  No redirects are followed.  At
  * most max_response_bytes of the body are read; past that the connection
  * is closed and the status decides.  timeout_ms bounds the whole attempt
- * (0: none); the abort watch is called at least every HTTP1_WATCH_MS
+ * (0: none); the abort watch is called at least every NETCONN_WATCH_MS
  * while waiting.
  */
 #ifndef ANKUSA_HTTP1_H
@@ -34,7 +34,6 @@ struct curl_slist;
 #define HTTP1_KEEP_MAX		65536	/* body bytes an answer can keep */
 #define HTTP1_VALUE_MAX		128	/* longest Retry-After kept */
 #define HTTP1_HEAD_MAX		65536	/* status line and headers */
-#define HTTP1_WATCH_MS		100
 #define HTTP1_FRESH_MS		10	/* idle less: reused unchecked */
 
 struct http1_answer {
