@@ -53,8 +53,8 @@ static const char *const auth_need[][4] = {
 static int	cnet_in(const char *const *, const char *);
 static void	cnet_auth(struct cparse *, struct sink_conf *, yaml_node_t *,
 		    const char *);
-static void	cnet_tls(struct cparse *, struct sink_conf *, yaml_node_t *,
-		    const char *);
+static void	cnet_tls(struct cparse *, struct sink_tls *, const char *,
+		    const char *, const char *, yaml_node_t *, const char *);
 static char	*cnet_read(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
 static int	cnet_pem_ok(const char *, int);
@@ -259,21 +259,22 @@ cnet_read(struct cparse *p, yaml_node_t *tm, const char *path,
 	return s;
 }
 
-/* An http sink's tls: the files read and parsed. */
+/* A sink's tls: the files read and parsed.  url is the sink's, which
+ * must begin with scheme; what names the scheme in the message ("an
+ * https://"). */
 static void
-cnet_tls(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
+cnet_tls(struct cparse *p, struct sink_tls *t, const char *url,
+    const char *scheme, const char *what, yaml_node_t *map,
     const char *path)
 {
-	struct sink_tls *t = &sk->u.http.tls;
 	yaml_node_t *tm;
 
 	if ((tm = conf_ymap_get(p->doc, map, "tls")) == NULL ||
 	    conf_yisnull(tm))
 		return;
-	if (sk->u.http.url != NULL &&
-	    strncasecmp(sk->u.http.url, "https://", 8) != 0) {
-		conf_err(p, conf_yline(tm), "%s.tls needs an https:// url",
-		    path);
+	if (url != NULL && strncasecmp(url, scheme, strlen(scheme)) != 0) {
+		conf_err(p, conf_yline(tm), "%s.tls needs %s url", path,
+		    what);
 		return;
 	}
 	if ((t->client_cert_file == NULL) != (t->client_key_file == NULL)) {
@@ -324,5 +325,6 @@ conf_check_sinknet(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 	if (sk->type != SINK_HTTP)
 		return;
 	cnet_auth(p, sk, map, path);
-	cnet_tls(p, sk, map, path);
+	cnet_tls(p, &sk->u.http.tls, sk->u.http.url, "https://",
+	    "an https://", map, path);
 }

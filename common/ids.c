@@ -160,8 +160,8 @@ uuid_format(const unsigned char in[UUID_LEN], char out[UUID_STRLEN + 1])
 	out[o] = '\0';
 }
 
-static int
-hexval(int c)
+int
+ids_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -185,7 +185,8 @@ uuid_parse(const char *s, unsigned char out[UUID_LEN])
 				return -1;
 			s++;
 		}
-		if ((hi = hexval(s[0])) == -1 || (lo = hexval(s[1])) == -1)
+		if ((hi = ids_hexval(s[0])) == -1 ||
+		    (lo = ids_hexval(s[1])) == -1)
 			return -1;
 		out[i] = hi << 4 | lo;
 		s += 2;

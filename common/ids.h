@@ -24,6 +24,8 @@ void	ids_set_random(void (*)(void *, size_t));
 void	uuidv7_new(unsigned char out[UUID_LEN]);
 void	uuid_format(const unsigned char in[UUID_LEN], char out[UUID_STRLEN + 1]);
 int	uuid_parse(const char *, unsigned char out[UUID_LEN]);
+/* The value of a hex digit (either case), or -1. */
+int	ids_hexval(int c);
 
 /* A ULID from a time and 80 bits given by the caller. */
 void	ulid_format(uint64_t ms, const unsigned char rnd[10],

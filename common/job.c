@@ -64,6 +64,10 @@
 static int	job_ref_str(struct msg *, char **);
 static int	job_get_sha256(struct msg *, unsigned char[32]);
 static int	job_get_body(struct msg *, struct job *);
+static void	job_add_tls(struct msg *, const struct sink_tls *);
+static int	job_get_tls(struct msg *, struct sink_tls *, int);
+static void	job_free_secret(char *);
+static void	job_free_tls(struct sink_tls *);
 
 #define FRAME_KEEP	(MSG_INLINE_MAX + 2048)	/* an inline job's frame */
 
@@ -180,6 +184,27 @@ job_get_auth(struct msg *m, struct sink_auth *a, int inplace)
 	return 0;
 }
 
+/* A sink's tls: the PEM text the master read, and the server name. */
+static void
+job_add_tls(struct msg *m, const struct sink_tls *t)
+{
+	msg_add_str(m, t->client_cert);
+	msg_add_str(m, t->client_key);
+	msg_add_str(m, t->ca);
+	msg_add_str(m, t->server_name);
+}
+
+static int
+job_get_tls(struct msg *m, struct sink_tls *t, int inplace)
+{
+	if (job_get_opt(m, &t->client_cert, inplace) == -1 ||
+	    job_get_opt(m, &t->client_key, inplace) == -1 ||
+	    job_get_opt(m, &t->ca, inplace) == -1 ||
+	    job_get_opt(m, &t->server_name, inplace) == -1)
+		return -1;
+	return 0;
+}
+
 void
 job_add_sink(struct msg *m, const struct sink_conf *s)
 {
@@ -205,10 +230,7 @@ job_add_sink(struct msg *m, const struct sink_conf *s)
 			    s->u.http.secrets[i].len);
 		msg_add_u64(m, s->u.http.max_response_bytes);
 		job_add_auth(m, &s->u.http.auth);
-		msg_add_str(m, s->u.http.tls.client_cert);
-		msg_add_str(m, s->u.http.tls.client_key);
-		msg_add_str(m, s->u.http.tls.ca);
-		msg_add_str(m, s->u.http.tls.server_name);
+		job_add_tls(m, &s->u.http.tls);
 		break;
 	case SINK_SQS:
 		msg_add_str(m, s->u.sqs.queue_url);
@@ -461,10 +483,7 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 		}
 		if (msg_get_u64(m, &s->u.http.max_response_bytes) == -1 ||
 		    job_get_auth(m, &s->u.http.auth, inplace) == -1 ||
-		    job_get_opt(m, &s->u.http.tls.client_cert, inplace) == -1 ||
-		    job_get_opt(m, &s->u.http.tls.client_key, inplace) == -1 ||
-		    job_get_opt(m, &s->u.http.tls.ca, inplace) == -1 ||
-		    job_get_opt(m, &s->u.http.tls.server_name, inplace) == -1)
+		    job_get_tls(m, &s->u.http.tls, inplace) == -1)
 			return -1;
 		return 0;
 	case SINK_SQS:
@@ -551,6 +570,15 @@ job_free_secret(char *s)
 	free(s);
 }
 
+static void
+job_free_tls(struct sink_tls *t)
+{
+	free(t->client_cert);
+	job_free_secret(t->client_key);
+	free(t->ca);
+	free(t->server_name);
+}
+
 void
 job_free_sink(struct sink_conf *s, int inplace)
 {
@@ -578,10 +606,7 @@ job_free_sink(struct sink_conf *s, int inplace)
 		job_free_secret(s->u.http.auth.client_secret);
 		free(s->u.http.auth.scope);
 		free(s->u.http.auth.audience);
-		free(s->u.http.tls.client_cert);
-		job_free_secret(s->u.http.tls.client_key);
-		free(s->u.http.tls.ca);
-		free(s->u.http.tls.server_name);
+		job_free_tls(&s->u.http.tls);
 		for (i = 0; i < s->u.http.nsecrets; i++) {
 			/* Secrets: leave nothing behind in freed memory. */
 			explicit_bzero(s->u.http.secrets[i].data,

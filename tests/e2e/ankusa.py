@@ -216,6 +216,17 @@ def register(obj):
 CLAIM_KEY = "ankusa-tests-claim-signing-key-0123456789"
 
 
+def kill_group(proc):
+    """SIGKILL the process group of proc (a Popen started with
+    start_new_session) and reap it; None or ended: nothing."""
+    if proc is not None and proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait(5)
+
+
 def tmpdir(sub=None):
     base = _ctx.tmp if _ctx is not None else tempfile.mkdtemp(
         prefix="ankusa-")
@@ -1071,12 +1082,7 @@ class HAProxy:
         return self
 
     def destroy(self):
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self.proc.wait(5)
+        kill_group(self.proc)
 
 
 # ---------------------------------------------------------------- test sink
