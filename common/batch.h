@@ -28,6 +28,11 @@
  * batch_decode owns everything and batch_free releases it.
  */
 #define BATCH_MAX_ENTRIES	1000
+/* A redis batch (workers/sink_redis.c): its commands go in one pipelined
+ * write; the bound keeps a lost connection's cost and the server's query
+ * buffer small. */
+#define SINK_REDIS_MAX_ENTRIES	500
+#define SINK_REDIS_MAX_BYTES	(16 * 1024 * 1024)
 
 struct batch_entry {
 	uint64_t		 id;		/* entry id: the attempt's job id */

@@ -393,10 +393,15 @@ cfree_sink(struct sink_conf *sk)
 		free(sk->u.pubsub.auth);
 		free(sk->u.pubsub.token);
 		break;
+	case SINK_REDIS:
+		cfree_secret(sk->u.redis.url);
+		free(sk->u.redis.channel);
+		free(sk->u.redis.stream);
+		cfree_tls(&sk->u.redis.tls);
+		break;
 	case SINK_LOG:
 	case SINK_RABBITMQ:
 	case SINK_NATS:
-	case SINK_REDIS:
 	case SINK_KAFKA:
 		break;
 	}

@@ -278,6 +278,13 @@ struct sink_conf {
 			char	*auth;		/* metadata|token|none */
 			char	*token;
 		} pubsub;
+		struct {
+			char		*url;	/* redis:// or rediss:// */
+			char		*channel;	/* PUBLISH, or */
+			char		*stream;	/* XADD */
+			uint64_t	 maxlen;	/* 0: none */
+			struct sink_tls	 tls;	/* rediss:// */
+		} redis;
 	} u;
 };
 

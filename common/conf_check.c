@@ -24,10 +24,13 @@
 #include "conf.h"
 #include "conf_int.h"
 #include "netaddr.h"
+#include "redisurl.h"
 
 static void	ccheck_deliver_pool(struct cparse *, yaml_node_t *,
 		    yaml_node_t *);
 static void	ccheck_trusted_proxies(struct cparse *, yaml_node_t *);
+static void	conf_check_redis(struct cparse *, struct sink_conf *,
+		    yaml_node_t *, const char *);
 static void	ccheck_tls(struct cparse *, yaml_node_t *);
 static void	ccheck_mtls(struct cparse *, const struct source_conf *,
 		    yaml_node_t *, const char *, int);
@@ -260,9 +263,11 @@ conf_check_egress_host(struct cparse *p, int line, const char *path,
 		break;
 	case NETADDR_PLAIN:
 		conf_err(p, line,
-		    "%s.%s must be https:// to reach a non-loopback address "
-		    "with egress.allow_plain_http false, got http:// to %s",
-		    path, key, a);
+		    "%s.%s must be %s to reach a non-loopback address "
+		    "with egress.allow_plain_http false, got %s to %s",
+		    path, key, plain == CONF_PLAIN_REDIS ? "rediss://" :
+		    "https://", plain == CONF_PLAIN_REDIS ? "redis://" :
+		    "http://", a);
 		break;
 	case NETADDR_GO:
 		break;
@@ -321,6 +326,9 @@ conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 		conf_check_egress_url(p, map, path, "endpoint",
 		    sk->u.pubsub.endpoint);
 		break;
+	case SINK_REDIS:
+		conf_check_redis(p, sk, map, path);
+		break;
 	default:
 		break;
 	}
@@ -343,6 +351,44 @@ conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 			    "%s.token must not be set with auth %s", path,
 			    sk->u.pubsub.auth);
 	}
+}
+
+/* A redis sink: its url (common/redisurl.h) and its host as the egress
+ * guard sees it (plain unless rediss://), exactly one of channel and
+ * stream, maxlen with a stream, no proxy (it connects directly). */
+static void
+conf_check_redis(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
+    const char *path)
+{
+	struct redis_url u;
+	yaml_node_t *n;
+	char err[128];
+	int line;
+
+	n = conf_ymap_get(p->doc, map, "url");
+	line = n != NULL ? conf_yline(n) : conf_yline(map);
+	if (sk->u.redis.url != NULL) {
+		if (redis_url_parse(sk->u.redis.url, &u, err, sizeof(err)) ==
+		    -1)
+			conf_err(p, line, "%s.url must be "
+			    "redis://[[user]:password@]host[:port][/db] or "
+			    "rediss://...: %s", path, err);
+		else {
+			conf_check_egress_host(p, line, path, "url", u.host,
+			    u.port, u.tls ? 0 : CONF_PLAIN_REDIS);
+			redis_url_free(&u);
+		}
+	}
+	if ((sk->u.redis.channel == NULL) == (sk->u.redis.stream == NULL))
+		conf_err(p, conf_yline(map), "%s needs exactly one of channel "
+		    "and stream", path);
+	if (sk->u.redis.maxlen != 0 && sk->u.redis.stream == NULL)
+		conf_err(p, conf_yline(conf_ymap_get(p->doc, map, "maxlen")),
+		    "%s.maxlen goes with stream", path);
+	if ((n = conf_ymap_get(p->doc, map, "proxy")) != NULL &&
+	    !conf_yisnull(n))
+		conf_err(p, conf_yline(n), "%s.proxy: a redis sink connects "
+		    "directly, through no proxy", path);
 }
 
 void

@@ -345,7 +345,10 @@ ccheck_fn	 conf_check_repl;
 void		 conf_check_egress_url(struct cparse *, yaml_node_t *,
 		    const char *path, const char *key, const char *url);
 /* The same of a URL's host and port, as the guard checks plain http when
- * plain (a proxy's: 0, what it carries is the destination's scheme). */
+ * plain (a proxy's: 0, what it carries is the destination's scheme);
+ * CONF_PLAIN_REDIS: plain, and the message names redis:// and rediss://
+ * for http:// and https://. */
+#define CONF_PLAIN_REDIS	2
 void		 conf_check_egress_host(struct cparse *, int line,
 		    const char *path, const char *key, const char *host,
 		    uint16_t port, int plain);

@@ -70,7 +70,7 @@ const char *const conf_sink_types[] = {
 /* Sink types of the Elixir Ankusa that this build does not have (a
  * name here is skipped in conf_sink_types: conf_name_refused). */
 const char *const conf_sink_refused[] = {
-	"rabbitmq", "kafka", "nats", "redis", NULL
+	"rabbitmq", "kafka", "nats", NULL
 };
 
 /* The key each dedupe preset reads; indexed like conf_presets[]. */
@@ -1075,7 +1075,7 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_SINK, .off = KO(type), .names = conf_sink_types,
 	  .refused = conf_sink_refused, .flags = F_REQUIRED | F_FIRST,
 	  .sinks = M_ALL,
-	  .doc = "http, sqs, google_pubsub or log." },
+	  .doc = "http, sqs, google_pubsub, log or redis." },
 	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,
 	  .scope = S_SINK, .off = KO(ordered), .def = "false", .sinks = M_ALL,
 	  .doc = "Deliver in order, one at a time, per lane: per order_key, "
@@ -1342,6 +1342,63 @@ const struct conf_key conf_tab[] = {
 	  .doc = "Disable the sink key when every attempt of it has failed "
 	    "for this long (a success starts the count again; a restart "
 	    "too).  Null: never." },
+	/* redis (workers/sink_redis.c) */
+	{ .name = "sources.*.sinks[].url", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.redis.url), .flags = F_REQUIRED | F_SECRET,
+	  .sinks = M_REDIS,
+	  .doc = "redis: the server, redis://[[user]:password@]host[:port]"
+	    "[/db] (port 6379, db 0), or rediss:// for TLS (verified "
+	    "against the system's CAs or tls.ca_file).  The user and "
+	    "password are sent with AUTH (percent-escapes decoded); take "
+	    "the password from a file with ${file:/path} inside the URL.  "
+	    "Connected to directly: the egress guard applies, no proxy "
+	    "does." },
+	{ .name = "sources.*.sinks[].channel", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.redis.channel), .sinks = M_REDIS,
+	  .doc = "redis: PUBLISH each message to this channel; an attempt "
+	    "that reaches no subscriber is an error (retried).  Exactly "
+	    "one of channel and stream." },
+	{ .name = "sources.*.sinks[].stream", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.redis.stream), .sinks = M_REDIS,
+	  .doc = "redis: XADD each message to this stream, fields message "
+	    "(the v1 queue message) and the attributes the queue sinks "
+	    "send (ankusa_id, ankusa_source_id, ankusa_tenant_id, ...); "
+	    "an attempt is ok with the entry's id.  Durable as far as the "
+	    "server's AOF is (appendonly, appendfsync)." },
+	{ .name = "sources.*.sinks[].maxlen", .type = T_U64, .scope = S_SINK,
+	  .off = KO(u.redis.maxlen), .min = 1, .max = 1000000000000ULL,
+	  .sinks = M_REDIS,
+	  .doc = "redis, with stream: XADD MAXLEN, the stream trimmed to "
+	    "this many entries (exactly) at each add.  Absent: never "
+	    "trimmed." },
+	{ .name = "sources.*.sinks[].publish_timeout_ms", .type = T_U64,
+	  .scope = S_SINK, .off = KO(timeout_ms), .def = "5000", .min = 1,
+	  .max = 3600000, .sinks = M_REDIS,
+	  .doc = "redis: the time one request may take (connect, AUTH and "
+	    "a batch's commands and replies); the same as timeout_ms." },
+	{ .name = "sources.*.sinks[].tls", .type = T_SECTION,
+	  .sinks = M_REDIS,
+	  .doc = "redis, with rediss://: the files as an http sink's tls, "
+	    "read by ankusad when it loads the configuration." },
+	{ .name = "sources.*.sinks[].tls.ca_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.redis.tls.ca_file), .sinks = M_REDIS,
+	  .doc = "The CAs (PEM) the server's certificate is verified "
+	    "against, in place of the system's." },
+	{ .name = "sources.*.sinks[].tls.server_name", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.redis.tls.server_name),
+	  .sinks = M_REDIS,
+	  .doc = "The name sent in SNI and verified in the server's "
+	    "certificate, in place of the URL's host." },
+	{ .name = "sources.*.sinks[].tls.client_cert_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.redis.tls.client_cert_file),
+	  .sinks = M_REDIS,
+	  .doc = "A client certificate (PEM) for tls-auth-clients; with "
+	    "client_key_file." },
+	{ .name = "sources.*.sinks[].tls.client_key_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.redis.tls.client_key_file),
+	  .sinks = M_REDIS,
+	  .doc = "The client certificate's private key (PEM, "
+	    "unencrypted)." },
 	/* notifications */
 	{ .name = "notifications", .type = T_SECTION,
 	  .doc = "Operational notices (ankusad(8), DELIVERIES, "

@@ -259,9 +259,9 @@ cnet_read(struct cparse *p, yaml_node_t *tm, const char *path,
 	return s;
 }
 
-/* A sink's tls: the files read and parsed.  url is the sink's, which
- * must begin with scheme; what names the scheme in the message ("an
- * https://"). */
+/* A sink's tls (an http sink's, a redis sink's): the files read and
+ * parsed.  url is the sink's, which must begin with scheme; what names
+ * the scheme in the message ("an https://"). */
 static void
 cnet_tls(struct cparse *p, struct sink_tls *t, const char *url,
     const char *scheme, const char *what, yaml_node_t *map,
@@ -322,6 +322,9 @@ conf_check_sinknet(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 		if (sk->proxy != NULL)
 			cnet_proxy_url(p, map, path, "proxy", sk->proxy);
 	}
+	if (sk->type == SINK_REDIS)
+		cnet_tls(p, &sk->u.redis.tls, sk->u.redis.url, "rediss://",
+		    "a rediss://", map, path);
 	if (sk->type != SINK_HTTP)
 		return;
 	cnet_auth(p, sk, map, path);

@@ -23,6 +23,8 @@
  *     sqs:    str queue_url, region, endpoint, message_group_id,
  *             access_key_id, secret_access_key, session_token
  *     pubsub: str project, topic, endpoint, ordering_key, auth, token
+ *     redis:  str url, channel, stream, u64 maxlen, then the tls as an
+ *             http sink's: str client_cert, client_key, ca, server_name
  *     log:    nothing
  *   u64 body length, then the body as data when the length is at most
  *   MSG_INLINE_MAX; above that no data field, and the frame carries a
@@ -249,6 +251,13 @@ job_add_sink(struct msg *m, const struct sink_conf *s)
 		msg_add_str(m, s->u.pubsub.auth);
 		msg_add_str(m, s->u.pubsub.token);
 		break;
+	case SINK_REDIS:
+		msg_add_str(m, s->u.redis.url);
+		msg_add_str(m, s->u.redis.channel);
+		msg_add_str(m, s->u.redis.stream);
+		msg_add_u64(m, s->u.redis.maxlen);
+		job_add_tls(m, &s->u.redis.tls);
+		break;
 	case SINK_LOG:
 		break;
 	default:
@@ -435,7 +444,8 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 	if (msg_get_u8(m, &type) == -1 || msg_get_u8(m, &ordered) == -1 ||
 	    msg_get_u8(m, &kind) == -1)
 		return -1;
-	if (type < SINK_HTTP || type > SINK_LOG || ordered > 1 ||
+	if (type < SINK_HTTP || (type > SINK_LOG && type != SINK_REDIS) ||
+	    ordered > 1 ||
 	    kind > KEY_JSON) {
 		m->err = 1;
 		return -1;
@@ -503,6 +513,14 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 		    job_get_opt(m, &s->u.pubsub.ordering_key, inplace) == -1 ||
 		    job_get_opt(m, &s->u.pubsub.auth, inplace) == -1 ||
 		    job_get_opt(m, &s->u.pubsub.token, inplace) == -1)
+			return -1;
+		return 0;
+	case SINK_REDIS:
+		if (job_get_opt(m, &s->u.redis.url, inplace) == -1 ||
+		    job_get_opt(m, &s->u.redis.channel, inplace) == -1 ||
+		    job_get_opt(m, &s->u.redis.stream, inplace) == -1 ||
+		    msg_get_u64(m, &s->u.redis.maxlen) == -1 ||
+		    job_get_tls(m, &s->u.redis.tls, inplace) == -1)
 			return -1;
 		return 0;
 	default:
@@ -633,6 +651,12 @@ job_free_sink(struct sink_conf *s, int inplace)
 		free(s->u.pubsub.ordering_key);
 		free(s->u.pubsub.auth);
 		free(s->u.pubsub.token);
+		break;
+	case SINK_REDIS:
+		job_free_secret(s->u.redis.url);
+		free(s->u.redis.channel);
+		free(s->u.redis.stream);
+		job_free_tls(&s->u.redis.tls);
 		break;
 	default:
 		break;

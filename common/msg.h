@@ -22,7 +22,7 @@
 
 struct event_base;
 
-#define MSG_PROTO_VERSION	10
+#define MSG_PROTO_VERSION	11
 #define MSG_HDR_LEN		16
 #define MSG_MAX_PAYLOAD		(4U * 1024 * 1024)	/* bodies go by fd */
 #define MSG_INLINE_MAX		(4U * 1024)		/* larger bodies: memfd */

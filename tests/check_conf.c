@@ -28,6 +28,8 @@
 /* An http sink, its options to follow. */
 #define HS	"sources:\n  demo:\n    sinks:\n      - type: http\n" \
 		"        url: \"https://sink.test/\"\n"
+/* A redis sink, its options to follow. */
+#define RS	"sources:\n  demo:\n    sinks:\n      - type: redis\n"
 /* A claim_check section's required key, and its line in one. */
 #define TEST_CLAIM_KEY	"0123456789abcdef0123456789abcdef"
 #define CLAIM_KEY	"  signing_key: " TEST_CLAIM_KEY "\n"
@@ -389,6 +391,8 @@ build(char *out, size_t sz, const struct key_view *ki, const char *val)
 		type = "sqs";
 	else if (ki->sinks & (1 << SINK_PUBSUB))
 		type = "google_pubsub";
+	else if (ki->sinks & (1 << SINK_REDIS))
+		type = "redis";
 
 	fp = fmemopen(out, sz, "w");
 	ck_assert_ptr_nonnull(fp);
@@ -410,6 +414,9 @@ build(char *out, size_t sz, const struct key_view *ki, const char *val)
 			else if (strcmp(type, "google_pubsub") == 0)
 				fprintf(fp, "%*sproject: p\n%*stopic: t\n",
 				    ind, "", ind, "");
+			else if (strcmp(type, "redis") == 0)
+				fprintf(fp, "%*surl: redis://sink.test\n"
+				    "%*sstream: s\n", ind, "", ind, "");
 			insink = 1;
 		} else {
 			fprintf(fp, "%*s%s:\n", ind, "", s);
@@ -560,6 +567,52 @@ static const struct {
 	const char	*yaml;
 	const char	*msg;
 } errs_tab[] = {
+	/* a redis sink (conf_check_redis) */
+	{ RS "        url: \"http://r.test\"\n        stream: s\n",
+	  "sources.demo.sinks[0].url must be "
+	  "redis://[[user]:password@]host[:port][/db] or rediss://...: not a "
+	  "redis:// or rediss:// URL, line 5" },
+	{ RS "        url: \"redis://u@r.test\"\n        stream: s\n",
+	  "sources.demo.sinks[0].url must be "
+	  "redis://[[user]:password@]host[:port][/db] or rediss://...: a user "
+	  "without a password (write user:password@, or :password@), line 5" },
+	{ RS "        url: \"redis://r.test:0\"\n        stream: s\n",
+	  "sources.demo.sinks[0].url must be "
+	  "redis://[[user]:password@]host[:port][/db] or rediss://...: a port "
+	  "not in 1..65535, line 5" },
+	{ RS "        url: \"redis://r.test/x\"\n        stream: s\n",
+	  "sources.demo.sinks[0].url must be "
+	  "redis://[[user]:password@]host[:port][/db] or rediss://...: a db "
+	  "that is not a number in 0..2147483647, line 5" },
+	{ RS "        url: \"redis://r.test\"\n",
+	  "sources.demo.sinks[0] needs exactly one of channel and stream, "
+	  "line 4" },
+	{ RS "        url: \"redis://r.test\"\n        stream: s\n"
+	  "        channel: c\n",
+	  "sources.demo.sinks[0] needs exactly one of channel and stream, "
+	  "line 4" },
+	{ RS "        url: \"redis://r.test\"\n        channel: c\n"
+	  "        maxlen: 10\n",
+	  "sources.demo.sinks[0].maxlen goes with stream, line 7" },
+	{ RS "        url: \"redis://r.test\"\n        stream: s\n"
+	  "        tls: {server_name: r.test}\n",
+	  "sources.demo.sinks[0].tls needs a rediss:// url, line 7" },
+	{ RS "        url: \"redis://r.test\"\n        stream: s\n"
+	  "        proxy: \"http://p.test:3128\"\n",
+	  "sources.demo.sinks[0].proxy: a redis sink connects directly, "
+	  "through no proxy, line 7" },
+	{ RS "        url: \"redis://10.1.2.3\"\n        stream: s\n",
+	  "sources.demo.sinks[0].url must reach a public address or one "
+	  "egress.allow covers, got 10.1.2.3 port 6379 (private), line 5" },
+	{ "egress:\n  allow_plain_http: false\n"
+	  "sources:\n  demo:\n    sinks:\n      - type: redis\n"
+	  "        url: \"redis://203.0.113.9\"\n        stream: s\n",
+	  "sources.demo.sinks[0].url must be rediss:// to reach a "
+	  "non-loopback address with egress.allow_plain_http false, got "
+	  "redis:// to 203.0.113.9, line 7" },
+	{ RS "        stream: s\n",
+	  "sources.demo.sinks[0].url is required for sink type redis, "
+	  "line 4" },
 	/* unknown keys: top level, nested, in a source, in a sink */
 	{ "bogus: 1\n" SRC, "bogus is not a known key, line 1" },
 	{ "http:\n  bogus: 1\n" SRC, "http.bogus is not a known key, line 2" },
@@ -1118,7 +1171,7 @@ START_TEST(test_not_yaml)
 }
 END_TEST
 
-static const char *const refused[] = { "rabbitmq", "kafka", "nats", "redis" };
+static const char *const refused[] = { "rabbitmq", "kafka", "nats" };
 
 START_TEST(test_refused_sinks)
 {
@@ -1137,7 +1190,7 @@ START_TEST(test_unknown_sink_type)
 	expect_err("sources:\n  demo:\n    sinks:\n      - type: log\n"
 	    "      - type: carrier_pigeon\n",
 	    "sources.demo.sinks[1].type must be one of http, sqs, "
-	    "google_pubsub, log, got carrier_pigeon, line 5");
+	    "google_pubsub, log, redis, got carrier_pigeon, line 5");
 }
 END_TEST
 

@@ -122,6 +122,16 @@ sample(struct job *j, enum sink_type type, size_t bodylen)
 		j->sink.u.pubsub.auth = "none";
 		j->sink.u.pubsub.token = NULL;
 		break;
+	case SINK_REDIS:
+		j->sink.u.redis.url = "rediss://app:pw@redis.test:6380/3";
+		j->sink.u.redis.channel = NULL;
+		j->sink.u.redis.stream = "hooks";
+		j->sink.u.redis.maxlen = 1000000;
+		j->sink.u.redis.tls.ca = "-----BEGIN CERTIFICATE-----";
+		j->sink.u.redis.tls.client_cert = NULL;
+		j->sink.u.redis.tls.client_key = NULL;
+		j->sink.u.redis.tls.server_name = "redis.test";
+		break;
 	default:
 		break;
 	}
@@ -245,6 +255,20 @@ compare(const struct job *a, const struct job *b)
 		ck_assert_opt_eq(b->sink.u.pubsub.token,
 		    a->sink.u.pubsub.token);
 		break;
+	case SINK_REDIS:
+		ck_assert_opt_eq(b->sink.u.redis.url, a->sink.u.redis.url);
+		ck_assert_opt_eq(b->sink.u.redis.channel,
+		    a->sink.u.redis.channel);
+		ck_assert_opt_eq(b->sink.u.redis.stream, a->sink.u.redis.stream);
+		ck_assert(a->sink.u.redis.maxlen == b->sink.u.redis.maxlen);
+		ck_assert_opt_eq(b->sink.u.redis.tls.ca, a->sink.u.redis.tls.ca);
+		ck_assert_opt_eq(b->sink.u.redis.tls.client_cert,
+		    a->sink.u.redis.tls.client_cert);
+		ck_assert_opt_eq(b->sink.u.redis.tls.client_key,
+		    a->sink.u.redis.tls.client_key);
+		ck_assert_opt_eq(b->sink.u.redis.tls.server_name,
+		    a->sink.u.redis.tls.server_name);
+		break;
 	default:
 		break;
 	}
@@ -281,6 +305,7 @@ static const struct {
 	{ SINK_SQS, 100 },
 	{ SINK_SQS, BIG_BODY },
 	{ SINK_PUBSUB, 100 },
+	{ SINK_REDIS, 100 },
 	{ SINK_LOG, 100 },
 	{ SINK_LOG, BIG_BODY },
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * sink.h: the sinks a deliver process runs, one file per implementation
- * (sink_http.c, sink_log.c, sink_sqs.c, sink_pubsub.c; sink_xfer.c is
- * the queue sinks' request helper).
+ * (sink_http.c, sink_log.c, sink_sqs.c, sink_pubsub.c, sink_redis.c;
+ * sink_xfer.c is the queue sinks' request helper).
  *
  * Each runs one attempt of one job synchronously and fills the outcome:
  * result, detail ("http 503", the transport's error text), http_status and
@@ -78,6 +78,12 @@ int	sink_sqs_batch(const struct batch *, struct batch_outcome *);
 int	sink_sqs_run(const struct job *, struct job_outcome *);
 int	sink_pubsub_batch(const struct batch *, struct batch_outcome *);
 int	sink_pubsub_run(const struct job *, struct job_outcome *);
+int	sink_redis_batch(const struct batch *, struct batch_outcome *);
+int	sink_redis_run(const struct job *, struct job_outcome *);
+/* The redis sink's watch during a request (as the http sink's), and
+ * the close of its kept connection. */
+void	sink_redis_set_abort(sink_abort_fn);
+void	sink_redis_cleanup(void);
 
 /* The pure parts of the sqs sink, for tests.  Code of a failed entry or
  * of a whole-request error (the part after '#' of an __type) and the

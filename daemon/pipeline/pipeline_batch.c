@@ -82,6 +82,16 @@ op_batch_add(void *arg, struct drow *r)
 		    r->bound, sk->u.sqs.queue_url);
 		lim.max_entries = 10;
 		lim.max_bytes = sk->max_message_bytes;
+	} else if (sk->type == SINK_REDIS) {
+		/* One pipelined write of commands, a reply each
+		 * (workers/sink_redis.c). */
+		snprintf(dest, sizeof(dest), "%s#%u|redis|%s|%s|%s",
+		    r->row.source, r->bound, sk->u.redis.url,
+		    sk->u.redis.stream != NULL ? "stream" : "channel",
+		    sk->u.redis.stream != NULL ? sk->u.redis.stream :
+		    sk->u.redis.channel);
+		lim.max_entries = SINK_REDIS_MAX_ENTRIES;
+		lim.max_bytes = SINK_REDIS_MAX_BYTES;
 	} else {
 		snprintf(dest, sizeof(dest), "%s#%u|pubsub|%s/%s|%s",
 		    r->row.source, r->bound, sk->u.pubsub.project,
