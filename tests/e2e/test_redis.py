@@ -114,13 +114,13 @@ class Redis:
     logpath = None
 
     def __init__(self, name="redis", args=(), certs=None,
-                 fsync="everysec"):
+                 fsync="everysec", port=None):
         self.exe = shutil.which("redis-server") or "/usr/bin/redis-server"
         if not os.access(self.exe, os.X_OK):
             raise ankusa.Skip("redis-server not installed (Debian package "
                               "redis-server; scripts/test installs it)")
         self.dir = ankusa.tmpdir(name)
-        self.port = ankusa.free_port()
+        self.port = port or ankusa.free_port()
         self.logpath = os.path.join(self.dir, "redis.log")
         self.certs = certs
         self.argv = [self.exe, "--bind", "127.0.0.1", "--dir", self.dir,
@@ -183,6 +183,93 @@ class Redis:
 
     def destroy(self):
         ankusa.kill_group(self.proc)
+
+
+class FakeRedis:
+    """A RESP server that answers each XADD with an id, each batch of
+    commands (what one read brought, whole) after delay_s, and counts the
+    batches in flight at once across its connections (max_in_flight)."""
+
+    def __init__(self, delay_s=0.3):
+        self.logpath = os.path.join(ankusa.tmpdir("fakeredis"), "log")
+        open(self.logpath, "w").close()
+        self.delay_s = delay_s
+        self.lock = threading.Lock()
+        self.in_flight = self.max_in_flight = self.batches = 0
+        self.entries = 0
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(64)
+        self.port = self.ls.getsockname()[1]
+        self.stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+        ankusa.register(self)
+
+    def url(self):
+        return "redis://127.0.0.1:%d" % self.port
+
+    def _accept(self):
+        while not self.stop:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,),
+                             daemon=True).start()
+
+    @staticmethod
+    def _commands(buf):
+        """The whole commands at buf's start: (count, bytes used)."""
+        n = pos = 0
+        while True:
+            try:
+                end = buf.index(b"\r\n", pos)
+                argc = int(buf[pos + 1:end])
+                p = end + 2
+                for _ in range(argc):
+                    e = buf.index(b"\r\n", p)
+                    p = e + 2 + int(buf[p + 1:e]) + 2
+                    if p > len(buf):
+                        raise ValueError
+            except ValueError:
+                return n, pos
+            n += 1
+            pos = p
+
+    def _serve(self, c):
+        buf = b""
+        try:
+            while True:
+                d = c.recv(1 << 20)
+                if not d:
+                    return
+                buf += d
+                n, used = self._commands(buf)
+                if n == 0:
+                    continue
+                buf = buf[used:]
+                with self.lock:
+                    self.in_flight += 1
+                    self.batches += 1
+                    self.max_in_flight = max(self.max_in_flight,
+                                             self.in_flight)
+                time.sleep(self.delay_s)
+                out = []
+                with self.lock:
+                    self.in_flight -= 1
+                    for _ in range(n):
+                        self.entries += 1
+                        i = b"%d-0" % self.entries
+                        out.append(b"$%d\r\n%s\r\n" % (len(i), i))
+                c.sendall(b"".join(out))
+        except OSError:
+            return
+        finally:
+            c.close()
+
+    def destroy(self):
+        self.stop = True
+        self.ls.close()
 
 
 class Certs:
@@ -567,3 +654,112 @@ def test_redis_tls():
             and "certificate" in a[0]["error"], a[0]
     assert c.cmd("EXISTS", "tls-bad") == 0 and \
         c.cmd("EXISTS", "tls-sys") == 0
+
+
+def test_redis_breaker_per_key():
+    """A redis sink key whose server is down (nothing listens on its
+    port): its breaker opens, breaker.opened goes as a notice to a redis
+    stream (notifications.sinks takes the type), and another key on a
+    live server delivers meanwhile; the server started on that port, the
+    breaker closes and every hook of the key is delivered."""
+    r = Redis().start()
+    dead = Redis(name="redis-dead")
+    d = Daemon(sources={
+        "dead": redis_source(dead.url(), stream="d"),
+        "live": redis_source(r.url(), stream="l")},
+        extra={"dispatch": dispatch_conf(breaker_failures=2,
+                                         breaker_open_ms=300,
+                                         breaker_max_open_ms=600),
+               "notifications": {"sinks": [
+                   {"type": "redis", "url": r.url(),
+                    "stream": "notices"}]}}).start()
+    post_all(d, "dead", [b'{"d":%d}' % i for i in range(5)])
+    post_all(d, "live", [b'{"l":%d}' % i for i in range(5)])
+    wait_until(lambda: any(b.get("source") == "dead" and
+                           b.get("state") == "open"
+                           for b in d.breakers()), 20, 0.05,
+               "the breaker of dead to open")
+    assert not any(b.get("source") == "live" and b.get("state") == "open"
+                   for b in d.breakers()), d.breakers()
+    c = r.client()
+    wait_until(lambda: c.cmd("XLEN", "l") == 5, 20, 0.05, "live delivered")
+
+    def notices():
+        out = []
+        for e in c.cmd("XRANGE", "notices", "-", "+"):
+            v = qmsg.decode(xfields(e)["message"])
+            assert (v["tenant_id"], v["source_id"]) == (
+                "_ankusa", "_notifications"), v
+            out.append(json.loads(qmsg.body_of(v)))
+        return out
+    ev = wait_until(lambda: [n for n in notices()
+                             if n["type"] == "breaker.opened"], 20, 0.1,
+                    "breaker.opened on the notices stream")[0]
+    assert ev["data"]["source"] == "dead" and \
+        ev["data"]["module"] == "redis", ev
+    dead.start()
+    d.settle_all(60)
+    assert dead.client().cmd("XLEN", "d") == 5
+    wait_until(lambda: [n for n in notices()
+                        if n["type"] == "breaker.closed"], 20, 0.1,
+               "breaker.closed on the notices stream")
+    assert d.dlq() == [], d.dlq()
+
+
+def test_redis_sink_concurrency():
+    """dispatch.sink_concurrency bounds a redis key's batches in flight
+    (each a pipelined write on a deliver process's connection): with a
+    server that holds each batch 0.3 s and 16 idle deliver processes, 3
+    at most and 3 reached; every hook answered."""
+    f = FakeRedis(0.3)
+    d = Daemon(sources={"c": redis_source(f.url(), stream="c")},
+               extra={"dispatch": dispatch_conf(
+                   concurrency=16, sink_concurrency=3,
+                   breaker_failures=0)}).start()
+    post_all(d, "c", [b'{"c":%d}' % i for i in range(150)])
+    d.settle_all(60)
+    assert f.entries >= 150, f.entries
+    note("redis: %d batches for 150 hooks, at most %d in flight (cap 3)"
+         % (f.batches, f.max_in_flight))
+    assert f.max_in_flight == 3, f.max_in_flight
+
+
+def test_redis_egress_guard():
+    """The egress guard checks the address connected to: a url whose name
+    resolves to loopback, with egress.allow empty, is refused at connect
+    and dead-lettered at once as egress_denied:<address>; nothing reaches
+    the server."""
+    r = Redis().start()
+    d = Daemon(sources={"g": redis_source(
+        "redis://localhost:%d" % r.port, stream="g")},
+        extra={"egress": {"allow": []}}).start()
+    st, h, data = post(d.port, "/webhooks/g", b'{"g":1}')
+    expect_accepted(st, h, data, "post")
+    dl = wait_until(lambda: d.dlq(), 20, 0.1, "a dead letter")
+    assert "egress_denied:" in json.dumps(dl[0]), dl[0]
+    assert r.client().cmd("EXISTS", "g") == 0
+
+
+def test_redis_timeout():
+    """A server that stops answering (DEBUG SLEEP 3) while a batch is in
+    flight: the attempt times out after publish_timeout_ms (500) and is
+    retried; once the server answers again the hook is delivered."""
+    r = Redis(args=["--enable-debug-command", "yes"]).start()
+    d = Daemon(sources={"t": redis_source(r.url(), stream="t",
+                                          publish_timeout_ms=500)}
+               ).start()
+    blocker = r.client()
+    blocker.send("DEBUG", "SLEEP", "3")
+    time.sleep(0.2)
+    st, h, data = post(d.port, "/webhooks/t", b'{"t":1}')
+    hid = expect_accepted(st, h, data, "post")
+    a = wait_until(lambda: [x for x in attempts(d, hid)
+                            if x["outcome"] != "ok"], 15, 0.1,
+                   "a timed-out attempt")
+    assert "timed out" in a[0]["error"], a[0]
+    assert blocker.read() == b"OK"
+    d.settle_all(30)
+    c = r.client()
+    ids = [qmsg.decode(xfields(e)["message"])["id"]
+           for e in c.cmd("XRANGE", "t", "-", "+")]
+    assert hid in ids, ids
