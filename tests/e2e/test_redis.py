@@ -384,6 +384,18 @@ def attempts(d, hid):
     return data["attempts"]
 
 
+def post_one(d, source, body):
+    """Post body to source: the hook id."""
+    st, h, data = post(d.port, "/webhooks/" + source, body)
+    return expect_accepted(st, h, data, "POST %s" % source)
+
+
+def failed_attempt(d, hid, what="a failed attempt"):
+    """The first failed attempt of hook hid, waited for."""
+    return wait_until(lambda: [x for x in attempts(d, hid)
+                               if x["outcome"] != "ok"], 15, 0.1, what)[0]
+
+
 # ------------------------------------------------------------ the tests
 
 def test_redis_stream_500():
@@ -517,12 +529,9 @@ def test_redis_channel_no_subscriber():
     r = Redis().start()
     d = Daemon(sources={"n": redis_source(r.url(), channel="nobody")}
                ).start()
-    st, h, data = post(d.port, "/webhooks/n", b'{"x":1}')
-    hid = expect_accepted(st, h, data, "post")
-    a = wait_until(lambda: [x for x in attempts(d, hid)
-                            if x["outcome"] != "ok"], 15, 0.1,
-                   "a failed attempt")
-    assert "no subscriber on channel nobody" in a[0]["error"], a[0]
+    hid = post_one(d, "n", b'{"x":1}')
+    a = failed_attempt(d, hid)
+    assert "no subscriber on channel nobody" in a["error"], a
     assert d.status()["pending"] == 1
     sub = r.client()
     sub.cmd("SUBSCRIBE", "nobody")
@@ -607,19 +616,14 @@ def test_redis_auth():
         "ro": redis_source(r.url("ro:ro-pw"), stream="s-ro"),
     }
     d = Daemon(sources=srcs).start()
-    ids = {}
-    for s in srcs:
-        st, h, data = post(d.port, "/webhooks/" + s, b'{"s":"%s"}' % (
-            s.encode()))
-        ids[s] = expect_accepted(st, h, data, s)
+    ids = {s: post_one(d, s, b'{"s":"%s"}' % s.encode()) for s in srcs}
     c = r.client()
     wait_until(lambda: c.cmd("XLEN", "s-def") == 1 and
                c.cmd("XLEN", "app-s") == 1, 20, 0.05, "both delivered")
     for s, want in (("bad", "redis WRONGPASS: AUTH"),
                     ("ro", "redis NOPERM: XADD")):
-        a = wait_until(lambda: attempts(d, ids[s]), 15, 0.1,
-                       "an attempt of %s" % s)
-        assert a[0]["outcome"] != "ok" and want in a[0]["error"], a[0]
+        a = failed_attempt(d, ids[s], "a failed attempt of %s" % s)
+        assert want in a["error"], a
     assert c.cmd("EXISTS", "s-bad") == 0 and c.cmd("EXISTS", "s-ro") == 0
     assert qmsg.decode(xfields(c.cmd("XRANGE", "app-s", "-", "+")[0])[
         "message"])["id"] == ids["acl"]
@@ -640,18 +644,13 @@ def test_redis_tls():
         "sysca": redis_source(r.url(), stream="tls-sys"),
     }
     d = Daemon(sources=srcs).start()
-    ids = {}
-    for s in srcs:
-        st, h, data = post(d.port, "/webhooks/" + s, b'{"t":1}')
-        ids[s] = expect_accepted(st, h, data, s)
+    ids = {s: post_one(d, s, b'{"t":1}') for s in srcs}
     c = r.client()
     wait_until(lambda: c.cmd("XLEN", "tls-ok") == 1, 20, 0.05,
                "delivered over TLS")
     for s in ("wrongca", "sysca"):
-        a = wait_until(lambda: attempts(d, ids[s]), 15, 0.1,
-                       "an attempt of %s" % s)
-        assert a[0]["outcome"] != "ok" and "redis TLS" in a[0]["error"] \
-            and "certificate" in a[0]["error"], a[0]
+        a = failed_attempt(d, ids[s], "a failed attempt of %s" % s)
+        assert "redis TLS" in a["error"] and "certificate" in a["error"], a
     assert c.cmd("EXISTS", "tls-bad") == 0 and \
         c.cmd("EXISTS", "tls-sys") == 0
 
@@ -733,8 +732,7 @@ def test_redis_egress_guard():
     d = Daemon(sources={"g": redis_source(
         "redis://localhost:%d" % r.port, stream="g")},
         extra={"egress": {"allow": []}}).start()
-    st, h, data = post(d.port, "/webhooks/g", b'{"g":1}')
-    expect_accepted(st, h, data, "post")
+    post_one(d, "g", b'{"g":1}')
     dl = wait_until(lambda: d.dlq(), 20, 0.1, "a dead letter")
     assert "egress_denied:" in json.dumps(dl[0]), dl[0]
     assert r.client().cmd("EXISTS", "g") == 0
@@ -751,12 +749,9 @@ def test_redis_timeout():
     blocker = r.client()
     blocker.send("DEBUG", "SLEEP", "3")
     time.sleep(0.2)
-    st, h, data = post(d.port, "/webhooks/t", b'{"t":1}')
-    hid = expect_accepted(st, h, data, "post")
-    a = wait_until(lambda: [x for x in attempts(d, hid)
-                            if x["outcome"] != "ok"], 15, 0.1,
-                   "a timed-out attempt")
-    assert "timed out" in a[0]["error"], a[0]
+    hid = post_one(d, "t", b'{"t":1}')
+    a = failed_attempt(d, hid, "a timed-out attempt")
+    assert "timed out" in a["error"], a
     assert blocker.read() == b"OK"
     d.settle_all(30)
     c = r.client()
