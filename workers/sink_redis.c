@@ -675,8 +675,9 @@ redis_exchange(const struct sink_conf *sk, const struct redis_url *u,
 			break;
 		redis_close();
 		/* A kept connection found closed before any reply: once
-		 * more, on a new one. */
-		if (!(reused && got == 0))
+		 * more, on a new one; not one that ran out of time, whose
+		 * server may yet run what it was sent. */
+		if (!reused || got > 0 || netconn_left_ms(deadline) == 0)
 			break;
 	}
 	if (hello != NULL)
