@@ -355,7 +355,8 @@ conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 
 /* A redis sink: its url (common/redisurl.h) and its host as the egress
  * guard sees it (plain unless rediss://), exactly one of channel and
- * stream, maxlen with a stream, no proxy (it connects directly). */
+ * stream, maxlen with a stream, no proxy (it connects directly), not
+ * both timeout_ms and publish_timeout_ms. */
 static void
 conf_check_redis(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
     const char *path)
@@ -389,6 +390,12 @@ conf_check_redis(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 	    !conf_yisnull(n))
 		conf_err(p, conf_yline(n), "%s.proxy: a redis sink connects "
 		    "directly, through no proxy", path);
+	/* One value, two names (the Elixir Ankusa's and ours). */
+	if ((n = conf_ymap_get(p->doc, map, "timeout_ms")) != NULL &&
+	    conf_ymap_get(p->doc, map, "publish_timeout_ms") != NULL)
+		conf_err(p, conf_yline(n), "%s.timeout_ms and "
+		    "publish_timeout_ms are one setting: give one of them",
+		    path);
 }
 
 void

@@ -1376,7 +1376,8 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_SINK, .off = KO(timeout_ms), .def = "5000", .min = 1,
 	  .max = 3600000, .sinks = M_REDIS,
 	  .doc = "redis: the time one request may take (connect, AUTH and "
-	    "a batch's commands and replies); the same as timeout_ms." },
+	    "a batch's commands and replies); timeout_ms by the Elixir "
+	    "Ankusa's name (give one of them)." },
 	{ .name = "sources.*.sinks[].tls", .type = T_SECTION,
 	  .sinks = M_REDIS,
 	  .doc = "redis, with rediss://: the files as an http sink's tls, "

@@ -613,6 +613,10 @@ static const struct {
 	{ RS "        stream: s\n",
 	  "sources.demo.sinks[0].url is required for sink type redis, "
 	  "line 4" },
+	{ RS "        url: \"redis://r.test\"\n        stream: s\n"
+	  "        timeout_ms: 100\n        publish_timeout_ms: 200\n",
+	  "sources.demo.sinks[0].timeout_ms and publish_timeout_ms are one "
+	  "setting: give one of them, line 7" },
 	/* unknown keys: top level, nested, in a source, in a sink */
 	{ "bogus: 1\n" SRC, "bogus is not a known key, line 1" },
 	{ "http:\n  bogus: 1\n" SRC, "http.bogus is not a known key, line 2" },
