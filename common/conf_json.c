@@ -70,6 +70,8 @@ static const char *const cjson_plain[] = {
 	"sources.*.sinks[].project",
 	"sources.*.sinks[].topic",
 	"sources.*.sinks[].ordering_key",
+	"sources.*.sinks[].channel",
+	"sources.*.sinks[].stream",
 	"sources.*.sinks[].auth.scope",
 	"sources.*.sinks[].auth.audience",
 	"sources.*.sinks[].tls.client_cert_file",

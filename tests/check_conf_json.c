@@ -86,7 +86,13 @@ static const char planted_yaml[] =
     "        topic: my-topic\n"
     "        endpoint: \"http://PLANT-ps-user:PLANT-ps-pass@pubsub.test:4588\"\n"
     "        auth: token\n"
-    "        token: PLANT-pubsub-token\n";
+    "        token: PLANT-pubsub-token\n"
+    "      - type: redis\n"
+    "        url: \"rediss://PLANT-r-user:PLANT-r-pass@redis.test/2\"\n"
+    "        stream: my-stream\n"
+    "      - type: redis\n"
+    "        url: \"redis://redis.test\"\n"
+    "        channel: my-channel\n";
 
 /* Every planted secret, and the forms it could take. */
 static const char *const planted[] = {
@@ -153,6 +159,8 @@ START_TEST(test_shown)
 		"\"bucket\":\"claims-bucket\"",
 		"\"project\":\"my-project\"",
 		"\"topic\":\"my-topic\"",
+		"\"stream\":\"my-stream\"",
+		"\"channel\":\"my-channel\"",
 		"\"signature_header\":\"X-Sig\"",
 		"\"port\":4000",
 		"\"routing\":\"path\"",
