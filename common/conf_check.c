@@ -355,8 +355,8 @@ conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 
 /* A redis sink: its url (common/redisurl.h) and its host as the egress
  * guard sees it (plain unless rediss://), exactly one of channel and
- * stream, maxlen with a stream, no proxy (it connects directly), not
- * both timeout_ms and publish_timeout_ms. */
+ * stream, maxlen with a stream, not both timeout_ms and
+ * publish_timeout_ms.  It has no proxy key: it connects directly. */
 static void
 conf_check_redis(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
     const char *path)
@@ -386,10 +386,6 @@ conf_check_redis(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 	if (sk->u.redis.maxlen != 0 && sk->u.redis.stream == NULL)
 		conf_err(p, conf_yline(conf_ymap_get(p->doc, map, "maxlen")),
 		    "%s.maxlen goes with stream", path);
-	if ((n = conf_ymap_get(p->doc, map, "proxy")) != NULL &&
-	    !conf_yisnull(n))
-		conf_err(p, conf_yline(n), "%s.proxy: a redis sink connects "
-		    "directly, through no proxy", path);
 	/* One value, two names (the Elixir Ankusa's and ours). */
 	if ((n = conf_ymap_get(p->doc, map, "timeout_ms")) != NULL &&
 	    conf_ymap_get(p->doc, map, "publish_timeout_ms") != NULL)

@@ -599,8 +599,8 @@ static const struct {
 	  "sources.demo.sinks[0].tls needs a rediss:// url, line 7" },
 	{ RS "        url: \"redis://r.test\"\n        stream: s\n"
 	  "        proxy: \"http://p.test:3128\"\n",
-	  "sources.demo.sinks[0].proxy: a redis sink connects directly, "
-	  "through no proxy, line 7" },
+	  "sources.demo.sinks[0].proxy is not a known key for sink type "
+	  "redis, line 7" },
 	{ RS "        url: \"redis://10.1.2.3\"\n        stream: s\n",
 	  "sources.demo.sinks[0].url must reach a public address or one "
 	  "egress.allow covers, got 10.1.2.3 port 6379 (private), line 5" },
