@@ -32,8 +32,10 @@
  * connection is opened by netconn_open (the egress guard checks each
  * address connected to; a redis:// url falls under the plain-http rule,
  * egress.allow_plain_http, a rediss:// url does not) and authenticated
- * with AUTH [user] password, then SELECT db when db is not 0, pipelined
- * with the first batch's commands' write.  A server that drops the
+ * with AUTH [user] password, then SELECT db when db is not 0, their
+ * replies read before any command of a batch is sent (behind a refused
+ * AUTH a command could run as the default user; behind a refused SELECT
+ * in db 0).  A server that drops the
  * connection fails the entries whose replies had not come, transiently;
  * those answered keep their result.  A reused connection that fails
  * before any reply is tried once more, on a new one (the commands may
@@ -321,13 +323,19 @@ redis_tls(const struct sink_tls *t, const struct redis_url *u,
 	}
 }
 
-/* A new connection for sk to u: TCP, then TLS with rediss://.  0, or -1
- * with err, or -2 with err the egress guard's reason. */
+/* A new connection for sk to u: TCP, then TLS with rediss://, then AUTH
+ * and SELECT, their replies read before anything else is sent (a
+ * command sent behind a refused AUTH could run as the default user, one
+ * behind a refused SELECT in db 0).  0, or -1 with err, or -2 with err
+ * the egress guard's reason. */
 static int
 redis_open(const struct sink_conf *sk, const struct redis_url *u,
     uint64_t deadline, char *err, size_t errlen)
 {
-	int fd;
+	redisReply *r;
+	char *hello = NULL;
+	size_t hlen = 0, hcap = 0;
+	int fd, n, k, failed = 0;	/* 1: AUTH or SELECT failed */
 
 	redis_close();
 	if ((fd = netconn_open(u->addr, u->portstr, !u->tls, deadline,
@@ -341,6 +349,28 @@ redis_open(const struct sink_conf *sk, const struct redis_url *u,
 	}
 	if ((rc.rd = redisReaderCreate()) == NULL)
 		fatal("redisReaderCreate");
+	redis_hello(u, &hello, &hlen, &hcap, &n);
+	if (n > 0 && redis_write(hello, hlen, deadline, err, errlen) == -1)
+		failed = 1;
+	for (k = 0; !failed && k < n; k++) {
+		if (redis_reply(&r, deadline, err, errlen) == -1) {
+			failed = 1;
+			break;
+		}
+		if (r->type != REDIS_REPLY_STATUS) {
+			redis_error(r, k == 0 && u->password != NULL ? "AUTH" :
+			    "SELECT", err, errlen);
+			failed = 1;
+		}
+		freeReplyObject(r);
+	}
+	if (hello != NULL)
+		explicit_bzero(hello, hlen);
+	free(hello);
+	if (failed) {
+		redis_close();
+		return -1;
+	}
 	rc.key = redis_key(sk);
 	return 0;
 }
@@ -483,8 +513,8 @@ redis_cat(char **buf, size_t *len, size_t *cap, int argc, const char **argv,
 	redisFreeCommand(cmd);
 }
 
-/* A new connection's AUTH and SELECT, before the batch's commands;
- * *n: how many replies they will have. */
+/* A new connection's AUTH and SELECT; *n: how many replies they will
+ * have. */
 static void
 redis_hello(const struct redis_url *u, char **buf, size_t *len, size_t *cap,
     int *n)
@@ -624,45 +654,18 @@ redis_exchange(const struct sink_conf *sk, const struct redis_url *u,
     struct batch_outcome *o, uint64_t deadline, char *err, size_t errlen)
 {
 	redisReply *r;
-	char *hello = NULL;
-	size_t hlen = 0, hcap = 0;
 	uint32_t got = 0;
-	int nhello = 0, k, reused, tries, op;
+	int reused, tries, op;
 
 	for (tries = 0; tries < 2; tries++) {
 		reused = rc.fd != -1;
-		if (!reused) {
-			if ((op = redis_open(sk, u, deadline, err, errlen)) <
-			    0) {
-				got = 0;
-				free(hello);
-				return op;
-			}
-			hlen = 0;
-			redis_hello(u, &hello, &hlen, &hcap, &nhello);
-		}
-		if ((!reused && hlen > 0 && redis_write(hello, hlen, deadline,
-		    err, errlen) == -1) || redis_write(cmds, cmdslen, deadline,
-		    err, errlen) == -1) {
+		if (!reused && (op = redis_open(sk, u, deadline, err,
+		    errlen)) < 0)
+			return op;
+		if (redis_write(cmds, cmdslen, deadline, err, errlen) == -1) {
 			redis_close();
 			if (reused)
 				continue;
-			break;
-		}
-		/* AUTH and SELECT first: a refusal fails the batch. */
-		for (k = 0; !reused && k < nhello; k++) {
-			if (redis_reply(&r, deadline, err, errlen) == -1)
-				break;
-			if (r->type != REDIS_REPLY_STATUS) {
-				redis_error(r, k == 0 && u->password != NULL ?
-				    "AUTH" : "SELECT", err, errlen);
-				freeReplyObject(r);
-				break;
-			}
-			freeReplyObject(r);
-		}
-		if (!reused && k < nhello) {
-			redis_close();
 			break;
 		}
 		for (got = 0; got < nsent; got++) {
@@ -680,9 +683,6 @@ redis_exchange(const struct sink_conf *sk, const struct redis_url *u,
 		if (!reused || got > 0 || netconn_left_ms(deadline) == 0)
 			break;
 	}
-	if (hello != NULL)
-		explicit_bzero(hello, hlen);
-	free(hello);
 	return (int)got;
 }
 

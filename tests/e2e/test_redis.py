@@ -758,3 +758,23 @@ def test_redis_timeout():
     ids = [qmsg.decode(xfields(e)["message"])["id"]
            for e in c.cmd("XRANGE", "t", "-", "+")]
     assert hid in ids, ids
+
+
+def test_redis_auth_refused_sends_nothing():
+    """A refused AUTH (here a password to a server that has none) or
+    SELECT (a db the server does not have) fails the attempt before any
+    command of the batch is sent: the server's words in the attempt, and
+    nothing written to the stream, which the next attempts would add to
+    again."""
+    r = Redis().start()
+    d = Daemon(sources={
+        "pw": redis_source(r.url(":nopass"), stream="s-pw"),
+        "db": redis_source(r.url(db=999), stream="s-db")}).start()
+    ids = {s: post_one(d, s, b'{"a":1}') for s in ("pw", "db")}
+    for s, want in (("pw", "AUTH"), ("db", "SELECT")):
+        a = failed_attempt(d, ids[s], "a failed attempt of %s" % s)
+        assert "redis ERR: %s" % want in a["error"], a
+    time.sleep(0.5)
+    c = r.client()
+    assert (c.cmd("EXISTS", "s-pw"), c.cmd("EXISTS", "s-db")) == (0, 0), \
+        "the batch's commands ran behind a refused AUTH or SELECT"
