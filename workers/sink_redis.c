@@ -35,11 +35,11 @@
  * with AUTH [user] password, then SELECT db when db is not 0, their
  * replies read before any command of a batch is sent (behind a refused
  * AUTH a command could run as the default user; behind a refused SELECT
- * in db 0).  A server that drops the
- * connection fails the entries whose replies had not come, transiently;
- * those answered keep their result.  A reused connection that fails
- * before any reply is tried once more, on a new one (the commands may
- * then reach the server twice: delivery is at least once).
+ * in db 0).  A server that drops the connection fails the entries
+ * whose replies had not come, transiently; those answered keep their
+ * result.  A reused connection found closed before any reply is tried
+ * once more, on a new one, while the batch has time left (the commands
+ * may then reach the server twice: delivery is at least once).
  * publish_timeout_ms (the sink's timeout_ms) bounds each batch: connect,
  * TLS, AUTH, the write and every reply; what it leaves unanswered is
  * transient and the connection is closed (its replies would be out of
