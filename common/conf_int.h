@@ -107,6 +107,9 @@ enum ckey_obj {
 #define F_CROSS		0x040	/* also bounded by another key (conf_finish) */
 #define F_DEFNULL	0x080	/* the id "default" means unset */
 #define F_SCOPES	0x100	/* T_TOKENS: each entry has scopes (scope.h) */
+#define F_URLCRED	0x200	/* with F_SECRET: a URL whose secret is its
+				 * userinfo; written without an '@' it holds
+				 * none (no warning of a secret inline) */
 
 #define M_HTTP		(1 << SINK_HTTP)
 #define M_SQS		(1 << SINK_SQS)

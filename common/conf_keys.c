@@ -1345,7 +1345,7 @@ const struct conf_key conf_tab[] = {
 	    "too).  Null: never." },
 	/* redis (workers/sink_redis.c) */
 	{ .name = "sources.*.sinks[].url", .type = T_STR, .scope = S_SINK,
-	  .off = KO(u.redis.url), .flags = F_REQUIRED | F_SECRET,
+	  .off = KO(u.redis.url), .flags = F_REQUIRED | F_SECRET | F_URLCRED,
 	  .sinks = M_REDIS,
 	  .doc = "redis: the server, redis://[[user]:password@]host[:port]"
 	    "[/db] (port 6379, db 0), or rediss:// for TLS (verified "

@@ -878,7 +878,9 @@ cset_node(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	if ((base = conf_key_base(p, c, k)) == NULL && k->scope != S_NONE)
 		return;
 	if ((k->flags & F_SECRET) && p->conf->secret_inline == NULL &&
-	    cnode_literal(p, n) &&
+	    cnode_literal(p, n) && !((k->flags & F_URLCRED) &&
+	    n->type == YAML_SCALAR_NODE &&
+	    strchr((const char *)n->data.scalar.value, '@') == NULL) &&
 	    (p->conf->secret_inline = strdup(path)) == NULL)
 		abort();
 	switch (k->type) {

@@ -297,6 +297,39 @@ START_TEST(test_secret_inline_noted)
 }
 END_TEST
 
+/* A redis url is a secret only with a password in it: one without holds
+ * nothing to warn of. */
+START_TEST(test_secret_inline_url)
+{
+	static const char *const yaml[] = {
+	    "sources:\n  r:\n    sinks:\n      - type: redis\n"
+	    "        url: \"redis://r.test:6379/1\"\n        stream: s\n",
+	    "sources:\n  r:\n    sinks:\n      - type: redis\n"
+	    "        url: \"redis://app:pw@r.test\"\n        stream: s\n",
+	    "sources:\n  r:\n    sinks:\n      - type: redis\n"
+	    "        url: \"redis://:${CHECK_SECRET_ENV}@r.test\"\n"
+	    "        stream: s\n",
+	};
+	struct conf_errors e = { NULL, 0 };
+	struct conf *cf;
+	size_t i;
+
+	setenv("CHECK_SECRET_ENV", "from-env", 1);
+	for (i = 0; i < sizeof(yaml) / sizeof(yaml[0]); i++) {
+		cf = conf_parse(yaml[i], strlen(yaml[i]), "t", &e);
+		ck_assert_ptr_nonnull(cf);
+		if (i == 1) {
+			ck_assert_ptr_nonnull(cf->secret_inline);
+			ck_assert_str_eq(cf->secret_inline,
+			    "sources.r.sinks[0].url");
+		} else
+			ck_assert_msg(cf->secret_inline == NULL, "%s: %s",
+			    yaml[i], cf->secret_inline);
+		conf_free(cf);
+	}
+}
+END_TEST
+
 static Suite *
 secret_suite(void)
 {
@@ -313,6 +346,7 @@ secret_suite(void)
 	tcase_add_test(tc, test_verify_token_file);
 	tcase_add_test(tc, test_parse_error_names_key_and_path);
 	tcase_add_test(tc, test_secret_inline_noted);
+	tcase_add_test(tc, test_secret_inline_url);
 	suite_add_tcase(s, tc);
 	return s;
 }
