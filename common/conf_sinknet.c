@@ -55,6 +55,8 @@ static void	cnet_auth(struct cparse *, struct sink_conf *, yaml_node_t *,
 		    const char *);
 static void	cnet_tls(struct cparse *, struct sink_tls *, const char *,
 		    const char *, const char *, yaml_node_t *, const char *);
+static void	cnet_tls_files(struct cparse *, struct sink_tls *,
+		    yaml_node_t *, const char *);
 static char	*cnet_read(struct cparse *, yaml_node_t *, const char *,
 		    const char *, const char *);
 static int	cnet_pem_ok(const char *, int);
@@ -277,6 +279,15 @@ cnet_tls(struct cparse *p, struct sink_tls *t, const char *url,
 		    what);
 		return;
 	}
+	cnet_tls_files(p, t, tm, path);
+}
+
+/* A sink's tls map tm: its files read and parsed into t, its
+ * server_name checked. */
+static void
+cnet_tls_files(struct cparse *p, struct sink_tls *t, yaml_node_t *tm,
+    const char *path)
+{
 	if ((t->client_cert_file == NULL) != (t->client_key_file == NULL)) {
 		conf_err(p, conf_yline(tm), "%s.tls.client_cert_file and "
 		    "client_key_file go together", path);
