@@ -399,9 +399,21 @@ cfree_sink(struct sink_conf *sk)
 		free(sk->u.redis.stream);
 		cfree_tls(&sk->u.redis.tls);
 		break;
+	case SINK_NATS:
+		for (i = 0; i < sk->u.nats.nservers; i++)
+			free(sk->u.nats.servers[i]);
+		free(sk->u.nats.servers);
+		free(sk->u.nats.urls);
+		free(sk->u.nats.subject);
+		free(sk->u.nats.username);
+		cfree_secret(sk->u.nats.password);
+		cfree_secret(sk->u.nats.token);
+		cfree_secret(sk->u.nats.nkey_seed);
+		free(sk->u.nats.jwt);
+		cfree_tls(&sk->u.nats.tls);
+		break;
 	case SINK_LOG:
 	case SINK_RABBITMQ:
-	case SINK_NATS:
 	case SINK_KAFKA:
 		break;
 	}

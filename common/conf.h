@@ -285,6 +285,24 @@ struct sink_conf {
 			uint64_t	 maxlen;	/* 0: none */
 			struct sink_tls	 tls;	/* rediss:// */
 		} redis;
+		struct {
+			char		**servers;	/* as written */
+			int		 nservers;
+			char		*urls;		/* servers joined by
+							 * ',' (conf_sinknet.c):
+							 * what a job carries */
+			char		*subject;
+			uint64_t	 publish_timeout_ms;	/* 5000 */
+			/* auth: one of the three (the check) */
+			char		*username;
+			char		*password;
+			char		*token;
+			char		*nkey_seed;
+			char		*jwt;
+			int		 tls_on;	/* tls set, or a tls://
+							 * server */
+			struct sink_tls	 tls;
+		} nats;
 	} u;
 };
 
@@ -569,6 +587,13 @@ uint32_t	 conf_batching_sinks(const struct conf *);
  * one for claim-check uploads. */
 uint64_t	 conf_deliver_pool(const struct conf *);
 const char	*conf_verify_type_name(enum verify_type);
+/* A nats sink's server as servers holds it: nats://host:port,
+ * tls://host:port or host:port (conf_sinknet.c).  The host (a v6
+ * address without its brackets) into host, the port (4222 when absent)
+ * and *tls (the tls:// scheme); 0, or -1 for anything else (a user or
+ * path part, an empty host, a bad port). */
+int		 conf_nats_server(const char *s, char *host, size_t hostsz,
+		    uint16_t *port, int *tls);
 
 /* Report every key that differs between old and new and cannot change
  * without a restart (report(key, arg) for each), and each such key of nw

@@ -70,7 +70,7 @@ const char *const conf_sink_types[] = {
 /* Sink types of the Elixir Ankusa that this build does not have (a
  * name here is skipped in conf_sink_types: conf_name_refused). */
 const char *const conf_sink_refused[] = {
-	"rabbitmq", "kafka", "nats", NULL
+	"rabbitmq", "kafka", NULL
 };
 
 /* The key each dedupe preset reads; indexed like conf_presets[]. */
@@ -1076,7 +1076,7 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_SINK, .off = KO(type), .names = conf_sink_types,
 	  .refused = conf_sink_refused, .flags = F_REQUIRED | F_FIRST,
 	  .sinks = M_ALL,
-	  .doc = "http, sqs, google_pubsub, log or redis." },
+	  .doc = "http, sqs, google_pubsub, log, nats or redis." },
 	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,
 	  .scope = S_SINK, .off = KO(ordered), .def = "false", .sinks = M_ALL,
 	  .doc = "Deliver in order, one at a time, per lane: per order_key, "
@@ -1401,6 +1401,75 @@ const struct conf_key conf_tab[] = {
 	  .sinks = M_REDIS,
 	  .doc = "The client certificate's private key (PEM, "
 	    "unencrypted)." },
+	{ .name = "sources.*.sinks[].servers", .type = T_HOSTPORTS,
+	  .scope = S_SINK, .off = KO(u.nats.servers),
+	  .off2 = KO(u.nats.nservers), .flags = F_REQUIRED, .sinks = M_NATS,
+	  .doc = "nats: the servers, each nats://host:port, tls://host:port "
+	    "(TLS) or host:port (port 4222 when absent); the first that "
+	    "answers is used, in the order written.  Each name is resolved "
+	    "by the deliver process and the egress guard checks every "
+	    "address before libnats connects; servers a cluster announces "
+	    "are not used." },
+	{ .name = "sources.*.sinks[].subject", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.nats.subject), .flags = F_REQUIRED, .sinks = M_NATS,
+	  .doc = "nats: the subject published to, which a JetStream stream "
+	    "must cover (never created): an attempt is ok only on the "
+	    "stream's PubAck; a subject no stream covers dead-letters the "
+	    "attempt at once, naming it." },
+	{ .name = "sources.*.sinks[].publish_timeout_ms", .type = T_U64,
+	  .scope = S_SINK, .off = KO(u.nats.publish_timeout_ms),
+	  .def = "5000", .min = 1, .max = 3600000, .sinks = M_NATS,
+	  .doc = "nats: how long a batch waits for its PubAcks (and for a "
+	    "connection); an entry not acknowledged by then is a transient "
+	    "failure." },
+	{ .name = "sources.*.sinks[].auth", .type = T_SECTION,
+	  .sinks = M_NATS,
+	  .doc = "nats: exactly one of {username, password}, {token} or "
+	    "{nkey_seed, jwt}; absent: none." },
+	{ .name = "sources.*.sinks[].auth.username", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.username), .sinks = M_NATS,
+	  .doc = "nats: the user, with password." },
+	{ .name = "sources.*.sinks[].auth.password", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.password), .flags = F_SECRET,
+	  .sinks = M_NATS,
+	  .doc = "nats: the user's password." },
+	{ .name = "sources.*.sinks[].auth.token", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.token), .flags = F_SECRET,
+	  .sinks = M_NATS,
+	  .doc = "nats: the server's authorization token." },
+	{ .name = "sources.*.sinks[].auth.nkey_seed", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.nkey_seed), .flags = F_SECRET,
+	  .sinks = M_NATS,
+	  .doc = "nats: a user NKey's seed (SU...), which signs the "
+	    "server's nonce." },
+	{ .name = "sources.*.sinks[].auth.jwt", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.jwt), .sinks = M_NATS,
+	  .doc = "nats: the user JWT that goes with nkey_seed "
+	    "(decentralized authentication); absent: the seed's public key "
+	    "alone." },
+	{ .name = "sources.*.sinks[].tls", .type = T_SECTION,
+	  .sinks = M_NATS,
+	  .doc = "nats: TLS towards the servers (also when absent, for a "
+	    "tls:// server), the server's certificate always verified, "
+	    "against its name as written in servers.  The files are read "
+	    "by ankusad, as an http sink's are." },
+	{ .name = "sources.*.sinks[].tls.client_cert_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.tls.client_cert_file),
+	  .sinks = M_NATS,
+	  .doc = "A client certificate (PEM), with client_key_file." },
+	{ .name = "sources.*.sinks[].tls.client_key_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.tls.client_key_file),
+	  .sinks = M_NATS,
+	  .doc = "The client certificate's private key (PEM, unencrypted)." },
+	{ .name = "sources.*.sinks[].tls.ca_file", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.tls.ca_file), .sinks = M_NATS,
+	  .doc = "The CAs (PEM) the server's certificate is verified "
+	    "against, in place of the system's." },
+	{ .name = "sources.*.sinks[].tls.server_name", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.nats.tls.server_name),
+	  .sinks = M_NATS,
+	  .doc = "The name verified in the server's certificate, in place "
+	    "of the host of each server." },
 	/* notifications */
 	{ .name = "notifications", .type = T_SECTION,
 	  .doc = "Operational notices (ankusad(8), DELIVERIES, "

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * conf_sinknet.c: the checks of how a sink is reached beyond its URL: an
- * http sink's auth and tls, a sink's proxy, egress.proxy and
- * egress.no_proxy.
+ * http sink's auth and tls, a nats sink's servers, auth and tls, a sink's
+ * proxy, egress.proxy and egress.no_proxy.
  *
  * The tls files are read here, when the configuration is parsed (by
  * ankusad at its start while root, at a reload as node.user), and their
@@ -55,6 +55,8 @@ static void	cnet_auth(struct cparse *, struct sink_conf *, yaml_node_t *,
 		    const char *);
 static void	cnet_tls(struct cparse *, struct sink_tls *, const char *,
 		    const char *, const char *, yaml_node_t *, const char *);
+static void	cnet_nats(struct cparse *, struct sink_conf *, yaml_node_t *,
+		    const char *);
 static void	cnet_tls_files(struct cparse *, struct sink_tls *,
 		    yaml_node_t *, const char *);
 static char	*cnet_read(struct cparse *, yaml_node_t *, const char *,
@@ -336,9 +338,147 @@ conf_check_sinknet(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 	if (sk->type == SINK_REDIS)
 		cnet_tls(p, &sk->u.redis.tls, sk->u.redis.url, "rediss://",
 		    "a rediss://", map, path);
+	if (sk->type == SINK_NATS)
+		cnet_nats(p, sk, map, path);
 	if (sk->type != SINK_HTTP)
 		return;
 	cnet_auth(p, sk, map, path);
 	cnet_tls(p, &sk->u.http.tls, sk->u.http.url, "https://",
 	    "an https://", map, path);
+}
+
+int
+conf_nats_server(const char *s, char *host, size_t hostsz, uint16_t *port,
+    int *tls)
+{
+	const char *h, *e, *c;
+	char *end;
+	unsigned long v;
+	size_t n;
+
+	*tls = 0;
+	if (strncasecmp(s, "nats://", 7) == 0)
+		s += 7;
+	else if (strncasecmp(s, "tls://", 6) == 0) {
+		s += 6;
+		*tls = 1;
+	}
+	if (s[0] == '[') {
+		h = s + 1;
+		if ((e = strchr(h, ']')) == NULL)
+			return -1;
+		c = e + 1;
+	} else {
+		h = s;
+		e = s + strcspn(s, ":");
+		c = e;
+	}
+	n = e - h;
+	if (n == 0 || n >= hostsz || strcspn(h, "@/?#% \t") < n)
+		return -1;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	*port = 4222;
+	if (*c == '\0')
+		return 0;
+	if (*c != ':' || c[1] < '0' || c[1] > '9')
+		return -1;
+	v = strtoul(c + 1, &end, 10);
+	if (*end != '\0' || v < 1 || v > 65535)
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/*
+ * A nats sink: each server parsed (and, when an address, put to the
+ * guard), urls joined for the jobs; tls on by the map or a tls://
+ * server; auth exactly one of its three forms; no proxy (libnats speaks
+ * its own protocol, straight to the server).
+ */
+static void
+cnet_nats(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
+    const char *path)
+{
+	yaml_node_t *n, *am, *tm;
+	char host[256], bracketed[260], *u;
+	size_t len = 0;
+	uint16_t port;
+	int i, tls, forms, line = conf_yline(map);
+
+	n = conf_ymap_get(p->doc, map, "servers");
+	for (i = 0; i < sk->u.nats.nservers; i++) {
+		len += strlen(sk->u.nats.servers[i]) + 1;
+		if (conf_nats_server(sk->u.nats.servers[i], host, sizeof(host),
+		    &port, &tls) == -1) {
+			conf_err(p, n != NULL ? conf_yline(n) : line,
+			    "%s.servers[%d] must be nats://host:port, "
+			    "tls://host:port or host:port, got %s", path, i,
+			    strchr(sk->u.nats.servers[i], '@') != NULL ?
+			    "a server with credentials (use auth)" :
+			    sk->u.nats.servers[i]);
+			continue;
+		}
+		if (tls)
+			sk->u.nats.tls_on = 1;
+	}
+	if (sk->u.nats.nservers == 0 && n != NULL)
+		conf_err(p, conf_yline(n), "%s.servers must name a server",
+		    path);
+	if ((tm = conf_ymap_get(p->doc, map, "tls")) != NULL &&
+	    !conf_yisnull(tm)) {
+		sk->u.nats.tls_on = 1;
+		cnet_tls_files(p, &sk->u.nats.tls, tm, path);
+	}
+	/* The guard at connect is the rule; a literal address it would
+	 * refuse is said here, once. */
+	for (i = 0; i < sk->u.nats.nservers; i++)
+		if (conf_nats_server(sk->u.nats.servers[i], host,
+		    sizeof(host), &port, &tls) == 0) {
+			snprintf(bracketed, sizeof(bracketed), strchr(host,
+			    ':') != NULL ? "[%s]" : "%s", host);
+			conf_check_egress_host(p, n != NULL ? conf_yline(n) :
+			    line, path, "servers", bracketed, port,
+			    !sk->u.nats.tls_on);
+		}
+	if (len > 0) {
+		if ((u = calloc(1, len)) == NULL)
+			abort();
+		for (len = 0, i = 0; i < sk->u.nats.nservers; i++) {
+			if (i > 0)
+				u[len++] = ',';
+			memcpy(u + len, sk->u.nats.servers[i],
+			    strlen(sk->u.nats.servers[i]));
+			len += strlen(sk->u.nats.servers[i]);
+		}
+		free(sk->u.nats.urls);
+		sk->u.nats.urls = u;
+	}
+
+	if ((am = conf_ymap_get(p->doc, map, "auth")) != NULL &&
+	    !conf_yisnull(am)) {
+		forms = (sk->u.nats.username != NULL ||
+		    sk->u.nats.password != NULL) +
+		    (sk->u.nats.token != NULL) +
+		    (sk->u.nats.nkey_seed != NULL || sk->u.nats.jwt != NULL);
+		if (forms != 1)
+			conf_err(p, conf_yline(am), "%s.auth must hold exactly "
+			    "one of {username, password}, {token} or "
+			    "{nkey_seed, jwt}, got %d", path, forms);
+		else if ((sk->u.nats.username == NULL) !=
+		    (sk->u.nats.password == NULL))
+			conf_err(p, conf_yline(am), "%s.auth.username and "
+			    "password go together", path);
+		else if (sk->u.nats.jwt != NULL && sk->u.nats.nkey_seed == NULL)
+			conf_err(p, conf_yline(am), "%s.auth.jwt needs "
+			    "nkey_seed", path);
+		else if (sk->u.nats.nkey_seed != NULL &&
+		    strncmp(sk->u.nats.nkey_seed, "SU", 2) != 0)
+			conf_err(p, conf_yline(am), "%s.auth.nkey_seed must be "
+			    "a user seed (SU...)", path);
+	}
+	if ((n = conf_ymap_get(p->doc, map, "proxy")) != NULL &&
+	    sk->proxy != NULL)
+		conf_err(p, conf_yline(n), "%s.proxy: a nats sink connects "
+		    "straight to its servers, through no proxy", path);
 }

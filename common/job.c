@@ -25,6 +25,10 @@
  *     pubsub: str project, topic, endpoint, ordering_key, auth, token
  *     redis:  str url, channel, stream, u64 maxlen, then the tls as an
  *             http sink's: str client_cert, client_key, ca, server_name
+ *     nats:   str urls (the servers joined by ','), subject,
+ *             u64 publish_timeout_ms, str username, password, token,
+ *             nkey_seed, jwt, u8 tls_on, str client_cert, client_key,
+ *             ca, server_name (the tls, as the http sink's)
  *     log:    nothing
  *   u64 body length, then the body as data when the length is at most
  *   MSG_INLINE_MAX; above that no data field, and the frame carries a
@@ -258,6 +262,18 @@ job_add_sink(struct msg *m, const struct sink_conf *s)
 		msg_add_u64(m, s->u.redis.maxlen);
 		job_add_tls(m, &s->u.redis.tls);
 		break;
+	case SINK_NATS:
+		msg_add_str(m, s->u.nats.urls);
+		msg_add_str(m, s->u.nats.subject);
+		msg_add_u64(m, s->u.nats.publish_timeout_ms);
+		msg_add_str(m, s->u.nats.username);
+		msg_add_str(m, s->u.nats.password);
+		msg_add_str(m, s->u.nats.token);
+		msg_add_str(m, s->u.nats.nkey_seed);
+		msg_add_str(m, s->u.nats.jwt);
+		msg_add_u8(m, s->u.nats.tls_on != 0);
+		job_add_tls(m, &s->u.nats.tls);
+		break;
 	case SINK_LOG:
 		break;
 	default:
@@ -444,7 +460,8 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 	if (msg_get_u8(m, &type) == -1 || msg_get_u8(m, &ordered) == -1 ||
 	    msg_get_u8(m, &kind) == -1)
 		return -1;
-	if (type < SINK_HTTP || (type > SINK_LOG && type != SINK_REDIS) ||
+	if (type < SINK_HTTP || (type > SINK_LOG && type != SINK_REDIS &&
+	    type != SINK_NATS) ||
 	    ordered > 1 ||
 	    kind > KEY_JSON) {
 		m->err = 1;
@@ -522,6 +539,22 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 		    msg_get_u64(m, &s->u.redis.maxlen) == -1 ||
 		    job_get_tls(m, &s->u.redis.tls, inplace) == -1)
 			return -1;
+		return 0;
+	case SINK_NATS:
+		if (job_get_opt(m, &s->u.nats.urls, inplace) == -1 ||
+		    job_get_opt(m, &s->u.nats.subject, inplace) == -1 ||
+		    msg_get_u64(m, &s->u.nats.publish_timeout_ms) == -1 ||
+		    job_get_opt(m, &s->u.nats.username, inplace) == -1 ||
+		    job_get_opt(m, &s->u.nats.password, inplace) == -1 ||
+		    job_get_opt(m, &s->u.nats.token, inplace) == -1 ||
+		    job_get_opt(m, &s->u.nats.nkey_seed, inplace) == -1 ||
+		    job_get_opt(m, &s->u.nats.jwt, inplace) == -1 ||
+		    msg_get_u8(m, &pmode) == -1 || pmode > 1 ||
+		    job_get_tls(m, &s->u.nats.tls, inplace) == -1) {
+			m->err = 1;
+			return -1;
+		}
+		s->u.nats.tls_on = pmode;
 		return 0;
 	default:
 		return 0;	/* SINK_LOG: no options */
@@ -657,6 +690,16 @@ job_free_sink(struct sink_conf *s, int inplace)
 		free(s->u.redis.channel);
 		free(s->u.redis.stream);
 		job_free_tls(&s->u.redis.tls);
+		break;
+	case SINK_NATS:
+		free(s->u.nats.urls);
+		free(s->u.nats.subject);
+		free(s->u.nats.username);
+		job_free_secret(s->u.nats.password);
+		job_free_secret(s->u.nats.token);
+		job_free_secret(s->u.nats.nkey_seed);
+		free(s->u.nats.jwt);
+		job_free_tls(&s->u.nats.tls);
 		break;
 	default:
 		break;

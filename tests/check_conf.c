@@ -312,6 +312,57 @@ START_TEST(test_sink_defaults)
 }
 END_TEST
 
+START_TEST(test_sink_nats)
+{
+	struct conf *cf;
+	const struct sink_conf *k;
+	char host[64];
+	uint16_t port;
+	int tls;
+
+	cf = parse_ok("sources:\n  demo:\n    sinks:\n"
+	    "      - type: nats\n"
+	    "        servers: [\"nats://a.test\", \"b.test:4333\"]\n"
+	    "        subject: hooks.demo\n"
+	    "        auth: {token: t0k}\n"
+	    "      - type: nats\n"
+	    "        servers: [\"tls://n.test:4223\"]\n"
+	    "        subject: s\n"
+	    "        publish_timeout_ms: 250\n"
+	    "        auth: {nkey_seed: SUAB, jwt: eyJ}\n");
+	k = &cf->sources[0].sinks[0];
+	ck_assert_int_eq(k->type, SINK_NATS);
+	ck_assert_str_eq(k->u.nats.urls, "nats://a.test,b.test:4333");
+	ck_assert_str_eq(k->u.nats.subject, "hooks.demo");
+	ck_assert_uint_eq(k->u.nats.publish_timeout_ms, 5000);
+	ck_assert_uint_eq(k->inline_max_bytes, 65536);
+	ck_assert_str_eq(k->u.nats.token, "t0k");
+	ck_assert_int_eq(k->u.nats.tls_on, 0);
+	k = &cf->sources[0].sinks[1];
+	ck_assert_int_eq(k->u.nats.tls_on, 1);
+	ck_assert_uint_eq(k->u.nats.publish_timeout_ms, 250);
+	ck_assert_str_eq(k->u.nats.jwt, "eyJ");
+	ck_assert(conf_sink_batches(SINK_NATS) && conf_sink_queue(SINK_NATS));
+	conf_free(cf);
+
+	ck_assert_int_eq(conf_nats_server("tls://[::1]:4223", host,
+	    sizeof(host), &port, &tls), 0);
+	ck_assert_str_eq(host, "::1");
+	ck_assert_uint_eq(port, 4223);
+	ck_assert_int_eq(tls, 1);
+	ck_assert_int_eq(conf_nats_server("h", host, sizeof(host), &port,
+	    &tls), 0);
+	ck_assert_uint_eq(port, 4222);
+	ck_assert_int_eq(tls, 0);
+	ck_assert_int_eq(conf_nats_server("nats://h:1/x", host, sizeof(host),
+	    &port, &tls), -1);
+	ck_assert_int_eq(conf_nats_server("nats://:1", host, sizeof(host),
+	    &port, &tls), -1);
+	ck_assert_int_eq(conf_nats_server("h:0", host, sizeof(host), &port,
+	    &tls), -1);
+}
+END_TEST
+
 /* disable_on (default [410], [] none, a list) and disable_after_s; the
  * notification sinks as the reserved source, found by conf_source. */
 START_TEST(test_disable_notify)
@@ -393,6 +444,8 @@ build(char *out, size_t sz, const struct key_view *ki, const char *val)
 		type = "google_pubsub";
 	else if (ki->sinks & (1 << SINK_REDIS))
 		type = "redis";
+	else if (ki->sinks & (1 << SINK_NATS))
+		type = "nats";
 
 	fp = fmemopen(out, sz, "w");
 	ck_assert_ptr_nonnull(fp);
@@ -417,6 +470,9 @@ build(char *out, size_t sz, const struct key_view *ki, const char *val)
 			else if (strcmp(type, "redis") == 0)
 				fprintf(fp, "%*surl: redis://sink.test\n"
 				    "%*sstream: s\n", ind, "", ind, "");
+			else if (strcmp(type, "nats") == 0)
+				fprintf(fp, "%*sservers: [n.test]\n"
+				    "%*ssubject: s\n", ind, "", ind, "");
 			insink = 1;
 		} else {
 			fprintf(fp, "%*s%s:\n", ind, "", s);
@@ -738,6 +794,38 @@ static const struct {
 	{ "sources:\n  demo:\n    sinks:\n      - type: google_pubsub\n"
 	  "        project: p\n        topic: t\n        auth: token\n",
 	  "sources.demo.sinks[0].token is required with auth token, line 4" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
+	  "        servers: [\"nats://u:p@h:1\"]\n        subject: s\n",
+	  "sources.demo.sinks[0].servers[0] must be nats://host:port, "
+	  "tls://host:port or host:port, got a server with credentials "
+	  "(use auth), line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
+	  "        servers: [\"h:99999\"]\n        subject: s\n",
+	  "sources.demo.sinks[0].servers[0] must be nats://host:port, "
+	  "tls://host:port or host:port, got h:99999, line 5" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
+	  "        servers: [h]\n",
+	  "sources.demo.sinks[0].subject is required for sink type nats, "
+	  "line 4" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
+	  "        servers: [h]\n        subject: s\n"
+	  "        auth: {username: u, password: p, token: t}\n",
+	  "sources.demo.sinks[0].auth must hold exactly one of {username, "
+	  "password}, {token} or {nkey_seed, jwt}, got 2, line 7" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
+	  "        servers: [h]\n        subject: s\n"
+	  "        auth: {username: u}\n",
+	  "sources.demo.sinks[0].auth.username and password go together, "
+	  "line 7" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
+	  "        servers: [h]\n        subject: s\n"
+	  "        auth: {jwt: j}\n",
+	  "sources.demo.sinks[0].auth.jwt needs nkey_seed, line 7" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
+	  "        servers: [h]\n        subject: s\n"
+	  "        proxy: http://p:3128\n",
+	  "sources.demo.sinks[0].proxy: a nats sink connects straight to its "
+	  "servers, through no proxy, line 7" },
 	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
 	  "        order_key: {header: x-k}\n",
 	  "sources.demo.sinks[0].ordered must be true when order_key is set, "
@@ -1175,7 +1263,7 @@ START_TEST(test_not_yaml)
 }
 END_TEST
 
-static const char *const refused[] = { "rabbitmq", "kafka", "nats" };
+static const char *const refused[] = { "rabbitmq", "kafka" };
 
 START_TEST(test_refused_sinks)
 {
@@ -1194,7 +1282,7 @@ START_TEST(test_unknown_sink_type)
 	expect_err("sources:\n  demo:\n    sinks:\n      - type: log\n"
 	    "      - type: carrier_pigeon\n",
 	    "sources.demo.sinks[1].type must be one of http, sqs, "
-	    "google_pubsub, log, redis, got carrier_pigeon, line 5");
+	    "google_pubsub, log, nats, redis, got carrier_pigeon, line 5");
 }
 END_TEST
 
@@ -2480,6 +2568,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_disable_notify);
 	tcase_add_test(tc, test_sink_defaults);
+	tcase_add_test(tc, test_sink_nats);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bounds");

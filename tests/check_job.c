@@ -132,6 +132,17 @@ sample(struct job *j, enum sink_type type, size_t bodylen)
 		j->sink.u.redis.tls.client_key = NULL;
 		j->sink.u.redis.tls.server_name = "redis.test";
 		break;
+	case SINK_NATS:
+		j->sink.u.nats.urls = "nats://a:4222,tls://[::1]:4223";
+		j->sink.u.nats.subject = "hooks.orders";
+		j->sink.u.nats.publish_timeout_ms = 1234;
+		j->sink.u.nats.username = "u";
+		j->sink.u.nats.password = "pw";
+		j->sink.u.nats.nkey_seed = "SUSEED";
+		j->sink.u.nats.tls_on = 1;
+		j->sink.u.nats.tls.ca = "-----BEGIN CERTIFICATE-----";
+		j->sink.u.nats.tls.server_name = "nats.test";
+		break;
 	default:
 		break;
 	}
@@ -269,6 +280,28 @@ compare(const struct job *a, const struct job *b)
 		ck_assert_opt_eq(b->sink.u.redis.tls.server_name,
 		    a->sink.u.redis.tls.server_name);
 		break;
+	case SINK_NATS:
+		ck_assert_opt_eq(b->sink.u.nats.urls, a->sink.u.nats.urls);
+		ck_assert_opt_eq(b->sink.u.nats.subject, a->sink.u.nats.subject);
+		ck_assert_uint_eq(b->sink.u.nats.publish_timeout_ms,
+		    a->sink.u.nats.publish_timeout_ms);
+		ck_assert_opt_eq(b->sink.u.nats.username,
+		    a->sink.u.nats.username);
+		ck_assert_opt_eq(b->sink.u.nats.password,
+		    a->sink.u.nats.password);
+		ck_assert_opt_eq(b->sink.u.nats.token, a->sink.u.nats.token);
+		ck_assert_opt_eq(b->sink.u.nats.nkey_seed,
+		    a->sink.u.nats.nkey_seed);
+		ck_assert_opt_eq(b->sink.u.nats.jwt, a->sink.u.nats.jwt);
+		ck_assert_int_eq(b->sink.u.nats.tls_on, a->sink.u.nats.tls_on);
+		ck_assert_opt_eq(b->sink.u.nats.tls.client_cert,
+		    a->sink.u.nats.tls.client_cert);
+		ck_assert_opt_eq(b->sink.u.nats.tls.client_key,
+		    a->sink.u.nats.tls.client_key);
+		ck_assert_opt_eq(b->sink.u.nats.tls.ca, a->sink.u.nats.tls.ca);
+		ck_assert_opt_eq(b->sink.u.nats.tls.server_name,
+		    a->sink.u.nats.tls.server_name);
+		break;
 	default:
 		break;
 	}
@@ -306,6 +339,7 @@ static const struct {
 	{ SINK_SQS, BIG_BODY },
 	{ SINK_PUBSUB, 100 },
 	{ SINK_REDIS, 100 },
+	{ SINK_NATS, 100 },
 	{ SINK_LOG, 100 },
 	{ SINK_LOG, BIG_BODY },
 };

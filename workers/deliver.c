@@ -11,7 +11,7 @@
  * One job at a time: MSG_DELIVER_JOB (common/job.h) is run synchronously
  * by its sink (workers/sink.h) and answered with MSG_DELIVER_OUTCOME under
  * the same id; likewise MSG_BATCH_JOB, several attempts of one batching
- * sink (sqs, google_pubsub, redis), answered with one MSG_BATCH_OUTCOME
+ * sink (sqs, google_pubsub, redis, nats), answered with one MSG_BATCH_OUTCOME
  * that has a result per entry; likewise MSG_CLAIM_JOB, bodies to check
  * in as one claim pack (workers/claim_upload.c), answered with
  * MSG_CLAIM_OUTCOME.
@@ -60,6 +60,7 @@
 
 #include <curl/curl.h>
 #include <event2/event.h>
+#include <nats/nats.h>
 
 #include "claim_upload.h"
 #include "clock.h"
@@ -115,6 +116,7 @@ static const struct deliver_sink deliver_sinks[] = {
 	{ SINK_HTTP, sink_http_run, NULL },
 	{ SINK_SQS, sink_sqs_run, sink_sqs_batch },
 	{ SINK_PUBSUB, sink_pubsub_run, sink_pubsub_batch },
+	{ SINK_NATS, sink_nats_run, sink_nats_batch },
 	{ SINK_LOG, sink_log_run, NULL },
 	{ SINK_REDIS, sink_redis_run, sink_redis_batch },
 };
@@ -144,6 +146,9 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		fatalx("curl_global_init failed");
+	/* libnats's threads and OpenSSL set up before the sandbox. */
+	if (nats_Open(-1) != NATS_OK)
+		fatalx("nats_Open failed");
 	sink_http_set_abort(deliver_watch);
 	sink_xfer_set_abort(deliver_watch);
 	sink_redis_set_abort(deliver_watch);
@@ -170,6 +175,8 @@ main(int argc, char *argv[])
 	sink_xfer_cleanup();
 	sink_redis_cleanup();
 	sink_pubsub_forget_token();
+	sink_nats_cleanup();
+	nats_Close();
 	curl_global_cleanup();
 	if (has_next)
 		job_free(&next);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * sink.h: the sinks a deliver process runs, one file per implementation
- * (sink_http.c, sink_log.c, sink_sqs.c, sink_pubsub.c, sink_redis.c;
+ * (sink_http.c, sink_log.c, sink_sqs.c, sink_pubsub.c, sink_redis.c,
+ * sink_nats.c;
  * sink_xfer.c is the queue sinks' request helper).
  *
  * Each runs one attempt of one job synchronously and fills the outcome:
@@ -84,6 +85,10 @@ int	sink_redis_run(const struct job *, struct job_outcome *);
  * the close of its kept connection. */
 void	sink_redis_set_abort(sink_abort_fn);
 void	sink_redis_cleanup(void);
+int	sink_nats_batch(const struct batch *, struct batch_outcome *);
+int	sink_nats_run(const struct job *, struct job_outcome *);
+/* Close the process's nats connections. */
+void	sink_nats_cleanup(void);
 
 /* The pure parts of the sqs sink, for tests.  Code of a failed entry or
  * of a whole-request error (the part after '#' of an __type) and the

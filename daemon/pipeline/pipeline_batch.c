@@ -92,6 +92,15 @@ op_batch_add(void *arg, struct drow *r)
 		    sk->u.redis.channel);
 		lim.max_entries = SINK_REDIS_MAX_ENTRIES;
 		lim.max_bytes = SINK_REDIS_MAX_BYTES;
+	} else if (sk->type == SINK_NATS) {
+		/* Async publishes, each settled on its own PubAck: a batch
+		 * is a window of them, not one request, bounded so that a
+		 * deliver process holds 16 MiB of bodies (and their
+		 * messages) at most. */
+		snprintf(dest, sizeof(dest), "%s#%u|nats|%s|%s", r->row.source,
+		    r->bound, sk->u.nats.urls, sk->u.nats.subject);
+		lim.max_entries = 256;
+		lim.max_bytes = 16 * 1024 * 1024;
 	} else {
 		snprintf(dest, sizeof(dest), "%s#%u|pubsub|%s/%s|%s",
 		    r->row.source, r->bound, sk->u.pubsub.project,
