@@ -28,6 +28,7 @@
 #include "conf_int.h"
 #include "conf_secret.h"
 #include "netaddr.h"
+#include "nkey.h"
 
 static const char *const auth_keys[] = {
 	"token", "username", "password", "token_url", "client_id",
@@ -401,7 +402,7 @@ cnet_nats(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
     const char *path)
 {
 	yaml_node_t *n, *am, *tm;
-	char host[256], bracketed[260], *u;
+	char host[256], bracketed[260], pub[NKEY_PUB_LEN + 1], *u;
 	size_t len = 0;
 	uint16_t port;
 	int i, tls, forms, line = conf_yline(map);
@@ -473,9 +474,9 @@ cnet_nats(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 			conf_err(p, conf_yline(am), "%s.auth.jwt needs "
 			    "nkey_seed", path);
 		else if (sk->u.nats.nkey_seed != NULL &&
-		    strncmp(sk->u.nats.nkey_seed, "SU", 2) != 0)
+		    nkey_user_public(sk->u.nats.nkey_seed, pub) == -1)
 			conf_err(p, conf_yline(am), "%s.auth.nkey_seed must be "
-			    "a user seed (SU...)", path);
+			    "a user NKey's seed (SU..., 58 characters)", path);
 	}
 	if ((n = conf_ymap_get(p->doc, map, "proxy")) != NULL &&
 	    sk->proxy != NULL)

@@ -329,7 +329,9 @@ START_TEST(test_sink_nats)
 	    "        servers: [\"tls://n.test:4223\"]\n"
 	    "        subject: s\n"
 	    "        publish_timeout_ms: 250\n"
-	    "        auth: {nkey_seed: SUAB, jwt: eyJ}\n");
+	    "        auth: {nkey_seed: "
+	    "SUAJ2YNRTXX72WTAXKCEV5ES5QWMIRCJYVUXWMTJDFYDXLADDSXH6YALCA, "
+	    "jwt: eyJ}\n");
 	k = &cf->sources[0].sinks[0];
 	ck_assert_int_eq(k->type, SINK_NATS);
 	ck_assert_str_eq(k->u.nats.urls, "nats://a.test,b.test:4333");
@@ -817,6 +819,11 @@ static const struct {
 	  "        auth: {username: u}\n",
 	  "sources.demo.sinks[0].auth.username and password go together, "
 	  "line 7" },
+	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
+	  "        servers: [h]\n        subject: s\n"
+	  "        auth: {nkey_seed: SUAB}\n",
+	  "sources.demo.sinks[0].auth.nkey_seed must be a user NKey's seed "
+	  "(SU..., 58 characters), line 7" },
 	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
 	  "        servers: [h]\n        subject: s\n"
 	  "        auth: {jwt: j}\n",

@@ -14,6 +14,9 @@
  *	N JetStream publishes of SIZE bytes, async, each acknowledged;
  *	prints "published N in S s: R/s"
  *
+ *   nats_tool nkey
+ *	a new user NKey: its seed and public key on one line (no server)
+ *
  * opts: -u user -p password, -t token, -c CA file (then TLS) with -n the
  * name expected in the certificate.  Exits 1 on any error, with a line.
  */
@@ -28,6 +31,9 @@
 #include <jansson.h>
 #include <nats/nats.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "nkey.h"
 
 static void
 die(const char *what, natsStatus st)
@@ -155,6 +161,18 @@ main(int argc, char *argv[])
 		}
 	argc -= optind;
 	argv += optind;
+	if (argc == 1 && strcmp(argv[0], "nkey") == 0) {
+		uint8_t raw[NKEY_SEED_RAW];
+		char seed[NKEY_SEED_LEN + 1], pub[NKEY_PUB_LEN + 1];
+
+		if (RAND_bytes(raw, sizeof(raw)) != 1)
+			exit(1);
+		nkey_user_seed(raw, seed);
+		if (nkey_user_public(seed, pub) == -1)
+			exit(1);
+		printf("%s %s\n", seed, pub);
+		return 0;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: nats_tool [-u user -p pass] [-t token] "
 		    "[-c ca -n name] URL stream|dump|count|bench ...\n");

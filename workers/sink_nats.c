@@ -56,6 +56,7 @@
 #include "job.h"
 #include "log.h"
 #include "netaddr.h"
+#include "nkey.h"
 #include "qmsg.h"
 #include "sink.h"
 
@@ -98,6 +99,9 @@ static natsStatus sink_nats_opts(natsOptions *, const struct sink_conf *,
 static void	sink_nats_ack(jsCtx *, natsMsg *, jsPubAck *, jsPubAckErr *,
 		    void *);
 static void	sink_nats_closed(natsConnection *, void *);
+static natsStatus sink_nats_sign(char **, unsigned char **, int *,
+		    const char *, void *);
+static natsStatus sink_nats_jwt(char **, char **, void *);
 static natsMsg	*sink_nats_msg(const struct batch *, uint32_t,
 		    const struct qmsg *);
 
@@ -205,6 +209,7 @@ static natsStatus
 sink_nats_opts(natsOptions *o, const struct sink_conf *s, const char *host)
 {
 	const struct sink_tls *t = &s->u.nats.tls;
+	char pub[NKEY_PUB_LEN + 1];
 	natsStatus st = NATS_OK;
 	int64_t tmo = (int64_t)s->timeout_ms;	/* the connect's */
 
@@ -225,6 +230,19 @@ sink_nats_opts(natsOptions *o, const struct sink_conf *s, const char *host)
 		    s->u.nats.password);
 	if (st == NATS_OK && s->u.nats.token != NULL)
 		st = natsOptions_SetToken(o, s->u.nats.token);
+	if (st == NATS_OK && s->u.nats.nkey_seed != NULL) {
+		/* The seed signs the nonce; with a JWT the server takes the
+		 * key from it, else from the public key announced. */
+		if (s->u.nats.jwt != NULL)
+			st = natsOptions_SetUserCredentialsCallbacks(o,
+			    sink_nats_jwt, s->u.nats.jwt, sink_nats_sign,
+			    s->u.nats.nkey_seed);
+		else if (nkey_user_public(s->u.nats.nkey_seed, pub) == 0)
+			st = natsOptions_SetNKey(o, pub, sink_nats_sign,
+			    s->u.nats.nkey_seed);
+		else
+			st = NATS_INVALID_ARG;
+	}
 	if (st == NATS_OK && s->u.nats.tls_on) {
 		st = natsOptions_SetSecure(o, true);
 		if (st == NATS_OK)
@@ -356,6 +374,23 @@ sink_nats_connect(struct sink_nats_conn *c, const struct sink_conf *s,
 		return -1;
 	}
 	return 0;
+}
+
+/* At connect (in the batch's thread): the nonce signed with the seed,
+ * and the JWT. */
+static natsStatus
+sink_nats_sign(char **why, unsigned char **sig, int *siglen,
+    const char *nonce, void *seed)
+{
+	return nats_Sign(seed, nonce, sig, siglen);
+}
+
+static natsStatus
+sink_nats_jwt(char **jwt, char **why, void *arg)
+{
+	if ((*jwt = strdup(arg)) == NULL)
+		return NATS_NO_MEMORY;
+	return NATS_OK;
 }
 
 /* libnats's thread: the connection is gone for good (no reconnect).
