@@ -87,8 +87,12 @@ class NatsServer:
         return "nats://127.0.0.1:%d" % self.port
 
     def tool(self, *args, auth=(), timeout=60):
+        url = self.url().replace("nats://", "tls://") if self.tls \
+            else self.url()
+        auth = list(auth) + (["-c", self.tls, "-n", "nats.test"]
+                             if self.tls else [])
         r = subprocess.run([ankusa.binary("tests/nats_tool")] +
-                           list(auth) + [self.url()] + list(args),
+                           auth + [url] + list(args),
                            capture_output=True, timeout=timeout)
         assert r.returncode == 0, "nats_tool %s: %s" % (
             " ".join(args), r.stderr.decode(errors="replace"))
@@ -308,3 +312,153 @@ def test_nats_server_restart_under_load():
 
 
 test_nats_server_restart_under_load.timeout = 240
+
+
+def _secret_file(name, text):
+    path = os.path.join(ankusa.tmpdir(), name)
+    with open(path, "w") as f:
+        f.write(text + "\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+def _delivered_ids(ns, stream, auth=()):
+    return {json.loads(base64.b64decode(m["data"]))["id"]
+            for m in ns.dump(stream, auth=auth)}
+
+
+def _post_each(d, srcs):
+    """One hook to each source: source -> hook id."""
+    ids = {}
+    for s in srcs:
+        st, h, data = post(d.port, "/webhooks/" + s, b'{"s":"%s"}' %
+                           s.encode())
+        ids[s] = expect_accepted(st, h, data, "POST " + s)
+    return ids
+
+
+def _last_error(d, hid):
+    """The error of a hook's last attempt (GET /v1/hooks/{id}/attempts)."""
+    st, _, body = d.api("GET", "/v1/hooks/%s/attempts" % hid)
+    assert st == 200, (st, body)
+    att = body["attempts"]
+    return att[-1]["error"] if att else None
+
+
+def test_nats_auth():
+    """user/password, token and NKey authentication, each secret given
+    by ${file:...}: the right ones deliver; a wrong password is a
+    transient failure (the hook stays pending, its error the server's
+    Authorization Violation), never a dead letter."""
+    seed, pub = subprocess.run(
+        [ankusa.binary("tests/nats_tool"), "nkey"], capture_output=True,
+        check=True).stdout.decode().split()
+    users = NatsServer(
+        'authorization { users: [ {user: tool, password: toolpw}, '
+        '{user: ankusa, password: "pw-%s"}, {nkey: %s} ] }\n'
+        % ("x" * 8, pub))
+    tok = NatsServer('authorization { token: "tok-123456" }\n')
+    tool_up, tool_tok = ["-u", "tool", "-p", "toolpw"], ["-t", "tok-123456"]
+    users.stream("U", "u.>", auth=tool_up)
+    tok.stream("T", "t.>", auth=tool_tok)
+    pw = _secret_file("nats-pw", "pw-" + "x" * 8)
+    sd = _secret_file("nats-seed", seed)
+    tk = _secret_file("nats-token", "tok-123456")
+    srcs = {
+        "up": ankusa.sink_source([nats_sink(
+            users, "u.up", auth={"username": "ankusa",
+                                 "password": "${file:%s}" % pw})]),
+        "nk": ankusa.sink_source([nats_sink(
+            users, "u.nk", auth={"nkey_seed": "${file:%s}" % sd})]),
+        "tk": ankusa.sink_source([nats_sink(
+            tok, "t.tk", auth={"token": "${file:%s}" % tk})]),
+        "bad": ankusa.sink_source([nats_sink(
+            users, "u.bad", auth={"username": "ankusa",
+                                  "password": "wrong"})],
+            retry={"base_ms": 100, "max_ms": 200, "jitter": False,
+                   "max_attempts": 1000}),
+    }
+    d = Daemon(sources=srcs).start()
+    ids = _post_each(d, srcs)
+    ankusa.wait_until(lambda: len(_delivered_ids(users, "U", tool_up))
+                      == 2 and len(_delivered_ids(tok, "T", tool_tok))
+                      == 1, 30, 0.2, "the three hooks stored")
+    assert _delivered_ids(users, "U", tool_up) == {ids["up"], ids["nk"]}
+    assert _delivered_ids(tok, "T", tool_tok) == {ids["tk"]}
+    time.sleep(1)
+    assert d.dlq() == [], d.dlq()
+    err = _last_error(d, ids["bad"])
+    assert err is not None and "Authorization" in err, err
+    ankusa.note("wrong password: %s" % err)
+    st = d.status()
+    assert (st["hooks"], st["dead"]) == (1, 0), st
+    assert users.count("U", auth=tool_up) == 2
+
+
+def _tls_files(d):
+    """A throwaway CA and a server certificate for nats.test, localhost
+    and 127.0.0.1, signed by it (openssl)."""
+    def run(*a):
+        subprocess.run(["openssl"] + list(a), check=True,
+                       capture_output=True, cwd=d)
+    run("req", "-x509", "-newkey", "ec", "-pkeyopt",
+        "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key",
+        "-out", "ca.pem", "-days", "2", "-subj", "/CN=ankusa test CA")
+    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+        "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj",
+        "/CN=nats.test")
+    with open(os.path.join(d, "ext.cnf"), "w") as f:
+        f.write("subjectAltName=DNS:nats.test,DNS:localhost,"
+                "IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey",
+        "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2",
+        "-extfile", "ext.cnf")
+    for f in os.listdir(d):
+        os.chmod(os.path.join(d, f), 0o644)
+    return [os.path.join(d, f) for f in ("ca.pem", "server.pem",
+                                          "server.key")]
+
+
+def test_nats_tls():
+    """TLS, the certificate verified: by tls.ca_file against the name in
+    tls.server_name, or against a server's host as written; a wrong
+    name and the system's CAs (which never signed the test CA) fail, as
+    transient errors naming the certificate."""
+    if shutil.which("openssl") is None:
+        raise Skip("openssl not on PATH")
+    ca, cert, key = _tls_files(ankusa.tmpdir("tls"))
+    ns = NatsServer("tls { cert_file: %s, key_file: %s }\n"
+                    % (json.dumps(cert), json.dumps(key)), tls=ca)
+    ns.stream("S", "s.>")
+    tls_url = "tls://127.0.0.1:%d" % ns.port
+    slow = {"base_ms": 100, "max_ms": 200, "jitter": False,
+            "max_attempts": 1000}
+    srcs = {
+        "named": ankusa.sink_source([{
+            "type": "nats", "servers": [tls_url], "subject": "s.named",
+            "tls": {"ca_file": ca, "server_name": "nats.test"}}]),
+        "host": ankusa.sink_source([{
+            "type": "nats", "servers": ["localhost:%d" % ns.port],
+            "subject": "s.host", "tls": {"ca_file": ca}}]),
+        "wrongname": ankusa.sink_source([{
+            "type": "nats", "servers": [tls_url], "subject": "s.wrong",
+            "tls": {"ca_file": ca, "server_name": "other.test"}}],
+            retry=slow),
+        "sysca": ankusa.sink_source([{
+            "type": "nats", "servers": [tls_url], "subject": "s.sys"}],
+            retry=slow),
+    }
+    d = Daemon(sources=srcs).start()
+    ids = _post_each(d, srcs)
+    ankusa.wait_until(lambda: len(_delivered_ids(ns, "S")) == 2, 30, 0.2,
+                      "the two verified hooks stored")
+    assert _delivered_ids(ns, "S") == {ids["named"], ids["host"]}
+    time.sleep(1)
+    for s in ("wrongname", "sysca"):
+        err = _last_error(d, ids[s])
+        assert err is not None and ("certificate" in err.lower() or
+                                    "ssl" in err.lower() or
+                                    "tls" in err.lower()), (s, err)
+        ankusa.note("%s: %s" % (s, err))
+    assert d.dlq() == []
+    assert ns.count("S") == 2
