@@ -347,6 +347,14 @@ START_TEST(test_sink_nats)
 	ck_assert(conf_sink_batches(SINK_NATS) && conf_sink_queue(SINK_NATS));
 	conf_free(cf);
 
+	/* notifications.sinks take it too. */
+	cf = parse_ok("sources:\n  demo:\n    sinks: [{type: log}]\n"
+	    "notifications:\n  sinks:\n"
+	    "    - {type: nats, servers: [n.test], subject: ops}\n");
+	ck_assert_int_eq(cf->notify.sinks[0].type, SINK_NATS);
+	ck_assert_str_eq(cf->notify.sinks[0].u.nats.urls, "n.test");
+	conf_free(cf);
+
 	ck_assert_int_eq(conf_nats_server("tls://[::1]:4223", host,
 	    sizeof(host), &port, &tls), 0);
 	ck_assert_str_eq(host, "::1");

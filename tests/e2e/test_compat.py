@@ -36,6 +36,7 @@ EXAMPLE_ENV = {
     "S3_REGION": "us-east-1",
     "S3_ENDPOINT": "http://s3.test:9000",
     "CLAIM_SIGNING_KEY": "claim-signing-key-of-the-examples-0123",
+    "NATS_TOKEN": "nats-token-of-the-examples",
 }
 
 

@@ -24,6 +24,7 @@ import ankusa
 import claimref
 import qmsg
 from ankusa import Daemon, Skip, expect_accepted, post
+from test_queue_glue import _breaker
 
 
 class NatsServer:
@@ -462,3 +463,103 @@ def test_nats_tls():
         ankusa.note("%s: %s" % (s, err))
     assert d.dlq() == []
     assert ns.count("S") == 2
+
+
+def test_nats_egress_guard():
+    """egress.allow empty: a server named localhost resolves to loopback,
+    which the guard refuses before libnats connects; the hook is
+    dead-lettered egress_denied:<address> at its first attempt and the
+    server sees no client."""
+    ns = NatsServer()
+    ns.stream("E", "e")
+    src = ankusa.sink_source([{"type": "nats", "subject": "e",
+                               "servers": ["localhost:%d" % ns.port]}])
+    d = Daemon(sources={"eg": src},
+               extra={"egress": {"allow": []}}).start()
+    st, h, data = post(d.port, "/webhooks/eg", b'{"e":1}')
+    hid = expect_accepted(st, h, data, "POST eg")
+    ankusa.wait_until(lambda: d.status()["dead"] == 1, 20, 0.1,
+                      "the dead letter")
+    e = d.dlq()[0]
+    assert e["hook_id"] == hid and e["attempts"] == 1, e
+    assert e["reason"] in ("egress_denied:127.0.0.1",
+                           "egress_denied:::1"), e
+    assert ns.count("E") == 0
+
+
+def test_nats_breaker_per_key():
+    """A source whose server is down opens its own key's breaker (module
+    nats) while another source's hooks go on to a live server; the
+    server started, the breaker closes and every parked hook is
+    delivered, none dead-lettered."""
+    live = NatsServer()
+    live.stream("LIVE", "live")
+    down_port = ankusa.free_port()
+    srcs = {
+        "up": ankusa.sink_source([nats_sink(live, "live")], tenant="t"),
+        "down": ankusa.sink_source([{
+            "type": "nats", "subject": "down",
+            "servers": ["nats://127.0.0.1:%d" % down_port]}], tenant="t",
+            retry={"base_ms": 50, "max_ms": 200, "jitter": False,
+                   "max_attempts": 1000}),
+    }
+    d = Daemon(sources=srcs, extra={"dispatch": ankusa.dispatch_conf(
+        breaker_failures=3, breaker_open_ms=500,
+        breaker_max_open_ms=1000)}).start()
+    down = _post_all(d, "down", [b'{"d":%d}' % i for i in range(30)])
+    b = ankusa.wait_until(lambda: _breaker(d, "down", "open"), 20, 0.05,
+                          "the breaker of down to open")
+    assert (b["tenant"], b["module"]) == ("t", "nats"), b
+    up = _post_all(d, "up", [b'{"u":%d}' % i for i in range(30)])
+    ankusa.wait_until(lambda: _delivered_ids(live, "LIVE") == set(up), 30,
+                      0.2, "the live source's hooks, breaker open")
+    assert _breaker(d, "up", "open") is None, d.breakers()
+    later = NatsServer(port=down_port)
+    later.stream("DOWN", "down")
+    ankusa.wait_until(lambda: _delivered_ids(later, "DOWN") == set(down),
+                      60, 0.2, "the parked hooks after the server came")
+    ankusa.wait_until(lambda: _breaker(d, "down", "open") is None, 10,
+                      0.1, "the breaker to close")
+    assert d.dlq() == []
+
+
+def test_nats_sink_concurrency_per_key():
+    """dispatch.sink_concurrency 2, two sources on a server that stops
+    answering (SIGSTOP): the batches in flight (busy deliver processes)
+    reach 2 per key, 4 in all, never more; the server resumed, every
+    hook is stored."""
+    ns = NatsServer()
+    ns.stream("C", "c.>")
+    srcs = {s: ankusa.sink_source([nats_sink(ns, "c." + s,
+                                             publish_timeout_ms=3000)],
+                                  retry={"base_ms": 50, "max_ms": 200,
+                                         "jitter": False,
+                                         "max_attempts": 1000})
+            for s in ("k1", "k2")}
+    d = Daemon(sources=srcs, extra={"dispatch": ankusa.dispatch_conf(
+        sink_concurrency=2, concurrency=8, breaker_failures=100000)}
+    ).start()
+    posted = _post_all(d, "k1", [b'{"w":1}']) | _post_all(
+        d, "k2", [b'{"w":2}'])
+    ankusa.wait_until(lambda: ns.count("C") == 2, 20, 0.1, "the warm-up")
+    os.kill(ns.proc.pid, signal.SIGSTOP)
+    try:
+        for s in ("k1", "k2"):
+            posted |= _post_all(d, s, [b'{"%s":%d}' % (s.encode(), i)
+                                       for i in range(200)])
+        most = 0
+        end = time.monotonic() + 2.5
+        while time.monotonic() < end:
+            most = max(most, d.status()["delivers_busy"])
+            time.sleep(0.02)
+    finally:
+        os.kill(ns.proc.pid, signal.SIGCONT)
+    ankusa.note("sink_concurrency 2, 2 keys: at most %d batches in "
+                "flight" % most)
+    assert most == 4, "%d batches in flight, want 2 per key" % most
+    ankusa.wait_until(lambda: _delivered_ids(ns, "C") == set(posted), 90,
+                      0.3, "every hook after the server resumed")
+    assert d.dlq() == []
+
+
+test_nats_sink_concurrency_per_key.timeout = 180
