@@ -130,7 +130,7 @@ bench(jsCtx *js, const char *subject, long n, long size)
 		die("complete", st);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	s = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
-	printf("published %ld in %.3f s: %.0f/s\n", n, s, n / s);
+	printf("published %ld in %.6f s: %.0f/s\n", n, s, n / s);
 	free(data);
 	return 0;
 }
