@@ -252,6 +252,54 @@ def test_nats_no_stream_dead_lettered():
     assert ns.count("OK") == 1
 
 
+def test_nats_replay_not_deduped():
+    """An archive replay inside the stream's duplicate window is stored
+    again: its Nats-Msg-Id is <hook id>:replay:<replay id>
+    (docs/DEPARTURES 50) and its message carries the replay id, where a
+    retry of the first delivery would carry the bare hook id and be
+    dropped as a duplicate."""
+    ns = NatsServer()
+    ns.stream("R", "r")
+    src = ankusa.sink_source([nats_sink(ns, "r")], tenant="acme")
+    d = Daemon(sources={"rp": src},
+               extra={"retention": {"delivered_s": 3600}}).start()
+    st, h, data = post(d.port, "/webhooks/rp", b'{"r":1}')
+    hid = expect_accepted(st, h, data, "POST rp")
+    ankusa.wait_until(lambda: ns.count("R") == 1, 20, 0.1, "the first")
+    _, out, _ = d.ctl("replay", "archive", "-S", "rp", "--sink", "0",
+                      json_out=True)
+    rid = json.loads(out)["id"]
+    ankusa.wait_until(lambda: ns.count("R") == 2, 20, 0.1, "the replay")
+    first, again = ns.dump("R")
+    assert first["headers"]["Nats-Msg-Id"] == hid, first["headers"]
+    assert again["headers"]["Nats-Msg-Id"] == "%s:replay:%s" % (hid, rid), \
+        again["headers"]
+    m = qmsg.decode(base64.b64decode(again["data"]))
+    assert (m["id"], m["replay_id"]) == (hid, rid), m
+    assert again["headers"]["ankusa_replay_id"] == rid, again["headers"]
+
+
+def test_nats_too_large_permanent():
+    """A message over the server's max_payload is dead-lettered at its
+    first attempt; a smaller one of the same sink is stored."""
+    ns = NatsServer("max_payload: 4096\n")
+    ns.stream("P", "p")
+    src = ankusa.sink_source([nats_sink(ns, "p")],
+                             retry={"max_attempts": 50})
+    d = Daemon(sources={"big": src}).start()
+    st, h, data = post(d.port, "/webhooks/big", b'"' + b"z" * 6000 + b'"')
+    hid = expect_accepted(st, h, data, "POST big")
+    st, h, data = post(d.port, "/webhooks/big", b'"small"')
+    small = expect_accepted(st, h, data, "POST small")
+    ankusa.wait_until(lambda: d.status()["dead"] == 1 and
+                      ns.count("P") == 1, 20, 0.1, "the dead letter")
+    e = d.dlq()[0]
+    assert (e["hook_id"], e["attempts"]) == (hid, 1), e
+    assert e["reason"].startswith("permanent:nats:"), e
+    ankusa.note("too large: %s" % e["reason"])
+    assert _delivered_ids(ns, "P") == {small}
+
+
 def _post_paced(d, source, n, stop, out):
     """Post n hooks one after another (a thread); out gets id -> body of
     each answered 201/202."""
