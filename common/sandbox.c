@@ -31,9 +31,9 @@
  *    ingest listener (sandbox_self_only: refused with an errno there).
  *    An edge cannot open, create a socket or connect; a deliver process or
  *    a gateway can, within what Landlock lets it open.  New threads are
- *    allowed (libcurl's resolver), new processes are not: clone3 answers
- *    ENOSYS, so that glibc falls back to clone, whose flags must include
- *    CLONE_THREAD.  The one exception is an edge's jq supervisor
+ *    allowed (libcurl's resolver; libnats's, workers/sink_nats.c), new
+ *    processes are not: clone3 answers ENOSYS, so that glibc falls back
+ *    to clone, whose flags must include CLONE_THREAD.  The one exception is an edge's jq supervisor
  *    (workers/jqeval.c), which the edge forks before its own sandbox:
  *    it may fork its evaluators, and each evaluator loads a second
  *    filter (SANDBOX_JQ_EVAL) that leaves it reading and writing its

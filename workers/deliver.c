@@ -60,7 +60,6 @@
 
 #include <curl/curl.h>
 #include <event2/event.h>
-#include <nats/nats.h>
 
 #include "claim_upload.h"
 #include "clock.h"
@@ -146,9 +145,6 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		fatalx("curl_global_init failed");
-	/* libnats's threads and OpenSSL set up before the sandbox. */
-	if (nats_Open(-1) != NATS_OK)
-		fatalx("nats_Open failed");
 	sink_http_set_abort(deliver_watch);
 	sink_xfer_set_abort(deliver_watch);
 	sink_redis_set_abort(deliver_watch);
@@ -176,7 +172,6 @@ main(int argc, char *argv[])
 	sink_redis_cleanup();
 	sink_pubsub_forget_token();
 	sink_nats_cleanup();
-	nats_Close();
 	curl_global_cleanup();
 	if (has_next)
 		job_free(&next);

@@ -87,7 +87,7 @@ void	sink_redis_set_abort(sink_abort_fn);
 void	sink_redis_cleanup(void);
 int	sink_nats_batch(const struct batch *, struct batch_outcome *);
 int	sink_nats_run(const struct job *, struct job_outcome *);
-/* Close the process's nats connections. */
+/* Close the process's nats connections and libnats, if it opened it. */
 void	sink_nats_cleanup(void);
 
 /* The pure parts of the sqs sink, for tests.  Code of a failed entry or

@@ -32,8 +32,10 @@
  * refuses, with none other reachable, is a permanent error
  * (egress_denied:<address>).
  *
- * libnats runs its own threads: the PubAcks and the closed connection
- * arrive on them, under nats_mu, while the batch waits on nats_cv.
+ * libnats runs its own threads (from the first batch, inside the
+ * sandbox, which lets a process make threads): the PubAcks and the
+ * closed connection arrive on them, under nats_mu, while the batch waits
+ * on nats_cv.
  */
 #include "config.h"
 
@@ -87,6 +89,9 @@ static pthread_cond_t		 nats_cv = PTHREAD_COND_INITIALIZER;
 static struct sink_nats_conn	 conns[SINK_NATS_CONNS];
 static struct sink_nats_wait	*waiting;	/* under nats_mu */
 static uint64_t			 nats_tick;
+/* libnats is opened at the first batch, not at the start: its threads
+ * and memory (3 threads, 300 KiB) are for the processes that use it. */
+static int			 nats_opened;
 
 static char	*sink_nats_key(const struct sink_conf *);
 static struct sink_nats_conn *sink_nats_get(const struct sink_conf *,
@@ -116,8 +121,12 @@ sink_nats_cleanup(void)
 {
 	int i;
 
+	if (!nats_opened)
+		return;
 	for (i = 0; i < SINK_NATS_CONNS; i++)
 		sink_nats_drop(&conns[i]);
+	nats_Close();
+	nats_opened = 0;
 }
 
 /* The settings that make a connection: a sink with the same ones shares
@@ -163,8 +172,18 @@ sink_nats_get(const struct sink_conf *s, enum job_result *res, char *err,
     size_t errlen)
 {
 	struct sink_nats_conn *c = NULL;
-	char *key = sink_nats_key(s);
+	char *key;
 	int i, denied = 0;
+
+	if (!nats_opened) {
+		if (nats_Open(-1) != NATS_OK) {
+			snprintf(err, errlen, "nats: cannot start libnats");
+			*res = JOB_ERROR;
+			return NULL;
+		}
+		nats_opened = 1;
+	}
+	key = sink_nats_key(s);
 
 	for (i = 0; i < SINK_NATS_CONNS; i++)
 		if (conns[i].key != NULL && strcmp(conns[i].key, key) == 0) {
