@@ -130,7 +130,8 @@ sink_nats_cleanup(void)
 }
 
 /* The settings that make a connection: a sink with the same ones shares
- * it.  NUL-separated, secrets and all: it stays in this process. */
+ * it.  Each ended by a 0x1f, secrets and all: it stays in this
+ * process. */
 static char *
 sink_nats_key(const struct sink_conf *s)
 {
@@ -173,7 +174,7 @@ sink_nats_get(const struct sink_conf *s, enum job_result *res, char *err,
 {
 	struct sink_nats_conn *c = NULL;
 	char *key;
-	int i, denied = 0;
+	int i, denied = 0, closed = 0;
 
 	if (!nats_opened) {
 		if (nats_Open(-1) != NATS_OK) {
@@ -190,7 +191,12 @@ sink_nats_get(const struct sink_conf *s, enum job_result *res, char *err,
 			c = &conns[i];
 			break;
 		}
-	if (c != NULL && (c->closed || natsConnection_IsClosed(c->nc))) {
+	if (c != NULL) {
+		pthread_mutex_lock(&nats_mu);
+		closed = c->closed;
+		pthread_mutex_unlock(&nats_mu);
+	}
+	if (c != NULL && (closed || natsConnection_IsClosed(c->nc))) {
 		log_info("nats: connection to %s closed, connecting again",
 		    s->u.nats.urls);
 		sink_nats_drop(c);
