@@ -164,7 +164,7 @@ def check_messages(msgs, posted, tenant, source, subject, inline_max=65536,
 def test_nats_500_byte_for_byte():
     """500 hooks to a JetStream stream through ankusad: each stored once,
     byte for byte the v1 message, Nats-Msg-Id and the attributes as
-    headers; sent in batches (fewer than 500), on one connection."""
+    headers; sent in batches (fewer than 500)."""
     ns = NatsServer()
     ns.stream("HOOKS", "hooks.>")
     src = ankusa.sink_source([nats_sink(ns, "hooks.orders")],
@@ -187,6 +187,40 @@ def test_nats_500_byte_for_byte():
     assert 0 < batches < 500, batches
     st = d.status()
     assert (st["hooks"], st["pending"]) == (0, 0), st
+
+
+def test_nats_connection_kept():
+    """The connection lives in the deliver process: 6 waves of hooks,
+    each delivered before the next is posted, with 3 deliver processes
+    in all (concurrency 1, sink_concurrency 1, one for uploads), open at
+    most 3 connections named ankusa (the server's connz, open and closed
+    alike), however many batches they sent."""
+    mport = ankusa.free_port()
+    ns = NatsServer("http: 127.0.0.1:%d\n" % mport)
+    ns.stream("K", "k")
+
+    def ours():
+        with urllib.request.urlopen("http://127.0.0.1:%d/connz?state=all"
+                                    "&limit=10000" % mport, timeout=5) as r:
+            return [c for c in json.loads(r.read())["connections"]
+                    if c.get("name") == "ankusa"]
+
+    src = ankusa.sink_source([nats_sink(ns, "k")])
+    d = Daemon(sources={"k": src}, extra={"dispatch": ankusa.dispatch_conf(
+        concurrency=1, sink_concurrency=1)}).start()
+    for w in range(6):
+        _post_all(d, "k", [b'{"w":%d,"i":%d}' % (w, i) for i in range(20)])
+        ankusa.wait_until(lambda: ns.count("K") == 20 * (w + 1), 30, 0.1,
+                          "wave %d" % w)
+    _, out, _ = d.ctl("stats", json_out=True)
+    batches = json.loads(out)["counters"].get(
+        'ankusa_dispatch_batches_total{sink="nats"}', 0)
+    conns = ours()
+    ankusa.note("nats: %d batches on %d connections" % (batches,
+                                                        len(conns)))
+    assert batches >= 6, batches
+    assert 1 <= len(conns) <= 3, conns
+    assert sum(c["in_msgs"] for c in conns) >= 120, conns
 
 
 def test_nats_claim_check():
