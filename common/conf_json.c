@@ -72,6 +72,7 @@ static const char *const cjson_plain[] = {
 	"sources.*.sinks[].ordering_key",
 	"sources.*.sinks[].channel",
 	"sources.*.sinks[].stream",
+	"sources.*.sinks[].subject",
 	"sources.*.sinks[].auth.scope",
 	"sources.*.sinks[].auth.audience",
 	"sources.*.sinks[].tls.client_cert_file",

@@ -92,7 +92,15 @@ static const char planted_yaml[] =
     "        stream: my-stream\n"
     "      - type: redis\n"
     "        url: \"redis://redis.test\"\n"
-    "        channel: my-channel\n";
+    "        channel: my-channel\n"
+    "      - type: nats\n"
+    "        servers: [\"nats.test:4333\"]\n"
+    "        subject: hooks.gh\n"
+    "        auth: {username: u, password: PLANT-nats-pass}\n"
+    "      - type: nats\n"
+    "        servers: [\"tls://nats.test\"]\n"
+    "        subject: hooks.gh\n"
+    "        auth: {token: PLANT-nats-token}\n";
 
 /* Every planted secret, and the forms it could take. */
 static const char *const planted[] = {
@@ -161,6 +169,9 @@ START_TEST(test_shown)
 		"\"topic\":\"my-topic\"",
 		"\"stream\":\"my-stream\"",
 		"\"channel\":\"my-channel\"",
+		"\"servers\":[\"nats.test:4333\"]",
+		"\"subject\":\"hooks.gh\"",
+		"\"password\":\"<redacted>\"",
 		"\"signature_header\":\"X-Sig\"",
 		"\"port\":4000",
 		"\"routing\":\"path\"",
