@@ -174,7 +174,7 @@ sink_nats_get(const struct sink_conf *s, enum job_result *res, char *err,
 {
 	struct sink_nats_conn *c = NULL;
 	char *key;
-	int i, denied = 0, closed = 0;
+	int i, permanent = 0, closed = 0;
 
 	if (!nats_opened) {
 		if (nats_Open(-1) != NATS_OK) {
@@ -212,11 +212,11 @@ sink_nats_get(const struct sink_conf *s, enum job_result *res, char *err,
 					break;
 			}
 		sink_nats_drop(c);
-		if (sink_nats_connect(c, s, err, errlen, &denied) == -1) {
+		if (sink_nats_connect(c, s, err, errlen, &permanent) == -1) {
 			sink_nats_drop(c);
 			explicit_bzero(key, strlen(key));
 			free(key);
-			*res = denied ? JOB_PERMANENT : JOB_ERROR;
+			*res = permanent ? JOB_PERMANENT : JOB_ERROR;
 			return NULL;
 		}
 		c->key = key;
@@ -286,11 +286,11 @@ sink_nats_opts(natsOptions *o, const struct sink_conf *s, const char *host)
 }
 
 /* Connect c to the first of the sink's servers that answers, through
- * the guard; -1 with err (*denied: the guard refused every address
- * tried, and nothing else failed). */
+ * the guard; -1 with err, *permanent set when the guard refused every
+ * address tried and nothing else failed, or the sink has no servers. */
 static int
 sink_nats_connect(struct sink_nats_conn *c, const struct sink_conf *s,
-    char *err, size_t errlen, int *denied)
+    char *err, size_t errlen, int *permanent)
 {
 	struct addrinfo hints, *res, *ai;
 	struct egress_watch w;
@@ -300,14 +300,14 @@ sink_nats_connect(struct sink_nats_conn *c, const struct sink_conf *s,
 	natsStatus st;
 	char *list, *srv, *save = NULL, host[256], a[NETADDR_STRLEN];
 	char portstr[8], **urls;
-	const char *why = "no server";
+	const char *why;
 	uint16_t port;
 	int tls, nurl, failed = 0, rc;
 
-	*denied = 0;
+	*permanent = 0;
 	if (s->u.nats.urls == NULL || s->u.nats.subject == NULL) {
 		snprintf(err, errlen, "nats sink has no servers or subject");
-		*denied = 1;	/* the configuration's: permanent */
+		*permanent = 1;
 		return -1;
 	}
 	if ((list = strdup(s->u.nats.urls)) == NULL)
@@ -383,7 +383,7 @@ sink_nats_connect(struct sink_nats_conn *c, const struct sink_conf *s,
 	if (c->nc == NULL) {
 		if (failed == 0 && EGRESS_REFUSED(&w)) {
 			snprintf(err, errlen, "%s", w.denied);
-			*denied = 1;
+			*permanent = 1;
 		} else if (err[0] == '\0')
 			snprintf(err, errlen, "nats: no server reachable");
 		return -1;
