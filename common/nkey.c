@@ -11,7 +11,6 @@
 #include "nkey.h"
 
 #define NKEY_PREFIX_SEED	(18 << 3)	/* 'S' */
-#define NKEY_PREFIX_USER	(20 << 3)	/* 'U' */
 
 static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
@@ -76,13 +75,14 @@ nkey_unb32(const char *s, uint8_t *p, size_t n)
 }
 
 void
-nkey_user_seed(const uint8_t raw[NKEY_SEED_RAW], char seed[NKEY_SEED_LEN + 1])
+nkey_seed(uint8_t type, const uint8_t raw[NKEY_SEED_RAW],
+    char seed[NKEY_SEED_LEN + 1])
 {
 	uint8_t b[2 + NKEY_SEED_RAW + 2];
 	uint16_t crc;
 
-	b[0] = NKEY_PREFIX_SEED | NKEY_PREFIX_USER >> 5;
-	b[1] = (NKEY_PREFIX_USER & 31) << 3;
+	b[0] = NKEY_PREFIX_SEED | type >> 5;
+	b[1] = (type & 31) << 3;
 	memcpy(b + 2, raw, NKEY_SEED_RAW);
 	crc = nkey_crc16(b, 2 + NKEY_SEED_RAW);
 	b[2 + NKEY_SEED_RAW] = crc & 0xff;
@@ -92,7 +92,7 @@ nkey_user_seed(const uint8_t raw[NKEY_SEED_RAW], char seed[NKEY_SEED_LEN + 1])
 }
 
 int
-nkey_user_public(const char *seed, char pub[NKEY_PUB_LEN + 1])
+nkey_public(uint8_t type, const char *seed, char pub[NKEY_PUB_LEN + 1])
 {
 	uint8_t b[2 + NKEY_SEED_RAW + 2], k[1 + 32 + 2];
 	EVP_PKEY *pk = NULL;
@@ -107,13 +107,13 @@ nkey_user_public(const char *seed, char pub[NKEY_PUB_LEN + 1])
 	if (b[2 + NKEY_SEED_RAW] != (crc & 0xff) ||
 	    b[3 + NKEY_SEED_RAW] != crc >> 8 ||
 	    (b[0] & 0xf8) != NKEY_PREFIX_SEED ||
-	    ((b[0] & 7) << 5 | (b[1] & 0xf8) >> 3) != NKEY_PREFIX_USER)
+	    ((b[0] & 7) << 5 | (b[1] & 0xf8) >> 3) != type)
 		goto out;
 	if ((pk = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, b + 2,
 	    NKEY_SEED_RAW)) == NULL ||
 	    EVP_PKEY_get_raw_public_key(pk, k + 1, &klen) != 1 || klen != 32)
 		goto out;
-	k[0] = NKEY_PREFIX_USER;
+	k[0] = type;
 	crc = nkey_crc16(k, 33);
 	k[33] = crc & 0xff;
 	k[34] = crc >> 8;
@@ -123,4 +123,16 @@ out:
 	EVP_PKEY_free(pk);
 	explicit_bzero(b, sizeof(b));
 	return rc;
+}
+
+void
+nkey_user_seed(const uint8_t raw[NKEY_SEED_RAW], char seed[NKEY_SEED_LEN + 1])
+{
+	nkey_seed(NKEY_USER, raw, seed);
+}
+
+int
+nkey_user_public(const char *seed, char pub[NKEY_PUB_LEN + 1])
+{
+	return nkey_public(NKEY_USER, seed, pub);
 }

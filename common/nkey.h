@@ -21,6 +21,11 @@
 #define NKEY_SEED_LEN	58	/* characters of a seed */
 #define NKEY_PUB_LEN	56	/* characters of a public key */
 
+/* Key types, the first byte of a public key (its first letter). */
+#define NKEY_OPERATOR	(14 << 3)	/* 'O' */
+#define NKEY_ACCOUNT	0		/* 'A' */
+#define NKEY_USER	(20 << 3)	/* 'U' */
+
 /* The user public key of seed into pub (NKEY_PUB_LEN + 1 bytes): 0, or
  * -1 when seed is not a user seed (its length, alphabet, prefix or
  * CRC). */
@@ -28,5 +33,11 @@ int	nkey_user_public(const char *seed, char pub[NKEY_PUB_LEN + 1]);
 /* The user seed of 32 raw bytes into seed (NKEY_SEED_LEN + 1 bytes). */
 void	nkey_user_seed(const uint8_t raw[NKEY_SEED_RAW],
 	    char seed[NKEY_SEED_LEN + 1]);
+/* The same for a key of any type (NKEY_*): the seed of that type, and
+ * the public key of a seed of the type given. */
+void	nkey_seed(uint8_t type, const uint8_t raw[NKEY_SEED_RAW],
+	    char seed[NKEY_SEED_LEN + 1]);
+int	nkey_public(uint8_t type, const char *seed,
+	    char pub[NKEY_PUB_LEN + 1]);
 
 #endif
