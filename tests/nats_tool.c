@@ -16,9 +16,15 @@
  *
  *   nats_tool nkey
  *	a new user NKey: its seed and public key on one line (no server)
+ *   nats_tool jwt
+ *	a new operator, account and user for a server in operator mode
+ *	(no server): lines "operator JWT", "account PUBLIC-KEY JWT" (its
+ *	JetStream unlimited), "system PUBLIC-KEY JWT" (the server's system
+ *	account) and "user SEED JWT" (of the first account), each JWT
+ *	signed by its issuer's key
  *
- * opts: -u user -p password, -t token, -c CA file (then TLS) with -n the
- * name expected in the certificate.  Exits 1 on any error, with a line.
+ * opts: -u user -p password, -t token, -s user seed with -j its JWT, -c CA
+ * file (then TLS) with -n the name expected in the certificate.  Exits 1 on any error, with a line.
  */
 #include "config.h"
 
@@ -41,6 +47,139 @@ die(const char *what, natsStatus st)
 	fprintf(stderr, "nats_tool: %s: %s (%s)\n", what,
 	    natsStatus_GetText(st), nats_GetLastError(NULL));
 	exit(1);
+}
+
+/* base64url without padding of n bytes, malloc'd. */
+static char *
+b64url(const unsigned char *p, int n)
+{
+	char *s;
+	int i, k;
+
+	if ((s = malloc(4 * ((size_t)n / 3 + 1) + 1)) == NULL)
+		exit(1);
+	k = EVP_EncodeBlock((unsigned char *)s, p, n);
+	while (k > 0 && s[k - 1] == '=')
+		s[--k] = '\0';
+	for (i = 0; i < k; i++)
+		s[i] = s[i] == '+' ? '-' : s[i] == '/' ? '_' : s[i];
+	return s;
+}
+
+/* A key of type: its raw seed, its seed and public key. */
+static void
+newkey(uint8_t type, uint8_t raw[NKEY_SEED_RAW],
+    char seed[NKEY_SEED_LEN + 1], char pub[NKEY_PUB_LEN + 1])
+{
+	if (RAND_bytes(raw, NKEY_SEED_RAW) != 1)
+		exit(1);
+	nkey_seed(type, raw, seed);
+	if (nkey_public(type, seed, pub) == -1)
+		exit(1);
+}
+
+/* Ed25519 of s with the raw seed (libnats's nats_Sign takes user seeds
+ * alone). */
+static void
+sign(const uint8_t raw[NKEY_SEED_RAW], const char *s, unsigned char *sig,
+    size_t *siglen)
+{
+	EVP_PKEY *pk;
+	EVP_MD_CTX *md;
+
+	if ((pk = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, raw,
+	    NKEY_SEED_RAW)) == NULL || (md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestSignInit(md, NULL, NULL, NULL, pk) != 1 ||
+	    EVP_DigestSign(md, sig, siglen, (const unsigned char *)s,
+	    strlen(s)) != 1)
+		exit(1);
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(pk);
+}
+
+/* A JWT of the claims nats (an object, consumed) for subject sub, issued
+ * and signed by the key of raw seed iss (public key isspub). */
+static char *
+jwt(const uint8_t *iss, const char *isspub, const char *sub, json_t *nats)
+{
+	static const char hdr[] = "{\"typ\":\"JWT\",\"alg\":\"ed25519-nkey\"}";
+	json_t *c = json_object();
+	unsigned char sig[64];
+	size_t siglen = sizeof(sig);
+	char *cs, *h, *b, *input, *sg, *out;
+
+	json_object_set_new(c, "jti", json_string(sub));
+	json_object_set_new(c, "iat", json_integer((json_int_t)time(NULL)));
+	json_object_set_new(c, "iss", json_string(isspub));
+	json_object_set_new(c, "name", json_string("ankusa-test"));
+	json_object_set_new(c, "sub", json_string(sub));
+	json_object_set_new(c, "nats", nats);
+	cs = json_dumps(c, JSON_COMPACT);
+	json_decref(c);
+	h = b64url((const unsigned char *)hdr, (int)strlen(hdr));
+	b = b64url((const unsigned char *)cs, (int)strlen(cs));
+	if (asprintf(&input, "%s.%s", h, b) == -1)
+		exit(1);
+	sign(iss, input, sig, &siglen);
+	sg = b64url(sig, (int)siglen);
+	if (asprintf(&out, "%s.%s", input, sg) == -1)
+		exit(1);
+	free(cs);
+	free(h);
+	free(b);
+	free(input);
+	free(sg);
+	return out;
+}
+
+static int
+jwts(void)
+{
+	char os[NKEY_SEED_LEN + 1], op[NKEY_PUB_LEN + 1];
+	char as[NKEY_SEED_LEN + 1], ap[NKEY_PUB_LEN + 1];
+	char us[NKEY_SEED_LEN + 1], up[NKEY_PUB_LEN + 1];
+	char ss[NKEY_SEED_LEN + 1], sp[NKEY_PUB_LEN + 1];
+	uint8_t o[NKEY_SEED_RAW], a[NKEY_SEED_RAW], u[NKEY_SEED_RAW];
+	uint8_t a2[NKEY_SEED_RAW];
+	json_t *lim;
+
+	newkey(NKEY_OPERATOR, o, os, op);
+	newkey(NKEY_ACCOUNT, a, as, ap);
+	newkey(NKEY_USER, u, us, up);
+	printf("operator %s\n", jwt(o, op, op, json_pack(
+	    "{s:s, s:i}", "type", "operator", "version", 2)));
+	lim = json_pack("{s:i, s:i, s:i, s:i, s:i, s:b, s:i, s:i, s:i, s:i, "
+	    "s:i, s:i}", "subs", -1, "data", -1, "payload", -1, "imports", -1,
+	    "exports", -1, "wildcards", 1, "conn", -1, "leaf", -1,
+	    "mem_storage", -1, "disk_storage", -1, "streams", -1,
+	    "consumer", -1);
+	printf("account %s %s\n", ap, jwt(o, op, ap, json_pack(
+	    "{s:o, s:{s:{}, s:{}}, s:s, s:i}", "limits", lim,
+	    "default_permissions", "pub", "sub", "type", "account",
+	    "version", 2)));
+	/* The server's system account, which JetStream needs. */
+	newkey(NKEY_ACCOUNT, a2, ss, sp);
+	printf("system %s %s\n", sp, jwt(o, op, sp, json_pack(
+	    "{s:s, s:i}", "type", "account", "version", 2)));
+	printf("user %s %s\n", us, jwt(a, ap, up, json_pack(
+	    "{s:{}, s:{}, s:i, s:i, s:i, s:s, s:i}", "pub", "sub", "subs", -1,
+	    "data", -1, "payload", -1, "type", "user", "version", 2)));
+	return 0;
+}
+
+static natsStatus
+user_jwt(char **out, char **why, void *arg)
+{
+	if ((*out = strdup(arg)) == NULL)
+		return NATS_NO_MEMORY;
+	return NATS_OK;
+}
+
+static natsStatus
+user_sign(char **why, unsigned char **sig, int *siglen, const char *nonce,
+    void *seed)
+{
+	return nats_Sign(seed, nonce, sig, siglen);
 }
 
 static int
@@ -147,12 +286,14 @@ main(int argc, char *argv[])
 	jsErrCode ec = 0;
 	natsStatus st;
 	const char *user = NULL, *pass = NULL, *token = NULL, *ca = NULL;
-	const char *name = NULL, *subjects[1];
+	const char *name = NULL, *subjects[1], *ujwt = NULL, *useed = NULL;
 	int ch, rc = 0;
 
-	while ((ch = getopt(argc, argv, "c:n:p:t:u:")) != -1)
+	while ((ch = getopt(argc, argv, "c:j:n:p:s:t:u:")) != -1)
 		switch (ch) {
 		case 'c': ca = optarg; break;
+		case 'j': ujwt = optarg; break;
+		case 's': useed = optarg; break;
 		case 'n': name = optarg; break;
 		case 'p': pass = optarg; break;
 		case 't': token = optarg; break;
@@ -161,6 +302,8 @@ main(int argc, char *argv[])
 		}
 	argc -= optind;
 	argv += optind;
+	if (argc == 1 && strcmp(argv[0], "jwt") == 0)
+		return jwts();
 	if (argc == 1 && strcmp(argv[0], "nkey") == 0) {
 		uint8_t raw[NKEY_SEED_RAW];
 		char seed[NKEY_SEED_LEN + 1], pub[NKEY_PUB_LEN + 1];
@@ -187,6 +330,10 @@ main(int argc, char *argv[])
 		die("user", st);
 	if (token != NULL && (st = natsOptions_SetToken(o, token)) != NATS_OK)
 		die("token", st);
+	if (useed != NULL && ujwt != NULL && (st =
+	    natsOptions_SetUserCredentialsCallbacks(o, user_jwt, (void *)ujwt,
+	    user_sign, (void *)useed)) != NATS_OK)
+		die("credentials", st);
 	if (ca != NULL && ((st = natsOptions_SetSecure(o, true)) != NATS_OK ||
 	    (st = natsOptions_LoadCATrustedCertificates(o, ca)) != NATS_OK ||
 	    (name != NULL && (st = natsOptions_SetExpectedHostname(o,

@@ -478,6 +478,52 @@ def test_nats_auth():
     assert users.count("U", auth=tool_up) == 2
 
 
+def _jwt_keys():
+    """nats_tool jwt's lines: name -> its fields."""
+    out = subprocess.run([ankusa.binary("tests/nats_tool"), "jwt"],
+                         capture_output=True, check=True).stdout.decode()
+    return {line.split()[0]: line.split()[1:] for line in out.splitlines()}
+
+
+def test_nats_jwt():
+    """Decentralized authentication: a server in operator mode (an
+    operator, an account with JetStream and the system account, as
+    nats_tool jwt makes them), the sink's auth {nkey_seed, jwt} a user of
+    that account: delivered.  The same JWT with another user's seed (the
+    nonce signed by the wrong key) is refused by the server, a transient
+    failure."""
+    k = _jwt_keys()
+    other = _jwt_keys()
+    ns = NatsServer(
+        'operator: "%s"\nsystem_account: %s\nresolver: MEMORY\n'
+        'resolver_preload: { %s: "%s", %s: "%s" }\n' % (
+            k["operator"][0], k["system"][0], k["account"][0],
+            k["account"][1], k["system"][0], k["system"][1]))
+    tool = ["-s", k["user"][0], "-j", k["user"][1]]
+    ns.stream("J", "j.>", auth=tool)
+    seed = _secret_file("nats-user-seed", k["user"][0])
+    srcs = {
+        "ok": ankusa.sink_source([nats_sink(
+            ns, "j.ok", auth={"nkey_seed": "${file:%s}" % seed,
+                              "jwt": k["user"][1]})]),
+        "wrong": ankusa.sink_source([nats_sink(
+            ns, "j.wrong", auth={"nkey_seed": other["user"][0],
+                                 "jwt": k["user"][1]})],
+            retry={"base_ms": 100, "max_ms": 200, "jitter": False,
+                   "max_attempts": 1000}),
+    }
+    d = Daemon(sources=srcs).start()
+    ids = _post_each(d, srcs)
+    ankusa.wait_until(lambda: _delivered_ids(ns, "J", tool) == {ids["ok"]},
+                      30, 0.2, "the JWT user's hook stored")
+    time.sleep(1)
+    err = _last_error(d, ids["wrong"])
+    assert err is not None and "Authorization" in err, err
+    ankusa.note("a JWT with another user's seed: %s" % err)
+    assert d.dlq() == []
+    assert ns.count("J", auth=tool) == 1
+
+
 def _tls_files(d):
     """A throwaway CA and a server certificate for nats.test, localhost
     and 127.0.0.1, signed by it (openssl)."""
