@@ -412,8 +412,13 @@ cfree_sink(struct sink_conf *sk)
 		free(sk->u.nats.jwt);
 		cfree_tls(&sk->u.nats.tls);
 		break;
-	case SINK_LOG:
 	case SINK_RABBITMQ:
+		cfree_secret(sk->u.rabbitmq.url);
+		free(sk->u.rabbitmq.exchange);
+		free(sk->u.rabbitmq.exchange_type);
+		free(sk->u.rabbitmq.routing_key);
+		break;
+	case SINK_LOG:
 	case SINK_KAFKA:
 		break;
 	}

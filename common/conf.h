@@ -303,6 +303,13 @@ struct sink_conf {
 							 * server */
 			struct sink_tls	 tls;
 		} nats;
+		struct {
+			char	*url;		/* amqp[s]:// (amqpurl.h) */
+			char	*exchange;
+			char	*exchange_type;	/* topic|direct|fanout|headers */
+			char	*routing_key;	/* NULL: tenant.source */
+			uint32_t max_inflight;	/* unconfirmed publishes: 256 */
+		} rabbitmq;
 	} u;
 };
 

@@ -21,6 +21,7 @@
 
 #include <yaml.h>
 
+#include "amqpurl.h"
 #include "conf.h"
 #include "conf_int.h"
 #include "netaddr.h"
@@ -302,6 +303,32 @@ conf_check_retry(struct cparse *p, struct cctx *c, yaml_node_t *map,
 		rp->nschedule = 0;
 }
 
+/* A rabbitmq sink: its url an AMQP URI whose host the egress guard lets
+ * through (amqp:// is plain, as http:// is). */
+static void
+conf_check_amqp(struct cparse *p, yaml_node_t *map, const char *path,
+    const struct sink_conf *sk)
+{
+	struct amqpurl u;
+	yaml_node_t *n;
+	char why[128];
+	int line;
+
+	n = conf_ymap_get(p->doc, map, "url");
+	line = n != NULL ? conf_yline(n) : conf_yline(map);
+	if (sk->u.rabbitmq.url != NULL) {
+		if (amqpurl_parse(sk->u.rabbitmq.url, &u, why,
+		    sizeof(why)) == -1)
+			conf_err(p, line, "%s.url must be an amqp:// or "
+			    "amqps:// URL: %s", path, why);
+		else {
+			conf_check_egress_host(p, line, path, "url", u.host,
+			    u.port, !u.tls);
+			amqpurl_free(&u);
+		}
+	}
+}
+
 void
 conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
     const char *path)
@@ -328,6 +355,9 @@ conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 		break;
 	case SINK_REDIS:
 		conf_check_redis(p, sk, map, path);
+		break;
+	case SINK_RABBITMQ:
+		conf_check_amqp(p, map, path, sk);
 		break;
 	default:
 		break;

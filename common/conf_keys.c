@@ -70,7 +70,10 @@ const char *const conf_sink_types[] = {
 /* Sink types of the Elixir Ankusa that this build does not have (a
  * name here is skipped in conf_sink_types: conf_name_refused). */
 const char *const conf_sink_refused[] = {
-	"rabbitmq", "kafka", NULL
+	"kafka", NULL
+};
+static const char *const exchange_types[] = {
+	"topic", "direct", "fanout", "headers", NULL
 };
 
 /* The key each dedupe preset reads; indexed like conf_presets[]. */
@@ -1076,7 +1079,7 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_SINK, .off = KO(type), .names = conf_sink_types,
 	  .refused = conf_sink_refused, .flags = F_REQUIRED | F_FIRST,
 	  .sinks = M_ALL,
-	  .doc = "http, sqs, google_pubsub, log, nats or redis." },
+	  .doc = "http, sqs, google_pubsub, log, rabbitmq, nats or redis." },
 	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,
 	  .scope = S_SINK, .off = KO(ordered), .def = "false", .sinks = M_ALL,
 	  .doc = "Deliver in order, one at a time, per lane: per order_key, "
@@ -1470,6 +1473,34 @@ const struct conf_key conf_tab[] = {
 	  .sinks = M_NATS,
 	  .doc = "The name verified in the server's certificate, in place "
 	    "of the host of each server." },
+	{ .name = "sources.*.sinks[].url", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.rabbitmq.url), .flags = F_REQUIRED | F_SECRET,
+	  .sinks = M_RABBITMQ,
+	  .doc = "rabbitmq: the broker, amqp://user:password@host:port/vhost "
+	    "(percent-encoded; default guest, guest, 5672, /) or amqps:// "
+	    "(TLS, port 5671, the certificate verified against the system's "
+	    "CAs and the host's name).  The egress guard applies to the "
+	    "host's addresses." },
+	{ .name = "sources.*.sinks[].exchange", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.rabbitmq.exchange), .flags = F_REQUIRED,
+	  .sinks = M_RABBITMQ,
+	  .doc = "rabbitmq: the exchange published to, never declared: one "
+	    "that does not exist dead-letters the attempt naming it." },
+	{ .name = "sources.*.sinks[].exchange_type", .type = T_ENUMSTR,
+	  .scope = S_SINK, .off = KO(u.rabbitmq.exchange_type), .def = "topic",
+	  .names = exchange_types, .sinks = M_RABBITMQ,
+	  .doc = "rabbitmq: topic, direct, fanout or headers: the type the "
+	    "exchange must have; one of another type dead-letters the "
+	    "attempt naming both." },
+	{ .name = "sources.*.sinks[].routing_key", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.rabbitmq.routing_key),
+	  .sinks = M_RABBITMQ,
+	  .doc = "rabbitmq: the routing key; absent: <tenant>.<source>." },
+	{ .name = "sources.*.sinks[].max_inflight", .type = T_U32,
+	  .scope = S_SINK, .off = KO(u.rabbitmq.max_inflight), .def = "256",
+	  .min = 1, .max = 65535, .sinks = M_RABBITMQ,
+	  .doc = "rabbitmq: publishes awaiting their confirm at once, and the "
+	    "largest batch." },
 	/* notifications */
 	{ .name = "notifications", .type = T_SECTION,
 	  .doc = "Operational notices (ankusad(8), DELIVERIES, "

@@ -29,6 +29,8 @@
  *             u64 publish_timeout_ms, str username, password, token,
  *             nkey_seed, jwt, u8 tls_on, str client_cert, client_key,
  *             ca, server_name (the tls, as the http sink's)
+ *     rabbitmq: str url, exchange, exchange_type, routing_key,
+ *             u32 max_inflight
  *     log:    nothing
  *   u64 body length, then the body as data when the length is at most
  *   MSG_INLINE_MAX; above that no data field, and the frame carries a
@@ -274,6 +276,13 @@ job_add_sink(struct msg *m, const struct sink_conf *s)
 		msg_add_u8(m, s->u.nats.tls_on != 0);
 		job_add_tls(m, &s->u.nats.tls);
 		break;
+	case SINK_RABBITMQ:
+		msg_add_str(m, s->u.rabbitmq.url);
+		msg_add_str(m, s->u.rabbitmq.exchange);
+		msg_add_str(m, s->u.rabbitmq.exchange_type);
+		msg_add_str(m, s->u.rabbitmq.routing_key);
+		msg_add_u32(m, s->u.rabbitmq.max_inflight);
+		break;
 	case SINK_LOG:
 		break;
 	default:
@@ -460,8 +469,7 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 	if (msg_get_u8(m, &type) == -1 || msg_get_u8(m, &ordered) == -1 ||
 	    msg_get_u8(m, &kind) == -1)
 		return -1;
-	if (type < SINK_HTTP || (type > SINK_LOG && type != SINK_REDIS &&
-	    type != SINK_NATS) ||
+	if (type < SINK_HTTP || type > SINK_REDIS ||
 	    ordered > 1 ||
 	    kind > KEY_JSON) {
 		m->err = 1;
@@ -555,6 +563,15 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 			return -1;
 		}
 		s->u.nats.tls_on = pmode;
+		return 0;
+	case SINK_RABBITMQ:
+		if (job_get_opt(m, &s->u.rabbitmq.url, inplace) == -1 ||
+		    job_get_opt(m, &s->u.rabbitmq.exchange, inplace) == -1 ||
+		    job_get_opt(m, &s->u.rabbitmq.exchange_type,
+		    inplace) == -1 ||
+		    job_get_opt(m, &s->u.rabbitmq.routing_key, inplace) == -1 ||
+		    msg_get_u32(m, &s->u.rabbitmq.max_inflight) == -1)
+			return -1;
 		return 0;
 	default:
 		return 0;	/* SINK_LOG: no options */
@@ -700,6 +717,12 @@ job_free_sink(struct sink_conf *s, int inplace)
 		job_free_secret(s->u.nats.nkey_seed);
 		free(s->u.nats.jwt);
 		job_free_tls(&s->u.nats.tls);
+		break;
+	case SINK_RABBITMQ:
+		job_free_secret(s->u.rabbitmq.url);
+		free(s->u.rabbitmq.exchange);
+		free(s->u.rabbitmq.exchange_type);
+		free(s->u.rabbitmq.routing_key);
 		break;
 	default:
 		break;

@@ -456,6 +456,8 @@ build(char *out, size_t sz, const struct key_view *ki, const char *val)
 		type = "redis";
 	else if (ki->sinks & (1 << SINK_NATS))
 		type = "nats";
+	else if (ki->sinks & (1 << SINK_RABBITMQ))
+		type = "rabbitmq";
 
 	fp = fmemopen(out, sz, "w");
 	ck_assert_ptr_nonnull(fp);
@@ -483,6 +485,11 @@ build(char *out, size_t sz, const struct key_view *ki, const char *val)
 			else if (strcmp(type, "nats") == 0)
 				fprintf(fp, "%*sservers: [n.test]\n"
 				    "%*ssubject: s\n", ind, "", ind, "");
+			else if (strcmp(type, "rabbitmq") == 0 &&
+			    strcmp(last, "url") != 0 &&
+			    strcmp(last, "exchange") != 0)
+				fprintf(fp, "%*surl: amqp://sink.test/\n"
+				    "%*sexchange: e\n", ind, "", ind, "");
 			insink = 1;
 		} else {
 			fprintf(fp, "%*s%s:\n", ind, "", s);
@@ -1278,7 +1285,7 @@ START_TEST(test_not_yaml)
 }
 END_TEST
 
-static const char *const refused[] = { "rabbitmq", "kafka" };
+static const char *const refused[] = { "kafka" };
 
 START_TEST(test_refused_sinks)
 {
@@ -1297,7 +1304,66 @@ START_TEST(test_unknown_sink_type)
 	expect_err("sources:\n  demo:\n    sinks:\n      - type: log\n"
 	    "      - type: carrier_pigeon\n",
 	    "sources.demo.sinks[1].type must be one of http, sqs, "
-	    "google_pubsub, log, nats, redis, got carrier_pigeon, line 5");
+	    "google_pubsub, log, rabbitmq, nats, redis, got carrier_pigeon, line 5");
+}
+END_TEST
+
+/* The rabbitmq sink's keys, their defaults and the url's checks. */
+START_TEST(test_rabbitmq_sink)
+{
+	struct conf *cf;
+	const struct sink_conf *k;
+
+	cf = parse_ok("egress:\n  allow: [127.0.0.0/8]\nsources:\n  demo:\n"
+	    "    sinks:\n"
+	    "      - {type: rabbitmq, url: \"amqp://127.0.0.1:5999/\", "
+	    "exchange: hooks}\n"
+	    "      - {type: rabbitmq, url: \"amqps://u:p@mq.example/v\", "
+	    "exchange: e, exchange_type: fanout, routing_key: k, "
+	    "max_inflight: 16, inline_max_bytes: 1024}\n");
+	k = &cf->sources[0].sinks[0];
+	ck_assert_int_eq(k->type, SINK_RABBITMQ);
+	ck_assert_str_eq(k->u.rabbitmq.exchange, "hooks");
+	ck_assert_str_eq(k->u.rabbitmq.exchange_type, "topic");
+	ck_assert_ptr_null(k->u.rabbitmq.routing_key);
+	ck_assert_uint_eq(k->u.rabbitmq.max_inflight, 256);
+	ck_assert_uint_eq(k->inline_max_bytes, 65536);
+	ck_assert_uint_eq(k->timeout_ms, 5000);
+	k = &cf->sources[0].sinks[1];
+	ck_assert_str_eq(k->u.rabbitmq.exchange_type, "fanout");
+	ck_assert_str_eq(k->u.rabbitmq.routing_key, "k");
+	ck_assert_uint_eq(k->u.rabbitmq.max_inflight, 16);
+	ck_assert_uint_eq(k->inline_max_bytes, 1024);
+	ck_assert_str_eq(conf_sink_type_name(SINK_RABBITMQ), "rabbitmq");
+	conf_free(cf);
+
+	expect_err("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: rabbitmq, url: \"http://h/\", exchange: e}\n",
+	    "sources.demo.sinks[0].url must be an amqp:// or amqps:// URL: "
+	    "not an amqp:// or amqps:// URL, line 4");
+	expect_err("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: rabbitmq, url: \"amqp://h:0/\", exchange: e}\n",
+	    "sources.demo.sinks[0].url must be an amqp:// or amqps:// URL: "
+	    "a port not in 1..65535, line 4");
+	expect_err("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: rabbitmq, url: \"amqp://h/\"}\n",
+	    "sources.demo.sinks[0].exchange is required for sink type "
+	    "rabbitmq, line 4");
+	expect_err("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: rabbitmq, url: \"amqp://h/\", exchange: e, "
+	    "exchange_type: x}\n",
+	    "sources.demo.sinks[0].exchange_type must be one of topic, "
+	    "direct, fanout, headers, got x, line 4");
+	expect_err("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: rabbitmq, url: \"amqp://h/\", exchange: \"\"}\n",
+	    "sources.demo.sinks[0].exchange must be a non-empty string, got "
+	    "\"\", line 4");
+	/* The egress guard on a literal address, as for an http url. */
+	expect_err("sources:\n  demo:\n    sinks:\n"
+	    "      - {type: rabbitmq, url: \"amqp://10.1.2.3/\", "
+	    "exchange: e}\n", "sources.demo.sinks[0].url must reach a public "
+	    "address or one egress.allow covers, got 10.1.2.3 port 5672 "
+	    "(private), line 4");
 }
 END_TEST
 
@@ -2604,6 +2670,7 @@ conf_suite(void)
 	    (int)(sizeof(errs_tab) / sizeof(errs_tab[0])));
 	tcase_add_test(tc, test_all_errors);
 	tcase_add_test(tc, test_not_yaml);
+	tcase_add_test(tc, test_rabbitmq_sink);
 	tcase_add_loop_test(tc, test_refused_sinks, 0,
 	    (int)(sizeof(refused) / sizeof(refused[0])));
 	tcase_add_test(tc, test_unknown_sink_type);

@@ -143,6 +143,13 @@ sample(struct job *j, enum sink_type type, size_t bodylen)
 		j->sink.u.nats.tls.ca = "-----BEGIN CERTIFICATE-----";
 		j->sink.u.nats.tls.server_name = "nats.test";
 		break;
+	case SINK_RABBITMQ:
+		j->sink.u.rabbitmq.url = "amqps://u:p%40ss@mq.test:5671/v";
+		j->sink.u.rabbitmq.exchange = "hooks";
+		j->sink.u.rabbitmq.exchange_type = "fanout";
+		j->sink.u.rabbitmq.routing_key = NULL;
+		j->sink.u.rabbitmq.max_inflight = 300;
+		break;
 	default:
 		break;
 	}
@@ -302,6 +309,17 @@ compare(const struct job *a, const struct job *b)
 		ck_assert_opt_eq(b->sink.u.nats.tls.server_name,
 		    a->sink.u.nats.tls.server_name);
 		break;
+	case SINK_RABBITMQ:
+		ck_assert_opt_eq(b->sink.u.rabbitmq.url, a->sink.u.rabbitmq.url);
+		ck_assert_opt_eq(b->sink.u.rabbitmq.exchange,
+		    a->sink.u.rabbitmq.exchange);
+		ck_assert_opt_eq(b->sink.u.rabbitmq.exchange_type,
+		    a->sink.u.rabbitmq.exchange_type);
+		ck_assert_opt_eq(b->sink.u.rabbitmq.routing_key,
+		    a->sink.u.rabbitmq.routing_key);
+		ck_assert_uint_eq(b->sink.u.rabbitmq.max_inflight,
+		    a->sink.u.rabbitmq.max_inflight);
+		break;
 	default:
 		break;
 	}
@@ -340,6 +358,8 @@ static const struct {
 	{ SINK_PUBSUB, 100 },
 	{ SINK_REDIS, 100 },
 	{ SINK_NATS, 100 },
+	{ SINK_RABBITMQ, 100 },
+	{ SINK_RABBITMQ, BIG_BODY },
 	{ SINK_LOG, 100 },
 	{ SINK_LOG, BIG_BODY },
 };
@@ -840,6 +860,7 @@ static const struct {
 	{ SINK_PUBSUB, NBATCH, 0, 0 },		/* 1000 empty bodies */
 	{ SINK_PUBSUB, NBATCH, 13, 1 },		/* about 5 MB, memfd */
 	{ SINK_SQS, NBATCH, 1, 1 },
+	{ SINK_RABBITMQ, 256, 3, 1 },
 };
 
 START_TEST(test_batch_roundtrip)

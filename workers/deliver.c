@@ -11,10 +11,10 @@
  * One job at a time: MSG_DELIVER_JOB (common/job.h) is run synchronously
  * by its sink (workers/sink.h) and answered with MSG_DELIVER_OUTCOME under
  * the same id; likewise MSG_BATCH_JOB, several attempts of one batching
- * sink (sqs, google_pubsub, redis, nats), answered with one MSG_BATCH_OUTCOME
- * that has a result per entry; likewise MSG_CLAIM_JOB, bodies to check
- * in as one claim pack (workers/claim_upload.c), answered with
- * MSG_CLAIM_OUTCOME.
+ * sink (sqs, google_pubsub, redis, nats, rabbitmq), answered with one
+ * MSG_BATCH_OUTCOME that has a result per entry; likewise MSG_CLAIM_JOB,
+ * bodies to check in as one claim pack (workers/claim_upload.c), answered
+ * with MSG_CLAIM_OUTCOME.
  * A job, a batch or a check-in: one of them is in hand at most.
  * Blocking is fine: an attempt is bounded by the sink's timeout, and the
  * master SIGKILLs a process whose attempt outlives
@@ -116,6 +116,7 @@ static const struct deliver_sink deliver_sinks[] = {
 	{ SINK_SQS, sink_sqs_run, sink_sqs_batch },
 	{ SINK_PUBSUB, sink_pubsub_run, sink_pubsub_batch },
 	{ SINK_NATS, sink_nats_run, sink_nats_batch },
+	{ SINK_RABBITMQ, sink_rabbitmq_run, sink_rabbitmq_batch },
 	{ SINK_LOG, sink_log_run, NULL },
 	{ SINK_REDIS, sink_redis_run, sink_redis_batch },
 };
@@ -172,6 +173,7 @@ main(int argc, char *argv[])
 	sink_redis_cleanup();
 	sink_pubsub_forget_token();
 	sink_nats_cleanup();
+	sink_rabbitmq_cleanup();
 	curl_global_cleanup();
 	if (has_next)
 		job_free(&next);

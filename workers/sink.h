@@ -2,7 +2,7 @@
 /*
  * sink.h: the sinks a deliver process runs, one file per implementation
  * (sink_http.c, sink_log.c, sink_sqs.c, sink_pubsub.c, sink_redis.c,
- * sink_nats.c;
+ * sink_nats.c, sink_rabbitmq.c;
  * sink_xfer.c is the queue sinks' request helper).
  *
  * Each runs one attempt of one job synchronously and fills the outcome:
@@ -89,6 +89,11 @@ int	sink_nats_batch(const struct batch *, struct batch_outcome *);
 int	sink_nats_run(const struct job *, struct job_outcome *);
 /* Close the process's nats connections and libnats, if it opened it. */
 void	sink_nats_cleanup(void);
+/* rabbitmq: the connection is the process's, kept across batches;
+ * cleanup closes it. */
+int	sink_rabbitmq_batch(const struct batch *, struct batch_outcome *);
+int	sink_rabbitmq_run(const struct job *, struct job_outcome *);
+void	sink_rabbitmq_cleanup(void);
 
 /* The pure parts of the sqs sink, for tests.  Code of a failed entry or
  * of a whole-request error (the part after '#' of an __type) and the

@@ -56,6 +56,9 @@ pipeline_batch_ops(struct dispatch_ops *ops)
 	ops->batch_cancel = op_batch_cancel;
 }
 
+/* A broker batch's bytes: what one deliver process holds of it at once. */
+#define PIPELINE_BROKER_BATCH_BYTES	(64ULL * 1024 * 1024)
+
 /*
  * A batching sink's attempt goes to its destination's batcher.  The
  * destination is the source's sink and where it sends: one source's rows of
@@ -101,6 +104,14 @@ op_batch_add(void *arg, struct drow *r)
 		    r->bound, sk->u.nats.urls, sk->u.nats.subject);
 		lim.max_entries = 256;
 		lim.max_bytes = 16 * 1024 * 1024;
+	} else if (sk->type == SINK_RABBITMQ) {
+		/* One batch is what may await its confirms at once; the
+		 * url is left out (it may hold a password): the source's
+		 * sink index names it. */
+		snprintf(dest, sizeof(dest), "%s#%u|rabbitmq|%s", r->row.source,
+		    r->bound, sk->u.rabbitmq.exchange);
+		lim.max_entries = sk->u.rabbitmq.max_inflight;
+		lim.max_bytes = PIPELINE_BROKER_BATCH_BYTES;
 	} else {
 		snprintf(dest, sizeof(dest), "%s#%u|pubsub|%s/%s|%s",
 		    r->row.source, r->bound, sk->u.pubsub.project,
