@@ -37,6 +37,7 @@ EXAMPLE_ENV = {
     "S3_ENDPOINT": "http://s3.test:9000",
     "CLAIM_SIGNING_KEY": "claim-signing-key-of-the-examples-0123",
     "NATS_TOKEN": "nats-token-of-the-examples",
+    "RABBITMQ_URL": "amqps://ankusa:mq-secret@mq.test/hooks",
 }
 
 

@@ -1,0 +1,333 @@
+# SPDX-License-Identifier: ISC
+"""The rabbitmq sink through the real daemon against Debian's
+rabbitmq-server (rmq.py starts one node per run on loopback): hooks
+posted to ankusad, published with confirms by the deliver processes,
+consumed by tests/amqp_tool and compared byte for byte with the v1
+message built here (test_queue_sinks.expected_v1); a body above
+inline_max_bytes by its claim; the broker stopped under load and started
+again; an exchange that does not exist; the breaker and sink_concurrency
+of a sink key.
+
+Each test has an exchange and a durable queue of its own, bound with #.
+"""
+
+import concurrent.futures
+import json
+import os
+import socket
+import threading
+import time
+import urllib.request
+
+import ankusa
+import claimref
+import qmsg
+import rmq
+from ankusa import Daemon, expect_accepted, post
+from test_queue_sinks import expected_v1
+
+_n = [0]
+
+
+def _names(kind="topic"):
+    _n[0] += 1
+    ex, q = "ank.ex%d" % _n[0], "ank.q%d" % _n[0]
+    rmq.broker().setup(ex, kind, q)
+    return ex, q
+
+
+def _sink(ex, **kw):
+    s = {"type": "rabbitmq", "url": rmq.broker().url, "exchange": ex}
+    s.update(kw)
+    return s
+
+
+def _post_all(d, source, bodies, headers=None, workers=8):
+    def one(ib):
+        i, b = ib
+        h = dict(headers(i)) if headers is not None else {}
+        st, hh, data = post(d.port, "/webhooks/" + source, b, headers=h)
+        return expect_accepted(st, hh, data, "POST %s" % source), (b, h)
+    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+        return dict(ex.map(one, enumerate(bodies)))
+
+
+def _check(msg, posted, tenant, source, inline_max=65536, fetch=None):
+    """One consumed message: its body the v1 message of its hook, byte for
+    byte; its properties and headers as the sink sets them."""
+    v = qmsg.decode(msg["body"])
+    assert v["id"] in posted, v["id"]
+    body, hdrs = posted[v["id"]]
+    e = {"hook_id": v["id"], "tenant": tenant, "source": source,
+         "received_at": v["received_at"],
+         "content_type": hdrs.get("Content-Type") or "",
+         "headers": list(v["headers"].items()), "dedupe_key": "",
+         "replay_id": "", "body": body, "claim_ref": v.get("claim")}
+    want = expected_v1(e, inline_max=inline_max, claim=v.get("claim"))
+    assert msg["body"] == want, (msg["body"][:300], want[:300])
+    for k, val in hdrs.items():
+        if k.lower() != "content-type" and val is not None:
+            assert v["headers"].get(k.lower()) == val, (k, v["headers"])
+    qmsg.assert_matches(v, body, fetch_claim=fetch)
+    assert msg["message_id"] == v["id"], msg["message_id"]
+    assert msg["content_type"] == "application/json", msg
+    assert msg["delivery_mode"] == 2 and msg["app_id"] == "ankusa", msg
+    assert msg["timestamp"] == v["received_at"] // 1000, msg
+    qmsg.check_attributes(msg["headers"], v)
+    return v
+
+
+def test_rabbitmq_delivers_500():
+    """500 hooks to a topic exchange: each consumed once, its body the v1
+    message byte for byte, the hook id as message_id, tenant, source and
+    id in the headers; the routing key <tenant>.<source>; fewer batches
+    than hooks (the confirms pipelined)."""
+    b = rmq.broker()
+    ex, q = _names()
+    src = ankusa.sink_source([_sink(ex)], tenant="acme",
+                             retry=dict(ankusa.FAST_RETRY))
+    d = Daemon(sources={"orders": src}).start()
+    bodies = [json.dumps({"n": i, "pad": "x" * (i * 13),
+                          "u": "caf\u00e9 \U0001F600"}).encode()
+              if i % 5 else bytes(range(256)) * (1 + i % 7)
+              for i in range(500)]
+
+    def hdrs(i):
+        # The binary bodies go without a content type.
+        return {"X-Test": "t%d" % i,
+                "Content-Type": "application/json" if i % 5 else None}
+    posted = _post_all(d, "orders", bodies, headers=hdrs)
+    d.settle_all(timeout=180)
+    got = b.consume(q, 500)
+    assert len(got) == 500, "consumed %d of 500" % len(got)
+    seen = set()
+    for m in got:
+        v = _check(m, posted, "acme", "orders")
+        assert m["routing_key"] == "acme.orders", m["routing_key"]
+        assert v["id"] not in seen, "twice: %s" % v["id"]
+        seen.add(v["id"])
+    assert seen == set(posted)
+    _, out, _ = d.ctl("stats", json_out=True)
+    c = json.loads(out)["counters"]
+    batches = c.get('ankusa_dispatch_batches_total{sink="rabbitmq"}', 0)
+    ankusa.note("rabbitmq: 500 hooks in %d batches" % batches)
+    assert 0 < batches < 500, batches
+    assert not b.consume(q, 1, idle_ms=500), "a message more"
+
+
+test_rabbitmq_delivers_500.timeout = 300
+
+
+def test_rabbitmq_claim_check():
+    """Bodies above inline_max_bytes go by claim: the message carries the
+    reference, the body fetched from the claim gateway is the one posted;
+    small bodies stay inline."""
+    b = rmq.broker()
+    ex, q = _names("fanout")
+    gw = ankusa.free_port()
+    src = ankusa.sink_source([_sink(ex, exchange_type="fanout",
+                                    inline_max_bytes=1000)],
+                             tenant="acme", retry=dict(ankusa.FAST_RETRY))
+    d = Daemon(sources={"big": src}, extra={"claim_check": {
+        "ip": "127.0.0.1", "port": gw,
+        "store": {"type": "local", "root": os.path.join(ankusa.tmpdir(),
+                                                         "claims")}}})
+    d.start()
+    bodies = [os.urandom(5000 + i) for i in range(5)] + [b"small-%d" % i
+                                                         for i in range(3)]
+    posted = _post_all(d, "big", bodies, headers=lambda i: {
+        "Content-Type": None})
+
+    def fetch(urn):
+        claimref.parse(urn)
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (
+                gw, claimref.path(urn)), timeout=10) as r:
+            assert r.status == 200
+            return r.read()
+    d.settle_all(timeout=60)
+    got = b.consume(q, 8)
+    assert len(got) == 8, "consumed %d of 8" % len(got)
+    claims = 0
+    for m in got:
+        v = _check(m, posted, "acme", "big", inline_max=1000, fetch=fetch)
+        claims += "claim" in v
+        assert ("claim" in v) == (v["size"] > 1000), v
+    assert claims == 5, claims
+
+
+def test_rabbitmq_broker_restart():
+    """201 hooks posted while the broker is stopped (rabbitmqctl stop_app:
+    every connection closed, the port shut) and started again: every hook
+    is delivered at least once, and the duplicates (a publish the broker
+    took but whose confirm was lost with the connection) are counted."""
+    b = rmq.broker()
+    ex, q = _names()
+    src = ankusa.sink_source([_sink(ex)], tenant="acme", retry={
+        "base_ms": 100, "max_ms": 1000, "jitter": False,
+        "max_attempts": 1000})
+    d = Daemon(sources={"r": src}, extra={"dispatch": ankusa.dispatch_conf(
+        breaker_failures=0)}).start()
+    posted = {}
+    stopped = []
+
+    def poster():
+        for i in range(201):
+            st, h, data = post(d.port, "/webhooks/r", b'{"n":%d}' % i)
+            posted[expect_accepted(st, h, data)] = i
+            time.sleep(0.03)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(poster)
+        ankusa.wait_until(lambda: len(posted) >= 60, 30, 0.01,
+                          "60 hooks posted")
+        b.stop_app()
+        stopped.append(len(posted))
+        time.sleep(2)
+        stopped.append(len(posted))
+        b.start_app()
+        fut.result(60)
+    assert len(posted) == 201
+    d.settle_all(timeout=120)
+    got = b.consume(q, 1000, idle_ms=3000)
+    ids = [qmsg.decode(m["body"])["id"] for m in got]
+    missing = set(posted) - set(ids)
+    assert not missing, "%d hooks never delivered" % len(missing)
+    assert set(ids) <= set(posted)
+    dups = len(ids) - len(set(ids))
+    ankusa.note("rabbitmq restart: broker stopped at hook %d, started at "
+                "%d; 201 delivered, %d duplicates" % (stopped[0],
+                                                      stopped[1], dups))
+    assert dups <= 201, dups
+
+
+test_rabbitmq_broker_restart.timeout = 300
+
+
+def test_rabbitmq_exchange_refused():
+    """An exchange that does not exist: each hook dead-lettered at its
+    first attempt, the reason naming the exchange and vhost.  An exchange
+    of another type than exchange_type: the same, naming both.  A message
+    no queue is bound for (returned, 312 NO_ROUTE): transient, retried
+    until max_attempts."""
+    ex, q = _names("direct")
+    srcs = {
+        "gone": ankusa.sink_source([_sink("ank.missing")], tenant="acme",
+                                   retry=dict(ankusa.FAST_RETRY)),
+        "kind": ankusa.sink_source([_sink(ex, exchange_type="fanout")],
+                                   tenant="acme",
+                                   retry=dict(ankusa.FAST_RETRY)),
+        "noroute": ankusa.sink_source(
+            [_sink(ex, exchange_type="direct", routing_key="nobody")],
+            tenant="acme", retry=dict(ankusa.FAST_RETRY, max_attempts=2)),
+    }
+    d = Daemon(sources=srcs).start()
+    for s in srcs:
+        for i in range(3):
+            st, h, data = post(d.port, "/webhooks/" + s, b'{"n":%d}' % i)
+            expect_accepted(st, h, data)
+    ankusa.wait_until(lambda: len(d.dlq()) == 9, 30, 0.1,
+                      "9 hooks dead-lettered")
+    for e in d.dlq(source="gone"):
+        assert e["attempts"] == 1, e
+        assert "exchange ank.missing does not exist in vhost /" in \
+            e["last_error"], e
+    for e in d.dlq(source="kind"):
+        assert e["attempts"] == 1, e
+        assert "exchange %s in vhost / is not of type fanout" % ex in \
+            e["last_error"], e
+    for e in d.dlq(source="noroute"):
+        assert e["attempts"] == 2, e
+        assert "returned 312 NO_ROUTE (exchange %s, routing key nobody)" \
+            % ex in e["last_error"], e
+    assert not rmq.broker().consume(q, 1, idle_ms=300)
+
+
+class _Mute:
+    """A listener that accepts and reads but never answers: a broker that
+    hangs.  Counts the connections open at once, the most seen."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.lock = threading.Lock()
+        self.open = self.most = self.total = 0
+        self.stopped = False
+        self.logpath = os.devnull       # for the harness's log tails
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.stopped:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.open += 1
+                self.total += 1
+                self.most = max(self.most, self.open)
+            threading.Thread(target=self._drain, args=(c,),
+                             daemon=True).start()
+
+    def _drain(self, c):
+        try:
+            while c.recv(4096):
+                pass
+        except OSError:
+            pass
+        c.close()
+        with self.lock:
+            self.open -= 1
+
+    def destroy(self):
+        self.stopped = True
+        self.sock.close()
+
+
+def test_rabbitmq_breaker_and_concurrency():
+    """Two sink keys: one to a broker that accepts and never answers
+    (timeout_ms 400), one to the real broker.  The hung key has at most
+    sink_concurrency (2) batches, so connections, open at once, and its
+    breaker opens after 3 failures (module rabbitmq); the other key
+    delivers all its hooks meanwhile, its breaker closed."""
+    b = rmq.broker()
+    ex, q = _names()
+    mute = _Mute()
+    ankusa.register(mute)
+    srcs = {
+        "hung": ankusa.sink_source([{
+            "type": "rabbitmq", "url": "amqp://127.0.0.1:%d/" % mute.port,
+            "exchange": "x", "timeout_ms": 400, "max_inflight": 2}],
+            tenant="th", retry={"base_ms": 50, "max_ms": 100,
+                                "jitter": False, "max_attempts": 1000}),
+        "fine": ankusa.sink_source([_sink(ex)], tenant="tf",
+                                   retry=dict(ankusa.FAST_RETRY)),
+    }
+    d = Daemon(sources=srcs, extra={"dispatch": ankusa.dispatch_conf(
+        sink_concurrency=2, breaker_failures=3, breaker_open_ms=30000,
+        breaker_max_open_ms=30000)}).start()
+    for i in range(20):
+        st, h, data = post(d.port, "/webhooks/hung", b'{"n":%d}' % i)
+        expect_accepted(st, h, data)
+
+    def opened():
+        for br in d.breakers():
+            if br.get("source") == "hung" and br.get("state") == "open":
+                return br
+        return None
+    br = ankusa.wait_until(opened, 20, 0.05, "the hung key's breaker open")
+    assert (br["tenant"], br["module"]) == ("th", "rabbitmq"), br
+    fine = _post_all(d, "fine", [b'{"f":%d}' % i for i in range(50)])
+    ankusa.wait_until(lambda: d.status()["hooks"] == 20, 60, 0.2,
+                      "the fine key's 50 hooks delivered")
+    got = b.consume(q, 50)
+    assert sorted(qmsg.decode(m["body"])["id"] for m in got) == \
+        sorted(fine)
+    ankusa.note("hung key: %d connections, at most %d at once" % (
+        mute.total, mute.most))
+    assert mute.total >= 3, mute.total
+    assert mute.most <= 2, "%d connections at once, sink_concurrency 2" \
+        % mute.most
+    assert all(br.get("state") != "open" for br in d.breakers()
+               if br.get("source") == "fine"), d.breakers()
+    assert d.dlq() == []
