@@ -289,7 +289,8 @@ def test_rabbitmq_breaker_and_concurrency():
     (timeout_ms 400), one to the real broker.  The hung key has at most
     sink_concurrency (2) batches, so connections, open at once, and its
     breaker opens after 3 failures (module rabbitmq); the other key
-    delivers all its hooks meanwhile, its breaker closed."""
+    delivers all its hooks meanwhile, its breaker closed.  The notice of
+    the open breaker reaches a rabbitmq sink of notifications.sinks."""
     b = rmq.broker()
     ex, q = _names()
     mute = _Mute()
@@ -303,9 +304,11 @@ def test_rabbitmq_breaker_and_concurrency():
         "fine": ankusa.sink_source([_sink(ex)], tenant="tf",
                                    retry=dict(ankusa.FAST_RETRY)),
     }
+    nex, nq = _names("fanout")
     d = Daemon(sources=srcs, extra={"dispatch": ankusa.dispatch_conf(
         sink_concurrency=2, breaker_failures=3, breaker_open_ms=30000,
-        breaker_max_open_ms=30000)}).start()
+        breaker_max_open_ms=30000), "notifications": {"sinks": [
+            _sink(nex, exchange_type="fanout")]}}).start()
     for i in range(20):
         st, h, data = post(d.port, "/webhooks/hung", b'{"n":%d}' % i)
         expect_accepted(st, h, data)
@@ -331,3 +334,12 @@ def test_rabbitmq_breaker_and_concurrency():
     assert all(br.get("state") != "open" for br in d.breakers()
                if br.get("source") == "fine"), d.breakers()
     assert d.dlq() == []
+    # notifications.sinks takes a rabbitmq sink: the breaker.opened notice
+    # is published like any hook, from the reserved tenant and source.
+    notes = [qmsg.decode(m["body"]) for m in b.consume(nq, 10,
+                                                        idle_ms=3000)]
+    opened = [v for v in notes if json.loads(qmsg.body_of(v))["type"] ==
+              "breaker.opened"]
+    assert opened, notes
+    assert (opened[0]["tenant_id"], opened[0]["source_id"]) == (
+        "_ankusa", "_notifications"), opened[0]
