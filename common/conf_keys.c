@@ -1252,6 +1252,7 @@ const struct conf_key conf_tab[] = {
 	    "dispatch.retry.schedule_ms)." },
 	{ .name = "sources.*.sinks[].proxy", .type = T_URL, .scope = S_SINK,
 	  .off = KO(proxy), .flags = F_NULLABLE, .sinks = M_NET & ~M_REDIS,
+	  .off = KO(proxy), .flags = F_NULLABLE, .sinks = M_NET & ~M_RABBITMQ,
 	  .doc = "This sink's forward proxy, as egress.proxy, which it "
 	    "overrides (egress.no_proxy too); null or \"\": no proxy at "
 	    "all." },
@@ -1480,12 +1481,15 @@ const struct conf_key conf_tab[] = {
 	    "(percent-encoded; default guest, guest, 5672, /) or amqps:// "
 	    "(TLS, port 5671, the certificate verified against the system's "
 	    "CAs and the host's name).  The egress guard applies to the "
-	    "host's addresses." },
+	    "host's addresses; no proxy: the connection is direct.  "
+	    "A ${file:...} keeps the password out of the file." },
 	{ .name = "sources.*.sinks[].exchange", .type = T_STR,
 	  .scope = S_SINK, .off = KO(u.rabbitmq.exchange), .flags = F_REQUIRED,
 	  .sinks = M_RABBITMQ,
 	  .doc = "rabbitmq: the exchange published to, never declared: one "
-	    "that does not exist dead-letters the attempt naming it." },
+	    "that does not exist dead-letters the attempt naming it.  The "
+	    "broker's reply code when it closes the channel (404, 403) is "
+	    "the attempt's status, which disable_on may list." },
 	{ .name = "sources.*.sinks[].exchange_type", .type = T_ENUMSTR,
 	  .scope = S_SINK, .off = KO(u.rabbitmq.exchange_type), .def = "topic",
 	  .names = exchange_types, .sinks = M_RABBITMQ,
