@@ -3,7 +3,8 @@
 tests, and tests/amqp_tool, the plain client that reads it.
 
 broker() starts one node per run (the first test that asks), on free
-loopback ports (RABBITMQ_NODE_PORT, RABBITMQ_DIST_PORT), with a node name,
+loopback ports (RABBITMQ_NODE_PORT, RABBITMQ_DIST_PORT, and a TLS
+listener with a self-signed certificate), with a node name,
 mnesia, logs, config and Erlang cookie (HOME) of its own under a temp
 dir, and no plugins; epmd is the machine's, shared.  The harness stops it
 when it exits (atexit), also after a failure.  A machine without
@@ -33,11 +34,27 @@ class Broker:
         self.dir = tempfile.mkdtemp(prefix="ankusa-rmq-")
         self.port = ankusa.free_port()
         self.dist = ankusa.free_port()
+        self.tls_port = ankusa.free_port()
         self.name = "ankusa-%d@localhost" % os.getpid()
         with open(os.path.join(self.dir, "enabled_plugins"), "w") as f:
             f.write("[].\n")
+        # A TLS listener too, with a self-signed certificate for
+        # localhost that no system store trusts.
+        self.cert = os.path.join(self.dir, "cert.pem")
+        key = os.path.join(self.dir, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                        "-nodes", "-subj", "/CN=localhost", "-addext",
+                        "subjectAltName=DNS:localhost", "-days", "2",
+                        "-keyout", key, "-out", self.cert],
+                       check=True, capture_output=True)
         with open(os.path.join(self.dir, "rabbitmq.conf"), "w") as f:
             f.write("listeners.tcp.1 = 127.0.0.1:%d\n" % self.port)
+            f.write("listeners.ssl.1 = 127.0.0.1:%d\n" % self.tls_port)
+            f.write("ssl_options.certfile = %s\n" % self.cert)
+            f.write("ssl_options.keyfile = %s\n" % key)
+            f.write("ssl_options.cacertfile = %s\n" % self.cert)
+            f.write("ssl_options.verify = verify_none\n")
+            f.write("ssl_options.fail_if_no_peer_cert = false\n")
         self.env = dict(os.environ)
         self.env.update({
             "HOME": self.dir,

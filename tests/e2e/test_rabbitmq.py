@@ -15,6 +15,7 @@ import concurrent.futures
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 import urllib.request
@@ -343,3 +344,30 @@ def test_rabbitmq_breaker_and_concurrency():
     assert opened, notes
     assert (opened[0]["tenant_id"], opened[0]["source_id"]) == (
         "_ankusa", "_notifications"), opened[0]
+
+
+def test_rabbitmq_tls_verified():
+    """amqps:// verifies the broker's certificate by default: the node's
+    TLS listener, whose self-signed certificate no system store holds,
+    is refused (each attempt a transient failure saying why), while the
+    listener itself works for a client that trusts that certificate."""
+    b = rmq.broker()
+    r = subprocess.run(["openssl", "s_client", "-connect",
+                        "127.0.0.1:%d" % b.tls_port, "-CAfile", b.cert,
+                        "-verify_hostname", "localhost", "-brief"],
+                       input=b"", capture_output=True, timeout=30)
+    out = (r.stdout + r.stderr).decode(errors="replace")
+    assert "Verification: OK" in out, out
+    src = ankusa.sink_source([{
+        "type": "rabbitmq", "exchange": "amq.topic",
+        "url": "amqps://guest:guest@127.0.0.1:%d/" % b.tls_port}],
+        tenant="acme", retry=dict(ankusa.FAST_RETRY, max_attempts=2))
+    d = Daemon(sources={"tls": src}).start()
+    st, h, data = post(d.port, "/webhooks/tls", b'{"tls":1}')
+    expect_accepted(st, h, data)
+    ankusa.wait_until(lambda: len(d.dlq()) == 1, 30, 0.1,
+                      "the hook dead-lettered")
+    e = d.dlq()[0]
+    ankusa.note("amqps to a self-signed broker: %s" % e["last_error"])
+    assert e["attempts"] == 2, e
+    assert "SSL peer cert verification failed" in e["last_error"], e
