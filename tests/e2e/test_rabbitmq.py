@@ -14,6 +14,7 @@ Each test has an exchange and a durable queue of its own, bound with #.
 import concurrent.futures
 import json
 import os
+import re
 import socket
 import subprocess
 import threading
@@ -41,6 +42,12 @@ def _sink(ex, **kw):
     s = {"type": "rabbitmq", "url": rmq.broker().url, "exchange": ex}
     s.update(kw)
     return s
+
+
+def _conns(b):
+    """The broker's client connections, by their peer port."""
+    return {int(l) for l in b.ctl("list_connections", "peer_port",
+                                  "-q").split() if l.isdigit()}
 
 
 def _post_all(d, source, bodies, headers=None, workers=8):
@@ -99,6 +106,7 @@ def test_rabbitmq_delivers_500():
                 "Content-Type": "application/json" if i % 5 else None}
     posted = _post_all(d, "orders", bodies, headers=hdrs)
     d.settle_all(timeout=180)
+    conns = _conns(b)
     got = b.consume(q, 500)
     assert len(got) == 500, "consumed %d of 500" % len(got)
     seen = set()
@@ -111,8 +119,18 @@ def test_rabbitmq_delivers_500():
     _, out, _ = d.ctl("stats", json_out=True)
     c = json.loads(out)["counters"]
     batches = c.get('ankusa_dispatch_batches_total{sink="rabbitmq"}', 0)
-    ankusa.note("rabbitmq: 500 hooks in %d batches" % batches)
+    pool = int(re.search(r"(\d+) deliver processes", d.log_text()).group(1))
+    ankusa.note("rabbitmq: 500 hooks in %d batches over %d connections "
+                "(%d deliver processes)" % (batches, len(conns), pool))
     assert 0 < batches < 500, batches
+    # The connections are the deliver processes', kept across jobs: at
+    # most one a process, and each still open after 50 hooks more.
+    assert 0 < len(conns) <= pool, (len(conns), pool)
+    more = _post_all(d, "orders", [b'{"more":%d}' % i for i in range(50)])
+    d.settle_all(timeout=60)
+    after = _conns(b)
+    assert conns <= after, (conns, after)
+    assert len(b.consume(q, 50)) == 50 and len(more) == 50
     assert not b.consume(q, 1, idle_ms=500), "a message more"
 
 
