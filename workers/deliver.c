@@ -149,6 +149,7 @@ main(int argc, char *argv[])
 	sink_http_set_abort(deliver_watch);
 	sink_xfer_set_abort(deliver_watch);
 	sink_redis_set_abort(deliver_watch);
+	sink_rabbitmq_set_abort(deliver_watch);
 	claim_upload_set_abort(deliver_watch);
 
 	if ((base = event_base_new()) == NULL)

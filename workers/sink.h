@@ -94,6 +94,8 @@ void	sink_nats_cleanup(void);
 int	sink_rabbitmq_batch(const struct batch *, struct batch_outcome *);
 int	sink_rabbitmq_run(const struct job *, struct job_outcome *);
 void	sink_rabbitmq_cleanup(void);
+/* The watch called every second while confirms are awaited. */
+void	sink_rabbitmq_set_abort(sink_abort_fn);
 
 /* The pure parts of the sqs sink, for tests.  Code of a failed entry or
  * of a whole-request error (the part after '#' of an __type) and the

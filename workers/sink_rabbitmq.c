@@ -44,7 +44,9 @@
  * the outcome's status (so disable_on may name one, 403 or 404), and the
  * connection is closed.  No confirm within timeout_ms of the batch's
  * start (connect included): transient for those left, the connection
- * closed (its late confirms would belong to nobody).  A write that
+ * closed (its late confirms would belong to nobody).  The waits for
+ * confirms call the deliver process's watch every second (it exits when
+ * the master is gone).  A write that
  * blocks (a broker holding its publishers under a memory alarm) is
  * bounded by dispatch.attempt_timeout_ms, the master's kill.
  */
@@ -79,6 +81,9 @@
 #define RMQ_FRAME_MAX		131072
 #define RMQ_MAX_EXCHANGES	16	/* checked ones kept per connection */
 #define RMQ_CONTENT_TYPE	"application/json"
+#define RMQ_WATCH_MS		1000	/* the watch's period in a wait */
+
+static sink_abort_fn	rmq_watch;	/* deliver.c's: is the master there? */
 
 /* The process's connection. */
 static struct {
@@ -132,6 +137,12 @@ int
 sink_rabbitmq_run(const struct job *j, struct job_outcome *o)
 {
 	return sink_batch_of_one(j, o, sink_rabbitmq_batch);
+}
+
+void
+sink_rabbitmq_set_abort(sink_abort_fn fn)
+{
+	rmq_watch = fn;
 }
 
 void
@@ -671,8 +682,19 @@ rmq_wait(struct rmq_ctx *c)
 	uint32_t code = 0;
 	int rc;
 
-	rmq_tv(c->deadline, &tv);
-	rc = amqp_simple_wait_frame_noblock(rmq.conn, &f, &tv);
+	/* In slices of a second, the watch called between them. */
+	for (;;) {
+		rmq_tv(c->deadline, &tv);
+		if (tv.tv_sec >= RMQ_WATCH_MS / 1000) {
+			tv.tv_sec = RMQ_WATCH_MS / 1000;
+			tv.tv_usec = 0;
+		}
+		rc = amqp_simple_wait_frame_noblock(rmq.conn, &f, &tv);
+		if (rc != AMQP_STATUS_TIMEOUT || time_mono_ms() >= c->deadline)
+			break;
+		if (rmq_watch != NULL)
+			(void)rmq_watch();
+	}
 	if (rc == AMQP_STATUS_TIMEOUT) {
 		snprintf(err, sizeof(err), "rabbitmq: no confirm within %llu "
 		    "ms", (unsigned long long)c->b->sink.timeout_ms);

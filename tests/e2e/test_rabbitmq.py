@@ -392,3 +392,38 @@ def test_rabbitmq_tls_verified():
     ankusa.note("amqps to a self-signed broker: %s" % e["last_error"])
     assert e["attempts"] == 2, e
     assert "SSL peer cert verification failed" in e["last_error"], e
+
+
+def test_rabbitmq_master_gone_while_awaiting_confirms():
+    """A batch waiting for confirms that do not come (the broker's memory
+    alarm blocks its publishers), timeout_ms 60 s: when the master is
+    killed, the deliver process holding the batch leaves within seconds
+    (the sink's wait calls the deliver process's watch every second), not
+    when its minute is up."""
+    b = rmq.broker()
+    ex, q = _names()
+    src = ankusa.sink_source([_sink(ex, timeout_ms=60000)], tenant="acme",
+                             retry=dict(ankusa.FAST_RETRY))
+    d = Daemon(sources={"m": src}, extra={"dispatch": ankusa.dispatch_conf(
+        attempt_timeout_ms=120000)}).start()
+    b.ctl("set_vm_memory_high_watermark", "0")
+    try:
+        st, h, data = post(d.port, "/webhooks/m", b'{"held":1}')
+        expect_accepted(st, h, data)
+        ankusa.wait_until(lambda: d.status()["delivers_busy"] >= 1, 10,
+                          0.05, "the batch running")
+        time.sleep(1.5)                 # in the wait for its confirm
+        assert d.status()["delivers_busy"] >= 1, d.status()
+        kids = [p for p in ankusa._proc_children(d.pid)
+                if ankusa.proc_comm(p) == "ankusa-deliver"]
+        assert kids
+        d.kill9()
+        t0 = time.monotonic()
+        ankusa.wait_until(lambda: not any(ankusa.proc_alive(p)
+                                          for p in kids), 10, 0.05,
+                          "every deliver process gone")
+        ankusa.note("deliver processes gone %.1f s after the master" % (
+            time.monotonic() - t0))
+    finally:
+        b.ctl("set_vm_memory_high_watermark", "0.4")
+    b.consume(q, 10, idle_ms=1000)
