@@ -427,3 +427,31 @@ def test_rabbitmq_master_gone_while_awaiting_confirms():
     finally:
         b.ctl("set_vm_memory_high_watermark", "0.4")
     b.consume(q, 10, idle_ms=1000)
+
+
+def test_rabbitmq_egress_guarded():
+    """The broker's address passes the egress guard like any sink's: with
+    egress.allow empty, a url whose name (localhost) resolves to the
+    loopback loads (a name is judged at connect) and each hook is
+    dead-lettered at its first attempt egress_denied:<address>; the
+    broker never sees a connection."""
+    b = rmq.broker()
+    ex, q = _names()
+    src = ankusa.sink_source([{
+        "type": "rabbitmq", "exchange": ex,
+        "url": "amqp://guest:guest@localhost:%d/" % b.port}],
+        tenant="acme", retry=dict(ankusa.FAST_RETRY))
+    d = Daemon(sources={"eg": src}, extra={"egress": {"allow": []}}).start()
+    before = _conns(b)
+    for i in range(3):
+        st, h, data = post(d.port, "/webhooks/eg", b'{"n":%d}' % i)
+        expect_accepted(st, h, data)
+    ankusa.wait_until(lambda: len(d.dlq()) == 3, 30, 0.1,
+                      "3 hooks dead-lettered")
+    for e in d.dlq():
+        assert e["attempts"] == 1, e
+        assert e["last_error"] in ("egress_denied:127.0.0.1",
+                                   "egress_denied:::1"), e
+        assert e["reason"] == e["last_error"], e
+    assert _conns(b) == before, (_conns(b), before)
+    assert not b.consume(q, 1, idle_ms=300)
