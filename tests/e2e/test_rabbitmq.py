@@ -140,12 +140,19 @@ test_rabbitmq_delivers_500.timeout = 300
 def test_rabbitmq_claim_check():
     """Bodies above inline_max_bytes go by claim: the message carries the
     reference, the body fetched from the claim gateway is the one posted;
-    small bodies stay inline."""
+    small bodies stay inline.  The sink's url comes from a file of
+    root's, by ${file:...}."""
     b = rmq.broker()
     ex, q = _names("fanout")
     gw = ankusa.free_port()
+    # The url, password and all, from a file (${file:...}).
+    secret = os.path.join(ankusa.tmpdir(), "amqp-url")
+    with open(secret, "w") as f:
+        f.write(b.url + "\n")
+    os.chmod(secret, 0o600)
     src = ankusa.sink_source([_sink(ex, exchange_type="fanout",
-                                    inline_max_bytes=1000)],
+                                    inline_max_bytes=1000,
+                                    url="${file:%s}" % secret)],
                              tenant="acme", retry=dict(ankusa.FAST_RETRY))
     d = Daemon(sources={"big": src}, extra={"claim_check": {
         "ip": "127.0.0.1", "port": gw,
