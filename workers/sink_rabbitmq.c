@@ -211,7 +211,8 @@ rmq_reply(amqp_rpc_reply_t r, const char *what, char *err, size_t errlen,
 		if (r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
 			cc = r.reply.decoded;
 			*code = cc->reply_code;
-			snprintf(err, errlen, "%s: channel closed: %.*s", what,
+			snprintf(err, errlen, "%s, channel closed %u: %.*s",
+			    what, cc->reply_code,
 			    (int)cc->reply_text.len,
 			    (const char *)cc->reply_text.bytes);
 			memset(&cok, 0, sizeof(cok));
@@ -220,8 +221,8 @@ rmq_reply(amqp_rpc_reply_t r, const char *what, char *err, size_t errlen,
 		} else if (r.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
 			xc = r.reply.decoded;
 			*code = xc->reply_code;
-			snprintf(err, errlen, "%s: connection closed: %.*s",
-			    what, (int)xc->reply_text.len,
+			snprintf(err, errlen, "%s, connection closed %u: "
+			    "%.*s", what, xc->reply_code, (int)xc->reply_text.len,
 			    (const char *)xc->reply_text.bytes);
 			memset(&xok, 0, sizeof(xok));
 			(void)amqp_send_method(rmq.conn, 0,
@@ -279,13 +280,13 @@ rmq_connect(const struct amqpurl *u, uint64_t deadline, char *err,
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	if ((rc = getaddrinfo(host, port, &hints, &ai0)) != 0) {
-		snprintf(err, errlen, "rabbitmq: cannot resolve %s (%s)", host,
+		snprintf(err, errlen, "rabbitmq cannot resolve %s: %s", host,
 		    gai_strerror(rc));
 		return NULL;
 	}
 	egress_watch_init(&ew, NULL, 0);
 	ew.plain = !u->tls;
-	snprintf(err, errlen, "rabbitmq: cannot connect to %s port %s", host,
+	snprintf(err, errlen, "rabbitmq cannot connect to %s port %s", host,
 	    port);
 	for (ai = ai0; ai != NULL; ai = ai->ai_next) {
 		if (egress_check(&ew, ai->ai_addr, ai->ai_addrlen) == -1)
@@ -311,7 +312,7 @@ rmq_connect(const struct amqpurl *u, uint64_t deadline, char *err,
 		if ((rc = amqp_socket_open_noblock(s, addr, u->port,
 		    &tv)) == AMQP_STATUS_OK)
 			break;
-		snprintf(err, errlen, "rabbitmq: cannot connect to %s (%s) "
+		snprintf(err, errlen, "rabbitmq cannot connect to %s (%s) "
 		    "port %s: %s", host, addr, port, amqp_error_string2(rc));
 		amqp_destroy_connection(c);
 		c = NULL;
@@ -436,7 +437,7 @@ rmq_exchange(const struct sink_conf *s, char *err, size_t errlen,
 			return 0;
 	if (rmq_declare(ex, type, 1, why, sizeof(why), code) != 0) {
 		if (*code == AMQP_NOT_FOUND) {
-			snprintf(err, errlen, "rabbitmq: exchange %s does not "
+			snprintf(err, errlen, "rabbitmq exchange %s does not "
 			    "exist in vhost %s", ex, rmq.vhost);
 			*res = JOB_PERMANENT;
 		} else
@@ -451,8 +452,8 @@ rmq_exchange(const struct sink_conf *s, char *err, size_t errlen,
 	case 1:
 		if (*code == AMQP_PRECONDITION_FAILED &&
 		    strstr(why, "inequivalent arg 'type'") != NULL) {
-			snprintf(err, errlen, "rabbitmq: exchange %s in vhost "
-			    "%s is not of type %s (%s)", ex, rmq.vhost, type,
+			snprintf(err, errlen, "rabbitmq exchange %s in vhost "
+			    "%s is not of type %s: %s", ex, rmq.vhost, type,
 			    why);
 			*res = JOB_PERMANENT;
 			return -1;
@@ -547,8 +548,8 @@ sink_rabbitmq_batch(const struct batch *b, struct batch_outcome *o)
 broken:
 	/* rmq_wait or rmq_publish settled what it could and closed the
 	 * connection; the rest of the batch did not go. */
-	rmq_fail_open(&c, JOB_ERROR, "rabbitmq: not published: the "
-	    "connection was lost with the batch's earlier entries");
+	rmq_fail_open(&c, JOB_ERROR, "rabbitmq not published (the "
+	    "connection was lost with the batch's earlier entries)");
 done:
 	for (i = 0; i < b->nentries; i++)
 		qmsg_free(&c.m[i].q);
@@ -598,7 +599,7 @@ rmq_publish(struct rmq_ctx *c, uint32_t i)
 	    1, 0, &p, body);
 	free(rkey);
 	if (rc != AMQP_STATUS_OK) {
-		snprintf(err, sizeof(err), "rabbitmq: publish: %s",
+		snprintf(err, sizeof(err), "rabbitmq publish failed: %s",
 		    amqp_error_string2(rc));
 		rmq_fail_open(c, JOB_ERROR, err);
 		rmq_close(0);
@@ -626,7 +627,7 @@ rmq_settle(struct rmq_ctx *c, uint64_t tag, int multiple, int ack)
 		c->outstanding--;
 		if (!ack)
 			batch_outcome_set(&c->o->r[i], JOB_ERROR,
-			    "rabbitmq: basic.nack (the broker did not take it)");
+			    "rabbitmq basic.nack (the broker did not take it)");
 		else if (m->returned)
 			batch_outcome_set(&c->o->r[i], JOB_ERROR, "%s", m->why);
 		else
@@ -658,7 +659,7 @@ rmq_returned(struct rmq_ctx *c, const amqp_basic_return_t *r)
 		    memcmp(c->b->entries[i].hook_id, id->bytes, id->len) != 0)
 			continue;
 		m->returned = 1;
-		snprintf(m->why, sizeof(m->why), "rabbitmq: returned %u %.*s "
+		snprintf(m->why, sizeof(m->why), "rabbitmq returned %u: %.*s "
 		    "(exchange %.*s, routing key %.*s)", r->reply_code,
 		    (int)r->reply_text.len, (const char *)r->reply_text.bytes,
 		    (int)r->exchange.len, (const char *)r->exchange.bytes,
@@ -696,12 +697,12 @@ rmq_wait(struct rmq_ctx *c)
 			(void)rmq_watch();
 	}
 	if (rc == AMQP_STATUS_TIMEOUT) {
-		snprintf(err, sizeof(err), "rabbitmq: no confirm within %llu "
+		snprintf(err, sizeof(err), "rabbitmq no confirm within %llu "
 		    "ms", (unsigned long long)c->b->sink.timeout_ms);
 		goto fail;
 	}
 	if (rc != AMQP_STATUS_OK) {
-		snprintf(err, sizeof(err), "rabbitmq: connection lost: %s",
+		snprintf(err, sizeof(err), "rabbitmq connection lost: %s",
 		    amqp_error_string2(rc));
 		goto fail;
 	}

@@ -257,16 +257,16 @@ def test_rabbitmq_exchange_refused():
                       "9 hooks dead-lettered")
     for e in d.dlq(source="gone"):
         assert e["attempts"] == 1, e
-        assert "exchange ank.missing does not exist in vhost /" in \
-            e["last_error"], e
+        assert e["last_error"] == "rabbitmq exchange ank.missing does " \
+            "not exist in vhost /", e
     for e in d.dlq(source="kind"):
         assert e["attempts"] == 1, e
         assert "exchange %s in vhost / is not of type fanout" % ex in \
             e["last_error"], e
     for e in d.dlq(source="noroute"):
         assert e["attempts"] == 2, e
-        assert "returned 312 NO_ROUTE (exchange %s, routing key nobody)" \
-            % ex in e["last_error"], e
+        assert e["last_error"] == "rabbitmq returned 312: NO_ROUTE " \
+            "(exchange %s, routing key nobody)" % ex, e
     assert not rmq.broker().consume(q, 1, idle_ms=300)
 
 
@@ -462,3 +462,4 @@ def test_rabbitmq_egress_guarded():
         assert e["reason"] == e["last_error"], e
     assert _conns(b) == before, (_conns(b), before)
     assert not b.consume(q, 1, idle_ms=300)
+
