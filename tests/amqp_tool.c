@@ -5,9 +5,10 @@
  *
  *   amqp_tool ping HOST PORT
  *	connect, log in, open a channel: exit 0 when the broker is up
- *   amqp_tool setup HOST PORT EXCHANGE TYPE QUEUE KEY
- *	declare EXCHANGE (durable, of TYPE) and QUEUE (durable), bind them
- *	with KEY
+ *   amqp_tool setup HOST PORT EXCHANGE TYPE QUEUE KEY [MAXLEN]
+ *	declare EXCHANGE (durable, of TYPE) and QUEUE (durable; with MAXLEN,
+ *	x-max-length MAXLEN and x-overflow reject-publish: a publish past it
+ *	is nacked), bind them with KEY
  *   amqp_tool consume HOST PORT QUEUE COUNT IDLE_MS
  *	consume QUEUE (acked one by one) until COUNT messages came or none
  *	for IDLE_MS; each message one line of JSON on stdout:
@@ -239,6 +240,8 @@ publish(const char *ex, const char *key, long count, long size, long window)
 int
 main(int argc, char *argv[])
 {
+	amqp_table_entry_t qa[2];
+	amqp_table_t args = amqp_empty_table;
 	int rc = 0;
 
 	if (argc >= 4 && strcmp(argv[1], "ping") == 0)
@@ -248,8 +251,19 @@ main(int argc, char *argv[])
 		amqp_exchange_declare(conn, 1, amqp_cstring_bytes(argv[4]),
 		    amqp_cstring_bytes(argv[5]), 0, 1, 0, 0, amqp_empty_table);
 		die_reply(amqp_get_rpc_reply(conn), "exchange.declare");
+		if (argc >= 9) {
+			qa[0].key = amqp_cstring_bytes("x-max-length");
+			qa[0].value.kind = AMQP_FIELD_KIND_I64;
+			qa[0].value.value.i64 = atol(argv[8]);
+			qa[1].key = amqp_cstring_bytes("x-overflow");
+			qa[1].value.kind = AMQP_FIELD_KIND_UTF8;
+			qa[1].value.value.bytes =
+			    amqp_cstring_bytes("reject-publish");
+			args.num_entries = 2;
+			args.entries = qa;
+		}
 		amqp_queue_declare(conn, 1, amqp_cstring_bytes(argv[6]), 0, 1,
-		    0, 0, amqp_empty_table);
+		    0, 0, args);
 		die_reply(amqp_get_rpc_reply(conn), "queue.declare");
 		amqp_queue_bind(conn, 1, amqp_cstring_bytes(argv[6]),
 		    amqp_cstring_bytes(argv[4]), amqp_cstring_bytes(argv[7]),

@@ -107,9 +107,11 @@ class Broker:
         self.ctl("start_app")
         self.wait_up()
 
-    def setup(self, exchange, etype, queue, key="#"):
+    def setup(self, exchange, etype, queue, key="#", max_length=None):
+        """max_length: the queue takes that many messages and nacks the
+        publishes past it (x-overflow reject-publish)."""
         run_tool("setup", "127.0.0.1", str(self.port), exchange, etype, queue,
-                 key)
+                 key, *([] if max_length is None else [str(max_length)]))
 
     def consume(self, queue, count, idle_ms=3000):
         """The messages of queue (acked), each a dict (amqp_tool's line)."""

@@ -463,3 +463,31 @@ def test_rabbitmq_egress_guarded():
     assert _conns(b) == before, (_conns(b), before)
     assert not b.consume(q, 1, idle_ms=300)
 
+
+def test_rabbitmq_nack():
+    """A queue that takes 5 messages and rejects the publishes past them
+    (x-overflow reject-publish): the broker nacks those, each a transient
+    failure of its own entry, retried until max_attempts and then
+    dead-lettered naming the nack; the 5 it took are delivered.  (No
+    breaker: 7 failures in one batch would open it.)"""
+    b = rmq.broker()
+    _n[0] += 1
+    ex, q = "ank.ex%d" % _n[0], "ank.q%d" % _n[0]
+    b.setup(ex, "topic", q, max_length=5)
+    src = ankusa.sink_source([_sink(ex)], tenant="acme",
+                             retry=dict(ankusa.FAST_RETRY, max_attempts=2))
+    d = Daemon(sources={"full": src}, extra={
+        "dispatch": ankusa.dispatch_conf(breaker_failures=0)}).start()
+    posted = _post_all(d, "full", [b'{"n":%d}' % i for i in range(12)])
+    ankusa.wait_until(lambda: len(d.dlq()) == 7, 30, 0.1,
+                      "7 dead-lettered")
+    dead = d.dlq()
+    assert len(dead) == 7, dead
+    for e in dead:
+        assert e["attempts"] == 2, e
+        assert e["last_error"] == "rabbitmq basic.nack (the broker did " \
+            "not take it)", e
+    got = b.consume(q, 12, idle_ms=1000)
+    ids = {qmsg.decode(m["body"])["id"] for m in got}
+    assert len(got) == 5 and ids <= set(posted), got
+    assert not ids & {e["hook_id"] for e in dead}
