@@ -495,7 +495,6 @@ sink_rabbitmq_batch(const struct batch *b, struct batch_outcome *o)
 	char err[JOB_DETAIL_MAX];
 	enum job_result res;
 	uint32_t i, code = 0, window;
-	int rc;
 
 	memset(&c, 0, sizeof(c));
 	c.b = b;
@@ -527,29 +526,22 @@ sink_rabbitmq_batch(const struct batch *b, struct batch_outcome *o)
 		goto done;
 	}
 
-	/* Publish in order, at most window awaiting their confirm. */
+	/* Publish in order, at most window awaiting their confirm.  A
+	 * failed wait or publish has settled every entry left, those not
+	 * yet published too, and closed the connection. */
 	for (i = 0; i < b->nentries; i++) {
 		if (c.m[i].settled)
 			continue;
 		while (c.outstanding >= window)
-			if ((rc = rmq_wait(&c)) != 0)
-				goto broken;
-		if (rmq_publish(&c, i) == -1) {
-			rc = -1;
-			goto broken;
-		}
+			if (rmq_wait(&c) != 0)
+				goto done;
+		if (rmq_publish(&c, i) == -1)
+			goto done;
 	}
 	while (c.outstanding > 0)
-		if ((rc = rmq_wait(&c)) != 0)
-			goto broken;
+		if (rmq_wait(&c) != 0)
+			goto done;
 	amqp_maybe_release_buffers(rmq.conn);
-	goto done;
-
-broken:
-	/* rmq_wait or rmq_publish settled what it could and closed the
-	 * connection; the rest of the batch did not go. */
-	rmq_fail_open(&c, JOB_ERROR, "rabbitmq not published (the "
-	    "connection was lost with the batch's earlier entries)");
 done:
 	for (i = 0; i < b->nentries; i++)
 		qmsg_free(&c.m[i].q);
