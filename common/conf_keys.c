@@ -1251,8 +1251,8 @@ const struct conf_key conf_tab[] = {
 	  .doc = "The delays after each attempt, the last repeating (see "
 	    "dispatch.retry.schedule_ms)." },
 	{ .name = "sources.*.sinks[].proxy", .type = T_URL, .scope = S_SINK,
-	  .off = KO(proxy), .flags = F_NULLABLE, .sinks = M_NET & ~M_REDIS,
-	  .off = KO(proxy), .flags = F_NULLABLE, .sinks = M_NET & ~M_RABBITMQ,
+	  .off = KO(proxy), .flags = F_NULLABLE,
+	  .sinks = M_HTTP | M_SQS | M_PUBSUB,
 	  .doc = "This sink's forward proxy, as egress.proxy, which it "
 	    "overrides (egress.no_proxy too); null or \"\": no proxy at "
 	    "all." },

@@ -478,8 +478,4 @@ cnet_nats(struct cparse *p, struct sink_conf *sk, yaml_node_t *map,
 			conf_err(p, conf_yline(am), "%s.auth.nkey_seed must be "
 			    "a user NKey's seed (SU..., 58 characters)", path);
 	}
-	if ((n = conf_ymap_get(p->doc, map, "proxy")) != NULL &&
-	    sk->proxy != NULL)
-		conf_err(p, conf_yline(n), "%s.proxy: a nats sink connects "
-		    "straight to its servers, through no proxy", path);
 }

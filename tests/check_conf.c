@@ -846,8 +846,8 @@ static const struct {
 	{ "sources:\n  demo:\n    sinks:\n      - type: nats\n"
 	  "        servers: [h]\n        subject: s\n"
 	  "        proxy: http://p:3128\n",
-	  "sources.demo.sinks[0].proxy: a nats sink connects straight to its "
-	  "servers, through no proxy, line 7" },
+	  "sources.demo.sinks[0].proxy is not a known key for sink type "
+	  "nats, line 7" },
 	{ "sources:\n  demo:\n    sinks:\n      - type: log\n"
 	  "        order_key: {header: x-k}\n",
 	  "sources.demo.sinks[0].ordered must be true when order_key is set, "
