@@ -59,6 +59,7 @@
 #include "proc.h"
 #include "ratelimit.h"
 #include "repl.h"
+#include "series.h"
 #include "store/store.h"
 #include "store/store_group.h"
 #include "submit.h"
@@ -209,6 +210,8 @@ writer_answer(struct pending *p, enum hook_result r, uint32_t retry_after)
 	metrics_ingest(r == HOOK_UNKNOWN_SOURCE ? "other" : p->hook.source,
 	    r == HOOK_ACCEPTED && p->hook.flagged ? "flagged" :
 	    result_outcome(r));
+	if (r == HOOK_ACCEPTED)
+		series_add(SERIES_INGEST, 1);
 	now = time_wall_ms();
 	if (p->hook.received_at != 0)
 		metrics_observe("ankusa_ingest_duration_seconds",

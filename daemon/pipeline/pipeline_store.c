@@ -43,6 +43,7 @@
 #include "pipeline_int.h"
 #include "pipeline_jobfill.h"
 #include "pipeline_logline.h"
+#include "series.h"
 #include "store/store.h"
 
 #define PIPELINE_SWEEP_MAX	256	/* lanes per tenant visit */
@@ -512,6 +513,7 @@ pipeline_store_outcome(const struct poutcome *o)
 
 	source[0] = '\0';
 	if (o->attempt) {
+		series_attempt(o->res == ATTEMPT_OK, o->code);
 		res = outcome_disable(o, source, sizeof(source), &sink,
 		    &later);
 		pipeline_store_attempt(o->job, res, o->started_at,
@@ -766,10 +768,12 @@ pipeline_store_flush(void)
 		p->att.response = NULL;
 		if (!ok)
 			p->how = SETTLED_FAILED;
-		if (p->how == SETTLED_WRITTEN && p->s.kind == SETTLE_DEAD)
+		if (p->how == SETTLED_WRITTEN && p->s.kind == SETTLE_DEAD) {
 			metrics_add("ankusa_dispatch_dead_lettered_total", 1,
 			    "source_id", p->source, "sink",
 			    dispatch_module_name(p->s.module), NULL);
+			series_add(SERIES_DEAD, 1);
+		}
 		if (ok)
 			settle_log(p);
 		for (k = 0; ok && k < nlisteners; k++)
