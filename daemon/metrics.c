@@ -93,6 +93,9 @@ static const struct family_def {
 	    "Batch requests sent to batching sinks, by sink module.", NULL },
 	{ "ankusa_dispatch_batch_entries_total", METRICS_COUNTER,
 	    "Entries of the batch requests, by sink module.", NULL },
+	{ "ankusa_console_csp_reports_total", METRICS_COUNTER,
+	    "Content-Security-Policy violation reports the console's pages "
+	    "sent (POST /ui/csp-report, open to all).", NULL },
 	{ "ankusa_sink_attempts_total", METRICS_COUNTER,
 	    "Delivery attempts ended, by sink key (source_id, sink index, "
 	    "module) as the config names it and result (ok, error, "

@@ -43,6 +43,7 @@
 #include "admin_audit.h"
 #include "admin_auth.h"
 #include "admin_conn.h"
+#include "admin_console.h"
 #include "clock.h"
 #include "conf.h"
 #include "lameduck.h"
@@ -421,6 +422,7 @@ admin_request(struct evhttp_request *req, void *arg)
 {
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	struct admin_req *ar;
+	const char *path;
 
 	if ((ar = calloc(1, sizeof(*ar))) == NULL) {
 		evhttp_send_error(req, 503, "Out of memory");
@@ -435,8 +437,14 @@ admin_request(struct evhttp_request *req, void *arg)
 	admin_conn_dispatched(req);
 	if (admin_gate_origin(ar) == -1)
 		return;
-	admin_route(ar, uri != NULL ? evhttp_uri_get_path(uri) : NULL,
-	    uri != NULL ? evhttp_uri_get_query(uri) : NULL);
+	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	/* The console's files are static, the same for everyone: no
+	 * token (admin_console.h). */
+	if (path != NULL && console_path(path)) {
+		console_serve(ar, path);
+		return;
+	}
+	admin_route(ar, path, uri != NULL ? evhttp_uri_get_query(uri) : NULL);
 }
 
 struct admin_req *
@@ -576,6 +584,15 @@ admin_header(struct admin_req *ar, const char *name, const char *value)
 		    name, value);
 }
 
+const char *
+admin_req_header(const struct admin_req *ar, const char *name)
+{
+	if (ar->req == NULL)
+		return NULL;
+	return evhttp_find_header(evhttp_request_get_input_headers(ar->req),
+	    name);
+}
+
 void
 admin_reply_text(struct admin_req *ar, int status, const char *ctype,
     const char *text, size_t len)
@@ -606,7 +623,11 @@ admin_reply_text(struct admin_req *ar, int status, const char *ctype,
 		return;
 	}
 	admin_header(ar, "Content-Type", ctype);
-	admin_header(ar, "Cache-Control", "no-store");
+	/* An answer is the state now: kept by no cache, unless its handler
+	 * said otherwise (the console's files). */
+	if (evhttp_find_header(evhttp_request_get_output_headers(ar->req),
+	    "Cache-Control") == NULL)
+		admin_header(ar, "Cache-Control", "no-store");
 	if (evhttp_request_get_command(ar->req) != EVHTTP_REQ_HEAD)
 		evbuffer_add(b, text, len);
 	evhttp_send_reply(ar->req, status, NULL, b);
@@ -1086,8 +1107,49 @@ get_ready(struct admin_req *ar)
 	    "reason", admin_str(why)));
 }
 
+/*
+ * Who the request's token is: {"name", "scopes": [...], "tokens"}, for
+ * the console to offer only what the token may do.  Open as a route (so
+ * that a token of any scopes may ask), it checks the token itself: 401
+ * as any route does without a valid one.  With no admin.tokens, and from
+ * inside the master, the caller is admin_actor with "*".
+ */
+static void
+get_whoami(struct admin_req *ar)
+{
+	const struct conf *cf = env->conf;
+	const struct conf_token *t;
+	json_t *scopes;
+	int s;
+
+	if (admin_query_check(ar, NULL) == -1)
+		return;
+	if (ar->req != NULL && cf->admin.ntokens > 0) {
+		if ((t = auth_token(cf, admin_req_header(ar,
+		    "Authorization"))) == NULL) {
+			admin_header(ar, "WWW-Authenticate", "Bearer");
+			admin_error(ar, 401, "unauthenticated", NULL);
+			return;
+		}
+		snprintf(ar->actor, sizeof(ar->actor), "%s", t->name);
+		ar->scopes = t->scopes;
+	}
+	scopes = json_array();
+	if (ar->scopes == SCOPE_ALL)
+		json_array_append_new(scopes, json_string("*"));
+	else
+		for (s = SCOPE_NONE + 1; s < SCOPE_N; s++)
+			if (scope_has(ar->scopes, s))
+				json_array_append_new(scopes,
+				    json_string(scope_name(s)));
+	admin_reply(ar, 200, json_pack("{s:o, s:o, s:b}", "name",
+	    admin_str(ar->actor), "scopes", scopes, "tokens",
+	    cf->admin.ntokens > 0));
+}
+
 const struct admin_route admin_routes_core[] = {
 	{ ADMIN_GET, "/health", SCOPE_NONE, get_health },
 	{ ADMIN_GET, "/ready", SCOPE_NONE, get_ready },
+	{ ADMIN_GET, "/v1/whoami", SCOPE_NONE, get_whoami },
 	{ 0, NULL, SCOPE_NONE, NULL }
 };

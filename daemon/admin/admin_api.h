@@ -151,6 +151,8 @@ void		 admin_error(struct admin_req *, int status, const char *code,
 /* A text answer with its content type. */
 void		 admin_reply_text(struct admin_req *, int status,
 		    const char *ctype, const char *text, size_t len);
+/* A header of the request, or NULL (none, or a call from inside). */
+const char	*admin_req_header(const struct admin_req *, const char *name);
 /* An answer header, before the answer. */
 void		 admin_header(struct admin_req *, const char *name,
 		    const char *value);
