@@ -438,7 +438,11 @@ def test_console_pages(b, d, sink):
     b.wait(lambda: b.text(".sink-state") == "active", "the sink resumed")
     assert api(d, "GET", "/v1/pauses")["paused"] == []
 
-    # Replay the dead letter, the sink now taking it.
+    # The dead hook's page offers its replay; the dead letters' page
+    # replays it, the sink now taking it.
+    b.page(d, "hook/" + dead, "hook")
+    assert b.css(".act-replay") and b.css(".act-delete"), "no action"
+    assert "unprocessable: order 2" in b.text(".attempt-response")
     sink.answer(200, b"thanks")
     b.page(d, "dlq", "dlq")
     assert b.text("#dlq-total") == "1"

@@ -77,6 +77,13 @@ export function can(scope) {
 	    me.scopes.includes(scope));
 }
 
+// A replay job of the dead letters of filter f (source_id, since, until)
+// at rate rows a second: POST /v1/replays, its job.
+export function replayDead(f, rate) {
+	return api('POST', '/v1/replays', Object.assign({ kind: 'dlq',
+	    rate: Number(rate) }, f));
+}
+
 // A query string of the set values of o.
 export function query(o) {
 	const q = new URLSearchParams();

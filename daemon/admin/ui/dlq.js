@@ -4,7 +4,7 @@
 // and their purge (DELETE /v1/dlq, dlq:write) after a confirmation that
 // names how many go.
 
-import { api, can, query } from './api.js';
+import { api, can, query, replayDead } from './api.js';
 import { bytes, button, el, filterForm, link, num, say, table, time }
     from './dom.js';
 
@@ -22,11 +22,6 @@ async function act(what, fn) {
 		say(what + ': ' + e.message, true);
 	}
 	again();
-}
-
-function replay(f, rate) {
-	return api('POST', '/v1/replays', Object.assign({ kind: 'dlq',
-	    rate: Number(rate) }, f));
 }
 
 export async function render(box, args) {
@@ -47,7 +42,7 @@ export async function render(box, args) {
 	if (can('replays:write') && r.total > 0)
 		box.append(el('p', {}, el('label', {}, 'rows a second', rate),
 		    button('Replay these ' + r.total, () => act('replay',
-			() => replay(f, rate.value)), 'act-replay-all')));
+			() => replayDead(f, rate.value)), 'act-replay-all')));
 	if (can('dlq:write') && r.total > 0)
 		box.append(el('p', {}, button('Purge these ' + r.total, () => {
 			if (!confirm('Purge ' + r.total + ' dead letters, ' +
@@ -66,7 +61,7 @@ export async function render(box, args) {
 		el('span', {}, [
 			can('replays:write') && d.source_id !== null ?
 			    button('Replay', () => act('replay ' + d.id,
-				() => replay({ source_id: d.source_id,
+				() => replayDead({ source_id: d.source_id,
 				    since: d.dead_lettered_at,
 				    until: d.dead_lettered_at }, rate.value)),
 				'act-replay') : null,

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: ISC
 // hooks.js: the search of hooks (GET /v1/hooks) and a hook's page (GET
-// /v1/hooks/{id}, its body with hooks:read_body, its attempts).  The body,
+// /v1/hooks/{id}, its body with hooks:read_body, its attempts; retry now,
+// delete, and a replay of its dead rows).  The body,
 // the event type and every answer of a sink are shown as text; a JSON
 // body pretty-printed, the first BODY_SHOWN bytes of it.
 
-import { api, can, query } from './api.js';
+import { api, can, query, replayDead } from './api.js';
 import { bytes, button, el, filterForm, link, num, say, table, time }
     from './dom.js';
 
@@ -124,6 +125,14 @@ export async function renderOne(box, args) {
 						location.hash = '#/hooks';
 					});
 			}, 'danger act-delete'));
+		const dead = h.rows.filter((r) => r.state === 'dead');
+		if (can('replays:write') && dead.length > 0)
+			acts.push(button('Replay', () => act('replay', () =>
+			    Promise.all(dead.map((r) => replayDead({
+				source_id: h.source_id,
+				since: r.dead_lettered_at,
+				until: r.dead_lettered_at }, 100))), again),
+			    'act-replay'));
 		box.append(el('p', {}, acts));
 		box.append(el('h2', {}, 'Rows'), table(['sink', 'module',
 		    'state', 'attempts', 'due', 'last error', 'dead reason'],
