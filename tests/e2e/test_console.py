@@ -496,6 +496,15 @@ def test_console_read_only_and_refused(b, d, sink):
         if page == "hook":
             assert '"n": 1' in b.text("#hook-body"), "the reader's body"
     b.shot("read-only")
+    # The theme follows the system's: dark when it asks for dark.
+    light = b.js("return getComputedStyle(document.body).backgroundColor")
+    b.drv.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
+        {"name": "prefers-color-scheme", "value": "dark"}]})
+    dark = b.js("return getComputedStyle(document.body).backgroundColor")
+    assert light == "rgb(255, 255, 255)" and dark == "rgb(20, 23, 26)", \
+        (light, dark)
+    b.page(d, "overview", "overview")
+    b.shot("overview-dark")
 
 
 @browser_test
