@@ -93,6 +93,10 @@ static const struct family_def {
 	    "Batch requests sent to batching sinks, by sink module.", NULL },
 	{ "ankusa_dispatch_batch_entries_total", METRICS_COUNTER,
 	    "Entries of the batch requests, by sink module.", NULL },
+	{ "ankusa_child_restarts_total", METRICS_COUNTER,
+	    "Children started again after they exited or died on their "
+	    "own (not killed at an attempt's deadline, not retired), by "
+	    "kind.", NULL },
 	{ "ankusa_console_csp_reports_total", METRICS_COUNTER,
 	    "Content-Security-Policy violation reports the console's pages "
 	    "sent (POST /ui/csp-report, open to all).", NULL },
@@ -186,6 +190,9 @@ static const struct family_def {
 	    "Delivery rows with a due key (due, backing off, parked, lane "
 	    "heads) per tenant, as of the last pass over the due keys "
 	    "(every few seconds, in steps); lane members not included.",
+	    NULL },
+	{ "ankusa_children", METRICS_GAUGE,
+	    "Child processes running, by kind (edge, deliver, gateway).",
 	    NULL },
 	{ "ankusa_disk_free_bytes", METRICS_GAUGE,
 	    "Bytes free to the daemon on node.data_dir's file system.", NULL },

@@ -51,6 +51,7 @@
 #include "deck.h"
 #include "log.h"
 #include "master.h"
+#include "metrics.h"
 #include "msg.h"
 #include "privsep.h"
 #include "proc.h"
@@ -790,6 +791,9 @@ child_reap(struct child *c, int status)
 	if (sl == NULL || env->draining)
 		return;
 	sl->serial = 0;
+	if (!killed)
+		metrics_add("ankusa_child_restarts_total", 1, "child", p->name,
+		    NULL);
 	if (lived >= SUPERVISOR_STABLE_MS || killed) {
 		sl->delay_ms = 0;
 		child_spawn_slot(sl);

@@ -88,6 +88,7 @@ static void	g_dlq(void);
 static void	pass_cb(evutil_socket_t, short, void *);
 static void	g_repl(void);
 static void	g_sandbox(void);
+static void	g_children(void);
 
 /* Each reader sets its gauges; a new one is a line here. */
 static void (*const readers[])(void) = {
@@ -98,6 +99,7 @@ static void (*const readers[])(void) = {
 	g_dlq,
 	g_repl,
 	g_sandbox,
+	g_children,
 	sinks_gauges,
 };
 
@@ -122,6 +124,19 @@ sandbox_gauge(const char *child, const char *feature, int on, void *arg)
 {
 	metrics_set("ankusa_sandbox", on, "child", child, "feature", feature,
 	    NULL);
+}
+
+/* The children running, by kind (a retiring generation's included). */
+static void
+g_children(void)
+{
+	int k;
+
+	metrics_clear("ankusa_children");
+	for (k = 0; k < KIND_MAX; k++)
+		if (supervisor_children(k) > 0)
+			metrics_set("ankusa_children", supervisor_children(k),
+			    "child", supervisor_kind_name(k), NULL);
 }
 
 static void
