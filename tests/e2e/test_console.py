@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -407,6 +408,16 @@ def test_console_pages(b, d, sink):
             "answers-" + k), sum(s[k]))
     assert int(shown("answers-2xx")) == 1 and \
         int(shown("answers-4xx")) == 1
+    # The children and their restarts: an edge killed is one restart.
+    assert float(shown("children")) == metric(d, "ankusa_children") > 2
+    assert float(shown("restarts")) == 0
+    edge = d.edges()[0]
+    os.kill(edge, signal.SIGKILL)
+    wait_until(lambda: metric(d, "ankusa_child_restarts_total") == 1, 10,
+               what="the edge's restart counted")
+    t = b.now_ms()
+    page = b.drawn("overview", after=t)
+    assert float(shown("restarts")) == 1, shown("restarts")
 
     # Search the hooks of shop whose event type is order.paid.
     b.page(d, "hooks", "hooks")

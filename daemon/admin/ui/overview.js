@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: ISC
 // overview.js: the daemon at a glance: the last hour's rates (GET
 // /v1/stats/series), the queue, dead letters, breakers, pauses, the
-// replication role and the disk (GET /metrics), the disabled sinks (GET
-// /v1/sinks) and the role (GET /health).  Each figure's raw value is in
-// its data-value, as the API gave it.
+// replication role, the disk and the children (GET /metrics), the
+// disabled sinks (GET /v1/sinks) and the role (GET /health).  Each
+// figure's raw value is in its data-value, as the API gave it.
 
 import { api, can, parseMetrics } from './api.js';
 import { chart } from './chart.js';
@@ -77,7 +77,11 @@ export async function render(box) {
 			card('ov-sites', 'replication sites',
 			    g('ankusa_replication_sites')),
 			card('ov-lag', 'replication lag (s)',
-			    g('ankusa_replication_lag_seconds'))));
+			    g('ankusa_replication_lag_seconds')),
+			card('ov-children', 'child processes',
+			    g('ankusa_children')),
+			card('ov-restarts', 'children restarted',
+			    g('ankusa_child_restarts_total') || 0)));
 	}
 	if (sinks !== null) {
 		const disabled = sinks.sinks.filter((k) => k.disabled !== null);
