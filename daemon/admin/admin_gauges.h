@@ -24,6 +24,9 @@
 void	gauges_init(void);
 /* Set every gauge that a reader keeps. */
 void	gauges_update(void);
+/* The same but the ankusa_sink_* gauges, whose cost grows with the sink
+ * keys: the node's own figures. */
+void	gauges_update_core(void);
 /* From the settles: the lane head of rowkey is waiting out a retry or a
  * park (blocked 1), or has ended (0). */
 void	gauges_lane_head(const unsigned char rowkey[STORE_ROWKEY_LEN],
