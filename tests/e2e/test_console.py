@@ -364,6 +364,40 @@ def test_stats_series_counts():
         sink.close()
 
 
+def test_stats_summary():
+    """GET /v1/stats/summary: the node's figures as /metrics has them, a
+    sink key disabled by a 410 counted as disabled and paused."""
+    sink = Sink()
+    try:
+        d = console_daemon(sink)
+        sink.answer(410, b"gone")
+        post_hook(d, b'{"n":1}')
+        wait_until(lambda: api(d, "GET", "/v1/stats/summary")[
+            "disabled_keys"] == 1, 15, what="the key disabled")
+        s = api(d, "GET", "/v1/stats/summary")
+        for k, n in (("pending", "ankusa_queue_pending"),
+                     ("inflight", "ankusa_queue_inflight"),
+                     ("dead", "ankusa_queue_dead"),
+                     ("breakers_open", "ankusa_dispatch_breakers_open"),
+                     ("paused_keys", "ankusa_dispatch_paused_keys")):
+            assert s[k] == metric(d, n), (k, s[k], metric(d, n))
+        assert s["paused_keys"] == 1 and s["pending"] == 1, s
+        assert s["sink_keys"] == 1, s
+        assert s["children"]["edge"] == 2 and \
+            sum(s["children"].values()) == metric(d, "ankusa_children"), s
+        assert s["restarts"] == {"edge": 0, "deliver": 0, "gateway": 0}, s
+        assert s["replication"] == {"role": "single", "sites_connected": 0,
+                                    "sites_disconnected": 0, "lag_s": 0}, s
+        assert s["disk_free_bytes"] > 0, s
+        st, _, _ = request(d.admin_port, "GET", "/v1/stats/summary",
+                           headers={"Authorization": "Bearer " + READER})
+        assert st == 200, st
+        st, _, doc = d.api("GET", "/v1/stats/summary?x=1")
+        assert st == 400 and doc["field"] == "x", (st, doc)
+    finally:
+        sink.close()
+
+
 # ---------------------------------------------------------------- in chromium
 
 @browser_test
