@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: ISC
 // overview.js: the daemon at a glance: the last hour's rates (GET
-// /v1/stats/series), the queue, dead letters, breakers, pauses, the
-// replication role, the disk and the children (GET /metrics), the
-// disabled sinks (GET /v1/sinks) and the role (GET /health).  Each
-// figure's raw value is in its data-value, as the API gave it.
+// /v1/stats/series), the queue, dead letters, breakers, pauses, disabled
+// sinks, the disk, the children and the replication (GET
+// /v1/stats/summary: the node's figures of /metrics, without the sink
+// keys', whose cost grows with the keys) and the version (GET /health).
+// Each figure's raw value is in its data-value, as the API gave it.
 
-import { api, can, parseMetrics } from './api.js';
+import { api, can } from './api.js';
 import { chart } from './chart.js';
 import { bytes, el, num } from './dom.js';
 
@@ -19,12 +20,12 @@ function card(id, label, value, text) {
 }
 
 export async function render(box) {
-	const [health, series, metrics, sinks] = await Promise.all([
+	const metrics = can('metrics:read');
+	const [health, series, sum] = await Promise.all([
 		api('GET', '/health'),
-		can('metrics:read') ? api('GET',
-		    '/v1/stats/series?seconds=3600&step=' + STEP) : null,
-		can('metrics:read') ? api('GET', '/metrics') : null,
-		can('hooks:read') ? api('GET', '/v1/sinks') : null,
+		metrics ? api('GET', '/v1/stats/series?seconds=3600&step=' +
+		    STEP) : null,
+		metrics ? api('GET', '/v1/stats/summary') : null,
 	]);
 	box.append(el('h1', {}, 'Overview'),
 	    el('p', { class: 'muted' }, 'ankusad ' + health.version + ' on ' +
@@ -52,44 +53,38 @@ export async function render(box) {
 				k.replace('_', ' ') + ' (hour)',
 				total(k)))));
 	}
-	if (metrics !== null) {
-		const m = parseMetrics(metrics).sum;
-		const g = (name) => name in m ? m[name] : null;
+	if (sum !== null) {
+		const add = (o) => Object.values(o).reduce((a, b) => a + b, 0);
+		const r = sum.replication;
 		box.append(el('h2', {}, 'Queue and health'),
 		    el('div', { class: 'cards' },
 			card('ov-pending', 'backlog (rows pending)',
-			    g('ankusa_queue_pending')),
-			card('ov-inflight', 'in flight',
-			    g('ankusa_queue_inflight')),
+			    sum.pending),
+			card('ov-inflight', 'in flight', sum.inflight),
 			card('ov-oldest', 'oldest due age (s)',
-			    g('ankusa_queue_oldest_due_age_seconds')),
-			card('ov-dead', 'dead letters',
-			    g('ankusa_queue_dead')),
+			    sum.oldest_due_age_s),
+			card('ov-dead', 'dead letters', sum.dead),
 			card('ov-breakers', 'open breakers',
-			    g('ankusa_dispatch_breakers_open')),
-			card('ov-paused', 'paused sinks',
-			    g('ankusa_dispatch_paused_keys')),
-			card('ov-disk', 'disk free',
-			    g('ankusa_disk_free_bytes'),
-			    bytes(g('ankusa_disk_free_bytes'))),
-			card('ov-role', 'replication role', health.role,
-			    health.role),
-			card('ov-sites', 'replication sites',
-			    g('ankusa_replication_sites')),
-			card('ov-lag', 'replication lag (s)',
-			    g('ankusa_replication_lag_seconds')),
+			    sum.breakers_open),
+			card('ov-paused', 'paused sinks', sum.paused_keys),
+			card('ov-disabled', 'disabled sinks',
+			    sum.disabled_keys),
+			card('ov-sinks', 'sink keys', sum.sink_keys),
+			card('ov-disk', 'disk free', sum.disk_free_bytes,
+			    bytes(sum.disk_free_bytes)),
 			card('ov-children', 'child processes',
-			    g('ankusa_children')),
+			    add(sum.children), Object.entries(sum.children)
+			    .filter(([, n]) => n > 0)
+			    .map(([k, n]) => n + ' ' + k).join(', ')),
 			card('ov-restarts', 'children restarted',
-			    g('ankusa_child_restarts_total') || 0)));
-	}
-	if (sinks !== null) {
-		const disabled = sinks.sinks.filter((k) => k.disabled !== null);
-		box.append(el('div', { class: 'cards' },
-		    card('ov-disabled', 'disabled sinks', disabled.length),
-		    card('ov-sinks', 'sink keys', sinks.sinks.length)));
-	}
-	if (series === null && metrics === null)
+			    add(sum.restarts)),
+			card('ov-role', 'replication role', r.role, r.role),
+			card('ov-sites', 'replication sites',
+			    r.sites_connected + r.sites_disconnected,
+			    r.sites_connected + ' up, ' +
+			    r.sites_disconnected + ' down'),
+			card('ov-lag', 'replication lag (s)', r.lag_s)));
+	} else
 		box.append(el('p', { class: 'muted' }, 'This token has no ' +
 		    'metrics:read: no rates or queue figures.'));
 }
