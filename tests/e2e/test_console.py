@@ -475,6 +475,14 @@ def test_console_pages(b, d, sink):
     assert "thanks" in b.text("tr.attempt .attempt-response")
     assert '"order": 1' in b.text("#hook-body"), b.text("#hook-body")
     b.shot("hook")
+    # Kept, it can be delivered again (a replay of kind archive).
+    sink.answer(200, b"thanks")
+    n = len(sink.got())
+    b.css(".act-replay-kept")[0].click()
+    wait_until(lambda: len(sink.got()) == n + 1, 20,
+               what="the kept hook delivered again")
+    assert json.loads(sink.got()[-1]) == {"order": 1}
+    sink.answer(422, b"unprocessable: order 2")
 
     # Pause the sink, then resume it, from the destinations' page.
     b.page(d, "sinks", "sinks")

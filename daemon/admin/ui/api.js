@@ -84,6 +84,13 @@ export function replayDead(f, rate) {
 	    rate: Number(rate) }, f));
 }
 
+// A replay job of one kept (delivered) hook's row: kind archive, its
+// source's hooks last delivered at that ms, of that sink.
+export function replayKept(source, sink, at) {
+	return api('POST', '/v1/replays', { kind: 'archive',
+	    source_id: source, sink, since: at, until: at, rate: 100 });
+}
+
 // A query string of the set values of o.
 export function query(o) {
 	const q = new URLSearchParams();

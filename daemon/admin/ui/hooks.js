@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: ISC
 // hooks.js: the search of hooks (GET /v1/hooks) and a hook's page (GET
 // /v1/hooks/{id}, its body with hooks:read_body, its attempts; retry now,
-// delete, and a replay of its dead rows).  The body,
-// the event type and every answer of a sink are shown as text; a JSON
-// body pretty-printed, the first BODY_SHOWN bytes of it.
+// delete, a replay of its dead rows or, kept, its delivery again).  The
+// body, the event type and every answer of a sink are shown as text; a
+// JSON body pretty-printed, the first BODY_SHOWN bytes of it.
 
-import { api, can, query, replayDead } from './api.js';
+import { api, can, query, replayDead, replayKept } from './api.js';
 import { bytes, button, el, filterForm, link, num, say, table, time }
     from './dom.js';
 
@@ -133,6 +133,13 @@ export async function renderOne(box, args) {
 				since: r.dead_lettered_at,
 				until: r.dead_lettered_at }, 100))), again),
 			    'act-replay'));
+		const kept = h.rows.filter((r) => r.state === 'delivered' &&
+		    typeof r.delivered_at === 'number');
+		if (can('replays:write') && h.kept && kept.length > 0)
+			acts.push(button('Deliver again', () => act('replay',
+			    () => Promise.all(kept.map((r) => replayKept(
+				h.source_id, r.sink, r.delivered_at))), again),
+			    'act-replay-kept'));
 		box.append(el('p', {}, acts));
 		box.append(el('h2', {}, 'Rows'), table(['sink', 'module',
 		    'state', 'attempts', 'due', 'last error', 'dead reason'],
