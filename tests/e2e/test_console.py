@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -27,6 +28,8 @@ from ankusa import Daemon, expect_accepted, post, request, wait_until
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
+# Where Debian's python3-selenium lives (the Browser class).
+DEBIAN_DIST = "/usr/lib/python3/dist-packages"
 READER = "reader-" + ankusa.ADMIN_TOKEN[-12:]
 READ_SCOPES = ["config:read", "hooks:read", "hooks:read_body", "dlq:read",
                "replays:read", "metrics:read", "audit:read"]
@@ -132,7 +135,16 @@ class Browser:
             from selenium import webdriver
             from selenium.webdriver.chrome.service import Service
         except ImportError:
-            raise ankusa.Skip("python3-selenium is not installed")
+            # A python3 of its own (pyenv, a venv) does not see Debian's
+            # python3-selenium, which scripts/test installs: look there,
+            # after everything else.
+            if DEBIAN_DIST not in sys.path and os.path.isdir(DEBIAN_DIST):
+                sys.path.append(DEBIAN_DIST)
+            try:
+                from selenium import webdriver
+                from selenium.webdriver.chrome.service import Service
+            except ImportError:
+                raise ankusa.Skip("python3-selenium is not installed")
         for p in (CHROMIUM, DRIVER):
             if not os.access(p, os.X_OK):
                 raise ankusa.Skip("%s is not installed" % p)
