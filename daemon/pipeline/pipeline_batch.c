@@ -87,9 +87,11 @@ op_batch_add(void *arg, struct drow *r)
 		lim.max_bytes = sk->max_message_bytes;
 	} else if (sk->type == SINK_REDIS) {
 		/* One pipelined write of commands, a reply each
-		 * (workers/sink_redis.c). */
-		snprintf(dest, sizeof(dest), "%s#%u|redis|%s|%s|%s",
-		    r->row.source, r->bound, sk->u.redis.url,
+		 * (workers/sink_redis.c); the url is left out (it may
+		 * hold a password, and the name is logged): the source's
+		 * sink index names it. */
+		snprintf(dest, sizeof(dest), "%s#%u|redis|%s|%s",
+		    r->row.source, r->bound,
 		    sk->u.redis.stream != NULL ? "stream" : "channel",
 		    sk->u.redis.stream != NULL ? sk->u.redis.stream :
 		    sk->u.redis.channel);
