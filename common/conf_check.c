@@ -35,6 +35,7 @@ static void	conf_check_redis(struct cparse *, struct sink_conf *,
 static void	ccheck_tls(struct cparse *, yaml_node_t *);
 static void	ccheck_mtls(struct cparse *, const struct source_conf *,
 		    yaml_node_t *, const char *, int);
+static int	chostname(const char *, size_t);
 
 /*
  * verify type mtls: something to match (else any certificate of any
@@ -476,7 +477,7 @@ conf_check_claim(struct cparse *p, struct cctx *c, yaml_node_t *map,
  * 1-63, none starting or ending with a hyphen; all digits and dots is an
  * IPv4 address or nothing. */
 static int
-crepl_hostname(const char *h, size_t len)
+chostname(const char *h, size_t len)
 {
 	struct in_addr a4;
 	char buf[256];
@@ -508,10 +509,8 @@ crepl_hostname(const char *h, size_t len)
 	return digits && inet_pton(AF_INET, buf, &a4) != 1 ? -1 : 0;
 }
 
-/* "[v6]:port" or "host:port": the host lower-cased, an IPv6 address in
- * its canonical form, so that one site is one string. */
-static int
-crepl_hostport(const char *s, char **host, unsigned *port)
+int
+conf_hostport(const char *s, char **host, unsigned *port)
 {
 	struct in6_addr a6;
 	char v6[INET6_ADDRSTRLEN], canon[INET6_ADDRSTRLEN];
@@ -546,7 +545,7 @@ crepl_hostport(const char *s, char **host, unsigned *port)
 			return -1;
 		*host = strdup(canon);
 	} else {
-		if (crepl_hostname(h, he - h) == -1)
+		if (chostname(h, he - h) == -1)
 			return -1;
 		*host = strndup(h, he - h);
 	}
@@ -578,14 +577,14 @@ conf_repl_derive(struct conf_repl *r)
 	free(r->peers);
 	r->peers = NULL;
 	r->npeers = 0;
-	if (r->local == NULL || crepl_hostport(r->local, &r->local_host,
+	if (r->local == NULL || conf_hostport(r->local, &r->local_host,
 	    &r->local_port) == -1)
 		return -1;
 	if (r->npeer_list > 0 && (r->peers = calloc(r->npeer_list,
 	    sizeof(*r->peers))) == NULL)
 		return -1;
 	for (i = 0; i < (size_t)r->npeer_list; i++) {
-		if (crepl_hostport(r->peer_list[i], &r->peers[i].host,
+		if (conf_hostport(r->peer_list[i], &r->peers[i].host,
 		    &r->peers[i].port) == -1)
 			return -1;
 		r->npeers++;
@@ -604,7 +603,7 @@ conf_check_repl(struct cparse *p, struct cctx *c, yaml_node_t *map,
 	(void)c;
 	n = conf_ymap_get(p->doc, map, "peers");
 	line = n != NULL ? conf_yline(n) : conf_yline(map);
-	if (r->local != NULL && crepl_hostport(r->local, &r->local_host,
+	if (r->local != NULL && conf_hostport(r->local, &r->local_host,
 	    &r->local_port) == -1)
 		conf_err(p, conf_yline(conf_ymap_get(p->doc, map, "local")),
 		    "%s.local must "
@@ -617,7 +616,7 @@ conf_check_repl(struct cparse *p, struct cctx *c, yaml_node_t *map,
 	    sizeof(*r->peers))) == NULL)
 		conf_err(p, line, "%s.peers: out of memory", path);
 	for (i = 0; r->peers != NULL && i < r->npeer_list; i++) {
-		if (crepl_hostport(r->peer_list[i], &r->peers[r->npeers].host,
+		if (conf_hostport(r->peer_list[i], &r->peers[r->npeers].host,
 		    &r->peers[r->npeers].port) == -1) {
 			conf_err(p, line, "%s.peers[%d] must be host:port, got "
 			    "\"%s\"", path, i, r->peer_list[i]);

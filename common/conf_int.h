@@ -356,5 +356,10 @@ void		 conf_check_egress_host(struct cparse *, int line,
 		    const char *path, const char *key, const char *host,
 		    uint16_t port, int plain);
 int		 conf_repl_derive(struct conf_repl *);
+/* "[v6]:port" or "host:port" (a host name, or an IPv4 address in
+ * inet_pton form), the port 1..65535: 0 with *host malloc'd, lower-cased,
+ * an IPv6 address in its canonical form, so that one site is one string;
+ * or -1 (conf_check.c). */
+int		 conf_hostport(const char *, char **host, unsigned *port);
 
 #endif
