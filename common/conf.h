@@ -20,6 +20,7 @@
 #define CONF_ID_MAX		64	/* tenant and source ids: [A-Za-z0-9_-]{1,64} */
 #define CONF_CLAIM_KEY_MIN	32	/* bytes of claim_check.signing_key */
 #define CONF_MAX_SECRETS	8
+#define CONF_MAX_BROKERS	64	/* a kafka sink's bootstrap list */
 #define CONF_MAX_SINKS		64	/* per source */
 /* The most deliver processes (conf_deliver_pool); the config check
  * refuses a config that needs more (ankusa.yml(5), dispatch.concurrency). */
@@ -228,7 +229,9 @@ struct sink_conf {
 	struct keyspec	 order_key;	/* KEY_NONE: one lane per sink */
 	uint64_t	 timeout_ms;	/* http, sqs, pubsub: 5000 */
 	uint64_t	 inline_max_bytes;	/* sqs, pubsub: 65536 */
-	uint64_t	 max_message_bytes;	/* sqs 1048576, pubsub 10000000 */
+	uint64_t	 max_message_bytes;	/* sqs 1048576, pubsub 10000000,
+						 * kafka's max_record_bytes
+						 * 1000000 */
 	/* rate: the sink key's token bucket (daemon/dispatch/bucket.h);
 	 * per_second 0: none; burst 0: max(1, ceil(per_second)). */
 	double		 rate_per_second;
@@ -310,6 +313,18 @@ struct sink_conf {
 			char	*routing_key;	/* NULL: tenant.source */
 			uint32_t max_inflight;	/* unconfirmed publishes: 256 */
 		} rabbitmq;
+		struct {
+			char	**brokers;	/* host:port, as written */
+			int	 nbrokers;
+			char	*topic;
+			char	*key;		/* NULL: tenant/source */
+			int	 ssl;
+			char	*sasl_mechanism;	/* plain|scram_sha_256|
+							 * scram_sha_512, or
+							 * NULL: none */
+			char	*sasl_username;
+			char	*sasl_password;
+		} kafka;
 	} u;
 };
 

@@ -31,6 +31,9 @@
  *             ca, server_name (the tls, as the http sink's)
  *     rabbitmq: str url, exchange, exchange_type, routing_key,
  *             u32 max_inflight
+ *     kafka:  u32 nbrokers (1..CONF_MAX_BROKERS), per broker str
+ *             host:port, str topic, key, u8 ssl, str sasl_mechanism,
+ *             sasl_username, sasl_password
  *     log:    nothing
  *   u64 body length, then the body as data when the length is at most
  *   MSG_INLINE_MAX; above that no data field, and the frame carries a
@@ -76,6 +79,7 @@ static void	job_add_tls(struct msg *, const struct sink_tls *);
 static int	job_get_tls(struct msg *, struct sink_tls *, int);
 static void	job_free_secret(char *);
 static void	job_free_tls(struct sink_tls *);
+static int	job_get_brokers(struct msg *, struct sink_conf *, int);
 
 #define FRAME_KEEP	(MSG_INLINE_MAX + 2048)	/* an inline job's frame */
 
@@ -283,6 +287,17 @@ job_add_sink(struct msg *m, const struct sink_conf *s)
 		msg_add_str(m, s->u.rabbitmq.routing_key);
 		msg_add_u32(m, s->u.rabbitmq.max_inflight);
 		break;
+	case SINK_KAFKA:
+		msg_add_u32(m, s->u.kafka.nbrokers);
+		for (i = 0; i < s->u.kafka.nbrokers; i++)
+			msg_add_str(m, s->u.kafka.brokers[i]);
+		msg_add_str(m, s->u.kafka.topic);
+		msg_add_str(m, s->u.kafka.key);
+		msg_add_u8(m, s->u.kafka.ssl != 0);
+		msg_add_str(m, s->u.kafka.sasl_mechanism);
+		msg_add_str(m, s->u.kafka.sasl_username);
+		msg_add_str(m, s->u.kafka.sasl_password);
+		break;
 	case SINK_LOG:
 		break;
 	default:
@@ -464,12 +479,12 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 	const void *p;
 	size_t len;
 	uint32_t n, i;
-	uint8_t type, ordered, kind, pmode;
+	uint8_t type, ordered, kind, pmode, ssl;
 
 	if (msg_get_u8(m, &type) == -1 || msg_get_u8(m, &ordered) == -1 ||
 	    msg_get_u8(m, &kind) == -1)
 		return -1;
-	if (type < SINK_HTTP || type > SINK_REDIS ||
+	if (type < SINK_HTTP || type > SINK_KAFKA ||
 	    ordered > 1 ||
 	    kind > KEY_JSON) {
 		m->err = 1;
@@ -573,9 +588,51 @@ job_get_sink(struct msg *m, struct sink_conf *s, int inplace)
 		    msg_get_u32(m, &s->u.rabbitmq.max_inflight) == -1)
 			return -1;
 		return 0;
+	case SINK_KAFKA:
+		if (job_get_brokers(m, s, inplace) == -1 ||
+		    job_get_opt(m, &s->u.kafka.topic, inplace) == -1 ||
+		    job_get_opt(m, &s->u.kafka.key, inplace) == -1 ||
+		    msg_get_u8(m, &ssl) == -1 ||
+		    job_get_opt(m, &s->u.kafka.sasl_mechanism, inplace) == -1 ||
+		    job_get_opt(m, &s->u.kafka.sasl_username, inplace) == -1 ||
+		    job_get_opt(m, &s->u.kafka.sasl_password, inplace) == -1)
+			return -1;
+		if (ssl > 1 || s->u.kafka.topic == NULL) {
+			m->err = 1;
+			return -1;
+		}
+		s->u.kafka.ssl = ssl;
+		return 0;
 	default:
 		return 0;	/* SINK_LOG: no options */
 	}
+}
+
+/* kafka's brokers, at least one, none empty; the array is malloc'd
+ * (inplace: its strings point into the frame). */
+static int
+job_get_brokers(struct msg *m, struct sink_conf *s, int inplace)
+{
+	uint32_t n, i;
+
+	if (msg_get_u32(m, &n) == -1)
+		return -1;
+	if (n == 0 || n > CONF_MAX_BROKERS) {
+		m->err = 1;
+		return -1;
+	}
+	if ((s->u.kafka.brokers = calloc(n, sizeof(char *))) == NULL)
+		fatal("job_decode");
+	for (i = 0; i < n; i++) {
+		if (job_get_opt(m, &s->u.kafka.brokers[i], inplace) == -1)
+			return -1;
+		s->u.kafka.nbrokers = i + 1;
+		if (s->u.kafka.brokers[i] == NULL) {
+			m->err = 1;
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* The body: inline data, or exactly its length in the passed memfd. */
@@ -657,6 +714,8 @@ job_free_sink(struct sink_conf *s, int inplace)
 		 * caller clears. */
 		if (s->type == SINK_HTTP)
 			free(s->u.http.headers);
+		else if (s->type == SINK_KAFKA)
+			free(s->u.kafka.brokers);
 		return;
 	}
 	free(s->order_key.name);
@@ -723,6 +782,16 @@ job_free_sink(struct sink_conf *s, int inplace)
 		free(s->u.rabbitmq.exchange);
 		free(s->u.rabbitmq.exchange_type);
 		free(s->u.rabbitmq.routing_key);
+		break;
+	case SINK_KAFKA:
+		for (i = 0; i < s->u.kafka.nbrokers; i++)
+			free(s->u.kafka.brokers[i]);
+		free(s->u.kafka.brokers);
+		free(s->u.kafka.topic);
+		free(s->u.kafka.key);
+		free(s->u.kafka.sasl_mechanism);
+		free(s->u.kafka.sasl_username);
+		job_free_secret(s->u.kafka.sasl_password);
 		break;
 	default:
 		break;

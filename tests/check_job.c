@@ -35,6 +35,7 @@ static struct header_kv conf_hdrs[] = {
 	{ "X-Static", "1" },
 };
 static unsigned char secret_bytes[CONF_MAX_SECRETS][32];
+static char *kafka_brokers[] = { "k1.test:9092", "[2001:db8::1]:9093" };
 static unsigned char *big;
 
 /* A job with every field set; the sink by type. */
@@ -149,6 +150,16 @@ sample(struct job *j, enum sink_type type, size_t bodylen)
 		j->sink.u.rabbitmq.exchange_type = "fanout";
 		j->sink.u.rabbitmq.routing_key = NULL;
 		j->sink.u.rabbitmq.max_inflight = 300;
+		break;
+	case SINK_KAFKA:
+		j->sink.u.kafka.brokers = kafka_brokers;
+		j->sink.u.kafka.nbrokers = 2;
+		j->sink.u.kafka.topic = "ankusa.hooks";
+		j->sink.u.kafka.key = NULL;
+		j->sink.u.kafka.ssl = 1;
+		j->sink.u.kafka.sasl_mechanism = "scram_sha_256";
+		j->sink.u.kafka.sasl_username = "u";
+		j->sink.u.kafka.sasl_password = "pw";
 		break;
 	default:
 		break;
@@ -320,6 +331,22 @@ compare(const struct job *a, const struct job *b)
 		ck_assert_uint_eq(b->sink.u.rabbitmq.max_inflight,
 		    a->sink.u.rabbitmq.max_inflight);
 		break;
+	case SINK_KAFKA:
+		ck_assert_int_eq(b->sink.u.kafka.nbrokers,
+		    a->sink.u.kafka.nbrokers);
+		for (i = 0; i < a->sink.u.kafka.nbrokers; i++)
+			ck_assert_str_eq(b->sink.u.kafka.brokers[i],
+			    a->sink.u.kafka.brokers[i]);
+		ck_assert_opt_eq(b->sink.u.kafka.topic, a->sink.u.kafka.topic);
+		ck_assert_opt_eq(b->sink.u.kafka.key, a->sink.u.kafka.key);
+		ck_assert_int_eq(b->sink.u.kafka.ssl, a->sink.u.kafka.ssl);
+		ck_assert_opt_eq(b->sink.u.kafka.sasl_mechanism,
+		    a->sink.u.kafka.sasl_mechanism);
+		ck_assert_opt_eq(b->sink.u.kafka.sasl_username,
+		    a->sink.u.kafka.sasl_username);
+		ck_assert_opt_eq(b->sink.u.kafka.sasl_password,
+		    a->sink.u.kafka.sasl_password);
+		break;
 	default:
 		break;
 	}
@@ -360,6 +387,8 @@ static const struct {
 	{ SINK_NATS, 100 },
 	{ SINK_RABBITMQ, 100 },
 	{ SINK_RABBITMQ, BIG_BODY },
+	{ SINK_KAFKA, 100 },
+	{ SINK_KAFKA, BIG_BODY },
 	{ SINK_LOG, 100 },
 	{ SINK_LOG, BIG_BODY },
 };
