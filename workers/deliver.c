@@ -11,7 +11,7 @@
  * One job at a time: MSG_DELIVER_JOB (common/job.h) is run synchronously
  * by its sink (workers/sink.h) and answered with MSG_DELIVER_OUTCOME under
  * the same id; likewise MSG_BATCH_JOB, several attempts of one batching
- * sink (sqs, google_pubsub, redis, nats, rabbitmq), answered with one
+ * sink (sqs, google_pubsub, redis, nats, rabbitmq, kafka), answered with one
  * MSG_BATCH_OUTCOME that has a result per entry; likewise MSG_CLAIM_JOB,
  * bodies to check in as one claim pack (workers/claim_upload.c), answered
  * with MSG_CLAIM_OUTCOME.
@@ -119,6 +119,7 @@ static const struct deliver_sink deliver_sinks[] = {
 	{ SINK_RABBITMQ, sink_rabbitmq_run, sink_rabbitmq_batch },
 	{ SINK_LOG, sink_log_run, NULL },
 	{ SINK_REDIS, sink_redis_run, sink_redis_batch },
+	{ SINK_KAFKA, sink_kafka_run, sink_kafka_batch },
 };
 
 static void
@@ -150,6 +151,7 @@ main(int argc, char *argv[])
 	sink_xfer_set_abort(deliver_watch);
 	sink_redis_set_abort(deliver_watch);
 	sink_rabbitmq_set_abort(deliver_watch);
+	sink_kafka_set_abort(deliver_watch);
 	claim_upload_set_abort(deliver_watch);
 
 	if ((base = event_base_new()) == NULL)
@@ -175,6 +177,7 @@ main(int argc, char *argv[])
 	sink_pubsub_forget_token();
 	sink_nats_cleanup();
 	sink_rabbitmq_cleanup();
+	sink_kafka_cleanup();
 	curl_global_cleanup();
 	if (has_next)
 		job_free(&next);

@@ -2,7 +2,7 @@
 /*
  * sink.h: the sinks a deliver process runs, one file per implementation
  * (sink_http.c, sink_log.c, sink_sqs.c, sink_pubsub.c, sink_redis.c,
- * sink_nats.c, sink_rabbitmq.c;
+ * sink_nats.c, sink_rabbitmq.c, sink_kafka.c;
  * sink_xfer.c is the queue sinks' request helper).
  *
  * Each runs one attempt of one job synchronously and fills the outcome:
@@ -96,6 +96,20 @@ int	sink_rabbitmq_run(const struct job *, struct job_outcome *);
 void	sink_rabbitmq_cleanup(void);
 /* The watch called every second while confirms are awaited. */
 void	sink_rabbitmq_set_abort(sink_abort_fn);
+
+int	sink_kafka_batch(const struct batch *, struct batch_outcome *);
+int	sink_kafka_run(const struct job *, struct job_outcome *);
+/* The watch the kafka sink calls while it waits for reports. */
+void	sink_kafka_set_abort(sink_abort_fn);
+/* Close the process's kafka producers. */
+void	sink_kafka_cleanup(void);
+/* The kafka sink's pure parts, for tests: what a librdkafka error code
+ * (rd_kafka_resp_err_t) of a report means; the producer's settings for
+ * sink s (NULL with a reason in err). */
+enum job_result sink_kafka_classify(int err);
+struct rd_kafka_conf_s;
+struct rd_kafka_conf_s *sink_kafka_conf(const struct sink_conf *s, char *err,
+	    size_t errlen);
 
 /* The pure parts of the sqs sink, for tests.  Code of a failed entry or
  * of a whole-request error (the part after '#' of an __type) and the
