@@ -31,9 +31,11 @@
  *    ingest listener (sandbox_self_only: refused with an errno there).
  *    An edge cannot open, create a socket or connect; a deliver process or
  *    a gateway can, within what Landlock lets it open.  New threads are
- *    allowed (libcurl's resolver; libnats's, workers/sink_nats.c), new
- *    processes are not: clone3 answers ENOSYS, so that glibc falls back
- *    to clone, whose flags must include CLONE_THREAD.  The one exception is an edge's jq supervisor
+ *    allowed (libcurl's resolver; libnats's, workers/sink_nats.c;
+ *    librdkafka's in a deliver process, which name themselves: prctl
+ *    PR_SET_NAME there, no other prctl), new processes are not: clone3
+ *    answers ENOSYS, so that glibc falls back to clone, whose flags must
+ *    include CLONE_THREAD.  The one exception is an edge's jq supervisor
  *    (workers/jqeval.c), which the edge forks before its own sandbox:
  *    it may fork its evaluators, and each evaluator loads a second
  *    filter (SANDBOX_JQ_EVAL) that leaves it reading and writing its
@@ -585,6 +587,11 @@ sandbox_filter_load(enum sandbox_kind kind)
 		goto out;
 	if (kind == SANDBOX_DELIVER &&
 	    SANDBOX_ALLOW(ctx, sandbox_sys_store_write) == -1)
+		goto out;
+	/* A deliver process's threads name themselves (librdkafka's, the
+	 * kafka sink's): prctl PR_SET_NAME, no other option. */
+	if (kind == SANDBOX_DELIVER && seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+	    SCMP_SYS(prctl), 1, SANDBOX_AEQ(0, PR_SET_NAME)) != 0)
 		goto out;
  load:
 	rc = seccomp_load(ctx) == 0 ? 0 : -1;

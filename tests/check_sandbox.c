@@ -68,6 +68,8 @@ enum call {
 	CALL_SETSOCKOPT_OTHER,	/* on descriptor 9 */
 	CALL_SHUTDOWN_LISTEN,
 	CALL_SHUTDOWN_OTHER,
+	CALL_PRCTL_NAME,	/* prctl(PR_SET_NAME): a thread's name */
+	CALL_PRCTL_OTHER,	/* prctl(PR_GET_NAME) */
 };
 
 static const char *const call_names[] = {
@@ -77,7 +79,7 @@ static const char *const call_names[] = {
 	"tgkill parent", "prlimit 0", "prlimit self", "prlimit parent",
 	"prlimit 1", "ioctl FIONREAD", "ioctl TIOCSTI",
 	"setsockopt listener", "setsockopt other", "shutdown listener",
-	"shutdown other",
+	"shutdown other", "prctl PR_SET_NAME", "prctl PR_GET_NAME",
 };
 
 /* What a case expects: allowed (exit 0), killed (SIGSYS), or refused with
@@ -112,6 +114,10 @@ static const struct filter_case cases[] = {
 	{ SANDBOX_DELIVER, CALL_SOCKET, 1 },
 	{ SANDBOX_DELIVER, CALL_CONNECT, 1 },
 	{ SANDBOX_DELIVER, CALL_THREAD, 1 },
+	/* librdkafka's threads name themselves; nothing else of prctl. */
+	{ SANDBOX_DELIVER, CALL_PRCTL_NAME, ALLOWED },
+	{ SANDBOX_DELIVER, CALL_PRCTL_OTHER, KILLED },
+	{ SANDBOX_EDGE, CALL_PRCTL_NAME, KILLED },
 	{ SANDBOX_DELIVER, CALL_FORK, 0 },
 	{ SANDBOX_DELIVER, CALL_EXECVE, 0 },
 	{ SANDBOX_DELIVER, CALL_PTRACE, 0 },
@@ -197,7 +203,7 @@ do_call(enum call c)
 	struct sockaddr_in sin;
 	struct timespec ts;
 	pthread_t t;
-	char *const argv[] = { "/bin/true", NULL };
+	char *const argv[] = { "/bin/true", NULL }, name[16];
 	struct rlimit rl;
 	int sv[2], fd, n;
 
@@ -298,6 +304,12 @@ do_call(enum call c)
 	case CALL_SHUTDOWN_OTHER:
 		if (shutdown(9, SHUT_RD) == -1 && errno != ENOTCONN)
 			check_rc(-1);
+		break;
+	case CALL_PRCTL_NAME:
+		check_rc(prctl(PR_SET_NAME, "probe", 0, 0, 0));
+		break;
+	case CALL_PRCTL_OTHER:
+		check_rc(prctl(PR_GET_NAME, name, 0, 0, 0));
 		break;
 	}
 }
