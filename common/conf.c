@@ -418,8 +418,17 @@ cfree_sink(struct sink_conf *sk)
 		free(sk->u.rabbitmq.exchange_type);
 		free(sk->u.rabbitmq.routing_key);
 		break;
-	case SINK_LOG:
 	case SINK_KAFKA:
+		for (i = 0; i < sk->u.kafka.nbrokers; i++)
+			free(sk->u.kafka.brokers[i]);
+		free(sk->u.kafka.brokers);
+		free(sk->u.kafka.topic);
+		free(sk->u.kafka.key);
+		free(sk->u.kafka.sasl_mechanism);
+		free(sk->u.kafka.sasl_username);
+		cfree_secret(sk->u.kafka.sasl_password);
+		break;
+	case SINK_LOG:
 		break;
 	}
 }

@@ -36,6 +36,8 @@ static void	ccheck_tls(struct cparse *, yaml_node_t *);
 static void	ccheck_mtls(struct cparse *, const struct source_conf *,
 		    yaml_node_t *, const char *, int);
 static int	chostname(const char *, size_t);
+static void	ccheck_brokers(struct cparse *, const struct sink_conf *,
+		    yaml_node_t *, const char *);
 
 /*
  * verify type mtls: something to match (else any certificate of any
@@ -330,6 +332,46 @@ conf_check_amqp(struct cparse *p, yaml_node_t *map, const char *path,
 	}
 }
 
+/*
+ * kafka's brokers: host:port each, and a literal address one the egress
+ * guard lets through, plaintext (ssl false) judged as plain http is.
+ * Names, and the brokers the cluster's metadata names, are checked at
+ * connect (workers/sink_kafka.c).
+ */
+static void
+ccheck_brokers(struct cparse *p, const struct sink_conf *sk, yaml_node_t *map,
+    const char *path)
+{
+	yaml_node_t *n = conf_ymap_get(p->doc, map, "brokers");
+	const char *b;
+	char *host, written[256];
+	unsigned port;
+	int i, line = n != NULL ? conf_yline(n) : conf_yline(map);
+	size_t hl;
+
+	if (sk->u.kafka.nbrokers > CONF_MAX_BROKERS)
+		conf_err(p, line, "%s.brokers must have at most %d brokers, "
+		    "got %d", path, CONF_MAX_BROKERS, sk->u.kafka.nbrokers);
+	for (i = 0; i < sk->u.kafka.nbrokers; i++) {
+		b = sk->u.kafka.brokers[i];
+		if (conf_hostport(b, &host, &port) == -1) {
+			conf_err(p, line, "%s.brokers[%d] must be host:port or "
+			    "[v6]:port with a port in 1..65535, got %s", path,
+			    i, b);
+			continue;
+		}
+		free(host);
+		/* The host as written, brackets and all (netaddr_literal). */
+		hl = strrchr(b, ':') - b;
+		if (hl >= sizeof(written))
+			continue;
+		memcpy(written, b, hl);
+		written[hl] = '\0';
+		conf_check_egress_host(p, line, path, "brokers", written,
+		    (uint16_t)port, !sk->u.kafka.ssl);
+	}
+}
+
 void
 conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
     const char *path)
@@ -359,6 +401,9 @@ conf_check_sink(struct cparse *p, struct cctx *c, yaml_node_t *map,
 		break;
 	case SINK_RABBITMQ:
 		conf_check_amqp(p, map, path, sk);
+		break;
+	case SINK_KAFKA:
+		ccheck_brokers(p, sk, map, path);
 		break;
 	default:
 		break;

@@ -110,6 +110,9 @@ enum ckey_obj {
 #define F_URLCRED	0x200	/* with F_SECRET: a URL whose secret is its
 				 * userinfo; written without an '@' it holds
 				 * none (no warning of a secret inline) */
+#define F_COMMA		0x400	/* T_HOSTPORTS: one string of them separated
+				 * by commas is a list too (the form one
+				 * ${VAR} carries: kafka's brokers) */
 
 #define M_HTTP		(1 << SINK_HTTP)
 #define M_SQS		(1 << SINK_SQS)

@@ -79,6 +79,7 @@ static const char *const cjson_plain[] = {
 	"sources.*.sinks[].tls.client_key_file",
 	"sources.*.sinks[].tls.ca_file",
 	"sources.*.sinks[].tls.server_name",
+	"sources.*.sinks[].key",
 	NULL
 };
 

@@ -70,10 +70,13 @@ const char *const conf_sink_types[] = {
 /* Sink types of the Elixir Ankusa that this build does not have (a
  * name here is skipped in conf_sink_types: conf_name_refused). */
 const char *const conf_sink_refused[] = {
-	"kafka", NULL
+	NULL
 };
 static const char *const exchange_types[] = {
 	"topic", "direct", "fanout", "headers", NULL
+};
+static const char *const sasl_mechanisms[] = {
+	"plain", "scram_sha_256", "scram_sha_512", NULL
 };
 
 /* The key each dedupe preset reads; indexed like conf_presets[]. */
@@ -1079,7 +1082,8 @@ const struct conf_key conf_tab[] = {
 	  .scope = S_SINK, .off = KO(type), .names = conf_sink_types,
 	  .refused = conf_sink_refused, .flags = F_REQUIRED | F_FIRST,
 	  .sinks = M_ALL,
-	  .doc = "http, sqs, google_pubsub, log, rabbitmq, nats or redis." },
+	  .doc = "http, sqs, google_pubsub, log, rabbitmq, nats, redis or "
+	    "kafka." },
 	{ .name = "sources.*.sinks[].ordered", .type = T_BOOL,
 	  .scope = S_SINK, .off = KO(ordered), .def = "false", .sinks = M_ALL,
 	  .doc = "Deliver in order, one at a time, per lane: per order_key, "
@@ -1250,6 +1254,7 @@ const struct conf_key conf_tab[] = {
 	  .sinks = M_ALL,
 	  .doc = "The delays after each attempt, the last repeating (see "
 	    "dispatch.retry.schedule_ms)." },
+	/* Not kafka's: its brokers speak their own protocol, not HTTP. */
 	{ .name = "sources.*.sinks[].proxy", .type = T_URL, .scope = S_SINK,
 	  .off = KO(proxy), .flags = F_NULLABLE,
 	  .sinks = M_HTTP | M_SQS | M_PUBSUB,
@@ -1505,6 +1510,52 @@ const struct conf_key conf_tab[] = {
 	  .min = 1, .max = 65535, .sinks = M_RABBITMQ,
 	  .doc = "rabbitmq: publishes awaiting their confirm at once, and the "
 	    "largest batch." },
+	{ .name = "sources.*.sinks[].brokers", .type = T_HOSTPORTS,
+	  .scope = S_SINK, .off = KO(u.kafka.brokers),
+	  .off2 = KO(u.kafka.nbrokers), .flags = F_REQUIRED | F_COMMA,
+	  .sinks = M_KAFKA,
+	  .doc = "kafka: the bootstrap brokers, host:port each (an IPv6 "
+	    "address in brackets).  The egress guard checks every address "
+	    "the producer connects to, those the cluster's metadata names "
+	    "included." },
+	{ .name = "sources.*.sinks[].topic", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.kafka.topic), .flags = F_REQUIRED, .sinks = M_KAFKA,
+	  .doc = "kafka: the topic (never created: one the cluster does not "
+	    "have dead-letters the record, naming it)." },
+	{ .name = "sources.*.sinks[].key", .type = T_STR, .scope = S_SINK,
+	  .off = KO(u.kafka.key), .sinks = M_KAFKA,
+	  .doc = "kafka: the record key, which picks the partition (records "
+	    "of one key are read in the order they were written; hooks are "
+	    "not produced in order unless the sink is ordered).  Absent: "
+	    "tenant/source." },
+	{ .name = "sources.*.sinks[].max_record_bytes", .type = T_U64,
+	  .scope = S_SINK, .off = KO(max_message_bytes), .def = "1000000",
+	  .min = 1, .max = 1000000000, .sinks = M_KAFKA,
+	  .doc = "kafka: the largest record sent (value, key and headers); "
+	    "a larger one is dead-lettered.  The broker's own limit "
+	    "(message.max.bytes) should not be lower." },
+	{ .name = "sources.*.sinks[].ssl", .type = T_BOOL, .scope = S_SINK,
+	  .off = KO(u.kafka.ssl), .def = "false", .sinks = M_KAFKA,
+	  .doc = "kafka: TLS to the brokers, their certificates verified "
+	    "against the system's CAs and their names.  False: plaintext, "
+	    "which egress.allow_plain_http governs as it does plain http." },
+	{ .name = "sources.*.sinks[].sasl", .type = T_SECTION,
+	  .sinks = M_KAFKA,
+	  .doc = "kafka: SASL authentication (mechanism, username, "
+	    "password); absent: none." },
+	{ .name = "sources.*.sinks[].sasl.mechanism", .type = T_ENUMSTR,
+	  .scope = S_SINK, .off = KO(u.kafka.sasl_mechanism),
+	  .names = sasl_mechanisms, .flags = F_REQUIRED, .sinks = M_KAFKA,
+	  .doc = "plain, scram_sha_256 or scram_sha_512." },
+	{ .name = "sources.*.sinks[].sasl.username", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.kafka.sasl_username),
+	  .flags = F_REQUIRED, .sinks = M_KAFKA,
+	  .doc = "The SASL user name." },
+	{ .name = "sources.*.sinks[].sasl.password", .type = T_STR,
+	  .scope = S_SINK, .off = KO(u.kafka.sasl_password),
+	  .flags = F_REQUIRED | F_SECRET, .sinks = M_KAFKA,
+	  .doc = "The SASL password (${file:PATH} keeps it out of the "
+	    "file)." },
 	/* notifications */
 	{ .name = "notifications", .type = T_SECTION,
 	  .doc = "Operational notices (ankusad(8), DELIVERIES, "

@@ -22,6 +22,9 @@
 #include "conf_secret.h"
 #include "netaddr.h"
 
+static void	cstrlist_commas(struct cparse *, const struct conf_key *,
+		    void *, yaml_node_t *, const char *);
+
 /* One secret or a list of up to CONF_MAX_SECRETS, decoded as the context
  * says: whsec_ + base64, or raw bytes.  None may be empty. */
 void
@@ -108,6 +111,45 @@ conf_set_secrets(struct cparse *p, struct cctx *c, const struct conf_key *k,
 	}
 }
 
+/*
+ * One string of host:port separated by commas (F_COMMA), each entry
+ * trimmed of blanks, empty ones skipped, as the Elixir Ankusa reads
+ * "${KAFKA_BROKERS}"; none at all is an error.
+ */
+static void
+cstrlist_commas(struct cparse *p, const struct conf_key *k, void *base,
+    yaml_node_t *n, const char *path)
+{
+	char ***lp = (char ***)(void *)((char *)base + k->off);
+	int *np = (int *)(void *)((char *)base + k->off2);
+	char *v, *s, *e, *end;
+	size_t cnt = 1;
+
+	if ((v = conf_scalar(p, n, path)) == NULL)
+		return;
+	for (s = v; *s != '\0'; s++)
+		cnt += *s == ',';
+	if ((*lp = calloc(cnt + 1, sizeof(**lp))) == NULL)
+		abort();
+	for (s = v; s != NULL; s = e) {
+		if ((e = strchr(s, ',')) != NULL)
+			*e++ = '\0';
+		s += strspn(s, " \t");
+		for (end = s + strlen(s); end > s && (end[-1] == ' ' ||
+		    end[-1] == '\t'); end--)
+			;
+		*end = '\0';
+		if (*s == '\0')
+			continue;
+		if (((*lp)[(*np)++] = strdup(s)) == NULL)
+			abort();
+	}
+	if (*np == 0)
+		conf_err(p, conf_yline(n), "%s must be a list of hosts or one "
+		    "string of them separated by commas, got none", path);
+	free(v);
+}
+
 /* A list of header names, stored lowercase, or of egress.allow entries,
  * host:port or names, stored as written; [] is an empty, non-NULL list. */
 void
@@ -129,6 +171,10 @@ conf_set_strlist(struct cparse *p, const struct conf_key *k, void *base,
 
 	if (conf_yisnull(n))
 		return;
+	if (n->type == YAML_SCALAR_NODE && (k->flags & F_COMMA)) {
+		cstrlist_commas(p, k, base, n, path);
+		return;
+	}
 	if (n->type != YAML_SEQUENCE_NODE) {
 		conf_bad_node(p, k, path, n);
 		return;

@@ -300,7 +300,8 @@ conf_key_want(const struct conf_key *k, char *buf, size_t sz)
 		break;
 	case T_HOSTPORTS:
 		snprintf(buf, sz, "a list of hosts, each in the form "
-		    "below");
+		    "below%s", k->flags & F_COMMA ? ", or one string of them "
+		    "separated by commas" : "");
 		break;
 	case T_NAMES:
 		snprintf(buf, sz, "a list of names");

@@ -32,6 +32,8 @@
 #include "store/store.h"
 #include "supervisor.h"
 
+#define KAFKA_BATCH_BYTES	(16ULL * 1024 * 1024)
+
 static struct event	*ev_batch;	/* lingers and entry deadlines */
 static struct batcher	*batcher;
 
@@ -114,6 +116,14 @@ op_batch_add(void *arg, struct drow *r)
 		    r->bound, sk->u.rabbitmq.exchange);
 		lim.max_entries = sk->u.rabbitmq.max_inflight;
 		lim.max_bytes = PIPELINE_BROKER_BATCH_BYTES;
+	} else if (sk->type == SINK_KAFKA) {
+		/* No request of ours to fit: the producer batches records
+		 * itself.  The cap keeps a batch's bodies (one memfd to the
+		 * deliver process) at a bounded size. */
+		snprintf(dest, sizeof(dest), "%s#%u|kafka|%s", r->row.source,
+		    r->bound, sk->u.kafka.topic);
+		lim.max_entries = BATCH_MAX_ENTRIES;
+		lim.max_bytes = KAFKA_BATCH_BYTES;
 	} else {
 		snprintf(dest, sizeof(dest), "%s#%u|pubsub|%s/%s|%s",
 		    r->row.source, r->bound, sk->u.pubsub.project,
