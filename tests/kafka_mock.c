@@ -18,7 +18,11 @@
  * broker down (connections closed, none accepted) and up again; "bench N
  * SIZE" produces N records of SIZE bytes to the topic "bench" (created
  * then) with a plain idempotent producer (acks=all) and prints "bench N
- * MS" when every one has its report (its records are not printed).  EOF
+ * US" (microseconds) when every one has its report (its records are not printed).  A
+ * record the consumer reads as an error is said on standard error.  This
+ * consumer of the 2.0 mock stops printing at about 5 MB of records in one
+ * partition (the records are fetched, not handed over): a test keeps below
+ * that, or starts another cluster.  EOF
  * on standard input ends it (so does SIGTERM): it stops by itself when
  * its test goes.
  */
@@ -60,12 +64,12 @@ on_term(int sig)
 }
 
 static uint64_t
-now_ms(void)
+now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static json_t *
@@ -135,7 +139,7 @@ bench_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	(*left)--;
 }
 
-/* n records of size bytes with a plain producer: "bench N MS". */
+/* n records of size bytes with a plain producer: "bench N US". */
 static void
 bench(const char *bootstraps, long n, size_t size)
 {
@@ -163,7 +167,7 @@ bench(const char *bootstraps, long n, size_t size)
 		fprintf(stderr, "kafka_mock: %s\n", err);
 		exit(1);
 	}
-	t0 = now_ms();
+	t0 = now_us();
 	for (i = 0; i < n; i++)
 		while (rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("bench"),
 		    RD_KAFKA_V_VALUE(buf, size), RD_KAFKA_V_KEY("k", 1),
@@ -172,7 +176,7 @@ bench(const char *bootstraps, long n, size_t size)
 			rd_kafka_poll(rk, 10);
 	while (left > 0)
 		rd_kafka_poll(rk, 10);
-	printf("bench %ld %" PRIu64 "\n", n, now_ms() - t0);
+	printf("bench %ld %" PRIu64 "\n", n, now_us() - t0);
 	fflush(stdout);
 	rd_kafka_destroy(rk);
 	free(buf);
@@ -255,6 +259,9 @@ main(int argc, char *argv[])
 		if ((m = rd_kafka_consumer_poll(rk, 50)) != NULL) {
 			if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
 				print_record(m);
+			else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+				fprintf(stderr, "kafka_mock: consumer: %s\n",
+				    rd_kafka_message_errstr(m));
 			rd_kafka_message_destroy(m);
 		}
 		if (poll(&pfd, 1, 0) <= 0)
