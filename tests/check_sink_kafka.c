@@ -12,9 +12,11 @@
  * the cluster does not have (permanent, named); a broker's refusals
  * injected (too large: permanent; not authorised: transient); the broker
  * down (transient) then up again (delivered, the producer reused); a
- * record over max_record_bytes (permanent, nothing sent); and the egress
+ * record over max_record_bytes (permanent, nothing sent); the egress
  * guard refusing the brokers' loopback address (permanent
- * egress_denied).
+ * egress_denied); TLS asked of a plaintext broker (transient, no
+ * fallback).  The mock has no TLS listener and no SASL: neither is
+ * tested against a broker.
  */
 #include "config.h"
 
@@ -600,6 +602,24 @@ START_TEST(test_egress_denied)
 }
 END_TEST
 
+/* ssl: true against the mock's plaintext listener: the handshake fails,
+ * transient, and the verification asked for never falls back to
+ * plaintext. */
+START_TEST(test_ssl_refused)
+{
+	struct fixture f;
+
+	fixture_init(&f, 1, 1500);
+	f.b.sink.u.kafka.ssl = 1;
+	fixture_run(&f);
+	ck_assert_msg(f.o.r[0].result == JOB_ERROR, "%s %s",
+	    job_result_name(f.o.r[0].result), f.o.r[0].detail);
+	ck_assert_msg(strstr(f.o.r[0].detail, "SSL") != NULL, "%s",
+	    f.o.r[0].detail);
+	fixture_free(&f);
+}
+END_TEST
+
 static Suite *
 sink_kafka_suite(void)
 {
@@ -619,6 +639,7 @@ sink_kafka_suite(void)
 	tcase_add_test(tm, test_broker_down_up);
 	tcase_add_test(tm, test_too_large);
 	tcase_add_test(tm, test_egress_denied);
+	tcase_add_test(tm, test_ssl_refused);
 	suite_add_tcase(s, tm);
 	return s;
 }
