@@ -379,6 +379,8 @@ START_TEST(test_sink_kafka)
 {
 	struct conf *cf;
 	const struct sink_conf *k;
+	char path[] = "/tmp/check_conf_kafka.XXXXXX", y[512];
+	int fd;
 
 	cf = parse_ok("sources:\n  demo:\n    sinks:\n"
 	    "      - type: kafka\n"
@@ -412,6 +414,20 @@ START_TEST(test_sink_kafka)
 	ck_assert_str_eq(k->u.kafka.sasl_password, "pw");
 	ck_assert(conf_sink_queue(SINK_KAFKA) && conf_sink_batches(SINK_KAFKA));
 	conf_free(cf);
+
+	/* The SASL password from a file, as every secret may be. */
+	ck_assert_int_ne(fd = mkstemp(path), -1);
+	ck_assert_int_eq(write(fd, "s3cr3t\n", 7), 7);
+	close(fd);
+	snprintf(y, sizeof(y), "sources:\n  demo:\n    sinks:\n"
+	    "      - type: kafka\n        brokers: k.test:9092\n"
+	    "        topic: t\n        sasl: {mechanism: plain, "
+	    "username: u, password: \"${file:%s}\"}\n", path);
+	cf = parse_ok(y);
+	ck_assert_str_eq(cf->sources[0].sinks[0].u.kafka.sasl_password,
+	    "s3cr3t");
+	conf_free(cf);
+	unlink(path);
 
 	/* The notices' sinks take it too. */
 	cf = parse_ok("notifications:\n  sinks:\n    - type: kafka\n"
