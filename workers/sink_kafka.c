@@ -101,6 +101,8 @@ struct kslot {
 static struct kprod	*kprods[SINK_KAFKA_KEEP];
 static uint64_t		 kstamp;
 static sink_abort_fn	 kabort;
+/* A broker down or refusing makes librdkafka say so at every retry. */
+static struct log_limit	 klog_limit = LOG_LIMIT_INIT("kafka warnings", 5);
 
 static char	*sink_kafka_ident(const struct sink_conf *, size_t *);
 static struct kprod *sink_kafka_producer(const struct sink_conf *, char *,
@@ -405,27 +407,36 @@ sink_kafka_error_cb(rd_kafka_t *rk, int err, const char *reason,
     void *opaque)
 {
 	struct kprod *p = opaque;
-	char why[256];
+	char why[256], shown[256];
 
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		(void)rd_kafka_fatal_error(rk, why, sizeof(why));
 		p->fatal = 1;
-		log_warnx("kafka: %s: fatal: %s", rd_kafka_name(rk), why);
+		log_warnx("kafka: %s: fatal: %s", rd_kafka_name(rk),
+		    log_clean(shown, sizeof(shown), why));
 		reason = why;
 	} else
-		log_debug("kafka: %s: %s", rd_kafka_name(rk), reason);
+		log_debug("kafka: %s: %s", rd_kafka_name(rk),
+		    log_clean(shown, sizeof(shown), reason));
 	snprintf(p->lasterr, sizeof(p->lasterr), "%s", reason);
 }
 
-/* librdkafka's own log lines, in rd_kafka_poll (log.queue). */
+/* librdkafka's own log lines, in rd_kafka_poll (log.queue): its errors
+ * as warnings (at most a few a second), the rest for debugging; cleaned,
+ * for they quote the brokers. */
 static void
 sink_kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
     const char *buf)
 {
-	if (level <= 3)
-		log_warnx("kafka: %s: %s: %s", rd_kafka_name(rk), fac, buf);
-	else
-		log_debug("kafka: %s: %s: %s", rd_kafka_name(rk), fac, buf);
+	char shown[512];
+
+	if (level <= 3) {
+		if (log_limit_take(&klog_limit, LOG_LEVEL_WARN))
+			log_warnx("kafka: %s: %s: %s", rd_kafka_name(rk), fac,
+			    log_clean(shown, sizeof(shown), buf));
+	} else
+		log_debug("kafka: %s: %s: %s", rd_kafka_name(rk), fac,
+		    log_clean(shown, sizeof(shown), buf));
 }
 
 /* --- the batch --- */
