@@ -721,37 +721,34 @@ ccheck_deliver_pool(struct cparse *p, yaml_node_t *root, yaml_node_t *dm)
 		    "concurrency")),
 		    "dispatch.concurrency must be at most %llu (the deliver "
 		    "pool, concurrency + concurrency (dispatch.sink_concurrency "
-		    "null) for each of %llu sqs, google_pubsub and kafka sinks "
-		    "+ 1, is at most %d processes), got %llu", maxc, k,
+		    "null) for each of %llu batching sinks + 1, is at most %d "
+		    "processes), got %llu", maxc, k,
 		    CONF_DELIVER_MAX, c);
 	else if (maxc >= 1)
 		conf_err(p, conf_yline(conf_ymap_get(p->doc, dm,
 		    "concurrency")),
 		    "dispatch.concurrency must be at most %llu (the deliver "
 		    "pool, concurrency + %llu (dispatch.sink_concurrency) for "
-		    "each of %llu sqs, google_pubsub and kafka sinks + 1, is at "
-		    "most %d processes), got %llu", maxc, s, k, CONF_DELIVER_MAX,
-		    c);
+		    "each of %llu batching sinks + 1, is at most %d processes), "
+		    "got %llu", maxc, s, k, CONF_DELIVER_MAX, c);
 	else if (s != 0 && maxs >= 1)
 		conf_err(p, conf_yline(conf_ymap_get(p->doc, dm,
 		    "sink_concurrency")),
 		    "dispatch.sink_concurrency must be at most %llu (the "
 		    "deliver pool, dispatch.concurrency %llu + sink_concurrency "
-		    "for each of %llu sqs, google_pubsub and kafka sinks + 1, "
-		    "is at most %d processes), got %llu", maxs, c, k,
+		    "for each of %llu batching sinks + 1, is at most %d "
+		    "processes), got %llu", maxs, c, k,
 		    CONF_DELIVER_MAX, s);
 	else if (k + 2 <= CONF_DELIVER_MAX)
 		conf_err(p, conf_yline(dm), "dispatch.concurrency and "
 		    "dispatch.sink_concurrency must be lower (the deliver pool, "
-		    "concurrency + sink_concurrency for each of %llu sqs, "
-		    "google_pubsub and kafka sinks + 1, is at most %d "
-		    "processes), got %llu "
-		    "and %llu", k, CONF_DELIVER_MAX, c, s != 0 ? s : c);
+		    "concurrency + sink_concurrency for each of %llu batching "
+		    "sinks + 1, is at most %d processes), got %llu and %llu", k, CONF_DELIVER_MAX, c, s != 0 ? s : c);
 	else
 		conf_err(p, conf_yline(conf_ymap_get(p->doc, root,
 		    "sources")), "sources "
-		    "must have at most %d sqs, google_pubsub and kafka sinks in "
-		    "all (the deliver pool, dispatch.concurrency + "
+		    "must have at most %d batching sinks in all (the deliver "
+		    "pool, dispatch.concurrency + "
 		    "dispatch.sink_concurrency for each + 1, is at most %d "
 		    "processes), got %llu", CONF_DELIVER_MAX - 2,
 		    CONF_DELIVER_MAX, k);

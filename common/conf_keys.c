@@ -513,11 +513,9 @@ const struct conf_key conf_tab[] = {
 	  .off = CO(dispatch.concurrency), .def = "32", .min = 1, .max = 1024,
 	  .doc = "The most delivery attempts running at once.  The deliver "
 	    "pool has as many processes, plus dispatch.sink_concurrency "
-	    "for each batching sink, sqs, google_pubsub and redis (its "
-	    "batch requests in flight; concurrency when sink_concurrency is "
-	    "null), plus one "
-	    "for each sqs, google_pubsub and kafka sink (its batch requests "
-	    "in flight; concurrency when sink_concurrency is null), plus one "
+	    "for each batching sink (sqs, google_pubsub and the brokers: "
+	    "its batch requests in flight; concurrency when "
+	    "sink_concurrency is null), plus one "
 	    "for claim-check uploads: at most 2048 in all, or the config is "
 	    "refused.  Each process costs about 2 MiB of memory and the "
 	    "master one descriptor (ankusad(8), RESOURCES)." },

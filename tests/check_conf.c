@@ -1980,24 +1980,22 @@ START_TEST(test_deliver_pool)
 	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n",
 	    "dispatch.concurrency must be at most 1023 (the deliver pool, "
 	    "concurrency + concurrency (dispatch.sink_concurrency null) for "
-	    "each of 1 sqs, google_pubsub and kafka sinks + 1, is at most 2048 "
-	    "processes), got 1024, line 2");
+	    "each of 1 batching sinks + 1, is at most 2048 processes), got "
+	    "1024, line 2");
 	expect_err("dispatch:\n  concurrency: 1024\n  sink_concurrency: 1024\n"
 	    "sources:\n  q:\n    sinks:\n"
 	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n",
 	    "dispatch.concurrency must be at most 1023 (the deliver pool, "
-	    "concurrency + 1024 (dispatch.sink_concurrency) for each of 1 sqs, "
-	    "google_pubsub and kafka sinks + 1, is at most 2048 processes), "
-	    "got 1024, line 2");
+	    "concurrency + 1024 (dispatch.sink_concurrency) for each of 1 "
+	    "batching sinks + 1, is at most 2048 processes), got 1024, line 2");
 	/* No concurrency is small enough: sink_concurrency is the key. */
 	expect_err("dispatch:\n  concurrency: 1024\n  sink_concurrency: 1024\n"
 	    "sources:\n  q:\n    sinks:\n"
 	    "      - {type: sqs, queue_url: \"https://sqs.example/1/q\"}\n"
 	    "      - {type: google_pubsub, project: p, topic: t}\n",
 	    "dispatch.sink_concurrency must be at most 511 (the deliver pool, "
-	    "dispatch.concurrency 1024 + sink_concurrency for each of 2 sqs, "
-	    "google_pubsub and kafka sinks + 1, is at most 2048 processes), "
-	    "got 1024, line 3");
+	    "dispatch.concurrency 1024 + sink_concurrency for each of 2 "
+	    "batching sinks + 1, is at most 2048 processes), got 1024, line 3");
 }
 END_TEST
 
