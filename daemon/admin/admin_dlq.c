@@ -671,11 +671,27 @@ delivered_json_fn(const struct store_delivered *d, void *arg)
 	return 0;
 }
 
+/* The hook's stored headers (the ones its source forwards) as
+ * [{"name","value"}]: the edge takes only visible ASCII in them, and
+ * admin_str cleans anything else a record might hold. */
+static json_t *
+headers_json(const struct store_hook *h)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; i < h->nheaders; i++)
+		json_array_append_new(a, json_pack("{s:o, s:o}",
+		    "name", admin_str(h->headers[i].name),
+		    "value", admin_str(h->headers[i].value)));
+	return a;
+}
+
 /*
  * The body of hook seq into o: "body" (UTF-8 as it is, else base64 with
  * "body_encoding":"base64"), cut at DLQ_BODY_SHOW bytes of the body (a
- * UTF-8 body between two characters) with "body_truncated":true.  0, or
- * -1 on a store error.
+ * UTF-8 body between two characters) with "body_truncated":true, and
+ * "headers", the ones stored with it.  0, or -1 on a store error.
  */
 static int
 body_json(uint64_t seq, json_t *o)
@@ -688,6 +704,7 @@ body_json(uint64_t seq, json_t *o)
 
 	if ((ret = store_hook_get(env->store, seq, &rec)) != 1)
 		return ret == 0 ? 0 : -1;
+	json_object_set_new(o, "headers", headers_json(&rec.hook));
 	p = rec.hook.body;
 	n = rec.hook.body_len;
 	if (rec.claim_ref != NULL && rec.claim_ref[0] != '\0' && n == 0) {

@@ -182,8 +182,9 @@ def test_archive_default_off():
 
 def test_archive_body():
     """?body=1: a UTF-8 body as it is, a binary one in base64, a large one
-    cut at 64 KiB and said so; refused 403 naming hooks:read_body for a
-    token that has hooks:read alone, which still reads the hook."""
+    cut at 64 KiB and said so, and the headers stored with the hook;
+    refused 403 naming hooks:read_body for a token that has hooks:read
+    alone, which still reads the hook (without body or headers)."""
     s = TestSink().start()
     reader = "reader-" + os.urandom(8).hex()
     d = _daemon(s, retention={"delivered_s": 3600},
@@ -192,14 +193,19 @@ def test_archive_body():
     text = "{\"name\":\"Zoë ☃ 東京\"}".encode()
     binary = bytes(range(256)) * 4
     big = b'"' + b"x" * 70000 + b'\xc3\xa9"'
-    ids = [_post(d, "src", text), _post(d, "src", binary),
-           _post(d, "src", big)]
+    note = "<b onclick=\"x()\">'a'</b>"
+    ids = [_post(d, "src", text, headers={
+        "X-Shop-Topic": "orders/paid", "X-Note": note}),
+           _post(d, "src", binary), _post(d, "src", big)]
     wait_until(lambda: len(_delivered(s)) == 3, 20, 0.05, "delivered")
     wait_until(lambda: d.status()["kept"] == 3, 10, 0.05, "kept")
 
     h = _ok(d, "GET", "/v1/hooks/%s?body=1" % ids[0])
     assert (h["body"], h["body_encoding"], h["body_truncated"]) == \
         (text.decode(), "utf8", False), h
+    got = {x["name"]: x["value"] for x in h["headers"]}
+    assert got.get("x-shop-topic") == "orders/paid", h["headers"]
+    assert got.get("x-note") == note, h["headers"]
     h = _ok(d, "GET", "/v1/hooks/%s?body=1" % ids[1])
     assert h["body_encoding"] == "base64" and not h["body_truncated"], h
     assert base64.b64decode(h["body"]) == binary
@@ -215,7 +221,8 @@ def test_archive_body():
                                 "scope": "hooks:read_body"}, data
     st, _, data = request(d.admin_port, "GET", "/v1/hooks/" + ids[0],
                           headers=auth)
-    assert st == 200 and "body" not in json.loads(data), (st, data)
+    assert st == 200 and "body" not in json.loads(data) and \
+        "headers" not in json.loads(data), (st, data)
     st, _, data = request(d.admin_port, "GET", "/v1/hooks/%s?body=2" %
                           ids[0])
     assert st == 400, (st, data)

@@ -578,7 +578,8 @@ def test_console_read_only_and_refused(b, d, sink):
 
 @browser_test
 def test_console_hostile_bytes_inert(b, d, sink):
-    """A body, an event type (a header) and a sink's answer holding
+    """A body, an event type (a header, also shown among the headers) and
+    a sink's answer holding
     script, an img with onerror and a javascript: URL: shown as text;
     nothing runs, no element is added, no CSP report is sent.  Then a
     real violation (an inline script added by the test) is counted."""
@@ -608,6 +609,7 @@ def test_console_hostile_bytes_inert(b, d, sink):
     for h in HOSTILE:
         assert h in text, (h, "not shown as text")
     assert HOSTILE[1] in b.text("#hook-head"), "the event type"
+    assert HOSTILE[1] in b.text("#hook-headers"), "the x-event header"
     assert HOSTILE[0] in b.text(".attempt-response"), "the answer"
     b.shot("hostile")
     # The http sink's last error is its status ("http 422"): the answer's

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: ISC
 // hooks.js: the search of hooks (GET /v1/hooks) and a hook's page (GET
-// /v1/hooks/{id}, its body with hooks:read_body, its attempts; retry now,
-// delete, a replay of its dead rows or, kept, its delivery again).  The
-// body, the event type and every answer of a sink are shown as text; a
+// /v1/hooks/{id}, its headers and body with hooks:read_body, its attempts;
+// retry now, delete, a replay of its dead rows or, kept, its delivery
+// again).  The headers, the body, the event type and every answer of a
+// sink are shown as text; a
 // JSON body pretty-printed, the first BODY_SHOWN bytes of it.
 
 import { api, can, query, replayDead, replayKept } from './api.js';
@@ -147,6 +148,11 @@ export async function renderOne(box, args) {
 			num(r.attempts), time(r.due), el('span', {
 			    class: 'row-error' }, r.last_error || '—'),
 			r.dead_reason || '—'])));
+		if (body !== '' && Array.isArray(h.headers))
+			box.append(el('h2', {}, 'Headers'), el('table',
+			    { id: 'hook-headers' }, el('tbody', {},
+			    h.headers.map((x) => el('tr', {}, el('th', {},
+				x.name), el('td', {}, x.value))))));
 		if (body !== '')
 			box.append(el('h2', {}, 'Body'), el('pre',
 			    { id: 'hook-body' }, bodyText(h)));
