@@ -598,22 +598,13 @@ conf_sink_type_name(enum sink_type t)
 	return "unknown";
 }
 
+/* The same types today: every sink that sends the v1 queue message goes
+ * through the batcher, and only those do.  Two names, for the two
+ * questions callers ask. */
 int
 conf_sink_queue(enum sink_type t)
 {
-	switch (t) {
-	case SINK_SQS:
-	case SINK_PUBSUB:
-	case SINK_RABBITMQ:
-	case SINK_NATS:
-	case SINK_REDIS:
-	case SINK_KAFKA:
-		return 1;
-	case SINK_HTTP:
-	case SINK_LOG:
-		break;
-	}
-	return 0;
+	return conf_sink_batches(t);
 }
 
 int

@@ -596,10 +596,11 @@ const char	*conf_sink_type_name(enum sink_type);
  * disable_on, default [410]). */
 int		 conf_disable_status(const struct sink_conf *, uint32_t status);
 /* 1 for a sink type that sends the contracts' v1 queue message (its
- * inline_max_bytes, the claim check above it): sqs, google_pubsub. */
+ * inline_max_bytes, the claim check above it): sqs, google_pubsub and
+ * the brokers, the same types as conf_sink_batches. */
 int		 conf_sink_queue(enum sink_type);
 /* 1 for a sink type whose attempts go through the batcher (a batch per
- * request): sqs, google_pubsub. */
+ * request): sqs, google_pubsub, rabbitmq, nats, redis, kafka. */
 int		 conf_sink_batches(enum sink_type);
 /* The sinks of every source that batch (conf_sink_batches). */
 uint32_t	 conf_batching_sinks(const struct conf *);

@@ -37,15 +37,12 @@ dispatch_module_name(uint8_t m)
 int
 dispatch_module_batches(uint8_t m)
 {
-	switch (m) {
-	case MODULE_SQS:
-	case MODULE_PUBSUB:
-	case MODULE_RABBITMQ:
-	case MODULE_NATS:
-	case MODULE_REDIS:
-	case MODULE_KAFKA:
-		return 1;
-	}
+	int t;
+
+	/* The sink type of the module, and the config's answer for it. */
+	for (t = SINK_HTTP; t <= SINK_KAFKA; t++)
+		if (dispatch_sink_module((enum sink_type)t) == m)
+			return conf_sink_batches((enum sink_type)t);
 	return 0;
 }
 
