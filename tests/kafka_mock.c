@@ -15,7 +15,10 @@
  *    "value":"<base64>","headers":[["name","<base64>"],..]}
  *
  * Commands, one a line on standard input: "down" and "up" take every
- * broker down (connections closed, none accepted) and up again; "bench N
+ * broker down (connections closed, none accepted) and up again, then
+ * print "done down" or "done up" (the mock's calls return once its
+ * thread has done it, so a test that waits for the line knows the
+ * brokers are down before it goes on); "bench N
  * SIZE" produces N records of SIZE bytes to the topic "bench" (created
  * then) with a plain idempotent producer (acks=all) and prints "bench N
  * US" (microseconds) when every one has its report (its records are not printed).  A
@@ -268,10 +271,12 @@ main(int argc, char *argv[])
 			continue;
 		if (fgets(line, sizeof(line), stdin) == NULL)
 			break;		/* EOF: the test is gone */
-		if (strcmp(line, "down\n") == 0)
-			set_brokers(0);
-		else if (strcmp(line, "up\n") == 0)
-			set_brokers(1);
+		if (strcmp(line, "down\n") == 0 ||
+		    strcmp(line, "up\n") == 0) {
+			set_brokers(line[0] == 'u');
+			printf("done %s", line);
+			fflush(stdout);
+		}
 		else if (sscanf(line, "bench %ld %zu", &n, &size) == 2)
 			bench(bootstraps, n, size);
 		else

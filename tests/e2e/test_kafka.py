@@ -36,6 +36,8 @@ class KafkaMock:
         self.records = []
         self.bench = []
         self.lock = threading.Lock()
+        self.done = threading.Condition(self.lock)
+        self.acks = []
         self.proc = None
         self.bootstraps = None
         ankusa.register(self)
@@ -55,6 +57,11 @@ class KafkaMock:
     def _read(self):
         for line in self.proc.stdout:
             line = line.decode()
+            if line.startswith("done "):
+                with self.lock:
+                    self.acks.append(line[5:].strip())
+                    self.done.notify_all()
+                continue
             if line.startswith("bench "):
                 with self.lock:
                     self.bench.append([int(x) for x in line.split()[1:]])
@@ -70,6 +77,19 @@ class KafkaMock:
     def command(self, line):
         self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()
+
+    def set_brokers(self, state):
+        """"down" or "up", returning once the mock has done it (before,
+        the command was only written: hooks posted right after "down"
+        could reach a broker not yet down, and the test that needs
+        attempts to fail while the brokers are down failed now and
+        then)."""
+        with self.lock:
+            n = len(self.acks)
+        self.command(state)
+        with self.lock:
+            ok = self.done.wait_for(lambda: state in self.acks[n:], 30)
+        assert ok, "kafka_mock did not say it set its brokers %s" % state
 
     def got(self):
         with self.lock:
@@ -210,11 +230,11 @@ def test_kafka_brokers_down_under_load():
                                           for i in range(100)]))
     ankusa.wait_until(lambda: len(k.got()) >= 20, 60, interval=0.1,
                       what="the first records")
-    k.command("down")
+    k.set_brokers("down")
     posted.update(_post_all(d, "orders", [b'{"m":%d}' % i
                                           for i in range(100)]))
     time.sleep(3)
-    k.command("up")
+    k.set_brokers("up")
     ankusa.wait_until(lambda: set(_ids(k.got())) >= set(posted), 120,
                       interval=0.3, what="every hook after the brokers "
                       "came back")
