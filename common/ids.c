@@ -146,6 +146,20 @@ uuidv7_new(unsigned char out[UUID_LEN])
 }
 
 void
+uuid_put_seq(unsigned char id[UUID_LEN], uint64_t seq)
+{
+	id[13] = (seq >> 16) & 0xff;
+	id[14] = (seq >> 8) & 0xff;
+	id[15] = seq & 0xff;
+}
+
+uint32_t
+uuid_seq_low(const unsigned char id[UUID_LEN])
+{
+	return ((uint32_t)id[13] << 16) | ((uint32_t)id[14] << 8) | id[15];
+}
+
+void
 uuid_format(const unsigned char in[UUID_LEN], char out[UUID_STRLEN + 1])
 {
 	static const char hex[] = "0123456789abcdef";

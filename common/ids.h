@@ -22,6 +22,17 @@ void	ids_set_clock(uint64_t (*)(void));
 void	ids_set_random(void (*)(void *, size_t));
 
 void	uuidv7_new(unsigned char out[UUID_LEN]);
+/*
+ * A hook's id may carry the low UUID_SEQ_BITS bits of its seq in its last
+ * three bytes (the end of rand_b; RFC 9562 section 6.2 lets rand_b hold a
+ * counter), so that the store finds the hook by its id without an index
+ * entry (daemon/store/store_hookids.c).  The 38 bits of rand_b before
+ * them stay random: ids made by two stores at one millisecond, with the
+ * same counter and the same low bits of seq, still differ.
+ */
+#define UUID_SEQ_BITS	24
+void	uuid_put_seq(unsigned char id[UUID_LEN], uint64_t seq);
+uint32_t uuid_seq_low(const unsigned char id[UUID_LEN]);
 void	uuid_format(const unsigned char in[UUID_LEN], char out[UUID_STRLEN + 1]);
 int	uuid_parse(const char *, unsigned char out[UUID_LEN]);
 /* The value of a hex digit (either case), or -1. */

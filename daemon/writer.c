@@ -578,6 +578,8 @@ writer_release(struct store_hook_rec *rec, uint64_t pen_seq, struct msg *m,
 	 * a fresh submission would: dedupe key, forwarded headers, lanes. */
 	p->hook = rec->hook;
 	p->hook.flagged = 0;
+	/* Its id was given out when it was held: it keeps it, indexed. */
+	p->hook.id_seq = 0;
 	/* It passed the check it was released by, against the source as it
 	 * is now (its trace context stays the one it came with). */
 	src = conf_source(env->conf, p->hook.source);
@@ -770,6 +772,9 @@ writer_put(struct store_batch *sb, struct pending *p)
 	switch (p->kind) {
 	case PENDING_HOOK:
 	case PENDING_NOTICE:
+		/* A new id, given out only once this batch is durable: it
+		 * carries the hook's seq (no hookids entry). */
+		p->hook.id_seq = 1;
 		return store_batch_put_hook(sb, &p->hook, p->rows, p->nrows);
 	case PENDING_PEN:
 		return store_batch_put_quarantine(sb, &p->hook,

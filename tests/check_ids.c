@@ -59,6 +59,28 @@ START_TEST(test_layout)
 }
 END_TEST
 
+/* A seq's low 24 bits in the id's last three bytes: the version, the
+ * variant, the time, the counter and the 38 random bits before them stay
+ * as they were. */
+START_TEST(test_seq_in_id)
+{
+	unsigned char id[UUID_LEN], was[UUID_LEN];
+
+	uuidv7_new(id);
+	memcpy(was, id, UUID_LEN);
+	uuid_put_seq(id, 0x0123456789abcdefULL);
+	ck_assert_uint_eq(uuid_seq_low(id), 0xabcdef);
+	ck_assert_int_eq(memcmp(id, was, 13), 0);
+	ck_assert_uint_eq(id[6] >> 4, 7);
+	ck_assert_uint_eq(id[8] >> 6, 2);
+	uuid_put_seq(id, 1);
+	ck_assert_uint_eq(uuid_seq_low(id), 1);
+	ck_assert_uint_eq(id[13], 0);
+	ck_assert_uint_eq(id[14], 0);
+	ck_assert_uint_eq(id[15], 1);
+}
+END_TEST
+
 /* Ids sort in the order made: same millisecond, a backward clock step,
  * counter wrap, and with a random source that starts the counter high. */
 START_TEST(test_ordering)
@@ -122,6 +144,7 @@ ids_suite(void)
 
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_layout);
+	tcase_add_test(tc, test_seq_in_id);
 	tcase_add_loop_test(tc, test_ordering, 0, 2);
 	tcase_add_test(tc, test_ulid);
 	suite_add_tcase(s, tc);

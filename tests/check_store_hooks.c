@@ -953,8 +953,125 @@ START_TEST(test_hook_seq)
 }
 END_TEST
 
+/* A hook whose id carries its seq (id_seq, as the writer asks for every
+ * new hook) gets no entry in hookids and is found by its id all the same:
+ * by the low bits of its seq, the newest candidate first, checked against
+ * the whole id; a hook of an older seq with the same low bits is found
+ * past a newer one; an id that only shares the low bits is not found; a
+ * delivered hook is gone. */
+static uint64_t
+put_idseq(struct store *st, unsigned char id[UUID_LEN])
+{
+	struct store_row_spec row = { 0, MODULE_HTTP, 0, 0 };
+	struct store_batch *b;
+	struct store_hook h;
+
+	hook_fill(&h, "github", "x", 1);
+	h.id_seq = 1;
+	ck_assert_ptr_nonnull(b = store_batch_begin(st));
+	ck_assert_int_eq(store_batch_put_hook(b, &h, &row, 1), 0);
+	commit_ok(st, b);
+	ck_assert_uint_eq(uuid_seq_low(h.id), h.seq &
+	    ((1u << UUID_SEQ_BITS) - 1));
+	memcpy(id, h.id, UUID_LEN);
+	return h.seq;
+}
+
+START_TEST(test_hook_seq_in_id)
+{
+	unsigned char v[9] = { 1 }, a[UUID_LEN], b2[UUID_LEN], c[UUID_LEN];
+	unsigned char other[UUID_LEN];
+	struct store_hook_rec rec;
+	struct store *st;
+	uint64_t sa, sb, sc, seq, next;
+	int i;
+
+	st = open_ok();
+	sa = put_idseq(st, a);
+	ck_assert_int_eq(store_debug_count(st, "hookids"), 0);
+	ck_assert_int_eq(store_hook_seq(st, a, &seq), 1);
+	ck_assert_uint_eq(seq, sa);
+	ck_assert_int_eq(store_hook_get(st, sa, &rec), 1);
+	ck_assert_mem_eq(rec.hook.id, a, UUID_LEN);
+	store_hook_rec_free(&rec);
+	store_close(st);
+
+	/* The counter one turn of the low bits on: the next hook has a's
+	 * low bits. */
+	next = sa + (1u << UUID_SEQ_BITS);
+	for (i = 0; i < 8; i++)
+		v[1 + i] = (unsigned char)(next >> (56 - 8 * i));
+	meta_poke("next_seq", v, sizeof(v));
+	st = open_ok();
+	sb = put_idseq(st, b2);
+	ck_assert_uint_eq(sb, next);
+	ck_assert_uint_eq(uuid_seq_low(a), uuid_seq_low(b2));
+	ck_assert_int_eq(store_hook_seq(st, b2, &seq), 1);
+	ck_assert_uint_eq(seq, sb);
+	ck_assert_int_eq(store_hook_seq(st, a, &seq), 1);
+	ck_assert_uint_eq(seq, sa);
+	/* The same low bits, another id: no hook. */
+	memcpy(other, a, UUID_LEN);
+	other[10] ^= 0x5a;
+	ck_assert_int_eq(store_hook_seq(st, other, &seq), 0);
+	/* A hook put the old way beside them keeps its entry. */
+	sc = put_one(st, "github", "y", 1, 1);
+	ck_assert_int_eq(store_debug_count(st, "hookids"), 1);
+	ck_assert_int_eq(store_hook_get(st, sc, &rec), 1);
+	memcpy(c, rec.hook.id, UUID_LEN);
+	store_hook_rec_free(&rec);
+	ck_assert_int_eq(store_hook_seq(st, c, &seq), 1);
+	ck_assert_uint_eq(seq, sc);
+
+	/* Delivered, each is gone; the old one's entry with it. */
+	ck_assert_int_eq(deliver(st, sa, 0), 1);
+	ck_assert_int_eq(store_hook_seq(st, a, &seq), 0);
+	ck_assert_int_eq(store_hook_seq(st, b2, &seq), 1);
+	ck_assert_int_eq(deliver(st, sb, 0), 1);
+	ck_assert_int_eq(store_hook_seq(st, b2, &seq), 0);
+	ck_assert_int_eq(deliver(st, sc, 0), 1);
+	ck_assert_int_eq(store_hook_seq(st, c, &seq), 0);
+	ck_assert_int_eq(store_debug_count(st, "hookids"), 0);
+	store_close(st);
+}
+END_TEST
+
+/* A store of schema 3: its hooks keep their entries and are found by
+ * them; the open writes schema 4, and new hooks carry their seq. */
+START_TEST(test_schema_3_to_4)
+{
+	static const unsigned char v3[5] = { 1, 0, 0, 0, 3 };
+	struct store_hook_rec rec;
+	struct store *st;
+	unsigned char old[UUID_LEN], new[UUID_LEN];
+	uint64_t so, sn, seq;
+
+	st = open_ok();
+	so = put_one(st, "github", "x", 1, 1);
+	ck_assert_int_eq(store_hook_get(st, so, &rec), 1);
+	memcpy(old, rec.hook.id, UUID_LEN);
+	ck_assert_int_eq(rec.hook.id_seq, 0);
+	store_hook_rec_free(&rec);
+	store_close(st);
+	meta_poke("schema", v3, sizeof(v3));
+	st = open_ok();
+	ck_assert_int_eq(store_hook_seq(st, old, &seq), 1);
+	ck_assert_uint_eq(seq, so);
+	sn = put_idseq(st, new);
+	ck_assert_int_eq(store_hook_get(st, sn, &rec), 1);
+	ck_assert_int_eq(rec.hook.id_seq, 1);
+	store_hook_rec_free(&rec);
+	store_close(st);
+	st = open_ok();
+	ck_assert_int_eq(store_hook_seq(st, new, &seq), 1);
+	ck_assert_uint_eq(seq, sn);
+	ck_assert_int_eq(store_debug_count(st, "hookids"), 1);
+	store_close(st);
+}
+END_TEST
+
 /* A store of schema 2 has no index: the open builds it, for every hook,
- * and writes schema 3. */
+ * and writes schema 4 (3's index, and nothing more to rewrite). */
 START_TEST(test_hookids_upgrade)
 {
 	static const unsigned char v2[5] = { 1, 0, 0, 0, 2 };
@@ -1463,6 +1580,8 @@ store_suite(void)
 	tcase_add_test(tc, test_quarantine_release);
 	tcase_add_test(tc, test_quarantine_counters);
 	tcase_add_test(tc, test_hook_seq);
+	tcase_add_test(tc, test_hook_seq_in_id);
+	tcase_add_test(tc, test_schema_3_to_4);
 	tcase_add_test(tc, test_hookids_upgrade);
 	tcase_add_test(tc, test_bodies_freed);
 	suite_add_tcase(s, tc);

@@ -310,8 +310,9 @@ store_open_group(const char *dir, const struct store_group *g, char *err,
 		}
 	}
 	free(u.bad);
-	if (!st->client && st->schema < STORE_SCHEMA_VERSION &&
-	    hookids_upgrade(st) == -1) {
+	if (!st->client && ((st->schema < STORE_SCHEMA_HOOKIDS &&
+	    hookids_upgrade(st) == -1) || (st->schema < STORE_SCHEMA_VERSION &&
+	    hookids_schema_idseq(st) == -1))) {
 		snprintf(err, errlen, "%s", st->err);
 		goto failed;
 	}

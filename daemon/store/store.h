@@ -35,7 +35,9 @@
 
 /* The daemon's lock file, in the data directory beside the tables. */
 #define STORE_LOCK_FILE		"ankusad.lock"
-#define STORE_SCHEMA_VERSION	3	/* 2: no body in the log; 3: hookids */
+#define STORE_SCHEMA_VERSION	4	/* 2: no body in the log; 3: hookids;
+					 * 4: ids that carry their seq
+					 * (HOOK_FLAG_IDSEQ) */
 
 /* Sink modules, as bound in a row (never renumber: stored). */
 enum store_module {
@@ -91,6 +93,17 @@ struct store_hook {
 	const char		*event_type;	/* NULL or "": none; as the
 						 * edge read it (at most
 						 * STORE_EVTYPE_MAX bytes) */
+	int			 id_seq;	/* in: 1 to have the store
+						 * write the low bits of
+						 * seq into id
+						 * (uuid_put_seq), where it
+						 * finds the hook by its id
+						 * with no hookids entry;
+						 * only for a new id, never
+						 * one already given out.
+						 * Out of store_hook_get:
+						 * whether the id carries
+						 * its seq */
 	unsigned char		 replay_id[UUID_LEN];	/* its rows': the
 						 * replay job that released
 						 * it from the pen; all zero:

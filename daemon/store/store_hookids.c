@@ -1,8 +1,20 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * store_hookids.c: the hook id index (table hookids): a hook's 16-byte id
- * -> its seq (u64, big-endian), so that the admin API and ankusactl find a
- * hook by the id its provider and its sinks know.
+ * store_hookids.c: finding a hook by the id its provider and its sinks
+ * know, for the admin API and ankusactl.
+ *
+ * A new hook's id carries the low UUID_SEQ_BITS bits of its seq
+ * (common/ids.h; the writer asks for it, store_batch_put_hook writes them,
+ * and flags the hook HOOK_FLAG_IDSEQ, schema 4): the hooks whose seq has
+ * those bits are read, newest first, until one has the whole id and the
+ * flag.  Below 2^24 hooks ever stored that is one read; each 2^24 more
+ * adds one to a lookup that finds nothing.  This saves every hook a put
+ * and a delete in the index below, and their log records.
+ *
+ * The index (table hookids): a hook's 16-byte id -> its seq (u64,
+ * big-endian), for the ids that do not carry their seq: hooks stored
+ * before schema 4, and a hook released from the pen (its id was given
+ * out with the pen's seq, and the release gives it a new one).
  *
  * An entry is written with its hook (store_batch_put_hook, a release from
  * the pen too: the same id, a new seq) and deleted with it, in the same
@@ -17,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ids.h"
 #include "log.h"
 #include "store.h"
 #include "store_int.h"
@@ -24,6 +37,7 @@
 
 #define HOOKIDS_UPGRADE_TXN	1024	/* entries a transaction */
 #define HOOKIDS_REC_LEN		9	/* version, seq */
+#define IDSEQ_SPAN		(UINT64_C(1) << UUID_SEQ_BITS)
 
 int
 hookids_put(struct store_batch *b, const unsigned char id[UUID_LEN],
@@ -76,10 +90,52 @@ hookids_del(struct store_batch *b, const unsigned char id[UUID_LEN],
 	    -1 : 0;
 }
 
+/* The hook whose id is id and carries its seq: 1 (*seq), 0 none, -1 on a
+ * store error. */
+static int
+idseq_find(struct store *st, struct __db_txn *txn,
+    const unsigned char id[UUID_LEN], uint64_t *seq)
+{
+	unsigned char hk[8], head[HOOK_HEAD_FLAGS + 1 + UUID_LEN];
+	uint64_t low = uuid_seq_low(id), top, s;
+	size_t vlen;
+	int ret;
+
+	if (st->next_seq == 0)
+		return 0;
+	top = st->next_seq - 1;		/* the newest seq given out */
+	s = (top & ~(IDSEQ_SPAN - 1)) + low;
+	if (s > top) {
+		if (s < IDSEQ_SPAN)
+			return 0;
+		s -= IDSEQ_SPAN;
+	}
+	for (;;) {
+		store_key_hook(hk, s);
+		if ((ret = store_tget_head(st, txn, T_HOOKS, hk, sizeof(hk),
+		    head, sizeof(head), &vlen)) == -1)
+			return -1;
+		if (ret == 1 && vlen == sizeof(head) &&
+		    head[0] == STORE_REC_VERSION &&
+		    (head[HOOK_HEAD_FLAGS] & HOOK_FLAG_IDSEQ) &&
+		    memcmp(head + HOOK_HEAD_FLAGS + 1, id, UUID_LEN) == 0) {
+			*seq = s;
+			return 1;
+		}
+		if (s < IDSEQ_SPAN)
+			return 0;
+		s -= IDSEQ_SPAN;
+	}
+}
+
 int
 store_hook_seq(struct store *st, const unsigned char id[UUID_LEN],
     uint64_t *seq)
 {
+	int ret;
+
+	if ((ret = idseq_find(st, store_readtxn(st), id, seq)) != 0)
+		return ret;
 	return hookids_get(st, store_readtxn(st), id, seq);
 }
 
@@ -148,5 +204,34 @@ hookids_upgrade(struct store *st)
 	}
 	st->schema = STORE_SCHEMA_VERSION;
 	log_info("store %s: %" PRIu64 " hooks indexed by id", st->dir, n);
+	return 0;
+}
+
+/*
+ * Schema 3 to 4: nothing to rewrite (hooks stored before keep their
+ * entries, and are found by them), only the number, so that a build that
+ * cannot read HOOK_FLAG_IDSEQ refuses the store at its open instead of
+ * calling its new hooks damaged.  0, or -1 on a store error.
+ */
+int
+hookids_schema_idseq(struct store *st)
+{
+	struct store_batch *b;
+	unsigned char v5[5];
+
+	if ((b = store_batch_begin(st)) == NULL)
+		return -1;
+	v5[0] = STORE_REC_VERSION;
+	rec_put_u32(v5 + 1, STORE_SCHEMA_VERSION);
+	if (store_put(st, b->txn, T_META, "schema", 6, v5, sizeof(v5), 0) ==
+	    -1) {
+		store_batch_abort(b);
+		return -1;
+	}
+	if (store_batch_commit(b) == -1)
+		return -1;
+	st->schema = STORE_SCHEMA_VERSION;
+	log_info("store %s: schema %u: new hooks' ids carry their seq",
+	    st->dir, STORE_SCHEMA_VERSION);
 	return 0;
 }

@@ -64,6 +64,8 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 	/* Taken before any write: an aborted batch burns its seqs. */
 	h->seq = st->next_seq++;
 	store_key_hook(hk, h->seq);
+	if (h->id_seq)
+		uuid_put_seq(h->id, h->seq);
 	heap = h->body != NULL && h->body_len >= STORE_BODY_MIN &&
 	    h->body_len <= STORE_BODY_MAX;
 	if (heap && bodies_put(b, h, &at) == -1)
@@ -81,7 +83,7 @@ store_batch_put_hook(struct store_batch *b, struct store_hook *h,
 		goto fail;
 	}
 	free(rec);
-	if (hookids_put(b, h->id, h->seq) == -1)
+	if (!h->id_seq && hookids_put(b, h->id, h->seq) == -1)
 		goto fail;
 	if (h->dedupe_key != NULL && h->dedupe_key[0] != '\0' &&
 	    !h->flagged && dedupe_put(st, b->txn, h) == -1)

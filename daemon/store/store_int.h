@@ -68,8 +68,11 @@ enum store_table {
 extern const char *const store_tables[T_COUNT];
 
 /* The schema that moved the bodies out of the log (bodies_upgrade); the
- * next, STORE_SCHEMA_VERSION, indexes hooks by id (hookids_upgrade). */
+ * next indexes hooks by id (hookids_upgrade); STORE_SCHEMA_VERSION, the
+ * one after, lets a hook's id carry its seq instead (nothing to rewrite:
+ * the open writes the number). */
 #define STORE_SCHEMA_BODIES	2
+#define STORE_SCHEMA_HOOKIDS	3
 
 #define STORE_LOG_FILE		(32u * 1024 * 1024)
 /* A hooks record's head, as store_rec.c lays it out: what the store's
@@ -91,6 +94,9 @@ extern const char *const store_tables[T_COUNT];
 					 * read that log record */
 #define HOOK_FLAG_DELIVERED	0x20	/* a row of it has a record in
 					 * delivered (store_archive.c) */
+#define HOOK_FLAG_IDSEQ		0x80	/* its id carries the low bits of
+					 * its seq (uuid_put_seq): no entry
+					 * in hookids (schema 4) */
 #define HOOK_FLAG_KEPT		0x40	/* every row delivered, the hook
 					 * kept: live rows 0, an archive
 					 * entry, counted in ahooks, not in
@@ -406,6 +412,7 @@ int	 hookids_put(struct store_batch *, const unsigned char[UUID_LEN],
 int	 hookids_del(struct store_batch *, const unsigned char[UUID_LEN],
 		    uint64_t);
 int	 hookids_upgrade(struct store *);
+int	 hookids_schema_idseq(struct store *);
 
 /* store_attempts.c: hook id went (its last row, or an operator's
  * delete): its attempts are kept retention.attempts_s from now.  0, or

@@ -31,7 +31,8 @@
  *                 head: u8 flags (1 flagged, 2 body checked in, 4 body
  *                 in the log, 8 body in bodies, 16 (with 4) that log
  *                 record could not be read, 32 a row has a delivered
- *                 record, 64 kept: every row delivered), id[16],
+ *                 record, 64 kept: every row delivered, 128 the id
+ *                 carries the seq's low bits: no hookids entry), id[16],
  *                 u64 received_at, u32 live rows, sha256[32], u64 body
  *                 size, str tenant, source, method, path, content type,
  *                 dedupe key ("" none), claim ref ("" none), u32 nheaders,
@@ -566,7 +567,8 @@ rec_hook_encode(const struct store_hook *h, uint32_t rows,
 	    (in == STORE_BODY_HEAP ? HOOK_FLAG_HEAP : 0) |
 	    (in == STORE_BODY_LOG || in == STORE_BODY_LOST ?
 	    HOOK_FLAG_LOGGED : 0) |
-	    (in == STORE_BODY_LOST ? HOOK_FLAG_LOST : 0));
+	    (in == STORE_BODY_LOST ? HOOK_FLAG_LOST : 0) |
+	    (h->id_seq && reason == NULL ? HOOK_FLAG_IDSEQ : 0));
 	enc_bytes(&e, h->id, UUID_LEN);
 	enc_u64(&e, h->received_at);
 	enc_u32(&e, rows);
@@ -725,9 +727,9 @@ rec_hook_decode(int t, const void *key, size_t klen, const void *val,
 	 * bodies, in the log), and only a hook's may be elsewhere. */
 	if (d.bad || (flags & ~(HOOK_FLAG_FLAGGED | HOOK_FLAG_CLAIMED |
 	    HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP | HOOK_FLAG_LOST |
-	    HOOK_FLAG_DELIVERED | HOOK_FLAG_KEPT)) != 0 ||
-	    ((flags & (HOOK_FLAG_DELIVERED | HOOK_FLAG_KEPT)) &&
-	    t != T_HOOKS) ||
+	    HOOK_FLAG_DELIVERED | HOOK_FLAG_KEPT | HOOK_FLAG_IDSEQ)) != 0 ||
+	    ((flags & (HOOK_FLAG_DELIVERED | HOOK_FLAG_KEPT |
+	    HOOK_FLAG_IDSEQ)) && t != T_HOOKS) ||
 	    ((flags & (HOOK_FLAG_LOGGED | HOOK_FLAG_HEAP)) && (t != T_HOOKS ||
 	    (flags & HOOK_FLAG_CLAIMED))) ||
 	    ((flags & HOOK_FLAG_LOGGED) && (flags & HOOK_FLAG_HEAP)) ||
@@ -739,6 +741,7 @@ rec_hook_decode(int t, const void *key, size_t klen, const void *val,
 	if (h->dedupe_key[0] == '\0')
 		h->dedupe_key = NULL;
 	h->flagged = (flags & HOOK_FLAG_FLAGGED) != 0;
+	h->id_seq = (flags & HOOK_FLAG_IDSEQ) != 0;
 	out->kept = (flags & HOOK_FLAG_KEPT) != 0;
 	out->aflags = flags & (HOOK_FLAG_DELIVERED | HOOK_FLAG_KEPT);
 	if (nh > 0 && (out->hdrs = calloc(nh, sizeof(*out->hdrs))) == NULL) {

@@ -397,7 +397,8 @@ rows_hook_unref(struct store_batch *b, uint64_t seq, int keep)
 			goto done;
 		if (bodies_unref(b, c.c, seq, head, sizeof(head)) == -1)
 			goto done;
-		if (hookids_del(b, head + HOOK_HEAD_FLAGS + 1, seq) == -1)
+		if (!(head[HOOK_HEAD_FLAGS] & HOOK_FLAG_IDSEQ) &&
+		    hookids_del(b, head + HOOK_HEAD_FLAGS + 1, seq) == -1)
 			goto done;
 		/* The attempt log keeps its attempts from now on. */
 		if (attempts_hook_gone(b, head + HOOK_HEAD_FLAGS + 1) == -1)
