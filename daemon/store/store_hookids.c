@@ -101,9 +101,13 @@ idseq_find(struct store *st, struct __db_txn *txn,
 	size_t vlen;
 	int ret;
 
-	if (st->next_seq == 0)
+	/* Past the newest seq given out (a client's from meta: its tables
+	 * change under it). */
+	if (store_seq_bound(st, &top) == -1)
+		return -1;
+	if (top == 0)
 		return 0;
-	top = st->next_seq - 1;		/* the newest seq given out */
+	top--;
 	s = (top & ~(IDSEQ_SPAN - 1)) + low;
 	if (s > top) {
 		if (s < IDSEQ_SPAN)
