@@ -1262,6 +1262,18 @@ class FakeSQS:
                     fake.requests += 1
                     fake.max_in_flight = max(fake.max_in_flight,
                                              fake.in_flight)
+                held = [True]
+
+                def release():
+                    # Before the answer goes: once it is sent, the
+                    # daemon may settle and send the next request before
+                    # this thread runs again, which would count one more
+                    # in flight than the daemon ever had.
+                    if held[0]:
+                        held[0] = False
+                        with fake._lock:
+                            fake.in_flight -= 1
+
                 try:
                     if fake.delay_s > 0:
                         time.sleep(fake.delay_s)
@@ -1283,6 +1295,7 @@ class FakeSQS:
                                        ).hexdigest()})
                     b = json.dumps({"Successful": ok, "Failed": failed}
                                    ).encode()
+                    release()
                     self.send_response(200)
                     self.send_header("Content-Type",
                                      "application/x-amz-json-1.0")
@@ -1290,8 +1303,7 @@ class FakeSQS:
                     self.end_headers()
                     self.wfile.write(b)
                 finally:
-                    with fake._lock:
-                        fake.in_flight -= 1
+                    release()
 
             def log_message(self, *a):
                 pass
