@@ -32,9 +32,14 @@ static enum log_level	 log_cur = LOG_LEVEL_INFO;
 static char		 log_name[64] = "ankusa";
 static char		 log_prefix[64];
 static int		 log_jsonfmt;	/* LOG_FORMAT_JSON */
+static __thread int	 log_held;	/* log_hold */
+static __thread size_t	 log_hlen;
+static __thread char	 log_hbuf[LOG_HOLD_MAX];
 
 static void	log_vemit(enum log_level, int, const char *, va_list);
 static void	log_write(enum log_level, const char *, const char *);
+static void	log_out(enum log_level, const char *, size_t);
+static void	log_drain(void);
 static void	log_emit(enum log_level, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 static int	log_is_journal(void);
@@ -226,7 +231,45 @@ log_write(enum log_level l, const char *members, const char *msg)
 	if ((size_t)n >= sizeof(line))
 		n = sizeof(line) - 1;
 	line[n++] = '\n';
-	(void)fwrite(line, 1, (size_t)n, stderr);
+	log_out(l, line, (size_t)n);
+}
+
+/* A whole line to stderr, or into the held lines (log_hold). */
+static void
+log_out(enum log_level l, const char *line, size_t n)
+{
+	if (log_held && l != LOG_LEVEL_ERROR) {
+		if (log_hlen + n > sizeof(log_hbuf))
+			log_drain();
+		if (n <= sizeof(log_hbuf)) {
+			memcpy(log_hbuf + log_hlen, line, n);
+			log_hlen += n;
+			return;
+		}
+	} else
+		log_drain();
+	(void)fwrite(line, 1, n, stderr);
+}
+
+static void
+log_drain(void)
+{
+	if (log_hlen > 0)
+		(void)fwrite(log_hbuf, 1, log_hlen, stderr);
+	log_hlen = 0;
+}
+
+void
+log_hold(void)
+{
+	log_held = 1;
+}
+
+void
+log_release(void)
+{
+	log_drain();
+	log_held = 0;
 }
 
 size_t

@@ -60,6 +60,18 @@ int	log_json(void);
  * format, or in json the members of its object (escaped, with
  * log_json_str), written after time, level, process and pid. */
 void	log_fields(enum log_level l, const char *body);
+/*
+ * Lines of the calling thread held from log_hold() to log_release() and
+ * written together, whole lines in writes of at most LOG_HOLD_MAX bytes
+ * (PIPE_BUF: a pipe or the journal's stream takes each at once, never
+ * mixed with another process's lines): the master's settles log two lines
+ * a delivered hook, in one loop, which would be two writes each.  Only
+ * for stderr: syslog takes a line a call.  An error line writes what was
+ * held, then itself, at once; other threads' lines are never held.
+ */
+#define LOG_HOLD_MAX	4096
+void	log_hold(void);
+void	log_release(void);
 /* The n bytes at src as the inside of a JSON string (no quotes) into dst
  * (dstsz > 0, always terminated): quote and backslash escaped, each
  * control byte and DEL as \u00NN, each byte that is not well-formed

@@ -18,6 +18,7 @@
 
 #include <check.h>
 #include <jansson.h>
+#include <pthread.h>
 
 #include "log.h"
 
@@ -297,6 +298,73 @@ START_TEST(test_limit)
 }
 END_TEST
 
+/* Held lines (log_hold) go out at log_release, in their order, whole, in
+ * writes of at most LOG_HOLD_MAX bytes; an error line goes out at once,
+ * after the lines held before it; a line of another thread is not held. */
+static void *
+other_thread(void *arg)
+{
+	(void)arg;
+	log_info("from another thread");
+	return NULL;
+}
+
+START_TEST(test_hold)
+{
+	pthread_t th;
+	const char *t;
+	char big[600];
+	int i;
+
+	unsetenv("JOURNAL_STREAM");
+	err_capture();
+	log_init("check_log", 1);
+	log_setlevel(LOG_LEVEL_DEBUG);
+	log_hold();
+	log_info("held one");
+	log_info("held two");
+	ck_assert_str_eq(err_text(), "");
+	ck_assert_int_eq(pthread_create(&th, NULL, other_thread, NULL), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	t = err_text();
+	ck_assert_int_eq(count(t, "from another thread"), 1);
+	ck_assert_int_eq(count(t, "held"), 0);
+	log_release();
+	t = err_text();
+	ck_assert_msg(matches(t, "from another thread\n.*held one\n"
+	    ".*held two\n$"), "%s", t);
+
+	/* An error: what was held first, then it, at once. */
+	err_capture();
+	log_hold();
+	log_info("before the error");
+	log_errorx("the error");
+	t = err_text();
+	ck_assert_msg(matches(t, "before the error\n.*error: the error\n$"),
+	    "%s", t);
+	log_release();
+
+	/* More than a buffer's worth: every line whole, in order. */
+	err_capture();
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	log_hold();
+	for (i = 0; i < 20; i++)
+		log_info("%02d %s", i, big);
+	log_release();
+	t = err_text();
+	ck_assert_int_eq(count(t, big), 20);
+	for (i = 0; i < 20; i++) {
+		char want[16];
+
+		snprintf(want, sizeof(want), "info: %02d x", i);
+		ck_assert_msg(count(t, want) == 1, "line %d: %s", i, t);
+	}
+	ck_assert_msg(matches(t, "info: 00 x+\n.*info: 01 x+\n"), "%s", t);
+	ck_assert_msg(matches(t, "info: 18 x+\n.*info: 19 x+\n$"), "%s", t);
+}
+END_TEST
+
 START_TEST(test_clean)
 {
 	char b[32];
@@ -325,6 +393,7 @@ log_suite(void)
 	tcase_add_test(tc, test_json_str);
 	tcase_add_test(tc, test_limit);
 	tcase_add_test(tc, test_clean);
+	tcase_add_test(tc, test_hold);
 	suite_add_tcase(s, tc);
 	return s;
 }

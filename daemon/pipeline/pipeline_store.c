@@ -762,6 +762,8 @@ pipeline_store_flush(void)
 		master_store_check();
 	}
 	ndrops = 0;
+	/* The turn's delivery lines in few writes, not one a line. */
+	log_hold();
 	for (i = 0; i < n; i++) {
 		p = &settles[i];
 		free(p->att.response);
@@ -781,6 +783,7 @@ pipeline_store_flush(void)
 			    listeners[k].arg);
 		dispatch_settled(pipeline_disp, p->s.key, p->how);
 	}
+	log_release();
 	nsettles = 0;
 	return ok ? 0 : -1;
 }
