@@ -281,6 +281,7 @@ class _Mute:
         self.port = self.sock.getsockname()[1]
         self.lock = threading.Lock()
         self.open = self.most = self.total = 0
+        self.conns = set()
         self.stopped = False
         self.logpath = os.devnull       # for the harness's log tails
         threading.Thread(target=self._accept, daemon=True).start()
@@ -292,7 +293,21 @@ class _Mute:
             except OSError:
                 return
             with self.lock:
-                self.open += 1
+                # A connection the daemon closed before it opened this
+                # one may not have been seen to end yet (its thread not
+                # run since): look, so that it is not counted as open
+                # beside the new one.
+                for o in list(self.conns):
+                    try:
+                        if o.recv(1, socket.MSG_PEEK |
+                                  socket.MSG_DONTWAIT) == b"":
+                            self.conns.discard(o)
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        self.conns.discard(o)
+                self.conns.add(c)
+                self.open = len(self.conns)
                 self.total += 1
                 self.most = max(self.most, self.open)
             threading.Thread(target=self._drain, args=(c,),
@@ -304,9 +319,10 @@ class _Mute:
                 pass
         except OSError:
             pass
-        c.close()
         with self.lock:
-            self.open -= 1
+            self.conns.discard(c)
+            self.open = len(self.conns)
+        c.close()
 
     def destroy(self):
         self.stopped = True
