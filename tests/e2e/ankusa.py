@@ -98,6 +98,20 @@ def binary(name):
     return os.path.join(BUILD, name)
 
 
+def load_script(name):
+    """scripts/NAME (a Python script without .py, such as bench) as a
+    module, for the benchmarks that reuse another's helpers."""
+    import importlib.machinery
+    import importlib.util
+    path = os.path.join(SRCDIR, "scripts", name)
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"),
+                                                  path)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
 def program(name):
     """The copy in PROGRAMS of the build's file name (a path under the
     build dir, else under the source tree: tests/e2e/fake_edge.py), made
