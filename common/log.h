@@ -63,9 +63,10 @@ void	log_fields(enum log_level l, const char *body);
 /*
  * Lines of the calling thread held from log_hold() to log_release() and
  * written together, whole lines in writes of at most LOG_HOLD_MAX bytes
- * (PIPE_BUF: a pipe or the journal's stream takes each at once, never
- * mixed with another process's lines): the master's settles log two lines
- * a delivered hook, in one loop, which would be two writes each.  Only
+ * (PIPE_BUF, so that a pipe takes each write at once, never mixed with
+ * another process's; a line is never split between two writes): the
+ * master's settles log two lines a delivered hook, in one loop, which
+ * would be two writes each.  Only
  * for stderr: syslog takes a line a call.  An error line writes what was
  * held, then itself, at once; other threads' lines are never held.
  */

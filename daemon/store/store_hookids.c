@@ -8,8 +8,10 @@
  * and flags the hook HOOK_FLAG_IDSEQ, schema 4): the hooks whose seq has
  * those bits are read, newest first, until one has the whole id and the
  * flag.  Below 2^24 hooks ever stored that is one read; each 2^24 more
- * adds one to a lookup that finds nothing.  This saves every hook a put
- * and a delete in the index below, and their log records.
+ * adds one to a lookup that finds nothing, and to the lookup of an id
+ * that does not carry its seq, which then asks the index below.  This
+ * saves every hook a put and a delete in the index, and their log
+ * records.
  *
  * The index (table hookids): a hook's 16-byte id -> its seq (u64,
  * big-endian), for the ids that do not carry their seq: hooks stored
